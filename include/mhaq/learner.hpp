@@ -1,0 +1,51 @@
+// The learner: written once, run over every Field<T>. It is given an
+// Oracle<T>& and nothing else (this header does not know the Model type).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mhaq/field.hpp"
+#include "mhaq/oracle.hpp"
+#include "mhaq/schedule.hpp"
+
+namespace mhaq {
+
+// f(k) = P + sum_h c_h / (1 + r_h k) recovered from f(0..2H) (proofs/01, 02).
+template <class T>
+struct PairFit {
+  T P;
+  std::vector<T> r;  // poles in the r-parametrisation, r_h > 0
+  std::vector<T> c;  // residues c_h = v_h^T (b - a)
+};
+
+// Rigor: exact -> exact; ball -> on success every output contains the truth,
+// Error(unable) when a decision cannot be made; floats -> approx_.
+// Error(degenerate) when the type-(H,H) system is certainly singular.
+template <class T>
+PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H);
+
+template <class T>
+struct LearnedHead {
+  Mat<T> W;
+  std::vector<T> v;
+};
+
+struct LearnOptions {
+  int H = 1;
+  Schedule schedule = Schedule::paper;
+  std::uint64_t seed = 1;
+  TokenSpec tokens;
+};
+
+template <class T>
+struct LearnResult {
+  std::vector<LearnedHead<T>> heads;
+  Plan plan;
+  int redraws = 0;
+};
+
+template <class T>
+LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt);
+
+}  // namespace mhaq

@@ -1,0 +1,33 @@
+// Oracles that answer from a hidden Model. The model is a private member with
+// no accessor: code holding an Oracle<T>& cannot reach it.
+#pragma once
+#include <memory>
+
+#include "mhaq/model.hpp"
+#include "mhaq/oracle.hpp"
+
+namespace mhaq {
+
+// Exact value of f at the final token, evaluated in T: scores are computed
+// exactly in Q, then exp in T (ball: rigorous enclosure; exact: tau powers).
+template <class T>
+class ModelOracle final : public Oracle<T> {
+ public:
+  // token_den: every token entry must lie in (1/token_den)Z; the exact oracle
+  // needs it to fix L = (lcm of W denominators) * token_den^2.
+  ModelOracle(Model m, long token_den);
+  int dim() const override { return model_.d; }
+  const Field<T>& field() const override { return field_; }
+
+ private:
+  T answer(const Query& q) override;
+  Model model_;
+  long token_den_;
+  Field<T> field_;
+};
+
+// Evaluates f(X) exactly on rational tokens, in Q(tau) (for checks that do not
+// go through any learner, e.g. certificates and golden files).
+QTau evaluate_exact(const Model& m, const Query& q, long L);
+
+}  // namespace mhaq

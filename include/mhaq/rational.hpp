@@ -1,0 +1,92 @@
+// Exact rationals (FLINT fmpq) with value semantics, and small dense matrices
+// over them. These carry everything the learner chooses itself (tokens, B,
+// Delta, chaining coefficients) and every model parameter.
+#pragma once
+#include <flint/fmpq.h>
+#include <flint/fmpz.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mhaq {
+
+class Rational {
+ public:
+  Rational() { fmpq_init(v_); }
+  Rational(long n) { fmpq_init(v_); fmpq_set_si(v_, n, 1); }  // NOLINT: implicit from integers is intended
+  Rational(long n, unsigned long d);  // d > 0, reduced
+  Rational(const Rational& o) { fmpq_init(v_); fmpq_set(v_, o.v_); }
+  Rational(Rational&& o) noexcept { fmpq_init(v_); fmpq_swap(v_, o.v_); }
+  Rational& operator=(const Rational& o) { fmpq_set(v_, o.v_); return *this; }
+  Rational& operator=(Rational&& o) noexcept { fmpq_swap(v_, o.v_); return *this; }
+  ~Rational() { fmpq_clear(v_); }
+
+  // Parses "-3/4", "5", "0.125", "-1.5e-3" exactly; throws Error(input) otherwise.
+  static Rational parse(const std::string& s);
+  std::string str() const;  // canonical "p/q" or "p"
+
+  fmpq* raw() { return v_; }
+  const fmpq* raw() const { return v_; }
+  bool is_zero() const { return fmpq_is_zero(v_); }
+  int sign() const { return fmpq_sgn(v_); }
+  bool is_integer() const { return fmpz_is_one(fmpq_denref(v_)); }
+  // Exact only when it fits; throws Error(internal) otherwise.
+  long to_long() const;
+  double approx_double() const { return fmpq_get_d(v_); }  // reporting only (IEEE comparison)
+
+  Rational& operator+=(const Rational& o) { fmpq_add(v_, v_, o.v_); return *this; }
+  Rational& operator-=(const Rational& o) { fmpq_sub(v_, v_, o.v_); return *this; }
+  Rational& operator*=(const Rational& o) { fmpq_mul(v_, v_, o.v_); return *this; }
+  Rational& operator/=(const Rational& o);
+  friend Rational operator+(Rational a, const Rational& b) { return a += b; }
+  friend Rational operator-(Rational a, const Rational& b) { return a -= b; }
+  friend Rational operator*(Rational a, const Rational& b) { return a *= b; }
+  friend Rational operator/(Rational a, const Rational& b) { return a /= b; }
+  friend Rational operator-(Rational a) { fmpq_neg(a.v_, a.v_); return a; }
+  friend bool operator==(const Rational& a, const Rational& b) { return fmpq_equal(a.v_, b.v_); }
+  friend bool operator<(const Rational& a, const Rational& b) { return fmpq_cmp(a.v_, b.v_) < 0; }
+  friend bool operator>(const Rational& a, const Rational& b) { return b < a; }
+  friend bool operator<=(const Rational& a, const Rational& b) { return !(b < a); }
+
+ private:
+  fmpq_t v_;
+};
+
+using QVec = std::vector<Rational>;
+
+// Dense row-major matrix over Q.
+class QMat {
+ public:
+  QMat() = default;
+  QMat(int rows, int cols) : r_(rows), c_(cols), a_(static_cast<size_t>(rows) * cols) {}
+  int rows() const { return r_; }
+  int cols() const { return c_; }
+  Rational& operator()(int i, int j) { return a_[static_cast<size_t>(i) * c_ + j]; }
+  const Rational& operator()(int i, int j) const { return a_[static_cast<size_t>(i) * c_ + j]; }
+  QVec col(int j) const;
+  QVec row(int i) const;
+  QMat transpose() const;
+  friend bool operator==(const QMat& a, const QMat& b) { return a.r_ == b.r_ && a.c_ == b.c_ && a.a_ == b.a_; }
+  bool is_zero() const;
+
+ private:
+  int r_ = 0, c_ = 0;
+  std::vector<Rational> a_;
+};
+
+Rational dot(const QVec& x, const QVec& y);
+QVec matvec(const QMat& A, const QVec& x);
+QVec operator+(const QVec& x, const QVec& y);
+QVec operator-(const QVec& x, const QVec& y);
+QMat operator+(const QMat& x, const QMat& y);
+Rational det(const QMat& A);
+// Solves A x = b exactly; returns false when A is singular.
+bool solve(const QMat& A, const QVec& b, QVec& x);
+// Exact inverse; returns false when A is singular.
+bool inverse(const QMat& A, QMat& inv);
+// Least common multiple of the denominators of all entries.
+Rational denominator_lcm(const QMat& A);
+
+}  // namespace mhaq

@@ -1,0 +1,42 @@
+// The recover driver: builds the oracle for a hidden model, runs the learner
+// through the Oracle interface only, and compares the result with the
+// canonical truth. It is the one place where model and learner meet.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "mhaq/field.hpp"
+#include "mhaq/learner.hpp"
+#include "mhaq/model.hpp"
+
+namespace mhaq {
+
+struct RecoverOptions {
+  Arith arith = Arith::exact;
+  long bits = 256;        // ball, mpfr
+  int heads = 0;          // learner's H; 0 = canonical count of the truth (known H)
+  Schedule schedule = Schedule::paper;
+  std::uint64_t seed = 1;  // learner's randomness
+  TokenSpec tokens{0, 0};  // 0 = default for the arithmetic
+};
+
+// Default token draws: exact mode small integers; other modes a fine dyadic
+// grid on [-1, 1] (2^20 steps), exactly representable in every arithmetic.
+TokenSpec default_tokens(Arith a);
+// Default generated-model distributions per arithmetic.
+GenerateOptions default_generate(Arith a);
+
+// Runs one recovery. Degenerate and precision failures are reported in the
+// returned object ("status"), not thrown; usage/input errors are thrown.
+// Fields: status, message, queries, max_length, paper_bound, heads_true,
+// heads_recovered, and exact_match | contains_truth, max_radius | max_rel_error.
+nlohmann::json recover(const Model& truth, const RecoverOptions& o);
+
+// Exit code for a recover result: 0 ok, 4 degenerate, 5 unable, 6 mismatch.
+int recover_exit_code(const nlohmann::json& r);
+
+// Human-readable report of a recover result.
+std::string recover_report(const nlohmann::json& r);
+
+}  // namespace mhaq

@@ -1,0 +1,19 @@
+#include "commands.hpp"
+
+#include <iostream>
+
+namespace mhaq::cli {
+
+Command make_generate();
+Command make_recover();
+Command make_demo();
+
+std::vector<Command> all_commands() { return {make_generate(), make_recover(), make_demo()}; }
+
+void emit(bool json, const std::string& json_text, const std::string& human) {
+  if (json) std::cout << json_text << "\n";
+  else std::cout << human;
+  std::cout.flush();
+}
+
+}  // namespace mhaq::cli

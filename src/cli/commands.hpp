@@ -1,0 +1,20 @@
+// Registry of subcommands. Each command file adds one entry to all_commands().
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace mhaq::cli {
+
+struct Command {
+  std::function<CLI::App*(CLI::App&)> setup;  // adds the subcommand and its options
+  std::function<int()> run;                   // runs it after parsing; returns the exit code
+};
+
+std::vector<Command> all_commands();
+
+// Shared by commands: print result as JSON (one object) or human text.
+void emit(bool json, const std::string& json_text, const std::string& human);
+
+}  // namespace mhaq::cli

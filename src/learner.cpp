@@ -1,0 +1,295 @@
+// The learner of ALGORITHM.md sections 3-5, written once for every Field<T>.
+#include "mhaq/learner.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <string>
+
+namespace mhaq {
+
+namespace {
+
+Truth t_and(Truth a, Truth b) {
+  if (a == Truth::no || b == Truth::no) return Truth::no;
+  return a == Truth::yes && b == Truth::yes ? Truth::yes : Truth::unknown;
+}
+Truth t_or(Truth a, Truth b) {
+  if (a == Truth::yes || b == Truth::yes) return Truth::yes;
+  return a == Truth::no && b == Truth::no ? Truth::no : Truth::unknown;
+}
+
+template <class T>
+Truth equal(const Field<T>& F, const T& a, const T& b) {
+  return F.is_zero(a - b);
+}
+
+[[noreturn]] void rethrow_with(const Error& e, const std::string& where) { throw Error(e.kind(), where + ": " + e.what()); }
+
+std::string pair_name(const PairSpec& p) {
+  const char* k = p.kind == PairKind::base ? "base" : p.kind == PairKind::within ? "within-link" : "across-link";
+  return std::string(k) + " pair (i=" + std::to_string(p.i + 1) + ", j=" + std::to_string(p.j + 1) + ")";
+}
+
+// A head permutation: perm[h] = index in the other pair.
+using Perm = std::vector<int>;
+
+// Rigorous assignment: the unique permutation whose every entry is not
+// certainly incompatible. The true assignment always passes (the data come
+// from a model), so uniqueness certifies it (proofs/03).
+Perm assign_rigorous(int H, const std::function<Truth(int, int)>& compat, bool exact, const std::string& what) {
+  std::vector<std::vector<Truth>> c(H, std::vector<Truth>(H));
+  for (int h = 0; h < H; ++h)
+    for (int g = 0; g < H; ++g) c[h][g] = compat(h, g);
+  Perm cur(H, -1), found;
+  std::vector<bool> used(H, false);
+  int solutions = 0;
+  bool unknown_used = false;
+  std::function<void(int, bool)> rec = [&](int h, bool unk) {
+    if (solutions >= 2) return;
+    if (h == H) {
+      if (++solutions == 1) found = cur;
+      unknown_used = unknown_used || unk;
+      return;
+    }
+    for (int g = 0; g < H; ++g)
+      if (!used[g] && c[h][g] != Truth::no) {
+        used[g] = true;
+        cur[h] = g;
+        rec(h + 1, unk || c[h][g] == Truth::unknown);
+        used[g] = false;
+      }
+  };
+  rec(0, false);
+  if (solutions == 0) throw_internal(what + ": no consistent head assignment (answers inconsistent with any attention model)");
+  if (solutions > 1) {
+    if (exact || !unknown_used) throw_degenerate(what + ": ambiguous link, several head assignments fit exactly");
+    throw_unable(what + ": cannot tell head assignments apart at this precision");
+  }
+  return found;
+}
+
+// Floating-point assignment (approx_): greedy on a log-scale mismatch cost,
+// as a user's float implementation would do.
+Perm assign_nearest(int H, const std::function<double(int, int)>& cost) {
+  std::vector<std::tuple<double, int, int>> cand;
+  for (int h = 0; h < H; ++h)
+    for (int g = 0; g < H; ++g) cand.emplace_back(cost(h, g), h, g);
+  std::sort(cand.begin(), cand.end());
+  Perm perm(H, -1);
+  std::vector<bool> used(H, false);
+  for (const auto& [cst, h, g] : cand)
+    if (perm[h] < 0 && !used[g]) { perm[h] = g; used[g] = true; }
+  return perm;
+}
+
+template <class T>
+double log2_dist(const Field<T>& F, const T& a, const T& b) {
+  if constexpr (Field<T>::is_rigorous) {
+    (void)F; (void)a; (void)b;
+    return 0;
+  } else {
+    return F.log2_abs(a - b);
+  }
+}
+
+template <class T>
+PairFit<T> permuted(const PairFit<T>& f, const Perm& p) {
+  PairFit<T> out{f.P, {}, {}};
+  for (int g : p) { out.r.push_back(f.r[g]); out.c.push_back(f.c[g]); }
+  return out;
+}
+
+// Heads of `cur` put in the order of `ref`, using link pair `link`:
+// within links (poles multiply, residues add) or across links (poles
+// multiply, residues equal).
+template <class T>
+Perm link_perm(const Field<T>& F, const PairFit<T>& ref, const PairFit<T>& cur, const PairFit<T>& link, bool within,
+               const std::string& what) {
+  const int H = static_cast<int>(ref.r.size());
+  if constexpr (Field<T>::is_rigorous) {
+    auto compat = [&](int h, int g) {
+      const T prod = ref.r[h] * cur.r[g];
+      const T sum = ref.c[h] + cur.c[g];
+      Truth any = Truth::no;
+      for (int l = 0; l < H; ++l) {
+        Truth t = equal(F, link.r[l], prod);
+        t = within ? t_and(t, equal(F, link.c[l], sum))
+                   : t_and(t, t_and(equal(F, link.c[l], ref.c[h]), equal(F, cur.c[g], ref.c[h])));
+        any = t_or(any, t);
+      }
+      return any;
+    };
+    return assign_rigorous(H, compat, Field<T>::is_exact, what);
+  } else {
+    std::vector<T> lr, lc, ll;
+    for (int h = 0; h < H; ++h) { lr.push_back(F.log(ref.r[h])); lc.push_back(F.log(cur.r[h])); ll.push_back(F.log(link.r[h])); }
+    auto cost = [&](int h, int g) {
+      double best = std::numeric_limits<double>::infinity();
+      const T want_res = within ? ref.c[h] + cur.c[g] : ref.c[h];
+      for (int l = 0; l < H; ++l) {
+        const double e = std::max(log2_dist(F, ll[l], lr[h] + lc[g]), log2_dist(F, link.c[l], want_res));
+        best = std::min(best, within ? e : std::max(e, log2_dist(F, cur.c[g], ref.c[h])));
+      }
+      return best;
+    };
+    return assign_nearest(H, cost);
+  }
+}
+
+// Lean schedule: label by residues alone, c_h(i,j) = c_h(i,1).
+template <class T>
+Perm residue_perm(const Field<T>& F, const PairFit<T>& ref, const PairFit<T>& cur, const std::string& what) {
+  const int H = static_cast<int>(ref.r.size());
+  if constexpr (Field<T>::is_rigorous) {
+    return assign_rigorous(H, [&](int h, int g) { return equal(F, cur.c[g], ref.c[h]); }, Field<T>::is_exact, what);
+  } else {
+    return assign_nearest(H, [&](int h, int g) { return log2_dist(F, cur.c[g], ref.c[h]); });
+  }
+}
+
+}  // namespace
+
+template <class T>
+PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H) {
+  const int n = 2 * H + 1;
+  if (static_cast<int>(f.size()) != n) throw_internal("interpolate_pair: need 2H+1 values");
+  // N(k) - f(k) (Q(k) - 1) = f(k), unknowns n_0..n_H, q_1..q_H (q_0 = 1).
+  Mat<T> A(n, n), rhs(n, 1), x;
+  for (int k = 0; k < n; ++k) {
+    Rational km(1);
+    for (int m = 0; m <= H; ++m) {
+      A(k, m) = F.from(km);
+      if (m >= 1) A(k, H + m) = -(f[k] * F.from(km));
+      km *= Rational(k);
+    }
+    rhs(k, 0) = f[k];
+  }
+  F.solve(x, A, rhs);
+  std::vector<T> N, Q{F.from(Rational(1))};
+  for (int m = 0; m <= H; ++m) N.push_back(x(m, 0));
+  for (int m = 1; m <= H; ++m) Q.push_back(x(H + m, 0));
+  const std::vector<T> dQ = poly_derivative(F, Q);
+  PairFit<T> out;
+  out.P = N[H] / Q[H];
+  for (const T& rho : F.real_roots(Q)) {
+    const T r = F.from(Rational(-1)) / rho;
+    out.r.push_back(r);
+    out.c.push_back(r * poly_eval(N, rho) / poly_eval(dQ, rho));
+  }
+  return out;
+}
+
+template <class T>
+LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
+  const Field<T>& F = oracle.field();
+  const int d = oracle.dim(), H = opt.H;
+  if (H < 1) throw Error(ErrorKind::usage, "head count must be at least 1");
+  Rng rng(opt.seed);
+  Draws dr = draw_tokens(rng, d, opt.tokens);
+  LearnResult<T> res;
+  res.redraws = dr.redraws;
+  res.plan = make_plan(opt.schedule, dr.B, dr.Delta, H);
+  const Plan& plan = res.plan;
+  const std::vector<Query> qs = plan.queries();
+  std::vector<T> ans;
+  ans.reserve(qs.size());
+  for (const auto& q : qs) ans.push_back(oracle.query(q));
+
+  QMat DeltaInvT, BInv;
+  if (!inverse(plan.Delta.transpose(), DeltaInvT) || !inverse(plan.B, BInv)) throw_internal("B or Delta singular after draw check");
+
+  const size_t per_pair = 2 * static_cast<size_t>(H);
+  std::vector<PairFit<T>> fits(plan.pairs.size());
+  auto fit = [&](size_t p, const T& f0) {
+    std::vector<T> f{f0};
+    for (size_t k = 0; k < per_pair; ++k) f.push_back(ans[1 + p * per_pair + k]);
+    try {
+      fits[p] = interpolate_pair(F, f, H);
+    } catch (const Error& e) {
+      rethrow_with(e, pair_name(plan.pairs[p]));
+    }
+  };
+  // Chaining (proofs/04): v^T delta_i from the limits of the pairs (i, 1),
+  // then v^T b for any b from Delta lambda = b - b_1, lambda exact in Q.
+  const T& fb1 = ans[0];
+  std::vector<T> vdelta;
+  for (int i = 0; i < d; ++i) {
+    fit(static_cast<size_t>(i), fb1);
+    vdelta.push_back(fits[i].P - fb1);
+  }
+  const QVec b1 = plan.B.col(0);
+  auto f0_of = [&](const QVec& b) {
+    const QVec lambda = matvec(DeltaInvT.transpose(), b - b1);
+    T s = fb1;
+    for (int i = 0; i < d; ++i)
+      if (!lambda[i].is_zero()) s = s + F.from(lambda[i]) * vdelta[i];
+    return s;
+  };
+  for (size_t p = d; p < plan.pairs.size(); ++p) fit(p, f0_of(plan.pairs[p].final_token));
+
+  // Label heads consistently across all base pairs.
+  auto base = [&](int i, int j) -> const PairFit<T>& { return fits[static_cast<size_t>(j) * d + i]; };
+  const size_t within0 = static_cast<size_t>(d) * d;
+  std::vector<std::vector<PairFit<T>>> lab(d, std::vector<PairFit<T>>(d));
+  const int within_tokens = opt.schedule == Schedule::paper ? d : 1;
+  for (int j = 0; j < within_tokens; ++j) {
+    lab[0][j] = base(0, j);
+    for (int i = 1; i < d; ++i) {
+      const size_t li = within0 + static_cast<size_t>(j) * (d - 1) + (i - 1);
+      lab[i][j] = permuted(base(i, j), link_perm(F, lab[0][j], base(i, j), fits[li], true, pair_name(plan.pairs[li])));
+    }
+  }
+  if (opt.schedule == Schedule::paper) {
+    const size_t across0 = within0 + static_cast<size_t>(d) * (d - 1);
+    for (int j = 1; j < d; ++j) {
+      const size_t li = across0 + (j - 1);
+      const Perm p = link_perm(F, lab[0][0], lab[0][j], fits[li], false, pair_name(plan.pairs[li]));
+      for (int i = 0; i < d; ++i) lab[i][j] = permuted(lab[i][j], p);
+    }
+  } else {
+    for (int j = 1; j < d; ++j)
+      for (int i = 0; i < d; ++i)
+        lab[i][j] = permuted(base(i, j), residue_perm(F, lab[i][0], base(i, j), "lean labelling at (i=" + std::to_string(i + 1) +
+                                                                                  ", j=" + std::to_string(j + 1) + ")"));
+  }
+
+  // Final solves (proofs/03): W_h = Delta^{-T} L_h B^{-1}, v_h = -Delta^{-T} C_h,
+  // with the inverses exact in Q and applied in T.
+  for (int h = 0; h < H; ++h) {
+    Mat<T> Lh(d, d);
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) Lh(i, j) = F.log(lab[i][j].r[h]);
+    LearnedHead<T> head{Mat<T>(d, d), {}};
+    Mat<T> M(d, d);  // Delta^{-T} L_h
+    for (int i = 0; i < d; ++i) {
+      T vi = F.from(Rational(0));
+      for (int t = 0; t < d; ++t) vi = vi - F.from(DeltaInvT(i, t)) * lab[t][0].c[h];
+      head.v.push_back(vi);
+      for (int j = 0; j < d; ++j) {
+        T s = F.from(Rational(0));
+        for (int t = 0; t < d; ++t) s = s + F.from(DeltaInvT(i, t)) * Lh(t, j);
+        M(i, j) = s;
+      }
+    }
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) {
+        T s = F.from(Rational(0));
+        for (int t = 0; t < d; ++t) s = s + M(i, t) * F.from(BInv(t, j));
+        head.W(i, j) = s;
+      }
+    res.heads.push_back(std::move(head));
+  }
+  return res;
+}
+
+#define MHAQ_INSTANTIATE(T)                                                            \
+  template PairFit<T> interpolate_pair<T>(const Field<T>&, const std::vector<T>&, int); \
+  template LearnResult<T> learn<T>(Oracle<T>&, const LearnOptions&);
+MHAQ_INSTANTIATE(QTau)
+MHAQ_INSTANTIATE(Ball)
+MHAQ_INSTANTIATE(Mpfr)
+MHAQ_INSTANTIATE(double)
+#undef MHAQ_INSTANTIATE
+
+}  // namespace mhaq

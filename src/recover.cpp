@@ -1,0 +1,239 @@
+#include "mhaq/recover.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "mhaq/model_oracle.hpp"
+
+namespace mhaq {
+
+TokenSpec default_tokens(Arith a) {
+  if (a == Arith::exact) return TokenSpec{3, 1};
+  return TokenSpec{1L << 20, 1L << 20};
+}
+
+GenerateOptions default_generate(Arith a) {
+  GenerateOptions g;
+  if (a != Arith::exact) {
+    g.w_range = 1L << 16;
+    g.w_den = 1L << 17;  // W uniform on [-1/2, 1/2]
+    g.v_range = 1L << 16;
+    g.v_den = 1L << 16;  // v uniform on [-1, 1]
+  }
+  return g;
+}
+
+namespace {
+using nlohmann::json;
+
+template <class T>
+std::string entry_str(const T& x) {
+  if constexpr (std::is_same_v<T, QTau>) {
+    Rational q;
+    return x.is_rational(q) ? q.str() : x.str();
+  } else if constexpr (std::is_same_v<T, Ball>) {
+    return x.str(30);
+  } else if constexpr (std::is_same_v<T, Mpfr>) {
+    return x.str(30);
+  } else {
+    std::ostringstream ss;
+    ss.precision(17);
+    ss << x;
+    return ss.str();
+  }
+}
+
+template <class T>
+json heads_json(const std::vector<LearnedHead<T>>& hs) {
+  json out = json::array();
+  for (const auto& h : hs) {
+    json W = json::array();
+    for (int i = 0; i < h.W.rows(); ++i) {
+      json row = json::array();
+      for (int j = 0; j < h.W.cols(); ++j) row.push_back(entry_str(h.W(i, j)));
+      W.push_back(row);
+    }
+    json v = json::array();
+    for (const auto& x : h.v) v.push_back(entry_str(x));
+    out.push_back({{"W", W}, {"v", v}});
+  }
+  return out;
+}
+
+// log2 of the Euclidean norm of a list of log2-magnitudes (robust to under/overflow).
+double log2_norm(const std::vector<double>& l2) {
+  double M = -INFINITY;
+  for (double x : l2) M = std::max(M, x);
+  if (M == -INFINITY) return M;
+  double s = 0;
+  for (double x : l2) s += std::exp2(2 * (x - M));
+  return M + 0.5 * std::log2(s);
+}
+
+template <class T>
+void compare(json& r, const Model& canon, const std::vector<LearnedHead<T>>& got, const Field<T>& F) {
+  const int d = canon.d;
+  const size_t H = canon.heads.size();
+  if constexpr (std::is_same_v<T, QTau>) {
+    // Equality in Q, up to permutation.
+    std::vector<bool> used(got.size(), false);
+    bool all = got.size() == H;
+    for (size_t h = 0; h < H && all; ++h) {
+      bool found = false;
+      for (size_t g = 0; g < got.size() && !found; ++g) {
+        if (used[g]) continue;
+        bool eq = true;
+        for (int i = 0; i < d && eq; ++i) {
+          eq = got[g].v[i] == QTau(canon.heads[h].v[i]);
+          for (int j = 0; j < d && eq; ++j) eq = got[g].W(i, j) == QTau(canon.heads[h].W(i, j));
+        }
+        if (eq) { used[g] = true; found = true; }
+      }
+      all = found;
+    }
+    r["exact_match"] = all;
+  } else if constexpr (std::is_same_v<T, Ball>) {
+    double maxrad = 0;
+    for (const auto& g : got) {
+      for (int i = 0; i < d; ++i) {
+        maxrad = std::max(maxrad, g.v[i].radius());
+        for (int j = 0; j < d; ++j) maxrad = std::max(maxrad, g.W(i, j).radius());
+      }
+    }
+    std::vector<bool> used(got.size(), false);
+    bool all = got.size() == H;
+    for (size_t h = 0; h < H && all; ++h) {
+      bool found = false;
+      for (size_t g = 0; g < got.size() && !found; ++g) {
+        if (used[g]) continue;
+        bool in = true;
+        for (int i = 0; i < d && in; ++i) {
+          in = got[g].v[i].contains(canon.heads[h].v[i]);
+          for (int j = 0; j < d && in; ++j) in = got[g].W(i, j).contains(canon.heads[h].W(i, j));
+        }
+        if (in) { used[g] = true; found = true; }
+      }
+      all = found;
+    }
+    r["contains_truth"] = all;
+    r["max_radius"] = maxrad;
+  } else {
+    // Relative error as in the mpmath baseline: min over recovered heads of
+    // ||W - W'||_F / ||W||_F + ||v - v'|| / ||v||, max over true heads.
+    double worst = 0;
+    for (size_t h = 0; h < H; ++h) {
+      double best = INFINITY;
+      for (const auto& g : got) {
+        std::vector<double> dw, nw, dv, nv;
+        for (int i = 0; i < d; ++i) {
+          dv.push_back(F.log2_abs(F.from(canon.heads[h].v[i]) - g.v[i]));
+          nv.push_back(F.log2_abs(F.from(canon.heads[h].v[i])));
+          for (int j = 0; j < d; ++j) {
+            dw.push_back(F.log2_abs(F.from(canon.heads[h].W(i, j)) - g.W(i, j)));
+            nw.push_back(F.log2_abs(F.from(canon.heads[h].W(i, j))));
+          }
+        }
+        const double e = std::exp2(log2_norm(dw) - log2_norm(nw)) + std::exp2(log2_norm(dv) - log2_norm(nv));
+        best = std::min(best, e);
+      }
+      worst = std::max(worst, best);
+    }
+    if (got.size() != H) worst = INFINITY;
+    r["max_rel_error"] = std::isfinite(worst) ? json(worst) : json(nullptr);
+  }
+}
+
+template <class T>
+void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+  std::unique_ptr<PrecisionScope> scope;
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  ModelOracle<T> oracle(truth, lo.tokens.den);
+  Oracle<T>& black_box = oracle;  // the learner gets this reference and nothing else
+  try {
+    LearnResult<T> res = learn(black_box, lo);
+    r["status"] = "ok";
+    r["heads_recovered"] = res.heads.size();
+    r["redraws"] = res.redraws;
+    r["heads"] = heads_json(res.heads);
+    compare(r, canon, res.heads, black_box.field());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable) throw;
+    r["status"] = e.kind() == ErrorKind::degenerate ? "degenerate" : "unable";
+    r["message"] = e.what();
+    r["heads_recovered"] = 0;
+  }
+  r["queries"] = black_box.queries();
+  r["max_length"] = black_box.max_length();
+  if constexpr (std::is_same_v<T, QTau>) r["L"] = black_box.field().L;
+}
+}  // namespace
+
+nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
+  truth.validate();
+  const Model canon = truth.canonical();
+  json r;
+  LearnOptions lo;
+  lo.H = o.heads > 0 ? o.heads : static_cast<int>(canon.heads.size());
+  if (lo.H < 1) {
+    // All heads cancel: f is identically zero and there is nothing to learn.
+    throw Error(ErrorKind::degenerate, "the model's canonical form has no heads (f is identically zero)");
+  }
+  lo.schedule = o.schedule;
+  // The learner's stream is separate from any model-generation stream.
+  lo.seed = o.seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
+  lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
+  r["arith"] = arith_name(o.arith);
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) r["bits"] = o.bits;
+  if (o.arith == Arith::ieee) r["bits"] = 53;
+  r["d"] = truth.d;
+  r["H"] = lo.H;
+  r["seed"] = o.seed;
+  r["schedule"] = schedule_name(o.schedule);
+  r["heads_true"] = canon.heads.size();
+  r["paper_bound"] = paper_query_bound(truth.d, lo.H);
+  r["max_length_bound"] = 2 * lo.H + 1;
+  r["token_range"] = lo.tokens.range;
+  r["token_den"] = lo.tokens.den;
+  switch (o.arith) {
+    case Arith::exact: run<QTau>(r, truth, canon, o, lo); break;
+    case Arith::ball: run<Ball>(r, truth, canon, o, lo); break;
+    case Arith::mpfr: run<Mpfr>(r, truth, canon, o, lo); break;
+    case Arith::ieee: run<double>(r, truth, canon, o, lo); break;
+  }
+  return r;
+}
+
+int recover_exit_code(const nlohmann::json& r) {
+  const std::string s = r.value("status", "");
+  if (s == "degenerate") return exit_code(ErrorKind::degenerate);
+  if (s == "unable") return exit_code(ErrorKind::unable);
+  if (s != "ok") return exit_code(ErrorKind::internal);
+  if (r.contains("exact_match") && !r["exact_match"].get<bool>()) return exit_code(ErrorKind::mismatch);
+  if (r.contains("contains_truth") && !r["contains_truth"].get<bool>()) return exit_code(ErrorKind::mismatch);
+  return 0;
+}
+
+std::string recover_report(const nlohmann::json& r) {
+  std::ostringstream o;
+  o << "mhaq recover: " << r["arith"].get<std::string>();
+  if (r.contains("bits")) o << " (" << r["bits"] << " bits)";
+  o << ", d=" << r["d"] << ", H=" << r["H"] << ", schedule " << r["schedule"].get<std::string>() << ", seed " << r["seed"] << "\n";
+  o << "  status           " << r["status"].get<std::string>() << "\n";
+  if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
+  o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
+  o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
+  o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
+  if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
+  if (r.contains("contains_truth"))
+    o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius"].get<double>() << "\n";
+  if (r.contains("max_rel_error")) o << "  max rel. error   " << r["max_rel_error"].dump() << "\n";
+  if (r.contains("heads") && r["d"].get<int>() <= 4) {
+    int h = 0;
+    for (const auto& hd : r["heads"]) {
+      o << "  head " << ++h << ": v = " << hd["v"].dump() << "\n          W = " << hd["W"].dump() << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace mhaq
