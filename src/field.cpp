@@ -308,10 +308,35 @@ std::vector<Ball> Field<Ball>::real_roots(const std::vector<Ball>& c) const {
 
 // ============================================================ floating point
 namespace {
+double scale2(double x, long e) { return std::ldexp(x, static_cast<int>(e)); }
+Mpfr scale2(const Mpfr& x, long e) {
+  Mpfr r(x);
+  mpfr_mul_2si(r.raw(), x.raw(), e, MPFR_RNDN);
+  return r;
+}
+
 // Gaussian elimination with partial pivoting, generic over a float type.
+// Rows and columns are first equilibrated by powers of two (exact scaling),
+// which matters for the pair systems whose unknowns differ in size by e^{|s|}.
 template <class T, class F>
 void lu_solve(const F& fld, Mat<T>& X, Mat<T> A, Mat<T> B) {
   const int n = A.rows(), k = B.cols();
+  std::vector<long> cscale(n, 0);
+  for (int i = 0; i < n; ++i) {
+    double m = -INFINITY;
+    for (int j = 0; j < n; ++j) m = std::max(m, fld.log2_abs(A(i, j)));
+    if (!std::isfinite(m)) continue;
+    const long e = -static_cast<long>(std::floor(m));
+    for (int j = 0; j < n; ++j) A(i, j) = scale2(A(i, j), e);
+    for (int j = 0; j < k; ++j) B(i, j) = scale2(B(i, j), e);
+  }
+  for (int j = 0; j < n; ++j) {
+    double m = -INFINITY;
+    for (int i = 0; i < n; ++i) m = std::max(m, fld.log2_abs(A(i, j)));
+    if (!std::isfinite(m)) continue;
+    cscale[j] = -static_cast<long>(std::floor(m));
+    for (int i = 0; i < n; ++i) A(i, j) = scale2(A(i, j), cscale[j]);
+  }
   for (int col = 0; col < n; ++col) {
     int piv = col;
     double best = fld.log2_abs(A(col, col));
@@ -338,6 +363,8 @@ void lu_solve(const F& fld, Mat<T>& X, Mat<T> A, Mat<T> B) {
       for (int t = i + 1; t < n; ++t) s = s - A(i, t) * X(t, j);
       X(i, j) = s / A(i, i);
     }
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < k; ++j) X(i, j) = scale2(X(i, j), cscale[i]);
 }
 
 template <class T, class F, class ToArf, class FromArf>

@@ -7,16 +7,20 @@
 
 namespace mhaq {
 
+std::uint64_t learner_seed(std::uint64_t seed) { return seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL; }
+
 TokenSpec default_tokens(Arith a) {
-  if (a == Arith::exact) return TokenSpec{3, 1};
+  // Exact: integers in [-5, 5]. Larger ranges make degenerate draws rarer but
+  // raise tau-degrees (cost grows roughly as range^4); see README.
+  if (a == Arith::exact) return TokenSpec{5, 1};
   return TokenSpec{1L << 20, 1L << 20};
 }
 
 GenerateOptions default_generate(Arith a) {
   GenerateOptions g;
   if (a != Arith::exact) {
-    g.w_range = 1L << 16;
-    g.w_den = 1L << 17;  // W uniform on [-1/2, 1/2]
+    g.w_range = 3L << 14;
+    g.w_den = 1L << 16;  // W uniform on [-3/4, 3/4] (sd 0.43, close to the baseline's N(0, 1/d))
     g.v_range = 1L << 16;
     g.v_den = 1L << 16;  // v uniform on [-1, 1]
   }
@@ -180,7 +184,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   }
   lo.schedule = o.schedule;
   // The learner's stream is separate from any model-generation stream.
-  lo.seed = o.seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
+  lo.seed = learner_seed(o.seed);
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
   r["arith"] = arith_name(o.arith);
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) r["bits"] = o.bits;

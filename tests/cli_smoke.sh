@@ -1,1 +1,45 @@
-echo skip
+#!/usr/bin/env bash
+# CLI contract: subcommands, --json prints exactly one JSON object, exit codes.
+set -u
+M="$1"
+fail=0
+pass=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() {  # name, expected exit code, command...
+  local name="$1" want="$2"; shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [[ $got -ne $want ]]; then
+    echo "FAIL $name: exit $got, want $want"; cat "$tmp/err"; fail=$((fail + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+one_json() {  # the output is exactly one JSON object
+  python3 -c 'import json,sys; t=sys.stdin.read(); o=json.loads(t); assert isinstance(o, dict)' <"$tmp/out" \
+    || { echo "FAIL $1: stdout is not one JSON object"; fail=$((fail + 1)); }
+}
+check "demo" 0 "$M" demo
+grep -q "exact match      yes" "$tmp/out" || { echo "FAIL demo: no exact match line"; fail=$((fail + 1)); }
+check "demo --json" 0 "$M" demo --json; one_json "demo --json"
+check "generate" 0 "$M" generate --d 3 --heads 2 --seed 4 -o "$tmp/m.json"
+check "generate same seed same bytes" 0 "$M" generate --d 3 --heads 2 --seed 4 -o "$tmp/m2.json"
+cmp -s "$tmp/m.json" "$tmp/m2.json" || { echo "FAIL generate not deterministic"; fail=$((fail + 1)); }
+check "recover file --json" 0 "$M" recover --model "$tmp/m.json" --seed 3 --json; one_json "recover --json"
+cp "$tmp/out" "$tmp/r1"
+check "recover again" 0 "$M" recover --model "$tmp/m.json" --seed 3 --json
+cmp -s "$tmp/out" "$tmp/r1" || { echo "FAIL recover not deterministic"; fail=$((fail + 1)); }
+check "recover ball" 0 "$M" recover --d 3 --heads 2 --seed 2 --arith ball --bits 128 --json; one_json "recover ball"
+check "recover mpfr" 0 "$M" recover --d 3 --heads 2 --seed 2 --arith mpfr --bits 128
+check "usage: unknown arith" 2 "$M" recover --d 3 --heads 2 --arith quad
+check "usage: no model" 2 "$M" recover --seed 1
+check "usage: both model and d" 2 "$M" recover --model "$tmp/m.json" --d 3
+check "usage: json on usage error" 2 "$M" recover --arith quad --json; one_json "usage error --json"
+check "usage: no subcommand" 2 "$M"
+echo '{"d":2}' >"$tmp/bad.json"
+check "input: malformed model" 3 "$M" recover --model "$tmp/bad.json"
+check "input: malformed model --json" 3 "$M" recover --model "$tmp/bad.json" --json; one_json "input error --json"
+check "unable: low precision" 5 "$M" recover --d 8 --heads 6 --seed 2 --arith ball --bits 48
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

@@ -24,6 +24,8 @@ struct RecoverOptions {
 // Default token draws: exact mode small integers; other modes a fine dyadic
 // grid on [-1, 1] (2^20 steps), exactly representable in every arithmetic.
 TokenSpec default_tokens(Arith a);
+// Seed of the learner's own stream, derived from --seed (model draws use --seed directly).
+std::uint64_t learner_seed(std::uint64_t seed);
 // Default generated-model distributions per arithmetic.
 GenerateOptions default_generate(Arith a);
 
