@@ -124,24 +124,20 @@ Model model_from_json_text(const std::string& text) {
 }
 
 std::string model_to_json_text(const Model& m) {
-  json j;
-  j["format"] = "mhaq-model";
-  j["version"] = 1;
-  j["d"] = m.d;
-  json hs = json::array();
-  for (const auto& h : m.heads) {
-    json W = json::array();
-    for (int r = 0; r < m.d; ++r) {
-      json row = json::array();
-      for (int c = 0; c < m.d; ++c) row.push_back(h.W(r, c).str());
-      W.push_back(row);
-    }
-    json v = json::array();
-    for (const auto& x : h.v) v.push_back(x.str());
-    hs.push_back({{"W", W}, {"v", v}});
+  // One matrix row per line; keys in a fixed order, so output bytes depend only on the model.
+  auto vec = [](const QVec& v) {
+    std::string o = "[";
+    for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + json(v[i].str()).dump();
+    return o + "]";
+  };
+  std::string o = "{\"format\": \"mhaq-model\", \"version\": 1, \"d\": " + std::to_string(m.d) + ",\n \"heads\": [";
+  for (size_t h = 0; h < m.heads.size(); ++h) {
+    o += h ? ",\n  {" : "\n  {";
+    o += "\"W\": [";
+    for (int r = 0; r < m.d; ++r) o += (r ? ",\n         " : "") + vec(m.heads[h].W.row(r));
+    o += "],\n   \"v\": " + vec(m.heads[h].v) + "}";
   }
-  j["heads"] = hs;
-  return j.dump(1) + "\n";
+  return o + "]}\n";
 }
 
 Model read_model_file(const std::string& path) {
