@@ -38,7 +38,7 @@ QTau Field<QTau>::exp(const Rational& s) const {
 QTau Field<QTau>::log(const QTau& r) const {
   long n = 0;
   // Transcendence of tau: log of an element of Q(tau) lies in Q(tau) only for tau^n (proofs/08).
-  if (!r.is_tau_power(n)) throw_internal("exact log: argument " + r.str() + " is not a power of tau");
+  if (!r.is_tau_power(n)) throw_inconsistent("exact log: pole " + r.str() + " is not a power of tau");
   return QTau(Rational(n, static_cast<unsigned long>(L)));
 }
 
@@ -121,13 +121,13 @@ std::vector<QTau> Field<QTau>::real_roots(const std::vector<QTau>& c) const {
   for (size_t s = 1; s < hull.size(); ++s) {
     const long len = hull[s].first - hull[s - 1].first;
     const long rise = hull[s].second - hull[s - 1].second;
-    if (len != 1) throw_internal("exact roots: Newton polygon segment of length " + std::to_string(len) + "; roots are not distinct powers of tau");
+    if (len != 1) throw_inconsistent("exact roots: Newton polygon segment of length " + std::to_string(len) + "; roots are not distinct powers of tau");
     // root k with valuation -rise, candidate k = -tau^{-rise}
     QTau k = -QTau::tau_pow(-rise);
-    if (!poly_eval(c, k).is_zero()) throw_internal("exact roots: candidate -tau^" + std::to_string(-rise) + " is not a root");
+    if (!poly_eval(c, k).is_zero()) throw_inconsistent("exact roots: candidate -tau^" + std::to_string(-rise) + " is not a root");
     roots.push_back(std::move(k));
   }
-  if (static_cast<long>(roots.size()) != deg) throw_internal("exact roots: found " + std::to_string(roots.size()) + " of " + std::to_string(deg));
+  if (static_cast<long>(roots.size()) != deg) throw_inconsistent("exact roots: found " + std::to_string(roots.size()) + " of " + std::to_string(deg));
   return roots;
 }
 

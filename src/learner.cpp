@@ -1,6 +1,8 @@
 // The learner of ALGORITHM.md sections 3-5, written once for every Field<T>.
 #include "mhaq/learner.hpp"
 
+#include "mhaq/model_oracle.hpp"  // evaluate_exact: the attention formula, for the self-check only
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -61,7 +63,7 @@ Perm assign_rigorous(int H, const std::function<Truth(int, int)>& compat, bool e
       }
   };
   rec(0, false);
-  if (solutions == 0) throw_internal(what + ": no consistent head assignment (answers inconsistent with any attention model)");
+  if (solutions == 0) throw_inconsistent(what + ": no head assignment fits the link pair (the answers are not those of a model with this many heads)");
   if (solutions > 1) {
     if (exact || !unknown_used) throw_degenerate(what + ": ambiguous link, several head assignments fit exactly");
     throw_unable(what + ": cannot tell head assignments apart at this precision");
@@ -181,6 +183,43 @@ PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H) {
 }
 
 template <class T>
+PairFit<T> interpolate_pair_minimal(const Field<T>& F, const std::vector<T>& f, int H0, double threshold_log2) {
+  for (int m = 1; m <= H0; ++m) {
+    PairFit<T> fit;
+    try {
+      fit = interpolate_pair(F, std::vector<T>(f.begin(), f.begin() + 2 * m + 1), m);
+    } catch (const Error& e) {
+      // A singular or inconsistent type-(m,m) fit means m is too small. With
+      // floats and balls an undecidable fit at m below the true type is also
+      // just "not this m"; the certification burden sits on the agreement test.
+      if (e.kind() == ErrorKind::degenerate || e.kind() == ErrorKind::inconsistent) continue;
+      if (e.kind() == ErrorKind::unable && m < H0) continue;
+      throw;
+    }
+    Truth agree = Truth::yes;
+    for (int k = 2 * m + 1; k <= 2 * H0 && agree != Truth::no; ++k) {
+      const T kk = F.from(Rational(k));
+      T pred = fit.P;
+      for (size_t h = 0; h < fit.r.size(); ++h) pred = pred + fit.c[h] / (F.from(Rational(1)) + fit.r[h] * kk);
+      Truth t;
+      if constexpr (Field<T>::is_rigorous) {
+        t = equal(F, pred, f[k]);
+      } else {
+        const double scale = std::max(0.0, F.log2_abs(f[k]));
+        t = F.log2_abs(pred - f[k]) <= threshold_log2 + scale ? Truth::yes : Truth::no;
+      }
+      agree = t_and(agree, t);
+    }
+    if (agree == Truth::yes) return fit;
+    if (agree == Truth::unknown)
+      throw_unable("cannot certify that a type-(" + std::to_string(m) + "," + std::to_string(m) + ") function fits all " +
+                   std::to_string(2 * H0 + 1) + " values at " + std::to_string(working_precision()) +
+                   " bits (an exact zero is never certified by balls; use --arith exact)");
+  }
+  throw_inconsistent("no type-(m,m) function with m <= " + std::to_string(H0) + " fits the " + std::to_string(2 * H0 + 1) + " values");
+}
+
+template <class T>
 LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   const Field<T>& F = oracle.field();
   const int d = oracle.dim(), H = opt.H;
@@ -200,13 +239,22 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   if (!inverse(plan.Delta.transpose(), DeltaInvT) || !inverse(plan.B, BInv)) throw_internal("B or Delta singular after draw check");
 
   const size_t per_pair = 2 * static_cast<size_t>(H);
-  std::vector<PairFit<T>> fits(plan.pairs.size());
+  std::vector<PairFit<T>>& fits = res.fits;
+  fits.resize(plan.pairs.size());
+  if constexpr (!Field<T>::is_rigorous) {
+    // floating-point judgement for claim 3: agreement within 2^(-bits/3), relative
+    res.fit_threshold_log2 = -static_cast<double>(Field<T>::tag == Arith::ieee ? 53 : working_precision()) / 3.0;
+  }
   auto fit = [&](size_t p, const T& f0) {
     std::vector<T> f{f0};
     for (size_t k = 0; k < per_pair; ++k) f.push_back(ans[1 + p * per_pair + k]);
     try {
-      fits[p] = interpolate_pair(F, f, H);
+      fits[p] = opt.heads_is_bound ? interpolate_pair_minimal(F, f, H, res.fit_threshold_log2) : interpolate_pair(F, f, H);
     } catch (const Error& e) {
+      if (e.kind() == ErrorKind::inconsistent && !opt.heads_is_bound)
+        rethrow_with(Error(e.kind(), std::string(e.what()) + "; the values fit no " + std::to_string(H) +
+                                         "-head model (is H below the true head count?)"),
+                     pair_name(plan.pairs[p]));
       rethrow_with(e, pair_name(plan.pairs[p]));
     }
   };
@@ -227,6 +275,16 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
     return s;
   };
   for (size_t p = d; p < plan.pairs.size(); ++p) fit(p, f0_of(plan.pairs[p].final_token));
+  // With only a bound H0, every pair must show the same minimal type m (the
+  // canonical head count); a pair showing fewer has colliding poles or a zero
+  // residue at this draw.
+  size_t Hf = fits[0].r.size();
+  for (const auto& ft : fits) Hf = std::max(Hf, ft.r.size());
+  for (size_t p = 0; p < fits.size(); ++p)
+    if (fits[p].r.size() != Hf)
+      throw_degenerate(pair_name(plan.pairs[p]) + ": shows " + std::to_string(fits[p].r.size()) + " heads where other pairs show " +
+                       std::to_string(Hf) + " (colliding poles or a zero residue at this draw)");
+  res.heads_found = static_cast<int>(Hf);
 
   // Label heads consistently across all base pairs.
   auto base = [&](int i, int j) -> const PairFit<T>& { return fits[static_cast<size_t>(j) * d + i]; };
@@ -256,7 +314,7 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
 
   // Final solves (proofs/03): W_h = Delta^{-T} L_h B^{-1}, v_h = -Delta^{-T} C_h,
   // with the inverses exact in Q and applied in T.
-  for (int h = 0; h < H; ++h) {
+  for (int h = 0; h < res.heads_found; ++h) {
     Mat<T> Lh(d, d);
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) Lh(i, j) = F.log(lab[i][j].r[h]);
@@ -280,12 +338,34 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
       }
     res.heads.push_back(std::move(head));
   }
+  if constexpr (Field<T>::is_exact) {
+    // Self-check at no query cost: the recovered heads must reproduce every
+    // answer exactly. It catches a wrong --heads (too small), which no single
+    // pair can reveal from its 2H+1 values.
+    Model rec;
+    rec.d = d;
+    for (const auto& h : res.heads) {
+      HeadQ hq{QMat(d, d), QVec(d)};
+      for (int i = 0; i < d; ++i) {
+        if (!h.v[i].is_rational(hq.v[i])) throw_inconsistent("recovered v is not rational");
+        for (int j = 0; j < d; ++j)
+          if (!h.W(i, j).is_rational(hq.W(i, j))) throw_inconsistent("recovered W is not rational");
+      }
+      rec.heads.push_back(std::move(hq));
+    }
+    for (size_t q = 0; q < qs.size(); ++q)
+      if (!(evaluate_exact(rec, qs[q], F.L) == ans[q]))
+        throw_inconsistent("recovered heads do not reproduce answer " + std::to_string(q + 1) + " of " + std::to_string(qs.size()) +
+                           ": the answers are not those of a model with " + std::to_string(res.heads_found) + " heads");
+    res.self_checked = true;
+  }
   return res;
 }
 
 #define MHAQ_INSTANTIATE(T)                                                            \
   template PairFit<T> interpolate_pair<T>(const Field<T>&, const std::vector<T>&, int); \
-  template LearnResult<T> learn<T>(Oracle<T>&, const LearnOptions&);
+  template LearnResult<T> learn<T>(Oracle<T>&, const LearnOptions&);                     \
+  template PairFit<T> interpolate_pair_minimal<T>(const Field<T>&, const std::vector<T>&, int, double);
 MHAQ_INSTANTIATE(QTau)
 MHAQ_INSTANTIATE(Ball)
 MHAQ_INSTANTIATE(Mpfr)

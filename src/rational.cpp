@@ -16,6 +16,7 @@ const char* kind_name(ErrorKind k) {
     case ErrorKind::unable: return "unable";
     case ErrorKind::mismatch: return "mismatch";
     case ErrorKind::internal: return "internal";
+    case ErrorKind::inconsistent: return "inconsistent";
   }
   return "internal";
 }

@@ -159,10 +159,14 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     r["heads_recovered"] = res.heads.size();
     r["redraws"] = res.redraws;
     r["heads"] = heads_json(res.heads);
+    r["heads_found"] = res.heads_found;
+    if constexpr (Field<T>::is_exact) r["self_checked"] = res.self_checked;
+    if (lo.heads_is_bound && !Field<T>::is_rigorous)
+      r["fit_threshold"] = "relative residual <= 2^" + std::to_string(static_cast<int>(res.fit_threshold_log2)) + " (floating-point judgement)";
     compare(r, canon, res.heads, black_box.field());
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable) throw;
-    r["status"] = e.kind() == ErrorKind::degenerate ? "degenerate" : "unable";
+    if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable && e.kind() != ErrorKind::inconsistent) throw;
+    r["status"] = kind_name(e.kind());
     r["message"] = e.what();
     r["heads_recovered"] = 0;
   }
@@ -177,7 +181,8 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   const Model canon = truth.canonical();
   json r;
   LearnOptions lo;
-  lo.H = o.heads > 0 ? o.heads : static_cast<int>(canon.heads.size());
+  lo.H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : static_cast<int>(canon.heads.size());
+  lo.heads_is_bound = o.max_heads > 0;
   if (lo.H < 1) {
     // All heads cancel: f is identically zero and there is nothing to learn.
     throw Error(ErrorKind::degenerate, "the model's canonical form has no heads (f is identically zero)");
@@ -191,6 +196,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   if (o.arith == Arith::ieee) r["bits"] = 53;
   r["d"] = truth.d;
   r["H"] = lo.H;
+  r["heads_known"] = lo.heads_is_bound ? "upper bound H0" : "exact";
   r["seed"] = o.seed;
   r["schedule"] = schedule_name(o.schedule);
   r["heads_true"] = canon.heads.size();
@@ -211,6 +217,7 @@ int recover_exit_code(const nlohmann::json& r) {
   const std::string s = r.value("status", "");
   if (s == "degenerate") return exit_code(ErrorKind::degenerate);
   if (s == "unable") return exit_code(ErrorKind::unable);
+  if (s == "inconsistent") return exit_code(ErrorKind::inconsistent);
   if (s != "ok") return exit_code(ErrorKind::internal);
   if (r.contains("exact_match") && !r["exact_match"].get<bool>()) return exit_code(ErrorKind::mismatch);
   if (r.contains("contains_truth") && !r["contains_truth"].get<bool>()) return exit_code(ErrorKind::mismatch);
@@ -221,12 +228,13 @@ std::string recover_report(const nlohmann::json& r) {
   std::ostringstream o;
   o << "mhaq recover: " << r["arith"].get<std::string>();
   if (r.contains("bits")) o << " (" << r["bits"] << " bits)";
-  o << ", d=" << r["d"] << ", H=" << r["H"] << ", schedule " << r["schedule"].get<std::string>() << ", seed " << r["seed"] << "\n";
+  o << ", d=" << r["d"] << (r["heads_known"] == "exact" ? ", H=" : ", H0=") << r["H"] << ", schedule " << r["schedule"].get<std::string>() << ", seed " << r["seed"] << "\n";
   o << "  status           " << r["status"].get<std::string>() << "\n";
   if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
   o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
   o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
   o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
+  if (r.contains("fit_threshold")) o << "  head-count test  " << r["fit_threshold"].get<std::string>() << "\n";
   if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
   if (r.contains("contains_truth"))
     o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius"].get<double>() << "\n";

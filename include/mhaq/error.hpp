@@ -14,6 +14,7 @@ enum class ErrorKind {
   unable = 5,      // precision too low to decide: raise --bits
   mismatch = 6,    // recovered model disagrees with the truth (a bug if it ever happens)
   internal = 7,    // violated internal invariant
+  inconsistent = 8,  // answers fit no model with the stated head count (H too small?)
 };
 
 inline int exit_code(ErrorKind k) { return static_cast<int>(k); }
@@ -31,6 +32,7 @@ class Error : public std::runtime_error {
 [[noreturn]] inline void throw_input(const std::string& m) { throw Error(ErrorKind::input, m); }
 [[noreturn]] inline void throw_degenerate(const std::string& m) { throw Error(ErrorKind::degenerate, m); }
 [[noreturn]] inline void throw_unable(const std::string& m) { throw Error(ErrorKind::unable, m); }
+[[noreturn]] inline void throw_inconsistent(const std::string& m) { throw Error(ErrorKind::inconsistent, m); }
 [[noreturn]] inline void throw_internal(const std::string& m) { throw Error(ErrorKind::internal, m); }
 
 }  // namespace mhaq

@@ -32,7 +32,8 @@ struct LearnedHead {
 };
 
 struct LearnOptions {
-  int H = 1;
+  int H = 1;                    // head count, or an upper bound H0 when heads_is_bound
+  bool heads_is_bound = false;  // claim 3: only H0 >= H is known
   Schedule schedule = Schedule::paper;
   std::uint64_t seed = 1;
   TokenSpec tokens;
@@ -43,7 +44,18 @@ struct LearnResult {
   std::vector<LearnedHead<T>> heads;
   Plan plan;
   int redraws = 0;
+  std::vector<PairFit<T>> fits;    // per pair of plan.pairs, heads in the pair's own order
+  int heads_found = 0;             // minimal type found (claim 3), equals H when H is known
+  double fit_threshold_log2 = 0;   // floats with heads_is_bound: relative residual threshold used
+  bool self_checked = false;       // exact: recovered heads reproduce every answer
 };
+
+// Minimal-type interpolant through the 2H0+1 values (proofs/07): the least m
+// whose type-(m,m) fit on k = 0..2m reproduces all values. Exact: decided
+// exactly. Ball: Error(unable) when agreement cannot be certified. Floats:
+// agreement within relative 2^threshold_log2.
+template <class T>
+PairFit<T> interpolate_pair_minimal(const Field<T>& F, const std::vector<T>& f, int H0, double threshold_log2);
 
 template <class T>
 LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt);

@@ -16,6 +16,7 @@ struct RecoverOptions {
   Arith arith = Arith::exact;
   long bits = 256;        // ball, mpfr
   int heads = 0;          // learner's H; 0 = canonical count of the truth (known H)
+  int max_heads = 0;      // > 0: only the bound H0 is known (claim 3); overrides heads
   Schedule schedule = Schedule::paper;
   std::uint64_t seed = 1;  // learner's randomness
   TokenSpec tokens{0, 0};  // 0 = default for the arithmetic
@@ -35,7 +36,8 @@ GenerateOptions default_generate(Arith a);
 // heads_recovered, and exact_match | contains_truth, max_radius | max_rel_error.
 nlohmann::json recover(const Model& truth, const RecoverOptions& o);
 
-// Exit code for a recover result: 0 ok, 4 degenerate, 5 unable, 6 mismatch.
+// Exit code for a recover result: 0 ok, 4 degenerate, 5 unable, 6 mismatch,
+// 8 inconsistent (the answers fit no model with the stated head count).
 int recover_exit_code(const nlohmann::json& r);
 
 // Human-readable report of a recover result.

@@ -75,22 +75,25 @@ Command make_recover() {
     std::string arith = "exact", schedule = "paper";
     long bits = 256;
     int learner_heads = 0;
+    int max_heads = 0;
     std::uint64_t seed = 1;
     long token_range = 0, token_den = 0;
     bool json = false;
     CLI::Option* d_opt = nullptr;
+    CLI::Option* heads_opt = nullptr;
   };
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("recover", "recover the canonical heads of a hidden model from value queries");
             auto* mo = s->add_option("--model", st->model_path, "model file (JSON)");
             st->d_opt = s->add_option("--d", st->g.d, "draw a model: token dimension");
-            s->add_option("--heads", st->g.heads, "draw a model: number of heads (also the learner's H)");
+            st->heads_opt = s->add_option("--heads", st->g.heads, "number of heads of the drawn model; with --model, the learner's H");
             s->add_option("--seed", st->seed, "seed for the learner's draws (and for drawing the model)");
             s->add_option("--arith", st->arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
             s->add_option("--bits", st->bits, "precision in bits for ball and mpfr");
             s->add_option("--schedule", st->schedule, "paper | lean")->check(CLI::IsMember({"paper", "lean"}));
             s->add_option("--learner-heads", st->learner_heads, "override the learner's H (default: canonical head count of the truth)");
+            s->add_option("--max-heads", st->max_heads, "only an upper bound H0 on the head count is known (claim 3)");
             s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den");
             s->add_option("--token-den", st->token_den, "denominator of the learner's token entries");
             add_model_shape(s, st->g);
@@ -120,6 +123,10 @@ Command make_recover() {
             o.schedule = parse_schedule(st->schedule);
             o.seed = st->seed;
             o.heads = st->learner_heads;
+            // with a model file, --heads states the learner's H
+            if (!st->model_path.empty() && o.heads == 0 && st->heads_opt->count() > 0) o.heads = st->g.heads;
+            o.max_heads = st->max_heads;
+            if (o.max_heads < 0 || o.heads < 0) throw Error(ErrorKind::usage, "head counts must be positive");
             if (st->token_range != 0 || st->token_den != 0) {
               const TokenSpec def = default_tokens(a);
               o.tokens = {st->token_range ? st->token_range : def.range, st->token_den ? st->token_den : def.den};

@@ -1,0 +1,78 @@
+// Claim 3 (only H0 >= H known) and a learner told too few heads.
+#include <doctest/doctest.h>
+
+#include "mhaq/recover.hpp"
+#include "test_util.hpp"
+
+using namespace mhaq;
+using nlohmann::json;
+
+TEST_CASE("unknown H: --max-heads H0 = H+2 recovers exactly with 4 H0 d^2 - 2 H0 + 1 queries") {
+  int ok = 0, degenerate = 0;
+  for (int t = 0; t < 6 * test::multiplier(); ++t) {
+    GenerateOptions g;
+    g.d = 2 + t % 2;
+    g.heads = 1 + (t / 2) % 2;
+    g.seed = 300 + t;
+    if (t % 3 == 2) { g.heads += 1; g.share_w = true; }
+    const Model m = generate_model(g);
+    const int H = static_cast<int>(m.canonical().heads.size()), H0 = H + 2, d = g.d;
+    RecoverOptions o;
+    o.max_heads = H0;
+    o.seed = 40 + t;
+    const json r = recover(m, o);
+    INFO(r.dump().substr(0, 300));
+    CHECK(r["queries"] == 4 * H0 * d * d - 2 * H0 + 1);
+    CHECK(r["max_length"] == 2 * H0 + 1);
+    CHECK(r["status"] != "unable");
+    if (r["status"] == "degenerate") { ++degenerate; continue; }
+    REQUIRE(r["status"] == "ok");
+    CHECK(r["heads_found"] == H);
+    CHECK(r["exact_match"] == true);
+    CHECK(r["self_checked"] == true);
+    ++ok;
+  }
+  MESSAGE("H0 = H+2 trials: " << ok << " exact, " << degenerate << " degenerate draws reported");
+  CHECK(ok >= 4 * test::multiplier());
+}
+
+TEST_CASE("unknown H in floating point prints its threshold; balls report unable rather than guess") {
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 3;
+  g.heads = 2;
+  g.seed = 8;
+  const Model m = generate_model(g);
+  RecoverOptions o;
+  o.arith = Arith::mpfr;
+  o.max_heads = 4;
+  const json r = recover(m, o);
+  REQUIRE(r["status"] == "ok");
+  CHECK(r["heads_found"] == 2);
+  CHECK(r["max_rel_error"].get<double>() < 1e-40);
+  CHECK(r["fit_threshold"].get<std::string>().find("2^-85") != std::string::npos);
+  o.arith = Arith::ball;
+  const json b = recover(m, o);
+  CHECK(b["status"] == "unable");
+  CHECK_FALSE(b.contains("contains_truth"));
+}
+
+TEST_CASE("a learner told fewer heads than the true canonical count never returns a model") {
+  int caught = 0;
+  const int trials = 8 * test::multiplier();
+  for (int t = 0; t < trials; ++t) {
+    GenerateOptions g;
+    g.d = 2 + t % 2;
+    g.heads = 2 + t % 2;
+    g.seed = 900 + t;
+    const Model m = generate_model(g);
+    RecoverOptions o;
+    o.heads = static_cast<int>(m.canonical().heads.size()) - 1;
+    o.seed = t;
+    const json r = recover(m, o);
+    INFO(r.dump().substr(0, 300));
+    CHECK(r["status"] != "ok");
+    CHECK(recover_exit_code(r) != 0);
+    if (r["status"] == "inconsistent") ++caught;
+  }
+  MESSAGE(caught << " of " << trials << " reported as inconsistent (others as degenerate draws)");
+}
