@@ -78,24 +78,29 @@ template <class T>
 void compare(json& r, const Model& canon, const std::vector<LearnedHead<T>>& got, const Field<T>& F) {
   const int d = canon.d;
   const size_t H = canon.heads.size();
-  if constexpr (std::is_same_v<T, QTau>) {
-    // Equality in Q, up to permutation.
+  // Each canonical head must be claimed by a distinct recovered head whose
+  // every entry passes `ok` against the true rational entry.
+  auto bijective_match = [&](auto ok) {
     std::vector<bool> used(got.size(), false);
-    bool all = got.size() == H;
-    for (size_t h = 0; h < H && all; ++h) {
+    if (got.size() != H) return false;
+    for (size_t h = 0; h < H; ++h) {
       bool found = false;
       for (size_t g = 0; g < got.size() && !found; ++g) {
         if (used[g]) continue;
-        bool eq = true;
-        for (int i = 0; i < d && eq; ++i) {
-          eq = got[g].v[i] == QTau(canon.heads[h].v[i]);
-          for (int j = 0; j < d && eq; ++j) eq = got[g].W(i, j) == QTau(canon.heads[h].W(i, j));
+        bool all = true;
+        for (int i = 0; i < d && all; ++i) {
+          all = ok(got[g].v[i], canon.heads[h].v[i]);
+          for (int j = 0; j < d && all; ++j) all = ok(got[g].W(i, j), canon.heads[h].W(i, j));
         }
-        if (eq) { used[g] = true; found = true; }
+        if (all) used[g] = found = true;
       }
-      all = found;
+      if (!found) return false;
     }
-    r["exact_match"] = all;
+    return true;
+  };
+  if constexpr (std::is_same_v<T, QTau>) {
+    // Equality in Q, up to permutation.
+    r["exact_match"] = bijective_match([](const QTau& x, const Rational& q) { return x == QTau(q); });
   } else if constexpr (std::is_same_v<T, Ball>) {
     double maxrad = 0;
     for (const auto& g : got) {
@@ -104,21 +109,7 @@ void compare(json& r, const Model& canon, const std::vector<LearnedHead<T>>& got
         for (int j = 0; j < d; ++j) maxrad = std::max(maxrad, g.W(i, j).radius());
       }
     }
-    std::vector<bool> used(got.size(), false);
-    bool all = got.size() == H;
-    for (size_t h = 0; h < H && all; ++h) {
-      bool found = false;
-      for (size_t g = 0; g < got.size() && !found; ++g) {
-        if (used[g]) continue;
-        bool in = true;
-        for (int i = 0; i < d && in; ++i) {
-          in = got[g].v[i].contains(canon.heads[h].v[i]);
-          for (int j = 0; j < d && in; ++j) in = got[g].W(i, j).contains(canon.heads[h].W(i, j));
-        }
-        if (in) { used[g] = true; found = true; }
-      }
-      all = found;
-    }
+    const bool all = bijective_match([](const Ball& x, const Rational& q) { return x.contains(q); });
     r["contains_truth"] = all;
     r["max_radius"] = maxrad;
   } else {

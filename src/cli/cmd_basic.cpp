@@ -11,6 +11,16 @@
 namespace mhaq::cli {
 
 namespace {
+// Entry ranges left at their exact-mode defaults take the defaults of arithmetic a.
+GenerateOptions with_defaults_for(GenerateOptions g, Arith a) {
+  const GenerateOptions def = default_generate(a), ex = default_generate(Arith::exact);
+  if (g.w_range == ex.w_range) g.w_range = def.w_range;
+  if (g.w_den == ex.w_den) g.w_den = def.w_den;
+  if (g.v_range == ex.v_range) g.v_range = def.v_range;
+  if (g.v_den == ex.v_den) g.v_den = def.v_den;
+  return g;
+}
+
 void add_model_shape(CLI::App* s, GenerateOptions& g) {
   s->add_option("--w-range", g.w_range, "W entries: integers in [-R, R] divided by --w-den");
   s->add_option("--w-den", g.w_den, "denominator of W entries");
@@ -42,16 +52,7 @@ Command make_generate() {
             return s;
           },
           [st] {
-            GenerateOptions g = st->g;
-            if (st->arith != "exact") {
-              const GenerateOptions def = default_generate(parse_arith(st->arith));
-              const GenerateOptions ex = default_generate(Arith::exact);
-              if (g.w_range == ex.w_range) g.w_range = def.w_range;
-              if (g.w_den == ex.w_den) g.w_den = def.w_den;
-              if (g.v_range == ex.v_range) g.v_range = def.v_range;
-              if (g.v_den == ex.v_den) g.v_den = def.v_den;
-            }
-            const Model m = generate_model(g);
+            const Model m = generate_model(with_defaults_for(st->g, parse_arith(st->arith)));
             const std::string text = model_to_json_text(m);
             if (st->out.empty()) {
               std::cout << text;
@@ -108,12 +109,7 @@ Command make_recover() {
               truth = read_model_file(st->model_path);
             } else {
               if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
-              GenerateOptions g = st->g;
-              const GenerateOptions def = default_generate(a), ex = default_generate(Arith::exact);
-              if (g.w_range == ex.w_range) g.w_range = def.w_range;
-              if (g.w_den == ex.w_den) g.w_den = def.w_den;
-              if (g.v_range == ex.v_range) g.v_range = def.v_range;
-              if (g.v_den == ex.v_den) g.v_den = def.v_den;
+              GenerateOptions g = with_defaults_for(st->g, a);
               g.seed = st->seed;
               truth = generate_model(g);
             }
