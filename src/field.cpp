@@ -306,6 +306,99 @@ std::vector<Ball> Field<Ball>::real_roots(const std::vector<Ball>& c) const {
   return roots;
 }
 
+bool Field<Ball>::certify_pair(const std::vector<Ball>& f, Ball& P, std::vector<Ball>& r, std::vector<Ball>& c) const {
+  const long prec = working_precision();
+  const long H = static_cast<long>(r.size()), n = 2 * H + 1;
+  // x = (P, r_1..r_H, c_1..c_H); g_k(x) = P + sum_h c_h / (1 + r_h k) - f_k.
+  std::vector<Ball> xt(n);
+  arb_get_mid_arb(xt[0].raw(), P.raw());
+  for (long h = 0; h < H; ++h) {
+    arb_get_mid_arb(xt[1 + h].raw(), r[h].raw());
+    arb_get_mid_arb(xt[1 + H + h].raw(), c[h].raw());
+  }
+  const Ball one(1L);
+  auto g = [&](const std::vector<Ball>& x, long k) {
+    Ball s = x[0] - f[k];
+    for (long h = 0; h < H; ++h) s += x[1 + H + h] / (one + x[1 + h] * Ball(k));
+    return s;
+  };
+  auto jac = [&](ArbMat& J, const std::vector<Ball>& x) {
+    for (long k = 0; k < n; ++k) {
+      arb_one(arb_mat_entry(J.m, k, 0));
+      for (long h = 0; h < H; ++h) {
+        const Ball den = one + x[1 + h] * Ball(k);
+        const Ball inv = one / den;
+        arb_set(arb_mat_entry(J.m, k, 1 + H + h), inv.raw());
+        const Ball dr = -(x[1 + H + h] * Ball(k) * inv * inv);
+        arb_set(arb_mat_entry(J.m, k, 1 + h), dr.raw());
+      }
+    }
+  };
+  ArbMat Jt(n, n), Y(n, n), JX(n, n), YJ(n, n), M(n, n), gt(n, 1), Yg(n, 1), dX(n, 1), corr(n, 1);
+  jac(Jt, xt);
+  arb_mat_get_mid(Jt.m, Jt.m);
+  if (!arb_mat_approx_inv(Y.m, Jt.m, prec)) return false;
+  arb_mat_get_mid(Y.m, Y.m);
+  for (long k = 0; k < n; ++k) {
+    const Ball gk = g(xt, k);
+    arb_set(arb_mat_entry(gt.m, k, 0), gk.raw());
+  }
+  arb_mat_mul(Yg.m, Y.m, gt.m, prec);
+  // initial box: twice the Newton step, plus a few ulps
+  std::vector<Ball> X(n);
+  std::vector<mag_struct> w(n);
+  for (long i = 0; i < n; ++i) {
+    mag_init(&w[i]);
+    arb_get_mag(&w[i], arb_mat_entry(Yg.m, i, 0));
+    mag_mul_2exp_si(&w[i], &w[i], 1);
+    mag_t t;
+    mag_init(t);
+    arb_get_mag(t, xt[i].raw());
+    mag_mul_2exp_si(t, t, -prec + 4);
+    mag_add(&w[i], &w[i], t);
+    mag_clear(t);
+  }
+  bool ok = false;
+  std::vector<Ball> K(n);
+  for (int attempt = 0; attempt < 6 && !ok; ++attempt) {
+    for (long i = 0; i < n; ++i) {
+      X[i] = xt[i];
+      mag_set(arb_radref(X[i].raw()), &w[i]);
+      arb_zero(arb_mat_entry(dX.m, i, 0));
+      mag_set(arb_radref(arb_mat_entry(dX.m, i, 0)), &w[i]);  // X - xt = [0 +/- w]
+    }
+    jac(JX, X);
+    arb_mat_mul(YJ.m, Y.m, JX.m, prec);
+    arb_mat_one(M.m);
+    arb_mat_sub(M.m, M.m, YJ.m, prec);
+    arb_mat_mul(corr.m, M.m, dX.m, prec);
+    ok = true;
+    for (long i = 0; i < n && ok; ++i) {
+      Ball k = xt[i];
+      arb_sub(k.raw(), k.raw(), arb_mat_entry(Yg.m, i, 0), prec);
+      arb_add(k.raw(), k.raw(), arb_mat_entry(corr.m, i, 0), prec);
+      ok = arb_contains_interior(X[i].raw(), k.raw());
+      K[i] = k;
+    }
+    for (long i = 0; i < n; ++i) mag_mul_2exp_si(&w[i], &w[i], 3);  // epsilon-inflation for the next try
+  }
+  for (auto& m : w) mag_clear(&m);
+  if (!ok) return false;
+  // distinct positive poles and nonzero residues, so the solution in X is the
+  // true fit up to the order of heads (uniqueness of the type-(H,H) interpolant)
+  for (long h = 0; h < H; ++h) {
+    if (!arb_is_positive(K[1 + h].raw()) || arb_contains_zero(K[1 + H + h].raw())) return false;
+    for (long g2 = h + 1; g2 < H; ++g2)
+      if (arb_overlaps(K[1 + h].raw(), K[1 + g2].raw())) return false;
+  }
+  P = K[0];
+  for (long h = 0; h < H; ++h) {
+    r[h] = K[1 + h];
+    c[h] = K[1 + H + h];
+  }
+  return true;
+}
+
 // ============================================================ floating point
 namespace {
 double scale2(double x, long e) { return std::ldexp(x, static_cast<int>(e)); }

@@ -153,7 +153,39 @@ Perm residue_perm(const Field<T>& F, const PairFit<T>& ref, const PairFit<T>& cu
 }  // namespace
 
 template <class T>
+PairFit<T> interpolate_linear(const Field<T>& F, const std::vector<T>& f, int H);
+
+template <class T>
 PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H) {
+  if constexpr (std::is_same_v<T, Ball>) {
+    // Filter, then certify: fit the midpoints (tight, but not yet a proof for
+    // the sample balls), then certify with a Krawczyk test against the actual
+    // balls. If that fails, the plain ball pipeline below is still rigorous.
+    // The approximate fit runs in MPFR at the working precision (approx_).
+    try {
+      std::vector<Mpfr> mid(f.size());
+      for (size_t k = 0; k < f.size(); ++k) arf_get_mpfr(mid[k].raw(), arb_midref(f[k].raw()), MPFR_RNDN);
+      const PairFit<Mpfr> am = interpolate_linear(Field<Mpfr>{}, mid, H);
+      auto to_ball = [](const Mpfr& x) {
+        Ball b;
+        arb_set_interval_mpfr(b.raw(), x.raw(), x.raw(), working_precision());
+        return b;
+      };
+      PairFit<Ball> approx{to_ball(am.P), {}, {}};
+      for (size_t h = 0; h < am.r.size(); ++h) {
+        approx.r.push_back(to_ball(am.r[h]));
+        approx.c.push_back(to_ball(am.c[h]));
+      }
+      if (F.certify_pair(f, approx.P, approx.r, approx.c)) return approx;
+    } catch (const Error&) {
+      // no usable approximation: fall through to the plain ball pipeline
+    }
+  }
+  return interpolate_linear(F, f, H);
+}
+
+template <class T>
+PairFit<T> interpolate_linear(const Field<T>& F, const std::vector<T>& f, int H) {
   const int n = 2 * H + 1;
   if (static_cast<int>(f.size()) != n) throw_internal("interpolate_pair: need 2H+1 values");
   // N(k) - f(k) (Q(k) - 1) = f(k), unknowns n_0..n_H, q_1..q_H (q_0 = 1).

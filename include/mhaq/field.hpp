@@ -77,6 +77,11 @@ struct Field<Ball> {
   Truth is_positive(const Ball& x) const;
   void solve(Mat<Ball>& X, const Mat<Ball>& A, const Mat<Ball>& B) const;
   std::vector<Ball> real_roots(const std::vector<Ball>& c) const;
+  // Krawczyk certification of a pair fit: given the sample balls f(0..2H)
+  // and an approximate fit (midpoints used), returns true and replaces the fit
+  // by enclosures that contain, for every choice of samples in the balls, the
+  // unique nearby solution of P + sum c_h/(1 + r_h k) = f(k) (proofs/02).
+  bool certify_pair(const std::vector<Ball>& f, Ball& P, std::vector<Ball>& r, std::vector<Ball>& c) const;
 };
 
 template <>
