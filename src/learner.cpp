@@ -155,6 +155,40 @@ Perm residue_perm(const Field<T>& F, const PairFit<T>& ref, const PairFit<T>& cu
 template <class T>
 PairFit<T> interpolate_linear(const Field<T>& F, const std::vector<T>& f, int H);
 
+// approx_: Newton steps on P + sum c_h/(1 + r_h k) = f(k) itself. The linear
+// route through the coefficients of N and Q is worse conditioned than the map
+// from samples to (P, r, c); two steps bring the fit to that map's accuracy.
+template <class T>
+void polish_pair(const Field<T>& F, const std::vector<T>& f, PairFit<T>& fit) {
+  const int H = static_cast<int>(fit.r.size()), n = 2 * H + 1;
+  const T one = F.from(Rational(1));
+  for (int it = 0; it < 2; ++it) {
+    Mat<T> J(n, n), g(n, 1), dx;
+    for (int k = 0; k < n; ++k) {
+      const T kk = F.from(Rational(k));
+      T s = fit.P - f[k];
+      J(k, 0) = one;
+      for (int h = 0; h < H; ++h) {
+        const T inv = one / (one + fit.r[h] * kk);
+        s = s + fit.c[h] * inv;
+        J(k, 1 + h) = -(fit.c[h] * kk * inv * inv);
+        J(k, 1 + H + h) = inv;
+      }
+      g(k, 0) = s;
+    }
+    try {
+      F.solve(dx, J, g);
+    } catch (const Error&) {
+      return;
+    }
+    fit.P = fit.P - dx(0, 0);
+    for (int h = 0; h < H; ++h) {
+      fit.r[h] = fit.r[h] - dx(1 + h, 0);
+      fit.c[h] = fit.c[h] - dx(1 + H + h, 0);
+    }
+  }
+}
+
 template <class T>
 PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H) {
   if constexpr (std::is_same_v<T, Ball>) {
@@ -181,7 +215,9 @@ PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H) {
       // no usable approximation: fall through to the plain ball pipeline
     }
   }
-  return interpolate_linear(F, f, H);
+  PairFit<T> fit = interpolate_linear(F, f, H);
+  if constexpr (!Field<T>::is_rigorous) polish_pair(F, f, fit);
+  return fit;
 }
 
 template <class T>
