@@ -142,7 +142,7 @@ template <class T>
 void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
-  ModelOracle<T> oracle(truth, lo.tokens.den);
+  ModelOracle<T> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, o.noise_eps, o.noise_seed});
   Oracle<T>& black_box = oracle;  // the learner gets this reference and nothing else
   try {
     LearnResult<T> res = learn(black_box, lo);
@@ -193,6 +193,11 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   r["heads_true"] = canon.heads.size();
   r["paper_bound"] = paper_query_bound(truth.d, lo.H);
   r["max_length_bound"] = 2 * lo.H + 1;
+  if (o.oracle_bits > 0) r["oracle_bits"] = o.oracle_bits;
+  if (!o.noise_eps.is_zero()) {
+    r["noise_eps"] = o.noise_eps.str();
+    r["noise_seed"] = o.noise_seed;
+  }
   r["token_range"] = lo.tokens.range;
   r["token_den"] = lo.tokens.den;
   switch (o.arith) {

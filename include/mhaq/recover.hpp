@@ -20,6 +20,9 @@ struct RecoverOptions {
   Schedule schedule = Schedule::paper;
   std::uint64_t seed = 1;  // learner's randomness
   TokenSpec tokens{0, 0};  // 0 = default for the arithmetic
+  long oracle_bits = 0;    // approximate oracle: answers rounded to this many bits (0 = off)
+  Rational noise_eps;      // approximate oracle: added noise uniform in [-eps, eps]
+  std::uint64_t noise_seed = 1;
 };
 
 // Default token draws: exact mode small integers; other modes a fine dyadic

@@ -77,6 +77,9 @@ Command make_recover() {
     long bits = 256;
     int learner_heads = 0;
     int max_heads = 0;
+    long oracle_bits = 0;
+    std::string noise = "0";
+    std::uint64_t noise_seed = 1;
     std::uint64_t seed = 1;
     long token_range = 0, token_den = 0;
     bool json = false;
@@ -95,6 +98,9 @@ Command make_recover() {
             s->add_option("--schedule", st->schedule, "paper | lean")->check(CLI::IsMember({"paper", "lean"}));
             s->add_option("--learner-heads", st->learner_heads, "override the learner's H (default: canonical head count of the truth)");
             s->add_option("--max-heads", st->max_heads, "only an upper bound H0 on the head count is known (claim 3)");
+            s->add_option("--oracle-bits", st->oracle_bits, "approximate oracle: round every answer to this many bits");
+            s->add_option("--noise", st->noise, "approximate oracle: add seeded noise uniform in [-EPS, EPS] (exact decimal or p/q)");
+            s->add_option("--noise-seed", st->noise_seed, "seed of the oracle's noise");
             s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den");
             s->add_option("--token-den", st->token_den, "denominator of the learner's token entries");
             add_model_shape(s, st->g);
@@ -122,6 +128,13 @@ Command make_recover() {
             // with a model file, --heads states the learner's H
             if (!st->model_path.empty() && o.heads == 0 && st->heads_opt->count() > 0) o.heads = st->g.heads;
             o.max_heads = st->max_heads;
+            o.oracle_bits = st->oracle_bits;
+            try {
+              o.noise_eps = Rational::parse(st->noise);
+            } catch (const Error& e) {
+              throw Error(ErrorKind::usage, std::string("--noise: ") + e.what());
+            }
+            o.noise_seed = st->noise_seed;
             if (o.max_heads < 0 || o.heads < 0) throw Error(ErrorKind::usage, "head counts must be positive");
             if (st->token_range != 0 || st->token_den != 0) {
               const TokenSpec def = default_tokens(a);

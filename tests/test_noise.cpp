@@ -1,0 +1,89 @@
+// Approximate oracles (claim 4 groundwork): a ball learner fed noisy answers
+// (balls covering the noise) still contains the truth, and a float learner fed
+// the same noisy answers lands inside those balls.
+#include <doctest/doctest.h>
+
+#include "mhaq/learner.hpp"
+#include "mhaq/model_oracle.hpp"
+#include "mhaq/recover.hpp"
+#include "test_util.hpp"
+
+using namespace mhaq;
+
+TEST_CASE("noisy oracle: ball results contain the truth and the MPFR run on the same answers") {
+  for (int t = 0; t < 3 * test::multiplier(); ++t) {
+    GenerateOptions g = default_generate(Arith::ball);
+    g.d = 3 + t % 2;
+    g.heads = 2 + t % 2;
+    g.seed = 70 + t;
+    const Model m = generate_model(g);
+    const OracleNoise noise{0, Rational::parse(t % 2 ? "1e-30" : "1e-20"), static_cast<std::uint64_t>(t + 1)};
+    LearnOptions lo;
+    lo.H = g.heads;
+    lo.seed = 1000 + t;
+    lo.tokens = default_tokens(Arith::ball);
+    PrecisionScope scope(512);
+    ModelOracle<Ball> ob(m, lo.tokens.den, noise);
+    ModelOracle<Mpfr> om(m, lo.tokens.den, noise);
+    const auto rb = learn<Ball>(ob, lo);
+    const auto rm = learn<Mpfr>(om, lo);
+    REQUIRE(rb.heads.size() == m.heads.size());
+    REQUIRE(rm.heads.size() == m.heads.size());
+    // truth inside the balls (up to permutation: match by containment of W(0,0))
+    int contained = 0, mpfr_inside = 0;
+    for (const auto& th : m.heads)
+      for (const auto& bh : rb.heads) {
+        bool in = true;
+        for (int i = 0; i < g.d; ++i) {
+          in = in && bh.v[i].contains(th.v[i]);
+          for (int j = 0; j < g.d; ++j) in = in && bh.W(i, j).contains(th.W(i, j));
+        }
+        contained += in;
+      }
+    CHECK(contained == g.heads);
+    for (const auto& bh : rb.heads)
+      for (const auto& mh : rm.heads) {
+        bool in = true;
+        for (int i = 0; i < g.d; ++i)
+          for (int j = 0; j < g.d; ++j) {
+            Ball x;
+            arb_set_interval_mpfr(x.raw(), mh.W(i, j).raw(), mh.W(i, j).raw(), 512);
+            in = in && arb_contains(bh.W(i, j).raw(), x.raw());
+          }
+        mpfr_inside += in;
+      }
+    CHECK(mpfr_inside == g.heads);
+    // the noise is visible: the MPFR result is not exact
+    const auto r = recover(m, RecoverOptions{Arith::mpfr, 512, 0, 0, Schedule::paper, 3, {0, 0}, 0, noise.eps, 1});
+    REQUIRE(r["status"] == "ok");
+    CHECK(r["max_rel_error"].get<double>() > 1e-100);
+  }
+}
+
+TEST_CASE("an oracle rounding to 53 bits limits an MPFR learner to double-like accuracy") {
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 4;
+  g.heads = 2;
+  g.seed = 1;
+  const Model m = generate_model(g);
+  RecoverOptions o;
+  o.arith = Arith::mpfr;
+  o.bits = 256;
+  o.seed = 1;
+  const auto full = recover(m, o);
+  o.oracle_bits = 53;
+  const auto rounded = recover(m, o);
+  REQUIRE(full["status"] == "ok");
+  REQUIRE(rounded["status"] == "ok");
+  CHECK(full["max_rel_error"].get<double>() < 1e-50);
+  CHECK(rounded["max_rel_error"].get<double>() > 1e-14);
+  CHECK(rounded["max_rel_error"].get<double>() < 1e-4);
+  CHECK(rounded["oracle_bits"] == 53);
+}
+
+TEST_CASE("approximate oracles are refused in exact mode") {
+  GenerateOptions g;
+  g.d = 2;
+  g.heads = 1;
+  CHECK_THROWS_AS(ModelOracle<QTau>(generate_model(g), 1, OracleNoise{53, Rational(0), 1}), Error);
+}
