@@ -1,0 +1,103 @@
+// golden export / golden check: exact golden test vectors (tests/golden/SCHEMA.md).
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.hpp"
+#include "mhaq/error.hpp"
+#include "mhaq/golden.hpp"
+#include "mhaq/io.hpp"
+#include "mhaq/model.hpp"
+#include "mhaq/recover.hpp"
+
+namespace mhaq::cli {
+
+Command make_golden() {
+  struct State {
+    CLI::App* exp = nullptr;
+    CLI::App* chk = nullptr;
+    std::string model_path, out, file;
+    int d = 0, heads = 0;
+    std::uint64_t seed = 1;
+    long digits = 60;
+    bool share_w = false, cancel_v = false, json = false, cjson = false;
+    CLI::Option* d_opt = nullptr;
+    CLI::Option* heads_opt = nullptr;
+  };
+  auto st = std::make_shared<State>();
+  return {[st](CLI::App& app) {
+            auto* g = app.add_subcommand("golden", "exact golden test vectors: export a self-contained vector set, or re-derive and check one");
+            g->require_subcommand(1);
+            auto* e = g->add_subcommand("export", "run the exact learner and write every query, answer, pair value and head as JSON");
+            auto* mo = e->add_option("--model", st->model_path, "model file (JSON); otherwise a model is drawn from --d/--heads/--seed");
+            st->d_opt = e->add_option("--d", st->d, "draw a model: token dimension");
+            st->heads_opt = e->add_option("--heads", st->heads, "heads of the drawn model; with --model, the learner's H (default: canonical count)");
+            e->add_option("--seed", st->seed, "seed for the model draw and the learner's draws");
+            e->add_option("--digits", st->digits, "significant digits of every decimal string (default 60)");
+            e->add_flag("--share-w", st->share_w, "drawn model: heads 1 and 2 share W (the canonical form merges them)");
+            e->add_flag("--cancel-v", st->cancel_v, "drawn model: the last two heads cancel");
+            e->add_option("-o,--output", st->out, "output file (default: standard output)");
+            e->add_flag("--json", st->json, "with -o: print a one-object JSON summary");
+            mo->excludes(st->d_opt);
+            st->exp = e;
+            auto* c = g->add_subcommand("check", "re-derive every field of a golden file; exit 6 on any mismatch");
+            c->add_option("file", st->file, "golden JSON file")->required();
+            c->add_flag("--json", st->cjson, "print one JSON object");
+            st->chk = c;
+            return g;
+          },
+          [st] {
+            if (st->exp->parsed()) {
+              GoldenInputs in;
+              in.seed = st->seed;
+              in.digits = st->digits;
+              if (st->digits < 1 || st->digits > 100000) throw Error(ErrorKind::usage, "--digits must be in [1, 100000]");
+              if (!st->model_path.empty()) {
+                in.model = read_model_file(st->model_path);
+                in.model_source = "file";
+                in.heads = st->heads;
+              } else {
+                if (st->d_opt->count() == 0 || st->heads_opt->count() == 0)
+                  throw Error(ErrorKind::usage, "golden export needs --model FILE or --d D --heads H [--seed S]");
+                GenerateOptions g = default_generate(Arith::exact);
+                g.d = st->d;
+                g.heads = st->heads;
+                g.seed = st->seed;
+                g.share_w = st->share_w;
+                g.cancel_v = st->cancel_v;
+                in.model = generate_model(g);
+                in.model_source = "generated";
+                in.generate = g;
+              }
+              const std::string text = golden_export(in);
+              if (st->out.empty()) {
+                std::cout << text;
+                std::cout.flush();
+                return 0;
+              }
+              write_file_atomic(st->out, text);
+              const nlohmann::json j{{"status", "ok"}, {"path", st->out}, {"bytes", text.size()}};
+              emit(st->json, j.dump(), "wrote " + st->out + " (" + std::to_string(text.size()) + " bytes)\n");
+              return 0;
+            }
+            std::ifstream f(st->file, std::ios::binary);
+            if (!f) throw_input("cannot open golden file \"" + st->file + "\"");
+            std::ostringstream ss;
+            ss << f.rdbuf();
+            const GoldenCheckResult r = golden_check(ss.str());
+            nlohmann::json j{{"status", r.ok() ? "ok" : "mismatch"}, {"path", st->file}, {"fields_checked", r.fields_checked}, {"mismatches", r.mismatches}};
+            std::string human = "mhaq golden check " + st->file + ": ";
+            if (r.ok()) {
+              human += "ok, " + std::to_string(r.fields_checked) + " fields re-derived independently\n";
+            } else {
+              human += std::to_string(r.mismatches.size()) + " mismatch(es)\n";
+              for (size_t i = 0; i < r.mismatches.size() && i < 100; ++i) human += "  mismatch at " + r.mismatches[i] + "\n";
+              if (r.mismatches.size() > 100) human += "  ... " + std::to_string(r.mismatches.size() - 100) + " more\n";
+            }
+            emit(st->cjson, j.dump(), human);
+            return r.ok() ? 0 : exit_code(ErrorKind::mismatch);
+          }};
+}
+
+}  // namespace mhaq::cli
