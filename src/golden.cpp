@@ -264,24 +264,6 @@ ojson heads_json(const std::vector<LearnedHead<QTau>>& hs) {
   return out;
 }
 
-bool heads_equal_canonical(const std::vector<LearnedHead<QTau>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return false;
-  std::vector<bool> used(got.size(), false);
-  for (const auto& h : canon.heads) {
-    bool found = false;
-    for (size_t g = 0; g < got.size() && !found; ++g) {
-      if (used[g]) continue;
-      bool eq = true;
-      for (int i = 0; i < canon.d && eq; ++i) {
-        eq = got[g].v[i] == QTau(h.v[i]);
-        for (int j = 0; j < canon.d && eq; ++j) eq = got[g].W(i, j) == QTau(h.W(i, j));
-      }
-      if (eq) used[g] = found = true;
-    }
-    if (!found) return false;
-  }
-  return true;
-}
 
 // Records every query and answer the learner sees, passing them through.
 class RecordingOracle final : public Oracle<QTau> {
@@ -425,7 +407,7 @@ std::string golden_export(const GoldenInputs& in) {
                          {"max_length", black_box.max_length()},
                          {"heads_recovered", res.heads.size()},
                          {"self_checked", res.self_checked},
-                         {"exact_match", heads_equal_canonical(res.heads, canon)}};
+                         {"exact_match", exact_heads_match(res.heads, canon)}};
   return dump_doc(doc);
 }
 
@@ -728,7 +710,7 @@ GoldenCheckResult golden_check(const std::string& text) {
 
   if (res) {
     exp["heads"] = heads_json(res->heads);
-    const bool match = heads_equal_canonical(res->heads, canon);
+    const bool match = exact_heads_match(res->heads, canon);
     if (!match) out.mismatches.push_back("heads: the re-derived learner heads are not the canonical model's heads");
     exp["summary"] = ojson{{"queries", black_box.queries()},
                            {"paper_bound", paper_query_bound(d, lo.H)},

@@ -1,4 +1,5 @@
 // Machine checks of the lemmas in proofs/ (see include/mhaq/prove.hpp).
+#include "mhaq/recover.hpp"
 #include "mhaq/prove.hpp"
 
 #include <arb.h>
@@ -228,25 +229,6 @@ Query pair_query(const QVec& a, long k, const QVec& b) {
   return {Run{a, k}, Run{b, 1}};
 }
 
-// Learned heads (exact) equal the canonical heads of `truth` up to permutation.
-bool heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return false;
-  std::vector<bool> used(got.size(), false);
-  for (const auto& h : canon.heads) {
-    bool found = false;
-    for (size_t g = 0; g < got.size() && !found; ++g) {
-      if (used[g]) continue;
-      bool eq = true;
-      for (int i = 0; i < canon.d && eq; ++i) {
-        eq = eq && got[g].v[i] == QTau(h.v[i]);
-        for (int j = 0; j < canon.d && eq; ++j) eq = eq && got[g].W(i, j) == QTau(h.W(i, j));
-      }
-      if (eq) { used[g] = true; found = true; }
-    }
-    if (!found) return false;
-  }
-  return true;
-}
 
 // Runs the exact learner on a model; false when the draw was degenerate
 // (reported, never a wrong answer), true with `out` set otherwise.
@@ -668,7 +650,7 @@ void check_bilinearity(const ProveOptions& o, bool broken, LemmaCheck& out) {
     const Model m = random_model(rng, d, H);
     LearnResult<QTau> lr;
     if (!learn_exact(m, H, Schedule::paper, rng.next(), lr)) { ++degenerate; continue; }
-    require(heads_match(lr.heads, m.canonical()), "exact learner output differs from the canonical truth");
+    require(exact_heads_match(lr.heads, m.canonical()), "exact learner output differs from the canonical truth");
     ++done;
   }
   out.cases += done;
@@ -861,7 +843,7 @@ void check_canonical(const ProveOptions& o, bool broken, LemmaCheck& out) {
     const Model c = canon(m);
     LearnResult<QTau> lr;
     if (!learn_exact(m, c.num_heads(), Schedule::paper, rng.next(), lr)) { ++degenerate; continue; }
-    require(heads_match(lr.heads, c), "learner output is not the canonical form of the model");
+    require(exact_heads_match(lr.heads, c), "learner output is not the canonical form of the model");
     ++recov;
     // perturb one W entry of the canonical form: some plan query must differ
     Model m2 = c;

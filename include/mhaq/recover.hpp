@@ -39,6 +39,10 @@ GenerateOptions default_generate(Arith a);
 // heads_recovered, and exact_match | contains_truth, max_radius | max_rel_error.
 nlohmann::json recover(const Model& truth, const RecoverOptions& o);
 
+// Exact recovered heads equal the canonical heads of the truth (entries
+// equal in Q), up to permutation.
+bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon);
+
 // Exit code for a recover result: 0 ok, 4 degenerate, 5 unable, 6 mismatch,
 // 8 inconsistent (the answers fit no model with the stated head count).
 int recover_exit_code(const nlohmann::json& r);
