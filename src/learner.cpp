@@ -252,10 +252,12 @@ PairFit<T> interpolate_linear(const Field<T>& F, const std::vector<T>& f, int H)
 
 template <class T>
 PairFit<T> interpolate_pair_minimal(const Field<T>& F, const std::vector<T>& f, int H0, double threshold_log2) {
-  for (int m = 1; m <= H0; ++m) {
-    PairFit<T> fit;
+  // m = 0 is the constant P = f(0): a pair where every head is invisible
+  // (zero residues); the caller reports it as a degenerate draw.
+  for (int m = 0; m <= H0; ++m) {
+    PairFit<T> fit{f[0], {}, {}};
     try {
-      fit = interpolate_pair(F, std::vector<T>(f.begin(), f.begin() + 2 * m + 1), m);
+      if (m > 0) fit = interpolate_pair(F, std::vector<T>(f.begin(), f.begin() + 2 * m + 1), m);
     } catch (const Error& e) {
       // A singular or inconsistent type-(m,m) fit means m is too small. With
       // floats and balls an undecidable fit at m below the true type is also
@@ -352,6 +354,7 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
     if (fits[p].r.size() != Hf)
       throw_degenerate(pair_name(plan.pairs[p]) + ": shows " + std::to_string(fits[p].r.size()) + " heads where other pairs show " +
                        std::to_string(Hf) + " (colliding poles or a zero residue at this draw)");
+  if (Hf == 0) throw_degenerate("no pair shows any head: every answer is the same constant");
   res.heads_found = static_cast<int>(Hf);
 
   // Label heads consistently across all base pairs.

@@ -76,3 +76,21 @@ TEST_CASE("a learner told fewer heads than the true canonical count never return
   }
   MESSAGE(caught << " of " << trials << " reported as inconsistent (others as degenerate draws)");
 }
+
+TEST_CASE("unknown H: a pair where every head is invisible shows type (0,0) and is reported as degenerate") {
+  // Found by `mhaq verify --trials 200 --seed 1` (trial 72): the one canonical
+  // head has a zero residue at pair (1,1), so f is constant there.
+  GenerateOptions g;
+  g.d = 4;
+  g.heads = 3;
+  g.seed = 227795645051ULL;
+  g.cancel_v = true;
+  RecoverOptions o;
+  o.seed = g.seed;
+  o.max_heads = 3;
+  const json r = recover(generate_model(g), o);
+  INFO(r.dump().substr(0, 300));
+  CHECK(r["status"] == "degenerate");
+  CHECK(r["message"].get<std::string>().find("shows 0 heads") != std::string::npos);
+  CHECK(r["queries"] == paper_query_bound(4, 3));
+}
