@@ -155,6 +155,12 @@ Perm residue_perm(const Field<T>& F, const PairFit<T>& ref, const PairFit<T>& cu
 template <class T>
 PairFit<T> interpolate_linear(const Field<T>& F, const std::vector<T>& f, int H);
 
+template <class T>
+std::vector<int> link_permutation(const Field<T>& F, const PairFit<T>& ref, const PairFit<T>& cur, const PairFit<T>& link,
+                                  bool within, const std::string& what) {
+  return link_perm(F, ref, cur, link, within, what);
+}
+
 // approx_: Newton steps on P + sum c_h/(1 + r_h k) = f(k) itself. The linear
 // route through the coefficients of N and Q is worse conditioned than the map
 // from samples to (P, r, c); two steps bring the fit to that map's accuracy.
@@ -436,7 +442,9 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
 #define MHAQ_INSTANTIATE(T)                                                            \
   template PairFit<T> interpolate_pair<T>(const Field<T>&, const std::vector<T>&, int); \
   template LearnResult<T> learn<T>(Oracle<T>&, const LearnOptions&);                     \
-  template PairFit<T> interpolate_pair_minimal<T>(const Field<T>&, const std::vector<T>&, int, double);
+  template PairFit<T> interpolate_pair_minimal<T>(const Field<T>&, const std::vector<T>&, int, double); \
+  template std::vector<int> link_permutation<T>(const Field<T>&, const PairFit<T>&, const PairFit<T>&, const PairFit<T>&, bool, \
+                                                const std::string&);
 MHAQ_INSTANTIATE(QTau)
 MHAQ_INSTANTIATE(Ball)
 MHAQ_INSTANTIATE(Mpfr)

@@ -129,3 +129,50 @@ TEST_CASE("singular B or Delta: redrawn before any query, at no query cost") {
   }
   CHECK(redrawn > 0);
 }
+
+TEST_CASE("ambiguous link: several head assignments fit exactly -> degenerate (exact), unable (balls)") {
+  // Three heads with pole exponents (0, 1, 2) at the reference pair and at the
+  // other pair, equal residues: the within link {tau^0, tau^2, tau^4} with
+  // residues 2 is fitted by the identity and by the swap of heads 1 and 3.
+  auto fit = [](std::vector<long> n, long c) {
+    PairFit<QTau> f{QTau(Rational(0)), {}, {}};
+    for (long e : n) {
+      f.r.push_back(QTau::tau_pow(e));
+      f.c.push_back(QTau(Rational(c)));
+    }
+    return f;
+  };
+  Field<QTau> F;
+  F.L = 4;
+  const auto ref = fit({0, 1, 2}, 1), cur = fit({0, 1, 2}, 1), link = fit({0, 2, 4}, 2);
+  try {
+    link_permutation(F, ref, cur, link, true, "synthetic link");
+    FAIL("ambiguous link accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::degenerate);
+    CHECK(std::string(e.what()).find("ambiguous link") != std::string::npos);
+  }
+  // an unambiguous link is accepted and gives the identity
+  const auto cur2 = fit({0, 3, 7}, 1), link2 = fit({0, 4, 9}, 2);
+  CHECK(link_permutation(F, ref, cur2, link2, true, "synthetic link") == std::vector<int>{0, 1, 2});
+  // balls: wide enclosures that cannot separate the candidates are 'unable'
+  PrecisionScope scope(64);
+  auto ball_fit = [](std::vector<double> r) {  // poles with radius 1/16
+    PairFit<Ball> f{Ball(0L), {}, {}};
+    for (double x : r) {
+      Ball b(Rational::parse(std::to_string(x)));
+      arb_add_error_2exp_si(b.raw(), -4);
+      f.r.push_back(b);
+      f.c.push_back(Ball(1L));
+    }
+    return f;
+  };
+  Field<Ball> FB;
+  try {
+    link_permutation(FB, ball_fit({1.0, 1.01, 1.02}), ball_fit({2.0, 2.01, 2.02}), ball_fit({2.0, 2.03, 2.06}), false,
+                     "synthetic ball link");
+    FAIL("undecidable ball link accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::unable);
+  }
+}

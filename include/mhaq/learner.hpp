@@ -25,6 +25,15 @@ struct PairFit {
 template <class T>
 PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H);
 
+// Orders the heads of `cur` like those of `ref` from a link pair (proofs/03):
+// within links (poles multiply, residues add) or across links (poles
+// multiply, residues equal). Returns perm with cur head perm[h] matching ref
+// head h. Exact: Error(degenerate) when several assignments fit (ambiguous
+// link); balls: Error(unable) when they cannot be told apart.
+template <class T>
+std::vector<int> link_permutation(const Field<T>& F, const PairFit<T>& ref, const PairFit<T>& cur, const PairFit<T>& link,
+                                  bool within, const std::string& what);
+
 template <class T>
 struct LearnedHead {
   Mat<T> W;
