@@ -20,6 +20,8 @@ struct OracleNoise {
   bool active() const { return bits > 0 || !eps.is_zero(); }
 };
 
+struct IntModel;  // integer-scaled copy of the model (oracle fast path)
+
 // Exact value of f at the final token, evaluated in T: scores are computed
 // exactly in Q, then exp in T (ball: rigorous enclosure; exact: tau powers).
 template <class T>
@@ -38,6 +40,7 @@ class ModelOracle final : public Oracle<T> {
   Field<T> field_;
   OracleNoise noise_;
   Rng noise_rng_{1};
+  std::shared_ptr<const IntModel> int_model_;
 };
 
 // Evaluates f(X) exactly on rational tokens, in Q(tau) (for checks that do not
