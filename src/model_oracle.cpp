@@ -115,10 +115,10 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
       if (!to_long(q[r].token[i], qden, x[r][i])) return false;
       maxx = std::max(maxx, x[r][i] < 0 ? -x[r][i] : x[r][i]);
     }
-  // |score| <= d^2 maxW maxx^2 and |value| <= d maxv maxx must stay below 2^125
-  const long double bound = static_cast<long double>(d) * d * (im.maxW + 1) * (maxx + 1.0L) * (maxx + 1.0L) +
-                            static_cast<long double>(d) * (im.maxv + 1) * (maxx + 1.0L);
-  if (bound > 4e37L) return false;
+  // |score| <= d^2 maxW maxx^2 and |value| <= d maxv maxx must stay below
+  // 2^125; bounded with bit lengths (integers only, as everywhere in exact mode).
+  auto bits = [](long v) { return v <= 0 ? 0 : 64 - __builtin_clzl(static_cast<unsigned long>(v)); };
+  if (2 * bits(d) + bits(im.maxW) + 2 * bits(maxx) > 124 || bits(d) + bits(im.maxv) + bits(maxx) > 124) return false;
   const i128 sden = static_cast<i128>(im.mW) * qden * qden, vden = static_cast<i128>(im.mv) * qden;
   const std::vector<long>& xN = x.back();
   T total = F.from(Rational(0));
