@@ -1,6 +1,7 @@
 // The learner of ALGORITHM.md sections 3-5, written once for every Field<T>.
 #include "mhaq/learner.hpp"
 
+#include "mhaq/parallel.hpp"
 #include "mhaq/model_oracle.hpp"  // evaluate_exact: the attention formula, for the self-check only
 
 #include <algorithm>
@@ -339,11 +340,9 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   // Chaining (proofs/04): v^T delta_i from the limits of the pairs (i, 1),
   // then v^T b for any b from Delta lambda = b - b_1, lambda exact in Q.
   const T& fb1 = ans[0];
+  parallel_for(0, static_cast<size_t>(d), opt.threads, [&](size_t i) { fit(i, fb1); });
   std::vector<T> vdelta;
-  for (int i = 0; i < d; ++i) {
-    fit(static_cast<size_t>(i), fb1);
-    vdelta.push_back(fits[i].P - fb1);
-  }
+  for (int i = 0; i < d; ++i) vdelta.push_back(fits[i].P - fb1);
   const QVec b1 = plan.B.col(0);
   auto f0_of = [&](const QVec& b) {
     const QVec lambda = matvec(DeltaInvT.transpose(), b - b1);
@@ -352,7 +351,7 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
       if (!lambda[i].is_zero()) s = s + F.from(lambda[i]) * vdelta[i];
     return s;
   };
-  for (size_t p = d; p < plan.pairs.size(); ++p) fit(p, f0_of(plan.pairs[p].final_token));
+  parallel_for(static_cast<size_t>(d), plan.pairs.size(), opt.threads, [&](size_t p) { fit(p, f0_of(plan.pairs[p].final_token)); });
   // With only a bound H0, every pair must show the same minimal type m (the
   // canonical head count); a pair showing fewer has colliding poles or a zero
   // residue at this draw.
@@ -432,8 +431,10 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
       }
       rec.heads.push_back(std::move(hq));
     }
+    std::vector<char> same(qs.size(), 0);
+    parallel_for(0, qs.size(), opt.threads, [&](size_t q) { same[q] = evaluate_exact(rec, qs[q], F.L) == ans[q]; });
     for (size_t q = 0; q < qs.size(); ++q)
-      if (!(evaluate_exact(rec, qs[q], F.L) == ans[q]))
+      if (!same[q])
         throw_inconsistent("recovered heads do not reproduce answer " + std::to_string(q + 1) + " of " + std::to_string(qs.size()) +
                            ": the answers are not those of a model with " + std::to_string(res.heads_found) + " heads");
     res.self_checked = true;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "mhaq/model_oracle.hpp"
+#include "mhaq/parallel.hpp"
 
 namespace mhaq {
 
@@ -201,6 +202,8 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   // The learner's stream is separate from any model-generation stream.
   lo.seed = learner_seed(o.seed);
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
+  if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
+  lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
   r["arith"] = arith_name(o.arith);
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) r["bits"] = o.bits;
   if (o.arith == Arith::ieee) r["bits"] = 53;

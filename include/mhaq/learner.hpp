@@ -46,6 +46,7 @@ struct LearnOptions {
   Schedule schedule = Schedule::paper;
   std::uint64_t seed = 1;
   TokenSpec tokens;
+  int threads = 1;              // pair fits run in parallel; results do not depend on it
 };
 
 template <class T>

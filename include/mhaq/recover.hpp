@@ -23,6 +23,7 @@ struct RecoverOptions {
   long oracle_bits = 0;    // approximate oracle: answers rounded to this many bits (0 = off)
   Rational noise_eps;      // approximate oracle: added noise uniform in [-eps, eps]
   std::uint64_t noise_seed = 1;
+  int threads = 1;         // learner threads (0 = all hardware threads); output does not depend on it
 };
 
 // Default token draws: exact mode small integers; other modes a fine dyadic

@@ -81,6 +81,7 @@ Command make_recover() {
     std::string noise = "0";
     std::uint64_t noise_seed = 1;
     std::uint64_t seed = 1;
+    int threads = 1;
     long token_range = 0, token_den = 0;
     bool json = false;
     CLI::Option* d_opt = nullptr;
@@ -101,6 +102,7 @@ Command make_recover() {
             s->add_option("--oracle-bits", st->oracle_bits, "approximate oracle: round every answer to this many bits");
             s->add_option("--noise", st->noise, "approximate oracle: add seeded noise uniform in [-EPS, EPS] (exact decimal or p/q)");
             s->add_option("--noise-seed", st->noise_seed, "seed of the oracle's noise");
+            s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it");
             s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den");
             s->add_option("--token-den", st->token_den, "denominator of the learner's token entries");
             add_model_shape(s, st->g);
@@ -135,6 +137,7 @@ Command make_recover() {
               throw Error(ErrorKind::usage, std::string("--noise: ") + e.what());
             }
             o.noise_seed = st->noise_seed;
+            o.threads = st->threads;
             if (o.max_heads < 0 || o.heads < 0) throw Error(ErrorKind::usage, "head counts must be positive");
             if (st->token_range != 0 || st->token_den != 0) {
               const TokenSpec def = default_tokens(a);
