@@ -162,16 +162,21 @@ std::vector<int> link_permutation(const Field<T>& F, const PairFit<T>& ref, cons
   return link_perm(F, ref, cur, link, within, what);
 }
 
-// approx_: Newton steps on P + sum c_h/(1 + r_h k) = f(k) itself (double only). The linear
-// route through the coefficients of N and Q is worse conditioned than the map
-// from samples to (P, r, c); two steps bring the fit to that map's accuracy.
+// approx_: Gauss-Newton steps on P + sum c_h/(1 + r_h k) = f(k), k = 0..K-1,
+// for floats. With K = 2H+1 samples these are Newton steps on the pair's own
+// equations: the linear route through the coefficients of N and Q is worse
+// conditioned than the map from samples to (P, r, c), and two steps bring the
+// fit to that map's accuracy. With K > 2H+1 (oversampling) they minimise the
+// sum of squared residuals; each step solves the augmented system
+// [I J; J^T 0] [s; dx] = [g; 0], whose conditioning is that of J, not J^T J.
 template <class T>
-void polish_pair(const Field<T>& F, const std::vector<T>& f, PairFit<T>& fit) {
-  const int H = static_cast<int>(fit.r.size()), n = 2 * H + 1;
-  const T one = F.from(Rational(1));
-  for (int it = 0; it < 2; ++it) {
-    Mat<T> J(n, n), g(n, 1), dx;
-    for (int k = 0; k < n; ++k) {
+void polish_pair(const Field<T>& F, const std::vector<T>& f, PairFit<T>& fit, int steps) {
+  const int H = static_cast<int>(fit.r.size()), n = 2 * H + 1, K = static_cast<int>(f.size());
+  const int m = K == n ? n : K + n;
+  const T one = F.from(Rational(1)), zero = F.from(Rational(0));
+  for (int it = 0; it < steps; ++it) {
+    Mat<T> J(K, n), A(m, m), g(m, 1), dx;
+    for (int k = 0; k < K; ++k) {
       const T kk = F.from(Rational(k));
       T s = fit.P - f[k];
       J(k, 0) = one;
@@ -183,16 +188,57 @@ void polish_pair(const Field<T>& F, const std::vector<T>& f, PairFit<T>& fit) {
       }
       g(k, 0) = s;
     }
+    if (K == n) {
+      A = J;
+    } else {
+      for (int i = 0; i < m; ++i) {
+        for (int j = 0; j < m; ++j) A(i, j) = zero;
+        if (i >= K) g(i, 0) = zero;
+      }
+      for (int k = 0; k < K; ++k) {
+        A(k, k) = one;
+        for (int j = 0; j < n; ++j) A(k, K + j) = A(K + j, k) = J(k, j);
+      }
+    }
     try {
-      F.solve(dx, J, g);
+      F.solve(dx, A, g);
     } catch (const Error&) {
       return;
     }
-    fit.P = fit.P - dx(0, 0);
+    const int o = K == n ? 0 : K;
+    fit.P = fit.P - dx(o, 0);
     for (int h = 0; h < H; ++h) {
-      fit.r[h] = fit.r[h] - dx(1 + h, 0);
-      fit.c[h] = fit.c[h] - dx(1 + H + h, 0);
+      fit.r[h] = fit.r[h] - dx(o + 1 + h, 0);
+      fit.c[h] = fit.c[h] - dx(o + 1 + H + h, 0);
     }
+  }
+}
+
+// Values of a fit at k (generic).
+template <class T>
+T fit_value(const Field<T>& F, const PairFit<T>& fit, long k) {
+  const T kk = F.from(Rational(k)), one = F.from(Rational(1));
+  T v = fit.P;
+  for (size_t h = 0; h < fit.r.size(); ++h) v = v + fit.c[h] / (one + fit.r[h] * kk);
+  return v;
+}
+
+// Oversampling (K > 2H+1 values): exact and ball fits use the first 2H+1
+// values and must agree with the rest (exact: equality; balls: overlap, the
+// only certain statement); floats refit all K values by least squares.
+template <class T>
+void use_extra_samples(const Field<T>& F, const std::vector<T>& f, PairFit<T>& fit) {
+  const size_t n = 2 * fit.r.size() + 1;
+  if (f.size() <= n) return;
+  if constexpr (Field<T>::is_rigorous) {
+    for (size_t k = n; k < f.size(); ++k) {
+      const T e = fit_value(F, fit, static_cast<long>(k)) - f[k];
+      if (F.is_zero(e) == Truth::no)
+        throw_inconsistent("value k = " + std::to_string(k) + " disagrees with the type-(" + std::to_string(fit.r.size()) + "," +
+                           std::to_string(fit.r.size()) + ") fit of the first " + std::to_string(n) + " values");
+    }
+  } else {
+    polish_pair(F, f, fit, 3);
   }
 }
 
@@ -225,7 +271,7 @@ PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H) {
   PairFit<T> fit = interpolate_linear(F, f, H);
   // Double needs it (errors drop by up to 50x on hard draws); at MPFR
   // precisions the gain is marginal and it would double the pair cost.
-  if constexpr (Field<T>::tag == Arith::ieee) polish_pair(F, f, fit);
+  if constexpr (Field<T>::tag == Arith::ieee) polish_pair(F, f, fit, 2);
   return fit;
 }
 
@@ -276,10 +322,8 @@ PairFit<T> interpolate_pair_minimal(const Field<T>& F, const std::vector<T>& f, 
       throw;
     }
     Truth agree = Truth::yes;
-    for (int k = 2 * m + 1; k <= 2 * H0 && agree != Truth::no; ++k) {
-      const T kk = F.from(Rational(k));
-      T pred = fit.P;
-      for (size_t h = 0; h < fit.r.size(); ++h) pred = pred + fit.c[h] / (F.from(Rational(1)) + fit.r[h] * kk);
+    for (int k = 2 * m + 1; k < static_cast<int>(f.size()) && agree != Truth::no; ++k) {
+      const T pred = fit_value(F, fit, k);
       Truth t;
       if constexpr (Field<T>::is_rigorous) {
         t = equal(F, pred, f[k]);
@@ -292,10 +336,17 @@ PairFit<T> interpolate_pair_minimal(const Field<T>& F, const std::vector<T>& f, 
     if (agree == Truth::yes) return fit;
     if (agree == Truth::unknown)
       throw_unable("cannot certify that a type-(" + std::to_string(m) + "," + std::to_string(m) + ") function fits all " +
-                   std::to_string(2 * H0 + 1) + " values at " + std::to_string(working_precision()) +
+                   std::to_string(f.size()) + " values at " + std::to_string(working_precision()) +
                    " bits (an exact zero is never certified by balls; use --arith exact)");
   }
-  throw_inconsistent("no type-(m,m) function with m <= " + std::to_string(H0) + " fits the " + std::to_string(2 * H0 + 1) + " values");
+  throw_inconsistent("no type-(m,m) function with m <= " + std::to_string(H0) + " fits the " + std::to_string(f.size()) + " values");
+}
+
+Plan learner_plan(int d, const LearnOptions& opt, int* redraws) {
+  Rng rng(opt.seed);
+  const Draws dr = draw_tokens(rng, d, opt.tokens);
+  if (redraws) *redraws = dr.redraws;
+  return make_plan(opt.schedule, dr.B, dr.Delta, opt.H, opt.samples_per_pair);
 }
 
 template <class T>
@@ -303,11 +354,8 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   const Field<T>& F = oracle.field();
   const int d = oracle.dim(), H = opt.H;
   if (H < 1) throw Error(ErrorKind::usage, "head count must be at least 1");
-  Rng rng(opt.seed);
-  Draws dr = draw_tokens(rng, d, opt.tokens);
   LearnResult<T> res;
-  res.redraws = dr.redraws;
-  res.plan = make_plan(opt.schedule, dr.B, dr.Delta, H);
+  res.plan = learner_plan(d, opt, &res.redraws);
   const Plan& plan = res.plan;
   const std::vector<Query> qs = plan.queries();
   std::vector<T> ans;
@@ -317,7 +365,7 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   QMat DeltaInvT, BInv;
   if (!inverse(plan.Delta.transpose(), DeltaInvT) || !inverse(plan.B, BInv)) throw_internal("B or Delta singular after draw check");
 
-  const size_t per_pair = 2 * static_cast<size_t>(H);
+  const size_t per_pair = static_cast<size_t>(plan.samples) - 1;
   std::vector<PairFit<T>>& fits = res.fits;
   fits.resize(plan.pairs.size());
   if constexpr (!Field<T>::is_rigorous) {
@@ -328,7 +376,14 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
     std::vector<T> f{f0};
     for (size_t k = 0; k < per_pair; ++k) f.push_back(ans[1 + p * per_pair + k]);
     try {
-      fits[p] = opt.heads_is_bound ? interpolate_pair_minimal(F, f, H, res.fit_threshold_log2) : interpolate_pair(F, f, H);
+      if (opt.heads_is_bound) {
+        fits[p] = interpolate_pair_minimal(F, f, H, res.fit_threshold_log2);
+        if constexpr (!Field<T>::is_rigorous)
+          if (f.size() > 2 * fits[p].r.size() + 1) polish_pair(F, f, fits[p], 3);
+      } else {
+        fits[p] = interpolate_pair(F, std::vector<T>(f.begin(), f.begin() + 2 * H + 1), H);
+        use_extra_samples(F, f, fits[p]);
+      }
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::inconsistent && !opt.heads_is_bound)
         rethrow_with(Error(e.kind(), std::string(e.what()) + "; the values fit no " + std::to_string(H) +
@@ -389,6 +444,10 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
         lab[i][j] = permuted(base(i, j), residue_perm(F, lab[i][0], base(i, j), "lean labelling at (i=" + std::to_string(i + 1) +
                                                                                   ", j=" + std::to_string(j + 1) + ")"));
   }
+
+  res.labelled.resize(static_cast<size_t>(d) * d);
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i < d; ++i) res.labelled[static_cast<size_t>(j) * d + i] = lab[i][j];
 
   // Final solves (proofs/03): W_h = Delta^{-T} L_h B^{-1}, v_h = -Delta^{-T} C_h,
   // with the inverses exact in Q and applied in T.

@@ -152,7 +152,10 @@ template <class T>
 ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise)
     : model_(std::move(m)), token_den_(token_den), noise_(std::move(noise)), noise_rng_(noise_.seed) {
   model_.validate();
-  if (noise_.active() && Field<T>::is_exact) throw Error(ErrorKind::usage, "an approximate oracle needs --arith ball, mpfr or double");
+  if (noise_.active() && Field<T>::is_exact)
+    throw Error(ErrorKind::usage, "an approximate oracle answers in floating point or balls: use --arith ball, mpfr or double");
+  if (noise_.pattern == NoisePattern::envelope && !std::is_same_v<T, Ball>)
+    throw Error(ErrorKind::usage, "the envelope noise pattern needs a ball learner (--arith ball)");
   if (noise_.bits < 0 || noise_.eps.sign() < 0) throw Error(ErrorKind::usage, "oracle bits and noise must be non-negative");
   if (token_den_ < 1) throw Error(ErrorKind::usage, "token denominator must be positive");
   int_model_ = std::make_shared<const IntModel>(model_);
@@ -199,11 +202,37 @@ T ModelOracle<T>::answer(const Query& q) {
     }
     arb_set_arf(out.raw(), arb_midref(exact.raw()));
     if (noise_.bits > 0) arb_set_round(out.raw(), out.raw(), noise_.bits);
-    Ball u(Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52));
-    arb_mul_fmpz(u.raw(), u.raw(), fmpq_numref(noise_.eps.raw()), wp);
-    arb_div_fmpz(u.raw(), u.raw(), fmpq_denref(noise_.eps.raw()), wp);
-    arb_add(out.raw(), out.raw(), u.raw(), wp);
+    const long index = answered_++;
+    if (noise_.pattern != NoisePattern::envelope) {
+      Ball u;
+      if (noise_.pattern == NoisePattern::uniform) {
+        u = Ball(Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52));
+      } else {
+        if (index >= static_cast<long>(noise_.signs.size())) throw_internal("noise sign pattern shorter than the query list");
+        u = Ball(static_cast<long>(noise_.signs[index]));
+      }
+      arb_mul_fmpz(u.raw(), u.raw(), fmpq_numref(noise_.eps.raw()), wp);
+      arb_div_fmpz(u.raw(), u.raw(), fmpq_denref(noise_.eps.raw()), wp);
+      arb_add(out.raw(), out.raw(), u.raw(), wp);
+    }
     if constexpr (std::is_same_v<T, Ball>) {
+      if (noise_.pattern == NoisePattern::envelope) {
+        // every value within eps of the exact or rounded value: |out - exact| + eps around out
+        Ball env = out - exact;
+        arb_get_mid_arb(out.raw(), out.raw());
+        mag_t e;
+        mag_init(e);
+        arb_get_mag(e, env.raw());
+        Ball eb(noise_.eps);
+        mag_t epsm;
+        mag_init(epsm);
+        arb_get_mag(epsm, eb.raw());
+        mag_add(e, e, epsm);
+        arb_add_error_mag(out.raw(), e);
+        mag_clear(e);
+        mag_clear(epsm);
+        return out;
+      }
       // exact value within |rounding| + eps of the noisy midpoint
       Ball err = out - exact;
       arb_get_mid_arb(out.raw(), out.raw());
@@ -227,6 +256,16 @@ T ModelOracle<T>::answer(const Query& q) {
       return arf_get_d(arb_midref(out.raw()), ARF_RND_NEAR);
     }
   }
+}
+
+const char* noise_pattern_name(NoisePattern p) {
+  return p == NoisePattern::uniform ? "uniform" : p == NoisePattern::signs ? "worst" : "envelope";
+}
+NoisePattern parse_noise_pattern(const std::string& s) {
+  if (s == "uniform") return NoisePattern::uniform;
+  if (s == "worst" || s == "signs") return NoisePattern::signs;
+  if (s == "envelope") return NoisePattern::envelope;
+  throw Error(ErrorKind::usage, "unknown noise pattern \"" + s + "\" (expected uniform, worst or envelope)");
 }
 
 QTau evaluate_exact(const Model& m, const Query& q, long L) {

@@ -5,6 +5,7 @@
 
 #include "mhaq/model_oracle.hpp"
 #include "mhaq/parallel.hpp"
+#include "mhaq/sensitivity.hpp"
 
 namespace mhaq {
 
@@ -139,11 +140,13 @@ void compare(json& r, const Model& canon, const std::vector<LearnedHead<T>>& got
   }
 }
 
+json pow2_json(double l2) { return std::isfinite(l2) ? json(std::exp2(l2)) : l2 < 0 ? json(0.0) : json(nullptr); }
+
 template <class T>
-void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
-  ModelOracle<T> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, o.noise_eps, o.noise_seed});
+  ModelOracle<T> oracle(truth, lo.tokens.den, noise);
   Oracle<T>& black_box = oracle;  // the learner gets this reference and nothing else
   try {
     LearnResult<T> res = learn(black_box, lo);
@@ -156,6 +159,10 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     if (lo.heads_is_bound && !Field<T>::is_rigorous)
       r["fit_threshold"] = "relative residual <= 2^" + std::to_string(static_cast<int>(res.fit_threshold_log2)) + " (floating-point judgement)";
     compare(r, canon, res.heads, black_box.field());
+    if constexpr (!Field<T>::is_exact) {
+      if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
+    }
+    if constexpr (std::is_same_v<T, Ball>) r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(res.heads));
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable && e.kind() != ErrorKind::inconsistent) throw;
     r["status"] = kind_name(e.kind());
@@ -186,6 +193,140 @@ bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& c
   }
   return true;
 }
+
+namespace {
+void dispatch(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
+  switch (o.arith) {
+    case Arith::exact: run<QTau>(r, truth, canon, o, lo, noise); break;
+    case Arith::ball: run<Ball>(r, truth, canon, o, lo, noise); break;
+    case Arith::mpfr: run<Mpfr>(r, truth, canon, o, lo, noise); break;
+    case Arith::ieee: run<double>(r, truth, canon, o, lo, noise); break;
+  }
+}
+
+// Claim 4 side by side: kappa (first-order amplification at the true answers,
+// computed from the model and the learner's plan, which is fixed before any
+// query), a certified bound from a ball run whose answers are every value
+// within eps (envelope), and the observed error of the run itself. With the
+// worst pattern the run's noise is eps * sign(J) of kappa's row.
+void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, OracleNoise& noise) {
+  Ball eb(o.noise_eps);
+  const double eps = eb.mid_double();
+  if (lo.heads_is_bound || lo.H != canon.num_heads()) {
+    r["kappa"] = nullptr;
+    r["kappa_note"] = "kappa needs the learner's H to equal the canonical head count";
+    if (o.noise_pattern == NoisePattern::signs) throw Error(ErrorKind::usage, "--noise-pattern worst needs the true head count");
+    return;
+  }
+  try {
+    const Sensitivity S = sensitivity_from_model(canon, learner_plan(canon.d, lo));
+    r["kappa"] = S.kappa;
+    r["kappa_times_eps"] = S.kappa * eps;
+    r["kappa_rel"] = S.kappa_rel;
+    r["kappa_pair"] = S.pair_cond;
+    if (o.noise_pattern == NoisePattern::signs) noise.signs = S.worst_signs();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
+    if (o.noise_pattern == NoisePattern::signs) throw;
+    r["kappa"] = nullptr;
+    r["kappa_note"] = e.what();
+  }
+  // certified bound: ball answers covering every perturbation up to eps
+  const long cbits = o.arith == Arith::ieee ? 256 : o.bits;
+  PrecisionScope scope(cbits);
+  ModelOracle<Ball> env(canon, lo.tokens.den, OracleNoise{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::envelope, {}});
+  r["certified_bits"] = cbits;
+  try {
+    const LearnResult<Ball> res = learn<Ball>(env, lo);
+    double b = 0;
+    if (!certified_param_error_log2(res.heads, canon, b)) throw_internal("certified run: balls do not contain the truth");
+    r["certified_bound"] = pow2_json(b);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
+    r["certified_bound"] = nullptr;
+    r["certified_note"] = std::string(kind_name(e.kind())) + ": " + e.what();
+  }
+}
+
+// --target-error T (balls): estimate kappa from the learner's own float run
+// (no model access), start at the precision it predicts, double until the
+// balls certify relative error <= T or the cap is reached (Ziv's strategy).
+void auto_precision(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+  if (o.arith != Arith::ball) throw Error(ErrorKind::usage, "--target-error needs --arith ball (only balls certify an error)");
+  if (o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
+  if (o.noise_eps.sign() != 0 || o.oracle_bits != 0) throw Error(ErrorKind::usage, "--target-error raises the oracle's precision: no --noise or --oracle-bits");
+  if (lo.heads_is_bound) throw Error(ErrorKind::usage, "--target-error needs a known head count (balls cannot certify H0 > H)");
+  double log2_T;
+  {
+    PrecisionScope scope(128);
+    Ball t(o.target_error);
+    arb_log_base_ui(t.raw(), t.raw(), 2, 128);
+    log2_T = t.mid_double();
+  }
+  r["target_error"] = o.target_error.str();
+  long calls = 0;
+  // 1. estimate: a float run whose own error (about kappa_rel 2^-p) leaves half its bits
+  double lk = NAN, lpair = NAN;
+  long est_bits = 0;
+  for (long pe = 64; pe <= o.max_bits && std::isnan(lk); pe *= 2) {
+    PrecisionScope scope(pe);
+    ModelOracle<Mpfr> oracle(truth, lo.tokens.den);
+    try {
+      const LearnResult<Mpfr> res = learn<Mpfr>(oracle, lo);
+      calls += oracle.queries();
+      const Sensitivity S = sensitivity_from_fits(res);
+      if (std::log2(S.kappa_rel) <= pe / 2.0) {
+        lk = std::log2(S.kappa_rel);
+        lpair = std::log2(S.pair_cond);
+        est_bits = pe;
+      }
+    } catch (const Error& e) {
+      calls += oracle.queries();
+      if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::inconsistent) throw;
+    }
+  }
+  if (std::isnan(lk)) {
+    r["status"] = "unable";
+    r["message"] = "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate";
+    r["heads_recovered"] = 0;
+    r["oracle_calls"] = calls;
+    return;
+  }
+  r["kappa_estimate"] = std::exp2(lk);
+  r["estimate_bits"] = est_bits;
+  // 2. start: the balls' radius grows like kappa_rel 2^-p; the pair
+  // certificate (Krawczyk) needs roughly 2 log2(pair amplification) bits.
+  const long guard = 16;
+  long p = static_cast<long>(std::ceil(std::max(lk - log2_T, 2 * lpair))) + guard;
+  p = std::clamp(p, 64L, o.max_bits);
+  r["bits_start"] = p;
+  json attempts = json::array();
+  for (;;) {
+    RecoverOptions oa = o;
+    oa.bits = p;
+    json ra = r;
+    dispatch(ra, truth, canon, oa, lo, OracleNoise{});
+    calls += ra.value("queries", 0L);
+    const bool ok = ra["status"] == "ok" && ra["certified_relative_error"].is_number() &&
+                    std::log2(ra["certified_relative_error"].get<double>()) <= log2_T;
+    attempts.push_back({{"bits", p}, {"status", ra["status"]}, {"certified_relative_error", ra.value("certified_relative_error", json(nullptr))}});
+    if (ok || p >= o.max_bits) {
+      r = ra;
+      r["bits"] = p;
+      r["bits_used"] = p;
+      if (!ok && r["status"] == "ok") {
+        r["status"] = "unable";
+        r["message"] = "relative error " + ra["certified_relative_error"].dump() + " not certified below the target at the cap of " +
+                       std::to_string(o.max_bits) + " bits";
+      }
+      break;
+    }
+    p = std::min(2 * p, o.max_bits);
+  }
+  r["attempts"] = attempts;
+  r["oracle_calls"] = calls;
+}
+}  // namespace
 
 nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   truth.validate();
@@ -222,12 +363,26 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   }
   r["token_range"] = lo.tokens.range;
   r["token_den"] = lo.tokens.den;
-  switch (o.arith) {
-    case Arith::exact: run<QTau>(r, truth, canon, o, lo); break;
-    case Arith::ball: run<Ball>(r, truth, canon, o, lo); break;
-    case Arith::mpfr: run<Mpfr>(r, truth, canon, o, lo); break;
-    case Arith::ieee: run<double>(r, truth, canon, o, lo); break;
+  if (o.samples_per_pair != 0) {
+    if (o.samples_per_pair <= 2 * lo.H + 1)
+      throw Error(ErrorKind::usage, "--samples-per-pair must exceed 2H+1 = " + std::to_string(2 * lo.H + 1) + " (the default is exactly 2H+1)");
+    lo.samples_per_pair = o.samples_per_pair;
+    r["samples_per_pair"] = o.samples_per_pair;
+    r["max_length_bound"] = o.samples_per_pair;
   }
+  OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
+  if (!o.noise_eps.is_zero()) {
+    if (o.arith == Arith::exact) throw Error(ErrorKind::usage, "--noise needs an approximate learner: --arith ball, mpfr or double");
+    r["noise_pattern"] = noise_pattern_name(o.noise_pattern);
+    noise_analysis(r, canon, o, lo, noise);
+  } else if (o.noise_pattern != NoisePattern::uniform) {
+    throw Error(ErrorKind::usage, "--noise-pattern needs --noise EPS");
+  }
+  if (!o.target_error.is_zero()) {
+    auto_precision(r, truth, canon, o, lo);
+    return r;
+  }
+  dispatch(r, truth, canon, o, lo, noise);
   return r;
 }
 
@@ -257,6 +412,22 @@ std::string recover_report(const nlohmann::json& r) {
   if (r.contains("contains_truth"))
     o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius"].get<double>() << "\n";
   if (r.contains("max_rel_error")) o << "  max rel. error   " << r["max_rel_error"].dump() << "\n";
+  if (r.contains("samples_per_pair")) o << "  oversampling     " << r["samples_per_pair"] << " values per pair (least squares)\n";
+  if (r.contains("noise_pattern")) {
+    o << "  noise            eps = " << r["noise_eps"].get<std::string>() << ", " << r["noise_pattern"].get<std::string>() << " pattern\n";
+    o << "  kappa            " << r["kappa"].dump() << (r.contains("kappa_times_eps") ? "  (kappa * eps = " + r["kappa_times_eps"].dump() + ")" : "") << "\n";
+    o << "  certified bound  " << r["certified_bound"].dump() << " (ball run on every answer within eps, " << r["certified_bits"] << " bits)"
+      << (r.contains("certified_note") ? "; " + r["certified_note"].get<std::string>() : "") << "\n";
+    o << "  observed error   " << (r.contains("observed_error") ? r["observed_error"].dump() : "-") << "\n";
+  }
+  if (r.contains("bits_used")) {
+    o << "  target error     " << r["target_error"].get<std::string>() << ", kappa estimate " << r["kappa_estimate"].dump() << " (float run at "
+      << r["estimate_bits"] << " bits)\n";
+    o << "  precision        started at " << r["bits_start"] << " bits, used " << r["bits_used"] << " bits; " << r["attempts"].size()
+      << " ball attempt(s), " << r["oracle_calls"] << " oracle calls in all\n";
+  }
+  if (r.contains("certified_relative_error") && !r.contains("noise_pattern"))
+    o << "  certified rel. error " << r["certified_relative_error"].dump() << " (ball radius / head norm)\n";
   if (r.contains("heads") && r["d"].get<int>() <= 4) {
     int h = 0;
     for (const auto& hd : r["heads"]) {

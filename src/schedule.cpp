@@ -23,11 +23,14 @@ long query_length(const Query& q) {
 long paper_query_bound(long d, long H) { return 4 * H * d * d - 2 * H + 1; }
 long lean_query_count(long d, long H) { return 1 + 2 * H * (d * d + d - 1); }
 
-Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H) {
+Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples) {
+  if (samples != 0 && samples < 2 * H + 1)
+    throw Error(ErrorKind::usage, "samples per pair must be at least 2H+1 = " + std::to_string(2 * H + 1));
   Plan p;
   p.schedule = s;
   p.d = B.rows();
   p.H = H;
+  p.samples = samples == 0 ? 2 * H + 1 : samples;
   p.B = B;
   p.Delta = Delta;
   const int d = p.d;
@@ -44,11 +47,11 @@ Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H) {
 
 std::vector<Query> Plan::queries() const {
   std::vector<Query> out;
-  out.reserve(1 + pairs.size() * 2 * H);
+  out.reserve(1 + pairs.size() * (samples - 1));
   out.push_back(first);
   for (const auto& pr : pairs) {
     const QVec a = pr.final_token + pr.offset;
-    for (long k = 1; k <= 2L * H; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
+    for (long k = 1; k < samples; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
   }
   return out;
 }

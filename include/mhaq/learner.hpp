@@ -47,7 +47,13 @@ struct LearnOptions {
   std::uint64_t seed = 1;
   TokenSpec tokens;
   int threads = 1;              // pair fits run in parallel; results do not depend on it
+  int samples_per_pair = 0;     // 0: the paper's 2H+1 values per pair; K > 2H+1: oversampling (least squares)
 };
+
+// The query plan learn() sends for these options: B and Delta drawn from
+// opt.seed exactly as learn() draws them (non-adaptive, so it is known before
+// any query). `redraws` receives the number of singular draws replaced.
+Plan learner_plan(int d, const LearnOptions& opt, int* redraws = nullptr);
 
 template <class T>
 struct LearnResult {
@@ -55,6 +61,7 @@ struct LearnResult {
   Plan plan;
   int redraws = 0;
   std::vector<PairFit<T>> fits;    // per pair of plan.pairs, heads in the pair's own order
+  std::vector<PairFit<T>> labelled;  // base pair (i, j) at index j*d + i, heads in the order of `heads`
   int heads_found = 0;             // minimal type found (claim 3), equals H when H is known
   double fit_threshold_log2 = 0;   // floats with heads_is_bound: relative residual threshold used
   bool self_checked = false;       // exact: recovered heads reproduce every answer

@@ -2,6 +2,8 @@
 // no accessor: code holding an Oracle<T>& cannot reach it.
 #pragma once
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "mhaq/model.hpp"
 #include "mhaq/oracle.hpp"
@@ -10,13 +12,25 @@
 namespace mhaq {
 
 // An approximate oracle (claim 4): the exact value rounded to `bits` bits
-// (0 = no rounding) plus seeded noise uniform in [-eps, eps]. A ball learner
-// receives balls that contain the exact value (radius covers rounding and
-// noise), so ball runs certify bounds over every perturbation up to eps.
+// (0 = no rounding) plus noise of size at most eps:
+//  * uniform:  seeded, uniform in [-eps, eps];
+//  * signs:    eps * signs[q] for the q-th answer (0-based; a fixed pattern,
+//              e.g. the worst case of the first-order error, see sensitivity.hpp);
+//  * envelope: ball learners only: the answer is a ball containing every
+//              value within eps of the (rounded) exact value, so a ball run
+//              bounds the result for every perturbation up to eps at once.
+// A ball learner always receives balls that contain the exact value (radius
+// covers rounding and noise), so ball runs certify bounds.
+enum class NoisePattern { uniform, signs, envelope };
+const char* noise_pattern_name(NoisePattern p);
+NoisePattern parse_noise_pattern(const std::string& s);  // throws Error(usage)
+
 struct OracleNoise {
   long bits = 0;
   Rational eps;  // 0 = no noise
   std::uint64_t seed = 1;
+  NoisePattern pattern = NoisePattern::uniform;
+  std::vector<signed char> signs;  // pattern == signs: one entry (-1, 0, +1) per answer
   bool active() const { return bits > 0 || !eps.is_zero(); }
 };
 
@@ -40,6 +54,7 @@ class ModelOracle final : public Oracle<T> {
   Field<T> field_;
   OracleNoise noise_;
   Rng noise_rng_{1};
+  long answered_ = 0;  // answers given so far (index into noise_.signs)
   std::shared_ptr<const IntModel> int_model_;
 };
 

@@ -9,6 +9,7 @@
 #include "mhaq/field.hpp"
 #include "mhaq/learner.hpp"
 #include "mhaq/model.hpp"
+#include "mhaq/model_oracle.hpp"
 
 namespace mhaq {
 
@@ -24,6 +25,10 @@ struct RecoverOptions {
   Rational noise_eps;      // approximate oracle: added noise uniform in [-eps, eps]
   std::uint64_t noise_seed = 1;
   int threads = 1;         // learner threads (0 = all hardware threads); output does not depend on it
+  NoisePattern noise_pattern = NoisePattern::uniform;  // uniform, or signs = the worst case of the first-order error
+  int samples_per_pair = 0;  // 0: 2H+1 (the paper's count); K > 2H+1: oversampling, least-squares pair fits
+  Rational target_error;     // > 0 (ball only): raise precision until the balls certify this relative error
+  long max_bits = 1L << 14;  // cap of the precision doubling for target_error
 };
 
 // Default token draws: exact mode small integers; other modes a fine dyadic
@@ -38,6 +43,9 @@ GenerateOptions default_generate(Arith a);
 // returned object ("status"), not thrown; usage/input errors are thrown.
 // Fields: status, message, queries, max_length, paper_bound, heads_true,
 // heads_recovered, and exact_match | contains_truth, max_radius | max_rel_error.
+// With noise: kappa, kappa_times_eps, certified_bound, observed_error
+// (sensitivity.hpp's entrywise metric). With target_error: bits_used,
+// bits_start, kappa_estimate, attempts.
 nlohmann::json recover(const Model& truth, const RecoverOptions& o);
 
 // Exact recovered heads equal the canonical heads of the truth (entries

@@ -29,16 +29,20 @@ struct PairSpec {
 struct Plan {
   Schedule schedule = Schedule::paper;
   int d = 0, H = 0;
+  int samples = 0;  // values per pair, k = 0..samples-1 (2H+1 unless oversampling)
   QMat B, Delta;  // columns b_j and delta_i
   std::vector<PairSpec> pairs;
   Query first;  // [b_1], the only length-1 query (chaining)
-  // Every query in the order the learner sends it: first, then each pair's k = 1..2H.
+  // Every query in the order the learner sends it: first, then each pair's k = 1..samples-1.
   std::vector<Query> queries() const;
+  // Index in queries() of pair p's k-th query (k >= 1).
+  long query_index(long p, long k) const { return 1 + p * (samples - 1) + (k - 1); }
 };
 
 // Paper: d^2 base pairs, d(d-1) within links, d-1 across links.
 // Lean: d^2 base pairs and d-1 within links at b_1; residues label the rest.
-Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H);
+// samples = values per pair (0: the paper's 2H+1; more: oversampling, fitted by least squares).
+Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples = 0);
 long paper_query_bound(long d, long H);  // 4 H d^2 - 2H + 1
 long lean_query_count(long d, long H);   // 1 + 2H (d^2 + d - 1)
 

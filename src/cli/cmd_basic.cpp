@@ -82,6 +82,9 @@ Command make_recover() {
     std::uint64_t noise_seed = 1;
     std::uint64_t seed = 1;
     int threads = 1;
+    std::string noise_pattern = "uniform", target_error = "0";
+    int samples_per_pair = 0;
+    long max_bits = 1L << 14;
     long token_range = 0, token_den = 0;
     bool json = false;
     CLI::Option* d_opt = nullptr;
@@ -102,6 +105,11 @@ Command make_recover() {
             s->add_option("--oracle-bits", st->oracle_bits, "approximate oracle: round every answer to this many bits");
             s->add_option("--noise", st->noise, "approximate oracle: add seeded noise uniform in [-EPS, EPS] (exact decimal or p/q)");
             s->add_option("--noise-seed", st->noise_seed, "seed of the oracle's noise");
+            s->add_option("--noise-pattern", st->noise_pattern, "uniform (seeded, in [-EPS, EPS]) | worst (EPS times the sign pattern that attains kappa)")
+                ->check(CLI::IsMember({"uniform", "worst"}));
+            s->add_option("--samples-per-pair", st->samples_per_pair, "oversampling: K > 2H+1 values per pair, fitted by least squares (default exactly 2H+1)");
+            s->add_option("--target-error", st->target_error, "ball: raise the precision until the balls certify this relative error (e.g. 1e-30)");
+            s->add_option("--max-bits", st->max_bits, "cap of the precision doubling for --target-error (default 16384)");
             s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it");
             s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den");
             s->add_option("--token-den", st->token_den, "denominator of the learner's token entries");
@@ -138,6 +146,15 @@ Command make_recover() {
             }
             o.noise_seed = st->noise_seed;
             o.threads = st->threads;
+            o.noise_pattern = parse_noise_pattern(st->noise_pattern);
+            o.samples_per_pair = st->samples_per_pair;
+            o.max_bits = st->max_bits;
+            try {
+              o.target_error = Rational::parse(st->target_error);
+            } catch (const Error& e) {
+              throw Error(ErrorKind::usage, std::string("--target-error: ") + e.what());
+            }
+            if (st->samples_per_pair < 0 || st->max_bits < 64) throw Error(ErrorKind::usage, "--samples-per-pair must be positive and --max-bits at least 64");
             if (o.max_heads < 0 || o.heads < 0) throw Error(ErrorKind::usage, "head counts must be positive");
             if (st->token_range != 0 || st->token_den != 0) {
               const TokenSpec def = default_tokens(a);
