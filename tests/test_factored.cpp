@@ -1,7 +1,8 @@
 // Factored model files (per-head Q, K, V, output projection O, readout u):
 // the exact conversion to (W_h, v_h) answers every query exactly as an
-// independent evaluation of the factored form does; unknown fields and wrong
-// shapes are input errors that name the field.
+// independent evaluation of the factored form does; bias terms, unknown
+// fields and wrong shapes are input errors that name the field; recover and
+// convert work on factored files.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -208,6 +209,8 @@ json example_json() {
   return json::parse(ss.str());
 }
 
+bool file_exists(const std::string& p) { return static_cast<bool>(std::ifstream(p)); }
+
 }  // namespace
 
 TEST_CASE("a factored model converts to heads that give the same answers on random sequences") {
@@ -296,6 +299,37 @@ TEST_CASE("the example file converts to the documented heads") {
   CHECK(m.canonical().heads[0].v == QVec{Rational(3, 2), Rational(-1), Rational(3, 2)});
 }
 
+TEST_CASE("bias terms are input errors (exit 3) that say the model is bias-free") {
+  const std::string bin = MHAQ_BINARY;
+  const json base = example_json();
+  int n = 0;
+  for (const std::string key : {"bias", "b_q", "bq", "b_Q", "q_bias", "b_o", "readout_bias", "b"}) {
+    for (bool in_head : {false, true}) {
+      json j = base;
+      if (in_head) j["heads"][1][key] = json::array({"0", "0"});
+      else j[key] = json::array({"0", "0"});
+      const std::string path = write_temp("test_factored_bias.json", j.dump());
+      INFO(key << (in_head ? " in heads[1]" : " at top level"));
+      const auto cmd = ++n % 2 ? " recover --model " : " convert -o test_factored_bias_out.json --model ";
+      const auto res = test::run(bin + cmd + path + " 2>&1");
+      CHECK(res.code == 3);
+      CHECK(res.out.find("bias terms are not supported: the mhaq model is bias-free") != std::string::npos);
+      CHECK(res.out.find((in_head ? "heads[1]." : "") + key) != std::string::npos);
+      CHECK_FALSE(file_exists("test_factored_bias_out.json"));  // nothing written half-way
+      CHECK_THROWS_AS(model_from_json_text(j.dump()), Error);
+    }
+  }
+  // --json: one error object on stdout
+  json j = base;
+  j["heads"][0]["b_K"] = json::array({"1", "0"});
+  const auto res = test::run(bin + " convert --json --model " + write_temp("test_factored_bias.json", j.dump()) + " 2>/dev/null");
+  CHECK(res.code == 3);
+  const json e = json::parse(res.out);
+  CHECK(e["error"] == "input");
+  CHECK(e["message"].get<std::string>().find("bias-free") != std::string::npos);
+  std::remove("test_factored_bias.json");
+}
+
 TEST_CASE("shape and entry errors name the offending field") {
   const json base = example_json();
   auto expect = [&](const std::function<void(json&)>& edit, const std::vector<std::string>& needles) {
@@ -356,3 +390,85 @@ TEST_CASE("shape and entry errors name the offending field") {
   std::remove("test_factored_shape.json");
 }
 
+TEST_CASE("recover --model on a factored file: exact match, and the conversion is reported") {
+  const std::string bin = MHAQ_BINARY;
+  // seed 3: the learner's draws for seeds 1 and 2 are degenerate for this model (reported as such, exit 4)
+  auto res = test::run(bin + " recover --model " + example_path() + " --seed 3 --json");
+  REQUIRE(res.code == 0);
+  const json r = json::parse(res.out);
+  CHECK(r["status"] == "ok");
+  CHECK(r["exact_match"] == true);
+  CHECK(r["heads_true"] == 2);
+  CHECK(r["model_conversion"]["format"] == "mhaq-model-factored");
+  CHECK(r["model_conversion"]["conversion"] == "W_h = scale * K_h Q_h^T, v_h = V_h O_h u");
+  CHECK(r["model_conversion"]["scale"] == "1/2");
+  res = test::run(bin + " recover --model " + example_path() + " --seed 3");
+  CHECK(res.code == 0);
+  CHECK(res.out.find("exact match      yes") != std::string::npos);
+  CHECK(res.out.find("model file       mhaq-model-factored") != std::string::npos);
+  CHECK(res.out.find("W_h = scale * K_h Q_h^T") != std::string::npos);
+  // a plain file gets no conversion field
+  res = test::run(bin + " convert --model " + example_path() + " -o test_factored_plain.json >/dev/null");
+  REQUIRE(res.code == 0);
+  res = test::run(bin + " recover --model test_factored_plain.json --seed 3 --json");
+  CHECK(res.code == 0);
+  CHECK_FALSE(json::parse(res.out).contains("model_conversion"));
+  std::remove("test_factored_plain.json");
+}
+
+TEST_CASE("convert writes the canonical plain model; it round-trips through read_model_file") {
+  const std::string bin = MHAQ_BINARY, out = "test_factored_converted.json";
+  std::remove(out.c_str());
+  auto res = test::run(bin + " convert --model " + example_path() + " -o " + out);
+  REQUIRE(res.code == 0);
+  CHECK(res.out.find("W_h = scale * K_h Q_h^T") != std::string::npos);
+  CHECK(res.out.find("v_h = V_h O_h u") != std::string::npos);
+  CHECK(res.out.find("3 heads -> 2 canonical (1 merged") != std::string::npos);
+  ModelFileInfo info;
+  const Model back = read_model_file(out, &info);
+  CHECK_FALSE(info.factored());
+  const Model want = read_model_file(example_path()).canonical();
+  REQUIRE(back.num_heads() == want.num_heads());
+  CHECK(back.d == want.d);
+  for (int h = 0; h < want.num_heads(); ++h) {
+    CHECK(back.heads[h].W == want.heads[h].W);
+    CHECK(back.heads[h].v == want.heads[h].v);
+  }
+  // converting the plain output again changes nothing, byte for byte
+  res = test::run(bin + " convert --model " + out + " --json");
+  REQUIRE(res.code == 0);
+  const json j = json::parse(res.out);
+  CHECK(j["model_file"]["format"] == "mhaq-model");
+  CHECK(j["canonical"]["merged"] == 0);
+  std::ifstream in(out);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  CHECK(j["model"] == json::parse(ss.str()));
+  // --json with -o: one summary object
+  res = test::run(bin + " convert --model " + example_path() + " -o " + out + " --json");
+  REQUIRE(res.code == 0);
+  const json s = json::parse(res.out);
+  CHECK(s["canonical"] == json{{"heads_in", 3}, {"merged", 1}, {"dropped", 0}, {"heads", 2}});
+  CHECK(s["model_file"]["output_projection"] == "concatenated");
+  CHECK(s["model_file"]["d_k"] == 2);
+  // without -o: the model on stdout, the report on stderr
+  res = test::run(bin + " convert --model " + example_path() + " 2>/dev/null");
+  REQUIRE(res.code == 0);
+  CHECK(model_from_json_text(res.out).num_heads() == 2);
+  std::remove(out.c_str());
+}
+
+TEST_CASE("convert: a model whose heads all cancel is an input error and writes nothing") {
+  json j = example_json();
+  // head 2 already shares head 0's scores; give it head 0's values negated and drop head 1
+  j["heads"].erase(std::size_t{1});
+  j["heads"][1]["V"] = json::array({{"-1", "0"}, {"0", "-1"}, {"-1", "-1"}});
+  j["O"] = json::array({{"1", "0"}, {"0", "1"}, {"1", "0"}, {"0", "1"}});
+  const std::string path = write_temp("test_factored_zero.json", j.dump()), out = "test_factored_zero_out.json";
+  std::remove(out.c_str());
+  const auto res = test::run(std::string(MHAQ_BINARY) + " convert --model " + path + " -o " + out + " 2>&1");
+  CHECK(res.code == 3);
+  CHECK(res.out.find("every head vanishes") != std::string::npos);
+  CHECK_FALSE(file_exists(out));
+  std::remove(path.c_str());
+}
