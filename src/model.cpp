@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "mhaq/error.hpp"
+#include "mhaq/factored.hpp"
 #include "mhaq/random.hpp"
 
 namespace mhaq {
@@ -78,7 +79,7 @@ Rational entry_from_json(const json& e, const std::string& where) {
 }
 }  // namespace
 
-Model model_from_json_text(const std::string& text) {
+Model model_from_json_text(const std::string& text, ModelFileInfo* info) {
   json j;
   try {
     j = json::parse(text);
@@ -86,7 +87,13 @@ Model model_from_json_text(const std::string& text) {
     throw_input(std::string("model file is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw_input("model file: top level must be an object");
-  if (j.contains("format") && j["format"] != "mhaq-model") throw_input("model file: \"format\" must be \"mhaq-model\"");
+  if (j.contains("format") && j["format"] == factored_format) {
+    const FactoredModel f = factored_from_json(j);
+    if (info) *info = describe(f);
+    return to_model(f);
+  }
+  if (j.contains("format") && j["format"] != "mhaq-model")
+    throw_input("model file: \"format\" must be \"mhaq-model\" or \"" + std::string(factored_format) + "\"");
   if (j.contains("version") && j["version"] != 1) throw_input("model file: unsupported version " + j["version"].dump() + " (this mhaq reads version 1)");
   if (!j.contains("d") || !j["d"].is_number_integer()) throw_input("model file: missing integer field \"d\"");
   if (!j.contains("heads") || !j["heads"].is_array()) throw_input("model file: missing array field \"heads\"");
@@ -101,6 +108,8 @@ Model model_from_json_text(const std::string& text) {
     for (auto it = h.begin(); it != h.end(); ++it)
       if (it.key() != "W" && it.key() != "v") {
         if (it.key() == "bias" || it.key() == "b") throw_input(where + ": bias terms are not part of the model (it is bias-free)");
+        if (it.key() == "Q" || it.key() == "K" || it.key() == "V")
+          throw_input(where + ": unknown field \"" + it.key() + "\" (a factored model file needs \"format\": \"" + factored_format + "\")");
         throw_input(where + ": unknown field \"" + it.key() + "\"");
       }
     if (!h.contains("W") || !h["W"].is_array() || h["W"].size() != static_cast<size_t>(d))
@@ -120,6 +129,11 @@ Model model_from_json_text(const std::string& text) {
     ++hi;
   }
   m.validate();
+  if (info) {
+    *info = ModelFileInfo{};
+    info->d = m.d;
+    info->heads = m.num_heads();
+  }
   return m;
 }
 
@@ -140,13 +154,13 @@ std::string model_to_json_text(const Model& m) {
   return o + "]}\n";
 }
 
-Model read_model_file(const std::string& path) {
+Model read_model_file(const std::string& path, ModelFileInfo* info) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_input("cannot open model file \"" + path + "\"");
   std::ostringstream ss;
   ss << in.rdbuf();
   try {
-    return model_from_json_text(ss.str());
+    return model_from_json_text(ss.str(), info);
   } catch (const Error& e) {
     throw Error(e.kind(), path + ": " + e.what());
   }

@@ -28,12 +28,29 @@ struct Model {
   void validate() const;  // throws Error(input)
 };
 
+// What a model file held and how it became a Model (filled by the readers).
+struct ModelFileInfo {
+  std::string format = "mhaq-model";  // or "mhaq-model-factored" (include/mhaq/factored.hpp)
+  int d = 0;
+  int heads = 0;                      // heads as written in the file
+  // Factored files only: shapes and the exact conversion that was applied.
+  int d_k = 0, d_v = 0, d_out = 0;
+  std::string projection;  // "concatenated" or "per-head"
+  std::string scale;       // exact rational, e.g. "1/2"
+  std::string conversion;  // the formulas; empty for plain files
+  bool factored() const { return format == "mhaq-model-factored"; }
+  std::string summary() const;  // one line for reports (src/factored.cpp)
+};
+
 // JSON model file: {"format":"mhaq-model","version":1,"d":D,
 //   "heads":[{"W":[["1/2","-3/4"],...],"v":["1","-1/2"]},...]}
 // Entries are strings ("p/q", integers, exact decimals) or JSON integers.
-Model model_from_json_text(const std::string& text);
+// Files with "format":"mhaq-model-factored" (per-head Q, K, V, an output
+// projection O and a readout u) are converted exactly (factored.hpp); `info`,
+// when given, says which format was read and how it was converted.
+Model model_from_json_text(const std::string& text, ModelFileInfo* info = nullptr);
 std::string model_to_json_text(const Model& m);
-Model read_model_file(const std::string& path);  // throws Error(input)
+Model read_model_file(const std::string& path, ModelFileInfo* info = nullptr);  // throws Error(input)
 
 struct GenerateOptions {
   int d = 3;

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "mhaq/error.hpp"
+#include "mhaq/factored.hpp"
 #include "mhaq/io.hpp"
 #include "mhaq/model.hpp"
 #include "mhaq/recover.hpp"
@@ -121,8 +122,9 @@ Command make_recover() {
           [st] {
             const Arith a = parse_arith(st->arith);
             Model truth;
+            ModelFileInfo file_info;
             if (!st->model_path.empty()) {
-              truth = read_model_file(st->model_path);
+              truth = read_model_file(st->model_path, &file_info);
             } else {
               if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
               GenerateOptions g = with_defaults_for(st->g, a);
@@ -161,8 +163,13 @@ Command make_recover() {
               o.tokens = {st->token_range ? st->token_range : def.range, st->token_den ? st->token_den : def.den};
               if (o.tokens.range < 1 || o.tokens.den < 1) throw Error(ErrorKind::usage, "--token-range and --token-den must be positive");
             }
-            const nlohmann::json r = recover(truth, o);
-            emit(st->json, r.dump(), recover_report(r));
+            nlohmann::json r = recover(truth, o);
+            std::string human = recover_report(r);
+            if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
+              r["model_conversion"] = conversion_json(file_info);
+              human += "  model file       " + file_info.summary() + "\n";
+            }
+            emit(st->json, r.dump(), human);
             const int code = recover_exit_code(r);
             if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
             return code;
