@@ -11,8 +11,9 @@ Command make_golden();
 Command make_prove();
 Command make_verify();
 Command make_convert();
+Command make_sweep();
 
-std::vector<Command> all_commands() { return {make_generate(), make_recover(), make_demo(), make_golden(), make_prove(), make_verify(), make_convert()}; }
+std::vector<Command> all_commands() { return {make_generate(), make_recover(), make_demo(), make_golden(), make_prove(), make_verify(), make_convert(), make_sweep()}; }
 
 void emit(bool json, const std::string& json_text, const std::string& human) {
   if (json) std::cout << json_text << "\n";

@@ -1,0 +1,135 @@
+// sweep: the precision-loss study (issue 4).
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.hpp"
+#include "mhaq/error.hpp"
+#include "mhaq/parallel.hpp"
+#include "mhaq/sweep.hpp"
+
+namespace mhaq::cli {
+
+namespace {
+// "1-8" or "1,2,4" or "53,64,113" (ranges and lists mixed).
+std::vector<long> parse_longs(const std::string& s, const char* what) {
+  std::vector<long> out;
+  std::stringstream ss(s);
+  std::string part;
+  try {
+    while (std::getline(ss, part, ',')) {
+      const auto dash = part.find('-', 1);
+      size_t pos = 0;
+      if (dash == std::string::npos) {
+        out.push_back(std::stol(part, &pos));
+        if (pos != part.size()) throw std::invalid_argument(part);
+      } else {
+        const long a = std::stol(part.substr(0, dash)), b = std::stol(part.substr(dash + 1), &pos);
+        if (pos != part.size() - dash - 1 || b < a || b - a > 10000) throw std::invalid_argument(part);
+        for (long x = a; x <= b; ++x) out.push_back(x);
+      }
+    }
+  } catch (const std::exception&) {
+    throw Error(ErrorKind::usage, std::string(what) + ": expected a list like 1,2,4 or a range like 1-8, got \"" + s + "\"");
+  }
+  if (out.empty()) throw Error(ErrorKind::usage, std::string(what) + ": empty list");
+  return out;
+}
+}  // namespace
+
+Command make_sweep() {
+  struct State {
+    std::string d = "4", heads = "1-4", bits = "53,64,113,128,256,512,1024", scale = "1", schedule = "paper";
+    SweepGrid g;
+    std::string out, plots;
+    bool resume = false, quiet = false, json = false;
+    int threads = 1;
+  };
+  auto st = std::make_shared<State>();
+  return {[st](CLI::App& app) {
+            auto* s = app.add_subcommand("sweep", "precision-loss study: observed error and bits lost vs kappa's prediction over a grid");
+            s->add_option("--d", st->d, "token dimensions, e.g. 4 or 2,4,8 (default 4)");
+            s->add_option("--heads", st->heads, "head counts, e.g. 1-8 (default 1-4)");
+            s->add_option("--bits", st->bits, "precisions in bits (default 53,64,113,128,256,512,1024)");
+            s->add_option("--token-scale", st->scale, "token scales: entries uniform on [-s, s] (exact decimals, default 1)");
+            s->add_option("--schedule", st->schedule, "schedules: paper, lean or paper,lean (default paper)");
+            s->add_option("--trials", st->g.trials, "trials per grid point (default 3)");
+            s->add_option("--seed", st->g.seed, "seed; model and learner seeds are derived from it");
+            s->add_option("-o,--output", st->out, "CSV file, one row per trial and precision")->required();
+            s->add_option("--plots", st->plots, "directory for the two plots (SVG through gnuplot) and their data");
+            s->add_flag("--resume", st->resume, "continue an interrupted sweep: keep the rows already in the CSV");
+            s->add_option("--threads", st->threads, "worker threads (0 = all hardware threads); output bytes do not depend on it");
+            s->add_flag("--quiet", st->quiet, "no progress on standard error");
+            s->add_flag("--json", st->json, "print one JSON object (summary)");
+            return s;
+          },
+          [st] {
+            SweepGrid g = st->g;
+            g.d.clear();
+            g.H.clear();
+            for (long x : parse_longs(st->d, "--d")) g.d.push_back(static_cast<int>(x));
+            for (long x : parse_longs(st->heads, "--heads")) g.H.push_back(static_cast<int>(x));
+            g.bits = parse_longs(st->bits, "--bits");
+            g.scale.clear();
+            std::stringstream ss(st->scale);
+            for (std::string part; std::getline(ss, part, ',');) {
+              try {
+                g.scale.push_back(Rational::parse(part));
+              } catch (const Error& e) {
+                throw Error(ErrorKind::usage, std::string("--token-scale: ") + e.what());
+              }
+            }
+            g.schedule.clear();
+            std::stringstream sc(st->schedule);
+            for (std::string part; std::getline(sc, part, ',');) g.schedule.push_back(parse_schedule(part));
+            if (st->threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 or positive");
+            if (st->plots.find('\'') != std::string::npos) throw Error(ErrorKind::usage, "--plots: the directory name may not contain a quote");
+            const int threads = st->threads == 0 ? hardware_threads() : st->threads;
+            const bool tty = isatty(2);
+            const auto t0 = std::chrono::steady_clock::now();
+            size_t last_decile = 0;
+            auto progress = [&](size_t done, size_t total) {
+              if (st->quiet) return;
+              const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+              const size_t decile = total ? done * 10 / total : 10;
+              if (!tty && decile == last_decile && done != total) return;
+              last_decile = decile;
+              std::fprintf(stderr, "%ssweep: %zu/%zu units (%.0f%%), %.0f s%s", tty ? "\r" : "", done, total, total ? 100.0 * done / total : 100.0,
+                           secs, tty && done != total ? "" : "\n");
+              std::fflush(stderr);
+            };
+            const std::vector<SweepRow> rows = sweep_run(g, st->out, st->resume, threads, progress);
+            nlohmann::json j{{"status", "ok"}, {"csv", st->out}, {"rows", rows.size()}};
+            std::ostringstream h;
+            h << "mhaq sweep: " << rows.size() << " rows in " << st->out << "\n";
+            h << "bits lost = p + log2(observed error); predicted = log2(kappa_rms); medians over ok rows with error < 2^-10\n";
+            h << "   H   rows     ok   used   observed  predicted  pred/obs\n";
+            nlohmann::json summ = nlohmann::json::array();
+            for (const auto& s : sweep_summary(rows)) {
+              char buf[160];
+              std::snprintf(buf, sizeof buf, "%4d %6ld %6ld %6ld %10.2f %10.2f %9.3f\n", s.H, s.rows, s.ok, s.used, s.observed, s.predicted,
+                            s.predicted / s.observed);
+              h << buf;
+              summ.push_back({{"H", s.H}, {"rows", s.rows}, {"ok", s.ok}, {"used", s.used},
+                              {"observed_bits_lost", std::isfinite(s.observed) ? nlohmann::json(s.observed) : nlohmann::json(nullptr)},
+                              {"predicted_bits_lost", std::isfinite(s.predicted) ? nlohmann::json(s.predicted) : nlohmann::json(nullptr)}});
+            }
+            j["summary"] = summ;
+            if (!st->plots.empty()) {
+              std::string note;
+              const auto imgs = sweep_plots(rows, st->plots, note);
+              j["plots"] = imgs;
+              j["plots_note"] = note;
+              h << note << (imgs.empty() ? "" : ": " + imgs[0] + ", " + imgs[1]) << "\n";
+            }
+            emit(st->json, j.dump(), h.str());
+            return 0;
+          }};
+}
+
+}  // namespace mhaq::cli
