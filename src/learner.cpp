@@ -167,15 +167,47 @@ std::vector<int> link_permutation(const Field<T>& F, const PairFit<T>& ref, cons
 // equations: the linear route through the coefficients of N and Q is worse
 // conditioned than the map from samples to (P, r, c), and two steps bring the
 // fit to that map's accuracy. With K > 2H+1 (oversampling) they minimise the
-// sum of squared residuals; each step solves the augmented system
-// [I J; J^T 0] [s; dx] = [g; 0], whose conditioning is that of J, not J^T J.
+// sum of squared residuals (solve_ls).
+// Least-squares solve of the K x n system A x = b (K >= n): plain solve when
+// square, else the augmented system [I A; A^T 0] [s; x] = [b; 0], whose
+// conditioning is that of A, not of A^T A. approx_ (floats).
+template <class T>
+void solve_ls(const Field<T>& F, Mat<T>& x, const Mat<T>& A, const Mat<T>& b) {
+  const int K = A.rows(), n = A.cols();
+  if (K == n) return F.solve(x, A, b);
+  const T one = F.from(Rational(1)), zero = F.from(Rational(0));
+  Mat<T> M(K + n, K + n), rhs(K + n, 1), y;
+  for (int i = 0; i < K + n; ++i) {
+    for (int j = 0; j < K + n; ++j) M(i, j) = zero;
+    rhs(i, 0) = i < K ? b(i, 0) : zero;
+  }
+  for (int k = 0; k < K; ++k) {
+    M(k, k) = one;
+    for (int j = 0; j < n; ++j) M(k, K + j) = M(K + j, k) = A(k, j);
+  }
+  F.solve(y, M, rhs);
+  x = Mat<T>(n, 1);
+  for (int j = 0; j < n; ++j) x(j, 0) = y(K + j, 0);
+}
+
+template <class T>
+T residual_ss(const Field<T>& F, const std::vector<T>& f, const PairFit<T>& fit) {
+  const T one = F.from(Rational(1));
+  T ss = F.from(Rational(0));
+  for (size_t k = 0; k < f.size(); ++k) {
+    T v = fit.P - f[k];
+    for (size_t h = 0; h < fit.r.size(); ++h) v = v + fit.c[h] / (one + fit.r[h] * F.from(Rational(static_cast<long>(k))));
+    ss = ss + v * v;
+  }
+  return ss;
+}
+
 template <class T>
 void polish_pair(const Field<T>& F, const std::vector<T>& f, PairFit<T>& fit, int steps) {
   const int H = static_cast<int>(fit.r.size()), n = 2 * H + 1, K = static_cast<int>(f.size());
-  const int m = K == n ? n : K + n;
-  const T one = F.from(Rational(1)), zero = F.from(Rational(0));
+  const T one = F.from(Rational(1));
   for (int it = 0; it < steps; ++it) {
-    Mat<T> J(K, n), A(m, m), g(m, 1), dx;
+    Mat<T> J(K, n), g(K, 1), dx;
     for (int k = 0; k < K; ++k) {
       const T kk = F.from(Rational(k));
       T s = fit.P - f[k];
@@ -188,29 +220,32 @@ void polish_pair(const Field<T>& F, const std::vector<T>& f, PairFit<T>& fit, in
       }
       g(k, 0) = s;
     }
-    if (K == n) {
-      A = J;
-    } else {
-      for (int i = 0; i < m; ++i) {
-        for (int j = 0; j < m; ++j) A(i, j) = zero;
-        if (i >= K) g(i, 0) = zero;
-      }
-      for (int k = 0; k < K; ++k) {
-        A(k, k) = one;
-        for (int j = 0; j < n; ++j) A(k, K + j) = A(K + j, k) = J(k, j);
-      }
-    }
     try {
-      F.solve(dx, A, g);
+      solve_ls(F, dx, J, g);
     } catch (const Error&) {
       return;
     }
-    const int o = K == n ? 0 : K;
-    fit.P = fit.P - dx(o, 0);
-    for (int h = 0; h < H; ++h) {
-      fit.r[h] = fit.r[h] - dx(o + 1 + h, 0);
-      fit.c[h] = fit.c[h] - dx(o + 1 + H + h, 0);
+    // Damped: a step is taken, halved up to 8 times, only if it lowers the
+    // sum of squared residuals and keeps every pole positive.
+    const T before = residual_ss(F, f, fit);
+    T scale = one;
+    bool taken = false;
+    for (int half = 0; half < 8 && !taken; ++half) {
+      PairFit<T> trial = fit;
+      trial.P = fit.P - scale * dx(0, 0);
+      bool pos = true;
+      for (int h = 0; h < H; ++h) {
+        trial.r[h] = fit.r[h] - scale * dx(1 + h, 0);
+        trial.c[h] = fit.c[h] - scale * dx(1 + H + h, 0);
+        pos = pos && F.is_positive(trial.r[h]) == Truth::yes;
+      }
+      if (pos && F.is_positive(before - residual_ss(F, f, trial)) != Truth::no) {
+        fit = std::move(trial);
+        taken = true;
+      }
+      scale = scale / F.from(Rational(2));
     }
+    if (!taken) return;
   }
 }
 
@@ -225,20 +260,25 @@ T fit_value(const Field<T>& F, const PairFit<T>& fit, long k) {
 
 // Oversampling (K > 2H+1 values): exact and ball fits use the first 2H+1
 // values and must agree with the rest (exact: equality; balls: overlap, the
-// only certain statement); floats refit all K values by least squares.
+// only certain statement); floats fit all K values by least squares (the
+// linearised system, then damped Gauss-Newton on the pair's own equations).
 template <class T>
-void use_extra_samples(const Field<T>& F, const std::vector<T>& f, PairFit<T>& fit) {
-  const size_t n = 2 * fit.r.size() + 1;
-  if (f.size() <= n) return;
+PairFit<T> fit_oversampled(const Field<T>& F, const std::vector<T>& f, int H) {
+  const size_t n = 2 * static_cast<size_t>(H) + 1;
   if constexpr (Field<T>::is_rigorous) {
+    PairFit<T> fit = interpolate_pair(F, std::vector<T>(f.begin(), f.begin() + n), H);
     for (size_t k = n; k < f.size(); ++k) {
       const T e = fit_value(F, fit, static_cast<long>(k)) - f[k];
       if (F.is_zero(e) == Truth::no)
-        throw_inconsistent("value k = " + std::to_string(k) + " disagrees with the type-(" + std::to_string(fit.r.size()) + "," +
-                           std::to_string(fit.r.size()) + ") fit of the first " + std::to_string(n) + " values");
+        throw_inconsistent("value k = " + std::to_string(k) + " disagrees with the type-(" + std::to_string(H) + "," + std::to_string(H) +
+                           ") fit of the first " + std::to_string(n) + " values");
     }
+    return fit;
   } else {
+    if (f.size() == n) return interpolate_pair(F, f, H);
+    PairFit<T> fit = interpolate_linear(F, f, H);
     polish_pair(F, f, fit, 3);
+    return fit;
   }
 }
 
@@ -277,11 +317,12 @@ PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H) {
 
 template <class T>
 PairFit<T> interpolate_linear(const Field<T>& F, const std::vector<T>& f, int H) {
-  const int n = 2 * H + 1;
-  if (static_cast<int>(f.size()) != n) throw_internal("interpolate_pair: need 2H+1 values");
-  // N(k) - f(k) (Q(k) - 1) = f(k), unknowns n_0..n_H, q_1..q_H (q_0 = 1).
-  Mat<T> A(n, n), rhs(n, 1), x;
-  for (int k = 0; k < n; ++k) {
+  const int n = 2 * H + 1, K = static_cast<int>(f.size());
+  if (K < n || (K > n && Field<T>::is_rigorous)) throw_internal("interpolate_pair: need 2H+1 values (more only for floats)");
+  // N(k) - f(k) (Q(k) - 1) = f(k), unknowns n_0..n_H, q_1..q_H (q_0 = 1);
+  // with K > 2H+1 values (floats), solved in the least-squares sense.
+  Mat<T> A(K, n), rhs(K, 1), x;
+  for (int k = 0; k < K; ++k) {
     Rational km(1);
     for (int m = 0; m <= H; ++m) {
       A(k, m) = F.from(km);
@@ -290,7 +331,8 @@ PairFit<T> interpolate_linear(const Field<T>& F, const std::vector<T>& f, int H)
     }
     rhs(k, 0) = f[k];
   }
-  F.solve(x, A, rhs);
+  if constexpr (Field<T>::is_rigorous) F.solve(x, A, rhs);
+  else solve_ls(F, x, A, rhs);
   std::vector<T> N, Q{F.from(Rational(1))};
   for (int m = 0; m <= H; ++m) N.push_back(x(m, 0));
   for (int m = 1; m <= H; ++m) Q.push_back(x(H + m, 0));
@@ -381,13 +423,12 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
         if constexpr (!Field<T>::is_rigorous)
           if (f.size() > 2 * fits[p].r.size() + 1) polish_pair(F, f, fits[p], 3);
       } else {
-        fits[p] = interpolate_pair(F, std::vector<T>(f.begin(), f.begin() + 2 * H + 1), H);
-        use_extra_samples(F, f, fits[p]);
+        fits[p] = fit_oversampled(F, f, H);
       }
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::inconsistent && !opt.heads_is_bound)
-        rethrow_with(Error(e.kind(), std::string(e.what()) + "; the values fit no " + std::to_string(H) +
-                                         "-head model (is H below the true head count?)"),
+        rethrow_with(Error(e.kind(), std::string(e.what()) + "; the values fit no exact " + std::to_string(H) +
+                                         "-head model (is H below the true head count, or are the answers approximate?)"),
                      pair_name(plan.pairs[p]));
       rethrow_with(e, pair_name(plan.pairs[p]));
     }

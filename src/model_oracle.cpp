@@ -152,8 +152,6 @@ template <class T>
 ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise)
     : model_(std::move(m)), token_den_(token_den), noise_(std::move(noise)), noise_rng_(noise_.seed) {
   model_.validate();
-  if (noise_.active() && Field<T>::is_exact)
-    throw Error(ErrorKind::usage, "an approximate oracle answers in floating point or balls: use --arith ball, mpfr or double");
   if (noise_.pattern == NoisePattern::envelope && !std::is_same_v<T, Ball>)
     throw Error(ErrorKind::usage, "the envelope noise pattern needs a ball learner (--arith ball)");
   if (noise_.bits < 0 || noise_.eps.sign() < 0) throw Error(ErrorKind::usage, "oracle bits and noise must be non-negative");
@@ -183,8 +181,30 @@ T ModelOracle<T>::answer(const Query& q) {
     }
   if constexpr (Field<T>::is_exact) {
     T out;
-    if (evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) return out;
-    return evaluate(model_, q, field_);
+    if (!evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) out = evaluate(model_, q, field_);
+    if (!noise_.active()) return out;
+    // An approximate answer is still an element of Q(tau): the p-bit rounding
+    // is a dyadic rational, and the noise is rational. An exact learner must
+    // then report that no exact model fits (it never guesses parameters).
+    if (noise_.bits > 0) {
+      PrecisionScope scope(noise_.bits + 64);
+      Ball exact;
+      if (!evaluate_int(*int_model_, model_.d, q, token_den_, Field<Ball>{}, exact)) exact = evaluate(model_, q, Field<Ball>{});
+      arb_set_round(exact.raw(), exact.raw(), noise_.bits);
+      fmpq_t r;
+      fmpq_init(r);
+      arf_get_fmpq(r, arb_midref(exact.raw()));
+      Rational rq;
+      fmpq_set(rq.raw(), r);
+      fmpq_clear(r);
+      out = QTau(rq);
+    }
+    const long index = answered_++;
+    if (noise_.pattern == NoisePattern::signs && index >= static_cast<long>(noise_.signs.size()))
+      throw_internal("noise sign pattern shorter than the query list");
+    const Rational u = noise_.pattern == NoisePattern::signs ? Rational(static_cast<long>(noise_.signs[index]))
+                                                             : Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52);
+    return out + QTau(u * noise_.eps);
   } else {
     if (!noise_.active()) {
       T out;

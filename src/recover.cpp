@@ -232,7 +232,7 @@ void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const 
     r["kappa_note"] = e.what();
   }
   // certified bound: ball answers covering every perturbation up to eps
-  const long cbits = o.arith == Arith::ieee ? 256 : o.bits;
+  const long cbits = o.arith == Arith::ball || o.arith == Arith::mpfr ? o.bits : 256;
   PrecisionScope scope(cbits);
   ModelOracle<Ball> env(canon, lo.tokens.den, OracleNoise{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::envelope, {}});
   r["certified_bits"] = cbits;
@@ -372,7 +372,6 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   }
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {
-    if (o.arith == Arith::exact) throw Error(ErrorKind::usage, "--noise needs an approximate learner: --arith ball, mpfr or double");
     r["noise_pattern"] = noise_pattern_name(o.noise_pattern);
     noise_analysis(r, canon, o, lo, noise);
   } else if (o.noise_pattern != NoisePattern::uniform) {
@@ -404,8 +403,13 @@ std::string recover_report(const nlohmann::json& r) {
   o << ", d=" << r["d"] << (r["heads_known"] == "exact" ? ", H=" : ", H0=") << r["H"] << ", schedule " << r["schedule"].get<std::string>() << ", seed " << r["seed"] << "\n";
   o << "  status           " << r["status"].get<std::string>() << "\n";
   if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
-  o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
-  o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
+  if (r.contains("samples_per_pair")) {
+    o << "  queries          " << r["queries"] << " (oversampled: 1 + (K-1) per pair; the paper's count 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
+    o << "  longest query    " << r["max_length"] << " (bound K = " << r["max_length_bound"] << ")\n";
+  } else {
+    o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
+    o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
+  }
   o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
   if (r.contains("fit_threshold")) o << "  head-count test  " << r["fit_threshold"].get<std::string>() << "\n";
   if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";

@@ -81,9 +81,26 @@ TEST_CASE("an oracle rounding to 53 bits limits an MPFR learner to double-like a
   CHECK(rounded["oracle_bits"] == 53);
 }
 
-TEST_CASE("approximate oracles are refused in exact mode") {
-  GenerateOptions g;
-  g.d = 2;
-  g.heads = 1;
-  CHECK_THROWS_AS(ModelOracle<QTau>(generate_model(g), 1, OracleNoise{53, Rational(0), 1}), Error);
+TEST_CASE("an exact learner fed approximate answers reports inconsistent, never parameters") {
+  // Rounded or noisy answers are still elements of Q(tau) (rational
+  // perturbations), so the exact learner runs; no exact model fits them.
+  for (int t = 0; t < 2 * test::multiplier(); ++t) {
+    GenerateOptions g;
+    g.d = 2 + t % 2;
+    g.heads = 1 + t % 2;
+    g.seed = 40 + t;
+    const Model m = generate_model(g);
+    for (const bool rounding : {true, false}) {
+      RecoverOptions o;
+      o.arith = Arith::exact;
+      o.seed = 5 + t;
+      if (rounding) o.oracle_bits = 200;
+      else o.noise_eps = Rational::parse("1e-40");
+      const auto r = recover(m, o);
+      INFO("trial " << t << (rounding ? " (200-bit oracle)" : " (noise 1e-40)") << ": " << r.dump());
+      CHECK(r["status"] != "ok");
+      CHECK(r["heads_recovered"] == 0);
+      if (r["status"] != "degenerate") CHECK(r["status"] == "inconsistent");
+    }
+  }
 }
