@@ -265,7 +265,8 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
   }
   r["target_error"] = o.target_error.str();
   long calls = 0;
-  // 1. estimate: a float run whose own error (about kappa_rel 2^-p) leaves half its bits
+  // 1. estimate: a float run whose own error (about kappa_rel 2^-p) leaves at
+  // least 32 good bits; kappa is only needed to within a few bits.
   double lk = NAN, lpair = NAN;
   long est_bits = 0;
   for (long pe = 64; pe <= o.max_bits && std::isnan(lk); pe *= 2) {
@@ -275,7 +276,7 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
       const LearnResult<Mpfr> res = learn<Mpfr>(oracle, lo);
       calls += oracle.queries();
       const Sensitivity S = sensitivity_from_fits(res);
-      if (std::log2(S.kappa_rel) <= pe / 2.0) {
+      if (std::log2(S.kappa_rel) <= pe - 32.0) {
         lk = std::log2(S.kappa_rel);
         lpair = std::log2(S.pair_cond);
         est_bits = pe;
