@@ -65,7 +65,7 @@ bool accurate(const Ball& x) { return arb_rel_accuracy_bits(x.raw()) >= 40 || ar
 
 // One attempt at the working precision; false when some row sum is not
 // certified to 40 bits (the caller raises the precision).
-bool compose_at(const Plan& plan, const Values& V, Sensitivity& S) {
+bool compose_at(const Plan& plan, const Values& V, Sensitivity& S, bool chaining) {
   const int d = plan.d, H = plan.H, K = plan.samples;
   const long cols = static_cast<long>(plan.queries().size());
   QMat DinvT, Binv;
@@ -150,7 +150,7 @@ bool compose_at(const Plan& plan, const Values& V, Sensitivity& S) {
           }
           arb_addmul(c0.raw(), rest.raw(), f0[s].raw(), working_precision());
         }
-        for (int i = 0; i < d; ++i)
+        for (int i = 0; i < d && chaining; ++i)
           if (!arb_is_zero(pc[i].raw())) add_pair(i, 0, 0, pc[i], c0);
         arb_add(acc[0].raw(), acc[0].raw(), c0.raw(), working_precision());
 
@@ -183,13 +183,13 @@ bool compose_at(const Plan& plan, const Values& V, Sensitivity& S) {
   return true;
 }
 
-Sensitivity compose(const Plan& plan, const std::function<Values()>& values) {
+Sensitivity compose(const Plan& plan, const std::function<Values()>& values, bool chaining = true) {
   for (long prec = 128; prec <= (1L << 16); prec *= 2) {
     PrecisionScope scope(prec);
     try {
       const Values V = values();
       Sensitivity S;
-      if (compose_at(plan, V, S)) return S;
+      if (compose_at(plan, V, S, chaining)) return S;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::unable) throw;
     }
@@ -218,7 +218,7 @@ std::vector<signed char> Sensitivity::worst_signs() const {
   return s;
 }
 
-Sensitivity sensitivity_from_model(const Model& canon, const Plan& plan) {
+Sensitivity sensitivity_from_model(const Model& canon, const Plan& plan, bool ignore_chaining) {
   if (canon.num_heads() != plan.H) throw Error(ErrorKind::usage, "sensitivity: the plan's H must equal the canonical head count");
   return compose(plan, [&] {
     Values V;
@@ -246,7 +246,7 @@ Sensitivity sensitivity_from_model(const Model& canon, const Plan& plan) {
     }
     V.f_first = Ball(dot(v, plan.B.col(0)));
     return V;
-  });
+  }, !ignore_chaining);
 }
 
 Sensitivity sensitivity_from_fits(const LearnResult<Mpfr>& res) {

@@ -56,7 +56,9 @@ struct Sensitivity {
 
 // J at the true answers of `canon` (canonical heads, in their order) for the
 // queries of `plan` (known H = canon's head count; any schedule, any samples).
-Sensitivity sensitivity_from_model(const Model& canon, const Plan& plan);
+// ignore_chaining (for the broken variant of proofs/11's machine check only)
+// treats every pair's f(0) as exact, dropping the chaining through the limits.
+Sensitivity sensitivity_from_model(const Model& canon, const Plan& plan, bool ignore_chaining = false);
 
 // J at a float learner's own fitted values (no access to the model): the
 // estimate a black-box user can compute from one approximate run.
