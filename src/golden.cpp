@@ -14,16 +14,16 @@
 #include <utility>
 
 #include "mhaq/error.hpp"
+#include "mhaq/json_out.hpp"
 #include "mhaq/learner.hpp"
 #include "mhaq/model_oracle.hpp"
+#include "mhaq/recording_oracle.hpp"
 #include "mhaq/recover.hpp"
 #include "mhaq/schedule.hpp"
 
 namespace mhaq {
 
 namespace {
-
-using ojson = nlohmann::ordered_json;
 
 // ------------------------------------------------------------ small RAII
 struct Z {
@@ -40,13 +40,6 @@ struct A {
   A(const A&) = delete;
   A& operator=(const A&) = delete;
 };
-
-std::string fmpz_str(const fmpz_t x) {
-  char* s = fmpz_get_str(nullptr, 10, x);
-  std::string out(s);
-  flint_free(s);
-  return out;
-}
 
 void pow10(fmpz_t out, long k) {  // k >= 0
   fmpz_set_ui(out, 10);
@@ -184,46 +177,14 @@ std::string golden_decimal(const QTau& x, long L, long D) {
 namespace {
 
 // ------------------------------------------------------------ JSON building
-ojson qvec_json(const QVec& v) {
-  ojson a = ojson::array();
-  for (const auto& x : v) a.push_back(x.str());
-  return a;
-}
-ojson qmat_json(const QMat& m) {
-  ojson a = ojson::array();
-  for (int i = 0; i < m.rows(); ++i) a.push_back(qvec_json(m.row(i)));
-  return a;
-}
-ojson poly_json(const fmpz_poly_struct* p) {
-  ojson a = ojson::array();
-  Z c;
-  for (long i = 0; i < fmpz_poly_length(p); ++i) {
-    fmpz_poly_get_coeff_fmpz(c.v, p, i);
-    a.push_back(fmpz_str(c.v));
-  }
-  return a;
-}
-ojson query_json(size_t index, const Query& q) {
-  ojson runs = ojson::array();
-  for (const auto& r : q) runs.push_back(ojson{{"token", qvec_json(r.token)}, {"count", r.count}});
-  return ojson{{"index", index}, {"length", query_length(q)}, {"runs", runs}};
-}
-ojson answer_json(size_t index, const QTau& x, long L, long digits) {
-  QTau c = x;
-  fmpz_poly_q_canonicalise(c.raw());
-  return ojson{{"index", index}, {"exact", {{"num", poly_json(c.raw()->num)}, {"den", poly_json(c.raw()->den)}}}, {"decimal", golden_decimal(c, L, digits)}};
-}
-ojson model_json(const Model& m) {
-  ojson heads = ojson::array();
-  for (const auto& h : m.heads) heads.push_back(ojson{{"W", qmat_json(h.W)}, {"v", qvec_json(h.v)}});
-  return ojson{{"format", "mhaq-model"}, {"version", 1}, {"d", m.d}, {"heads", heads}};
-}
-const char* kind_str(PairKind k) { return k == PairKind::base ? "base" : k == PairKind::within ? "within" : "across"; }
-
 std::string rat_of(const QTau& x, const std::string& what) {
   Rational q;
   if (!x.is_rational(q)) throw_internal("golden: " + what + " is not rational");
   return q.str();
+}
+
+ojson answer_json(size_t index, const QTau& x, long L, long digits) {
+  return ojson{{"index", index}, {"exact", qtau_json(x)}, {"decimal", golden_decimal(x, L, digits)}};
 }
 
 // Poles sorted by exponent (a pair's poles are distinct), residues alongside.
@@ -235,17 +196,6 @@ ojson poles_json(const std::vector<long>& n, const std::vector<std::string>& c, 
   for (size_t i : idx)
     out.push_back(ojson{{"n", n[i]}, {"log_r", (Rational(n[i]) / Rational(L)).str()}, {"c", c[i]}});
   return out;
-}
-
-ojson pair_head_json(const PairSpec& s, size_t p, int H) {
-  const size_t first = 1 + p * 2 * static_cast<size_t>(H);
-  return ojson{{"index", p},
-               {"kind", kind_str(s.kind)},
-               {"i", s.i},
-               {"j", s.j},
-               {"offset", qvec_json(s.offset)},
-               {"final_token", qvec_json(s.final_token)},
-               {"queries", ojson::array({first, first + 2 * static_cast<size_t>(H) - 1})}};
 }
 
 ojson heads_json(const std::vector<LearnedHead<QTau>>& hs) {
@@ -263,26 +213,6 @@ ojson heads_json(const std::vector<LearnedHead<QTau>>& hs) {
   }
   return out;
 }
-
-
-// Records every query and answer the learner sees, passing them through.
-class RecordingOracle final : public Oracle<QTau> {
- public:
-  explicit RecordingOracle(Oracle<QTau>& inner) : inner_(inner) {}
-  int dim() const override { return inner_.dim(); }
-  const Field<QTau>& field() const override { return inner_.field(); }
-  std::vector<Query> queries;
-  std::vector<QTau> answers;
-
- private:
-  QTau answer(const Query& q) override {
-    QTau a = inner_.query(q);
-    queries.push_back(q);
-    answers.push_back(a);
-    return a;
-  }
-  Oracle<QTau>& inner_;
-};
 
 const char* kDecimalFormat =
     "scientific [-]d.ddd...e[+-]XX with exactly `digits` significant digits, correctly rounded to nearest "
@@ -310,45 +240,6 @@ ojson header_json(long L, long digits) {
                {"L", L},                  {"digits", digits},         {"decimal_format", kDecimalFormat}};
 }
 
-ojson plan_json(const Plan& plan, int redraws) {
-  return ojson{{"schedule", schedule_name(plan.schedule)}, {"d", plan.d}, {"H", plan.H}, {"redraws", redraws},
-               {"B", qmat_json(plan.B)},                  {"Delta", qmat_json(plan.Delta)}};
-}
-
-// Deterministic layout: scalar-only arrays and any value whose compact form
-// fits in 100 characters on one line; everything else one member per line.
-void layout(const ojson& j, int indent, std::string& out) {
-  const std::string compact = j.dump();
-  bool scalars = j.is_array();
-  if (scalars)
-    for (const auto& e : j) scalars = scalars && !e.is_structured();
-  if (!j.is_structured() || scalars || compact.size() <= 100 || j.empty()) {
-    out += compact;
-    return;
-  }
-  const std::string pad(static_cast<size_t>(indent + 1), ' ');
-  out += j.is_object() ? "{\n" : "[\n";
-  bool first = true;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!first) out += ",\n";
-    first = false;
-    out += pad;
-    if (j.is_object()) {
-      out.append(ojson(it.key()).dump());
-      out.append(": ");
-    }
-    layout(it.value(), indent + 1, out);
-  }
-  out.push_back('\n');
-  out.append(static_cast<size_t>(indent), ' ');
-  out.push_back(j.is_object() ? '}' : ']');
-}
-std::string dump_doc(const ojson& doc) {
-  std::string out;
-  layout(doc, 0, out);
-  return out + "\n";
-}
-
 }  // namespace
 
 // ------------------------------------------------------------ export
@@ -363,7 +254,7 @@ std::string golden_export(const GoldenInputs& in) {
   lo.seed = learner_seed(in.seed);
   lo.tokens = default_tokens(Arith::exact);
   ModelOracle<QTau> model_oracle(in.model, lo.tokens.den);
-  RecordingOracle rec(model_oracle);
+  RecordingOracle<QTau> rec(model_oracle);
   Oracle<QTau>& black_box = rec;
   const LearnResult<QTau> res = learn(black_box, lo);
   const long L = black_box.field().L;
@@ -383,7 +274,7 @@ std::string golden_export(const GoldenInputs& in) {
   ojson pairs = ojson::array();
   for (size_t p = 0; p < res.plan.pairs.size(); ++p) {
     const PairSpec& s = res.plan.pairs[p];
-    ojson pj = pair_head_json(s, p, lo.H);
+    ojson pj = pair_spec_json(s, p, lo.H);
     // f(0) = v^T b for the pair's final token, straight from the model (the
     // check re-derives it by chaining the file's answers instead).
     pj["f0"] = rat_of(evaluate_exact(in.model, Query{Run{s.final_token, 1}}, L), "f(0)");
@@ -408,7 +299,7 @@ std::string golden_export(const GoldenInputs& in) {
                          {"heads_recovered", res.heads.size()},
                          {"self_checked", res.self_checked},
                          {"exact_match", exact_heads_match(res.heads, canon)}};
-  return dump_doc(doc);
+  return dump_layout(doc);
 }
 
 // ------------------------------------------------------------ check
@@ -641,7 +532,7 @@ GoldenCheckResult golden_check(const std::string& text) {
     const QVec& b1 = plan.first.at(0).token;
     auto fit = [&](size_t p, const Rational& f0) {
       const PairSpec& s = plan.pairs[p];
-      pj[p] = pair_head_json(s, p, H);
+      pj[p] = pair_spec_json(s, p, H);
       pj[p]["f0"] = f0.str();
       std::vector<QTau> f{QTau(f0)};
       for (int k = 0; k < 2 * H; ++k) f.push_back(file_answers[1 + p * 2 * H + k]);
@@ -699,7 +590,7 @@ GoldenCheckResult golden_check(const std::string& text) {
     // remaining values are not compared a second time.
     const json& fp = doc["pairs"];
     for (size_t p = 0; p < plan.pairs.size(); ++p) {
-      if (pj[p].is_null()) pj[p] = pair_head_json(plan.pairs[p], p, H);
+      if (pj[p].is_null()) pj[p] = pair_spec_json(plan.pairs[p], p, H);
       if (!fitted[p] && p < fp.size() && fp[p].is_object())
         for (const char* k : {"f0", "P", "poles"})
           if (!pj[p].contains(k) && fp[p].contains(k)) pj[p][k] = ojson::parse(fp[p][k].dump());
