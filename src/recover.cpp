@@ -3,8 +3,10 @@
 #include <cmath>
 #include <sstream>
 
+#include "mhaq/certificate.hpp"
 #include "mhaq/model_oracle.hpp"
 #include "mhaq/parallel.hpp"
+#include "mhaq/recording_oracle.hpp"
 
 namespace mhaq {
 
@@ -144,7 +146,9 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
   ModelOracle<T> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, o.noise_eps, o.noise_seed});
-  Oracle<T>& black_box = oracle;  // the learner gets this reference and nothing else
+  std::unique_ptr<RecordingOracle<T>> rec;  // only when a certificate is asked for
+  if (o.certificate) rec = std::make_unique<RecordingOracle<T>>(oracle);
+  Oracle<T>& black_box = rec ? static_cast<Oracle<T>&>(*rec) : oracle;  // the learner gets this reference and nothing else
   try {
     LearnResult<T> res = learn(black_box, lo);
     r["status"] = "ok";
@@ -156,6 +160,7 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     if (lo.heads_is_bound && !Field<T>::is_rigorous)
       r["fit_threshold"] = "relative residual <= 2^" + std::to_string(static_cast<int>(res.fit_threshold_log2)) + " (floating-point judgement)";
     compare(r, canon, res.heads, black_box.field());
+    if (rec && r.value("exact_match", true) && r.value("contains_truth", true)) *o.certificate = certificate_text(truth, o, lo, *rec, res);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable && e.kind() != ErrorKind::inconsistent) throw;
     r["status"] = kind_name(e.kind());

@@ -24,6 +24,9 @@ struct RecoverOptions {
   Rational noise_eps;      // approximate oracle: added noise uniform in [-eps, eps]
   std::uint64_t noise_seed = 1;
   int threads = 1;         // learner threads (0 = all hardware threads); output does not depend on it
+  // When set, a run that ends ok and agrees with the truth stores its
+  // certificate here (recover --certificate; include/mhaq/certificate.hpp).
+  std::string* certificate = nullptr;
 };
 
 // Default token draws: exact mode small integers; other modes a fine dyadic

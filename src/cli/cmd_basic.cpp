@@ -83,6 +83,7 @@ Command make_recover() {
     std::uint64_t seed = 1;
     int threads = 1;
     long token_range = 0, token_den = 0;
+    std::string certificate;
     bool json = false;
     CLI::Option* d_opt = nullptr;
     CLI::Option* heads_opt = nullptr;
@@ -105,6 +106,8 @@ Command make_recover() {
             s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it");
             s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den");
             s->add_option("--token-den", st->token_den, "denominator of the learner's token entries");
+            s->add_option("--certificate", st->certificate,
+                          "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
             add_model_shape(s, st->g);
             s->add_flag("--json", st->json, "print one JSON object");
             mo->excludes(st->d_opt);
@@ -144,9 +147,22 @@ Command make_recover() {
               o.tokens = {st->token_range ? st->token_range : def.range, st->token_den ? st->token_den : def.den};
               if (o.tokens.range < 1 || o.tokens.den < 1) throw Error(ErrorKind::usage, "--token-range and --token-den must be positive");
             }
-            const nlohmann::json r = recover(truth, o);
-            emit(st->json, r.dump(), recover_report(r));
+            std::string certificate;
+            if (!st->certificate.empty()) o.certificate = &certificate;
+            nlohmann::json r = recover(truth, o);
             const int code = recover_exit_code(r);
+            std::string note;
+            if (!st->certificate.empty()) {
+              // Written only for a run that ended ok and agrees with the truth.
+              if (code == 0 && !certificate.empty()) {
+                write_file_atomic(st->certificate, certificate);
+                r["certificate"] = st->certificate;
+                note = "  certificate      " + st->certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
+              } else {
+                note = "  certificate      not written (the run did not end ok)\n";
+              }
+            }
+            emit(st->json, r.dump(), recover_report(r) + note);
             if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
             return code;
           }};

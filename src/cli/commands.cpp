@@ -10,8 +10,9 @@ Command make_demo();
 Command make_golden();
 Command make_prove();
 Command make_verify();
+Command make_check_certificate();
 
-std::vector<Command> all_commands() { return {make_generate(), make_recover(), make_demo(), make_golden(), make_prove(), make_verify()}; }
+std::vector<Command> all_commands() { return {make_generate(), make_recover(), make_demo(), make_golden(), make_prove(), make_verify(), make_check_certificate()}; }
 
 void emit(bool json, const std::string& json_text, const std::string& human) {
   if (json) std::cout << json_text << "\n";
