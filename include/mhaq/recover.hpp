@@ -47,6 +47,10 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o);
 // equal in Q), up to permutation.
 bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon);
 
+// Ball recovered heads contain the canonical heads of the truth (every entry
+// contains the true rational), under some one-to-one assignment.
+bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon);
+
 // Exit code for a recover result: 0 ok, 4 degenerate, 5 unable, 6 mismatch,
 // 8 inconsistent (the answers fit no model with the stated head count).
 int recover_exit_code(const nlohmann::json& r);
