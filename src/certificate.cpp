@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <memory>
 #include <numeric>
 
 #include "mhaq/error.hpp"

@@ -200,6 +200,14 @@ TEST_CASE("a single tampered field makes the checker fail and name it") {
         j["answers"].erase(j["answers"].size() - 1);
       }, "queries");
     }
+    SUBCASE("a wild token and a wild pole fail fast") {
+      const auto r = tamper([&](json& j) {
+        j["queries"][3]["runs"][0]["token"][0] = "123456789012345678901234567890";
+        if (a == Arith::exact) j["pairs"][1]["poles"][0]["n"] = 1L << 39;
+      }, "queries[3].runs[0].token[0]");
+      CHECK(failed_at(r, "answers[3]"));
+      if (a == Arith::exact) CHECK(failed_at(r, "pairs[1].poles[0].n"));
+    }
     if (a == Arith::ball) {
       SUBCASE("a ball shrunk to its midpoint") {
         tamper([](json& j) { j["heads"][0]["W"][0][1]["rad"] = "0"; }, "heads[0].W[0][1]");

@@ -729,7 +729,7 @@ class Checker {
           }
           for (size_t h = 0; h < np && ok; ++h) {
             const long n = r.n[h], a = n < 0 ? -n : n;
-            if (a > (1L << 24)) { ok = false; break; }
+            if (a > (1L << 20)) { ok = false; break; }
             // c / (1 + k tau^n) = c tau^|n| / (tau^|n| + k) when n < 0
             fmpz_poly_set_fmpz(term.v->num, fmpq_numref(r.c[h].q.v));
             fmpz_poly_set_fmpz(term.v->den, fmpq_denref(r.c[h].q.v));

@@ -64,7 +64,7 @@ Pq pq_of(const Qn& q);
 
 // f at the last token, exactly in Q(tau), tau = e^{1/L}: scores are exact
 // rationals and e^s = tau^(L s). Returns false and sets `why` when a score
-// is not a multiple of 1/L or an exponent exceeds 2^24 (then f is not
+// is not a multiple of 1/L or an exponent exceeds 2^20 (then f is not
 // computed here; the caller reports it).
 bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& q, long L, std::string& why);
 
