@@ -9,21 +9,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "mhaq/error.hpp"
+#include "mhaq/json_out.hpp"
 #include "mhaq/learner.hpp"
 #include "mhaq/model_oracle.hpp"
+#include "mhaq/recording_oracle.hpp"
 #include "mhaq/recover.hpp"
 #include "mhaq/schedule.hpp"
 
 namespace mhaq {
 
 namespace {
-
-using ojson = nlohmann::ordered_json;
 
 // ------------------------------------------------------------ small RAII
 struct Z {
@@ -40,13 +42,6 @@ struct A {
   A(const A&) = delete;
   A& operator=(const A&) = delete;
 };
-
-std::string fmpz_str(const fmpz_t x) {
-  char* s = fmpz_get_str(nullptr, 10, x);
-  std::string out(s);
-  flint_free(s);
-  return out;
-}
 
 void pow10(fmpz_t out, long k) {  // k >= 0
   fmpz_set_ui(out, 10);
@@ -119,6 +114,26 @@ std::string golden_decimal(const Rational& x, long D) {
   return format_sci(neg, q.v, E, D);
 }
 
+namespace {
+// Encloses num(tau)/den(tau), tau = e^{1/L}, at `prec` bits.
+void qtau_arb(arb_t out, const QTau& x, long L, long prec) {
+  A tau, n, dn;
+  arb_poly_t pn, pd;
+  arb_poly_init(pn);
+  arb_poly_init(pd);
+  arb_set_si(tau.v, 1);
+  arb_div_si(tau.v, tau.v, L, prec);
+  arb_exp(tau.v, tau.v, prec);
+  arb_poly_set_fmpz_poly(pn, x.raw()->num, prec);
+  arb_poly_set_fmpz_poly(pd, x.raw()->den, prec);
+  arb_poly_evaluate(n.v, pn, tau.v, prec);
+  arb_poly_evaluate(dn.v, pd, tau.v, prec);
+  arb_div(out, n.v, dn.v, prec);
+  arb_poly_clear(pn);
+  arb_poly_clear(pd);
+}
+}  // namespace
+
 std::string golden_decimal(const QTau& x, long L, long D) {
   check_digits(D);
   if (L < 1) throw_input("golden: L must be positive");
@@ -126,29 +141,17 @@ std::string golden_decimal(const QTau& x, long L, long D) {
   if (x.is_rational(q)) return golden_decimal(q, D);
   // A non-constant element of Q(tau) is transcendental (tau is), so it is never
   // a decimal tie nor a power of ten, and the loop below terminates.
-  const fmpz_poly_struct* num = x.raw()->num;
-  const fmpz_poly_struct* den = x.raw()->den;
-  const long deg = std::max(fmpz_poly_degree(num), fmpz_poly_degree(den));
+  const long deg = std::max(fmpz_poly_degree(x.raw()->num), fmpz_poly_degree(x.raw()->den));
   const long cap = 1L << 22;
   Z lo, hi, M;
   pow10(lo.v, D - 1);
   pow10(hi.v, D);
-  A tau, n, dn, v, a, y, p10, alo, ahi, z;
+  A v, a, y, p10, alo, ahi, z;
   arb_set_fmpz(alo.v, lo.v);
   arb_set_fmpz(ahi.v, hi.v);
-  arb_poly_t pn, pd;
-  arb_poly_init(pn);
-  arb_poly_init(pd);
   std::string result;
   for (long prec = static_cast<long>(3.33 * D) + 64 + 2 * static_cast<long>(std::log2(static_cast<double>(deg) + 2)); prec <= cap; prec *= 2) {
-    arb_set_si(tau.v, 1);
-    arb_div_si(tau.v, tau.v, L, prec);
-    arb_exp(tau.v, tau.v, prec);
-    arb_poly_set_fmpz_poly(pn, num, prec);
-    arb_poly_set_fmpz_poly(pd, den, prec);
-    arb_poly_evaluate(n.v, pn, tau.v, prec);
-    arb_poly_evaluate(dn.v, pd, tau.v, prec);
-    arb_div(v.v, n.v, dn.v, prec);
+    qtau_arb(v.v, x, L, prec);
     if (!arb_is_finite(v.v) || arb_contains_zero(v.v)) continue;
     const bool neg = arb_is_negative(v.v);
     arb_abs(a.v, v.v);
@@ -175,8 +178,6 @@ std::string golden_decimal(const QTau& x, long L, long D) {
     result = format_sci(neg, M.v, E, D);
     break;
   }
-  arb_poly_clear(pn);
-  arb_poly_clear(pd);
   if (result.empty()) throw_internal("golden decimal: rounding not certified within " + std::to_string(cap) + " bits");
   return result;
 }
@@ -184,46 +185,14 @@ std::string golden_decimal(const QTau& x, long L, long D) {
 namespace {
 
 // ------------------------------------------------------------ JSON building
-ojson qvec_json(const QVec& v) {
-  ojson a = ojson::array();
-  for (const auto& x : v) a.push_back(x.str());
-  return a;
-}
-ojson qmat_json(const QMat& m) {
-  ojson a = ojson::array();
-  for (int i = 0; i < m.rows(); ++i) a.push_back(qvec_json(m.row(i)));
-  return a;
-}
-ojson poly_json(const fmpz_poly_struct* p) {
-  ojson a = ojson::array();
-  Z c;
-  for (long i = 0; i < fmpz_poly_length(p); ++i) {
-    fmpz_poly_get_coeff_fmpz(c.v, p, i);
-    a.push_back(fmpz_str(c.v));
-  }
-  return a;
-}
-ojson query_json(size_t index, const Query& q) {
-  ojson runs = ojson::array();
-  for (const auto& r : q) runs.push_back(ojson{{"token", qvec_json(r.token)}, {"count", r.count}});
-  return ojson{{"index", index}, {"length", query_length(q)}, {"runs", runs}};
-}
-ojson answer_json(size_t index, const QTau& x, long L, long digits) {
-  QTau c = x;
-  fmpz_poly_q_canonicalise(c.raw());
-  return ojson{{"index", index}, {"exact", {{"num", poly_json(c.raw()->num)}, {"den", poly_json(c.raw()->den)}}}, {"decimal", golden_decimal(c, L, digits)}};
-}
-ojson model_json(const Model& m) {
-  ojson heads = ojson::array();
-  for (const auto& h : m.heads) heads.push_back(ojson{{"W", qmat_json(h.W)}, {"v", qvec_json(h.v)}});
-  return ojson{{"format", "mhaq-model"}, {"version", 1}, {"d", m.d}, {"heads", heads}};
-}
-const char* kind_str(PairKind k) { return k == PairKind::base ? "base" : k == PairKind::within ? "within" : "across"; }
-
 std::string rat_of(const QTau& x, const std::string& what) {
   Rational q;
   if (!x.is_rational(q)) throw_internal("golden: " + what + " is not rational");
   return q.str();
+}
+
+ojson answer_json(size_t index, const QTau& x, long L, long digits) {
+  return ojson{{"index", index}, {"exact", qtau_json(x)}, {"decimal", golden_decimal(x, L, digits)}};
 }
 
 // Poles sorted by exponent (a pair's poles are distinct), residues alongside.
@@ -235,17 +204,6 @@ ojson poles_json(const std::vector<long>& n, const std::vector<std::string>& c, 
   for (size_t i : idx)
     out.push_back(ojson{{"n", n[i]}, {"log_r", (Rational(n[i]) / Rational(L)).str()}, {"c", c[i]}});
   return out;
-}
-
-ojson pair_head_json(const PairSpec& s, size_t p, int H) {
-  const size_t first = 1 + p * 2 * static_cast<size_t>(H);
-  return ojson{{"index", p},
-               {"kind", kind_str(s.kind)},
-               {"i", s.i},
-               {"j", s.j},
-               {"offset", qvec_json(s.offset)},
-               {"final_token", qvec_json(s.final_token)},
-               {"queries", ojson::array({first, first + 2 * static_cast<size_t>(H) - 1})}};
 }
 
 ojson heads_json(const std::vector<LearnedHead<QTau>>& hs) {
@@ -264,31 +222,11 @@ ojson heads_json(const std::vector<LearnedHead<QTau>>& hs) {
   return out;
 }
 
-
-// Records every query and answer the learner sees, passing them through.
-class RecordingOracle final : public Oracle<QTau> {
- public:
-  explicit RecordingOracle(Oracle<QTau>& inner) : inner_(inner) {}
-  int dim() const override { return inner_.dim(); }
-  const Field<QTau>& field() const override { return inner_.field(); }
-  std::vector<Query> queries;
-  std::vector<QTau> answers;
-
- private:
-  QTau answer(const Query& q) override {
-    QTau a = inner_.query(q);
-    queries.push_back(q);
-    answers.push_back(a);
-    return a;
-  }
-  Oracle<QTau>& inner_;
-};
-
 const char* kDecimalFormat =
     "scientific [-]d.ddd...e[+-]XX with exactly `digits` significant digits, correctly rounded to nearest "
     "(ties to even; ties occur only for rational values), every digit certified with Arb; zero is 0.000...e+00";
 
-ojson inputs_json(const GoldenInputs& in, int H, const TokenSpec& tok) {
+ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& tok) {
   ojson j{{"model_source", in.model_source}};
   if (in.model_source == "generated") {
     const GenerateOptions& g = in.generate;
@@ -299,54 +237,80 @@ ojson inputs_json(const GoldenInputs& in, int H, const TokenSpec& tok) {
   j["seed"] = in.seed;
   j["learner_seed"] = learner_seed(in.seed);
   j["heads_learner"] = H;
+  if (bound) j["heads_is_bound"] = true;  // only H0 >= H known (absent: H known)
   j["schedule"] = "paper";
   j["token_range"] = tok.range;
   j["token_den"] = tok.den;
   return j;
 }
 
-ojson header_json(long L, long digits) {
-  return ojson{{"format", "mhaq-golden"}, {"version", golden_version}, {"arith", "exact"}, {"tau", "e^(1/L)"},
-               {"L", L},                  {"digits", digits},         {"decimal_format", kDecimalFormat}};
+const char* kBinaryFormat =
+    "ball and mpfr values are exact dyadic rationals p/q (q a power of two): the binary numbers the run held; "
+    "a ball is {mid, rad}";
+
+ojson header_json(long L, long digits, Arith arith, long bits) {
+  ojson h{{"format", "mhaq-golden"}, {"version", golden_version}, {"arith", arith_name(arith)}};
+  if (arith != Arith::exact) h["bits"] = bits;
+  h["tau"] = "e^(1/L)";
+  h["L"] = L;
+  h["digits"] = digits;
+  h["decimal_format"] = kDecimalFormat;
+  if (arith != Arith::exact) h["binary_format"] = kBinaryFormat;
+  return h;
 }
 
-ojson plan_json(const Plan& plan, int redraws) {
-  return ojson{{"schedule", schedule_name(plan.schedule)}, {"d", plan.d}, {"H", plan.H}, {"redraws", redraws},
-               {"B", qmat_json(plan.B)},                  {"Delta", qmat_json(plan.Delta)}};
+LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpec& tok, int threads) {
+  LearnOptions lo;
+  lo.H = H;
+  lo.heads_is_bound = bound;
+  lo.schedule = Schedule::paper;
+  lo.seed = learner_seed(seed);
+  lo.tokens = tok;
+  lo.threads = threads;
+  return lo;
 }
 
-// Deterministic layout: scalar-only arrays and any value whose compact form
-// fits in 100 characters on one line; everything else one member per line.
-void layout(const ojson& j, int indent, std::string& out) {
-  const std::string compact = j.dump();
-  bool scalars = j.is_array();
-  if (scalars)
-    for (const auto& e : j) scalars = scalars && !e.is_structured();
-  if (!j.is_structured() || scalars || compact.size() <= 100 || j.empty()) {
-    out += compact;
-    return;
+// The ball or mpfr run of the same learner on the same model and draws: its
+// answers go to answers[i][key], its pair fits to pairs[p][key] and its heads
+// to the returned object (doc[key]). Same queries as the exact run, since the
+// draws do not depend on the arithmetic.
+template <class T>
+ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, long bits, const char* key) {
+  PrecisionScope scope(bits);
+  ModelOracle<T> oracle(model, lo.tokens.den);
+  RecordingOracle<T> rec(oracle);
+  Oracle<T>& black_box = rec;
+  const LearnResult<T> res = learn(black_box, lo);
+  ojson& as = doc["answers"];
+  for (size_t i = 0; i < rec.answers.size() && i < as.size(); ++i) as[i][key] = binary_json(rec.answers[i]);
+  ojson& ps = doc["pairs"];
+  for (size_t p = 0; p < res.fits.size() && p < ps.size(); ++p) {
+    ojson poles = ojson::array();
+    for (size_t h = 0; h < res.fits[p].r.size(); ++h)
+      poles.push_back(ojson{{"r", binary_json(res.fits[p].r[h])}, {"c", binary_json(res.fits[p].c[h])}});
+    ps[p][key] = ojson{{"P", binary_json(res.fits[p].P)}, {"poles", poles}};
   }
-  const std::string pad(static_cast<size_t>(indent + 1), ' ');
-  out += j.is_object() ? "{\n" : "[\n";
-  bool first = true;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!first) out += ",\n";
-    first = false;
-    out += pad;
-    if (j.is_object()) {
-      out.append(ojson(it.key()).dump());
-      out.append(": ");
+  ojson heads = ojson::array();
+  for (const auto& h : res.heads) {
+    ojson W = ojson::array();
+    for (int i = 0; i < h.W.rows(); ++i) {
+      ojson row = ojson::array();
+      for (int j = 0; j < h.W.cols(); ++j) row.push_back(binary_json(h.W(i, j)));
+      W.push_back(row);
     }
-    layout(it.value(), indent + 1, out);
+    ojson v = ojson::array();
+    for (const auto& x : h.v) v.push_back(binary_json(x));
+    heads.push_back(ojson{{"W", W}, {"v", v}});
   }
-  out.push_back('\n');
-  out.append(static_cast<size_t>(indent), ' ');
-  out.push_back(j.is_object() ? '}' : ']');
+  ojson run{{"queries", black_box.queries()}, {"max_length", black_box.max_length()}, {"heads_recovered", res.heads.size()}, {"heads", heads}};
+  if constexpr (std::is_same_v<T, Ball>) run["contains_truth"] = ball_heads_contain(res.heads, model.canonical());
+  return run;
 }
-std::string dump_doc(const ojson& doc) {
-  std::string out;
-  layout(doc, 0, out);
-  return out + "\n";
+
+ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, Arith arith, long bits) {
+  if (arith == Arith::ball) return binary_run<Ball>(doc, model, lo, bits, "ball");
+  if (arith == Arith::mpfr) return binary_run<Mpfr>(doc, model, lo, bits, "mpfr");
+  throw Error(ErrorKind::usage, "golden files record exact, ball or mpfr runs");
 }
 
 }  // namespace
@@ -355,21 +319,20 @@ std::string dump_doc(const ojson& doc) {
 std::string golden_export(const GoldenInputs& in) {
   check_digits(in.digits);
   in.model.validate();
+  if (in.arith == Arith::ieee) throw Error(ErrorKind::usage, "golden files record exact, ball or mpfr runs");
+  if (in.threads < 1) throw Error(ErrorKind::usage, "golden: threads must be positive");
   const Model canon = in.model.canonical();
-  LearnOptions lo;
-  lo.H = in.heads > 0 ? in.heads : canon.num_heads();
-  if (lo.H < 1) throw_degenerate("the model's canonical form has no heads (f is identically zero)");
-  lo.schedule = Schedule::paper;
-  lo.seed = learner_seed(in.seed);
-  lo.tokens = default_tokens(Arith::exact);
+  const int H = in.max_heads > 0 ? in.max_heads : in.heads > 0 ? in.heads : canon.num_heads();
+  if (H < 1) throw_degenerate("the model's canonical form has no heads (f is identically zero)");
+  const LearnOptions lo = learn_options(H, in.max_heads > 0, in.seed, default_tokens(Arith::exact), in.threads);
   ModelOracle<QTau> model_oracle(in.model, lo.tokens.den);
-  RecordingOracle rec(model_oracle);
+  RecordingOracle<QTau> rec(model_oracle);
   Oracle<QTau>& black_box = rec;
   const LearnResult<QTau> res = learn(black_box, lo);
   const long L = black_box.field().L;
 
-  ojson doc = header_json(L, in.digits);
-  doc["inputs"] = inputs_json(in, lo.H, lo.tokens);
+  ojson doc = header_json(L, in.digits, in.arith, in.bits);
+  doc["inputs"] = inputs_json(in, lo.H, lo.heads_is_bound, lo.tokens);
   doc["model"] = model_json(in.model);
   doc["model_canonical"] = model_json(canon);
   doc["plan"] = plan_json(res.plan, res.redraws);
@@ -383,7 +346,7 @@ std::string golden_export(const GoldenInputs& in) {
   ojson pairs = ojson::array();
   for (size_t p = 0; p < res.plan.pairs.size(); ++p) {
     const PairSpec& s = res.plan.pairs[p];
-    ojson pj = pair_head_json(s, p, lo.H);
+    ojson pj = pair_spec_json(s, p, lo.H);
     // f(0) = v^T b for the pair's final token, straight from the model (the
     // check re-derives it by chaining the file's answers instead).
     pj["f0"] = rat_of(evaluate_exact(in.model, Query{Run{s.final_token, 1}}, L), "f(0)");
@@ -402,13 +365,14 @@ std::string golden_export(const GoldenInputs& in) {
   }
   doc["pairs"] = pairs;
   doc["heads"] = heads_json(res.heads);
+  if (in.arith != Arith::exact) doc[arith_name(in.arith)] = binary_run(doc, in.model, lo, in.arith, in.bits);
   doc["summary"] = ojson{{"queries", black_box.queries()},
                          {"paper_bound", paper_query_bound(in.model.d, lo.H)},
                          {"max_length", black_box.max_length()},
                          {"heads_recovered", res.heads.size()},
                          {"self_checked", res.self_checked},
                          {"exact_match", exact_heads_match(res.heads, canon)}};
-  return dump_doc(doc);
+  return dump_layout(doc);
 }
 
 // ------------------------------------------------------------ check
@@ -501,6 +465,40 @@ QTau parse_qtau(const json& ans, const std::string& path) {
   return x;
 }
 
+// A ball written by binary_json: {"mid", "rad"}, both exact dyadic rationals.
+Ball parse_ball(const json& j, const std::string& path) {
+  Ball b;
+  auto dyadic = [&](arf_t out, const char* key) {
+    const Rational q = parse_rat(need(j, key, path), path + "." + key);
+    const fmpz* den = fmpq_denref(q.raw());
+    const long k = static_cast<long>(fmpz_bits(den)) - 1;
+    if (static_cast<long>(fmpz_val2(den)) != k) throw_input("golden file: " + path + "." + key + " is not a dyadic rational");
+    arf_set_fmpz(out, fmpq_numref(q.raw()));
+    arf_mul_2exp_si(out, out, -k);
+    return q.sign();
+  };
+  dyadic(arb_midref(b.raw()), "mid");
+  arf_t r;
+  arf_init(r);
+  const int sign = dyadic(r, "rad");
+  arf_get_mag(arb_radref(b.raw()), r);
+  arf_clear(r);
+  if (sign < 0) throw_input("golden file: " + path + ".rad is negative");
+  return b;
+}
+
+// Whether ball b contains the real number that exact(out, prec) encloses,
+// refining the enclosure until containment or disjointness is certain.
+bool contains_exact(const Ball& b, long bits, const std::function<void(arb_t, long)>& exact) {
+  for (long prec = bits + 64; prec <= 16 * (bits + 64); prec *= 2) {
+    A x;
+    exact(x.v, prec);
+    if (arb_contains(b.raw(), x.v)) return true;
+    if (!arb_overlaps(b.raw(), x.v)) return false;
+  }
+  return false;
+}
+
 std::string short_dump(const json& j) {
   std::string s = j.dump();
   return s.size() > 72 ? s.substr(0, 69) + "..." : s;
@@ -532,7 +530,7 @@ void diff(const json& got, const json& exp, const std::string& path, GoldenCheck
 
 }  // namespace
 
-GoldenCheckResult golden_check(const std::string& text) {
+GoldenCheckResult golden_check(const std::string& text, int threads) {
   json doc;
   try {
     doc = json::parse(text);
@@ -545,6 +543,11 @@ GoldenCheckResult golden_check(const std::string& text) {
   if (version != golden_version) throw_input("golden file: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
   const long digits = need_int(doc, "digits", "");
   check_digits(digits);
+  const std::string arith_s = need_str(doc, "arith", "");
+  if (arith_s != "exact" && arith_s != "ball" && arith_s != "mpfr") throw_input("golden file: arith must be exact, ball or mpfr");
+  const Arith arith = parse_arith(arith_s);
+  const long bits = arith == Arith::exact ? 256 : need_int(doc, "bits", "");
+  if (bits < 16 || bits > (1L << 24)) throw_input("golden file: bits must be in [16, 2^24]");
   for (const char* k : {"L", "plan", "model_canonical", "summary"}) (void)need(doc, k, "");
 
   // ---- inputs (the only fields taken from the file, besides the queries and answers)
@@ -556,6 +559,7 @@ GoldenCheckResult golden_check(const std::string& text) {
   in.seed = need_u64(inj, "seed", "inputs");
   in.heads = static_cast<int>(need_int(inj, "heads_learner", "inputs"));
   if (in.heads < 1 || in.heads > 64) throw_input("golden file: inputs.heads_learner must be in [1, 64]");
+  const bool bound = inj.contains("heads_is_bound") && need_bool(inj, "heads_is_bound", "inputs");
   if (need_str(inj, "schedule", "inputs") != "paper") throw_input("golden file: inputs.schedule must be \"paper\"");
   TokenSpec tok{need_int(inj, "token_range", "inputs"), need_int(inj, "token_den", "inputs")};
   if (tok.range < 1 || tok.den < 1 || tok.range > 1000000 || tok.den > 1000000) throw_input("golden file: inputs.token_range/token_den out of range");
@@ -591,14 +595,11 @@ GoldenCheckResult golden_check(const std::string& text) {
   GoldenCheckResult out;
   // ---- re-derive
   const Model canon = model.canonical();
-  ojson exp = header_json(0, digits);
+  ojson exp = header_json(0, digits, arith, bits);
   const Model source_model = in.model_source == "generated" ? generate_model(in.generate) : model;
   // A fresh exact learner run on the model: plan, query list, heads.
-  LearnOptions lo;
-  lo.H = in.heads;
-  lo.schedule = Schedule::paper;
-  lo.seed = learner_seed(in.seed);
-  lo.tokens = tok;
+  if (threads < 1) throw Error(ErrorKind::usage, "golden check: threads must be positive");
+  const LearnOptions lo = learn_options(in.heads, bound, in.seed, tok, threads);
   ModelOracle<QTau> oracle(model, tok.den);
   Oracle<QTau>& black_box = oracle;
   std::unique_ptr<LearnResult<QTau>> res;
@@ -610,7 +611,7 @@ GoldenCheckResult golden_check(const std::string& text) {
   }
   const long L = black_box.field().L;
   exp["L"] = L;
-  exp["inputs"] = inputs_json(in, lo.H, tok);
+  exp["inputs"] = inputs_json(in, lo.H, bound, tok);
   exp["model"] = model_json(source_model);
   exp["model_canonical"] = model_json(canon);
   ojson qs = ojson::array(), as = ojson::array();
@@ -621,11 +622,16 @@ GoldenCheckResult golden_check(const std::string& text) {
   }
   exp["queries"] = qs;
   // Answers: the model evaluated exactly on the file's own queries.
-  for (size_t i = 0; i < file_queries.size(); ++i) as.push_back(answer_json(i, evaluate_exact(model, file_queries[i], L), L, digits));
+  std::vector<QTau> exact_values;
+  for (size_t i = 0; i < file_queries.size(); ++i) {
+    exact_values.push_back(evaluate_exact(model, file_queries[i], L));
+    as.push_back(answer_json(i, exact_values.back(), L, digits));
+  }
   exp["answers"] = as;
 
   // Per-pair values: interpolate the file's answers; f(0) by chaining from [b_1].
   ojson pairs = ojson::array();
+  std::vector<std::optional<PairFit<QTau>>> exact_fits;
   if (res) {
     const Plan& plan = res->plan;
     const int H = lo.H;
@@ -638,15 +644,16 @@ GoldenCheckResult golden_check(const std::string& text) {
     std::vector<ojson> pj(plan.pairs.size());
     std::vector<Rational> P(plan.pairs.size());
     std::vector<bool> fitted(plan.pairs.size(), false);
+    exact_fits.resize(plan.pairs.size());
     const QVec& b1 = plan.first.at(0).token;
     auto fit = [&](size_t p, const Rational& f0) {
       const PairSpec& s = plan.pairs[p];
-      pj[p] = pair_head_json(s, p, H);
+      pj[p] = pair_spec_json(s, p, H);
       pj[p]["f0"] = f0.str();
       std::vector<QTau> f{QTau(f0)};
       for (int k = 0; k < 2 * H; ++k) f.push_back(file_answers[1 + p * 2 * H + k]);
       try {
-        const PairFit<QTau> pf = interpolate_pair(F, f, H);
+        const PairFit<QTau> pf = bound ? interpolate_pair_minimal(F, f, H, 0) : interpolate_pair(F, f, H);
         Rational q;
         if (!pf.P.is_rational(q)) throw_inconsistent("the limit P is not rational");
         P[p] = q;
@@ -661,6 +668,7 @@ GoldenCheckResult golden_check(const std::string& text) {
         }
         pj[p]["poles"] = poles_json(n, c, L);
         fitted[p] = true;
+        exact_fits[p] = pf;
       } catch (const Error& e) {
         out.mismatches.push_back("pairs[" + std::to_string(p) + "]: the file's answers do not interpolate (" + kind_name(e.kind()) + "): " + e.what());
       }
@@ -699,7 +707,7 @@ GoldenCheckResult golden_check(const std::string& text) {
     // remaining values are not compared a second time.
     const json& fp = doc["pairs"];
     for (size_t p = 0; p < plan.pairs.size(); ++p) {
-      if (pj[p].is_null()) pj[p] = pair_head_json(plan.pairs[p], p, H);
+      if (pj[p].is_null()) pj[p] = pair_spec_json(plan.pairs[p], p, H);
       if (!fitted[p] && p < fp.size() && fp[p].is_object())
         for (const char* k : {"f0", "P", "poles"})
           if (!pj[p].contains(k) && fp[p].contains(k)) pj[p][k] = ojson::parse(fp[p][k].dump());
@@ -718,6 +726,79 @@ GoldenCheckResult golden_check(const std::string& text) {
                            {"heads_recovered", res->heads.size()},
                            {"self_checked", res->self_checked},
                            {"exact_match", match}};
+  }
+  if (arith != Arith::exact && res) {
+    // The same learner in the file's arithmetic and precision, re-run (deterministic).
+    try {
+      exp[arith_s] = binary_run(exp, model, lo, arith, bits);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+      out.mismatches.push_back(arith_s + ": re-running the " + arith_s + " learner failed (" + kind_name(e.kind()) + "): " + e.what());
+      // reported once: the run's fields are then not compared one by one
+      const json& fa2 = doc["answers"];
+      const json& fp2 = doc["pairs"];
+      for (size_t i = 0; i < fa2.size() && i < exp["answers"].size(); ++i)
+        if (fa2[i].is_object() && fa2[i].contains(arith_s)) exp["answers"][i][arith_s] = ojson::parse(fa2[i][arith_s].dump());
+      for (size_t p = 0; p < fp2.size() && p < exp["pairs"].size(); ++p)
+        if (fp2[p].is_object() && fp2[p].contains(arith_s)) exp["pairs"][p][arith_s] = ojson::parse(fp2[p][arith_s].dump());
+      if (doc.contains(arith_s)) exp[arith_s] = ojson::parse(doc[arith_s].dump());
+    }
+  }
+  if (arith == Arith::ball) {
+    // Independently of the re-run: the file's balls contain the exact truth.
+    for (size_t i = 0; i < fa.size() && i < exact_values.size(); ++i) {
+      if (!fa[i].is_object() || !fa[i].contains("ball")) continue;
+      const std::string p = "answers[" + std::to_string(i) + "].ball";
+      if (!contains_exact(parse_ball(fa[i]["ball"], p), bits, [&](arb_t x, long prec) { qtau_arb(x, exact_values[i], L, prec); }))
+        out.mismatches.push_back(p + ": does not contain the exact answer");
+    }
+    const json& fp = doc["pairs"];
+    for (size_t p = 0; p < exact_fits.size() && p < fp.size(); ++p) {
+      if (!exact_fits[p] || !fp[p].is_object() || !fp[p].contains("ball")) continue;
+      const std::string pp = "pairs[" + std::to_string(p) + "].ball";
+      const json& bj = fp[p]["ball"];
+      const PairFit<QTau>& ex = *exact_fits[p];
+      Rational P;
+      bool ok = ex.P.is_rational(P) && parse_ball(need(bj, "P", pp), pp + ".P").contains(P);
+      const json& poles = need_array(bj, "poles", pp);
+      std::vector<bool> used(poles.size(), false);
+      ok = ok && poles.size() == ex.r.size();
+      for (size_t h = 0; h < ex.r.size() && ok; ++h) {  // each exact pole in a distinct ball pole
+        long n = 0;
+        Rational c;
+        bool found = false;
+        if (ex.r[h].is_tau_power(n) && ex.c[h].is_rational(c))
+          for (size_t g = 0; g < poles.size() && !found; ++g) {
+            const std::string gp = pp + ".poles[" + std::to_string(g) + "]";
+            if (used[g] || !parse_ball(need(poles[g], "c", gp), gp + ".c").contains(c)) continue;
+            found = used[g] = contains_exact(parse_ball(need(poles[g], "r", gp), gp + ".r"), bits, [&](arb_t x, long prec) {
+              arb_set_si(x, n);
+              arb_div_si(x, x, L, prec);
+              arb_exp(x, x, prec);
+            });
+          }
+        ok = found;
+      }
+      if (!ok) out.mismatches.push_back(pp + ": does not contain the exact pair values (P, poles r = tau^n, residues c)");
+    }
+    if (doc.contains("ball") && doc["ball"].is_object() && doc["ball"].contains("heads")) {
+      std::vector<LearnedHead<Ball>> hs;
+      const json& fh = need_array(doc["ball"], "heads", "ball");
+      for (size_t h = 0; h < fh.size(); ++h) {
+        const std::string hp = "ball.heads[" + std::to_string(h) + "]";
+        const json& W = need_array(fh[h], "W", hp);
+        const json& v = need_array(fh[h], "v", hp);
+        if (static_cast<int>(W.size()) != d || static_cast<int>(v.size()) != d) throw_input("golden file: " + hp + " is not d x d and d");
+        LearnedHead<Ball> lh{Mat<Ball>(d, d), {}};
+        for (int i = 0; i < d; ++i) {
+          if (!W[i].is_array() || static_cast<int>(W[i].size()) != d) throw_input("golden file: " + hp + ".W is not d x d");
+          lh.v.push_back(parse_ball(v[i], hp + ".v[" + std::to_string(i) + "]"));
+          for (int j = 0; j < d; ++j) lh.W(i, j) = parse_ball(W[i][j], hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
+        }
+        hs.push_back(std::move(lh));
+      }
+      if (!ball_heads_contain(hs, canon)) out.mismatches.push_back("ball.heads: do not contain the canonical model's heads");
+    }
   }
   // Compare (the header's decimal_format text is part of the schema).
   diff(doc, json::parse(exp.dump()), "", out);

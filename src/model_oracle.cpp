@@ -303,6 +303,8 @@ QTau evaluate_exact(const Model& m, const Query& q, long L) {
   return evaluate(m, q, F);
 }
 
+Ball evaluate_ball(const Model& m, const Query& q) { return evaluate(m, q, Field<Ball>{}); }
+
 template class ModelOracle<QTau>;
 template class ModelOracle<Ball>;
 template class ModelOracle<Mpfr>;

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <sstream>
 
+#include "mhaq/certificate.hpp"
 #include "mhaq/model_oracle.hpp"
 #include "mhaq/parallel.hpp"
 #include "mhaq/sensitivity.hpp"
+#include "mhaq/recording_oracle.hpp"
 
 namespace mhaq {
 
@@ -80,26 +82,6 @@ template <class T>
 void compare(json& r, const Model& canon, const std::vector<LearnedHead<T>>& got, const Field<T>& F) {
   const int d = canon.d;
   const size_t H = canon.heads.size();
-  // Each canonical head must be claimed by a distinct recovered head whose
-  // every entry passes `ok` against the true rational entry.
-  auto bijective_match = [&](auto ok) {
-    std::vector<bool> used(got.size(), false);
-    if (got.size() != H) return false;
-    for (size_t h = 0; h < H; ++h) {
-      bool found = false;
-      for (size_t g = 0; g < got.size() && !found; ++g) {
-        if (used[g]) continue;
-        bool all = true;
-        for (int i = 0; i < d && all; ++i) {
-          all = ok(got[g].v[i], canon.heads[h].v[i]);
-          for (int j = 0; j < d && all; ++j) all = ok(got[g].W(i, j), canon.heads[h].W(i, j));
-        }
-        if (all) used[g] = found = true;
-      }
-      if (!found) return false;
-    }
-    return true;
-  };
   if constexpr (std::is_same_v<T, QTau>) {
     // Equality in Q, up to permutation.
     r["exact_match"] = exact_heads_match(got, canon);
@@ -111,8 +93,7 @@ void compare(json& r, const Model& canon, const std::vector<LearnedHead<T>>& got
         for (int j = 0; j < d; ++j) maxrad = std::max(maxrad, g.W(i, j).radius());
       }
     }
-    const bool all = bijective_match([](const Ball& x, const Rational& q) { return x.contains(q); });
-    r["contains_truth"] = all;
+    r["contains_truth"] = ball_heads_contain(got, canon);
     r["max_radius"] = maxrad;
   } else {
     // Relative error as in the mpmath baseline: min over recovered heads of
@@ -147,7 +128,9 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
   ModelOracle<T> oracle(truth, lo.tokens.den, noise);
-  Oracle<T>& black_box = oracle;  // the learner gets this reference and nothing else
+  std::unique_ptr<RecordingOracle<T>> rec;  // only when a certificate is asked for
+  if (o.certificate) rec = std::make_unique<RecordingOracle<T>>(oracle);
+  Oracle<T>& black_box = rec ? static_cast<Oracle<T>&>(*rec) : oracle;  // the learner gets this reference and nothing else
   try {
     LearnResult<T> res = learn(black_box, lo);
     r["status"] = "ok";
@@ -163,6 +146,7 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
       if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
     }
     if constexpr (std::is_same_v<T, Ball>) r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(res.heads));
+    if (rec && r.value("exact_match", true) && r.value("contains_truth", true)) *o.certificate = certificate_text(truth, o, lo, *rec, res);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable && e.kind() != ErrorKind::inconsistent) throw;
     r["status"] = kind_name(e.kind());
@@ -174,6 +158,27 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   if constexpr (std::is_same_v<T, QTau>) r["L"] = black_box.field().L;
 }
 }  // namespace
+
+bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
+  // Each canonical head must be claimed by a distinct recovered head whose
+  // every entry contains the true rational entry.
+  if (got.size() != canon.heads.size()) return false;
+  std::vector<bool> used(got.size(), false);
+  for (const auto& h : canon.heads) {
+    bool found = false;
+    for (size_t g = 0; g < got.size() && !found; ++g) {
+      if (used[g]) continue;
+      bool all = true;
+      for (int i = 0; i < canon.d && all; ++i) {
+        all = got[g].v[i].contains(h.v[i]);
+        for (int j = 0; j < canon.d && all; ++j) all = got[g].W(i, j).contains(h.W(i, j));
+      }
+      if (all) used[g] = found = true;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
 
 bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon) {
   if (got.size() != canon.heads.size()) return false;

@@ -41,5 +41,15 @@ echo '{"d":2}' >"$tmp/bad.json"
 check "input: malformed model" 3 "$M" recover --model "$tmp/bad.json"
 check "input: malformed model --json" 3 "$M" recover --model "$tmp/bad.json" --json; one_json "input error --json"
 check "unable: low precision" 5 "$M" recover --d 8 --heads 6 --seed 2 --arith ball --bits 48
+check "recover --certificate" 0 "$M" recover --d 2 --heads 1 --seed 1 --arith mpfr --bits 96 --certificate "$tmp/cert.json"
+check "check-certificate" 0 "$M" check-certificate "$tmp/cert.json"
+check "check-certificate --json" 0 "$M" check-certificate "$tmp/cert.json" --json; one_json "check-certificate --json"
+sed 's/"heads_recovered": 1/"heads_recovered": 2/' "$tmp/cert.json" >"$tmp/cert_bad.json"
+check "mismatch: tampered certificate" 6 "$M" check-certificate "$tmp/cert_bad.json" --json; one_json "check-certificate failure --json"
+head -c 300 "$tmp/cert.json" >"$tmp/cert_cut.json"
+check "input: truncated certificate" 3 "$M" check-certificate "$tmp/cert_cut.json"
+check "usage: check-certificate without a file" 2 "$M" check-certificate
+check "golden export --arith ball" 0 "$M" golden export --d 2 --heads 1 --seed 1 --arith ball --bits 96 -o "$tmp/g.json"
+check "golden check ball" 0 "$M" golden check "$tmp/g.json"
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -24,7 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-GoldenInputs generated(int d, int heads, std::uint64_t seed, bool share_w = false, long digits = 60) {
+GoldenInputs generated(int d, int heads, std::uint64_t seed, bool share_w = false, long digits = 60, int max_heads = 0) {
   GoldenInputs in;
   GenerateOptions g = default_generate(Arith::exact);
   g.d = d;
@@ -36,6 +36,12 @@ GoldenInputs generated(int d, int heads, std::uint64_t seed, bool share_w = fals
   in.generate = g;
   in.seed = seed;
   in.digits = digits;
+  in.max_heads = max_heads;
+  return in;
+}
+GoldenInputs in_arith(GoldenInputs in, Arith a, long bits) {
+  in.arith = a;
+  in.bits = bits;
   return in;
 }
 
@@ -291,7 +297,9 @@ TEST_CASE("committed golden fixtures are reproduced byte for byte and check clea
     const char* file;
     GoldenInputs in;
   };
-  const Fixture fx[] = {{"d2_h1_seed1.json", generated(2, 1, 1)}, {"d2_h2_sharew_seed1.json", generated(2, 2, 1, true)}};
+  const Fixture fx[] = {{"d2_h1_seed1.json", generated(2, 1, 1)},
+                        {"d2_h2_sharew_seed1.json", generated(2, 2, 1, true)},
+                        {"d2_h1_h0max2_seed1.json", generated(2, 1, 1, false, 60, 2)}};
   for (const auto& f : fx) {
     const std::string committed = read_text(dir + f.file);
     REQUIRE_MESSAGE(!committed.empty(), "missing fixture " << f.file);
@@ -304,6 +312,101 @@ TEST_CASE("committed golden fixtures are reproduced byte for byte and check clea
   CHECK(j["model"]["heads"].size() == 2);
   CHECK(j["heads"].size() == 1);
   CHECK(j["model_canonical"]["heads"] == j["heads"]);
+  // The H0 fixture: the learner was told only H0 = 2 and found the one head.
+  const json h0 = json::parse(read_text(dir + "d2_h1_h0max2_seed1.json"));
+  CHECK(h0["inputs"]["heads_is_bound"] == true);
+  CHECK(h0["inputs"]["heads_learner"] == 2);
+  CHECK(h0["heads"].size() == 1);
+  CHECK(h0["summary"]["queries"] == 4 * 2 * 4 - 2 * 2 + 1);
+  CHECK(h0["summary"]["max_length"] == 5);
+  for (const auto& p : h0["pairs"]) CHECK(p["poles"].size() == 1);
+}
+
+TEST_CASE("golden ball and mpfr runs: export -> check round trip, containment of the exact truth") {
+  for (Arith a : {Arith::ball, Arith::mpfr}) {
+    CAPTURE(arith_name(a));
+    const GoldenInputs in = in_arith(generated(2, 2, 2, false, 30), a, 128);
+    const std::string text = golden_export(in);
+    CHECK(text == golden_export(in));
+    const GoldenCheckResult r = golden_check(text);
+    CHECK_MESSAGE(r.ok(), all(r));
+    const json j = json::parse(text);
+    const std::string key = arith_name(a);
+    CHECK(j["arith"] == key);
+    CHECK(j["bits"] == 128);
+    // the exact part is the exact golden file's, field for field
+    json ex = json::parse(golden_export(generated(2, 2, 2, false, 30)));
+    CHECK(j["answers"][4]["exact"] == ex["answers"][4]["exact"]);
+    CHECK(j["heads"] == ex["heads"]);
+    CHECK(j["answers"].size() == j[key]["queries"].get<size_t>());
+    for (const auto& x : j["answers"]) CHECK(x.contains(key));
+    for (const auto& p : j["pairs"]) CHECK(p[key]["poles"].size() == 2);
+    CHECK(j[key]["heads"].size() == 2);
+    if (a == Arith::ball) CHECK(j["ball"]["contains_truth"] == true);
+    CHECK(golden_check(j.dump(2)).ok());
+  }
+  // the H0 run in mpfr; in balls an exact fit agreement is never certified (unable)
+  CHECK(golden_check(golden_export(in_arith(generated(2, 1, 1, false, 20, 2), Arith::mpfr, 128))).ok());
+  try {
+    (void)golden_export(in_arith(generated(2, 1, 1, false, 20, 2), Arith::ball, 128));
+    FAIL("expected unable");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::unable);
+  }
+}
+
+TEST_CASE("golden ball and mpfr: tampering is detected at its path") {
+  const json ball = json::parse(golden_export(in_arith(generated(2, 2, 2, false, 20), Arith::ball, 128)));
+  const json mpfr = json::parse(golden_export(in_arith(generated(2, 2, 2, false, 20), Arith::mpfr, 128)));
+  auto check_tamper = [](const json& orig, const std::function<void(json&)>& edit, const std::vector<std::string>& paths) {
+    json j = orig;
+    edit(j);
+    const GoldenCheckResult r = golden_check(j.dump(1));
+    CHECK_FALSE(r.ok());
+    for (const auto& p : paths) CHECK_MESSAGE(has_mismatch_at(r, p), "expected a mismatch at " << p << ", got:\n" << all(r));
+  };
+  auto shifted = [](const json& v) { return (Rational::parse(v.get<std::string>()) + Rational(1, 1UL << 40)).str(); };
+  SUBCASE("a ball answer's midpoint: differs from the re-run and misses the exact answer") {
+    check_tamper(ball, [&](json& j) { j["answers"][6]["ball"]["mid"] = shifted(j["answers"][6]["ball"]["mid"]); },
+                 {"answers[6].ball.mid", "answers[6].ball"});
+  }
+  SUBCASE("a ball head entry shrunk to its midpoint no longer contains the truth") {
+    check_tamper(ball, [](json& j) { j["ball"]["heads"][0]["W"][1][0]["rad"] = "0"; }, {"ball.heads[0].W[1][0].rad", "ball.heads"});
+  }
+  SUBCASE("a ball residue") {
+    check_tamper(ball, [&](json& j) { j["pairs"][3]["ball"]["poles"][1]["c"]["mid"] = shifted(j["pairs"][3]["ball"]["poles"][1]["c"]["mid"]); },
+                 {"pairs[3].ball.poles[1].c.mid", "pairs[3].ball"});
+  }
+  SUBCASE("an mpfr answer") {
+    check_tamper(mpfr, [&](json& j) { j["answers"][9]["mpfr"] = shifted(j["answers"][9]["mpfr"]); }, {"answers[9].mpfr"});
+  }
+  SUBCASE("an mpfr pole") {
+    check_tamper(mpfr, [&](json& j) { j["pairs"][2]["mpfr"]["poles"][0]["r"] = shifted(j["pairs"][2]["mpfr"]["poles"][0]["r"]); },
+                 {"pairs[2].mpfr.poles[0].r"});
+  }
+  SUBCASE("an mpfr head entry") {
+    check_tamper(mpfr, [&](json& j) { j["mpfr"]["heads"][1]["v"][0] = shifted(j["mpfr"]["heads"][1]["v"][0]); }, {"mpfr.heads[1].v[0]"});
+  }
+  SUBCASE("the precision (an input: the re-run at 160 bits gives other values)") {
+    check_tamper(mpfr, [](json& j) { j["bits"] = 160; }, {"answers[1].mpfr", "mpfr.heads[0].W[0][0]"});
+  }
+  SUBCASE("a precision the run cannot reach is reported once") {
+    json j = mpfr;
+    j["bits"] = 40;
+    const GoldenCheckResult r = golden_check(j.dump());
+    REQUIRE(r.mismatches.size() == 1);
+    CHECK(r.mismatches[0].rfind("mpfr: re-running the mpfr learner failed", 0) == 0);
+  }
+}
+
+TEST_CASE("golden export bytes do not depend on the thread count") {
+  for (const GoldenInputs& base : {generated(3, 2, 4, false, 20), in_arith(generated(2, 2, 2, false, 20), Arith::ball, 128)}) {
+    GoldenInputs t1 = base, t2 = base;
+    t2.threads = 2;
+    const std::string a = golden_export(t1);
+    CHECK(a == golden_export(t2));
+    CHECK(golden_check(a, 2).ok());
+  }
 }
 
 TEST_CASE("mhaq golden CLI exit codes") {
@@ -325,6 +428,13 @@ TEST_CASE("mhaq golden CLI exit codes") {
   const auto e = test::run(bin + " golden export --d 2 --heads 1 --seed 1");
   CHECK(e.code == 0);
   CHECK(e.out == read_text(dir + "d2_h1_seed1.json"));
-  std::remove(tmp.c_str());
-  std::remove("test_golden_bad.json");
+  // ball runs, the thread count, and exit codes for bad options
+  const std::string b1 = "test_golden_ball1.json", b2 = "test_golden_ball2.json";
+  CHECK(test::run(bin + " golden export --d 2 --heads 1 --seed 1 --arith ball --bits 96 -o " + b1 + " >/dev/null").code == 0);
+  CHECK(test::run(bin + " golden export --d 2 --heads 1 --seed 1 --arith ball --bits 96 --threads 2 -o " + b2 + " >/dev/null").code == 0);
+  CHECK(read_text(b1) == read_text(b2));
+  CHECK(test::run(bin + " golden check " + b1 + " --threads 2 >/dev/null").code == 0);
+  CHECK(test::run(bin + " golden export --d 2 --heads 1 --arith double >/dev/null 2>&1").code == 2);
+  CHECK(test::run(bin + " golden export --d 2 --heads 1 --max-heads 2 --arith ball >/dev/null 2>&1").code == 5);
+  for (const auto& f : {tmp, std::string("test_golden_bad.json"), b1, b2}) std::remove(f.c_str());
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mhaq/field.hpp"
 #include "mhaq/model.hpp"
 #include "mhaq/numbers.hpp"
 #include "mhaq/rational.hpp"
@@ -23,7 +24,13 @@ struct GoldenInputs {
   GenerateOptions generate;  // recorded when model_source == "generated"
   std::uint64_t seed = 1;    // --seed; the learner uses learner_seed(seed)
   int heads = 0;             // learner's H; 0 = canonical head count of the model
+  int max_heads = 0;         // > 0: the learner is told only this bound H0 (claim 3); overrides heads
   long digits = 60;          // significant digits of every decimal string
+  // exact, or additionally record a ball / mpfr run of the same learner on the
+  // same queries (its answers, pair values and heads, as exact dyadic rationals)
+  Arith arith = Arith::exact;
+  long bits = 256;           // ball, mpfr
+  int threads = 1;           // learner threads; the output does not depend on it
 };
 
 // Runs learn<QTau> on a ModelOracle<QTau> (exactly as `mhaq recover --arith
@@ -40,8 +47,10 @@ struct GoldenCheckResult {
 // Re-derives every field of a golden file independently (answers with
 // evaluate_exact, decimals with Arb, per-pair values by interpolating the
 // file's own answers, heads by a fresh learner run checked against the
-// canonical model). Malformed files throw Error(input).
-GoldenCheckResult golden_check(const std::string& text);
+// canonical model; ball/mpfr fields by re-running that learner, and ball
+// answers, pair values and heads must contain the exact truth). Malformed
+// files throw Error(input).
+GoldenCheckResult golden_check(const std::string& text, int threads = 1);
 
 // Correctly rounded (round-to-nearest; ties, possible only for rationals, to
 // even) decimal of x in scientific form "[-]d.ddd...e[+-]XX" with exactly

@@ -61,5 +61,8 @@ class ModelOracle final : public Oracle<T> {
 // Evaluates f(X) exactly on rational tokens, in Q(tau) (for checks that do not
 // go through any learner, e.g. certificates and golden files).
 QTau evaluate_exact(const Model& m, const Query& q, long L);
+// Encloses f(X) in Arb balls at the working precision, for any rational model
+// and tokens (no grid or denominator limits; certificate tolerances).
+Ball evaluate_ball(const Model& m, const Query& q);
 
 }  // namespace mhaq

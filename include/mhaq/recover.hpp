@@ -29,6 +29,9 @@ struct RecoverOptions {
   int samples_per_pair = 0;  // 0: 2H+1 (the paper's count); K > 2H+1: oversampling, least-squares pair fits
   Rational target_error;     // > 0 (ball only): raise precision until the balls certify this relative error
   long max_bits = 1L << 14;  // cap of the precision doubling for target_error
+  // When set, a run that ends ok and agrees with the truth stores its
+  // certificate here (recover --certificate; include/mhaq/certificate.hpp).
+  std::string* certificate = nullptr;
 };
 
 // Default token draws: exact mode small integers; other modes a fine dyadic
@@ -51,6 +54,10 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o);
 // Exact recovered heads equal the canonical heads of the truth (entries
 // equal in Q), up to permutation.
 bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon);
+
+// Ball recovered heads contain the canonical heads of the truth (every entry
+// contains the true rational), under some one-to-one assignment.
+bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon);
 
 // Exit code for a recover result: 0 ok, 4 degenerate, 5 unable, 6 mismatch,
 // 8 inconsistent (the answers fit no model with the stated head count).

@@ -87,6 +87,7 @@ Command make_recover() {
     int samples_per_pair = 0;
     long max_bits = 1L << 14;
     long token_range = 0, token_den = 0;
+    std::string certificate;
     bool json = false;
     CLI::Option* d_opt = nullptr;
     CLI::Option* heads_opt = nullptr;
@@ -114,6 +115,8 @@ Command make_recover() {
             s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it");
             s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den");
             s->add_option("--token-den", st->token_den, "denominator of the learner's token entries");
+            s->add_option("--certificate", st->certificate,
+                          "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
             add_model_shape(s, st->g);
             s->add_flag("--json", st->json, "print one JSON object");
             mo->excludes(st->d_opt);
@@ -163,14 +166,27 @@ Command make_recover() {
               o.tokens = {st->token_range ? st->token_range : def.range, st->token_den ? st->token_den : def.den};
               if (o.tokens.range < 1 || o.tokens.den < 1) throw Error(ErrorKind::usage, "--token-range and --token-den must be positive");
             }
+            std::string certificate;
+            if (!st->certificate.empty()) o.certificate = &certificate;
             nlohmann::json r = recover(truth, o);
-            std::string human = recover_report(r);
+            std::string human_extra;
             if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
               r["model_conversion"] = conversion_json(file_info);
-              human += "  model file       " + file_info.summary() + "\n";
+              human_extra += "  model file       " + file_info.summary() + "\n";
             }
-            emit(st->json, r.dump(), human);
             const int code = recover_exit_code(r);
+            std::string note;
+            if (!st->certificate.empty()) {
+              // Written only for a run that ended ok and agrees with the truth.
+              if (code == 0 && !certificate.empty()) {
+                write_file_atomic(st->certificate, certificate);
+                r["certificate"] = st->certificate;
+                note = "  certificate      " + st->certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
+              } else {
+                note = "  certificate      not written (the run did not end ok)\n";
+              }
+            }
+            emit(st->json, r.dump(), recover_report(r) + human_extra + note);
             if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
             return code;
           }};

@@ -1,4 +1,4 @@
-// golden export / golden check: exact golden test vectors (tests/golden/SCHEMA.md).
+// golden export / golden check: golden test vectors (tests/golden/SCHEMA.md).
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -9,6 +9,7 @@
 #include "mhaq/golden.hpp"
 #include "mhaq/io.hpp"
 #include "mhaq/model.hpp"
+#include "mhaq/parallel.hpp"
 #include "mhaq/recover.hpp"
 
 namespace mhaq::cli {
@@ -18,7 +19,9 @@ Command make_golden() {
     CLI::App* exp = nullptr;
     CLI::App* chk = nullptr;
     std::string model_path, out, file;
-    int d = 0, heads = 0;
+    int d = 0, heads = 0, max_heads = 0, threads = 1, check_threads = 1;
+    std::string arith = "exact";
+    long bits = 256;
     std::uint64_t seed = 1;
     long digits = 60;
     bool share_w = false, cancel_v = false, json = false, cjson = false;
@@ -27,7 +30,7 @@ Command make_golden() {
   };
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
-            auto* g = app.add_subcommand("golden", "exact golden test vectors: export a self-contained vector set, or re-derive and check one");
+            auto* g = app.add_subcommand("golden", "golden test vectors: export a self-contained vector set (exact, plus a ball or mpfr run), or re-derive and check one");
             g->require_subcommand(1);
             auto* e = g->add_subcommand("export", "run the exact learner and write every query, answer, pair value and head as JSON");
             auto* mo = e->add_option("--model", st->model_path, "model file (JSON); otherwise a model is drawn from --d/--heads/--seed");
@@ -35,6 +38,11 @@ Command make_golden() {
             st->heads_opt = e->add_option("--heads", st->heads, "heads of the drawn model; with --model, the learner's H (default: canonical count)");
             e->add_option("--seed", st->seed, "seed for the model draw and the learner's draws");
             e->add_option("--digits", st->digits, "significant digits of every decimal string (default 60)");
+            e->add_option("--max-heads", st->max_heads, "tell the learner only this upper bound H0 on the head count (claim 3)");
+            e->add_option("--arith", st->arith, "exact (default) | ball | mpfr: also record a run in that arithmetic, exactly")
+                ->check(CLI::IsMember({"exact", "ball", "mpfr"}));
+            e->add_option("--bits", st->bits, "precision in bits for ball and mpfr (default 256)");
+            e->add_option("--threads", st->threads, "learner threads (0 = all hardware threads); the output bytes do not depend on it");
             e->add_flag("--share-w", st->share_w, "drawn model: heads 1 and 2 share W (the canonical form merges them)");
             e->add_flag("--cancel-v", st->cancel_v, "drawn model: the last two heads cancel");
             e->add_option("-o,--output", st->out, "output file (default: standard output)");
@@ -44,6 +52,7 @@ Command make_golden() {
             auto* c = g->add_subcommand("check", "re-derive every field of a golden file; exit 6 on any mismatch");
             c->add_option("file", st->file, "golden JSON file")->required();
             c->add_flag("--json", st->cjson, "print one JSON object");
+            c->add_option("--threads", st->check_threads, "threads for the learner re-runs (0 = all hardware threads)");
             st->chk = c;
             return g;
           },
@@ -52,6 +61,13 @@ Command make_golden() {
               GoldenInputs in;
               in.seed = st->seed;
               in.digits = st->digits;
+              in.arith = parse_arith(st->arith);
+              in.bits = st->bits;
+              in.max_heads = st->max_heads;
+              if (st->max_heads < 0) throw Error(ErrorKind::usage, "--max-heads must be positive");
+              if (st->threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
+              in.threads = st->threads == 0 ? hardware_threads() : st->threads;
+              if (in.arith != Arith::exact && (st->bits < 16 || st->bits > (1L << 24))) throw Error(ErrorKind::usage, "--bits must be in [16, 2^24]");
               if (st->digits < 1 || st->digits > 100000) throw Error(ErrorKind::usage, "--digits must be in [1, 100000]");
               if (!st->model_path.empty()) {
                 in.model = read_model_file(st->model_path);
@@ -85,7 +101,8 @@ Command make_golden() {
             if (!f) throw_input("cannot open golden file \"" + st->file + "\"");
             std::ostringstream ss;
             ss << f.rdbuf();
-            const GoldenCheckResult r = golden_check(ss.str());
+            if (st->check_threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
+            const GoldenCheckResult r = golden_check(ss.str(), st->check_threads == 0 ? hardware_threads() : st->check_threads);
             nlohmann::json j{{"status", r.ok() ? "ok" : "mismatch"}, {"path", st->file}, {"fields_checked", r.fields_checked}, {"mismatches", r.mismatches}};
             std::string human = "mhaq golden check " + st->file + ": ";
             if (r.ok()) {

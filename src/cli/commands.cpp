@@ -12,8 +12,11 @@ Command make_prove();
 Command make_verify();
 Command make_convert();
 Command make_sweep();
+Command make_check_certificate();
 
-std::vector<Command> all_commands() { return {make_generate(), make_recover(), make_demo(), make_golden(), make_prove(), make_verify(), make_convert(), make_sweep()}; }
+std::vector<Command> all_commands() {
+  return {make_generate(), make_recover(), make_demo(), make_golden(), make_prove(), make_verify(), make_convert(), make_sweep(), make_check_certificate()};
+}
 
 void emit(bool json, const std::string& json_text, const std::string& human) {
   if (json) std::cout << json_text << "\n";

@@ -1,0 +1,74 @@
+// Checker internals: its own value types and evaluators of f. Nothing here
+// includes an mhaq_lib header (tests/check_separation.sh).
+#pragma once
+#include <arb.h>
+#include <flint/fmpq.h>
+#include <flint/fmpz.h>
+#include <flint/fmpz_poly_q.h>
+
+#include <string>
+#include <vector>
+
+namespace mhaq::check {
+
+struct Qn {  // a rational
+  fmpq_t v;
+  Qn() { fmpq_init(v); }
+  explicit Qn(long n) { fmpq_init(v); fmpq_set_si(v, n, 1); }
+  Qn(const Qn& o) { fmpq_init(v); fmpq_set(v, o.v); }
+  Qn(Qn&& o) noexcept { fmpq_init(v); fmpq_swap(v, o.v); }
+  Qn& operator=(const Qn& o) { fmpq_set(v, o.v); return *this; }
+  Qn& operator=(Qn&& o) noexcept { fmpq_swap(v, o.v); return *this; }
+  ~Qn() { fmpq_clear(v); }
+  bool operator==(const Qn& o) const { return fmpq_equal(v, o.v); }
+  std::string str() const;
+};
+
+struct Ab {  // an Arb ball
+  arb_t v;
+  Ab() { arb_init(v); }
+  Ab(const Ab& o) { arb_init(v); arb_set(v, o.v); }
+  Ab(Ab&& o) noexcept { arb_init(v); arb_swap(v, o.v); }
+  Ab& operator=(const Ab& o) { arb_set(v, o.v); return *this; }
+  Ab& operator=(Ab&& o) noexcept { arb_swap(v, o.v); return *this; }
+  ~Ab() { arb_clear(v); }
+};
+
+struct Pq {  // an element of Q(tau) as a rational function of tau
+  fmpz_poly_q_t v;
+  Pq() { fmpz_poly_q_init(v); }
+  Pq(const Pq& o) { fmpz_poly_q_init(v); fmpz_poly_q_set(v, o.v); }
+  Pq(Pq&& o) noexcept { fmpz_poly_q_init(v); fmpz_poly_q_swap(v, o.v); }
+  Pq& operator=(const Pq& o) { fmpz_poly_q_set(v, o.v); return *this; }
+  Pq& operator=(Pq&& o) noexcept { fmpz_poly_q_swap(v, o.v); return *this; }
+  ~Pq() { fmpz_poly_q_clear(v); }
+};
+
+struct Run {
+  std::vector<Qn> token;
+  long count = 1;
+};
+using Query = std::vector<Run>;
+
+struct RatHead {  // exact parameters; W row-major
+  std::vector<Qn> W, v;
+};
+struct BallHead {
+  std::vector<Ab> W, v;
+};
+
+// Heads with equal W merged (v summed), heads with v = 0 dropped, in first-occurrence order.
+std::vector<RatHead> canonical(const std::vector<RatHead>& heads);
+std::vector<BallHead> to_balls(const std::vector<RatHead>& heads, slong prec);
+Pq pq_of(const Qn& q);
+
+// f at the last token, exactly in Q(tau), tau = e^{1/L}: scores are exact
+// rationals and e^s = tau^(L s). Returns false and sets `why` when a score
+// is not a multiple of 1/L or an exponent exceeds 2^20 (then f is not
+// computed here; the caller reports it).
+bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& q, long L, std::string& why);
+
+// Encloses f at the last token for ball parameters, working at `prec` bits.
+void eval_arb(Ab& out, const std::vector<BallHead>& heads, int d, const Query& q, slong prec);
+
+}  // namespace mhaq::check
