@@ -369,6 +369,8 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   }
   r["token_range"] = lo.tokens.range;
   r["token_den"] = lo.tokens.den;
+  if (o.samples_per_pair != 0 && o.certificate)
+    throw Error(ErrorKind::usage, "--certificate records the paper's 2H+1 values per pair: it cannot be combined with --samples-per-pair");
   if (o.samples_per_pair != 0) {
     if (o.samples_per_pair <= 2 * lo.H + 1)
       throw Error(ErrorKind::usage, "--samples-per-pair must exceed 2H+1 = " + std::to_string(2 * lo.H + 1) + " (the default is exactly 2H+1)");

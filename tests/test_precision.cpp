@@ -206,6 +206,20 @@ TEST_CASE("sweep: predicted bits lost within 20% of observed; bytes independent 
   CHECK_THROWS_AS(sweep_run(g, b, false, 2, nullptr), Error);  // exists: needs --resume
   sweep_run(g, b, true, 2, nullptr);
   CHECK(slurp(a) == slurp(b));
+  // plots: data and scripts always; SVGs when gnuplot is installed (CI installs it)
+  std::string note;
+  const std::string dir = "test_precision_plots";
+  const auto imgs = sweep_plots(rows, dir, note);
+  const std::string dat = slurp(dir + "/bits_lost_vs_H.dat");
+  CHECK(dat.find("\n3 ") != std::string::npos);
+  CHECK(slurp(dir + "/error_vs_bits.gp").find("index 2") != std::string::npos);
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    REQUIRE(imgs.size() == 2);
+    for (const auto& f : imgs) CHECK(slurp(f).find("<svg") != std::string::npos);
+  } else {
+    CHECK(imgs.empty());
+    CHECK(note.find("gnuplot not found") != std::string::npos);
+  }
   // a CSV of another grid is refused
   SweepGrid other = g;
   other.bits = {64, 128};
