@@ -17,14 +17,6 @@ std::string shown(const json& e) {
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
 }
 
-// Keys that name an additive term: "bias", "b", "b_q", "bq", "q_bias", "readout_bias", "o_b", ...
-bool looks_like_bias(std::string k) {
-  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (k.find("bias") != std::string::npos || k == "b" || k.rfind("b_", 0) == 0) return true;
-  if (k.size() >= 2 && k.compare(k.size() - 2, 2, "_b") == 0) return true;
-  return k == "bq" || k == "bk" || k == "bv" || k == "bo" || k == "bu" || k == "bout";
-}
-
 void check_keys(const json& obj, const std::string& where, const std::vector<std::string>& allowed, const std::string& allowed_text) {
   const std::string prefix = where.empty() ? "" : where + ".";
   for (auto it = obj.begin(); it != obj.end(); ++it)
@@ -35,19 +27,6 @@ void check_keys(const json& obj, const std::string& where, const std::vector<std
       throw_input((where.empty() ? std::string("factored model file") : where) + ": unknown field \"" + it.key() + "\" (" + allowed_text + ")");
 }
 
-Rational entry(const json& e, const std::string& where) {
-  if (e.is_string()) {
-    try {
-      return Rational::parse(e.get<std::string>());
-    } catch (const Error& err) {
-      throw_input(where + ": " + err.what());
-    }
-  }
-  if (e.is_number_integer()) return Rational(e.get<long>());
-  if (e.is_number_float())
-    throw_input(where + ": binary floating-point number " + e.dump() + "; write entries as exact strings such as \"0.125\" or \"-3/4\"");
-  throw_input(where + ": expected a rational string, got " + shown(e));
-}
 
 Rational scale_entry(const json& e) {
   static const std::string note =
@@ -55,7 +34,7 @@ Rational scale_entry(const json& e) {
       "rational approximation yourself)";
   if (e.is_number_float()) throw_input("scale: binary floating-point number " + e.dump() + note);
   try {
-    return entry(e, "scale");
+    return rational_from_json(e, "scale");
   } catch (const Error& err) {
     throw_input(err.what() + note);
   }
@@ -84,12 +63,21 @@ QMat matrix(const json& m, const std::string& where, long rows, long cols, const
   QMat out(static_cast<int>(rows), static_cast<int>(cols));
   for (long r = 0; r < rows; ++r)
     for (long c = 0; c < cols; ++c)
-      out(static_cast<int>(r), static_cast<int>(c)) = entry(m[static_cast<size_t>(r)][static_cast<size_t>(c)], where + "[" + std::to_string(r) + "][" + std::to_string(c) + "]");
+      out(static_cast<int>(r), static_cast<int>(c)) = rational_from_json(m[static_cast<size_t>(r)][static_cast<size_t>(c)], where + "[" + std::to_string(r) + "][" + std::to_string(c) + "]");
   return out;
 }
 
 std::string dims(int r, int c) { return std::to_string(r) + " x " + std::to_string(c); }
 }  // namespace
+
+// Keys that name an additive term: "bias", "b", "b_q", "bq", "q_bias", "readout_bias", "o_b", ...
+bool looks_like_bias(std::string k) {
+  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (k.find("bias") != std::string::npos || k == "b" || k.rfind("b_", 0) == 0) return true;
+  if (k.size() >= 2 && k.compare(k.size() - 2, 2, "_b") == 0) return true;
+  return k == "bq" || k == "bk" || k == "bv" || k == "bo" || k == "bu" || k == "bout";
+}
+
 
 FactoredModel factored_from_json(const json& j) {
   if (!j.is_object()) throw_input("factored model file: top level must be an object");
@@ -157,7 +145,7 @@ FactoredModel factored_from_json(const json& j) {
     }
   }
   f.readout.resize(f.d_out);
-  for (int c = 0; c < f.d_out; ++c) f.readout[c] = entry(u[static_cast<size_t>(c)], "readout[" + std::to_string(c) + "]");
+  for (int c = 0; c < f.d_out; ++c) f.readout[c] = rational_from_json(u[static_cast<size_t>(c)], "readout[" + std::to_string(c) + "]");
   return f;
 }
 

@@ -61,10 +61,9 @@ void Model::validate() const {
   }
 }
 
-namespace {
 using nlohmann::json;
 
-Rational entry_from_json(const json& e, const std::string& where) {
+Rational rational_from_json(const json& e, const std::string& where) {
   if (e.is_string()) {
     try {
       return Rational::parse(e.get<std::string>());
@@ -75,9 +74,8 @@ Rational entry_from_json(const json& e, const std::string& where) {
   if (e.is_number_integer()) return Rational(e.get<long>());
   if (e.is_number_float())
     throw_input(where + ": binary floating-point number " + e.dump() + "; write entries as exact strings such as \"0.125\" or \"-3/4\"");
-  throw_input(where + ": expected a rational string, got " + e.dump());
+  throw_input(where + ": expected a rational string, got " + (e.dump().size() > 60 ? e.dump().substr(0, 57) + "..." : e.dump()));
 }
-}  // namespace
 
 Model model_from_json_text(const std::string& text, ModelFileInfo* info) {
   json j;
@@ -95,6 +93,8 @@ Model model_from_json_text(const std::string& text, ModelFileInfo* info) {
   if (j.contains("format") && j["format"] != "mhaq-model")
     throw_input("model file: \"format\" must be \"mhaq-model\" or \"" + std::string(factored_format) + "\"");
   if (j.contains("version") && j["version"] != 1) throw_input("model file: unsupported version " + j["version"].dump() + " (this mhaq reads version 1)");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (looks_like_bias(it.key())) throw_input("model file: " + it.key() + ": bias terms are not part of the model (it is bias-free)");
   if (!j.contains("d") || !j["d"].is_number_integer()) throw_input("model file: missing integer field \"d\"");
   if (!j.contains("heads") || !j["heads"].is_array()) throw_input("model file: missing array field \"heads\"");
   Model m;
@@ -107,7 +107,7 @@ Model model_from_json_text(const std::string& text, ModelFileInfo* info) {
     if (!h.is_object()) throw_input(where + ": expected an object");
     for (auto it = h.begin(); it != h.end(); ++it)
       if (it.key() != "W" && it.key() != "v") {
-        if (it.key() == "bias" || it.key() == "b") throw_input(where + ": bias terms are not part of the model (it is bias-free)");
+        if (looks_like_bias(it.key())) throw_input(where + ": " + it.key() + ": bias terms are not part of the model (it is bias-free)");
         if (it.key() == "Q" || it.key() == "K" || it.key() == "V")
           throw_input(where + ": unknown field \"" + it.key() + "\" (a factored model file needs \"format\": \"" + factored_format + "\")");
         throw_input(where + ": unknown field \"" + it.key() + "\"");
@@ -122,12 +122,16 @@ Model model_from_json_text(const std::string& text, ModelFileInfo* info) {
       if (!row.is_array() || row.size() != static_cast<size_t>(d))
         throw_input(where + ".W[" + std::to_string(r) + "]: expected " + std::to_string(d) + " entries");
       for (int c = 0; c < m.d; ++c)
-        head.W(r, c) = entry_from_json(row[c], where + ".W[" + std::to_string(r) + "][" + std::to_string(c) + "]");
+        head.W(r, c) = rational_from_json(row[c], where + ".W[" + std::to_string(r) + "][" + std::to_string(c) + "]");
     }
-    for (int r = 0; r < m.d; ++r) head.v[r] = entry_from_json(h["v"][r], where + ".v[" + std::to_string(r) + "]");
+    for (int r = 0; r < m.d; ++r) head.v[r] = rational_from_json(h["v"][r], where + ".v[" + std::to_string(r) + "]");
     m.heads.push_back(std::move(head));
     ++hi;
   }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "heads")
+      throw_input("model file: unknown field \"" + it.key() + "\" (a plain model file has format, version, d and heads; a factored one needs \"format\": \"" +
+                  factored_format + "\")");
   m.validate();
   if (info) {
     *info = ModelFileInfo{};

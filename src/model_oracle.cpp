@@ -236,34 +236,19 @@ T ModelOracle<T>::answer(const Query& q) {
       arb_add(out.raw(), out.raw(), u.raw(), wp);
     }
     if constexpr (std::is_same_v<T, Ball>) {
-      if (noise_.pattern == NoisePattern::envelope) {
-        // every value within eps of the exact or rounded value: |out - exact| + eps around out
-        Ball env = out - exact;
-        arb_get_mid_arb(out.raw(), out.raw());
-        mag_t e;
-        mag_init(e);
-        arb_get_mag(e, env.raw());
-        Ball eb(noise_.eps);
-        mag_t epsm;
-        mag_init(epsm);
-        arb_get_mag(epsm, eb.raw());
-        mag_add(e, e, epsm);
-        arb_add_error_mag(out.raw(), e);
-        mag_clear(e);
-        mag_clear(epsm);
-        return out;
-      }
-      // exact value within |rounding| + eps of the noisy midpoint
-      Ball err = out - exact;
+      // The ball is the rounded, noisy midpoint with radius covering the exact
+      // value: max(|out - exact|, eps). The envelope covers every value within
+      // eps of the (rounded) answer as well: |out - exact| + eps.
+      const Ball err = out - exact;
       arb_get_mid_arb(out.raw(), out.raw());
-      mag_t e;
+      mag_t e, epsm;
       mag_init(e);
-      arb_get_mag(e, err.raw());
-      mag_t epsm;
       mag_init(epsm);
-      Ball eb(noise_.eps);
+      arb_get_mag(e, err.raw());
+      const Ball eb(noise_.eps);
       arb_get_mag(epsm, eb.raw());
-      mag_max(e, e, epsm);
+      if (noise_.pattern == NoisePattern::envelope) mag_add(e, e, epsm);
+      else mag_max(e, e, epsm);
       arb_add_error_mag(out.raw(), e);
       mag_clear(e);
       mag_clear(epsm);

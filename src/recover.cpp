@@ -159,9 +159,11 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
 }
 }  // namespace
 
-bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
-  // Each canonical head must be claimed by a distinct recovered head whose
-  // every entry contains the true rational entry.
+namespace {
+// Each canonical head must be claimed by a distinct recovered head whose every
+// entry passes ok(recovered entry, true rational entry) (first fit).
+template <class T, class Ok>
+bool heads_match(const std::vector<LearnedHead<T>>& got, const Model& canon, Ok ok) {
   if (got.size() != canon.heads.size()) return false;
   std::vector<bool> used(got.size(), false);
   for (const auto& h : canon.heads) {
@@ -170,8 +172,8 @@ bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& 
       if (used[g]) continue;
       bool all = true;
       for (int i = 0; i < canon.d && all; ++i) {
-        all = got[g].v[i].contains(h.v[i]);
-        for (int j = 0; j < canon.d && all; ++j) all = got[g].W(i, j).contains(h.W(i, j));
+        all = ok(got[g].v[i], h.v[i]);
+        for (int j = 0; j < canon.d && all; ++j) all = ok(got[g].W(i, j), h.W(i, j));
       }
       if (all) used[g] = found = true;
     }
@@ -179,24 +181,14 @@ bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& 
   }
   return true;
 }
+}  // namespace
+
+bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
+  return heads_match(got, canon, [](const Ball& x, const Rational& q) { return x.contains(q); });
+}
 
 bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return false;
-  std::vector<bool> used(got.size(), false);
-  for (const auto& h : canon.heads) {
-    bool found = false;
-    for (size_t g = 0; g < got.size() && !found; ++g) {
-      if (used[g]) continue;
-      bool eq = true;
-      for (int i = 0; i < canon.d && eq; ++i) {
-        eq = got[g].v[i] == QTau(h.v[i]);
-        for (int j = 0; j < canon.d && eq; ++j) eq = got[g].W(i, j) == QTau(h.W(i, j));
-      }
-      if (eq) used[g] = found = true;
-    }
-    if (!found) return false;
-  }
-  return true;
+  return heads_match(got, canon, [](const QTau& x, const Rational& q) { return x == QTau(q); });
 }
 
 namespace {

@@ -27,6 +27,13 @@
 
 namespace mhaq {
 
+// An exact entry of a model file: a string ("p/q", integer, exact decimal) or a
+// JSON integer; binary floating-point numbers are refused. Error(input) names `where`.
+Rational rational_from_json(const nlohmann::json& e, const std::string& where);
+
+// True for keys that name an additive (bias) term: "bias", "b", "b_q", "bq", "q_bias", "o_b", ...
+bool looks_like_bias(std::string key);
+
 inline constexpr const char* factored_format = "mhaq-model-factored";
 inline constexpr const char* factored_conversion = "W_h = scale * K_h Q_h^T, v_h = V_h O_h u";
 
