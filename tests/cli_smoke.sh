@@ -51,5 +51,24 @@ check "input: truncated certificate" 3 "$M" check-certificate "$tmp/cert_cut.jso
 check "usage: check-certificate without a file" 2 "$M" check-certificate
 check "golden export --arith ball" 0 "$M" golden export --d 2 --heads 1 --seed 1 --arith ball --bits 96 -o "$tmp/g.json"
 check "golden check ball" 0 "$M" golden check "$tmp/g.json"
+has_keys() {  # name, keys...: the JSON object on stdout has every key
+  local name="$1"; shift
+  python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); missing=[k for k in sys.argv[2:] if k not in o]; sys.exit(1 if missing else 0)' "$tmp/out" "$@" \
+    || { echo "FAIL $name: missing one of $*"; fail=$((fail + 1)); }
+}
+check "recover --noise" 0 "$M" recover --d 3 --heads 2 --seed 2 --arith mpfr --bits 256 --noise 1e-30 --json
+one_json "recover --noise --json"; has_keys "recover --noise" kappa certified_bound observed_error
+check "recover --noise-pattern worst" 0 "$M" recover --d 3 --heads 2 --seed 2 --arith mpfr --bits 256 --noise 1e-30 --noise-pattern worst
+check "usage: --noise-pattern without --noise" 2 "$M" recover --d 3 --heads 2 --seed 2 --arith mpfr --noise-pattern worst
+check "usage: --target-error with mpfr" 2 "$M" recover --d 3 --heads 2 --seed 2 --arith mpfr --target-error 1e-20
+check "recover --target-error" 0 "$M" recover --d 3 --heads 2 --seed 2 --arith ball --target-error 1e-20 --json
+one_json "recover --target-error --json"; has_keys "recover --target-error" bits_used bits_start kappa_estimate attempts
+check "recover --samples-per-pair" 0 "$M" recover --d 2 --heads 1 --seed 2 --arith mpfr --samples-per-pair 6 --json; has_keys "oversampling" samples_per_pair
+check "usage: --samples-per-pair too small" 2 "$M" recover --d 2 --heads 1 --seed 2 --arith mpfr --samples-per-pair 3
+check "sweep --json" 0 "$M" sweep --d 2 --heads 1-2 --bits 64,128 --trials 1 -o "$tmp/s.csv" --json --quiet
+one_json "sweep --json"; has_keys "sweep" summary rows csv
+check "usage: sweep over an existing CSV" 2 "$M" sweep --d 2 --heads 1-2 --bits 64,128 --trials 1 -o "$tmp/s.csv" --quiet
+check "sweep --resume (complete)" 0 "$M" sweep --d 2 --heads 1-2 --bits 64,128 --trials 1 -o "$tmp/s.csv" --resume --quiet
+check "usage: sweep bad list" 2 "$M" sweep --heads 3-1 -o "$tmp/s2.csv"
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
