@@ -11,8 +11,8 @@
 #include <string>
 
 #include "mhaq/check/certificate_check.hpp"
-#include "mhaq/model.hpp"
-#include "mhaq/recover.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/tools/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

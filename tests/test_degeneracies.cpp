@@ -2,7 +2,7 @@
 // query cost, or reported as degenerate. None is turned into wrong parameters.
 #include <doctest/doctest.h>
 
-#include "mhaq/recover.hpp"
+#include "mhaq/tools/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

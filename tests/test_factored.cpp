@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "mhaq/error.hpp"
-#include "mhaq/factored.hpp"
-#include "mhaq/model.hpp"
-#include "mhaq/model_oracle.hpp"
-#include "mhaq/numbers.hpp"
-#include "mhaq/random.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/model/factored.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/arith/numbers.hpp"
+#include "mhaq/base/random.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -13,10 +13,10 @@
 #include <sstream>
 #include <string>
 
-#include "mhaq/error.hpp"
-#include "mhaq/golden.hpp"
-#include "mhaq/model.hpp"
-#include "mhaq/recover.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/tools/golden.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/tools/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

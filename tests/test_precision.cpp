@@ -7,11 +7,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "mhaq/learner.hpp"
-#include "mhaq/model_oracle.hpp"
-#include "mhaq/recover.hpp"
-#include "mhaq/sensitivity.hpp"
-#include "mhaq/sweep.hpp"
+#include "mhaq/stages/learner.hpp"
+#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/tools/recover.hpp"
+#include "mhaq/tools/sensitivity.hpp"
+#include "mhaq/tools/sweep.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

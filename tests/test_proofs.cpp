@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "mhaq/error.hpp"
-#include "mhaq/prove.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/tools/prove.hpp"
 
 namespace {
 long multiplier() {

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <type_traits>
 
-#include "mhaq/learner.hpp"
-#include "mhaq/model_oracle.hpp"
-#include "mhaq/recover.hpp"
+#include "mhaq/stages/learner.hpp"
+#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/tools/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -3,11 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "mhaq/error.hpp"
-#include "mhaq/factored.hpp"
-#include "mhaq/io.hpp"
-#include "mhaq/model.hpp"
-#include "mhaq/recover.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/model/factored.hpp"
+#include "mhaq/base/io.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/tools/recover.hpp"
 
 namespace mhaq::cli {
 

@@ -4,7 +4,7 @@
 
 #include "commands.hpp"
 #include "mhaq/check/certificate_check.hpp"
-#include "mhaq/error.hpp"
+#include "mhaq/base/error.hpp"
 
 namespace mhaq::cli {
 

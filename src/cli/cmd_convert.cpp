@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "mhaq/error.hpp"
-#include "mhaq/factored.hpp"
-#include "mhaq/io.hpp"
-#include "mhaq/model.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/model/factored.hpp"
+#include "mhaq/base/io.hpp"
+#include "mhaq/model/model.hpp"
 
 namespace mhaq::cli {
 

@@ -5,12 +5,12 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "mhaq/error.hpp"
-#include "mhaq/golden.hpp"
-#include "mhaq/io.hpp"
-#include "mhaq/model.hpp"
-#include "mhaq/parallel.hpp"
-#include "mhaq/recover.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/tools/golden.hpp"
+#include "mhaq/base/io.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/base/parallel.hpp"
+#include "mhaq/tools/recover.hpp"
 
 namespace mhaq::cli {
 

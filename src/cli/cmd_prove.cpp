@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "mhaq/error.hpp"
-#include "mhaq/prove.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/tools/prove.hpp"
 
 namespace mhaq::cli {
 

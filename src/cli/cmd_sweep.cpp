@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "mhaq/error.hpp"
-#include "mhaq/parallel.hpp"
-#include "mhaq/sweep.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/base/parallel.hpp"
+#include "mhaq/tools/sweep.hpp"
 
 namespace mhaq::cli {
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "mhaq/error.hpp"
+#include "mhaq/base/error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"mhaq: learn multi-head softmax attention from black-box value queries,\n"

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "mhaq/recover.hpp"
+#include "mhaq/tools/recover.hpp"
 
 using namespace mhaq;
 

@@ -1,0 +1,145 @@
+// The four number types the one learner runs over:
+//   QTau   exact elements of Q(tau), tau = e^{1/L} (FLINT fmpz_poly_q)
+//   Ball   Arb real balls at the thread's working precision
+//   Mpfr   MPFR floats at the thread's working precision
+//   double IEEE double, for comparison only
+// Ball and Mpfr read their precision from a thread-local working precision set
+// by PrecisionScope (Arb/MPFR style "prec" passed implicitly to operators).
+#pragma once
+#include <arb.h>
+#include <flint/fmpz_poly.h>
+#include <flint/fmpz_poly_q.h>
+#include <mpfr.h>
+
+#include <string>
+#include <utility>
+
+#include "mhaq/arith/rational.hpp"
+
+namespace mhaq {
+
+long working_precision();  // bits
+class PrecisionScope {
+ public:
+  explicit PrecisionScope(long bits);
+  ~PrecisionScope();
+  PrecisionScope(const PrecisionScope&) = delete;
+  PrecisionScope& operator=(const PrecisionScope&) = delete;
+
+ private:
+  long saved_;
+};
+
+// ---------------------------------------------------------------- QTau
+class QTau {
+ public:
+  QTau() { fmpz_poly_q_init(v_); }
+  explicit QTau(const Rational& q);
+  QTau(const QTau& o) { fmpz_poly_q_init(v_); fmpz_poly_q_set(v_, o.v_); }
+  QTau(QTau&& o) noexcept { fmpz_poly_q_init(v_); fmpz_poly_q_swap(v_, o.v_); }
+  QTau& operator=(const QTau& o) { fmpz_poly_q_set(v_, o.v_); return *this; }
+  QTau& operator=(QTau&& o) noexcept { fmpz_poly_q_swap(v_, o.v_); return *this; }
+  ~QTau() { fmpz_poly_q_clear(v_); }
+
+  static QTau tau_pow(long n);  // tau^n, n of any sign
+  fmpz_poly_q_struct* raw() { return v_; }
+  const fmpz_poly_q_struct* raw() const { return v_; }
+  bool is_zero() const { return fmpz_poly_q_is_zero(v_); }
+  // tau-adic valuation: lowest exponent of the numerator minus that of the denominator.
+  long valuation() const;
+  // True and n set when the element equals tau^n exactly.
+  bool is_tau_power(long& n) const;
+  // True and q set when the element is a constant of Q.
+  bool is_rational(Rational& q) const;
+  std::string str() const;  // pretty, in the variable "t"
+
+  QTau& operator+=(const QTau& o) { fmpz_poly_q_add_in_place(v_, o.v_); return *this; }
+  QTau& operator-=(const QTau& o) { fmpz_poly_q_sub_in_place(v_, o.v_); return *this; }
+  QTau& operator*=(const QTau& o) { fmpz_poly_q_mul(v_, v_, o.v_); return *this; }
+  QTau& operator/=(const QTau& o);
+  friend QTau operator+(QTau a, const QTau& b) { return a += b; }
+  friend QTau operator-(QTau a, const QTau& b) { return a -= b; }
+  friend QTau operator*(QTau a, const QTau& b) { return a *= b; }
+  friend QTau operator/(QTau a, const QTau& b) { return a /= b; }
+  friend QTau operator-(QTau a) { fmpz_poly_q_neg(a.v_, a.v_); return a; }
+  friend bool operator==(const QTau& a, const QTau& b) { return fmpz_poly_q_equal(a.v_, b.v_); }
+
+ private:
+  fmpz_poly_q_t v_;
+};
+
+// ---------------------------------------------------------------- Ball
+class Ball {
+ public:
+  Ball() { arb_init(v_); }
+  explicit Ball(const Rational& q) { arb_init(v_); arb_set_fmpq(v_, q.raw(), working_precision()); }
+  explicit Ball(long n) { arb_init(v_); arb_set_si(v_, n); }
+  Ball(const Ball& o) { arb_init(v_); arb_set(v_, o.v_); }
+  Ball(Ball&& o) noexcept { arb_init(v_); arb_swap(v_, o.v_); }
+  Ball& operator=(const Ball& o) { arb_set(v_, o.v_); return *this; }
+  Ball& operator=(Ball&& o) noexcept { arb_swap(v_, o.v_); return *this; }
+  ~Ball() { arb_clear(v_); }
+
+  arb_ptr raw() { return v_; }
+  arb_srcptr raw() const { return v_; }
+  bool contains(const Rational& q) const { return arb_contains_fmpq(v_, q.raw()); }
+  bool contains_zero() const { return arb_contains_zero(v_); }
+  bool is_finite() const { return arb_is_finite(v_); }
+  double radius() const;      // upper bound, as a double (reporting)
+  double mid_double() const;  // reporting only
+  std::string str(long digits = 20) const;
+
+  Ball& operator+=(const Ball& o) { arb_add(v_, v_, o.v_, working_precision()); return *this; }
+  Ball& operator-=(const Ball& o) { arb_sub(v_, v_, o.v_, working_precision()); return *this; }
+  Ball& operator*=(const Ball& o) { arb_mul(v_, v_, o.v_, working_precision()); return *this; }
+  Ball& operator/=(const Ball& o) { arb_div(v_, v_, o.v_, working_precision()); return *this; }
+  friend Ball operator+(Ball a, const Ball& b) { return a += b; }
+  friend Ball operator-(Ball a, const Ball& b) { return a -= b; }
+  friend Ball operator*(Ball a, const Ball& b) { return a *= b; }
+  friend Ball operator/(Ball a, const Ball& b) { return a /= b; }
+  friend Ball operator-(Ball a) { arb_neg(a.v_, a.v_); return a; }
+
+ private:
+  arb_t v_;
+};
+
+// ---------------------------------------------------------------- Mpfr
+class Mpfr {
+ public:
+  Mpfr() { mpfr_init2(v_, working_precision()); mpfr_set_zero(v_, 1); }
+  explicit Mpfr(const Rational& q);
+  explicit Mpfr(long n) { mpfr_init2(v_, working_precision()); mpfr_set_si(v_, n, MPFR_RNDN); }
+  Mpfr(const Mpfr& o) { mpfr_init2(v_, mpfr_get_prec(o.v_)); mpfr_set(v_, o.v_, MPFR_RNDN); }
+  Mpfr(Mpfr&& o) noexcept { mpfr_init2(v_, MPFR_PREC_MIN); mpfr_swap(v_, o.v_); }
+  Mpfr& operator=(const Mpfr& o) {
+    if (this != &o) { mpfr_set_prec(v_, mpfr_get_prec(o.v_)); mpfr_set(v_, o.v_, MPFR_RNDN); }
+    return *this;
+  }
+  Mpfr& operator=(Mpfr&& o) noexcept { mpfr_swap(v_, o.v_); return *this; }
+  ~Mpfr() { mpfr_clear(v_); }
+
+  mpfr_ptr raw() { return v_; }
+  mpfr_srcptr raw() const { return v_; }
+  double to_double() const { return mpfr_get_d(v_, MPFR_RNDN); }
+  std::string str(long digits = 20) const;
+
+#define MHAQ_MPFR_OP(op, fn)                                        \
+  Mpfr& operator op##=(const Mpfr& o) {                             \
+    Mpfr r; fn(r.v_, v_, o.v_, MPFR_RNDN); mpfr_swap(v_, r.v_);     \
+    return *this;                                                   \
+  }                                                                 \
+  friend Mpfr operator op(const Mpfr& a, const Mpfr& b) {           \
+    Mpfr r; fn(r.v_, a.v_, b.v_, MPFR_RNDN); return r;              \
+  }
+  MHAQ_MPFR_OP(+, mpfr_add)
+  MHAQ_MPFR_OP(-, mpfr_sub)
+  MHAQ_MPFR_OP(*, mpfr_mul)
+  MHAQ_MPFR_OP(/, mpfr_div)
+#undef MHAQ_MPFR_OP
+  friend Mpfr operator-(const Mpfr& a) { Mpfr r; mpfr_neg(r.v_, a.v_, MPFR_RNDN); return r; }
+
+ private:
+  mpfr_t v_;
+};
+
+}  // namespace mhaq

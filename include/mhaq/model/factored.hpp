@@ -1,0 +1,73 @@
+// Factored model files: per-head query, key and value matrices, an output
+// projection and a readout vector, converted exactly to the canonical
+// (W_h, v_h) of the mhaq model (ALGORITHM.md section 1).
+//
+// Row-vector convention: x^T Q_h is the head's query (Q_h, K_h are d x d_k,
+// V_h is d x d_v). For tokens x_1..x_N,
+//   score   s_{h,i} = scale * (x_N^T Q_h)(x_i^T K_h)^T
+//                   = scale * sum_c (Q_h^T x_N)_c (K_h^T x_i)_c
+//                   = x_i^T (scale * K_h Q_h^T) x_N
+//   output  f(X)    = [y_1, ..., y_H] O u,   y_h = sum_i alpha_{h,i} x_i^T V_h  (1 x d_v)
+//                   = sum_h y_h O_h u       (O_h: rows h*d_v..(h+1)*d_v-1 of O, or the head's own O)
+//                   = sum_h sum_i alpha_{h,i} x_i^T (V_h O_h u)
+// so  W_h = scale * K_h Q_h^T  (d x d)  and  v_h = V_h O_h u  (d).
+//
+// File: {"format":"mhaq-model-factored","version":1,"d":D,"d_k":DK,"d_v":DV,
+//   ["d_out":DO,] ["scale":"1/2",] "heads":[{"Q":[[..]],"K":[[..]],"V":[[..]]},...],
+//   "O":[[..]] ((H*d_v) x d_out; or "O" (d_v x d_out) inside every head), "readout":[..] (d_out)}
+// Entries are exact, as in the plain model file. Bias terms are rejected (the
+// model is bias-free), as are unknown fields.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mhaq/model/model.hpp"
+#include "mhaq/arith/rational.hpp"
+
+namespace mhaq {
+
+// An exact entry of a model file: a string ("p/q", integer, exact decimal) or a
+// JSON integer; binary floating-point numbers are refused. Error(input) names `where`.
+Rational rational_from_json(const nlohmann::json& e, const std::string& where);
+
+// True for keys that name an additive (bias) term: "bias", "b", "b_q", "bq", "q_bias", "o_b", ...
+bool looks_like_bias(std::string key);
+
+inline constexpr const char* factored_format = "mhaq-model-factored";
+inline constexpr const char* factored_conversion = "W_h = scale * K_h Q_h^T, v_h = V_h O_h u";
+
+struct FactoredHead {
+  QMat Q, K;  // d x d_k
+  QMat V;     // d x d_v
+  QMat O;     // d_v x d_out: this head's block of the output projection
+};
+
+struct FactoredModel {
+  int d = 0, d_k = 0, d_v = 0, d_out = 0;
+  Rational scale{1};
+  bool per_head_O = false;  // O given inside each head, or one concatenated (H*d_v) x d_out matrix
+  std::vector<FactoredHead> heads;
+  QVec readout;  // u, length d_out
+
+  int num_heads() const { return static_cast<int>(heads.size()); }
+};
+
+// Parses a factored model file's JSON object; every error names its field.
+FactoredModel factored_from_json(const nlohmann::json& j);  // throws Error(input)
+// Exact conversion: one (W_h, v_h) per factored head, in file order (not canonical).
+Model to_model(const FactoredModel& f);
+// Shapes and formulas, for reports.
+ModelFileInfo describe(const FactoredModel& f);
+// The conversion as a JSON object (format, formulas, shapes, scale).
+nlohmann::json conversion_json(const ModelFileInfo& info);
+
+// What Model::canonical() does to a model: heads merged into an earlier head
+// with equal W, then merged heads dropped because their v sums to zero.
+struct CanonicalSummary {
+  int heads = 0, merged = 0, dropped = 0, canonical = 0;
+  std::string str() const;  // "3 heads -> 2 canonical (1 merged ..., 0 dropped ...)"
+};
+CanonicalSummary canonical_summary(const Model& m);
+
+}  // namespace mhaq

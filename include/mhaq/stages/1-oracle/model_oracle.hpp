@@ -1,0 +1,68 @@
+// Oracles that answer from a hidden Model. The model is a private member with
+// no accessor: code holding an Oracle<T>& cannot reach it.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mhaq/model/model.hpp"
+#include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/base/random.hpp"
+
+namespace mhaq {
+
+// An approximate oracle (claim 4): the exact value rounded to `bits` bits
+// (0 = no rounding) plus noise of size at most eps:
+//  * uniform:  seeded, uniform in [-eps, eps];
+//  * signs:    eps * signs[q] for the q-th answer (0-based; a fixed pattern,
+//              e.g. the worst case of the first-order error, see sensitivity.hpp);
+//  * envelope: ball learners only: the answer is a ball containing every
+//              value within eps of the (rounded) exact value, so a ball run
+//              bounds the result for every perturbation up to eps at once.
+// A ball learner always receives balls that contain the exact value (radius
+// covers rounding and noise), so ball runs certify bounds.
+enum class NoisePattern { uniform, signs, envelope };
+const char* noise_pattern_name(NoisePattern p);
+NoisePattern parse_noise_pattern(const std::string& s);  // throws Error(usage)
+
+struct OracleNoise {
+  long bits = 0;
+  Rational eps;  // 0 = no noise
+  std::uint64_t seed = 1;
+  NoisePattern pattern = NoisePattern::uniform;
+  std::vector<signed char> signs;  // pattern == signs: one entry (-1, 0, +1) per answer
+  bool active() const { return bits > 0 || !eps.is_zero(); }
+};
+
+struct IntModel;  // integer-scaled copy of the model (oracle fast path)
+
+// Exact value of f at the final token, evaluated in T: scores are computed
+// exactly in Q, then exp in T (ball: rigorous enclosure; exact: tau powers).
+template <class T>
+class ModelOracle final : public Oracle<T> {
+ public:
+  // token_den: every token entry must lie in (1/token_den)Z; the exact oracle
+  // needs it to fix L = (lcm of W denominators) * token_den^2.
+  ModelOracle(Model m, long token_den, OracleNoise noise = {});
+  int dim() const override { return model_.d; }
+  const Field<T>& field() const override { return field_; }
+
+ private:
+  T answer(const Query& q) override;
+  Model model_;
+  long token_den_;
+  Field<T> field_;
+  OracleNoise noise_;
+  Rng noise_rng_{1};
+  long answered_ = 0;  // answers given so far (index into noise_.signs)
+  std::shared_ptr<const IntModel> int_model_;
+};
+
+// Evaluates f(X) exactly on rational tokens, in Q(tau) (for checks that do not
+// go through any learner, e.g. certificates and golden files).
+QTau evaluate_exact(const Model& m, const Query& q, long L);
+// Encloses f(X) in Arb balls at the working precision, for any rational model
+// and tokens (no grid or denominator limits; certificate tolerances).
+Ball evaluate_ball(const Model& m, const Query& q);
+
+}  // namespace mhaq

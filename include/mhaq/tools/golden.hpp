@@ -1,0 +1,63 @@
+// Golden test vectors (exact mode): a self-contained, versioned JSON record of
+// one exact recovery -- the model, every query in order, every exact answer
+// in Q(tau) with a certified decimal, the per-pair interpolation values and the
+// recovered canonical heads -- and an independent re-derivation of every field.
+// Schema: tests/golden/SCHEMA.md.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/field.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/arith/numbers.hpp"
+#include "mhaq/arith/rational.hpp"
+
+namespace mhaq {
+
+inline constexpr int golden_version = 1;
+
+struct GoldenInputs {
+  Model model;
+  // How the model was obtained: "generated" (from generate) or "file".
+  std::string model_source = "file";
+  GenerateOptions generate;  // recorded when model_source == "generated"
+  std::uint64_t seed = 1;    // --seed; the learner uses learner_seed(seed)
+  int heads = 0;             // learner's H; 0 = canonical head count of the model
+  int max_heads = 0;         // > 0: the learner is told only this bound H0 (claim 3); overrides heads
+  long digits = 60;          // significant digits of every decimal string
+  // exact, or additionally record a ball / mpfr run of the same learner on the
+  // same queries (its answers, pair values and heads, as exact dyadic rationals)
+  Arith arith = Arith::exact;
+  long bits = 256;           // ball, mpfr
+  int threads = 1;           // learner threads; the output does not depend on it
+};
+
+// Runs learn<QTau> on a ModelOracle<QTau> (exactly as `mhaq recover --arith
+// exact` does) and returns the JSON vector set. Output bytes depend only on
+// the inputs. Throws Error(degenerate) when the learner's draw is degenerate.
+std::string golden_export(const GoldenInputs& in);
+
+struct GoldenCheckResult {
+  std::vector<std::string> mismatches;  // "answers[17].decimal: file has ..., re-derived ..."
+  long fields_checked = 0;              // leaves compared
+  bool ok() const { return mismatches.empty(); }
+};
+
+// Re-derives every field of a golden file independently (answers with
+// evaluate_exact, decimals with Arb, per-pair values by interpolating the
+// file's own answers, heads by a fresh learner run checked against the
+// canonical model; ball/mpfr fields by re-running that learner, and ball
+// answers, pair values and heads must contain the exact truth). Malformed
+// files throw Error(input).
+GoldenCheckResult golden_check(const std::string& text, int threads = 1);
+
+// Correctly rounded (round-to-nearest; ties, possible only for rationals, to
+// even) decimal of x in scientific form "[-]d.ddd...e[+-]XX" with exactly
+// `digits` significant digits; zero is "0.000...e+00". Every digit is
+// certified: x is evaluated with Arb at increasing precision (Ziv loop) until
+// the rounding is determined; Error(internal) past the precision cap.
+std::string golden_decimal(const QTau& x, long L, long digits);
+std::string golden_decimal(const Rational& x, long digits);
+
+}  // namespace mhaq

@@ -1,0 +1,77 @@
+// Precision-loss study (issue 4): a grid over d, H, precision, token scale,
+// schedule and trials. Every trial draws a model and the learner's queries,
+// runs the MPFR learner (oracle and learner at p bits) and records the
+// observed error next to the first-order prediction from kappa
+// (sensitivity.hpp). One CSV row per (grid point, trial, precision).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/rational.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
+
+namespace mhaq {
+
+struct SweepGrid {
+  std::vector<int> d{4};
+  std::vector<int> H{1, 2, 3, 4};
+  std::vector<long> bits{53, 64, 113, 128, 256, 512, 1024};
+  std::vector<Rational> scale{Rational(1)};  // token entries uniform on [-scale, scale] (grid 2^-20)
+  std::vector<Schedule> schedule{Schedule::paper};
+  int trials = 3;
+  std::uint64_t seed = 1;
+};
+
+// Units: one (d, H, scale, schedule, trial), run at every precision; rows are
+// numbered unit * bits.size() + precision index.
+std::size_t sweep_units(const SweepGrid& g);
+std::size_t sweep_rows(const SweepGrid& g);
+
+struct SweepRow {
+  std::size_t row = 0;
+  int d = 0, H = 0, trial = 0;
+  long bits = 0;
+  std::string scale, schedule;
+  std::uint64_t model_seed = 0, learner_seed = 0;
+  std::string status;           // ok, degenerate, unable, inconsistent
+  long queries = 0;
+  double log2_error = 0;        // observed entrywise relative error (sensitivity.hpp), log2
+  double kappa = 0, kappa_rel = 0, kappa_rms = 0;
+  // bits lost = bits + log2_error; predicted = log2(kappa_rms): independent
+  // relative answer errors of 2^-bits amplified by the first-order map.
+  double bits_lost() const { return static_cast<double>(bits) + log2_error; }
+  double predicted_bits_lost() const;
+  bool saturated() const;       // error above 2^-10: past the first-order regime
+};
+
+std::string sweep_csv_header();
+std::string sweep_csv_line(const SweepRow& r);
+// Parses one CSV line written by sweep_csv_line; false for a partial or foreign line.
+bool sweep_parse_line(const std::string& line, SweepRow& r);
+
+// Runs one unit (every precision). Deterministic in (grid, unit).
+std::vector<SweepRow> sweep_unit(const SweepGrid& g, std::size_t unit);
+
+// Runs the grid, appending each finished unit's rows to `csv_path` as they
+// complete (so an interrupted run loses no finished row), then rewrites the
+// file in row order atomically. With resume, rows already in the file are
+// kept and not recomputed. progress(done, total) is called after each unit.
+std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path, bool resume, int threads,
+                                const std::function<void(std::size_t, std::size_t)>& progress);
+
+// Per-H summary over unsaturated ok rows: median observed and predicted bits lost.
+struct SweepSummary {
+  int H = 0;
+  long rows = 0, ok = 0, used = 0;
+  double observed = 0, predicted = 0;  // medians
+};
+std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows);
+
+// Writes error_vs_bits.{dat,gp} and bits_lost_vs_H.{dat,gp} into dir and runs
+// gnuplot on them when it is installed (SVG output). Returns the image paths
+// written, or an empty list when gnuplot is missing.
+std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const std::string& dir, std::string& note);
+
+}  // namespace mhaq

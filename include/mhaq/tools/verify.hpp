@@ -1,0 +1,66 @@
+// The theorem checker behind `mhaq verify` (issue 3): repeated random trials
+// of the paper's claims 1-3 over a stated distribution of models and learner
+// draws, and the Schwartz-Zippel bound on degenerate draws (proofs/09).
+// Everything here is deterministic in the options: the same options give the
+// same JSON, byte for byte (no timings are reported).
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/field.hpp"
+
+namespace mhaq {
+
+struct VerifyOptions {
+  int trials = 20;
+  std::uint64_t seed = 1;
+  Arith arith = Arith::exact;
+  long bits = 256;     // ball, mpfr
+  int min_d = 2;       // d uniform on {min_d..max_d}
+  int max_d = 4;
+  int max_h = 3;       // canonical H uniform on {1..max_h}
+  int h0_extra = 2;    // claim 3 runs use max_heads = H + h0_extra
+  long token_range = 0;  // 0 = default_tokens(arith).range
+  double tolerance = 0;  // mpfr/double claim-1 tolerance on max_rel_error; 0 = 2^(-bits/4)
+  bool unknown_h = true;  // run the H0 variant (claim 4 row)
+};
+
+// One trial's draw, a pure function of (options, trial index).
+struct TrialSpec {
+  int index = 0;
+  std::uint64_t seed = 0;  // model seed and learner seed, as `mhaq recover --seed`
+  int d = 0;
+  int H = 0;          // canonical head count intended (the model's canonical count is used)
+  int raw_heads = 0;  // heads of the generated model before canonical merging
+  bool share_w = false, cancel_v = false;
+};
+TrialSpec draw_trial(const VerifyOptions& o, int index);
+std::uint64_t trial_seed(std::uint64_t seed, int index);
+
+// The `mhaq recover ...` command line that replays one run of a trial.
+std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_heads);
+
+// Schwartz-Zippel union bound (proofs/09) for the paper schedule with d,
+// canonical H and token entries from a set of size S = 2R+1: events,
+// degree sums, the unconditioned bound sum(deg)/S, the factor for redrawn
+// singular B/Delta, and the final bound clipped to [0, 1].
+nlohmann::json schwartz_zippel(int d, int H, long S);
+double schwartz_zippel_bound(int d, int H, long S);  // the clipped final bound
+
+// Runs the claims table. Result: {"claims":[...], "distribution":..., "schwartz_zippel":{...}, ...}.
+nlohmann::json verify(const VerifyOptions& o);
+std::string verify_report(const nlohmann::json& v);
+// 0 when no claim has a failure, 6 (mismatch) otherwise.
+int verify_exit_code(const nlohmann::json& v);
+
+// Rate study: for each R, o.trials known-H trials at token range R; observed
+// degenerate rate next to the mean bound, overall and per (d, H).
+nlohmann::json rate_study(const VerifyOptions& o, const std::vector<long>& ranges);
+std::string rate_report(const nlohmann::json& r);
+int rate_exit_code(const nlohmann::json& r);  // 0, or 6 if a rate exceeds its bound or an answer was wrong
+
+std::string verify_distribution(const VerifyOptions& o);
+
+}  // namespace mhaq

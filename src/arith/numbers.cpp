@@ -1,0 +1,120 @@
+#include "mhaq/arith/numbers.hpp"
+
+#include <flint/fmpq.h>
+
+#include "mhaq/base/error.hpp"
+
+namespace mhaq {
+
+namespace {
+thread_local long g_prec = 128;
+}
+
+long working_precision() { return g_prec; }
+PrecisionScope::PrecisionScope(long bits) : saved_(g_prec) {
+  if (bits < 16 || bits > (1L << 24)) throw Error(ErrorKind::usage, "precision must be between 16 and 2^24 bits");
+  g_prec = bits;
+}
+PrecisionScope::~PrecisionScope() { g_prec = saved_; }
+
+// ---- QTau
+QTau::QTau(const Rational& q) {
+  fmpz_poly_q_init(v_);
+  fmpz_poly_set_fmpz(v_->num, fmpq_numref(q.raw()));
+  fmpz_poly_set_fmpz(v_->den, fmpq_denref(q.raw()));
+}
+
+QTau QTau::tau_pow(long n) {
+  QTau t;
+  if (n >= 0) {
+    fmpz_poly_zero(t.v_->num);
+    fmpz_poly_set_coeff_si(t.v_->num, n, 1);
+  } else {
+    fmpz_poly_zero(t.v_->den);
+    fmpz_poly_set_coeff_si(t.v_->den, -n, 1);
+    fmpz_poly_one(t.v_->num);
+  }
+  return t;
+}
+
+QTau& QTau::operator/=(const QTau& o) {
+  if (o.is_zero()) throw_internal("Q(tau) division by zero");
+  fmpz_poly_q_div(v_, v_, o.v_);
+  return *this;
+}
+
+namespace {
+long lowest_exponent(const fmpz_poly_t p) {
+  for (long i = 0; i < fmpz_poly_length(p); ++i)
+    if (!fmpz_is_zero(p->coeffs + i)) return i;
+  return -1;
+}
+bool is_monic_monomial(const fmpz_poly_t p, long& n) {
+  const long len = fmpz_poly_length(p);
+  if (len == 0 || !fmpz_is_one(p->coeffs + len - 1)) return false;
+  if (lowest_exponent(p) != len - 1) return false;
+  n = len - 1;
+  return true;
+}
+}  // namespace
+
+long QTau::valuation() const {
+  if (is_zero()) throw_internal("valuation of zero");
+  return lowest_exponent(v_->num) - lowest_exponent(v_->den);
+}
+
+bool QTau::is_tau_power(long& n) const {
+  long a = 0, b = 0;
+  if (!is_monic_monomial(v_->num, a) || !is_monic_monomial(v_->den, b)) return false;
+  if (a != 0 && b != 0) return false;  // canonical form never has both
+  n = a - b;
+  return true;
+}
+
+bool QTau::is_rational(Rational& q) const {
+  if (fmpz_poly_degree(v_->num) > 0 || fmpz_poly_degree(v_->den) != 0) return false;
+  fmpz_t n, d;
+  fmpz_init(n); fmpz_init(d);
+  fmpz_poly_get_coeff_fmpz(n, v_->num, 0);
+  fmpz_poly_get_coeff_fmpz(d, v_->den, 0);
+  fmpq_set_fmpz_frac(q.raw(), n, d);
+  fmpz_clear(n); fmpz_clear(d);
+  return true;
+}
+
+std::string QTau::str() const {
+  char* s = fmpz_poly_q_get_str_pretty(v_, "t");
+  std::string out(s);
+  flint_free(s);
+  return out;
+}
+
+// ---- Ball
+double Ball::radius() const { return mag_get_d(arb_radref(v_)); }
+double Ball::mid_double() const { return arf_get_d(arb_midref(v_), ARF_RND_NEAR); }
+std::string Ball::str(long digits) const {
+  char* s = arb_get_str(v_, digits, 0);
+  std::string out(s);
+  flint_free(s);
+  return out;
+}
+
+// ---- Mpfr
+Mpfr::Mpfr(const Rational& q) {
+  mpfr_init2(v_, working_precision());
+  mpq_t t;
+  mpq_init(t);
+  fmpq_get_mpq(t, q.raw());
+  mpfr_set_q(v_, t, MPFR_RNDN);
+  mpq_clear(t);
+}
+std::string Mpfr::str(long digits) const {
+  char buf[64];
+  mpfr_snprintf(buf, sizeof buf, "%%.%ldRg", digits);
+  std::string fmt(buf);
+  std::vector<char> out(static_cast<size_t>(digits) + 64);
+  mpfr_snprintf(out.data(), out.size(), fmt.c_str(), v_);
+  return std::string(out.data());
+}
+
+}  // namespace mhaq

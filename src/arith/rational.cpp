@@ -1,0 +1,212 @@
+#include "mhaq/arith/rational.hpp"
+
+#include <flint/fmpq_mat.h>
+
+#include <cctype>
+
+#include "mhaq/base/error.hpp"
+
+namespace mhaq {
+
+Rational::Rational(long n, unsigned long d) {
+  fmpq_init(v_);
+  if (d == 0) throw_input("zero denominator");
+  fmpq_set_si(v_, n, d);
+}
+
+Rational& Rational::operator/=(const Rational& o) {
+  if (o.is_zero()) throw_internal("rational division by zero");
+  fmpq_div(v_, v_, o.v_);
+  return *this;
+}
+
+long Rational::to_long() const {
+  if (!is_integer() || !fmpz_fits_si(fmpq_numref(v_))) throw_internal("rational " + str() + " is not a machine integer");
+  return fmpz_get_si(fmpq_numref(v_));
+}
+
+std::string Rational::str() const {
+  char* s = fmpq_get_str(nullptr, 10, v_);
+  std::string out(s);
+  flint_free(s);
+  return out;
+}
+
+namespace {
+bool all_digits(const std::string& s, size_t from, size_t to) {
+  if (from >= to) return false;
+  for (size_t i = from; i < to; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return true;
+}
+}  // namespace
+
+Rational Rational::parse(const std::string& text) {
+  const std::string bad = "not an exact rational: \"" + text + "\" (expected e.g. \"-3/4\", \"5\" or \"0.125\")";
+  if (text.empty() || text.size() > 4096) throw_input(bad);
+  size_t pos = 0;
+  bool neg = false;
+  if (text[0] == '-' || text[0] == '+') { neg = text[0] == '-'; pos = 1; }
+  Rational out;
+  const auto slash = text.find('/');
+  if (slash != std::string::npos) {
+    if (!all_digits(text, pos, slash) || !all_digits(text, slash + 1, text.size())) throw_input(bad);
+    fmpz_t n, d;
+    fmpz_init(n); fmpz_init(d);
+    fmpz_set_str(n, text.substr(pos, slash - pos).c_str(), 10);
+    fmpz_set_str(d, text.substr(slash + 1).c_str(), 10);
+    if (fmpz_is_zero(d)) { fmpz_clear(n); fmpz_clear(d); throw_input("zero denominator in \"" + text + "\""); }
+    fmpq_set_fmpz_frac(out.v_, n, d);
+    fmpz_clear(n); fmpz_clear(d);
+  } else {
+    // decimal: digits[.digits][e[+-]digits]
+    size_t e = text.find_first_of("eE", pos);
+    std::string mant = text.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
+    long exp10 = 0;
+    if (e != std::string::npos) {
+      size_t ep = e + 1;
+      bool eneg = false;
+      if (ep < text.size() && (text[ep] == '-' || text[ep] == '+')) { eneg = text[ep] == '-'; ++ep; }
+      if (!all_digits(text, ep, text.size()) || text.size() - ep > 6) throw_input(bad);
+      exp10 = std::stol(text.substr(ep));
+      if (eneg) exp10 = -exp10;
+    }
+    const auto dot = mant.find('.');
+    std::string digits = mant;
+    if (dot != std::string::npos) {
+      std::string frac = mant.substr(dot + 1);
+      std::string intp = mant.substr(0, dot);
+      if ((intp.empty() && frac.empty()) || (!intp.empty() && !all_digits(intp, 0, intp.size())) ||
+          (!frac.empty() && !all_digits(frac, 0, frac.size())))
+        throw_input(bad);
+      digits = intp + frac;
+      exp10 -= static_cast<long>(frac.size());
+    } else if (!all_digits(mant, 0, mant.size())) {
+      throw_input(bad);
+    }
+    if (exp10 > 10000 || exp10 < -10000) throw_input(bad);
+    fmpz_t n, p;
+    fmpz_init(n); fmpz_init(p);
+    fmpz_set_str(n, digits.c_str(), 10);
+    fmpz_set_ui(p, 10);
+    fmpz_pow_ui(p, p, static_cast<unsigned long>(exp10 < 0 ? -exp10 : exp10));
+    if (exp10 >= 0) {
+      fmpz_mul(n, n, p);
+      fmpz_one(p);
+      fmpq_set_fmpz_frac(out.v_, n, p);
+    } else {
+      fmpq_set_fmpz_frac(out.v_, n, p);
+    }
+    fmpz_clear(n); fmpz_clear(p);
+  }
+  if (neg) fmpq_neg(out.v_, out.v_);
+  return out;
+}
+
+QVec QMat::col(int j) const {
+  QVec v(r_);
+  for (int i = 0; i < r_; ++i) v[i] = (*this)(i, j);
+  return v;
+}
+QVec QMat::row(int i) const {
+  QVec v(c_);
+  for (int j = 0; j < c_; ++j) v[j] = (*this)(i, j);
+  return v;
+}
+QMat QMat::transpose() const {
+  QMat t(c_, r_);
+  for (int i = 0; i < r_; ++i)
+    for (int j = 0; j < c_; ++j) t(j, i) = (*this)(i, j);
+  return t;
+}
+bool QMat::is_zero() const {
+  for (const auto& x : a_)
+    if (!x.is_zero()) return false;
+  return true;
+}
+
+Rational dot(const QVec& x, const QVec& y) {
+  if (x.size() != y.size()) throw_internal("dot: size mismatch");
+  Rational s;
+  for (size_t i = 0; i < x.size(); ++i) fmpq_addmul(s.raw(), x[i].raw(), y[i].raw());
+  return s;
+}
+QVec matvec(const QMat& A, const QVec& x) {
+  if (static_cast<size_t>(A.cols()) != x.size()) throw_internal("matvec: size mismatch");
+  QVec y(A.rows());
+  for (int i = 0; i < A.rows(); ++i)
+    for (int j = 0; j < A.cols(); ++j) fmpq_addmul(y[i].raw(), A(i, j).raw(), x[j].raw());
+  return y;
+}
+QVec operator+(const QVec& x, const QVec& y) {
+  QVec z(x);
+  for (size_t i = 0; i < z.size(); ++i) z[i] += y[i];
+  return z;
+}
+QVec operator-(const QVec& x, const QVec& y) {
+  QVec z(x);
+  for (size_t i = 0; i < z.size(); ++i) z[i] -= y[i];
+  return z;
+}
+QMat operator+(const QMat& x, const QMat& y) {
+  QMat z(x);
+  for (int i = 0; i < z.rows(); ++i)
+    for (int j = 0; j < z.cols(); ++j) z(i, j) += y(i, j);
+  return z;
+}
+
+namespace {
+struct FQMat {
+  fmpq_mat_t m;
+  FQMat(const QMat& A) {
+    fmpq_mat_init(m, A.rows(), A.cols());
+    for (int i = 0; i < A.rows(); ++i)
+      for (int j = 0; j < A.cols(); ++j) fmpq_set(fmpq_mat_entry(m, i, j), A(i, j).raw());
+  }
+  FQMat(int r, int c) { fmpq_mat_init(m, r, c); }
+  ~FQMat() { fmpq_mat_clear(m); }
+  FQMat(const FQMat&) = delete;
+  FQMat& operator=(const FQMat&) = delete;
+};
+}  // namespace
+
+Rational det(const QMat& A) {
+  if (A.rows() != A.cols()) throw_internal("det: not square");
+  FQMat m(A);
+  Rational d;
+  fmpq_mat_det(d.raw(), m.m);
+  return d;
+}
+
+bool solve(const QMat& A, const QVec& b, QVec& x) {
+  if (A.rows() != A.cols() || static_cast<size_t>(A.rows()) != b.size()) throw_internal("solve: shape");
+  FQMat m(A), rhs(A.rows(), 1), sol(A.rows(), 1);
+  for (int i = 0; i < A.rows(); ++i) fmpq_set(fmpq_mat_entry(rhs.m, i, 0), b[i].raw());
+  if (!fmpq_mat_solve_fraction_free(sol.m, m.m, rhs.m)) return false;
+  x.assign(A.rows(), Rational());
+  for (int i = 0; i < A.rows(); ++i) fmpq_set(x[i].raw(), fmpq_mat_entry(sol.m, i, 0));
+  return true;
+}
+
+bool inverse(const QMat& A, QMat& inv) {
+  if (A.rows() != A.cols()) throw_internal("inverse: not square");
+  FQMat m(A), r(A.rows(), A.cols());
+  if (!fmpq_mat_inv(r.m, m.m)) return false;
+  inv = QMat(A.rows(), A.cols());
+  for (int i = 0; i < A.rows(); ++i)
+    for (int j = 0; j < A.cols(); ++j) fmpq_set(inv(i, j).raw(), fmpq_mat_entry(r.m, i, j));
+  return true;
+}
+
+Rational denominator_lcm(const QMat& A) {
+  fmpz_t l;
+  fmpz_init_set_ui(l, 1);
+  for (int i = 0; i < A.rows(); ++i)
+    for (int j = 0; j < A.cols(); ++j) fmpz_lcm(l, l, fmpq_denref(A(i, j).raw()));
+  Rational out;
+  fmpz_set(fmpq_numref(out.raw()), l);
+  fmpz_clear(l);
+  return out;
+}
+
+}  // namespace mhaq

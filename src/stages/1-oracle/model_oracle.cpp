@@ -1,0 +1,298 @@
+#include "mhaq/stages/1-oracle/model_oracle.hpp"
+
+#include <flint/fmpz.h>
+
+#include "mhaq/base/error.hpp"
+
+namespace mhaq {
+
+namespace {
+// f(X) for one model, generic over the answer type: scores exactly in Q,
+// then softmax weights e^{s_i - s_max} in T.
+template <class T>
+T evaluate(const Model& m, const Query& q, const Field<T>& F) {
+  const QVec& xN = q.back().token;
+  T total = F.from(Rational(0));
+  for (const auto& h : m.heads) {
+    const QVec Wx = matvec(h.W, xN);
+    std::vector<Rational> s;
+    s.reserve(q.size());
+    Rational smax;
+    for (size_t i = 0; i < q.size(); ++i) {
+      s.push_back(dot(q[i].token, Wx));
+      if (i == 0 || s[i] > smax) smax = s[i];
+    }
+    T num = F.from(Rational(0)), den = F.from(Rational(0));
+    for (size_t i = 0; i < q.size(); ++i) {
+      const T w = F.exp(s[i] - smax) * F.from(Rational(q[i].count));
+      num = num + w * F.from(dot(h.v, q[i].token));
+      den = den + w;
+    }
+    total = total + num / den;
+  }
+  return total;
+}
+
+using i128 = __int128;
+
+Rational rational_from(i128 num, i128 den) {
+  Rational q;
+  auto set = [](fmpz_t z, i128 v) {
+    const bool neg = v < 0;
+    const unsigned __int128 a = neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+    fmpz_set_uiui(z, static_cast<ulong>(a >> 64), static_cast<ulong>(a));
+    if (neg) fmpz_neg(z, z);
+  };
+  fmpz_t n, d;
+  fmpz_init(n);
+  fmpz_init(d);
+  set(n, num);
+  set(d, den);
+  fmpq_set_fmpz_frac(q.raw(), n, d);
+  fmpz_clear(n);
+  fmpz_clear(d);
+  return q;
+}
+
+bool to_long(const Rational& x, long scale, long& out) {
+  // out = x * scale when that is an integer fitting comfortably in 62 bits
+  fmpz_t t;
+  fmpz_init(t);
+  fmpz_mul_si(t, fmpq_numref(x.raw()), scale);
+  const bool exact = fmpz_divisible(t, fmpq_denref(x.raw()));
+  if (exact) fmpz_divexact(t, t, fmpq_denref(x.raw()));
+  const bool fits = exact && fmpz_bits(t) <= 62;
+  if (fits) out = fmpz_get_si(t);
+  fmpz_clear(t);
+  return fits;
+}
+
+}  // namespace
+
+// Integer form of a model: W * mW and v * mv with machine-integer entries,
+// so that scores and values of integer-scaled tokens are exact int128 sums
+// (no rational gcds on the oracle's hot path).
+struct IntModel {
+  bool ok = false;
+  long mW = 1, mv = 1;
+  long maxW = 0, maxv = 0;
+  std::vector<std::vector<long>> W, v;  // per head: d*d row-major, d
+  explicit IntModel(const Model& m) {
+    mW = m.w_denominator();
+    fmpz_t l;
+    fmpz_init_set_ui(l, 1);
+    for (const auto& h : m.heads)
+      for (const auto& x : h.v) fmpz_lcm(l, l, fmpq_denref(x.raw()));
+    const bool vfits = fmpz_bits(l) <= 40;
+    mv = vfits ? fmpz_get_si(l) : 1;
+    fmpz_clear(l);
+    ok = vfits && mW < (1L << 40);
+    for (const auto& h : m.heads) {
+      if (!ok) break;
+      std::vector<long> w(static_cast<size_t>(m.d) * m.d), vv(m.d);
+      for (int i = 0; i < m.d && ok; ++i) {
+        ok = ok && to_long(h.v[i], mv, vv[i]);
+        for (int j = 0; j < m.d && ok; ++j) ok = ok && to_long(h.W(i, j), mW, w[static_cast<size_t>(i) * m.d + j]);
+      }
+      for (long x : w) maxW = std::max(maxW, x < 0 ? -x : x);
+      for (long x : vv) maxv = std::max(maxv, x < 0 ? -x : x);
+      W.push_back(std::move(w));
+      v.push_back(std::move(vv));
+    }
+  }
+};
+
+namespace {
+// Same value as evaluate(), from integer-scaled tokens; returns false (and
+// leaves `out` alone) when the int128 bounds could be exceeded.
+template <class T>
+bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Field<T>& F, T& out) {
+  if (!im.ok) return false;
+  std::vector<std::vector<long>> x(q.size(), std::vector<long>(d));
+  long maxx = 0;
+  for (size_t r = 0; r < q.size(); ++r)
+    for (int i = 0; i < d; ++i) {
+      if (!to_long(q[r].token[i], qden, x[r][i])) return false;
+      maxx = std::max(maxx, x[r][i] < 0 ? -x[r][i] : x[r][i]);
+    }
+  // |score| <= d^2 maxW maxx^2 and |value| <= d maxv maxx must stay below
+  // 2^125; bounded with bit lengths (integers only, as everywhere in exact mode).
+  auto bits = [](long v) { return v <= 0 ? 0 : 64 - __builtin_clzl(static_cast<unsigned long>(v)); };
+  if (2 * bits(d) + bits(im.maxW) + 2 * bits(maxx) > 124 || bits(d) + bits(im.maxv) + bits(maxx) > 124) return false;
+  const i128 sden = static_cast<i128>(im.mW) * qden * qden, vden = static_cast<i128>(im.mv) * qden;
+  const std::vector<long>& xN = x.back();
+  T total = F.from(Rational(0));
+  std::vector<i128> S(q.size());
+  for (size_t h = 0; h < im.W.size(); ++h) {
+    std::vector<i128> Wx(d, 0);
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) Wx[i] += static_cast<i128>(im.W[h][static_cast<size_t>(i) * d + j]) * xN[j];
+    i128 Smax = 0;
+    for (size_t r = 0; r < q.size(); ++r) {
+      S[r] = 0;
+      for (int i = 0; i < d; ++i) S[r] += static_cast<i128>(x[r][i]) * Wx[i];
+      if (r == 0 || S[r] > Smax) Smax = S[r];
+    }
+    T num = F.from(Rational(0)), den = F.from(Rational(0));
+    for (size_t r = 0; r < q.size(); ++r) {
+      i128 vx = 0;
+      for (int i = 0; i < d; ++i) vx += static_cast<i128>(im.v[h][i]) * x[r][i];
+      const T w = F.exp(rational_from(S[r] - Smax, sden)) * F.from(Rational(q[r].count));
+      num = num + w * F.from(rational_from(vx, vden));
+      den = den + w;
+    }
+    total = total + num / den;
+  }
+  out = total;
+  return true;
+}
+}  // namespace
+
+template <class T>
+ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise)
+    : model_(std::move(m)), token_den_(token_den), noise_(std::move(noise)), noise_rng_(noise_.seed) {
+  model_.validate();
+  if (noise_.pattern == NoisePattern::envelope && !std::is_same_v<T, Ball>)
+    throw Error(ErrorKind::usage, "the envelope noise pattern needs a ball learner (--arith ball)");
+  if (noise_.bits < 0 || noise_.eps.sign() < 0) throw Error(ErrorKind::usage, "oracle bits and noise must be non-negative");
+  if (token_den_ < 1) throw Error(ErrorKind::usage, "token denominator must be positive");
+  int_model_ = std::make_shared<const IntModel>(model_);
+  if constexpr (Field<T>::is_exact) {
+    const __int128 L = static_cast<__int128>(model_.w_denominator()) * token_den_ * token_den_;
+    if (L > (static_cast<__int128>(1) << 40)) throw_input("exact oracle: L = m q^2 too large; use smaller denominators");
+    field_.L = static_cast<long>(L);
+  }
+}
+
+template <class T>
+T ModelOracle<T>::answer(const Query& q) {
+  for (const auto& r : q) {
+    if (static_cast<int>(r.token.size()) != model_.d)
+      throw_input("query token has dimension " + std::to_string(r.token.size()) + ", model has " + std::to_string(model_.d));
+  }
+  for (const auto& r : q)
+    for (const auto& x : r.token) {
+      fmpz_t t;
+      fmpz_init(t);
+      fmpz_mul_si(t, fmpq_numref(x.raw()), token_den_);
+      const bool ok = fmpz_divisible(t, fmpq_denref(x.raw()));
+      fmpz_clear(t);
+      if (!ok) throw_input("query entry " + x.str() + " is not in (1/" + std::to_string(token_den_) + ")Z");
+    }
+  if constexpr (Field<T>::is_exact) {
+    T out;
+    if (!evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) out = evaluate(model_, q, field_);
+    if (!noise_.active()) return out;
+    // An approximate answer is still an element of Q(tau): the p-bit rounding
+    // is a dyadic rational, and the noise is rational. An exact learner must
+    // then report that no exact model fits (it never guesses parameters).
+    if (noise_.bits > 0) {
+      PrecisionScope scope(noise_.bits + 64);
+      Ball exact;
+      if (!evaluate_int(*int_model_, model_.d, q, token_den_, Field<Ball>{}, exact)) exact = evaluate(model_, q, Field<Ball>{});
+      arb_set_round(exact.raw(), exact.raw(), noise_.bits);
+      fmpq_t r;
+      fmpq_init(r);
+      arf_get_fmpq(r, arb_midref(exact.raw()));
+      Rational rq;
+      fmpq_set(rq.raw(), r);
+      fmpq_clear(r);
+      out = QTau(rq);
+    }
+    const long index = answered_++;
+    if (noise_.pattern == NoisePattern::signs && index >= static_cast<long>(noise_.signs.size()))
+      throw_internal("noise sign pattern shorter than the query list");
+    const Rational u = noise_.pattern == NoisePattern::signs ? Rational(static_cast<long>(noise_.signs[index]))
+                                                             : Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52);
+    return out + QTau(u * noise_.eps);
+  } else {
+    if (!noise_.active()) {
+      T out;
+      if (evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) return out;
+      return evaluate(model_, q, field_);
+    }
+    // Enclose the exact value well beyond every precision in play, round the
+    // midpoint to the oracle's bits, add the noise exactly.
+    const long learner = Field<T>::tag == Arith::ieee ? 53 : working_precision();
+    const long wp = std::max(noise_.bits, learner) + 64;
+    Ball exact, out;
+    {
+      PrecisionScope scope(wp);
+      if (!evaluate_int(*int_model_, model_.d, q, token_den_, Field<Ball>{}, exact)) exact = evaluate(model_, q, Field<Ball>{});
+    }
+    arb_set_arf(out.raw(), arb_midref(exact.raw()));
+    if (noise_.bits > 0) arb_set_round(out.raw(), out.raw(), noise_.bits);
+    const long index = answered_++;
+    if (noise_.pattern != NoisePattern::envelope) {
+      Ball u;
+      if (noise_.pattern == NoisePattern::uniform) {
+        u = Ball(Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52));
+      } else {
+        if (index >= static_cast<long>(noise_.signs.size())) throw_internal("noise sign pattern shorter than the query list");
+        u = Ball(static_cast<long>(noise_.signs[index]));
+      }
+      arb_mul_fmpz(u.raw(), u.raw(), fmpq_numref(noise_.eps.raw()), wp);
+      arb_div_fmpz(u.raw(), u.raw(), fmpq_denref(noise_.eps.raw()), wp);
+      arb_add(out.raw(), out.raw(), u.raw(), wp);
+    }
+    if constexpr (std::is_same_v<T, Ball>) {
+      // The ball is the rounded, noisy midpoint with radius covering the exact
+      // value: max(|out - exact|, eps). The envelope covers every value within
+      // eps of the (rounded) answer as well: |out - exact| + eps.
+      const Ball err = out - exact;
+      arb_get_mid_arb(out.raw(), out.raw());
+      mag_t e, epsm;
+      mag_init(e);
+      mag_init(epsm);
+      arb_get_mag(e, err.raw());
+      const Ball eb(noise_.eps);
+      arb_get_mag(epsm, eb.raw());
+      if (noise_.pattern == NoisePattern::envelope) mag_add(e, e, epsm);
+      else mag_max(e, e, epsm);
+      arb_add_error_mag(out.raw(), e);
+      mag_clear(e);
+      mag_clear(epsm);
+      return out;
+    } else if constexpr (std::is_same_v<T, Mpfr>) {
+      Mpfr x;
+      arf_get_mpfr(x.raw(), arb_midref(out.raw()), MPFR_RNDN);
+      return x;
+    } else {
+      return arf_get_d(arb_midref(out.raw()), ARF_RND_NEAR);
+    }
+  }
+}
+
+const char* noise_pattern_name(NoisePattern p) {
+  return p == NoisePattern::uniform ? "uniform" : p == NoisePattern::signs ? "worst" : "envelope";
+}
+NoisePattern parse_noise_pattern(const std::string& s) {
+  if (s == "uniform") return NoisePattern::uniform;
+  if (s == "worst" || s == "signs") return NoisePattern::signs;
+  if (s == "envelope") return NoisePattern::envelope;
+  throw Error(ErrorKind::usage, "unknown noise pattern \"" + s + "\" (expected uniform, worst or envelope)");
+}
+
+QTau evaluate_exact(const Model& m, const Query& q, long L) {
+  Field<QTau> F;
+  F.L = L;
+  fmpz_t l;
+  fmpz_init_set_ui(l, 1);
+  for (const auto& r : q)
+    for (const auto& x : r.token) fmpz_lcm(l, l, fmpq_denref(x.raw()));
+  const bool small = fmpz_bits(l) <= 40;
+  const long qden = small ? fmpz_get_si(l) : 1;
+  fmpz_clear(l);
+  QTau out;
+  if (small && evaluate_int(IntModel(m), m.d, q, qden, F, out)) return out;
+  return evaluate(m, q, F);
+}
+
+Ball evaluate_ball(const Model& m, const Query& q) { return evaluate(m, q, Field<Ball>{}); }
+
+template class ModelOracle<QTau>;
+template class ModelOracle<Ball>;
+template class ModelOracle<Mpfr>;
+template class ModelOracle<double>;
+
+}  // namespace mhaq

@@ -1,0 +1,79 @@
+#include "mhaq/stages/2-schedule/schedule.hpp"
+
+#include "mhaq/base/error.hpp"
+
+namespace mhaq {
+
+const char* schedule_name(Schedule s) { return s == Schedule::paper ? "paper" : "lean"; }
+Schedule parse_schedule(const std::string& s) {
+  if (s == "paper") return Schedule::paper;
+  if (s == "lean") return Schedule::lean;
+  throw Error(ErrorKind::usage, "unknown schedule \"" + s + "\" (expected paper or lean)");
+}
+
+long query_length(const Query& q) {
+  long n = 0;
+  for (const auto& r : q) {
+    if (r.count < 1) throw_internal("query run with non-positive count");
+    n += r.count;
+  }
+  return n;
+}
+
+long paper_query_bound(long d, long H) { return 4 * H * d * d - 2 * H + 1; }
+long lean_query_count(long d, long H) { return 1 + 2 * H * (d * d + d - 1); }
+
+Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples) {
+  if (samples != 0 && samples < 2 * H + 1)
+    throw Error(ErrorKind::usage, "samples per pair must be at least 2H+1 = " + std::to_string(2 * H + 1));
+  Plan p;
+  p.schedule = s;
+  p.d = B.rows();
+  p.H = H;
+  p.samples = samples == 0 ? 2 * H + 1 : samples;
+  p.B = B;
+  p.Delta = Delta;
+  const int d = p.d;
+  p.first = {Run{B.col(0), 1}};
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i < d; ++i) p.pairs.push_back({PairKind::base, i, j, Delta.col(i), B.col(j)});
+  const int within_tokens = s == Schedule::paper ? d : 1;
+  for (int j = 0; j < within_tokens; ++j)
+    for (int i = 1; i < d; ++i) p.pairs.push_back({PairKind::within, i, j, Delta.col(0) + Delta.col(i), B.col(j)});
+  if (s == Schedule::paper)
+    for (int j = 1; j < d; ++j) p.pairs.push_back({PairKind::across, 0, j, Delta.col(0), B.col(0) + B.col(j)});
+  return p;
+}
+
+std::vector<Query> Plan::queries() const {
+  std::vector<Query> out;
+  out.reserve(1 + pairs.size() * (samples - 1));
+  out.push_back(first);
+  for (const auto& pr : pairs) {
+    const QVec a = pr.final_token + pr.offset;
+    for (long k = 1; k < samples; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
+  }
+  return out;
+}
+
+Draws draw_tokens(Rng& rng, int d, const TokenSpec& spec) {
+  if (spec.range < 1 || spec.den < 1) throw Error(ErrorKind::usage, "token range and denominator must be positive");
+  Draws out;
+  auto draw = [&] {
+    QMat M(d, d);
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < d; ++c) M(r, c) = Rational(rng.uniform_int(-spec.range, spec.range), static_cast<unsigned long>(spec.den));
+    return M;
+  };
+  for (int attempt = 0;; ++attempt) {
+    if (attempt == 64) throw_degenerate("64 consecutive singular draws of B/Delta; token range too small");
+    out.B = draw();
+    out.Delta = draw();
+    // Decided exactly in Q in every arithmetic: these are the learner's own choices.
+    if (!det(out.B).is_zero() && !det(out.Delta).is_zero()) break;
+    ++out.redraws;
+  }
+  return out;
+}
+
+}  // namespace mhaq

@@ -1,0 +1,808 @@
+// Golden test vectors: export (from a real exact learner run) and an
+// independent re-derivation of every field. Schema: tests/golden/SCHEMA.md.
+#include "mhaq/tools/golden.hpp"
+
+#include <arb.h>
+#include <arb_poly.h>
+#include <flint/fmpq.h>
+#include <flint/fmpz.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "mhaq/base/error.hpp"
+#include "mhaq/base/json_out.hpp"
+#include "mhaq/stages/learner.hpp"
+#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/tools/recover.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
+
+namespace mhaq {
+
+namespace {
+
+// ------------------------------------------------------------ small RAII
+struct Z {
+  fmpz_t v;
+  Z() { fmpz_init(v); }
+  ~Z() { fmpz_clear(v); }
+  Z(const Z&) = delete;
+  Z& operator=(const Z&) = delete;
+};
+struct A {
+  arb_t v;
+  A() { arb_init(v); }
+  ~A() { arb_clear(v); }
+  A(const A&) = delete;
+  A& operator=(const A&) = delete;
+};
+
+void pow10(fmpz_t out, long k) {  // k >= 0
+  fmpz_set_ui(out, 10);
+  fmpz_pow_ui(out, out, static_cast<ulong>(k));
+}
+
+std::string format_sci(bool neg, const fmpz_t M, long E, long D) {
+  const std::string s = fmpz_str(M);
+  if (static_cast<long>(s.size()) != D) throw_internal("golden decimal: mantissa has the wrong length");
+  std::string out;
+  if (neg) out.push_back('-');
+  out.push_back(s[0]);
+  if (D > 1) {
+    out.push_back('.');
+    out.append(s, 1, std::string::npos);
+  }
+  const long aE = E < 0 ? -E : E;
+  out.push_back('e');
+  out.push_back(E < 0 ? '-' : '+');
+  if (aE < 10) out.push_back('0');
+  out.append(std::to_string(aE));
+  return out;
+}
+
+void check_digits(long D) {
+  if (D < 1 || D > 100000) throw_input("golden: digits must be in [1, 100000], got " + std::to_string(D));
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ decimals
+std::string golden_decimal(const Rational& x, long D) {
+  check_digits(D);
+  if (x.is_zero()) {
+    std::string z("0");
+    if (D > 1) {
+      z.push_back('.');
+      z.append(static_cast<size_t>(D - 1), '0');
+    }
+    z.append("e+00");
+    return z;
+  }
+  const bool neg = x.sign() < 0;
+  fmpq_t a, y;
+  fmpq_init(a);
+  fmpq_init(y);
+  fmpq_abs(a, x.raw());
+  Z lo, hi, p, q, r, r2;
+  pow10(lo.v, D - 1);
+  pow10(hi.v, D);
+  long E = static_cast<long>(fmpz_sizeinbase(fmpq_numref(a), 10)) - static_cast<long>(fmpz_sizeinbase(fmpq_denref(a), 10));
+  for (int it = 0;; ++it) {
+    if (it > 64) throw_internal("golden decimal: exponent search did not settle");
+    const long k = D - 1 - E;
+    pow10(p.v, k < 0 ? -k : k);
+    if (k >= 0) fmpq_mul_fmpz(y, a, p.v);
+    else fmpq_div_fmpz(y, a, p.v);
+    if (fmpq_cmp_fmpz(y, hi.v) >= 0) { ++E; continue; }
+    if (fmpq_cmp_fmpz(y, lo.v) < 0) { --E; continue; }
+    break;
+  }
+  // round half to even: y = q + r/den
+  fmpz_fdiv_qr(q.v, r.v, fmpq_numref(y), fmpq_denref(y));
+  fmpz_mul_2exp(r2.v, r.v, 1);
+  const int c = fmpz_cmp(r2.v, fmpq_denref(y));
+  if (c > 0 || (c == 0 && fmpz_is_odd(q.v))) fmpz_add_ui(q.v, q.v, 1);
+  if (fmpz_equal(q.v, hi.v)) { fmpz_set(q.v, lo.v); ++E; }
+  fmpq_clear(a);
+  fmpq_clear(y);
+  return format_sci(neg, q.v, E, D);
+}
+
+namespace {
+// Encloses num(tau)/den(tau), tau = e^{1/L}, at `prec` bits.
+void qtau_arb(arb_t out, const QTau& x, long L, long prec) {
+  A tau, n, dn;
+  arb_poly_t pn, pd;
+  arb_poly_init(pn);
+  arb_poly_init(pd);
+  arb_set_si(tau.v, 1);
+  arb_div_si(tau.v, tau.v, L, prec);
+  arb_exp(tau.v, tau.v, prec);
+  arb_poly_set_fmpz_poly(pn, x.raw()->num, prec);
+  arb_poly_set_fmpz_poly(pd, x.raw()->den, prec);
+  arb_poly_evaluate(n.v, pn, tau.v, prec);
+  arb_poly_evaluate(dn.v, pd, tau.v, prec);
+  arb_div(out, n.v, dn.v, prec);
+  arb_poly_clear(pn);
+  arb_poly_clear(pd);
+}
+}  // namespace
+
+std::string golden_decimal(const QTau& x, long L, long D) {
+  check_digits(D);
+  if (L < 1) throw_input("golden: L must be positive");
+  Rational q;
+  if (x.is_rational(q)) return golden_decimal(q, D);
+  // A non-constant element of Q(tau) is transcendental (tau is), so it is never
+  // a decimal tie nor a power of ten, and the loop below terminates.
+  const long deg = std::max(fmpz_poly_degree(x.raw()->num), fmpz_poly_degree(x.raw()->den));
+  const long cap = 1L << 22;
+  Z lo, hi, M;
+  pow10(lo.v, D - 1);
+  pow10(hi.v, D);
+  A v, a, y, p10, alo, ahi, z;
+  arb_set_fmpz(alo.v, lo.v);
+  arb_set_fmpz(ahi.v, hi.v);
+  std::string result;
+  for (long prec = static_cast<long>(3.33 * D) + 64 + 2 * static_cast<long>(std::log2(static_cast<double>(deg) + 2)); prec <= cap; prec *= 2) {
+    qtau_arb(v.v, x, L, prec);
+    if (!arb_is_finite(v.v) || arb_contains_zero(v.v)) continue;
+    const bool neg = arb_is_negative(v.v);
+    arb_abs(a.v, v.v);
+    const long e2 = arf_abs_bound_lt_2exp_si(arb_midref(a.v));  // |mid| < 2^e2
+    long E = static_cast<long>(std::floor(static_cast<double>(e2 - 1) * 0.30102999566398120));
+    bool decided = false;
+    for (int it = 0; it < 64; ++it) {
+      const long k = D - 1 - E;
+      arb_ui_pow_ui(p10.v, 10, static_cast<ulong>(k < 0 ? -k : k), prec);
+      if (k >= 0) arb_mul(y.v, a.v, p10.v, prec);
+      else arb_div(y.v, a.v, p10.v, prec);
+      if (arb_ge(y.v, ahi.v)) { ++E; continue; }
+      if (arb_lt(y.v, alo.v)) { --E; continue; }
+      if (!(arb_ge(y.v, alo.v) && arb_lt(y.v, ahi.v))) break;  // exponent not yet certain
+      arb_set_d(z.v, 0.5);
+      arb_add(z.v, y.v, z.v, prec);
+      arb_floor(z.v, z.v, prec);
+      if (!arb_get_unique_fmpz(M.v, z.v)) break;  // rounding not yet certain
+      decided = true;
+      break;
+    }
+    if (!decided) continue;
+    if (fmpz_equal(M.v, hi.v)) { fmpz_set(M.v, lo.v); ++E; }
+    result = format_sci(neg, M.v, E, D);
+    break;
+  }
+  if (result.empty()) throw_internal("golden decimal: rounding not certified within " + std::to_string(cap) + " bits");
+  return result;
+}
+
+namespace {
+
+// ------------------------------------------------------------ JSON building
+std::string rat_of(const QTau& x, const std::string& what) {
+  Rational q;
+  if (!x.is_rational(q)) throw_internal("golden: " + what + " is not rational");
+  return q.str();
+}
+
+ojson answer_json(size_t index, const QTau& x, long L, long digits) {
+  return ojson{{"index", index}, {"exact", qtau_json(x)}, {"decimal", golden_decimal(x, L, digits)}};
+}
+
+// Poles sorted by exponent (a pair's poles are distinct), residues alongside.
+ojson poles_json(const std::vector<long>& n, const std::vector<std::string>& c, long L) {
+  std::vector<size_t> idx(n.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return n[a] < n[b]; });
+  ojson out = ojson::array();
+  for (size_t i : idx)
+    out.push_back(ojson{{"n", n[i]}, {"log_r", (Rational(n[i]) / Rational(L)).str()}, {"c", c[i]}});
+  return out;
+}
+
+ojson heads_json(const std::vector<LearnedHead<QTau>>& hs) {
+  ojson out = ojson::array();
+  for (size_t h = 0; h < hs.size(); ++h) {
+    ojson W = ojson::array();
+    for (int i = 0; i < hs[h].W.rows(); ++i) {
+      ojson row = ojson::array();
+      for (int j = 0; j < hs[h].W.cols(); ++j) row.push_back(rat_of(hs[h].W(i, j), "recovered W entry"));
+      W.push_back(row);
+    }
+    ojson v = ojson::array();
+    for (const auto& x : hs[h].v) v.push_back(rat_of(x, "recovered v entry"));
+    out.push_back(ojson{{"W", W}, {"v", v}});
+  }
+  return out;
+}
+
+const char* kDecimalFormat =
+    "scientific [-]d.ddd...e[+-]XX with exactly `digits` significant digits, correctly rounded to nearest "
+    "(ties to even; ties occur only for rational values), every digit certified with Arb; zero is 0.000...e+00";
+
+ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& tok) {
+  ojson j{{"model_source", in.model_source}};
+  if (in.model_source == "generated") {
+    const GenerateOptions& g = in.generate;
+    j["generate"] = ojson{{"d", g.d},           {"heads", g.heads},     {"seed", g.seed},        {"w_range", g.w_range},
+                          {"w_den", g.w_den},   {"v_range", g.v_range}, {"v_den", g.v_den},      {"share_w", g.share_w},
+                          {"cancel_v", g.cancel_v}};
+  }
+  j["seed"] = in.seed;
+  j["learner_seed"] = learner_seed(in.seed);
+  j["heads_learner"] = H;
+  if (bound) j["heads_is_bound"] = true;  // only H0 >= H known (absent: H known)
+  j["schedule"] = "paper";
+  j["token_range"] = tok.range;
+  j["token_den"] = tok.den;
+  return j;
+}
+
+const char* kBinaryFormat =
+    "ball and mpfr values are exact dyadic rationals p/q (q a power of two): the binary numbers the run held; "
+    "a ball is {mid, rad}";
+
+ojson header_json(long L, long digits, Arith arith, long bits) {
+  ojson h{{"format", "mhaq-golden"}, {"version", golden_version}, {"arith", arith_name(arith)}};
+  if (arith != Arith::exact) h["bits"] = bits;
+  h["tau"] = "e^(1/L)";
+  h["L"] = L;
+  h["digits"] = digits;
+  h["decimal_format"] = kDecimalFormat;
+  if (arith != Arith::exact) h["binary_format"] = kBinaryFormat;
+  return h;
+}
+
+LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpec& tok, int threads) {
+  LearnOptions lo;
+  lo.H = H;
+  lo.heads_is_bound = bound;
+  lo.schedule = Schedule::paper;
+  lo.seed = learner_seed(seed);
+  lo.tokens = tok;
+  lo.threads = threads;
+  return lo;
+}
+
+// The ball or mpfr run of the same learner on the same model and draws: its
+// answers go to answers[i][key], its pair fits to pairs[p][key] and its heads
+// to the returned object (doc[key]). Same queries as the exact run, since the
+// draws do not depend on the arithmetic.
+template <class T>
+ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, long bits, const char* key) {
+  PrecisionScope scope(bits);
+  ModelOracle<T> oracle(model, lo.tokens.den);
+  RecordingOracle<T> rec(oracle);
+  Oracle<T>& black_box = rec;
+  const LearnResult<T> res = learn(black_box, lo);
+  ojson& as = doc["answers"];
+  for (size_t i = 0; i < rec.answers.size() && i < as.size(); ++i) as[i][key] = binary_json(rec.answers[i]);
+  ojson& ps = doc["pairs"];
+  for (size_t p = 0; p < res.fits.size() && p < ps.size(); ++p) {
+    ojson poles = ojson::array();
+    for (size_t h = 0; h < res.fits[p].r.size(); ++h)
+      poles.push_back(ojson{{"r", binary_json(res.fits[p].r[h])}, {"c", binary_json(res.fits[p].c[h])}});
+    ps[p][key] = ojson{{"P", binary_json(res.fits[p].P)}, {"poles", poles}};
+  }
+  ojson heads = ojson::array();
+  for (const auto& h : res.heads) {
+    ojson W = ojson::array();
+    for (int i = 0; i < h.W.rows(); ++i) {
+      ojson row = ojson::array();
+      for (int j = 0; j < h.W.cols(); ++j) row.push_back(binary_json(h.W(i, j)));
+      W.push_back(row);
+    }
+    ojson v = ojson::array();
+    for (const auto& x : h.v) v.push_back(binary_json(x));
+    heads.push_back(ojson{{"W", W}, {"v", v}});
+  }
+  ojson run{{"queries", black_box.queries()}, {"max_length", black_box.max_length()}, {"heads_recovered", res.heads.size()}, {"heads", heads}};
+  if constexpr (std::is_same_v<T, Ball>) run["contains_truth"] = ball_heads_contain(res.heads, model.canonical());
+  return run;
+}
+
+ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, Arith arith, long bits) {
+  if (arith == Arith::ball) return binary_run<Ball>(doc, model, lo, bits, "ball");
+  if (arith == Arith::mpfr) return binary_run<Mpfr>(doc, model, lo, bits, "mpfr");
+  throw Error(ErrorKind::usage, "golden files record exact, ball or mpfr runs");
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ export
+std::string golden_export(const GoldenInputs& in) {
+  check_digits(in.digits);
+  in.model.validate();
+  if (in.arith == Arith::ieee) throw Error(ErrorKind::usage, "golden files record exact, ball or mpfr runs");
+  if (in.threads < 1) throw Error(ErrorKind::usage, "golden: threads must be positive");
+  const Model canon = in.model.canonical();
+  const int H = in.max_heads > 0 ? in.max_heads : in.heads > 0 ? in.heads : canon.num_heads();
+  if (H < 1) throw_degenerate("the model's canonical form has no heads (f is identically zero)");
+  const LearnOptions lo = learn_options(H, in.max_heads > 0, in.seed, default_tokens(Arith::exact), in.threads);
+  ModelOracle<QTau> model_oracle(in.model, lo.tokens.den);
+  RecordingOracle<QTau> rec(model_oracle);
+  Oracle<QTau>& black_box = rec;
+  const LearnResult<QTau> res = learn(black_box, lo);
+  const long L = black_box.field().L;
+
+  ojson doc = header_json(L, in.digits, in.arith, in.bits);
+  doc["inputs"] = inputs_json(in, lo.H, lo.heads_is_bound, lo.tokens);
+  doc["model"] = model_json(in.model);
+  doc["model_canonical"] = model_json(canon);
+  doc["plan"] = plan_json(res.plan, res.redraws);
+  ojson qs = ojson::array(), as = ojson::array();
+  for (size_t i = 0; i < rec.queries.size(); ++i) {
+    qs.push_back(query_json(i, rec.queries[i]));
+    as.push_back(answer_json(i, rec.answers[i], L, in.digits));
+  }
+  doc["queries"] = qs;
+  doc["answers"] = as;
+  ojson pairs = ojson::array();
+  for (size_t p = 0; p < res.plan.pairs.size(); ++p) {
+    const PairSpec& s = res.plan.pairs[p];
+    ojson pj = pair_spec_json(s, p, lo.H);
+    // f(0) = v^T b for the pair's final token, straight from the model (the
+    // check re-derives it by chaining the file's answers instead).
+    pj["f0"] = rat_of(evaluate_exact(in.model, Query{Run{s.final_token, 1}}, L), "f(0)");
+    const PairFit<QTau>& f = res.fits[p];
+    pj["P"] = rat_of(f.P, "pair limit P");
+    std::vector<long> n;
+    std::vector<std::string> c;
+    for (size_t h = 0; h < f.r.size(); ++h) {
+      long e = 0;
+      if (!f.r[h].is_tau_power(e)) throw_internal("golden: a pole is not a power of tau");
+      n.push_back(e);
+      c.push_back(rat_of(f.c[h], "residue"));
+    }
+    pj["poles"] = poles_json(n, c, L);
+    pairs.push_back(pj);
+  }
+  doc["pairs"] = pairs;
+  doc["heads"] = heads_json(res.heads);
+  if (in.arith != Arith::exact) doc[arith_name(in.arith)] = binary_run(doc, in.model, lo, in.arith, in.bits);
+  doc["summary"] = ojson{{"queries", black_box.queries()},
+                         {"paper_bound", paper_query_bound(in.model.d, lo.H)},
+                         {"max_length", black_box.max_length()},
+                         {"heads_recovered", res.heads.size()},
+                         {"self_checked", res.self_checked},
+                         {"exact_match", exact_heads_match(res.heads, canon)}};
+  return dump_layout(doc);
+}
+
+// ------------------------------------------------------------ check
+namespace {
+
+using json = nlohmann::json;
+
+const json& need(const json& j, const std::string& key, const std::string& path) {
+  if (!j.is_object()) throw_input("golden file: " + path + " is not an object");
+  auto it = j.find(key);
+  if (it == j.end()) throw_input("golden file: missing field " + path + "." + key);
+  return *it;
+}
+const json& need_array(const json& j, const std::string& key, const std::string& path) {
+  const json& a = need(j, key, path);
+  if (!a.is_array()) throw_input("golden file: " + path + "." + key + " is not an array");
+  return a;
+}
+long need_int(const json& j, const std::string& key, const std::string& path) {
+  const json& a = need(j, key, path);
+  if (!a.is_number_integer()) throw_input("golden file: " + path + "." + key + " is not an integer");
+  return a.get<long>();
+}
+std::uint64_t need_u64(const json& j, const std::string& key, const std::string& path) {
+  const json& a = need(j, key, path);
+  if (!a.is_number_unsigned() && !(a.is_number_integer() && a.get<long>() >= 0))
+    throw_input("golden file: " + path + "." + key + " is not a non-negative integer");
+  return a.get<std::uint64_t>();
+}
+std::string need_str(const json& j, const std::string& key, const std::string& path) {
+  const json& a = need(j, key, path);
+  if (!a.is_string()) throw_input("golden file: " + path + "." + key + " is not a string");
+  return a.get<std::string>();
+}
+bool need_bool(const json& j, const std::string& key, const std::string& path) {
+  const json& a = need(j, key, path);
+  if (!a.is_boolean()) throw_input("golden file: " + path + "." + key + " is not a boolean");
+  return a.get<bool>();
+}
+
+Rational parse_rat(const json& e, const std::string& path) {
+  if (!e.is_string()) throw_input("golden file: " + path + " is not a rational string");
+  try {
+    return Rational::parse(e.get<std::string>());
+  } catch (const Error& err) {
+    throw_input("golden file: " + path + ": " + err.what());
+  }
+}
+
+Query parse_query(const json& q, const std::string& path, int d) {
+  const json& runs = need_array(q, "runs", path);
+  if (runs.empty()) throw_input("golden file: " + path + ".runs is empty");
+  Query out;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const std::string rp = path + ".runs[" + std::to_string(r) + "]";
+    const json& tok = need_array(runs[r], "token", rp);
+    if (static_cast<int>(tok.size()) != d) throw_input("golden file: " + rp + ".token has " + std::to_string(tok.size()) + " entries, model has d = " + std::to_string(d));
+    Run run;
+    for (size_t k = 0; k < tok.size(); ++k) run.token.push_back(parse_rat(tok[k], rp + ".token[" + std::to_string(k) + "]"));
+    run.count = need_int(runs[r], "count", rp);
+    if (run.count < 1 || run.count > (1L << 30)) throw_input("golden file: " + rp + ".count must be a positive integer");
+    out.push_back(std::move(run));
+  }
+  return out;
+}
+
+void parse_poly(fmpz_poly_struct* p, const json& a, const std::string& path) {
+  if (!a.is_array()) throw_input("golden file: " + path + " is not an array");
+  fmpz_poly_zero(p);
+  Z c;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string ip = path + "[" + std::to_string(i) + "]";
+    if (!a[i].is_string()) throw_input("golden file: " + ip + " is not an integer string");
+    const std::string s = a[i].get<std::string>();
+    const size_t start = !s.empty() && s[0] == '-' ? 1 : 0;
+    if (s.size() == start || s.size() > 100000 || s.find_first_not_of("0123456789", start) != std::string::npos)
+      throw_input("golden file: " + ip + " is not an integer: \"" + s.substr(0, 40) + "\"");
+    fmpz_set_str(c.v, s.c_str(), 10);
+    fmpz_poly_set_coeff_fmpz(p, static_cast<long>(i), c.v);
+  }
+}
+
+QTau parse_qtau(const json& ans, const std::string& path) {
+  const json& ex = need(ans, "exact", path);
+  QTau x;
+  parse_poly(x.raw()->num, need(ex, "num", path + ".exact"), path + ".exact.num");
+  parse_poly(x.raw()->den, need(ex, "den", path + ".exact"), path + ".exact.den");
+  if (fmpz_poly_is_zero(x.raw()->den)) throw_input("golden file: " + path + ".exact.den is zero");
+  fmpz_poly_q_canonicalise(x.raw());
+  return x;
+}
+
+// A ball written by binary_json: {"mid", "rad"}, both exact dyadic rationals.
+Ball parse_ball(const json& j, const std::string& path) {
+  Ball b;
+  auto dyadic = [&](arf_t out, const char* key) {
+    const Rational q = parse_rat(need(j, key, path), path + "." + key);
+    const fmpz* den = fmpq_denref(q.raw());
+    const long k = static_cast<long>(fmpz_bits(den)) - 1;
+    if (static_cast<long>(fmpz_val2(den)) != k) throw_input("golden file: " + path + "." + key + " is not a dyadic rational");
+    arf_set_fmpz(out, fmpq_numref(q.raw()));
+    arf_mul_2exp_si(out, out, -k);
+    return q.sign();
+  };
+  dyadic(arb_midref(b.raw()), "mid");
+  arf_t r;
+  arf_init(r);
+  const int sign = dyadic(r, "rad");
+  arf_get_mag(arb_radref(b.raw()), r);
+  arf_clear(r);
+  if (sign < 0) throw_input("golden file: " + path + ".rad is negative");
+  return b;
+}
+
+// Whether ball b contains the real number that exact(out, prec) encloses,
+// refining the enclosure until containment or disjointness is certain.
+bool contains_exact(const Ball& b, long bits, const std::function<void(arb_t, long)>& exact) {
+  for (long prec = bits + 64; prec <= 16 * (bits + 64); prec *= 2) {
+    A x;
+    exact(x.v, prec);
+    if (arb_contains(b.raw(), x.v)) return true;
+    if (!arb_overlaps(b.raw(), x.v)) return false;
+  }
+  return false;
+}
+
+std::string short_dump(const json& j) {
+  std::string s = j.dump();
+  return s.size() > 72 ? s.substr(0, 69) + "..." : s;
+}
+
+// Compares the file against the re-derived document; every differing leaf is
+// reported with its path.
+void diff(const json& got, const json& exp, const std::string& path, GoldenCheckResult& out) {
+  if (exp.is_object() && got.is_object()) {
+    for (auto it = exp.begin(); it != exp.end(); ++it) {
+      const std::string p = path.empty() ? it.key() : path + "." + it.key();
+      auto g = got.find(it.key());
+      if (g == got.end()) { out.mismatches.push_back(p + ": missing (re-derived " + short_dump(it.value()) + ")"); continue; }
+      diff(*g, it.value(), p, out);
+    }
+    for (auto it = got.begin(); it != got.end(); ++it)
+      if (!exp.contains(it.key())) out.mismatches.push_back((path.empty() ? it.key() : path + "." + it.key()) + ": unexpected field");
+    return;
+  }
+  if (exp.is_array() && got.is_array()) {
+    if (got.size() != exp.size())
+      out.mismatches.push_back(path + ": file has " + std::to_string(got.size()) + " entries, re-derived " + std::to_string(exp.size()));
+    for (size_t i = 0; i < std::min(got.size(), exp.size()); ++i) diff(got[i], exp[i], path + "[" + std::to_string(i) + "]", out);
+    return;
+  }
+  ++out.fields_checked;
+  if (got != exp) out.mismatches.push_back(path + ": file has " + short_dump(got) + ", re-derived " + short_dump(exp));
+}
+
+}  // namespace
+
+GoldenCheckResult golden_check(const std::string& text, int threads) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw_input(std::string("golden file is not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object()) throw_input("golden file: top level is not an object");
+  if (need_str(doc, "format", "") != "mhaq-golden") throw_input("golden file: format is not \"mhaq-golden\"");
+  const long version = need_int(doc, "version", "");
+  if (version != golden_version) throw_input("golden file: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
+  const long digits = need_int(doc, "digits", "");
+  check_digits(digits);
+  const std::string arith_s = need_str(doc, "arith", "");
+  if (arith_s != "exact" && arith_s != "ball" && arith_s != "mpfr") throw_input("golden file: arith must be exact, ball or mpfr");
+  const Arith arith = parse_arith(arith_s);
+  const long bits = arith == Arith::exact ? 256 : need_int(doc, "bits", "");
+  if (bits < 16 || bits > (1L << 24)) throw_input("golden file: bits must be in [16, 2^24]");
+  for (const char* k : {"L", "plan", "model_canonical", "summary"}) (void)need(doc, k, "");
+
+  // ---- inputs (the only fields taken from the file, besides the queries and answers)
+  const json& inj = need(doc, "inputs", "");
+  GoldenInputs in;
+  in.digits = digits;
+  in.model_source = need_str(inj, "model_source", "inputs");
+  if (in.model_source != "generated" && in.model_source != "file") throw_input("golden file: inputs.model_source must be \"generated\" or \"file\"");
+  in.seed = need_u64(inj, "seed", "inputs");
+  in.heads = static_cast<int>(need_int(inj, "heads_learner", "inputs"));
+  if (in.heads < 1 || in.heads > 64) throw_input("golden file: inputs.heads_learner must be in [1, 64]");
+  const bool bound = inj.contains("heads_is_bound") && need_bool(inj, "heads_is_bound", "inputs");
+  if (need_str(inj, "schedule", "inputs") != "paper") throw_input("golden file: inputs.schedule must be \"paper\"");
+  TokenSpec tok{need_int(inj, "token_range", "inputs"), need_int(inj, "token_den", "inputs")};
+  if (tok.range < 1 || tok.den < 1 || tok.range > 1000000 || tok.den > 1000000) throw_input("golden file: inputs.token_range/token_den out of range");
+  Model model;
+  try {
+    model = model_from_json_text(need(doc, "model", "").dump());
+  } catch (const Error& e) {
+    throw_input(std::string("golden file: model: ") + e.what());
+  }
+  if (in.model_source == "generated") {
+    const json& g = need(inj, "generate", "inputs");
+    GenerateOptions& o = in.generate;
+    o.d = static_cast<int>(need_int(g, "d", "inputs.generate"));
+    o.heads = static_cast<int>(need_int(g, "heads", "inputs.generate"));
+    o.seed = need_u64(g, "seed", "inputs.generate");
+    o.w_range = need_int(g, "w_range", "inputs.generate");
+    o.w_den = need_int(g, "w_den", "inputs.generate");
+    o.v_range = need_int(g, "v_range", "inputs.generate");
+    o.v_den = need_int(g, "v_den", "inputs.generate");
+    o.share_w = need_bool(g, "share_w", "inputs.generate");
+    o.cancel_v = need_bool(g, "cancel_v", "inputs.generate");
+  }
+  const int d = model.d;
+  const json& fq = need_array(doc, "queries", "");
+  const json& fa = need_array(doc, "answers", "");
+  std::vector<Query> file_queries;
+  std::vector<QTau> file_answers;
+  for (size_t i = 0; i < fq.size(); ++i) file_queries.push_back(parse_query(fq[i], "queries[" + std::to_string(i) + "]", d));
+  for (size_t i = 0; i < fa.size(); ++i) file_answers.push_back(parse_qtau(fa[i], "answers[" + std::to_string(i) + "]"));
+  (void)need_array(doc, "pairs", "");
+  (void)need_array(doc, "heads", "");
+
+  GoldenCheckResult out;
+  // ---- re-derive
+  const Model canon = model.canonical();
+  ojson exp = header_json(0, digits, arith, bits);
+  const Model source_model = in.model_source == "generated" ? generate_model(in.generate) : model;
+  // A fresh exact learner run on the model: plan, query list, heads.
+  if (threads < 1) throw Error(ErrorKind::usage, "golden check: threads must be positive");
+  const LearnOptions lo = learn_options(in.heads, bound, in.seed, tok, threads);
+  ModelOracle<QTau> oracle(model, tok.den);
+  Oracle<QTau>& black_box = oracle;
+  std::unique_ptr<LearnResult<QTau>> res;
+  try {
+    res = std::make_unique<LearnResult<QTau>>(learn(black_box, lo));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    out.mismatches.push_back(std::string("heads: re-running the exact learner failed (") + kind_name(e.kind()) + "): " + e.what());
+  }
+  const long L = black_box.field().L;
+  exp["L"] = L;
+  exp["inputs"] = inputs_json(in, lo.H, bound, tok);
+  exp["model"] = model_json(source_model);
+  exp["model_canonical"] = model_json(canon);
+  ojson qs = ojson::array(), as = ojson::array();
+  if (res) {
+    exp["plan"] = plan_json(res->plan, res->redraws);
+    const std::vector<Query> plan_q = res->plan.queries();
+    for (size_t i = 0; i < plan_q.size(); ++i) qs.push_back(query_json(i, plan_q[i]));
+  }
+  exp["queries"] = qs;
+  // Answers: the model evaluated exactly on the file's own queries.
+  std::vector<QTau> exact_values;
+  for (size_t i = 0; i < file_queries.size(); ++i) {
+    exact_values.push_back(evaluate_exact(model, file_queries[i], L));
+    as.push_back(answer_json(i, exact_values.back(), L, digits));
+  }
+  exp["answers"] = as;
+
+  // Per-pair values: interpolate the file's answers; f(0) by chaining from [b_1].
+  ojson pairs = ojson::array();
+  std::vector<std::optional<PairFit<QTau>>> exact_fits;
+  if (res) {
+    const Plan& plan = res->plan;
+    const int H = lo.H;
+    Field<QTau> F;
+    F.L = L;
+    const size_t need_answers = 1 + plan.pairs.size() * 2 * static_cast<size_t>(H);
+    Rational vb1;
+    const bool have = file_answers.size() >= need_answers && file_answers[0].is_rational(vb1);
+    if (!have) out.mismatches.push_back("pairs: the file's answers do not cover the plan (or answers[0] = v^T b_1 is not rational)");
+    std::vector<ojson> pj(plan.pairs.size());
+    std::vector<Rational> P(plan.pairs.size());
+    std::vector<bool> fitted(plan.pairs.size(), false);
+    exact_fits.resize(plan.pairs.size());
+    const QVec& b1 = plan.first.at(0).token;
+    auto fit = [&](size_t p, const Rational& f0) {
+      const PairSpec& s = plan.pairs[p];
+      pj[p] = pair_spec_json(s, p, H);
+      pj[p]["f0"] = f0.str();
+      std::vector<QTau> f{QTau(f0)};
+      for (int k = 0; k < 2 * H; ++k) f.push_back(file_answers[1 + p * 2 * H + k]);
+      try {
+        const PairFit<QTau> pf = bound ? interpolate_pair_minimal(F, f, H, 0) : interpolate_pair(F, f, H);
+        Rational q;
+        if (!pf.P.is_rational(q)) throw_inconsistent("the limit P is not rational");
+        P[p] = q;
+        pj[p]["P"] = q.str();
+        std::vector<long> n;
+        std::vector<std::string> c;
+        for (size_t h = 0; h < pf.r.size(); ++h) {
+          long e = 0;
+          if (!pf.r[h].is_tau_power(e) || !pf.c[h].is_rational(q)) throw_inconsistent("a pole is not a power of tau or a residue is not rational");
+          n.push_back(e);
+          c.push_back(q.str());
+        }
+        pj[p]["poles"] = poles_json(n, c, L);
+        fitted[p] = true;
+        exact_fits[p] = pf;
+      } catch (const Error& e) {
+        out.mismatches.push_back("pairs[" + std::to_string(p) + "]: the file's answers do not interpolate (" + kind_name(e.kind()) + "): " + e.what());
+      }
+      // Independent of the chaining: f(0) straight from the model.
+      Rational f0m;
+      if (evaluate_exact(model, Query{Run{s.final_token, 1}}, L).is_rational(f0m) && !(f0m == f0))
+        out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: chained from the file's answers gives " + f0.str() + ", the model gives " + f0m.str());
+    };
+    if (have) {
+      for (size_t p = 0; p < plan.pairs.size(); ++p)
+        if (plan.pairs[p].final_token == b1) fit(p, vb1);
+      // v^T delta_i from the limits of the base pairs (i, 1): P = v^T (b_1 + delta_i).
+      QVec vdelta(static_cast<size_t>(d));
+      std::vector<bool> got(static_cast<size_t>(d), false);
+      for (size_t p = 0; p < plan.pairs.size(); ++p) {
+        const PairSpec& s = plan.pairs[p];
+        if (s.kind == PairKind::base && s.final_token == b1 && fitted[p] && s.i >= 0 && s.i < d) {
+          vdelta[static_cast<size_t>(s.i)] = P[p] - vb1;
+          got[static_cast<size_t>(s.i)] = true;
+        }
+      }
+      const bool chain = std::all_of(got.begin(), got.end(), [](bool b) { return b; });
+      for (size_t p = 0; p < plan.pairs.size(); ++p) {
+        const PairSpec& s = plan.pairs[p];
+        if (s.final_token == b1) continue;
+        if (!chain) {
+          out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: cannot chain (a base pair at b_1 did not interpolate)");
+          continue;
+        }
+        QVec lambda;
+        if (!solve(plan.Delta, s.final_token - b1, lambda)) throw_internal("golden check: Delta singular");
+        fit(p, vb1 + dot(lambda, vdelta));
+      }
+    }
+    // A pair that could not be re-derived is already reported above; its
+    // remaining values are not compared a second time.
+    const json& fp = doc["pairs"];
+    for (size_t p = 0; p < plan.pairs.size(); ++p) {
+      if (pj[p].is_null()) pj[p] = pair_spec_json(plan.pairs[p], p, H);
+      if (!fitted[p] && p < fp.size() && fp[p].is_object())
+        for (const char* k : {"f0", "P", "poles"})
+          if (!pj[p].contains(k) && fp[p].contains(k)) pj[p][k] = ojson::parse(fp[p][k].dump());
+      pairs.push_back(pj[p]);
+    }
+  }
+  exp["pairs"] = pairs;
+
+  if (res) {
+    exp["heads"] = heads_json(res->heads);
+    const bool match = exact_heads_match(res->heads, canon);
+    if (!match) out.mismatches.push_back("heads: the re-derived learner heads are not the canonical model's heads");
+    exp["summary"] = ojson{{"queries", black_box.queries()},
+                           {"paper_bound", paper_query_bound(d, lo.H)},
+                           {"max_length", black_box.max_length()},
+                           {"heads_recovered", res->heads.size()},
+                           {"self_checked", res->self_checked},
+                           {"exact_match", match}};
+  }
+  if (arith != Arith::exact && res) {
+    // The same learner in the file's arithmetic and precision, re-run (deterministic).
+    try {
+      exp[arith_s] = binary_run(exp, model, lo, arith, bits);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+      out.mismatches.push_back(arith_s + ": re-running the " + arith_s + " learner failed (" + kind_name(e.kind()) + "): " + e.what());
+      // reported once: the run's fields are then not compared one by one
+      const json& fa2 = doc["answers"];
+      const json& fp2 = doc["pairs"];
+      for (size_t i = 0; i < fa2.size() && i < exp["answers"].size(); ++i)
+        if (fa2[i].is_object() && fa2[i].contains(arith_s)) exp["answers"][i][arith_s] = ojson::parse(fa2[i][arith_s].dump());
+      for (size_t p = 0; p < fp2.size() && p < exp["pairs"].size(); ++p)
+        if (fp2[p].is_object() && fp2[p].contains(arith_s)) exp["pairs"][p][arith_s] = ojson::parse(fp2[p][arith_s].dump());
+      if (doc.contains(arith_s)) exp[arith_s] = ojson::parse(doc[arith_s].dump());
+    }
+  }
+  if (arith == Arith::ball) {
+    // Independently of the re-run: the file's balls contain the exact truth.
+    for (size_t i = 0; i < fa.size() && i < exact_values.size(); ++i) {
+      if (!fa[i].is_object() || !fa[i].contains("ball")) continue;
+      const std::string p = "answers[" + std::to_string(i) + "].ball";
+      if (!contains_exact(parse_ball(fa[i]["ball"], p), bits, [&](arb_t x, long prec) { qtau_arb(x, exact_values[i], L, prec); }))
+        out.mismatches.push_back(p + ": does not contain the exact answer");
+    }
+    const json& fp = doc["pairs"];
+    for (size_t p = 0; p < exact_fits.size() && p < fp.size(); ++p) {
+      if (!exact_fits[p] || !fp[p].is_object() || !fp[p].contains("ball")) continue;
+      const std::string pp = "pairs[" + std::to_string(p) + "].ball";
+      const json& bj = fp[p]["ball"];
+      const PairFit<QTau>& ex = *exact_fits[p];
+      Rational P;
+      bool ok = ex.P.is_rational(P) && parse_ball(need(bj, "P", pp), pp + ".P").contains(P);
+      const json& poles = need_array(bj, "poles", pp);
+      std::vector<bool> used(poles.size(), false);
+      ok = ok && poles.size() == ex.r.size();
+      for (size_t h = 0; h < ex.r.size() && ok; ++h) {  // each exact pole in a distinct ball pole
+        long n = 0;
+        Rational c;
+        bool found = false;
+        if (ex.r[h].is_tau_power(n) && ex.c[h].is_rational(c))
+          for (size_t g = 0; g < poles.size() && !found; ++g) {
+            const std::string gp = pp + ".poles[" + std::to_string(g) + "]";
+            if (used[g] || !parse_ball(need(poles[g], "c", gp), gp + ".c").contains(c)) continue;
+            found = used[g] = contains_exact(parse_ball(need(poles[g], "r", gp), gp + ".r"), bits, [&](arb_t x, long prec) {
+              arb_set_si(x, n);
+              arb_div_si(x, x, L, prec);
+              arb_exp(x, x, prec);
+            });
+          }
+        ok = found;
+      }
+      if (!ok) out.mismatches.push_back(pp + ": does not contain the exact pair values (P, poles r = tau^n, residues c)");
+    }
+    if (doc.contains("ball") && doc["ball"].is_object() && doc["ball"].contains("heads")) {
+      std::vector<LearnedHead<Ball>> hs;
+      const json& fh = need_array(doc["ball"], "heads", "ball");
+      for (size_t h = 0; h < fh.size(); ++h) {
+        const std::string hp = "ball.heads[" + std::to_string(h) + "]";
+        const json& W = need_array(fh[h], "W", hp);
+        const json& v = need_array(fh[h], "v", hp);
+        if (static_cast<int>(W.size()) != d || static_cast<int>(v.size()) != d) throw_input("golden file: " + hp + " is not d x d and d");
+        LearnedHead<Ball> lh{Mat<Ball>(d, d), {}};
+        for (int i = 0; i < d; ++i) {
+          if (!W[i].is_array() || static_cast<int>(W[i].size()) != d) throw_input("golden file: " + hp + ".W is not d x d");
+          lh.v.push_back(parse_ball(v[i], hp + ".v[" + std::to_string(i) + "]"));
+          for (int j = 0; j < d; ++j) lh.W(i, j) = parse_ball(W[i][j], hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
+        }
+        hs.push_back(std::move(lh));
+      }
+      if (!ball_heads_contain(hs, canon)) out.mismatches.push_back("ball.heads: do not contain the canonical model's heads");
+    }
+  }
+  // Compare (the header's decimal_format text is part of the schema).
+  diff(doc, json::parse(exp.dump()), "", out);
+  return out;
+}
+
+}  // namespace mhaq

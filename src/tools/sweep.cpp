@@ -1,0 +1,366 @@
+// Precision-loss study: see sweep.hpp.
+#include "mhaq/tools/sweep.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "mhaq/base/error.hpp"
+#include "mhaq/base/io.hpp"
+#include "mhaq/stages/learner.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/base/parallel.hpp"
+#include "mhaq/tools/recover.hpp"
+#include "mhaq/tools/sensitivity.hpp"
+
+namespace mhaq {
+
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+std::uint64_t derive(std::uint64_t seed, std::initializer_list<std::uint64_t> parts) {
+  std::uint64_t h = mix(seed);
+  for (auto p : parts) h = mix(h ^ p);
+  return h;
+}
+
+constexpr long kScaleDen = 1L << 20;
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+// 2^l2 in scientific notation, for any exponent (errors at 1024 bits underflow doubles).
+std::string pow2_sci(double l2) {
+  if (!std::isfinite(l2)) return l2 < 0 ? "0" : "";
+  const double x = l2 * std::log10(2.0);
+  double e = std::floor(x);
+  double m = std::pow(10.0, x - e);
+  if (m >= 9.99995) { m /= 10; e += 1; }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4fe%+d", m, static_cast<int>(e));
+  return buf;
+}
+
+struct Unit {
+  int d, H, trial;
+  size_t scale, schedule;
+};
+Unit unit_at(const SweepGrid& g, size_t u) {
+  Unit x{};
+  x.trial = static_cast<int>(u % g.trials);
+  u /= g.trials;
+  x.schedule = u % g.schedule.size();
+  u /= g.schedule.size();
+  x.scale = u % g.scale.size();
+  u /= g.scale.size();
+  x.H = g.H[u % g.H.size()];
+  u /= g.H.size();
+  x.d = g.d[u];
+  return x;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) { out.push_back(cur); cur.clear(); }
+    else cur.push_back(c);
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// Formatting then parsing makes a row's stored numbers exactly those printed,
+// so a resumed run writes the same bytes as an uninterrupted one.
+SweepRow normalised(const SweepRow& r) {
+  SweepRow out;
+  if (!sweep_parse_line(sweep_csv_line(r), out)) throw_internal("sweep: a row does not survive its own CSV format");
+  return out;
+}
+
+}  // namespace
+
+size_t sweep_units(const SweepGrid& g) { return g.d.size() * g.H.size() * g.scale.size() * g.schedule.size() * static_cast<size_t>(g.trials); }
+size_t sweep_rows(const SweepGrid& g) { return sweep_units(g) * g.bits.size(); }
+
+double SweepRow::predicted_bits_lost() const { return kappa_rms > 0 ? std::log2(kappa_rms) : NAN; }
+bool SweepRow::saturated() const { return status != "ok" || log2_error > -10; }
+
+std::string sweep_csv_header() {
+  return "row,d,H,bits,token_scale,schedule,trial,model_seed,learner_seed,status,queries,error,log2_error,bits_lost,kappa,kappa_rel,"
+         "kappa_rms,predicted_bits_lost,saturated";
+}
+
+std::string sweep_csv_line(const SweepRow& r) {
+  std::ostringstream o;
+  const bool ok = r.status == "ok";
+  const bool k = r.kappa > 0;
+  o << r.row << ',' << r.d << ',' << r.H << ',' << r.bits << ',' << r.scale << ',' << r.schedule << ',' << r.trial << ',' << r.model_seed << ','
+    << r.learner_seed << ',' << r.status << ',' << r.queries << ',' << (ok ? pow2_sci(r.log2_error) : "") << ','
+    << (ok ? fmt("%.4f", r.log2_error) : "") << ',' << (ok ? fmt("%.4f", r.bits_lost()) : "") << ',' << (k ? fmt("%.6e", r.kappa) : "") << ','
+    << (k ? fmt("%.6e", r.kappa_rel) : "") << ',' << (k ? fmt("%.6e", r.kappa_rms) : "") << ','
+    << (k ? fmt("%.4f", r.predicted_bits_lost()) : "") << ',' << (r.saturated() ? 1 : 0);
+  return o.str();
+}
+
+bool sweep_parse_line(const std::string& line, SweepRow& r) {
+  const auto f = split(line, ',');
+  if (f.size() != 19) return false;
+  try {
+    size_t pos = 0;
+    auto ul = [&](const std::string& s) { return std::stoull(s, &pos); };
+    r.row = ul(f[0]);
+    r.d = std::stoi(f[1]);
+    r.H = std::stoi(f[2]);
+    r.bits = std::stol(f[3]);
+    r.scale = f[4];
+    r.schedule = f[5];
+    r.trial = std::stoi(f[6]);
+    r.model_seed = ul(f[7]);
+    r.learner_seed = ul(f[8]);
+    r.status = f[9];
+    r.queries = std::stol(f[10]);
+    r.log2_error = f[12].empty() ? NAN : std::stod(f[12]);
+    r.kappa = f[14].empty() ? 0 : std::stod(f[14]);
+    r.kappa_rel = f[15].empty() ? 0 : std::stod(f[15]);
+    r.kappa_rms = f[16].empty() ? 0 : std::stod(f[16]);
+    if (f[18] != "0" && f[18] != "1") return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+  return !r.status.empty();
+}
+
+std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
+  const Unit u = unit_at(g, unit);
+  const Rational& sc = g.scale[u.scale];
+  const Rational range_q = sc * Rational(kScaleDen);
+  if (!range_q.is_integer() || range_q.sign() <= 0) throw Error(ErrorKind::usage, "token scale " + sc.str() + " is not a positive multiple of 2^-20");
+  GenerateOptions gen = default_generate(Arith::mpfr);
+  gen.d = u.d;
+  gen.heads = u.H;
+  gen.seed = derive(g.seed, {static_cast<std::uint64_t>(u.d), static_cast<std::uint64_t>(u.H), static_cast<std::uint64_t>(u.trial)});
+  const Model m = generate_model(gen);
+  const Model canon = m.canonical();
+  LearnOptions lo;
+  lo.H = u.H;
+  lo.schedule = g.schedule[u.schedule];
+  lo.seed = derive(gen.seed, {0x5eedULL});
+  lo.tokens = {range_q.to_long(), kScaleDen};
+  SweepRow base;
+  base.d = u.d;
+  base.H = u.H;
+  base.trial = u.trial;
+  base.scale = sc.str();
+  base.schedule = schedule_name(lo.schedule);
+  base.model_seed = gen.seed;
+  base.learner_seed = lo.seed;
+  std::vector<SweepRow> rows;
+  const bool heads_ok = canon.num_heads() == u.H;
+  if (heads_ok) {
+    try {
+      const Sensitivity S = sensitivity_from_model(canon, learner_plan(u.d, lo));
+      base.kappa = S.kappa;
+      base.kappa_rel = S.kappa_rel;
+      base.kappa_rms = S.kappa_rms;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable) throw;
+    }
+  }
+  for (size_t b = 0; b < g.bits.size(); ++b) {
+    SweepRow r = base;
+    r.row = unit * g.bits.size() + b;
+    r.bits = g.bits[b];
+    if (!heads_ok) {
+      r.status = "degenerate";  // the drawn model merged heads: not a trial of H heads
+    } else {
+      PrecisionScope scope(r.bits);
+      ModelOracle<Mpfr> oracle(m, lo.tokens.den);
+      try {
+        const LearnResult<Mpfr> res = learn<Mpfr>(oracle, lo);
+        r.log2_error = param_error_log2(res.heads, canon);
+        r.status = std::isfinite(r.log2_error) || r.log2_error < 0 ? "ok" : "inconsistent";
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable && e.kind() != ErrorKind::inconsistent) throw;
+        r.status = kind_name(e.kind());
+      }
+      r.queries = oracle.queries();
+      if (r.status == "ok" && !std::isfinite(r.log2_error)) r.log2_error = -1e9;  // exact hit: no error at all
+    }
+    rows.push_back(normalised(r));
+  }
+  return rows;
+}
+
+std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path, bool resume, int threads,
+                                const std::function<void(size_t, size_t)>& progress) {
+  if (g.trials < 1 || g.d.empty() || g.H.empty() || g.bits.empty() || g.scale.empty() || g.schedule.empty())
+    throw Error(ErrorKind::usage, "sweep: every grid dimension needs at least one value and trials >= 1");
+  for (int d : g.d)
+    if (d < 1 || d > 32) throw Error(ErrorKind::usage, "sweep: d must be in [1, 32]");
+  for (int H : g.H)
+    if (H < 1 || H > 32) throw Error(ErrorKind::usage, "sweep: H must be in [1, 32]");
+  for (long b : g.bits)
+    if (b < 16 || b > (1L << 20)) throw Error(ErrorKind::usage, "sweep: bits must be in [16, 2^20]");
+  const size_t nunits = sweep_units(g), nb = g.bits.size();
+  std::map<size_t, SweepRow> have;
+  {
+    std::ifstream in(csv_path);
+    if (in) {
+      if (!resume) throw Error(ErrorKind::usage, "sweep: \"" + csv_path + "\" exists; pass --resume to continue it, or remove it");
+      std::string line;
+      if (!std::getline(in, line) || line != sweep_csv_header())
+        throw_input("sweep: \"" + csv_path + "\" is not a sweep CSV of this version (header differs)");
+      while (std::getline(in, line)) {
+        SweepRow r;
+        if (!sweep_parse_line(line, r)) continue;  // a line cut short by an interruption: recomputed
+        if (r.row >= nunits * nb) throw_input("sweep: \"" + csv_path + "\" belongs to a different grid (row " + std::to_string(r.row) + ")");
+        const Unit u = unit_at(g, r.row / nb);
+        if (r.d != u.d || r.H != u.H || r.trial != u.trial || r.bits != g.bits[r.row % nb] || r.scale != g.scale[u.scale].str() ||
+            r.schedule != schedule_name(g.schedule[u.schedule]))
+          throw_input("sweep: \"" + csv_path + "\" belongs to a different grid (row " + std::to_string(r.row) + " differs)");
+        have[r.row] = r;
+      }
+    }
+  }
+  std::vector<size_t> todo;
+  for (size_t u = 0; u < nunits; ++u) {
+    bool complete = true;
+    for (size_t b = 0; b < nb; ++b) complete = complete && have.count(u * nb + b);
+    if (!complete) todo.push_back(u);
+  }
+  // journal: the file as read (complete lines only), then finished units appended as they come
+  {
+    std::string text = sweep_csv_header() + "\n";
+    for (const auto& [k, r] : have) text += sweep_csv_line(r) + "\n";
+    write_file_atomic(csv_path, text);
+  }
+  std::ofstream journal(csv_path, std::ios::app);
+  if (!journal) throw_input("sweep: cannot append to \"" + csv_path + "\"");
+  std::mutex mu;
+  size_t done = nunits - todo.size();
+  if (progress) progress(done, nunits);
+  std::vector<std::vector<SweepRow>> results(todo.size());
+  parallel_for(0, todo.size(), threads, [&](size_t i) {
+    results[i] = sweep_unit(g, todo[i]);
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& r : results[i]) journal << sweep_csv_line(r) << "\n";
+    journal.flush();
+    ++done;
+    if (progress) progress(done, nunits);
+  });
+  journal.close();
+  for (auto& rs : results)
+    for (auto& r : rs) have[r.row] = r;
+  std::vector<SweepRow> all;
+  std::string text = sweep_csv_header() + "\n";
+  for (const auto& [k, r] : have) {
+    all.push_back(r);
+    text += sweep_csv_line(r) + "\n";
+  }
+  write_file_atomic(csv_path, text);
+  return all;
+}
+
+std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows) {
+  std::map<int, std::vector<const SweepRow*>> byH;
+  for (const auto& r : rows) byH[r.H].push_back(&r);
+  std::vector<SweepSummary> out;
+  for (const auto& [H, rs] : byH) {
+    SweepSummary s;
+    s.H = H;
+    std::vector<double> ob, pr;
+    for (const SweepRow* r : rs) {
+      ++s.rows;
+      if (r->status == "ok") ++s.ok;
+      if (r->saturated() || !(r->kappa_rms > 0)) continue;
+      ++s.used;
+      ob.push_back(r->bits_lost());
+      pr.push_back(r->predicted_bits_lost());
+    }
+    s.observed = median(ob);
+    s.predicted = median(pr);
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const std::string& dir, std::string& note) {
+  if (rows.empty()) throw Error(ErrorKind::usage, "sweep: no rows to plot");
+  // one panel: the first (d, token scale, schedule) of the grid
+  const SweepRow& f = rows.front();
+  std::map<int, std::map<long, std::vector<double>>> err;  // H -> bits -> log10 errors
+  for (const auto& r : rows) {
+    if (r.d != f.d || r.scale != f.scale || r.schedule != f.schedule) continue;
+    // a failed or meaningless run counts as relative error 1 (all bits lost)
+    const double l10 = r.status == "ok" ? std::min(0.0, r.log2_error * std::log10(2.0)) : 0.0;
+    err[r.H][r.bits].push_back(l10);
+  }
+  std::ostringstream e;
+  e << "# median log10 relative error over trials; d=" << f.d << ", token scale " << f.scale << ", " << f.schedule << " schedule\n";
+  bool first = true;
+  for (const auto& [H, byb] : err) {
+    if (!first) e << "\n\n";
+    first = false;
+    e << "# H=" << H << "\n";
+    for (const auto& [b, v] : byb) e << b << ' ' << fmt("%.4f", median(v)) << "\n";
+  }
+  std::ostringstream l;
+  l << "# H, median observed bits lost, median predicted bits lost (log2 kappa_rms); unsaturated ok rows\n";
+  for (const auto& s : sweep_summary(rows))
+    if (s.used > 0) l << s.H << ' ' << fmt("%.4f", s.observed) << ' ' << fmt("%.4f", s.predicted) << "\n";
+  std::string gp1 = "reset\nset terminal svg size 800,560 font 'sans,12' background rgb 'white'\nset output 'error_vs_bits.svg'\n"
+                    "set title 'mhaq sweep: relative parameter error vs precision (d=" + std::to_string(f.d) + ", " + f.schedule + " schedule)'\n"
+                    "set xlabel 'precision (bits)'\nset ylabel 'log10 of max relative error (median over trials)'\n"
+                    "set logscale x 2\nset key outside right\nset grid\nplot ";
+  int idx = 0;
+  for (const auto& [H, byb] : err) {
+    gp1 += std::string(idx ? ", " : "") + "'error_vs_bits.dat' index " + std::to_string(idx) + " using 1:2 with linespoints title 'H=" + std::to_string(H) + "'";
+    ++idx;
+  }
+  gp1 += "\n";
+  const std::string gp2 = "reset\nset terminal svg size 800,560 font 'sans,12' background rgb 'white'\nset output 'bits_lost_vs_H.svg'\n"
+                          "set title 'mhaq sweep: bits lost vs number of heads (d=" + std::to_string(f.d) + ")'\n"
+                          "set xlabel 'H (heads)'\nset ylabel 'bits lost = p + log2(error)'\nset key inside top left\nset grid\nset xtics 1\nset offsets 0.5, 0.5, 0, 0\n"
+                          "plot 'bits_lost_vs_H.dat' using 1:2 with linespoints pt 7 title 'observed (median)', "
+                          "'bits_lost_vs_H.dat' using 1:3 with linespoints pt 4 dt 2 title 'predicted: log2 kappa_{rms}'\n";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw_input("sweep: cannot create the plot directory \"" + dir + "\": " + ec.message());
+  write_file_atomic(dir + "/error_vs_bits.dat", e.str());
+  write_file_atomic(dir + "/bits_lost_vs_H.dat", l.str());
+  write_file_atomic(dir + "/error_vs_bits.gp", gp1);
+  write_file_atomic(dir + "/bits_lost_vs_H.gp", gp2);
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    note = "gnuplot not found: wrote the .dat and .gp files; run 'gnuplot error_vs_bits.gp bits_lost_vs_H.gp' in " + dir;
+    return {};
+  }
+  const std::string cmd = "cd '" + dir + "' && gnuplot error_vs_bits.gp bits_lost_vs_H.gp";
+  if (std::system(cmd.c_str()) != 0) throw_input("sweep: gnuplot failed on the scripts in " + dir);
+  note = "plots written with gnuplot";
+  return {dir + "/error_vs_bits.svg", dir + "/bits_lost_vs_H.svg"};
+}
+
+}  // namespace mhaq

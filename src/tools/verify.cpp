@@ -1,0 +1,499 @@
+// mhaq verify: the theorem checker (issue 3). See include/mhaq/verify.hpp and
+// proofs/09-schwartz-zippel.md for the bound.
+#include "mhaq/tools/verify.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <array>
+#include <map>
+#include <sstream>
+
+#include "mhaq/base/error.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/base/random.hpp"
+#include "mhaq/tools/recover.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
+
+namespace mhaq {
+
+using nlohmann::json;
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+long token_range_of(const VerifyOptions& o) { return o.token_range > 0 ? o.token_range : default_tokens(o.arith).range; }
+long token_den_of(const VerifyOptions& o) { return default_tokens(o.arith).den; }
+long bits_of(const VerifyOptions& o) { return o.arith == Arith::ieee ? 53 : o.bits; }
+double tolerance_of(const VerifyOptions& o) { return o.tolerance > 0 ? o.tolerance : std::exp2(-static_cast<double>(bits_of(o)) / 4.0); }
+
+std::string fmt(double x, int prec = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", prec, x);
+  return buf;
+}
+std::string fixed(double x, int prec = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", prec, x);
+  return buf;
+}
+
+void check_options(const VerifyOptions& o) {
+  if (o.trials < 0) throw Error(ErrorKind::usage, "--trials must be non-negative");
+  if (o.min_d < 1 || o.max_d < o.min_d || o.max_d > 16) throw Error(ErrorKind::usage, "need 1 <= --min-d <= --max-d <= 16");
+  if (o.max_h < 1 || o.max_h > 16) throw Error(ErrorKind::usage, "--max-h must be in [1, 16]");
+  if (o.h0_extra < 0) throw Error(ErrorKind::usage, "--h0-extra must be non-negative");
+  if (o.token_range < 0) throw Error(ErrorKind::usage, "--token-range must be positive");
+  if ((o.arith == Arith::ball || o.arith == Arith::mpfr) && o.bits < 16) throw Error(ErrorKind::usage, "--bits must be at least 16");
+}
+
+Model trial_model(const VerifyOptions& o, const TrialSpec& t) {
+  GenerateOptions g = default_generate(o.arith);
+  g.d = t.d;
+  g.heads = t.raw_heads;
+  g.seed = t.seed;
+  g.share_w = t.share_w;
+  g.cancel_v = t.cancel_v;
+  return generate_model(g);
+}
+
+RecoverOptions recover_options(const VerifyOptions& o, const TrialSpec& t, int max_heads) {
+  RecoverOptions r;
+  r.arith = o.arith;
+  r.bits = o.bits;
+  r.heads = 0;
+  r.max_heads = max_heads;
+  r.schedule = Schedule::paper;
+  r.seed = t.seed;
+  r.tokens = TokenSpec{token_range_of(o), token_den_of(o)};
+  return r;
+}
+
+// Runs recover; a thrown degenerate (e.g. a model whose canonical form is
+// empty) is folded into a status object like recover's own.
+json run_recover(const Model& m, const RecoverOptions& ro) {
+  try {
+    return recover(m, ro);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::degenerate) throw;
+    return json{{"status", "degenerate"}, {"message", e.what()}, {"queries", 0}, {"max_length", 0}, {"heads_recovered", 0}};
+  }
+}
+
+enum class Verdict { pass, fail, degenerate, unable };
+
+struct Outcome {
+  Verdict v = Verdict::pass;
+  double figure = 0;  // recovery: 0 (exact), max radius (ball), max rel error (floats)
+  std::string reason;
+};
+
+Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
+  Outcome out;
+  const std::string st = r.value("status", "");
+  if (st == "degenerate") return {Verdict::degenerate, 0, "degenerate draw: " + r.value("message", "")};
+  if (st == "unable") {
+    if (o.arith == Arith::exact) return {Verdict::fail, 0, "status unable in exact mode: " + r.value("message", "")};
+    return {Verdict::unable, 0, "unable: " + r.value("message", "")};
+  }
+  if (st != "ok") return {Verdict::fail, 0, "status " + st + ": " + r.value("message", "")};
+  if (r.value("heads_recovered", -1) != H) return {Verdict::fail, 0, "status ok but " + std::to_string(r.value("heads_recovered", -1)) + " heads recovered, canonical truth has " + std::to_string(H)};
+  switch (o.arith) {
+    case Arith::exact:
+      if (!r.value("exact_match", false)) return {Verdict::fail, 0, "status ok but exact_match false"};
+      return {Verdict::pass, 0, ""};
+    case Arith::ball:
+      if (!r.value("contains_truth", false)) return {Verdict::fail, r.value("max_radius", 0.0), "status ok but some output ball misses the truth"};
+      return {Verdict::pass, r.value("max_radius", 0.0), ""};
+    default: {
+      if (!r.contains("max_rel_error") || r["max_rel_error"].is_null()) return {Verdict::fail, INFINITY, "status ok but no finite relative error"};
+      const double e = r["max_rel_error"].get<double>();
+      if (!(e <= tolerance_of(o))) return {Verdict::fail, e, "max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
+      return {Verdict::pass, e, ""};
+    }
+  }
+}
+
+struct ClaimTally {
+  ClaimTally(std::string i, std::string t) : id(std::move(i)), text(std::move(t)) {}
+  std::string id, text;
+  int trials = 0, passes = 0, failures = 0, degenerate = 0, unable = 0;
+  bool any_value = false;
+  double worst = 0;
+  std::string worst_text;
+  json failing = json::array();
+
+  void add(Verdict v) {
+    ++trials;
+    if (v == Verdict::pass) ++passes;
+    else if (v == Verdict::fail) ++failures;
+    else if (v == Verdict::degenerate) ++degenerate;
+    else ++unable;
+  }
+  void value(double x) {
+    if (!any_value || x > worst) worst = x;
+    any_value = true;
+  }
+  json to_json() const {
+    return json{{"claim", id + ". " + text}, {"id", id},         {"trials", trials},   {"passes", passes},
+                {"failures", failures},      {"degenerate", degenerate}, {"unable", unable}, {"worst", worst_text},
+                {"worst_value", any_value && std::isfinite(worst) ? json(worst) : json(nullptr)}, {"failing_trials", failing}};
+  }
+};
+
+std::string recovery_criterion(const VerifyOptions& o) {
+  switch (o.arith) {
+    case Arith::exact: return "equality in Q";
+    case Arith::ball: return "every output ball contains the truth";
+    default: return "max rel. error <= " + fmt(tolerance_of(o));
+  }
+}
+
+std::string recovery_worst_text(const VerifyOptions& o, const ClaimTally& c) {
+  if (!c.any_value) return "-";
+  switch (o.arith) {
+    case Arith::exact: return "error 0 (exact)";
+    case Arith::ball: return "max radius " + fmt(c.worst);
+    default: return "max rel. error " + fmt(c.worst);
+  }
+}
+
+void record_failure(ClaimTally& c, const VerifyOptions& o, const TrialSpec& t, int max_heads, const std::string& reason) {
+  c.failing.push_back(json{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"reason", reason},
+                           {"command", replay_command(o, t, max_heads)}});
+}
+
+}  // namespace
+
+std::uint64_t trial_seed(std::uint64_t seed, int index) {
+  // 40-bit seeds keep the replay command short; distinct trials get distinct streams.
+  return (splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(index)) & ((1ULL << 40) - 1)) + 1;
+}
+
+TrialSpec draw_trial(const VerifyOptions& o, int index) {
+  TrialSpec t;
+  t.index = index;
+  t.seed = trial_seed(o.seed, index);
+  Rng rng(splitmix64(t.seed ^ 0x7665726966790000ULL));  // "verify": a stream separate from the model's and the learner's
+  t.d = static_cast<int>(rng.uniform_int(o.min_d, o.max_d));
+  t.H = static_cast<int>(rng.uniform_int(1, o.max_h));
+  const long kind = rng.uniform_int(0, 4);  // 0-2 plain, 3 shared W, 4 cancelling pair
+  t.share_w = kind == 3;
+  t.cancel_v = kind == 4;
+  t.raw_heads = t.H + (t.share_w ? 1 : 0) + (t.cancel_v ? 2 : 0);
+  return t;
+}
+
+std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_heads) {
+  std::ostringstream s;
+  s << "mhaq recover --d " << t.d << " --heads " << t.raw_heads << " --seed " << t.seed;
+  if (t.share_w) s << " --share-w";
+  if (t.cancel_v) s << " --cancel-v";
+  s << " --arith " << arith_name(o.arith);
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) s << " --bits " << o.bits;
+  s << " --token-range " << token_range_of(o);
+  if (max_heads > 0) s << " --max-heads " << max_heads;
+  s << " --json";
+  return s.str();
+}
+
+namespace {
+std::string distribution_text(const VerifyOptions& o, const std::string& range, bool rates) {
+  const GenerateOptions g = default_generate(o.arith);
+  std::ostringstream s;
+  s << "per trial: d uniform on {" << o.min_d << ".." << o.max_d << "}, canonical head count H uniform on {1.." << o.max_h
+    << "}; model kind 3/5 plain (H fresh heads), 1/5 share_w (H+1 heads, heads 1 and 2 share W and merge), 1/5 cancel_v "
+       "(H+2 heads, the last two share W with opposite v and vanish); W entries uniform in [-"
+    << g.w_range << ", " << g.w_range << "]/" << g.w_den << ", v entries uniform in [-" << g.v_range << ", " << g.v_range << "]/"
+    << g.v_den << " (mhaq generate defaults for " << arith_name(o.arith) << "); learner: paper schedule, B and Delta entries uniform integers in "
+    << range << (token_den_of(o) != 1 ? "/" + std::to_string(token_den_of(o)) : std::string())
+    << ", singular draws redrawn before any query; runs: "
+    << (rates ? std::string("H known only; the same trials (models and seeds) for every R")
+              : "H known, and only H0 = H+" + std::to_string(o.h0_extra) + " known (same model and draws)")
+    << "; H = the model's canonical head count; trial seeds derived from --seed";
+  return s.str();
+}
+}  // namespace
+
+std::string verify_distribution(const VerifyOptions& o) {
+  return distribution_text(o, "[-" + std::to_string(token_range_of(o)) + ", " + std::to_string(token_range_of(o)) + "]", false);
+}
+
+json schwartz_zippel(int d, int H, long S) {
+  // Events and degrees in the entries of B and Delta (proofs/09).
+  const long pairs = 2L * d * d - 1;            // base + within + across pairs of the paper schedule
+  const long offsets = 2L * d - 1;              // distinct offsets: delta_i, delta_1 + delta_i
+  const long links = static_cast<long>(d) * d - 1;  // d(d-1) within + (d-1) across links
+  const long res_events = static_cast<long>(H) * offsets;                    // v_h^T offset = 0, degree 1
+  const long col_events = pairs * (static_cast<long>(H) * (H - 1) / 2);      // offset^T (W_h - W_g) b = 0, degree 2
+  const long link_events = links * static_cast<long>(H) * (H - 1) * std::max(0, H - 2);  // spurious link match, degree 2
+  const long degree_sum = res_events * 1 + col_events * 2 + link_events * 2;
+  const double raw = static_cast<double>(degree_sum) / static_cast<double>(S);
+  // Redrawing singular B/Delta conditions the draw on det B det Delta != 0:
+  // P(E | nonsingular) <= P(E) / P(nonsingular), P(one matrix singular) <= sum_{k=1..d} S^-k.
+  double sing = 0;
+  for (int k = 1; k <= d; ++k) sing += std::pow(static_cast<double>(S), -k);
+  const double ns = (1 - sing) * (1 - sing);
+  const double bound = std::min(1.0, ns > 0 ? raw / ns : 1.0);
+  return json{{"d", d},
+              {"H", H},
+              {"S", S},
+              {"pairs", pairs},
+              {"residue_events", res_events},
+              {"collision_events", col_events},
+              {"link_events", link_events},
+              {"degree_sum", degree_sum},
+              {"unconditioned", raw},
+              {"nonsingular_lower", ns},
+              {"bound", bound}};
+}
+
+double schwartz_zippel_bound(int d, int H, long S) { return schwartz_zippel(d, H, S)["bound"].get<double>(); }
+
+json verify(const VerifyOptions& o) {
+  check_options(o);
+  const long R = token_range_of(o);
+  const long S = 2 * R + 1;
+  ClaimTally c1{"1", std::string(o.arith == Arith::exact ? "exact " : "") + "recovery of the canonical (W_h, v_h) up to permutation, H known (" + recovery_criterion(o) + ")"};
+  ClaimTally c2{"2", "H known: exactly 4Hd^2 - 2H + 1 value queries"};
+  ClaimTally c3{"3", "H known: no query longer than 2H + 1 tokens"};
+  ClaimTally c4{"4", "only H0 = H+" + std::to_string(o.h0_extra) + " known: exactly 4H0d^2 - 2H0 + 1 queries, none longer than 2H0 + 1, recovery (" +
+                         recovery_criterion(o) + ")"};
+  long max_dev2 = 0, max_excess3 = -1000000, max_len3 = 0, max_dev4 = 0, max_excess4 = -1000000;
+  double bound_sum = 0;
+  int deg_known = 0, deg_h0 = 0, vacuous = 0;
+  json trials = json::array();
+  for (int i = 0; i < o.trials; ++i) {
+    TrialSpec t = draw_trial(o, i);
+    const Model m = trial_model(o, t);
+    const int H = m.canonical().num_heads();
+    t.H = H;
+    const json r1 = run_recover(m, recover_options(o, t, 0));
+    const bool sent1 = r1.value("queries", 0) > 0;
+    const long q1 = r1.value("queries", 0L), l1 = r1.value("max_length", 0L);
+    // claim 1
+    const Outcome rec1 = recovery_outcome(o, r1, H);
+    c1.add(rec1.v);
+    if (rec1.v == Verdict::pass) c1.value(rec1.figure);
+    if (rec1.v == Verdict::fail) record_failure(c1, o, t, 0, rec1.reason);
+    const bool deg1 = rec1.v == Verdict::degenerate;
+    deg_known += deg1;
+    // claim 2
+    const long want2 = paper_query_bound(t.d, H);
+    if (sent1) {
+      max_dev2 = std::max(max_dev2, std::labs(q1 - want2));
+      c2.value(static_cast<double>(std::labs(q1 - want2)));
+    }
+    if (sent1 && q1 != want2) {
+      c2.add(Verdict::fail);
+      record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula 4Hd^2-2H+1 = " + std::to_string(want2));
+    } else {
+      c2.add(!sent1 || deg1 ? Verdict::degenerate : Verdict::pass);
+    }
+    // claim 3
+    if (sent1) {
+      max_excess3 = std::max(max_excess3, l1 - (2L * H + 1));
+      max_len3 = std::max(max_len3, l1);
+      c3.value(static_cast<double>(l1 - (2L * H + 1)));
+    }
+    if (sent1 && l1 > 2L * H + 1) {
+      c3.add(Verdict::fail);
+      record_failure(c3, o, t, 0, "longest query " + std::to_string(l1) + " tokens, bound 2H+1 = " + std::to_string(2 * H + 1));
+    } else {
+      c3.add(!sent1 || deg1 ? Verdict::degenerate : Verdict::pass);
+    }
+    const json sz = schwartz_zippel(t.d, H, S);
+    bound_sum += sz["bound"].get<double>();
+    vacuous += sz["bound"].get<double>() >= 1.0;
+    json tj{{"trial", i}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
+            {"cancel_v", t.cancel_v}, {"status_known_h", r1.value("status", "")}, {"bound", sz["bound"]}};
+    // claim 4
+    if (o.unknown_h) {
+      const int H0 = H + o.h0_extra;
+      const json r4 = run_recover(m, recover_options(o, t, H0));
+      const bool sent4 = r4.value("queries", 0) > 0;
+      const long q4 = r4.value("queries", 0L), l4 = r4.value("max_length", 0L);
+      const long want4 = paper_query_bound(t.d, H0);
+      Outcome rec4 = recovery_outcome(o, r4, H);
+      if (sent4) {
+        max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
+        max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
+      }
+      if (sent4 && q4 != want4) rec4 = {Verdict::fail, 0, std::to_string(q4) + " queries, formula 4H0d^2-2H0+1 = " + std::to_string(want4)};
+      else if (sent4 && l4 > 2L * H0 + 1) rec4 = {Verdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
+      else if (rec4.v == Verdict::pass && r4.value("heads_found", -1) != H)
+        rec4 = {Verdict::fail, 0, "heads_found " + std::to_string(r4.value("heads_found", -1)) + " != canonical " + std::to_string(H)};
+      c4.add(rec4.v);
+      if (rec4.v == Verdict::pass) c4.value(rec4.figure);
+      if (rec4.v == Verdict::fail) record_failure(c4, o, t, H0, rec4.reason);
+      deg_h0 += rec4.v == Verdict::degenerate;
+      tj["H0"] = H0;
+      tj["status_h0"] = r4.value("status", "");
+    }
+    trials.push_back(tj);
+  }
+  c1.worst_text = recovery_worst_text(o, c1);
+  c2.worst_text = c2.any_value ? "max |queries - formula| = " + std::to_string(max_dev2) : "-";
+  c3.worst_text = c3.any_value ? "max (longest - (2H+1)) = " + std::to_string(max_excess3) + " (longest query seen " + std::to_string(max_len3) + ")" : "-";
+  c4.worst_text = c4.trials ? recovery_worst_text(o, c4) + "; max |queries - formula| = " + std::to_string(max_dev4) +
+                                  "; max (longest - (2H0+1)) = " + (max_excess4 > -1000000 ? std::to_string(max_excess4) : std::string("-"))
+                            : "-";
+  json claims = json::array({c1.to_json(), c2.to_json(), c3.to_json()});
+  if (o.unknown_h) claims.push_back(c4.to_json());
+  const int n = o.trials;
+  json szj{{"token_range", R},
+           {"S", S},
+           {"trials", n},
+           {"degenerate_known_h", deg_known},
+           {"degenerate_h0", deg_h0},
+           {"observed_rate", n ? static_cast<double>(deg_known) / n : 0.0},
+           {"mean_bound", n ? bound_sum / n : 0.0},
+           {"vacuous_trials", vacuous},
+           {"rate_within_bound", n == 0 || static_cast<double>(deg_known) / n <= bound_sum / n},
+           {"derivation", "proofs/09-schwartz-zippel.md"}};
+  int total_fail = 0;
+  for (const auto& c : claims) total_fail += c["failures"].get<int>();
+  return json{{"command", "verify"},
+              {"status", total_fail == 0 ? "ok" : "mismatch"},
+              {"arith", arith_name(o.arith)},
+              {"bits", bits_of(o)},
+              {"seed", o.seed},
+              {"trials", n},
+              {"tolerance", (o.arith == Arith::mpfr || o.arith == Arith::ieee) ? json(tolerance_of(o)) : json(nullptr)},
+              {"distribution", verify_distribution(o)},
+              {"claims", claims},
+              {"schwartz_zippel", szj},
+              {"trial_list", trials}};
+}
+
+std::string verify_report(const json& v) {
+  std::ostringstream s;
+  s << "mhaq verify: " << v["trials"] << " trials, seed " << v["seed"] << ", arith " << v["arith"].get<std::string>();
+  if (v["arith"] != "exact") s << " (" << v["bits"] << " bits)";
+  s << "\ndistribution: " << v["distribution"].get<std::string>() << "\n\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-4s %6s %6s %6s %6s %6s  %s\n", "", "trials", "passes", "fail", "degen", "unable", "worst");
+  s << line;
+  for (const auto& c : v["claims"]) {
+    s << c["claim"].get<std::string>() << "\n";
+    std::snprintf(line, sizeof line, "%-4s %6d %6d %6d %6d %6d  %s\n", "", c["trials"].get<int>(), c["passes"].get<int>(), c["failures"].get<int>(),
+                  c["degenerate"].get<int>(), c["unable"].get<int>(), c["worst"].get<std::string>().c_str());
+    s << line;
+  }
+  const auto& z = v["schwartz_zippel"];
+  s << "\ndegenerate draws (H known): " << z["degenerate_known_h"] << " of " << z["trials"] << ", observed rate "
+    << fixed(z["observed_rate"].get<double>()) << "; Schwartz-Zippel bound (|S| = " << z["S"] << ", mean over trials) "
+    << fmt(z["mean_bound"].get<double>()) << (z["rate_within_bound"].get<bool>() ? " (rate within bound)" : " (RATE EXCEEDS BOUND)")
+    << "; bound vacuous (>= 1) in " << z["vacuous_trials"] << " trials; H0 runs degenerate: " << z["degenerate_h0"] << " (same draws)\n";
+  bool any = false;
+  for (const auto& c : v["claims"])
+    for (const auto& f : c["failing_trials"]) {
+      if (!any) s << "\nfailing trials:\n";
+      any = true;
+      s << "  claim " << c["id"].get<std::string>() << ", trial " << f["trial"] << " (seed " << f["seed"] << ", d=" << f["d"] << ", H=" << f["H"]
+        << "): " << f["reason"].get<std::string>() << "\n    replay: " << f["command"].get<std::string>() << "\n";
+    }
+  s << (v["status"] == "ok" ? "\nall claims hold on every non-degenerate trial\n" : "\nSOME CLAIMS FAILED\n");
+  return s.str();
+}
+
+int verify_exit_code(const json& v) { return v["status"] == "ok" ? 0 : exit_code(ErrorKind::mismatch); }
+
+json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
+  check_options(base);
+  json rows = json::array();
+  bool all_within = true;
+  int wrong = 0;
+  json failing = json::array();
+  for (long R : ranges) {
+    if (R < 1) throw Error(ErrorKind::usage, "token ranges must be positive");
+    VerifyOptions o = base;
+    o.token_range = R;
+    const long S = 2 * R + 1;
+    int deg = 0, n = 0;
+    double bsum = 0;
+    std::map<std::pair<int, int>, std::array<double, 3>> cells;  // (d,H) -> trials, degenerate, bound sum
+    for (int i = 0; i < o.trials; ++i) {
+      TrialSpec t = draw_trial(o, i);
+      const Model m = trial_model(o, t);
+      const int H = m.canonical().num_heads();
+      t.H = H;
+      const json r = run_recover(m, recover_options(o, t, 0));
+      const Outcome out = recovery_outcome(o, r, H);
+      const double b = schwartz_zippel_bound(t.d, H, S);
+      ++n;
+      bsum += b;
+      const bool dg = out.v == Verdict::degenerate;
+      deg += dg;
+      auto& c = cells[{t.d, H}];
+      c[0] += 1;
+      c[1] += dg;
+      c[2] += b;
+      if (out.v == Verdict::fail) {
+        ++wrong;
+        failing.push_back(json{{"R", R}, {"trial", i}, {"seed", t.seed}, {"reason", out.reason}, {"command", replay_command(o, t, 0)}});
+      }
+    }
+    json cj = json::array();
+    for (const auto& [k, c] : cells) {
+      const double rate = c[1] / c[0], mb = c[2] / c[0];
+      cj.push_back(json{{"d", k.first}, {"H", k.second}, {"trials", static_cast<int>(c[0])}, {"degenerate", static_cast<int>(c[1])},
+                        {"observed_rate", rate}, {"bound", mb}, {"within", rate <= mb}});
+      all_within = all_within && rate <= mb;
+    }
+    const double rate = n ? static_cast<double>(deg) / n : 0, mb = n ? bsum / n : 0;
+    all_within = all_within && rate <= mb;
+    rows.push_back(json{{"token_range", R}, {"S", S}, {"trials", n}, {"degenerate", deg}, {"observed_rate", rate}, {"mean_bound", mb},
+                        {"within", rate <= mb}, {"cells", cj}});
+  }
+  return json{{"command", "verify --rates"},
+              {"status", all_within && wrong == 0 ? "ok" : "mismatch"},
+              {"arith", arith_name(base.arith)},
+              {"seed", base.seed},
+              {"trials_per_range", base.trials},
+              {"distribution", distribution_text(base, "[-R, R] for each R below", true)},
+              {"rates", rows},
+              {"all_within_bound", all_within},
+              {"wrong_answers", wrong},
+              {"failing_trials", failing},
+              {"derivation", "proofs/09-schwartz-zippel.md"}};
+}
+
+std::string rate_report(const json& r) {
+  std::ostringstream s;
+  s << "mhaq verify --rates: " << r["trials_per_range"] << " trials per token range, seed " << r["seed"] << ", arith "
+    << r["arith"].get<std::string>() << " (H known runs)\ndistribution: " << r["distribution"].get<std::string>() << "\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%4s %4s %7s %6s %9s %11s\n", "R", "|S|", "trials", "degen", "observed", "SZ bound");
+  s << line;
+  for (const auto& row : r["rates"]) {
+    std::snprintf(line, sizeof line, "%4ld %4ld %7d %6d %9.3f %11.3f%s\n", row["token_range"].get<long>(), row["S"].get<long>(), row["trials"].get<int>(),
+                  row["degenerate"].get<int>(), row["observed_rate"].get<double>(), row["mean_bound"].get<double>(),
+                  row["within"].get<bool>() ? "" : "  EXCEEDS BOUND");
+    s << line;
+  }
+  s << "\nper (d, H): observed rate / bound\n";
+  // one line per cell, one column per R
+  std::map<std::pair<int, int>, std::string> cl;
+  for (const auto& row : r["rates"])
+    for (const auto& c : row["cells"]) {
+      std::snprintf(line, sizeof line, "  R=%ld: %d/%d = %.3f <= %.3f%s", row["token_range"].get<long>(), c["degenerate"].get<int>(), c["trials"].get<int>(),
+                    c["observed_rate"].get<double>(), c["bound"].get<double>(), c["within"].get<bool>() ? "" : " EXCEEDS");
+      cl[{c["d"].get<int>(), c["H"].get<int>()}] += line;
+    }
+  for (const auto& [k, txt] : cl) s << "  d=" << k.first << " H=" << k.second << ":" << txt << "\n";
+  for (const auto& f : r["failing_trials"])
+    s << "WRONG ANSWER at R=" << f["R"] << ", trial " << f["trial"] << ": " << f["reason"].get<std::string>() << "\n  replay: " << f["command"].get<std::string>() << "\n";
+  s << (r["status"] == "ok" ? "\nevery observed rate is within its bound\n" : "\nFAILED: a rate exceeds its bound or an answer was wrong\n");
+  return s.str();
+}
+
+int rate_exit_code(const json& r) { return r["status"] == "ok" ? 0 : exit_code(ErrorKind::mismatch); }
+
+}  // namespace mhaq
