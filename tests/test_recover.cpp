@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/model/model_oracle.hpp"
 #include "mhaq/tools/recover.hpp"
 #include "test_util.hpp"
 

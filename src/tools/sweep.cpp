@@ -16,7 +16,7 @@
 #include "mhaq/base/io.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/model/model_oracle.hpp"
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/tools/recover.hpp"
 #include "mhaq/tools/sensitivity.hpp"
@@ -181,7 +181,7 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
   const bool heads_ok = canon.num_heads() == u.H;
   if (heads_ok) {
     try {
-      const Sensitivity S = sensitivity_from_model(canon, learner_plan(u.d, lo));
+      const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
       base.kappa = S.kappa;
       base.kappa_rel = S.kappa_rel;
       base.kappa_rms = S.kappa_rms;

@@ -72,7 +72,7 @@ RecoverOptions recover_options(const VerifyOptions& o, const TrialSpec& t, int m
   r.schedule = Schedule::paper;
   r.seed = t.seed;
   r.tokens = TokenSpec{token_range_of(o), token_den_of(o)};
-  return r;
+  return r;  // recover judges each run at its default tolerance; claim 1 applies verify's own (tolerance_of)
 }
 
 // Runs recover; a thrown degenerate (e.g. a model whose canonical form is
@@ -86,36 +86,42 @@ json run_recover(const Model& m, const RecoverOptions& ro) {
   }
 }
 
-enum class Verdict { pass, fail, degenerate, unable };
+enum class TrialVerdict { pass, fail, degenerate, unable, not_identifiable };
 
 struct Outcome {
-  Verdict v = Verdict::pass;
+  TrialVerdict v = TrialVerdict::pass;
   double figure = 0;  // recovery: 0 (exact), max radius (ball), max rel error (floats)
   std::string reason;
 };
 
+double number_or(const json& r, const char* key, double dflt) {
+  return r.contains(key) && r[key].is_number() ? r[key].get<double>() : dflt;
+}
+
+// A trial's recovery, judged by recover's status (tools/judge.hpp) and
+// re-checked against the truth here, so a wrong "ok" would still fail.
 Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
-  Outcome out;
   const std::string st = r.value("status", "");
-  if (st == "degenerate") return {Verdict::degenerate, 0, "degenerate draw: " + r.value("message", "")};
+  const std::string why = r.value("message", "");
+  if (st == "degenerate") return {TrialVerdict::degenerate, 0, "degenerate draw: " + why};
+  if (st == "not_identifiable") return {TrialVerdict::not_identifiable, 0, "not identifiable: " + why};
   if (st == "unable") {
-    if (o.arith == Arith::exact) return {Verdict::fail, 0, "status unable in exact mode: " + r.value("message", "")};
-    return {Verdict::unable, 0, "unable: " + r.value("message", "")};
+    if (o.arith == Arith::exact) return {TrialVerdict::fail, 0, "status unable in exact mode: " + why};
+    return {TrialVerdict::unable, 0, "unable: " + why};
   }
-  if (st != "ok") return {Verdict::fail, 0, "status " + st + ": " + r.value("message", "")};
-  if (r.value("heads_recovered", -1) != H) return {Verdict::fail, 0, "status ok but " + std::to_string(r.value("heads_recovered", -1)) + " heads recovered, canonical truth has " + std::to_string(H)};
+  if (st != "ok") return {TrialVerdict::fail, 0, "status " + st + ": " + why};
+  if (r.value("heads_recovered", -1) != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(r.value("heads_recovered", -1)) + " heads recovered, canonical truth has " + std::to_string(H)};
   switch (o.arith) {
     case Arith::exact:
-      if (!r.value("exact_match", false)) return {Verdict::fail, 0, "status ok but exact_match false"};
-      return {Verdict::pass, 0, ""};
+      if (!r.value("exact_match", false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
+      return {TrialVerdict::pass, 0, ""};
     case Arith::ball:
-      if (!r.value("contains_truth", false)) return {Verdict::fail, r.value("max_radius", 0.0), "status ok but some output ball misses the truth"};
-      return {Verdict::pass, r.value("max_radius", 0.0), ""};
+      if (!r.value("contains_truth", false)) return {TrialVerdict::fail, number_or(r, "max_radius", 0), "status ok but some output ball misses the truth"};
+      return {TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
     default: {
-      if (!r.contains("max_rel_error") || r["max_rel_error"].is_null()) return {Verdict::fail, INFINITY, "status ok but no finite relative error"};
-      const double e = r["max_rel_error"].get<double>();
-      if (!(e <= tolerance_of(o))) return {Verdict::fail, e, "max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
-      return {Verdict::pass, e, ""};
+      const double e = number_or(r, "max_rel_error", INFINITY);
+      if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
+      return {TrialVerdict::pass, e, ""};
     }
   }
 }
@@ -123,17 +129,18 @@ Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
 struct ClaimTally {
   ClaimTally(std::string i, std::string t) : id(std::move(i)), text(std::move(t)) {}
   std::string id, text;
-  int trials = 0, passes = 0, failures = 0, degenerate = 0, unable = 0;
+  int trials = 0, passes = 0, failures = 0, degenerate = 0, unable = 0, not_identifiable = 0;
   bool any_value = false;
   double worst = 0;
   std::string worst_text;
   json failing = json::array();
 
-  void add(Verdict v) {
+  void add(TrialVerdict v) {
     ++trials;
-    if (v == Verdict::pass) ++passes;
-    else if (v == Verdict::fail) ++failures;
-    else if (v == Verdict::degenerate) ++degenerate;
+    if (v == TrialVerdict::pass) ++passes;
+    else if (v == TrialVerdict::fail) ++failures;
+    else if (v == TrialVerdict::degenerate) ++degenerate;
+    else if (v == TrialVerdict::not_identifiable) ++not_identifiable;
     else ++unable;
   }
   void value(double x) {
@@ -142,7 +149,7 @@ struct ClaimTally {
   }
   json to_json() const {
     return json{{"claim", id + ". " + text}, {"id", id},         {"trials", trials},   {"passes", passes},
-                {"failures", failures},      {"degenerate", degenerate}, {"unable", unable}, {"worst", worst_text},
+                {"failures", failures},      {"degenerate", degenerate}, {"unable", unable}, {"not_identifiable", not_identifiable}, {"worst", worst_text},
                 {"worst_value", any_value && std::isfinite(worst) ? json(worst) : json(nullptr)}, {"failing_trials", failing}};
   }
 };
@@ -280,9 +287,9 @@ json verify(const VerifyOptions& o) {
     // claim 1
     const Outcome rec1 = recovery_outcome(o, r1, H);
     c1.add(rec1.v);
-    if (rec1.v == Verdict::pass) c1.value(rec1.figure);
-    if (rec1.v == Verdict::fail) record_failure(c1, o, t, 0, rec1.reason);
-    const bool deg1 = rec1.v == Verdict::degenerate;
+    if (rec1.v == TrialVerdict::pass) c1.value(rec1.figure);
+    if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
+    const bool deg1 = rec1.v == TrialVerdict::degenerate;
     deg_known += deg1;
     // claim 2
     const long want2 = paper_query_bound(t.d, H);
@@ -291,10 +298,10 @@ json verify(const VerifyOptions& o) {
       c2.value(static_cast<double>(std::labs(q1 - want2)));
     }
     if (sent1 && q1 != want2) {
-      c2.add(Verdict::fail);
+      c2.add(TrialVerdict::fail);
       record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula 4Hd^2-2H+1 = " + std::to_string(want2));
     } else {
-      c2.add(!sent1 || deg1 ? Verdict::degenerate : Verdict::pass);
+      c2.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
     }
     // claim 3
     if (sent1) {
@@ -303,10 +310,10 @@ json verify(const VerifyOptions& o) {
       c3.value(static_cast<double>(l1 - (2L * H + 1)));
     }
     if (sent1 && l1 > 2L * H + 1) {
-      c3.add(Verdict::fail);
+      c3.add(TrialVerdict::fail);
       record_failure(c3, o, t, 0, "longest query " + std::to_string(l1) + " tokens, bound 2H+1 = " + std::to_string(2 * H + 1));
     } else {
-      c3.add(!sent1 || deg1 ? Verdict::degenerate : Verdict::pass);
+      c3.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
     }
     const json sz = schwartz_zippel(t.d, H, S);
     bound_sum += sz["bound"].get<double>();
@@ -325,14 +332,14 @@ json verify(const VerifyOptions& o) {
         max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
         max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
       }
-      if (sent4 && q4 != want4) rec4 = {Verdict::fail, 0, std::to_string(q4) + " queries, formula 4H0d^2-2H0+1 = " + std::to_string(want4)};
-      else if (sent4 && l4 > 2L * H0 + 1) rec4 = {Verdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
-      else if (rec4.v == Verdict::pass && r4.value("heads_found", -1) != H)
-        rec4 = {Verdict::fail, 0, "heads_found " + std::to_string(r4.value("heads_found", -1)) + " != canonical " + std::to_string(H)};
+      if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula 4H0d^2-2H0+1 = " + std::to_string(want4)};
+      else if (sent4 && l4 > 2L * H0 + 1) rec4 = {TrialVerdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
+      else if (rec4.v == TrialVerdict::pass && r4.value("heads_found", -1) != H)
+        rec4 = {TrialVerdict::fail, 0, "heads_found " + std::to_string(r4.value("heads_found", -1)) + " != canonical " + std::to_string(H)};
       c4.add(rec4.v);
-      if (rec4.v == Verdict::pass) c4.value(rec4.figure);
-      if (rec4.v == Verdict::fail) record_failure(c4, o, t, H0, rec4.reason);
-      deg_h0 += rec4.v == Verdict::degenerate;
+      if (rec4.v == TrialVerdict::pass) c4.value(rec4.figure);
+      if (rec4.v == TrialVerdict::fail) record_failure(c4, o, t, H0, rec4.reason);
+      deg_h0 += rec4.v == TrialVerdict::degenerate;
       tj["H0"] = H0;
       tj["status_h0"] = r4.value("status", "");
     }
@@ -429,13 +436,13 @@ json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
       const double b = schwartz_zippel_bound(t.d, H, S);
       ++n;
       bsum += b;
-      const bool dg = out.v == Verdict::degenerate;
+      const bool dg = out.v == TrialVerdict::degenerate;
       deg += dg;
       auto& c = cells[{t.d, H}];
       c[0] += 1;
       c[1] += dg;
       c[2] += b;
-      if (out.v == Verdict::fail) {
+      if (out.v == TrialVerdict::fail) {
         ++wrong;
         failing.push_back(json{{"R", R}, {"trial", i}, {"seed", t.seed}, {"reason", out.reason}, {"command", replay_command(o, t, 0)}});
       }

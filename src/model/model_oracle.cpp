@@ -1,7 +1,10 @@
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/model/model_oracle.hpp"
 
 #include <flint/fmpz.h>
 
+#include <cmath>
+
+#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 
 namespace mhaq {
@@ -157,10 +160,26 @@ ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise)
   if (noise_.bits < 0 || noise_.eps.sign() < 0) throw Error(ErrorKind::usage, "oracle bits and noise must be non-negative");
   if (token_den_ < 1) throw Error(ErrorKind::usage, "token denominator must be positive");
   int_model_ = std::make_shared<const IntModel>(model_);
+  field_ = make_field();
+}
+
+template <class T>
+Field<T> ModelOracle<T>::make_field() const {
   if constexpr (Field<T>::is_exact) {
     const __int128 L = static_cast<__int128>(model_.w_denominator()) * token_den_ * token_den_;
     if (L > (static_cast<__int128>(1) << 40)) throw_input("exact oracle: L = m q^2 too large; use smaller denominators");
-    field_.L = static_cast<long>(L);
+    return Field<T>(static_cast<long>(L));
+  } else if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
+    // The accuracy this oracle states: its rounding and its noise, or the
+    // learner's own precision, whichever is coarser (FloatTolerance).
+    Field<T> f;
+    double acc = -static_cast<double>(f.precision());
+    if (noise_.bits > 0) acc = std::max(acc, -static_cast<double>(noise_.bits));
+    if (!noise_.eps.is_zero()) acc = std::max(acc, std::log2(std::fabs(noise_.eps.approx_double())));
+    f.tol.acc_log2 = acc;
+    return f;
+  } else {
+    return Field<T>{};
   }
 }
 
@@ -274,8 +293,7 @@ NoisePattern parse_noise_pattern(const std::string& s) {
 }
 
 QTau evaluate_exact(const Model& m, const Query& q, long L) {
-  Field<QTau> F;
-  F.L = L;
+  const Field<QTau> F(L);
   fmpz_t l;
   fmpz_init_set_ui(l, 1);
   for (const auto& r : q)

@@ -49,6 +49,7 @@ class ModelOracle final : public Oracle<T> {
 
  private:
   T answer(const Query& q) override;
+  Field<T> make_field() const;
   Model model_;
   long token_den_;
   Field<T> field_;
