@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+int run(int argc, char** argv) {
   CLI::App app{"mhaq: learn multi-head softmax attention from black-box value queries,\n"
                "exactly (Q(e^{1/L})), in Arb balls, in MPFR or in IEEE double."};
   app.require_subcommand(1);
@@ -48,4 +50,12 @@ int main(int argc, char** argv) {
     }
   }
   return mhaq::exit_code(mhaq::ErrorKind::usage);
+}
+}  // namespace
+
+// Under mpirun/srun (MHAQ_MPI builds) every rank runs the same command;
+// sweep and verify shard their work, and rank 0 alone prints (distribute.hpp).
+int main(int argc, char** argv) {
+  mhaq::MpiSession mpi(&argc, &argv);
+  return mpi.finish(run(argc, argv));
 }
