@@ -249,7 +249,7 @@ def check_file(path, impl, max_ulps, quiet, out):
     if out is not None:
         out.append({"summary": summary, "queries": rows})
         return not failed
-    print(f"{path}: d={d}, {len(heads)} heads, {len(rows)} queries, answers to {digits} digits")
+    print(f"{path}: d={d}, {len(heads)} head{'s' if len(heads) != 1 else ''}, {len(rows)} queries, answers to {digits} digits")
     if not quiet:
         print(f"  {'query':>5} {'len':>4} {'exact answer (float64)':>24} {'computed':>24} {'error/ulp':>10} {'bound/ulp':>10}")
         for r in rows:
