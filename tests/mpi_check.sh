@@ -83,8 +83,11 @@ set +e
 "${MR[@]}" -np 2 "$mpi" verify --trials -1 --seed 1 >"$tmp/e.out" 2>"$tmp/e.err"; c1=$?
 "${MR[@]}" -np 2 "$mpi" "${S[@]}" -o "$tmp/s.csv" >/dev/null 2>&1; c2=$?   # exists, no --resume
 "${MR[@]}" -np 3 "$mpi" verify --trials 1 --seed 1 --arith bogus >/dev/null 2>&1; c3=$?
+"${MR[@]}" -np 2 "$mpi" golden export --d 2 --heads 1 --seed 1 -o "$tmp/g.json" >/dev/null 2>&1; c4=$?  # not distributed: refused
 set -e
-[[ $c1 == 2 && $c2 == 2 && $c3 == 2 ]] || fail "usage errors under mpirun exited $c1 $c2 $c3, expected 2 2 2"
+[[ $c1 == 2 && $c2 == 2 && $c3 == 2 && $c4 == 2 ]] || fail "usage errors under mpirun exited $c1 $c2 $c3 $c4, expected 2 2 2 2"
+[[ ! -e "$tmp/g.json" ]] || fail "a refused command wrote its output"
+"${MR[@]}" -np 1 "$mpi" golden export --d 2 --heads 1 --seed 1 -o "$tmp/g.json" >/dev/null || fail "one rank may run any command"
 [[ "$(grep -c 'mhaq: usage error' "$tmp/e.err")" == 1 ]] || fail "the usage error should be printed once (rank 0)"
 echo "mpirun: usage errors exit 2, reported once"
 echo "mpi_check: ok"

@@ -36,6 +36,9 @@ int run(int argc, char** argv) {
   for (size_t i = 0; i < cmds.size(); ++i) {
     if (!subs[i]->parsed()) continue;
     try {
+      const std::string name = subs[i]->get_name();
+      if (mhaq::shard().size > 1 && name != "sweep" && name != "verify")
+        throw mhaq::Error(mhaq::ErrorKind::usage, "only sweep and verify run on several MPI ranks; run " + name + " without mpirun");
       return cmds[i].run();
     } catch (const mhaq::Error& e) {
       if (want_json)
