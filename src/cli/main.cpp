@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+int run(int argc, char** argv) {
   CLI::App app{"mhaq: learn multi-head softmax attention from black-box value queries,\n"
                "exactly (Q(e^{1/L})), in Arb balls, in MPFR or in IEEE double."};
   app.require_subcommand(1);
@@ -34,6 +36,9 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < cmds.size(); ++i) {
     if (!subs[i]->parsed()) continue;
     try {
+      const std::string name = subs[i]->get_name();
+      if (mhaq::shard().size > 1 && name != "sweep" && name != "verify")
+        throw mhaq::Error(mhaq::ErrorKind::usage, "only sweep and verify run on several MPI ranks; run " + name + " without mpirun");
       return cmds[i].run();
     } catch (const mhaq::Error& e) {
       if (want_json)
@@ -48,4 +53,12 @@ int main(int argc, char** argv) {
     }
   }
   return mhaq::exit_code(mhaq::ErrorKind::usage);
+}
+}  // namespace
+
+// Under mpirun/srun (MHAQ_MPI builds) every rank runs the same command;
+// sweep and verify shard their work, and rank 0 alone prints (distribute.hpp).
+int main(int argc, char** argv) {
+  mhaq::MpiSession mpi(&argc, &argv);
+  return mpi.finish(run(argc, argv));
 }

@@ -9,7 +9,9 @@
 #include <map>
 #include <sstream>
 
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/parallel.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/tools/recover.hpp"
@@ -51,6 +53,7 @@ void check_options(const VerifyOptions& o) {
   if (o.h0_extra < 0) throw Error(ErrorKind::usage, "--h0-extra must be non-negative");
   if (o.token_range < 0) throw Error(ErrorKind::usage, "--token-range must be positive");
   if ((o.arith == Arith::ball || o.arith == Arith::mpfr) && o.bits < 16) throw Error(ErrorKind::usage, "--bits must be at least 16");
+  if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 or positive");
 }
 
 Model trial_model(const VerifyOptions& o, const TrialSpec& t) {
@@ -263,7 +266,57 @@ json schwartz_zippel(int d, int H, long S) {
 
 double schwartz_zippel_bound(int d, int H, long S) { return schwartz_zippel(d, H, S)["bound"].get<double>(); }
 
-json verify(const VerifyOptions& o) {
+namespace {
+// A recover result as the tally sees it: everything but the heads (a record
+// crosses process boundaries, and the verdicts never read the heads).
+json without_heads(json r) {
+  r.erase("heads");
+  return r;
+}
+
+TrialSpec spec_of(const json& rec) {
+  TrialSpec t;
+  t.index = rec["trial"].get<int>();
+  t.seed = rec["seed"].get<std::uint64_t>();
+  t.d = rec["d"].get<int>();
+  t.H = rec["H"].get<int>();
+  t.raw_heads = rec["raw_heads"].get<int>();
+  t.share_w = rec["share_w"].get<bool>();
+  t.cancel_v = rec["cancel_v"].get<bool>();
+  return t;
+}
+
+int threads_of(const VerifyOptions& o) { return o.threads == 0 ? hardware_threads() : o.threads; }
+
+// The records of trials 0..n-1 of o, computed across threads and ranks; on
+// ranks other than 0 the list is empty.
+std::vector<json> trial_records(const VerifyOptions& o) {
+  auto texts = distributed_map(static_cast<size_t>(o.trials), threads_of(o),
+                               [&](size_t i) { return verify_trial(o, static_cast<int>(i)).dump(); });
+  std::vector<json> recs;
+  recs.reserve(texts.size());
+  for (auto& t : texts) {
+    recs.push_back(json::parse(t));
+    std::string().swap(t);  // about 0.7 kB a trial: do not hold text and tree at once
+  }
+  return recs;
+}
+}  // namespace
+
+json verify_trial(const VerifyOptions& o, int index) {
+  TrialSpec t = draw_trial(o, index);
+  const Model m = trial_model(o, t);
+  t.H = m.canonical().num_heads();
+  json rec{{"trial", index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w}, {"cancel_v", t.cancel_v}};
+  rec["known"] = without_heads(run_recover(m, recover_options(o, t, 0)));
+  if (o.unknown_h) {
+    rec["H0"] = t.H + o.h0_extra;
+    rec["h0"] = without_heads(run_recover(m, recover_options(o, t, t.H + o.h0_extra)));
+  }
+  return rec;
+}
+
+json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
   check_options(o);
   const long R = token_range_of(o);
   const long S = 2 * R + 1;
@@ -276,12 +329,10 @@ json verify(const VerifyOptions& o) {
   double bound_sum = 0;
   int deg_known = 0, deg_h0 = 0, vacuous = 0;
   json trials = json::array();
-  for (int i = 0; i < o.trials; ++i) {
-    TrialSpec t = draw_trial(o, i);
-    const Model m = trial_model(o, t);
-    const int H = m.canonical().num_heads();
-    t.H = H;
-    const json r1 = run_recover(m, recover_options(o, t, 0));
+  for (const json& rec : records) {
+    const TrialSpec t = spec_of(rec);
+    const int H = t.H;
+    const json& r1 = rec["known"];
     const bool sent1 = r1.value("queries", 0) > 0;
     const long q1 = r1.value("queries", 0L), l1 = r1.value("max_length", 0L);
     // claim 1
@@ -318,12 +369,12 @@ json verify(const VerifyOptions& o) {
     const json sz = schwartz_zippel(t.d, H, S);
     bound_sum += sz["bound"].get<double>();
     vacuous += sz["bound"].get<double>() >= 1.0;
-    json tj{{"trial", i}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
+    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
             {"cancel_v", t.cancel_v}, {"status_known_h", r1.value("status", "")}, {"bound", sz["bound"]}};
     // claim 4
     if (o.unknown_h) {
-      const int H0 = H + o.h0_extra;
-      const json r4 = run_recover(m, recover_options(o, t, H0));
+      const int H0 = rec["H0"].get<int>();
+      const json& r4 = rec["h0"];
       const bool sent4 = r4.value("queries", 0) > 0;
       const long q4 = r4.value("queries", 0L), l4 = r4.value("max_length", 0L);
       const long want4 = paper_query_bound(t.d, H0);
@@ -353,7 +404,7 @@ json verify(const VerifyOptions& o) {
                             : "-";
   json claims = json::array({c1.to_json(), c2.to_json(), c3.to_json()});
   if (o.unknown_h) claims.push_back(c4.to_json());
-  const int n = o.trials;
+  const int n = static_cast<int>(records.size());
   json szj{{"token_range", R},
            {"S", S},
            {"trials", n},
@@ -377,6 +428,13 @@ json verify(const VerifyOptions& o) {
               {"claims", claims},
               {"schwartz_zippel", szj},
               {"trial_list", trials}};
+}
+
+json verify(const VerifyOptions& o) {
+  check_options(o);
+  const std::vector<json> recs = trial_records(o);
+  if (!is_root()) return nullptr;
+  return verify_tally(o, recs);
 }
 
 std::string verify_report(const json& v) {
@@ -414,25 +472,35 @@ int verify_exit_code(const json& v) { return v["status"] == "ok" ? 0 : exit_code
 
 json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
   check_options(base);
+  for (long R : ranges)
+    if (R < 1) throw Error(ErrorKind::usage, "token ranges must be positive");
+  // One item per (range, trial): the known-H run of that trial at that range.
+  const size_t per = static_cast<size_t>(base.trials);
+  auto options_at = [&](size_t r) {
+    VerifyOptions o = base;
+    o.token_range = ranges[r];
+    o.unknown_h = false;
+    return o;
+  };
+  const auto texts = distributed_map(ranges.size() * per, threads_of(base),
+                                     [&](size_t k) { return verify_trial(options_at(k / per), static_cast<int>(k % per)).dump(); });
+  if (!is_root()) return nullptr;
   json rows = json::array();
   bool all_within = true;
   int wrong = 0;
   json failing = json::array();
-  for (long R : ranges) {
-    if (R < 1) throw Error(ErrorKind::usage, "token ranges must be positive");
-    VerifyOptions o = base;
-    o.token_range = R;
+  for (size_t ri = 0; ri < ranges.size(); ++ri) {
+    const long R = ranges[ri];
+    const VerifyOptions o = options_at(ri);
     const long S = 2 * R + 1;
     int deg = 0, n = 0;
     double bsum = 0;
     std::map<std::pair<int, int>, std::array<double, 3>> cells;  // (d,H) -> trials, degenerate, bound sum
-    for (int i = 0; i < o.trials; ++i) {
-      TrialSpec t = draw_trial(o, i);
-      const Model m = trial_model(o, t);
-      const int H = m.canonical().num_heads();
-      t.H = H;
-      const json r = run_recover(m, recover_options(o, t, 0));
-      const Outcome out = recovery_outcome(o, r, H);
+    for (size_t i = 0; i < per; ++i) {
+      const json rec = json::parse(texts[ri * per + i]);
+      const TrialSpec t = spec_of(rec);
+      const int H = t.H;
+      const Outcome out = recovery_outcome(o, rec["known"], H);
       const double b = schwartz_zippel_bound(t.d, H, S);
       ++n;
       bsum += b;
@@ -444,7 +512,7 @@ json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
       c[2] += b;
       if (out.v == TrialVerdict::fail) {
         ++wrong;
-        failing.push_back(json{{"R", R}, {"trial", i}, {"seed", t.seed}, {"reason", out.reason}, {"command", replay_command(o, t, 0)}});
+        failing.push_back(json{{"R", R}, {"trial", t.index}, {"seed", t.seed}, {"reason", out.reason}, {"command", replay_command(o, t, 0)}});
       }
     }
     json cj = json::array();
