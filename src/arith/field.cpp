@@ -374,6 +374,16 @@ Roots<Ball> Field<Ball>::real_roots(const std::vector<Ball>& c) const {
 // ============================================================ floating point
 namespace {
 double scale2(double x, long e) { return std::ldexp(x, static_cast<int>(e)); }
+// x -= a * b in place (no temporaries for MPFR: the LU's inner loop)
+void submul(double& x, const double& a, const double& b) { x -= a * b; }
+void submul(Mpfr& x, const Mpfr& a, const Mpfr& b) {
+  thread_local mpfr_t t;
+  thread_local bool init = false;
+  if (!init) { mpfr_init2(t, working_precision()); init = true; }
+  mpfr_set_prec(t, std::max(mpfr_get_prec(a.raw()), mpfr_get_prec(b.raw())));
+  mpfr_mul(t, a.raw(), b.raw(), MPFR_RNDN);
+  mpfr_sub(x.raw(), x.raw(), t, MPFR_RNDN);
+}
 Mpfr scale2(const Mpfr& x, long e) {
   Mpfr r(x);
   mpfr_mul_2si(r.raw(), x.raw(), e, MPFR_RNDN);
@@ -437,15 +447,15 @@ Truth lu_solve(const F& fld, Mat<T>& X, Mat<T> A, Mat<T> B) {
     }
     for (int i = col + 1; i < n; ++i) {
       const T f = A(i, col) / A(col, col);
-      for (int j = col; j < n; ++j) A(i, j) = A(i, j) - f * A(col, j);
-      for (int j = 0; j < k; ++j) B(i, j) = B(i, j) - f * B(col, j);
+      for (int j = col; j < n; ++j) submul(A(i, j), f, A(col, j));
+      for (int j = 0; j < k; ++j) submul(B(i, j), f, B(col, j));
     }
   }
   X = Mat<T>(n, k);
   for (int j = 0; j < k; ++j)
     for (int i = n; i-- > 0;) {
       T s = B(i, j);
-      for (int t = i + 1; t < n; ++t) s = s - A(i, t) * X(t, j);
+      for (int t = i + 1; t < n; ++t) submul(s, A(i, t), X(t, j));
       X(i, j) = s / A(i, i);
       if (!std::isfinite(fld.log2_abs(X(i, j))) && fld.log2_abs(X(i, j)) > 0) return Truth::unknown;
     }

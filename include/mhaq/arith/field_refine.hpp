@@ -58,18 +58,32 @@ typename F::value_type residual_squares(const F& fld, const Sys& sys, const std:
 template <class F, class Sys>
 void gauss_newton(const F& fld, const Sys& sys, std::vector<typename F::value_type>& x) {
   using T = typename F::value_type;
-  sys.linear_part(fld, x);
   const int K = sys.equations(), n = sys.unknowns();
+  // Already a fit to the working precision (every residual "equal" at the
+  // tolerance's yes-threshold): nothing to refine, the common case.
+  bool fits = K == n;
+  for (int k = 0; k < K && fits; ++k)
+    fits = fld.log2_abs(sys.model(fld, x, k) - sys.target(k)) - std::max(0.0, fld.log2_abs(sys.target(k))) < 16.0 - static_cast<double>(fld.precision());
+  if (fits) return;
+  sys.linear_part(fld, x);
   T ss = residual_squares(fld, sys, x);
   for (int it = 0; it < 60; ++it) {
     Mat<T> J(K, n), g(K, 1), dx;
     sys.jacobian(fld, x, J);
     for (int k = 0; k < K; ++k) g(k, 0) = sys.model(fld, x, k) - sys.target(k);
     if (solve_least_squares(fld, dx, J, g) != Truth::yes) return;
+    // relative size of the step: at the rounding level it is converged; below
+    // the square root of it Newton is in its quadratic regime, where a full
+    // step that fails to lower the residual means rounding has taken over
+    double rel = -std::numeric_limits<double>::infinity();
+    for (int i = 0; i < n; ++i) rel = std::max(rel, fld.log2_abs(dx(i, 0)) - fld.log2_abs(x[i]));
+    const double p = static_cast<double>(fld.precision());
+    if (rel < 8.0 - p) return;
+    const int halvings = rel < -p / 2 ? 1 : 10;
     T scale = fld.from(Rational(1));
     const T half = fld.from(Rational(1, 2));
     bool taken = false;
-    for (int h = 0; h < 10 && !taken; ++h, scale = scale * half) {
+    for (int h = 0; h < halvings && !taken; ++h, scale = scale * half) {
       std::vector<T> trial = x;
       for (int i = 0; i < n; ++i) trial[i] = x[i] - scale * dx(i, 0);
       if (sys.admissible(fld, trial) == Truth::no) continue;

@@ -7,8 +7,8 @@
 //  * arithmetic, exp and log: the usual rules;
 //  * solve: X = A^{-1} B, dX = A^{-1} (dB - dA X);
 //  * real_roots: p(rho) = 0, d rho = -(sum_m dc_m rho^m) / p'(rho);
-//  * refine / certify of a system model(x) = targets: the base field refines
-//    (or certifies) the values, and the implicit function theorem gives
+//  * refine / certify of a system model(x) = targets: certify lets the base
+//    field certify the values (refine keeps them), and the implicit function theorem gives
 //    dx = J(x)^{-1} d targets (J^+ in the least-squares sense when the base
 //    field fits more equations than unknowns).
 //
@@ -180,13 +180,23 @@ struct Field<Jet<B>> {
     return out;
   }
 
+  // The approximation is the base field's own (values only): the derivatives
+  // come from certify(), by the implicit function theorem, so carrying them
+  // through the approximate route would be wasted work.
   template <class Fn>
-  std::optional<std::vector<J>> filtered(const std::vector<J>& f, Fn&& fn) const { return fn(*this, f); }
+  std::optional<std::vector<J>> filtered(const std::vector<J>& f, Fn&& fn) const {
+    const std::optional<std::vector<B>> xv = base.filtered(values(f), fn);
+    if (!xv) return std::nullopt;
+    std::vector<J> out;
+    for (const auto& v : *xv) out.emplace_back(v);
+    return out;
+  }
+  // Derivatives only: the implicit function theorem at the current values
+  // (the run being differentiated already refined them; refining again would
+  // change the values by rounding only, at the cost of a Gauss-Newton solve).
   template <class Sys>
   void refine(const Sys& sys, std::vector<J>& x) const {
-    std::vector<B> xv = values(x);
-    base.refine(value_system(sys), xv);
-    x = implicit(sys, xv);
+    x = implicit(sys, values(x));
   }
   template <class Sys>
   Truth certify(const Sys& sys, std::vector<J>& x) const {
