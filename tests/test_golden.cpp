@@ -421,7 +421,7 @@ TEST_CASE("mhaq golden CLI exit codes") {
     std::ofstream(tmp) << j.dump(1);
   }
   const auto r = test::run(bin + " golden check " + tmp + " 2>/dev/null");
-  CHECK(r.code == 6);
+  CHECK(r.code == 10);
   CHECK(r.out.find("answers[2].decimal") != std::string::npos);
   std::ofstream("test_golden_bad.json") << "{\"format\": \"mhaq-golden\"";
   CHECK(test::run(bin + " golden check test_golden_bad.json >/dev/null 2>&1").code == 3);

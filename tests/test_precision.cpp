@@ -215,7 +215,7 @@ TEST_CASE("sweep: predicted bits lost within 20% of observed; bytes independent 
   CHECK(slurp(a) == slurp(b));
   // plots: data and scripts always; SVGs when gnuplot is installed (CI installs it)
   std::string note;
-  const std::string dir = "test_precision_plots";
+  const std::string dir = "test_precision_plots";  // inside the test's temporary directory (doctest_main)
   const auto imgs = sweep_plots(rows, dir, note);
   const std::string dat = slurp(dir + "/bits_lost_vs_H.dat");
   CHECK(dat.find("\n3 ") != std::string::npos);

@@ -83,7 +83,7 @@ Command make_recover() {
     std::uint64_t noise_seed = 1;
     std::uint64_t seed = 1;
     int threads = 1;
-    std::string noise_pattern = "uniform", target_error = "0";
+    std::string noise_pattern = "uniform", target_error = "0", tolerance = "0";
     int samples_per_pair = 0;
     long max_bits = 1L << 14;
     long token_range = 0, token_den = 0;
@@ -110,6 +110,8 @@ Command make_recover() {
             s->add_option("--noise-pattern", st->noise_pattern, "uniform (seeded, in [-EPS, EPS]) | worst (EPS times the sign pattern that attains kappa)")
                 ->check(CLI::IsMember({"uniform", "worst"}));
             s->add_option("--samples-per-pair", st->samples_per_pair, "oversampling: K > 2H+1 values per pair, fitted by least squares (default exactly 2H+1)");
+            s->add_option("--tolerance", st->tolerance,
+                          "mpfr/double: tolerance on max_rel_error a run must meet to end ok (default 2^(acc/4), acc = log2 of the answers' accuracy)");
             s->add_option("--target-error", st->target_error, "ball: raise the precision until the balls certify this relative error (e.g. 1e-30)");
             s->add_option("--max-bits", st->max_bits, "cap of the precision doubling for --target-error (default 16384)");
             s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it");
@@ -159,6 +161,15 @@ Command make_recover() {
             } catch (const Error& e) {
               throw Error(ErrorKind::usage, std::string("--target-error: ") + e.what());
             }
+            try {
+              o.tolerance = Rational::parse(st->tolerance);
+            } catch (const Error& e) {
+              throw Error(ErrorKind::usage, std::string("--tolerance: ") + e.what());
+            }
+            if (o.tolerance.sign() < 0 || (st->tolerance != "0" && o.tolerance.is_zero()))
+              throw Error(ErrorKind::usage, "--tolerance must be positive");
+            if (!o.tolerance.is_zero() && (a == Arith::exact || a == Arith::ball))
+              throw Error(ErrorKind::usage, "--tolerance applies to --arith mpfr or double (exact runs are equal, ball runs contain the truth)");
             if (st->samples_per_pair < 0 || st->max_bits < 64) throw Error(ErrorKind::usage, "--samples-per-pair must be positive and --max-bits at least 64");
             if (o.max_heads < 0 || o.heads < 0) throw Error(ErrorKind::usage, "head counts must be positive");
             if (st->token_range != 0 || st->token_den != 0) {
@@ -183,7 +194,7 @@ Command make_recover() {
                 r["certificate"] = st->certificate;
                 note = "  certificate      " + st->certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
               } else {
-                note = "  certificate      not written (the run did not end ok)\n";
+                note = "  certificate      not written (" + r.value("certificate_note", std::string("the run did not end ok")) + ")\n";
               }
             }
             emit(st->json, r.dump(), recover_report(r) + human_extra + note);

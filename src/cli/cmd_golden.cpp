@@ -49,7 +49,7 @@ Command make_golden() {
             e->add_flag("--json", st->json, "with -o: print a one-object JSON summary");
             mo->excludes(st->d_opt);
             st->exp = e;
-            auto* c = g->add_subcommand("check", "re-derive every field of a golden file; exit 6 on any mismatch");
+            auto* c = g->add_subcommand("check", "re-derive every field of a golden file; exit 10 on any mismatch");
             c->add_option("file", st->file, "golden JSON file")->required();
             c->add_flag("--json", st->cjson, "print one JSON object");
             c->add_option("--threads", st->check_threads, "threads for the learner re-runs (0 = all hardware threads)");
@@ -103,7 +103,7 @@ Command make_golden() {
             ss << f.rdbuf();
             if (st->check_threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
             const GoldenCheckResult r = golden_check(ss.str(), st->check_threads == 0 ? hardware_threads() : st->check_threads);
-            nlohmann::json j{{"status", r.ok() ? "ok" : "mismatch"}, {"path", st->file}, {"fields_checked", r.fields_checked}, {"mismatches", r.mismatches}};
+            nlohmann::json j{{"status", r.ok() ? "ok" : "checker_rejected"}, {"path", st->file}, {"fields_checked", r.fields_checked}, {"mismatches", r.mismatches}};
             std::string human = "mhaq golden check " + st->file + ": ";
             if (r.ok()) {
               human += "ok, " + std::to_string(r.fields_checked) + " fields re-derived independently\n";
@@ -113,7 +113,7 @@ Command make_golden() {
               if (r.mismatches.size() > 100) human += "  ... " + std::to_string(r.mismatches.size() - 100) + " more\n";
             }
             emit(st->cjson, j.dump(), human);
-            return r.ok() ? 0 : exit_code(ErrorKind::mismatch);
+            return r.ok() ? 0 : exit_code(ErrorKind::rejected);
           }};
 }
 

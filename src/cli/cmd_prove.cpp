@@ -42,7 +42,7 @@ Command make_prove() {
             human += all ? "all lemma checks pass\n" : "some lemma checks FAILED\n";
             nlohmann::json j{{"lemmas", lemmas}, {"all_pass", all}};
             emit(st->json, j.dump(), human);
-            return all ? 0 : exit_code(ErrorKind::mismatch);
+            return all ? 0 : exit_code(ErrorKind::rejected);
           }};
 }
 

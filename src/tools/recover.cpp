@@ -151,18 +151,19 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
 }
 double error_estimate(const Field<QTau>&, int, const LearnOptions&, const RecordingOracle<QTau>&, long, const Rational&, json&) { return 0; }
 
-// A float learner's "inconsistent" rests on tolerance decisions; it stands
+// A float learner's "inconsistent" or "not identifiable" rests on tolerance decisions; it stands
 // only when the pair fits are accurate enough at this precision for those
 // decisions (their first-order error below the tolerance's "no" threshold).
 // Otherwise the failure may be rounding: unable.
 template <class T>
 Verdict reclassify(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const Error& e) {
   const Verdict v{status_of(e.kind()), e.what()};
-  if (e.kind() != ErrorKind::inconsistent) return v;
+  if (e.kind() != ErrorKind::inconsistent && e.kind() != ErrorKind::not_identifiable) return v;
   const Plan plan = learner_plan(d, lo);
   const double acc = F.tol.acc(F.precision());
   const double err = pair_error_log2(F, plan, rec.answers, lo.H, acc);
-  if (err <= F.tol.no_log2(F.precision())) return v;
+  // a margin of 2^6: a link compares products and sums of several fits, to first order
+  if (err + 6 <= F.tol.no_log2(F.precision())) return v;
   char b[160];
   std::snprintf(b, sizeof b, "; but at this precision the pair fits are accurate only to about 2^%.0f, beyond the decision tolerance 2^%.0f",
                 std::isfinite(err) ? err : 0.0, F.tol.no_log2(F.precision()));

@@ -10,6 +10,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/tools/jet_oracle.hpp"
 
 namespace mhaq {
 
@@ -57,8 +58,12 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B>>>& heads
       for (int b = 0; b <= d; ++b) {
         const Jet<B>& x = b < d ? g.W(a, b) : g.v[a];
         const int row = b < d ? S.row_W(h, a, b) : S.row_v(h, a);
-        const Ball& sc = b < d ? sw : sv;
-        if (!arb_is_positive(sc.raw())) throw_degenerate("sensitivity: a head has a zero W or v (not canonical)");
+        // a head's scale; a W (or v) that is zero to the working precision
+        // counts as 1, so its entries are measured by their absolute error
+        // (as max_rel_error does)
+        const Ball& sc0 = b < d ? sw : sv;
+        const bool zero = !arb_is_positive(sc0.raw()) || mid_double(sc0) < std::exp2(-static_cast<double>(working_precision()) / 2);
+        const Ball sc = zero ? Ball(1L) : sc0;
         Ball s1(0L), srel(0L), s2(0L);
         for (const auto& [col, dv] : x.grad()) {
           const Ball e = base.enclose(dv);
@@ -124,7 +129,9 @@ Ball head_distance(const G& g, const HeadQ& h, int d, Get entry) {
     v.emplace_back(h.v[i]);
     for (int j = 0; j < d; ++j) w.emplace_back(h.W(i, j));
   }
-  const Ball sw = norm2(w), sv = norm2(v);
+  Ball sw = norm2(w), sv = norm2(v);
+  if (arb_is_zero(sw.raw())) sw = Ball(1L);  // a zero norm counts as 1 (absolute error)
+  if (arb_is_zero(sv.raw())) sv = Ball(1L);
   Ball worst(0L);
   for (int i = 0; i < d; ++i) {
     Ball e = abs_ball(entry(g.v[i]) - Ball(h.v[i]));

@@ -6,7 +6,8 @@
 // recovery is measured entrywise against a per-head scale:
 //
 //     err = max over heads h, entries k of |theta'_k - theta_k| / s_k,
-//     s_k = ||W_h||_F for entries of W_h,  s_k = ||v_h||_2 for entries of v_h.
+//     s_k = ||W_h||_F for entries of W_h,  s_k = ||v_h||_2 for entries of v_h
+//     (a norm that is zero counts as 1: absolute error, as max_rel_error).
 //
 // J = d theta / d answers is not derived by hand: the learner itself runs on
 // jets (arith/jet.hpp) over the answers, so J comes from the same stages that
