@@ -1,5 +1,6 @@
 // Field<T> primitives: exp/log, linear solves and real roots per arithmetic.
 #include "mhaq/arith/field.hpp"
+#include "mhaq/arith/qtau_solve.hpp"
 
 #include <acb_poly.h>
 #include <arb_mat.h>
@@ -68,31 +69,8 @@ struct Poly {
 }  // namespace
 
 void Field<QTau>::solve(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) const {
-  // Clear denominators row by row, then fraction-free LU over Z[tau]
-  // (FLINT fmpz_poly_mat_solve_fflu): exact, and far cheaper than Gaussian
-  // elimination with a gcd after every field operation.
-  const int n = A.rows(), k = B.cols();
-  PolyMat a(n, n), b(n, k), x(n, k);
-  Poly lcm, t, den;
-  for (int i = 0; i < n; ++i) {
-    fmpz_poly_one(lcm.p);
-    for (int j = 0; j < n; ++j) fmpz_poly_lcm(lcm.p, lcm.p, A(i, j).raw()->den);
-    for (int j = 0; j < k; ++j) fmpz_poly_lcm(lcm.p, lcm.p, B(i, j).raw()->den);
-    for (int j = 0; j < n + k; ++j) {
-      const QTau& e = j < n ? A(i, j) : B(i, j - n);
-      fmpz_poly_div(t.p, lcm.p, e.raw()->den);
-      fmpz_poly_mul(j < n ? fmpz_poly_mat_entry(a.m, i, j) : fmpz_poly_mat_entry(b.m, i, j - n), t.p, e.raw()->num);
-    }
-  }
-  if (!fmpz_poly_mat_solve_fflu(x.m, den.p, a.m, b.m))
-    throw_degenerate("linear system is singular (decided exactly in Q(tau))");
-  X = Mat<QTau>(n, k);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < k; ++j) {
-      fmpz_poly_set(X(i, j).raw()->num, fmpz_poly_mat_entry(x.m, i, j));
-      fmpz_poly_set(X(i, j).raw()->den, den.p);
-      fmpz_poly_q_canonicalise(X(i, j).raw());
-    }
+  // Exact in every method (mhaq/arith/qtau_solve.hpp); singularity is decided exactly.
+  if (!qtau_solve(current_exact_solver(), X, A, B)) throw_degenerate("linear system is singular (decided exactly in Q(tau))");
 }
 
 std::vector<QTau> Field<QTau>::real_roots(const std::vector<QTau>& c) const {

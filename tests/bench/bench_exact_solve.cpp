@@ -1,0 +1,228 @@
+// Benchmark: exact recoveries (learn<QTau> on a ModelOracle<QTau>, single
+// thread) with each exact solver, side by side in one run, on the real pair
+// systems of the query schedule. Per run: total time, time answering queries
+// (the oracle), time inside the exact solve (and its exact check), the rest
+// (roots by Newton polygon + exact substitution, residues, labelling, final
+// solves, self-check). The self-check re-evaluates every answer exactly; its
+// cost is measured separately as the time to evaluate every query again.
+//   usage: bench_exact_solve [all|d6|d8|d12|CASE...] [--replay] [--no-fflu]
+//   CASE = d:H:seed, e.g. 8:4:3.  --replay also re-solves every recorded pair
+//   system of d6 cases (and the first d8 case) with each method, for per-pair
+//   ratios.  --no-fflu skips the (slow) reference runs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/tools/recover.hpp"
+
+using namespace mhaq;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Forwards to the model oracle and times the answers.
+class TimedOracle final : public Oracle<QTau> {
+ public:
+  explicit TimedOracle(ModelOracle<QTau>& o) : o_(o) {}
+  int dim() const override { return o_.dim(); }
+  const Field<QTau>& field() const override { return o_.field(); }
+  double seconds = 0;
+
+ private:
+  QTau answer(const Query& q) override {
+    const auto t0 = Clock::now();
+    QTau r = o_.query(q);
+    seconds += secs(t0, Clock::now());
+    return r;
+  }
+  ModelOracle<QTau>& o_;
+};
+
+struct Systems {
+  std::vector<Mat<QTau>> A, B;
+};
+void record(const Mat<QTau>& A, const Mat<QTau>& B, void* ctx) {
+  auto* s = static_cast<Systems*>(ctx);
+  s->A.push_back(A);
+  s->B.push_back(B);
+}
+
+struct RunStats {
+  std::string status;
+  double total = 0, oracle = 0, solve = 0, verify = 0;
+  long pairs = 0, fallbacks = 0, primes = 0, doublings = 0;
+  bool match = false;
+};
+
+RunStats run_once(const Model& m, const Model& canon, const LearnOptions& lo, ExactSolver s, Systems* rec) {
+  ExactSolverScope scope(s);
+  ModelOracle<QTau> inner(m, lo.tokens.den);
+  TimedOracle o(inner);
+  reset_exact_solve_stats();
+  if (rec) set_exact_solve_observer(record, rec);
+  RunStats r;
+  const auto t0 = Clock::now();
+  try {
+    const LearnResult<QTau> res = learn<QTau>(o, lo);
+    r.total = secs(t0, Clock::now());
+    r.status = "ok";
+    r.match = exact_heads_match(res.heads, canon);
+  } catch (const Error& e) {
+    r.total = secs(t0, Clock::now());
+    r.status = std::string(kind_name(e.kind())) + ": " + e.what();
+  }
+  set_exact_solve_observer(nullptr, nullptr);
+  const ExactSolveStats st = exact_solve_stats();
+  r.oracle = o.seconds;
+  r.solve = static_cast<double>(st.nanoseconds) * 1e-9;
+  r.verify = static_cast<double>(st.verify_nanoseconds) * 1e-9;
+  r.pairs = st.calls;
+  r.fallbacks = st.fallback_singular + st.fallback_other;
+  r.primes = st.primes;
+  r.doublings = st.point_doublings;
+  return r;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+const ExactSolver kMethods[] = {ExactSolver::fflu, ExactSolver::modular, ExactSolver::sparse};
+constexpr int kM = 3;
+
+struct Summary {
+  std::vector<double> total[kM], solve[kM];
+};
+
+// Returns false for a degenerate draw (reported, skipped).
+bool bench_case(int d, int H, std::uint64_t seed, bool replay, bool with_fflu, Summary& sum) {
+  GenerateOptions g = default_generate(Arith::exact);
+  g.d = d;
+  g.heads = H;
+  g.seed = seed;
+  const Model m = generate_model(g);
+  const Model canon = m.canonical();
+  LearnOptions lo;
+  lo.H = static_cast<int>(canon.heads.size());
+  lo.seed = learner_seed(seed);
+  lo.tokens = default_tokens(Arith::exact);
+  lo.threads = 1;
+  // The sparse run goes first: a degenerate draw is then found cheaply.
+  Systems sys;
+  RunStats r[kM];
+  r[2] = run_once(m, canon, lo, ExactSolver::sparse, replay ? &sys : nullptr);
+  if (r[2].status != "ok") {
+    std::printf("d=%d H=%d seed=%llu: %s (skipped; sparse run %.2f s)\n", d, H, static_cast<unsigned long long>(seed), r[2].status.c_str(),
+                r[2].total);
+    std::fflush(stdout);
+    return false;
+  }
+  r[1] = run_once(m, canon, lo, ExactSolver::modular, nullptr);
+  if (with_fflu) r[0] = run_once(m, canon, lo, ExactSolver::fflu, nullptr);
+  // self-check cost: every query evaluated once more, exactly
+  const Plan plan = learner_plan(d, lo);
+  const auto qs = plan.queries();
+  ModelOracle<QTau> probe(m, lo.tokens.den);
+  const auto t0 = Clock::now();
+  for (const auto& q : qs) (void)evaluate_exact(canon, q, probe.field().L);
+  const double selfcheck = secs(t0, Clock::now());
+  std::printf("d=%d H=%d seed=%llu: %ld pair solves, L=%ld, %zu queries\n", d, H, static_cast<unsigned long long>(seed), r[2].pairs,
+              probe.field().L, qs.size());
+  for (int i = with_fflu ? 0 : 1; i < kM; ++i) {
+    const RunStats& x = r[i];
+    std::printf("  %-8s total %8.3f s | solve %8.3f s (%7.2f ms/pair, exact check %.3f s) | oracle %.3f s | self-check ~%.3f s | rest %.3f s | "
+                "match %s, fallbacks %ld, primes %ld",
+                exact_solver_name(kMethods[i]), x.total, x.solve, 1e3 * x.solve / x.pairs, x.verify, x.oracle, selfcheck,
+                x.total - x.oracle - x.solve - selfcheck, x.status == "ok" && x.match ? "yes" : "NO", x.fallbacks, x.primes);
+    if (i > 0 && with_fflu) std::printf(" | vs fflu: total %.2fx, solve %.1fx", r[0].total / x.total, r[0].solve / x.solve);
+    if (i == 2) std::printf(" | vs modular: total %.2fx, solve %.1fx", r[1].total / x.total, r[1].solve / x.solve);
+    std::printf("\n");
+    sum.total[i].push_back(x.total);
+    sum.solve[i].push_back(x.solve);
+  }
+  std::fflush(stdout);
+  if (replay && !sys.A.empty()) {
+    std::vector<double> ratio[kM];
+    double tt[kM] = {0, 0, 0};
+    bool all_equal = true;
+    for (size_t i = 0; i < sys.A.size(); ++i) {
+      Mat<QTau> X[kM];
+      bool ok[kM];
+      double t[kM];
+      for (int mth = with_fflu ? 0 : 1; mth < kM; ++mth) {
+        const auto s0 = Clock::now();
+        ok[mth] = qtau_solve(kMethods[mth], X[mth], sys.A[i], sys.B[i]);
+        t[mth] = secs(s0, Clock::now());
+        tt[mth] += t[mth];
+      }
+      for (int mth = with_fflu ? 0 : 1; mth + 1 < kM; ++mth) {
+        ratio[mth].push_back(t[mth] / t[2]);
+        bool eq = ok[mth] == ok[2];
+        for (int rr = 0; eq && ok[2] && rr < X[2].rows(); ++rr) eq = X[mth](rr, 0) == X[2](rr, 0);
+        all_equal = all_equal && eq;
+      }
+    }
+    std::printf("  replay of %zu pair systems:", sys.A.size());
+    for (int mth = with_fflu ? 0 : 1; mth < kM; ++mth) std::printf(" %s %.3f s;", exact_solver_name(kMethods[mth]), tt[mth]);
+    for (int mth = with_fflu ? 0 : 1; mth + 1 < kM; ++mth) {
+      std::sort(ratio[mth].begin(), ratio[mth].end());
+      std::printf(" per-pair %s/sparse min %.1fx median %.1fx max %.1fx;", exact_solver_name(kMethods[mth]), ratio[mth].front(),
+                  median(ratio[mth]), ratio[mth].back());
+    }
+    std::printf(" all equal %s\n", all_equal ? "yes" : "NO");
+    std::fflush(stdout);
+  }
+  return true;
+}
+
+void report(const char* name, const Summary& s) {
+  std::printf("== %s: medians over %zu runs:", name, s.total[2].size());
+  for (int i = 0; i < kM; ++i)
+    if (!s.total[i].empty()) std::printf(" %s total %.3f s (solve %.3f s);", exact_solver_name(kMethods[i]), median(s.total[i]), median(s.solve[i]));
+  if (!s.total[0].empty())
+    std::printf(" ratio of medians fflu/sparse: total %.2fx, solve %.1fx", median(s.total[0]) / median(s.total[2]),
+                median(s.solve[0]) / median(s.solve[2]));
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void series(const char* name, int d, int H, int want, bool replay, int replay_count, bool with_fflu) {
+  Summary s;
+  int got = 0;
+  for (std::uint64_t seed = 1; got < want && seed < 50; ++seed)
+    if (bench_case(d, H, seed, replay && got < replay_count, with_fflu, s)) ++got;
+  report(name, s);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> what;
+  bool replay = false, with_fflu = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--replay") replay = true;
+    else if (a == "--no-fflu") with_fflu = false;
+    else what.push_back(a);
+  }
+  if (what.empty()) what.push_back("all");
+  std::printf("bench_exact_solve: single thread, default exact model and tokens; seconds are wall time on this machine, ratios are what count\n");
+  for (const auto& w : what) {
+    if (w == "all" || w == "d6") series("d=6 H=3", 6, 3, 5, replay, 5, with_fflu);
+    if (w == "all" || w == "d8") series("d=8 H=4", 8, 4, 5, replay, 1, with_fflu);
+    if (w == "all" || w == "d12") series("d=12 H=4", 12, 4, 1, false, 0, with_fflu);
+    int d, H;
+    unsigned long long seed;
+    if (std::sscanf(w.c_str(), "%d:%d:%llu", &d, &H, &seed) == 3) {
+      Summary s;
+      bench_case(d, H, seed, replay, with_fflu, s);
+    }
+  }
+  return 0;
+}
