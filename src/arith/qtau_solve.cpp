@@ -761,6 +761,33 @@ bool crt_lift(const Crt& C, Zp& betaZ, std::vector<Zp>& alphaZ) {
   return !fmpz_poly_is_zero(betaZ.p);
 }
 
+// out = a * b; schoolbook over the nonzero terms when both factors are sparse
+// (the pair systems' polynomials have at most 2^H terms), else FLINT's product.
+void mul_sparse_aware(fmpz_poly_t out, const fmpz_poly_t a, const fmpz_poly_t b) {
+  const slong la = fmpz_poly_length(a), lb = fmpz_poly_length(b);
+  if (la == 0 || lb == 0) {
+    fmpz_poly_zero(out);
+    return;
+  }
+  std::vector<slong> ia, ib;
+  for (slong i = 0; i < la; ++i)
+    if (!fmpz_is_zero(a->coeffs + i)) ia.push_back(i);
+  for (slong i = 0; i < lb; ++i)
+    if (!fmpz_is_zero(b->coeffs + i)) ib.push_back(i);
+  if (static_cast<slong>(ia.size() * ib.size()) > 2 * (la + lb)) {
+    fmpz_poly_mul(out, a, b);
+    return;
+  }
+  Zp r;
+  fmpz_poly_fit_length(r.p, la + lb - 1);
+  _fmpz_vec_zero(r.p->coeffs, la + lb - 1);
+  for (slong i : ia)
+    for (slong j : ib) fmpz_addmul(r.p->coeffs + i + j, a->coeffs + i, b->coeffs + j);
+  _fmpz_poly_set_length(r.p, la + lb - 1);
+  _fmpz_poly_normalise(r.p);
+  fmpz_poly_swap(out, r.p);
+}
+
 // Exact check of A X = B with X(j) = alphaZ[j] / betaZ, in Z[tau]: row i times
 // the lcm of its denominators, entries grouped by their (numerator,
 // denominator) polynomials, one product per group.
@@ -808,20 +835,20 @@ bool verify_exact(const Setup& S, const Zp& betaZ, const std::vector<Zp>& alphaZ
             fmpz_poly_scalar_addmul_fmpz(G.p, x, sc.v);
           }
           if (num > 0) {
-            fmpz_poly_mul(prod.p, S.P[num].p, G.p);
+            mul_sparse_aware(prod.p, S.P[num].p, G.p);
             fmpz_poly_add(inner.p, inner.p, prod.p);
           } else {
             fmpz_poly_add(inner.p, inner.p, G.p);
           }
         }
         if (den == 0) {
-          fmpz_poly_mul(prod.p, ell.p, inner.p);
+          mul_sparse_aware(prod.p, ell.p, inner.p);
           fmpz_poly_add(acc.p, acc.p, prod.p);
         } else if (dens.size() == 1 || (dens.size() == 2 && dens[0] == 0 && fmpz_poly_equal(ell.p, S.P[den].p))) {
           fmpz_poly_add(acc.p, acc.p, inner.p);  // ell / P[den] = 1
         } else {
           fmpz_poly_div(cof.p, ell.p, S.P[den].p);
-          fmpz_poly_mul(prod.p, cof.p, inner.p);
+          mul_sparse_aware(prod.p, cof.p, inner.p);
           fmpz_poly_add(acc.p, acc.p, prod.p);
         }
       }
