@@ -241,3 +241,76 @@ TEST_CASE("Field<QTau>::solve dispatches to the selected solver and reports sing
     CHECK(e.kind() == ErrorKind::degenerate);
   }
 }
+
+namespace {
+// Random Laurent element: a few terms q tau^e, e of either sign.
+QTau rand_laurent(Rng& g, int terms, long range) {
+  QTau x;
+  for (int i = 0; i < terms; ++i) x += rat(g.uniform_int(-20, 20), g.uniform_int(1, 9)) * QTau::tau_pow(g.uniform_int(-range, range));
+  return x;
+}
+QTau rand_monomial(Rng& g, long range) {
+  long p = 0;
+  while (p == 0) p = g.uniform_int(-7, 7);
+  return rat(p, g.uniform_int(1, 5)) * QTau::tau_pow(g.uniform_int(-range, range));
+}
+}  // namespace
+
+TEST_CASE("fast exact helpers equal plain fmpz_poly_q arithmetic, fast paths and fallbacks alike") {
+  Rng g(4242);
+  const int iters = 60 * test::multiplier();
+  for (int it = 0; it < iters; ++it) {
+    CAPTURE(it);
+    // qtau_laurent
+    std::vector<std::pair<long, Rational>> terms;
+    QTau ref;
+    for (int i = 0, T = static_cast<int>(g.uniform_int(0, 6)); i < T; ++i) {
+      const long e = g.uniform_int(-40, 40);
+      const Rational q(g.uniform_int(-30, 30), static_cast<unsigned long>(g.uniform_int(1, 12)));
+      terms.push_back({e, q});
+      ref += QTau(q) * QTau::tau_pow(e);
+    }
+    CHECK(qtau_laurent(terms) == ref);
+    // qtau_poly_eval: Laurent coefficients at a monomial (fast), and general ones (Horner)
+    std::vector<QTau> c;
+    for (int m = 0, deg = static_cast<int>(g.uniform_int(0, 4)); m <= deg; ++m) c.push_back(it % 3 == 2 ? rand_elem(g, 3) : rand_laurent(g, 3, 30));
+    const QTau x = it % 4 == 3 ? rand_elem(g, 2) : rand_monomial(g, 25);
+    QTau horner = c.back();
+    for (size_t m = c.size() - 1; m-- > 0;) horner = horner * x + c[m];
+    CHECK(qtau_poly_eval(c, x) == horner);
+    // a root: (x - rho) * c(x) vanishes at rho
+    const QTau rho = rand_monomial(g, 25);
+    std::vector<QTau> p(c.size() + 1);
+    for (size_t m = 0; m < c.size(); ++m) {
+      p[m + 1] += c[m];
+      p[m] -= c[m] * rho;
+    }
+    CHECK(qtau_poly_eval(p, rho).is_zero());
+    // qtau_mul, qtau_div (proportional numerators, and general)
+    const QTau a = rand_laurent(g, 3, 30), m = rand_monomial(g, 20);
+    CHECK(qtau_mul(a, m) == a * m);
+    CHECK(qtau_mul(m, a) == a * m);
+    const QTau e1 = rand_elem(g, 3), e2 = rand_elem(g, 3);
+    CHECK(qtau_mul(e1, e2) == e1 * e2);
+    if (!a.is_zero()) {
+      CHECK(qtau_div(a * m, a) == m);
+      CHECK(qtau_div(a, a * m) == rat(1) / m);
+      const QTau b = rand_laurent(g, 2, 30);
+      if (!b.is_zero()) CHECK(qtau_div(a, b) == a / b);
+    }
+    if (!e2.is_zero()) CHECK(qtau_div(e1, e2) == e1 / e2);
+    // fraction sums and the equality test
+    std::vector<QTau> nu, de;
+    QTau sum;
+    for (int h = 0, H = static_cast<int>(g.uniform_int(1, 4)); h < H; ++h) {
+      nu.push_back(it % 2 ? rand_laurent(g, 4, 30) : rand_elem(g, 3));
+      QTau d = it % 2 ? rand_laurent(g, 3, 30) : rand_elem(g, 3);
+      if (d.is_zero()) d = rat(3);
+      de.push_back(d);
+      sum += nu.back() / d;
+    }
+    CHECK(qtau_fraction_sum_equals(nu, de, sum));
+    CHECK_FALSE(qtau_fraction_sum_equals(nu, de, sum + rat(1, 7)));
+    CHECK_FALSE(qtau_fraction_sum_equals(nu, de, sum * QTau::tau_pow(1) + rat(1)));
+  }
+}

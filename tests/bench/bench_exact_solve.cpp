@@ -5,8 +5,9 @@
 // (roots by Newton polygon + exact substitution, residues, labelling, final
 // solves, self-check). The self-check re-evaluates every answer exactly; its
 // cost is measured separately as the time to evaluate every query again.
-//   usage: bench_exact_solve [all|d6|d8|d12|CASE...] [--replay] [--no-fflu]
-//   CASE = d:H:seed, e.g. 8:4:3.  --replay also re-solves every recorded pair
+//   usage: bench_exact_solve [all|d6|d8|d12|CASE|proto:CASE ...] [--replay] [--no-fflu]
+//   CASE = d:H:seed, e.g. 8:4:3; proto:CASE times the prototypes of qtau_solve.hpp
+//   (roots check, residues, self-check) against today's code paths on that case.  --replay also re-solves every recorded pair
 //   system of d6 cases (and the first d8 case) with each method, for per-pair
 //   ratios.  --no-fflu skips the (slow) reference runs.
 #include <algorithm>
@@ -200,6 +201,111 @@ void series(const char* name, int d, int H, int want, bool replay, int replay_co
     if (bench_case(d, H, seed, replay && got < replay_count, with_fflu, s)) ++got;
   report(name, s);
 }
+
+// ---- prototypes for the other hot paths (qtau_solve.hpp), on the real data
+// of one recovery: the roots check and residues of every pair fit, and the
+// exact self-check (and the oracle's sum of heads), each timed against the
+// code path the learner uses today, with exact equality of the results.
+void bench_prototypes(int d, int H, std::uint64_t seed) {
+  GenerateOptions g = default_generate(Arith::exact);
+  g.d = d;
+  g.heads = H;
+  g.seed = seed;
+  const Model m = generate_model(g);
+  const Model canon = m.canonical();
+  LearnOptions lo;
+  lo.H = static_cast<int>(canon.heads.size());
+  lo.seed = learner_seed(seed);
+  lo.tokens = default_tokens(Arith::exact);
+  lo.threads = 1;
+  Systems sys;
+  const RunStats r = run_once(m, canon, lo, ExactSolver::sparse, &sys);
+  std::printf("prototypes on d=%d H=%d seed=%llu (%s):\n", d, H, static_cast<unsigned long long>(seed), r.status.c_str());
+  if (r.status != "ok") return;
+  ModelOracle<QTau> oracle(m, lo.tokens.den);
+  const Field<QTau>& F = oracle.field();
+  // roots check and residues
+  double t_old = 0, t_new = 0, t_newton = 0;
+  bool same = true;
+  for (size_t i = 0; i < sys.A.size(); ++i) {
+    Mat<QTau> X;
+    if (!qtau_solve(ExactSolver::sparse, X, sys.A[i], sys.B[i])) continue;
+    const int h = (X.rows() - 1) / 2;
+    std::vector<QTau> N, Q{QTau(Rational(1))};
+    for (int k = 0; k <= h; ++k) N.push_back(X(k, 0));
+    for (int k = 1; k <= h; ++k) Q.push_back(X(h + k, 0));
+    const std::vector<QTau> dQ = poly_derivative(F, Q);
+    auto a0 = Clock::now();
+    const std::vector<QTau> roots = F.real_roots(Q);  // Newton polygon + exact substitution (today)
+    auto a1 = Clock::now();
+    t_newton += secs(a0, a1);
+    std::vector<QTau> c_old, c_new;
+    a0 = Clock::now();
+    for (const QTau& rho : roots) {
+      same = same && poly_eval(Q, rho).is_zero();
+      const QTau rr = QTau(Rational(-1)) / rho;
+      c_old.push_back(rr * poly_eval(N, rho) / poly_eval(dQ, rho));
+    }
+    a1 = Clock::now();
+    for (const QTau& rho : roots) {
+      same = same && qtau_poly_eval(Q, rho).is_zero();
+      const QTau rr = qtau_div(QTau(Rational(-1)), rho);
+      c_new.push_back(qtau_div(qtau_mul(rr, qtau_poly_eval(N, rho)), qtau_poly_eval(dQ, rho)));
+    }
+    const auto a2 = Clock::now();
+    t_old += secs(a0, a1);
+    t_new += secs(a1, a2);
+    same = same && c_old == c_new;
+  }
+  std::printf("  pair fits: real_roots (today, incl. its substitution check) %.3f s; substitution check + residues: "
+              "fmpz_poly_q Horner/division %.3f s, Laurent prototypes %.3f s (%.1fx), equal %s\n",
+              t_newton, t_old, t_new, t_old / t_new, same ? "yes" : "NO");
+  // self-check and the oracle's sum over heads
+  const Plan plan = learner_plan(d, lo);
+  const auto qs = plan.queries();
+  std::vector<QTau> ans;
+  for (const auto& q : qs) ans.push_back(oracle.query(q));
+  double s_old = 0, s_new = 0;
+  bool ok_old = true, ok_new = true, ok_reject = true;
+  for (size_t qi = 0; qi < qs.size(); ++qi) {
+    const Query& q = qs[qi];
+    auto b0 = Clock::now();
+    ok_old = ok_old && evaluate_exact(canon, q, F.L) == ans[qi];
+    auto b1 = Clock::now();
+    // per head: num_h = sum_i count_i (v_h . x_i) tau^{n_i}, den_h = sum_i count_i tau^{n_i},
+    // n_i = L (s_i - s_max), s_i = x_i^T W_h x_N (the attention formula, exact in Q)
+    std::vector<QTau> nu, de;
+    for (const auto& hd : canon.heads) {
+      const QVec Wx = matvec(hd.W, q.back().token);
+      std::vector<Rational> sc;
+      Rational smax;
+      for (size_t i = 0; i < q.size(); ++i) {
+        sc.push_back(dot(q[i].token, Wx));
+        if (i == 0 || sc[i] > smax) smax = sc[i];
+      }
+      std::vector<std::pair<long, Rational>> tn, td;
+      for (size_t i = 0; i < q.size(); ++i) {
+        const long e = ((sc[i] - smax) * Rational(F.L)).to_long();
+        const Rational cnt(q[i].count);
+        tn.push_back({e, cnt * dot(hd.v, q[i].token)});
+        td.push_back({e, cnt});
+      }
+      nu.push_back(qtau_laurent(tn));
+      de.push_back(qtau_laurent(td));
+    }
+    const bool eq = qtau_fraction_sum_equals(nu, de, ans[qi]);
+    auto b2 = Clock::now();
+    // must also reject a wrong answer
+    ok_reject = ok_reject && !qtau_fraction_sum_equals(nu, de, ans[qi] + QTau(Rational(1, 1024)));
+    ok_new = ok_new && eq;
+    s_old += secs(b0, b1);
+    s_new += secs(b1, b2);
+  }
+  std::printf("  self-check of %zu answers: evaluate_exact == answer %.3f s (all equal %s); Laurent terms + cross-multiplied "
+              "equality %.3f s (%.1fx, all equal %s, perturbed answers all rejected %s)\n",
+              qs.size(), s_old, ok_old ? "yes" : "NO", s_new, s_old / s_new, ok_new ? "yes" : "NO", ok_reject ? "yes" : "NO");
+  std::fflush(stdout);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -219,6 +325,10 @@ int main(int argc, char** argv) {
     if (w == "all" || w == "d12") series("d=12 H=4", 12, 4, 1, false, 0, with_fflu);
     int d, H;
     unsigned long long seed;
+    if (std::sscanf(w.c_str(), "proto:%d:%d:%llu", &d, &H, &seed) == 3) {
+      bench_prototypes(d, H, seed);
+      continue;
+    }
     if (std::sscanf(w.c_str(), "%d:%d:%llu", &d, &H, &seed) == 3) {
       Summary s;
       bench_case(d, H, seed, replay, with_fflu, s);

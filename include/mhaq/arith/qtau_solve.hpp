@@ -32,6 +32,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
@@ -92,5 +93,40 @@ void reset_exact_solve_stats();
 // the observer (single-threaded use only).
 using ExactSolveObserver = void (*)(const Mat<QTau>& A, const Mat<QTau>& B, void* ctx);
 void set_exact_solve_observer(ExactSolveObserver fn, void* ctx);
+
+}  // namespace mhaq
+
+// ------------------------------------------------------------------------
+// Prototypes for the exact run's other hot paths (not wired in: the learner,
+// the oracle and Field<QTau>::real_roots belong to other files). Each returns
+// exactly what plain fmpz_poly_q arithmetic returns, by a cheaper route:
+// elements whose denominator is c * tau^s ("Laurent" elements: every answer
+// term, every pole and every pair solution is one) are combined with integer
+// polynomial shifts and additions, and fractions are combined by
+// cross-multiplication, with at most one gcd at the end instead of one per
+// operation. (A canonical sum of fractions with a single gcd at the end was
+// measured 3x slower than today's incremental fmpz_poly_q sums: one gcd of
+// the full products costs more than several small ones; not kept.)
+namespace mhaq {
+
+// sum_i q_i tau^{n_i}, exactly (one content gcd, no polynomial gcd).
+QTau qtau_laurent(const std::vector<std::pair<long, Rational>>& terms);
+
+// sum_m c[m] x^m. Fast when x = q tau^e and every c[m] is Laurent (the roots
+// check and the residues of Field<QTau>::real_roots / interpolate_linear);
+// otherwise Horner in fmpz_poly_q.
+QTau qtau_poly_eval(const std::vector<QTau>& c, const QTau& x);
+
+// a * b. Fast when one factor is q tau^e and the other is Laurent.
+QTau qtau_mul(const QTau& a, const QTau& b);
+
+// a / b. Fast when a and b are Laurent with proportional numerators (the
+// residue c_h = r N(rho) / Q'(rho) of an exact fit is a rational); otherwise
+// fmpz_poly_q_div.
+QTau qtau_div(const QTau& a, const QTau& b);
+
+// Decides sum_h num[h] / den[h] == value exactly by cross-multiplication in
+// Z[tau] (no gcd at all): the exact self-check of the learner, answer by answer.
+bool qtau_fraction_sum_equals(const std::vector<QTau>& num, const std::vector<QTau>& den, const QTau& value);
 
 }  // namespace mhaq
