@@ -5,8 +5,9 @@
 // (roots by Newton polygon + exact substitution, residues, labelling, final
 // solves, self-check). The self-check re-evaluates every answer exactly; its
 // cost is measured separately as the time to evaluate every query again.
-//   usage: bench_exact_solve [all|d6|d8|d12|CASE|proto:CASE ...] [--replay] [--no-fflu]
-//   CASE = d:H:seed, e.g. 8:4:3; proto:CASE times the prototypes of qtau_solve.hpp
+//   usage: bench_exact_solve [all|d6|d8|d12|CASE|h0:d:H:H0:seed|proto:CASE ...] [--replay] [--no-fflu]
+//   CASE = d:H:seed, e.g. 8:4:3; h0:d:H:H0:seed runs with only the bound H0
+//   known (--max-heads); proto:CASE times the prototypes of qtau_solve.hpp
 //   (roots check, residues, self-check) against today's code paths on that case.  --replay also re-solves every recorded pair
 //   system of d6 cases (and the first d8 case) with each method, for per-pair
 //   ratios.  --no-fflu skips the (slow) reference runs.
@@ -202,6 +203,31 @@ void series(const char* name, int d, int H, int want, bool replay, int replay_co
   report(name, s);
 }
 
+// --max-heads runs (claim 3): the learner also fits type-(m, m) functions with
+// m below the head count, whose solutions are not sparse.
+void bench_h0(int d, int H, int H0, std::uint64_t seed) {
+  GenerateOptions g = default_generate(Arith::exact);
+  g.d = d;
+  g.heads = H;
+  g.seed = seed;
+  const Model m = generate_model(g);
+  const Model canon = m.canonical();
+  LearnOptions lo;
+  lo.H = H0;
+  lo.heads_is_bound = true;
+  lo.seed = learner_seed(seed);
+  lo.tokens = default_tokens(Arith::exact);
+  lo.threads = 1;
+  std::printf("max-heads run d=%d H=%d H0=%d seed=%llu:\n", d, H, H0, static_cast<unsigned long long>(seed));
+  for (ExactSolver s : kMethods) {
+    const RunStats r = run_once(m, canon, lo, s, nullptr);
+    const ExactSolveStats st = exact_solve_stats();
+    std::printf("  %-8s %s total %.3f s, solve %.3f s over %ld solves (sparse found %ld, gave up %ld), match %s\n", exact_solver_name(s),
+                r.status.c_str(), r.total, r.solve, r.pairs, st.sparse_ok, st.sparse_gave_up, r.match ? "yes" : "NO");
+    std::fflush(stdout);
+  }
+}
+
 // ---- prototypes for the other hot paths (qtau_solve.hpp), on the real data
 // of one recovery: the roots check and residues of every pair fit, and the
 // exact self-check (and the oracle's sum of heads), each timed against the
@@ -325,6 +351,11 @@ int main(int argc, char** argv) {
     if (w == "all" || w == "d12") series("d=12 H=4", 12, 4, 1, false, 0, with_fflu);
     int d, H;
     unsigned long long seed;
+    int H0;
+    if (std::sscanf(w.c_str(), "h0:%d:%d:%d:%llu", &d, &H, &H0, &seed) == 4) {
+      bench_h0(d, H, H0, seed);
+      continue;
+    }
     if (std::sscanf(w.c_str(), "proto:%d:%d:%llu", &d, &H, &seed) == 3) {
       bench_prototypes(d, H, seed);
       continue;

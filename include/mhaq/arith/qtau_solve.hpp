@@ -16,8 +16,11 @@
 //             geometric progression, roots, discrete logs, transposed
 //             Vandermonde) with early termination; needs ~2T+4 points for an
 //             entry with T terms. Systems whose solution is not a sparse
-//             Laurent polynomial in tau go to `modular`. Pair systems'
-//             solutions are (q_m = e_m(tau^{n_1}, ..., tau^{n_H})).
+//             Laurent polynomial in tau go to fflu. Pair systems'
+//             solutions are (q_m = e_m(tau^{n_1}, ..., tau^{n_H})); the
+//             type-(m, m) fits with m < H of --max-heads runs are not, and for
+//             those fflu beats `modular` (large dense denominators make its
+//             reconstruction quadratic and its point count double).
 //
 // Rigor of `modular`. The modular steps only propose a candidate; the answer
 // is returned only after (1) an exact check that A X = B in Q(tau) and (2) a
@@ -77,7 +80,7 @@ struct ExactSolveStats {
   long modular_calls = 0;    // calls that ran the modular method
   long modular_ok = 0;       // ... and returned its own verified result
   long sparse_ok = 0;        // solved by the sparse attempt itself
-  long sparse_gave_up = 0;   // sparse attempt left the system to the dense method
+  long sparse_gave_up = 0;   // sparse attempt found no sparse solution and left the system to fflu
   long fallback_singular = 0;  // modular images looked singular: fflu decided
   long fallback_other = 0;     // reconstruction or verification kept failing: fflu
   long primes = 0;           // primes used by modular calls
