@@ -232,6 +232,46 @@ Ball Field<QTau>::enclose(const QTau& x) const {
   return n / d;
 }
 
+namespace {
+// The multiple of 1/den nearest to a ball's midpoint (ties to the lower one).
+Rational nearest_of_ball(const Ball& b, long den) {
+  fmpq_t q;
+  fmpq_init(q);
+  arf_get_fmpq(q, arb_midref(b.raw()));
+  Rational x;
+  fmpq_set(x.raw(), q);
+  fmpq_clear(q);
+  x *= Rational(den);
+  fmpz_t f;
+  fmpz_init(f);
+  Rational half(1, 2);
+  const Rational y = x + half;
+  fmpz_fdiv_q(f, fmpq_numref(y.raw()), fmpq_denref(y.raw()));
+  Rational r;
+  fmpq_set_fmpz_frac(r.raw(), f, fmpq_denref(Rational(den).raw()));
+  fmpz_clear(f);
+  return r / Rational(den);
+}
+Rational nearest_of_rational(const Rational& x0, long den) {
+  const Rational y = x0 * Rational(den) + Rational(1, 2);
+  fmpz_t f;
+  fmpz_init(f);
+  fmpz_fdiv_q(f, fmpq_numref(y.raw()), fmpq_denref(y.raw()));
+  Rational r;
+  fmpq_set_fmpz_frac(r.raw(), f, fmpq_denref(Rational(1).raw()));
+  fmpz_clear(f);
+  return r / Rational(den);
+}
+}  // namespace
+
+QTau Field<QTau>::relu(const QTau& x) const { return is_positive(x) == Truth::yes ? x : QTau(Rational(0)); }
+Rational Field<QTau>::nearest(const QTau& x, long den) const {
+  Rational q;
+  if (QTauAccess::is_rational(x, q)) return nearest_of_rational(q, den);
+  PrecisionScope scope(128);
+  return nearest_of_ball(enclose(x), den);
+}
+
 std::string Field<QTau>::str(const QTau& x) const {
   Rational q;
   return QTauAccess::is_rational(x, q) ? q.str() : QTauAccess::str(x);
@@ -259,6 +299,17 @@ Ball Field<Ball>::abs(const Ball& x) const {
   arb_abs(r.raw(), x.raw());
   return r;
 }
+Ball Field<Ball>::relu(const Ball& x) const {
+  if (arb_is_positive(x.raw())) return x;
+  if (arb_is_nonpositive(x.raw())) return Ball(0L);
+  // undecided: every value max(y, 0), y in x, lies in [0, upper(x)]
+  Ball out, up;
+  arb_get_ubound_arf(arb_midref(up.raw()), x.raw(), working_precision());
+  arb_union(out.raw(), Ball(0L).raw(), up.raw(), working_precision());
+  return out;
+}
+Rational Field<Ball>::nearest(const Ball& x, long den) const { return nearest_of_ball(x, den); }
+
 Truth Field<Ball>::is_zero(const Ball& x) const {
   if (arb_is_zero(x.raw())) return Truth::yes;
   return arb_contains_zero(x.raw()) ? Truth::unknown : Truth::no;
@@ -545,6 +596,8 @@ Roots<Mpfr> Field<Mpfr>::real_roots(const std::vector<Mpfr>& c) const {
         return r;
       });
 }
+Mpfr Field<Mpfr>::relu(const Mpfr& x) const { return mpfr_sgn(x.raw()) > 0 ? x : Mpfr(0L); }
+Rational Field<Mpfr>::nearest(const Mpfr& x, long den) const { return nearest_of_ball(enclose(x), den); }
 Ball Field<Mpfr>::enclose(const Mpfr& x) const {
   Ball b;
   arf_set_mpfr(arb_midref(b.raw()), x.raw());
@@ -567,6 +620,8 @@ Roots<double> Field<double>::real_roots(const std::vector<double>& c) const {
   return float_real_roots(
       *this, c, [](arf_ptr out, const double& x) { arf_set_d(out, x); }, [](arf_srcptr a) { return arf_get_d(a, ARF_RND_NEAR); });
 }
+double Field<double>::relu(const double& x) const { return x > 0 ? x : 0.0; }
+Rational Field<double>::nearest(const double& x, long den) const { return nearest_of_ball(enclose(x), den); }
 Ball Field<double>::enclose(const double& x) const {
   Ball b;
   arb_set_d(b.raw(), x);

@@ -7,7 +7,11 @@
 #include "mhaq/model/factored.hpp"
 #include "mhaq/base/io.hpp"
 #include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
 #include "mhaq/tools/recover.hpp"
+
+#include <fstream>
+#include <sstream>
 
 namespace mhaq::cli {
 
@@ -20,6 +24,37 @@ GenerateOptions with_defaults_for(GenerateOptions g, Arith a) {
   if (g.v_range == ex.v_range) g.v_range = def.v_range;
   if (g.v_den == ex.v_den) g.v_den = def.v_den;
   return g;
+}
+
+// Options that make the drawn model a one-layer transformer (claim 5).
+struct TransformerShape {
+  int ffn = 0;  // neurons; 0: an attention model
+  bool zero_neuron = false, parallel_neurons = false;
+};
+void add_transformer_shape(CLI::App* s, TransformerShape& t) {
+  s->add_option("--ffn", t.ffn, "draw a one-layer transformer with this many FFN neurons (attention followed by a bias-free ReLU FFN)");
+  s->add_flag("--zero-neuron", t.zero_neuron, "transformer: one more neuron with U = 0 (the canonical form drops it)");
+  s->add_flag("--parallel-neurons", t.parallel_neurons, "transformer: one more neuron positively parallel to the first (merged)");
+}
+TransformerModel draw_transformer(const GenerateOptions& g, const TransformerShape& t) {
+  if (t.ffn < 1) throw Error(ErrorKind::usage, "--zero-neuron and --parallel-neurons need --ffn M");
+  if (g.cancel_v) throw Error(ErrorKind::usage, "--cancel-v applies to attention models, not to transformers");
+  TransformerGenerateOptions o;
+  o.d = g.d;
+  o.heads = g.heads;
+  o.neurons = t.ffn;
+  o.seed = g.seed;
+  o.share_w = g.share_w;
+  o.zero_neuron = t.zero_neuron;
+  o.parallel_neurons = t.parallel_neurons;
+  return generate_transformer(o);
+}
+std::string slurp_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_input("cannot open model file \"" + path + "\"");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 void add_model_shape(CLI::App* s, GenerateOptions& g) {
@@ -35,6 +70,7 @@ void add_model_shape(CLI::App* s, GenerateOptions& g) {
 Command make_generate() {
   struct State {
     GenerateOptions g;
+    TransformerShape t;
     std::string out;
     bool json = false;
     std::string arith = "exact";
@@ -48,11 +84,28 @@ Command make_generate() {
             s->add_option("--for", st->arith, "entry distribution suited to an arithmetic (exact: small rationals; others: fine dyadic grid)")
                 ->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
             add_model_shape(s, st->g);
+            add_transformer_shape(s, st->t);
             s->add_option("-o,--output", st->out, "output file (default: standard output)");
             s->add_flag("--json", st->json, "print one JSON object (the model, or a summary when -o is given)");
             return s;
           },
           [st] {
+            if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons) {
+              const TransformerModel m = draw_transformer(st->g, st->t);
+              const std::string text = transformer_to_json_text(m);
+              if (st->out.empty()) {
+                std::cout << text;
+                return 0;
+              }
+              write_file_atomic(st->out, text);
+              const TransformerModel c = m.canonical();
+              nlohmann::json j{{"status", "ok"}, {"path", st->out}, {"model_kind", "transformer"}, {"d", m.d}, {"heads", m.heads()},
+                               {"neurons", m.neurons()}, {"heads_canonical", c.heads()}, {"neurons_canonical", c.neurons()}};
+              emit(st->json, j.dump(),
+                   "wrote " + st->out + ": transformer, d=" + std::to_string(m.d) + ", " + std::to_string(m.heads()) + " heads (" + std::to_string(c.heads()) +
+                       " canonical), " + std::to_string(m.neurons()) + " neurons (" + std::to_string(c.neurons()) + " canonical)\n");
+              return 0;
+            }
             const Model m = generate_model(with_defaults_for(st->g, parse_arith(st->arith)));
             const std::string text = model_to_json_text(m);
             if (st->out.empty()) {
@@ -73,6 +126,8 @@ Command make_recover() {
   struct State {
     std::string model_path;
     GenerateOptions g;
+    TransformerShape t;
+    int learner_neurons = 0;
     bool drew = false;
     std::string arith = "exact", schedule = "paper";
     long bits = 256;
@@ -120,12 +175,49 @@ Command make_recover() {
             s->add_option("--certificate", st->certificate,
                           "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
             add_model_shape(s, st->g);
+            add_transformer_shape(s, st->t);
+            s->add_option("--learner-neurons", st->learner_neurons, "transformers: tell the learner the neuron count (default: found; balls are told the canonical count)");
             s->add_flag("--json", st->json, "print one JSON object");
             mo->excludes(st->d_opt);
             return s;
           },
           [st] {
             const Arith a = parse_arith(st->arith);
+            const std::string text = st->model_path.empty() ? std::string() : slurp_file(st->model_path);
+            if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons || (!text.empty() && is_transformer_text(text))) {
+              TransformerModel truth;
+              if (!st->model_path.empty()) {
+                try {
+                  truth = transformer_from_json_text(text);
+                } catch (const Error& e) {
+                  throw Error(e.kind(), st->model_path + ": " + e.what());
+                }
+              } else {
+                if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
+                GenerateOptions g = st->g;
+                g.seed = st->seed;
+                truth = draw_transformer(g, st->t);
+              }
+              if (st->noise != "0" || st->oracle_bits != 0 || st->target_error != "0" || !st->certificate.empty() || st->samples_per_pair != 0 ||
+                  st->max_heads != 0)
+                throw Error(ErrorKind::usage, "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance and --threads");
+              RecoverOptions o;
+              o.arith = a;
+              o.bits = st->bits;
+              o.schedule = parse_schedule(st->schedule);
+              o.seed = st->seed;
+              o.heads = st->learner_heads;
+              if (!st->model_path.empty() && o.heads == 0 && st->heads_opt->count() > 0) o.heads = st->g.heads;
+              o.neurons = st->learner_neurons;
+              o.threads = st->threads;
+              o.tolerance = Rational::parse(st->tolerance);
+              if (o.heads < 0 || o.neurons < 0) throw Error(ErrorKind::usage, "head and neuron counts must be positive");
+              const nlohmann::json r = recover_transformer(truth, o);
+              const int code = recover_exit_code(r);
+              emit(st->json, r.dump(), transformer_report(r));
+              if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
+              return code;
+            }
             Model truth;
             ModelFileInfo file_info;
             if (!st->model_path.empty()) {

@@ -11,6 +11,7 @@
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/tools/certificate.hpp"
+#include "mhaq/tools/report.hpp"
 #include "mhaq/tools/sensitivity.hpp"
 
 namespace mhaq {
@@ -40,32 +41,6 @@ double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4
 namespace {
 using nlohmann::json;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// A power of two given by its log2, as a short decimal that never underflows.
-std::string sci(double l2) {
-  if (std::isnan(l2)) return "nan";
-  if (std::isinf(l2)) return l2 < 0 ? "0" : "inf";
-  const double e10 = l2 * std::log10(2.0);
-  double ex = std::floor(e10), m = std::pow(10.0, e10 - ex);
-  if (m >= 9.995) { m /= 10; ex += 1; }
-  char b[48];
-  std::snprintf(b, sizeof b, "%.2fe%+.0f", m, ex);
-  return b;
-}
-// A double when it is a normal number, 0 for -inf, null otherwise (the
-// decimal string beside it always holds the value).
-json pow2_json(double l2) {
-  if (std::isinf(l2) && l2 < 0) return json(0.0);
-  const double x = std::exp2(l2);
-  return std::isfinite(l2) && std::isnormal(x) ? json(x) : json(nullptr);
-}
-double log2_of(const Rational& q) {
-  PrecisionScope scope(128);
-  Ball t(q);
-  arb_abs(t.raw(), t.raw());
-  arb_log_base_ui(t.raw(), t.raw(), 2, 128);
-  return t.mid_double();
-}
 
 template <class T>
 json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs) {
@@ -112,7 +87,7 @@ void compare(json& r, RunFacts& f, const Model& canon, const std::vector<Learned
   const bool c = ball_heads_contain(got, canon);
   r["contains_truth"] = c;
   r["max_radius"] = pow2_json(l2);
-  r["max_radius_decimal"] = sci(l2);
+  r["max_radius_decimal"] = decimal_of_log2(l2);
   f.agrees = c;
   if (!c) f.disagreement = "some output ball misses the canonical truth";
 }
@@ -120,9 +95,9 @@ template <class T>
 void compare_float(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got) {
   const double l2 = max_rel_error_log2(got, canon);
   r["max_rel_error"] = pow2_json(l2);
-  r["max_rel_error_decimal"] = sci(l2);
+  r["max_rel_error_decimal"] = decimal_of_log2(l2);
   f.agrees = l2 <= f.tolerance_log2;
-  if (!f.agrees) f.disagreement = "max_rel_error " + sci(l2) + " exceeds the tolerance " + sci(f.tolerance_log2);
+  if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(l2) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
 }
 void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got) { compare_float(r, f, canon, got); }
 void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got) { compare_float(r, f, canon, got); }
@@ -139,7 +114,7 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
     const double l2 = std::log2(S.kappa_rel) - static_cast<double>(p);
-    const double l2n = eps.is_zero() ? -kInf : std::log2(S.kappa) + log2_of(eps);
+    const double l2n = eps.is_zero() ? -kInf : std::log2(S.kappa) + log2_abs(eps);
     const double m = std::max(l2, l2n);
     if (std::isinf(m) && m < 0) return -kInf;  // no head to be wrong about
     return std::log2(d + std::sqrt(static_cast<double>(d))) + m + std::log2(std::exp2(l2 - m) + std::exp2(l2n - m));
@@ -173,14 +148,6 @@ Verdict reclassify(const Field<QTau>&, int, const LearnOptions&, const Recording
 Verdict reclassify(const Field<Ball>&, int, const LearnOptions&, const RecordingOracle<Ball>&, const Error& e) { return {status_of(e.kind()), e.what()}; }
 double error_estimate(const Field<Ball>&, int, const LearnOptions&, const RecordingOracle<Ball>&, long, const Rational&, json&) { return 0; }
 
-void report_verdict(json& r, const Verdict& v) {
-  r["status"] = status_name(v.status);
-  if (v.status != Status::ok) {
-    r["message"] = v.message;
-    r["remedy"] = status_remedy(v.status);
-  }
-}
-
 template <class T>
 void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   std::unique_ptr<PrecisionScope> scope;
@@ -196,9 +163,9 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
     // the default tolerance follows the answers' accuracy: the learner's
     // precision, the oracle's rounding and its noise, whichever is coarsest
-    facts.tolerance_log2 = o.tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_of(o.tolerance);
+    facts.tolerance_log2 = o.tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(o.tolerance);
     r["tolerance"] = pow2_json(facts.tolerance_log2);
-    r["tolerance_decimal"] = sci(facts.tolerance_log2);
+    r["tolerance_decimal"] = decimal_of_log2(facts.tolerance_log2);
     char b[200];
     std::snprintf(b, sizeof b, "equal within 2^%.0f relative, different beyond 2^%.0f, undecided between (answers accurate to 2^%.0f; floating-point judgement)",
                   F.tol.yes_log2(F.precision()), F.tol.no_log2(F.precision()), F.tol.acc(F.precision()));
@@ -222,7 +189,7 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, o.oracle_bits, o.noise_eps, r);
     if (o.arith == Arith::mpfr || o.arith == Arith::ieee) {
       r["error_estimate"] = pow2_json(facts.estimate_log2);
-      r["error_estimate_decimal"] = sci(facts.estimate_log2);
+      r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
     }
     compare(r, facts, canon, res.heads);
     if constexpr (!Field<T>::is_exact) {
@@ -306,7 +273,7 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
   if (o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
   if (o.noise_eps.sign() != 0 || o.oracle_bits != 0) throw Error(ErrorKind::usage, "--target-error raises the oracle's precision: no --noise or --oracle-bits");
   if (lo.heads_is_bound) throw Error(ErrorKind::usage, "--target-error needs a known head count (balls cannot certify H0 > H)");
-  const double log2_T = log2_of(o.target_error);
+  const double log2_T = log2_abs(o.target_error);
   r["target_error"] = o.target_error.str();
   long calls = 0;
   // 1. estimate: a float run whose own error (about kappa_rel 2^-p) leaves at

@@ -9,6 +9,9 @@
 //   is_zero, is_positive, equal     three-valued decisions (Truth)
 //   solve            a linear system; Truth says whether it is nonsingular
 //   real_roots       the roots of a polynomial with real distinct roots
+//   relu             max(x, 0), with the field's sign decision (balls: the hull when undecided)
+//   nearest          the multiple of 1/den nearest to x (approx_: a choice of the
+//                    learner's, e.g. where to put a query, never a decision)
 //   enclose          conversion to an Arb ball (an interval containing x)
 //   str              a printable form (reporting only)
 //   filtered, refine, certify       the filter-then-certify strategy of a
@@ -114,6 +117,8 @@ struct Field<QTau> {
   Truth equal(const QTau& a, const QTau& b, const QTau&) const { return equal(a, b); }
   Truth solve(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) const;  // no: singular
   Roots<QTau> real_roots(const std::vector<QTau>& c) const;  // roots -tau^-n, Newton polygon + exact check
+  QTau relu(const QTau& x) const;
+  Rational nearest(const QTau& x, long den) const;
   Ball enclose(const QTau& x) const;
   std::string str(const QTau& x) const;
 
@@ -149,6 +154,8 @@ struct Field<Ball> {
   Truth equal(const Ball& a, const Ball& b, const Ball&) const { return equal(a, b); }
   Truth solve(Mat<Ball>& X, const Mat<Ball>& A, const Mat<Ball>& B) const;  // unknown unless certified nonsingular
   Roots<Ball> real_roots(const std::vector<Ball>& c) const;  // interval Newton isolation
+  Ball relu(const Ball& x) const;
+  Rational nearest(const Ball& x, long den) const;
   Ball enclose(const Ball& x) const { return x; }
   std::string str(const Ball& x) const { return x.str(30); }
 
@@ -185,6 +192,8 @@ struct Field<Mpfr> {
   Truth equal(const Mpfr& a, const Mpfr& b, const Mpfr& scale) const;
   Truth solve(Mat<Mpfr>& X, const Mat<Mpfr>& A, const Mat<Mpfr>& B) const;
   Roots<Mpfr> real_roots(const std::vector<Mpfr>& c) const;
+  Mpfr relu(const Mpfr& x) const;
+  Rational nearest(const Mpfr& x, long den) const;
   Ball enclose(const Mpfr& x) const;
   std::string str(const Mpfr& x) const { return x.str(30); }
   double log2_abs(const Mpfr& x) const;  // approx_ (pivoting, tolerances); -inf for 0
@@ -222,6 +231,8 @@ struct Field<double> {
   Truth equal(const double& a, const double& b, const double& scale) const;
   Truth solve(Mat<double>& X, const Mat<double>& A, const Mat<double>& B) const;
   Roots<double> real_roots(const std::vector<double>& c) const;
+  double relu(const double& x) const;
+  Rational nearest(const double& x, long den) const;
   Ball enclose(const double& x) const;
   std::string str(const double& x) const;
   double log2_abs(const double& x) const { return x == 0.0 ? -std::numeric_limits<double>::infinity() : std::log2(std::fabs(x)); }
@@ -262,6 +273,8 @@ concept ArithField = requires(const F& f, const typename F::value_type& x, const
   { f.equal(x, x, x) } -> std::same_as<Truth>;
   { f.solve(X, A, A) } -> std::same_as<Truth>;
   { f.real_roots(c) } -> std::same_as<Roots<typename F::value_type>>;
+  { f.relu(x) } -> std::same_as<typename F::value_type>;
+  { f.nearest(x, 1L) } -> std::same_as<Rational>;
   { f.enclose(x) } -> std::same_as<Ball>;
   { f.str(x) } -> std::same_as<std::string>;
 };

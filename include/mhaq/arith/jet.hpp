@@ -121,6 +121,14 @@ struct Field<Jet<B>> {
   Truth is_positive(const J& x) const { return base.is_positive(x.value()); }
   Truth equal(const J& a, const J& b) const { return base.equal(a.value(), b.value()); }
   Truth equal(const J& a, const J& b, const J& s) const { return base.equal(a.value(), b.value(), s.value()); }
+  // relu: the derivative is 1 where the value is certainly positive, 0 where
+  // it certainly is not; undecided (a ball straddling 0) is unable.
+  J relu(const J& x) const {
+    const Truth t = base.is_positive(x.value());
+    if (t == Truth::unknown) throw_unable("jets: the derivative of ReLU at an undecided sign");
+    return t == Truth::yes ? x : J(base.from(Rational(0)));
+  }
+  Rational nearest(const J& x, long den) const { return base.nearest(x.value(), den); }
   Ball enclose(const J& x) const { return base.enclose(x.value()); }
   std::string str(const J& x) const { return base.str(x.value()); }
 

@@ -10,6 +10,7 @@
 #include "mhaq/arith/field.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/model_oracle.hpp"
+#include "mhaq/model/transformer.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/tools/judge.hpp"
 
@@ -31,6 +32,7 @@ struct RecoverOptions {
   int samples_per_pair = 0;  // 0: 2H+1 (the paper's count); K > 2H+1: oversampling, least-squares pair fits
   Rational target_error;     // > 0 (ball only): raise precision until the balls certify this relative error
   long max_bits = 1L << 14;  // cap of the precision doubling for target_error
+  int neurons = 0;           // transformers: the learner's neuron count (0: found by the learner; balls are told the canonical count)
   Rational tolerance;        // floats: tolerance on max_rel_error; 0 = 2^(acc/4), acc = log2 of the answers' accuracy
   // When set, a run that ends ok stores its certificate here (recover
   // --certificate; include/mhaq/tools/certificate.hpp).
@@ -58,6 +60,14 @@ double default_tolerance_log2(long bits);
 // observed_error. With target_error: bits_used, bits_start, kappa_estimate,
 // attempts.
 nlohmann::json recover(const Model& truth, const RecoverOptions& o);
+
+// The same for a hidden one-layer transformer (claim 5): the transformer
+// learner through the oracle only, then the comparison with the canonical
+// truth (exact_match, functional_check on 20 fresh sequences, containment or
+// max_rel_error) and the judge. Fields as recover's plus model_kind,
+// neurons_true, neurons_recovered, queries_by_phase.
+nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o);
+std::string transformer_report(const nlohmann::json& r);
 
 // Exact recovered heads equal the canonical heads of the truth (entries
 // equal in Q), up to permutation.

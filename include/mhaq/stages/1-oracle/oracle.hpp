@@ -73,3 +73,28 @@ class ReplayOracle final : public Oracle<T> {
 };
 
 }  // namespace mhaq
+
+namespace mhaq {
+
+// The odd part X -> T(X) - T(-X) of another oracle (two of its queries per
+// answer). For a one-layer transformer it is a multi-head attention model
+// with value vectors sum_j u_j U_{h,j} (ALGORITHM.md section 10, proofs/13).
+template <class T>
+class OddPartOracle final : public Oracle<T> {
+ public:
+  explicit OddPartOracle(Oracle<T>& inner) : inner_(inner) {}
+  int dim() const override { return inner_.dim(); }
+  const Field<T>& field() const override { return inner_.field(); }
+  static Query negated(const Query& q) {
+    Query n = q;
+    for (auto& r : n)
+      for (auto& x : r.token) x = -x;
+    return n;
+  }
+
+ private:
+  T answer(const Query& q) override { return inner_.query(q) - inner_.query(negated(q)); }
+  Oracle<T>& inner_;
+};
+
+}  // namespace mhaq
