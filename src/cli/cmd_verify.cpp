@@ -31,6 +31,8 @@ Command make_verify() {
             s->add_option("--token-range", st->o.token_range, "learner's token entries: integers in [-R, R] (default: the arithmetic's default)");
             s->add_option("--tol", st->o.tolerance, "mpfr/double: tolerance on max_rel_error (default 2^(-bits/4))");
             s->add_flag("--no-h0", st->no_h0, "skip the unknown-H (H0) runs");
+            s->add_option("--model-kind", st->o.model_kind, "attention (claims 1-4, default) | transformer (claim 5) | all")
+                ->check(CLI::IsMember({"attention", "transformer", "all"}));
             s->add_flag("--rates", st->rates, "rate study: degenerate rate vs Schwartz-Zippel bound for each --ranges value (H known runs)");
             s->add_option("--ranges", st->ranges, "token ranges R for --rates (default 1 2 4 8)")->delimiter(',');
             s->add_option("--threads", st->o.threads, "trials in parallel (0 = all hardware threads); output bytes do not depend on it");

@@ -165,7 +165,11 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
         res.self_check = truth_and(res.self_check, same[i]);
       }
       if (res.self_check == Truth::no)
-        throw_inconsistent("the recovered transformer does not reproduce answer " + std::to_string(res.self_check_failed + 1));
+        // the attention part reproduced its own answers, so the answers are
+        // those of some transformer; one the path cannot separate (section 10)
+        throw_not_identifiable("the recovered transformer does not reproduce answer " + std::to_string(res.self_check_failed + 1) +
+                               ": two neurons share a hyperplane with non-parallel U, or another condition of section 10 fails "
+                               "(distinct hyperplanes, ubar_j != 0, linearly independent jumps)");
       const int nv = opt.verify_queries >= 0 ? opt.verify_queries : 2 * d;
       res.verification = Truth::yes;
       for (const Query& vq : verification_queries(rng, d, nv, opt.tokens)) {

@@ -25,6 +25,8 @@
 #include "mhaq/arith/rational.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/tools/sensitivity.hpp"
+#include "mhaq/model/transformer.hpp"
+#include "mhaq/model/transformer_oracle.hpp"
 
 namespace mhaq {
 
@@ -1215,6 +1217,196 @@ void check_assignment(const ProveOptions&, bool broken, LemmaCheck& out) {
   out.detail = std::to_string(cases) + " compatibility matrices (all over {no, yes, unknown} for n <= 3, all 0/1 for n = 4) decided as brute-force enumeration does";
 }
 
+// ------------------------------------------------------------------ lemmas 13-16 (the transformer)
+TransformerModel random_transformer(Rng& rng, int d, int H, int m, bool variants) {
+  TransformerGenerateOptions g;
+  g.d = d;
+  g.heads = H;
+  g.neurons = m;
+  g.seed = rng.next();
+  if (variants) {
+    g.share_w = H >= 2 && rng.uniform_int(0, 1) == 1;
+    g.zero_neuron = rng.uniform_int(0, 1) == 1;
+    g.parallel_neurons = rng.uniform_int(0, 1) == 1;
+  }
+  return generate_transformer(g);
+}
+Query negate_query(Query q) {
+  for (auto& r : q)
+    for (auto& c : r.token) c = -c;
+  return q;
+}
+Query random_query(Rng& rng, int d, long range) {
+  Query q;
+  const int runs = static_cast<int>(rng.uniform_int(1, 4));
+  for (int r = 0; r < runs; ++r) q.push_back(Run{rand_vec(rng, d, range), rng.uniform_int(1, 3)});
+  return q;
+}
+
+// 13: T(X) - T(-X) is the attention model with the same W_h and value vectors
+// v_h = sum_j u_j U_{h,j} (ReLU(a) - ReLU(-a) = a; scores are even in X).
+void check_odd_part(const ProveOptions& o, bool broken, LemmaCheck& out) {
+  Rng rng(o.seed ^ 0x1313);
+  const long n = scaled(o, 60);
+  for (long t = 0; t < n; ++t) {
+    const int d = static_cast<int>(rng.uniform_int(1, 3)), H = static_cast<int>(rng.uniform_int(1, 3)), m = static_cast<int>(rng.uniform_int(1, 4));
+    const TransformerModel T = random_transformer(rng, d, H, m, true);
+    Model A;
+    A.d = d;
+    for (int h = 0; h < T.heads(); ++h) {
+      HeadQ hq{T.W[h], QVec(d)};
+      for (int j = 0; j < T.neurons(); ++j)
+        for (int a = 0; a < d; ++a) hq.v[a] += (broken ? Rational(1) : T.u[j]) * T.U[h][j][a];
+      A.heads.push_back(hq);
+    }
+    const long L = T.w_denominator();
+    for (int k = 0; k < 4; ++k) {
+      const Query q = random_query(rng, d, 2);
+      const QTau odd = evaluate_transformer_exact(T, q, L) - evaluate_transformer_exact(T, negate_query(q), L);
+      require(QTauAccess::equal(odd, evaluate_exact(A, q, L)), "T(X) - T(-X) differs from the attention model with v_h = sum_j u_j U_{h,j}");
+    }
+    ++out.cases;
+  }
+  out.detail = std::to_string(out.cases) + " random transformers (d <= 3, H <= 3, m <= 4, shared W, zero and parallel neurons) x 4 sequences, exact in Q(tau)";
+}
+
+// 14: on a pair [(x + delta) x k, x] whose neurons keep their sign at x for
+// every k checked, f(k) - f(0) = sum_h alpha_h(k) e_h(S)^T delta with
+// alpha_h(k) = k r_h / (1 + k r_h), r_h = e^{delta^T W_h x}, S the neurons active at x.
+void check_region_values(const ProveOptions& o, bool broken, LemmaCheck& out) {
+  Rng rng(o.seed ^ 0x1414);
+  const long n = scaled(o, 40);
+  long stable = 0, tried = 0;
+  while (stable < n && tried < 20 * n) {
+    ++tried;
+    const int d = static_cast<int>(rng.uniform_int(1, 3)), H = static_cast<int>(rng.uniform_int(1, 2)), m = static_cast<int>(rng.uniform_int(1, 4));
+    const TransformerModel T = random_transformer(rng, d, H, m, false);
+    const long L = T.w_denominator();
+    const Field<QTau> F(L);
+    QVec x = rand_vec(rng, d, 2);
+    for (auto& c : x) c *= Rational(3);
+    const QVec delta = rand_vec(rng, d, 1);
+    // the active set at x, and the sign of every pre-activation at k = 1..3
+    std::vector<bool> act(T.neurons());
+    bool ok = true;
+    for (int j = 0; j < T.neurons(); ++j) {
+      const Rational g = dot(T.ubar(j), x);
+      ok = ok && !g.is_zero();
+      act[j] = g.sign() > 0;
+    }
+    if (!ok) continue;
+    std::vector<QTau> r(T.heads());
+    for (int h = 0; h < T.heads(); ++h) {
+      QVec Wx(d);
+      for (int a = 0; a < d; ++a)
+        for (int b = 0; b < d; ++b) Wx[a] += T.W[h](a, b) * x[b];
+      r[h] = F.exp(F.from(dot(delta, Wx)));
+    }
+    const QTau f0 = evaluate_transformer_exact(T, {Run{x, 1}}, L);
+    std::vector<QTau> want;
+    for (long k = 1; k <= 3 && ok; ++k) {
+      QTau sum = F.from(Rational(0));
+      std::vector<QTau> alpha(T.heads());
+      for (int h = 0; h < T.heads(); ++h) alpha[h] = F.from(Rational(k)) * r[h] / (F.from(Rational(1)) + F.from(Rational(k)) * r[h]);
+      for (int j = 0; j < T.neurons() && ok; ++j) {
+        QTau g = F.from(dot(T.ubar(j), x));
+        for (int h = 0; h < T.heads(); ++h) g = g + alpha[h] * F.from(dot(T.U[h][j], delta));
+        ok = F.is_positive(g) == (act[j] ? Truth::yes : Truth::no) && F.is_zero(g) == Truth::no;
+        if (act[j] || broken)
+          for (int h = 0; h < T.heads(); ++h) sum = sum + alpha[h] * F.from(T.u[j] * dot(T.U[h][j], delta));
+      }
+      want.push_back(sum);
+    }
+    if (!ok) continue;
+    for (long k = 1; k <= 3; ++k) {
+      const QTau fk = evaluate_transformer_exact(T, {Run{x + delta, k}, Run{x, 1}}, L);
+      require(QTauAccess::equal(fk - f0, want[k - 1]), "f(k) - f(0) differs from sum_h alpha_h(k) e_h(S)^T delta on a sign-stable pair");
+    }
+    ++stable;
+    ++out.cases;
+  }
+  require(stable == n, "too few sign-stable pairs drawn");
+  out.detail = std::to_string(stable) + " sign-stable pairs (signs decided exactly at k = 1..3) x 3 samples, exact in Q(tau)";
+}
+
+// 15: a path p -> q -> -p crosses each hyperplane ubar_j^T x = 0 (p, q off
+// it) exactly once, and E(p) + E(-p) = sum_j sigma_j jump_j with sigma_j = +1
+// for a neuron that switches on along the path and -1 for one that switches off.
+void check_path_crossings(const ProveOptions& o, bool broken, LemmaCheck& out) {
+  Rng rng(o.seed ^ 0x1515);
+  const long n = scaled(o, 400);
+  for (long t = 0; t < n; ++t) {
+    const int d = static_cast<int>(rng.uniform_int(1, 4)), H = static_cast<int>(rng.uniform_int(1, 3)), m = static_cast<int>(rng.uniform_int(1, 5));
+    std::vector<QVec> ubar(m), w(m);  // w_j = u_j (U_{1,j}, ..., U_{H,j}), ubar_j = sum_h U_{h,j}
+    for (int j = 0; j < m; ++j) {
+      w[j] = rand_vec(rng, H * d, 3);
+      ubar[j] = QVec(d);
+      for (int h = 0; h < H; ++h)
+        for (int a = 0; a < d; ++a) ubar[j][a] += w[j][h * d + a];
+    }
+    const QVec p = rand_vec(rng, d, 4), q = rand_vec(rng, d, 4);
+    QVec mp = p;
+    for (auto& c : mp) c = -c;
+    const QVec end = broken ? p : mp;  // broken: the path returns to p
+    bool off = true;
+    for (int j = 0; j < m; ++j) off = off && !dot(ubar[j], p).is_zero() && !dot(ubar[j], q).is_zero();
+    if (!off) {
+      --t;
+      continue;
+    }
+    QVec Ep(H * d), Em(H * d), sum(H * d);
+    for (int j = 0; j < m; ++j) {
+      const int sp = dot(ubar[j], p).sign(), sq = dot(ubar[j], q).sign(), se = dot(ubar[j], end).sign();
+      // a linear function changes sign at most once on a segment
+      const int crossings = (sp != sq) + (sq != se);
+      require(crossings == 1, "a neuron's hyperplane is not crossed exactly once");
+      const int sigma = sp > 0 ? -1 : 1;  // active at p: switches off
+      for (int c = 0; c < H * d; ++c) {
+        if (sp > 0) Ep[c] += w[j][c];
+        if (se > 0) Em[c] += w[j][c];
+        // jump = E(after) - E(before) = +w_j switching on, -w_j switching off
+        sum[c] += Rational(sigma) * (sp > 0 ? -w[j][c] : w[j][c]);
+      }
+    }
+    for (int c = 0; c < H * d; ++c) require(Ep[c] + Em[c] == sum[c], "E(p) + E(-p) != sum_j sigma_j jump_j");
+    ++out.cases;
+  }
+  out.detail = std::to_string(out.cases) + " random neuron sets (d <= 4, H <= 3, m <= 5) and paths, exact rationals";
+}
+
+// 16: the transformer's canonical form preserves T and is canonical.
+void check_transformer_canonical(const ProveOptions& o, bool broken, LemmaCheck& out) {
+  Rng rng(o.seed ^ 0x1616);
+  const long n = scaled(o, 60);
+  for (long t = 0; t < n; ++t) {
+    const int d = static_cast<int>(rng.uniform_int(1, 3)), H = static_cast<int>(rng.uniform_int(1, 3)), m = static_cast<int>(rng.uniform_int(1, 4));
+    TransformerModel T = random_transformer(rng, d, H, m, true);
+    if (t % 2 == 0)
+      for (auto& u : T.u) u *= Rational(3, 2);  // readouts of size != 1
+    TransformerModel pre = T;
+    if (broken)  // u_j -> sign(u_j) without scaling U_{.,j} by |u_j|
+      for (auto& u : pre.u) u = Rational(u.sign());
+    const TransformerModel c = pre.canonical();
+    for (const auto& u : c.u) require(u == Rational(1) || u == Rational(-1), "canonical readout not +-1");
+    for (int h = 0; h < c.heads(); ++h)
+      for (int g = h + 1; g < c.heads(); ++g) require(!(c.W[h] == c.W[g]), "canonical form keeps a repeated W");
+    for (int j = 0; j < c.neurons(); ++j) {
+      const QVec vj = c.neuron_vector(j);
+      bool zero = true;
+      for (const auto& x : vj) zero = zero && x.is_zero();
+      require(!zero, "canonical form keeps a zero neuron");
+    }
+    const long L = T.w_denominator();
+    for (int k = 0; k < 5; ++k) {
+      const Query q = random_query(rng, d, 2);
+      require(QTauAccess::equal(evaluate_transformer_exact(T, q, L), evaluate_transformer_exact(c, q, L)), "T changes under canonicalisation");
+    }
+    require(transformer_equal_canonical(c, c.canonical()), "canonical form is not idempotent");
+    ++out.cases;
+  }
+  out.detail = std::to_string(out.cases) + " random transformers (shared W, zero and parallel neurons, |u| != 1) x 5 sequences, exact in Q(tau)";
+}
+
 struct Entry {
   const char* id;
   const char* title;
@@ -1235,6 +1427,10 @@ const std::vector<Entry>& registry() {
        check_sensitivity},
       {"12-unique-assignment", "one assignment routine: none / unique / several matchings, by augmenting paths and alternating cycles", "exhaustive",
        check_assignment},
+      {"13-odd-part", "T(X) - T(-X) is attention with v_h = sum_j u_j U_{h,j}", "exact randomized", check_odd_part},
+      {"14-region-values", "sign-stable pairs: f(k) - f(0) = sum_h alpha_h(k) e_h(S)^T delta", "exact randomized", check_region_values},
+      {"15-path-crossings", "p -> q -> -p crosses each hyperplane once; the sign system", "exact randomized", check_path_crossings},
+      {"16-transformer-canonical", "the transformer's canonical form preserves T", "exact randomized", check_transformer_canonical},
   };
   return r;
 }

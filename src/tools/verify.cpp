@@ -13,6 +13,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/tools/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
@@ -54,7 +55,11 @@ void check_options(const VerifyOptions& o) {
   if (o.token_range < 0) throw Error(ErrorKind::usage, "--token-range must be positive");
   if ((o.arith == Arith::ball || o.arith == Arith::mpfr) && o.bits < 16) throw Error(ErrorKind::usage, "--bits must be at least 16");
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 or positive");
+  if (o.model_kind != "attention" && o.model_kind != "transformer" && o.model_kind != "all")
+    throw Error(ErrorKind::usage, "--model-kind must be attention, transformer or all");
 }
+bool runs_attention(const VerifyOptions& o) { return o.model_kind != "transformer"; }
+bool runs_transformer(const VerifyOptions& o) { return o.model_kind != "attention"; }
 
 Model trial_model(const VerifyOptions& o, const TrialSpec& t) {
   GenerateOptions g = default_generate(o.arith);
@@ -213,6 +218,64 @@ std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_h
   return s.str();
 }
 
+TransformerTrialSpec draw_transformer_trial(const VerifyOptions& o, int index) {
+  static const int sizes[4][3] = {{2, 1, 2}, {2, 2, 3}, {3, 2, 3}, {3, 2, 4}};
+  TransformerTrialSpec t;
+  t.d = sizes[index % 4][0];
+  t.H = sizes[index % 4][1];
+  t.m = sizes[index % 4][2];
+  Rng rng(splitmix64(trial_seed(o.seed, index) ^ 0x7472616e73000000ULL));  // "trans": separate from the attention trial's draw
+  const long kind = rng.uniform_int(0, 3);  // plain, shared W, zero neuron, parallel neurons
+  t.share_w = kind == 1 && t.H >= 2;
+  t.zero_neuron = kind == 2 || (kind == 1 && t.H < 2);
+  t.parallel_neurons = kind == 3;
+  return t;
+}
+
+namespace {
+std::string transformer_replay(const VerifyOptions& o, const TransformerTrialSpec& t, std::uint64_t seed) {
+  std::ostringstream s;
+  s << "mhaq recover --d " << t.d << " --heads " << t.H << " --ffn " << t.m << " --seed " << seed;
+  if (t.share_w) s << " --share-w";
+  if (t.zero_neuron) s << " --zero-neuron";
+  if (t.parallel_neurons) s << " --parallel-neurons";
+  s << " --arith " << arith_name(o.arith);
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) s << " --bits " << o.bits;
+  s << " --json";
+  return s.str();
+}
+
+// A claim-5 run, judged like recovery_outcome and re-checked against the truth.
+Outcome transformer_outcome(const VerifyOptions& o, const json& r) {
+  const std::string st = r.value("status", "");
+  const std::string why = r.value("message", "");
+  if (st == "degenerate") return {TrialVerdict::degenerate, 0, "degenerate draw: " + why};
+  if (st == "not_identifiable") return {TrialVerdict::not_identifiable, 0, "not identifiable: " + why};
+  if (st == "unable") {
+    if (o.arith == Arith::exact) return {TrialVerdict::fail, 0, "status unable in exact mode: " + why};
+    return {TrialVerdict::unable, 0, "unable: " + why};
+  }
+  if (st != "ok") return {TrialVerdict::fail, 0, "status " + st + ": " + why};
+  if (r.value("neurons_recovered", -1) != r.value("neurons_true", -2) || r.value("heads_recovered", -1) != r.value("heads_true", -2))
+    return {TrialVerdict::fail, 0, "status ok but the recovered head or neuron count differs from the canonical truth"};
+  switch (o.arith) {
+    case Arith::exact:
+      if (!r.value("exact_match", false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
+      if (!r.contains("functional_check") || !r["functional_check"].value("all_zero", false))
+        return {TrialVerdict::fail, 0, "status ok but T - T' is not zero on every fresh sequence"};
+      return {TrialVerdict::pass, 0, ""};
+    case Arith::ball:
+      if (!r.value("contains_truth", false)) return {TrialVerdict::fail, number_or(r, "max_radius", 0), "status ok but some output ball misses the truth"};
+      return {TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
+    default: {
+      const double e = number_or(r, "max_rel_error", INFINITY);
+      if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
+      return {TrialVerdict::pass, e, ""};
+    }
+  }
+}
+}  // namespace
+
 namespace {
 std::string distribution_text(const VerifyOptions& o, const std::string& range, bool rates) {
   const GenerateOptions g = default_generate(o.arith);
@@ -232,7 +295,14 @@ std::string distribution_text(const VerifyOptions& o, const std::string& range, 
 }  // namespace
 
 std::string verify_distribution(const VerifyOptions& o) {
-  return distribution_text(o, "[-" + std::to_string(token_range_of(o)) + ", " + std::to_string(token_range_of(o)) + "]", false);
+  std::string s;
+  if (runs_attention(o)) s = distribution_text(o, "[-" + std::to_string(token_range_of(o)) + ", " + std::to_string(token_range_of(o)) + "]", false);
+  if (runs_transformer(o))
+    s += std::string(s.empty() ? "" : "; ") +
+         "claim 5 trials: (d, H, m) = (2,1,2), (2,2,3), (3,2,3), (3,2,4) by trial index, variant uniform over plain, shared W "
+         "(H >= 2; a zero neuron when H = 1), a zero neuron, parallel neurons; entries as mhaq generate --ffn; learner: the "
+         "transformer learner (odd-part attention, regions along p -> q -> -p), told H, the neuron count found";
+  return s;
 }
 
 json schwartz_zippel(int d, int H, long S) {
@@ -305,13 +375,35 @@ std::vector<json> trial_records(const VerifyOptions& o) {
 
 json verify_trial(const VerifyOptions& o, int index) {
   TrialSpec t = draw_trial(o, index);
-  const Model m = trial_model(o, t);
-  t.H = m.canonical().num_heads();
-  json rec{{"trial", index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w}, {"cancel_v", t.cancel_v}};
-  rec["known"] = without_heads(run_recover(m, recover_options(o, t, 0)));
-  if (o.unknown_h) {
-    rec["H0"] = t.H + o.h0_extra;
-    rec["h0"] = without_heads(run_recover(m, recover_options(o, t, t.H + o.h0_extra)));
+  json rec{{"trial", index}, {"seed", t.seed}};
+  if (runs_attention(o)) {
+    const Model m = trial_model(o, t);
+    t.H = m.canonical().num_heads();
+    rec.update(json{{"d", t.d}, {"H", t.H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w}, {"cancel_v", t.cancel_v}});
+    rec["known"] = without_heads(run_recover(m, recover_options(o, t, 0)));
+    if (o.unknown_h) {
+      rec["H0"] = t.H + o.h0_extra;
+      rec["h0"] = without_heads(run_recover(m, recover_options(o, t, t.H + o.h0_extra)));
+    }
+  }
+  if (runs_transformer(o)) {
+    const TransformerTrialSpec ts = draw_transformer_trial(o, index);
+    TransformerGenerateOptions g;
+    g.d = ts.d;
+    g.heads = ts.H;
+    g.neurons = ts.m;
+    g.seed = t.seed;
+    g.share_w = ts.share_w;
+    g.zero_neuron = ts.zero_neuron;
+    g.parallel_neurons = ts.parallel_neurons;
+    RecoverOptions ro;
+    ro.arith = o.arith;
+    ro.bits = o.bits;
+    ro.seed = t.seed;
+    json r = recover_transformer(generate_transformer(g), ro);
+    r.erase("model");
+    rec["transformer"] = json{{"d", ts.d}, {"H", ts.H}, {"m", ts.m}, {"share_w", ts.share_w}, {"zero_neuron", ts.zero_neuron},
+                              {"parallel_neurons", ts.parallel_neurons}, {"result", r}};
   }
   return rec;
 }
@@ -329,7 +421,35 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
   double bound_sum = 0;
   int deg_known = 0, deg_h0 = 0, vacuous = 0;
   json trials = json::array();
+  ClaimTally c5{"5", std::string("one-layer transformer (attention, bias-free ReLU FFN) recovered up to functional equivalence from value queries (") +
+                         (o.arith == Arith::exact ? "canonical equality in Q and T - T' = 0 on 20 fresh sequences" : recovery_criterion(o)) + ")"};
+  long max_q5 = 0;
+  double max_ratio5 = 0;
   for (const json& rec : records) {
+    if (rec.contains("transformer")) {
+      const json& tr = rec["transformer"];
+      const json& r5 = tr["result"];
+      const Outcome out = transformer_outcome(o, r5);
+      c5.add(out.v);
+      if (out.v == TrialVerdict::pass) c5.value(out.figure);
+      if (out.v == TrialVerdict::fail) {
+        TransformerTrialSpec ts;
+        ts.d = tr["d"].get<int>();
+        ts.H = tr["H"].get<int>();
+        ts.m = tr["m"].get<int>();
+        ts.share_w = tr["share_w"].get<bool>();
+        ts.zero_neuron = tr["zero_neuron"].get<bool>();
+        ts.parallel_neurons = tr["parallel_neurons"].get<bool>();
+        c5.failing.push_back(json{{"trial", rec["trial"]}, {"seed", rec["seed"]}, {"d", ts.d}, {"H", ts.H}, {"reason", out.reason},
+                                  {"command", transformer_replay(o, ts, rec["seed"].get<std::uint64_t>())}});
+      }
+      if (out.v == TrialVerdict::pass) {
+        const long q = r5.value("queries", 0L);
+        max_q5 = std::max(max_q5, q);
+        max_ratio5 = std::max(max_ratio5, static_cast<double>(q) / static_cast<double>(paper_query_bound(tr["d"].get<int>(), tr["H"].get<int>())));
+      }
+    }
+    if (!rec.contains("known")) continue;
     const TrialSpec t = spec_of(rec);
     const int H = t.H;
     const json& r1 = rec["known"];
@@ -402,8 +522,17 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
   c4.worst_text = c4.trials ? recovery_worst_text(o, c4) + "; max |queries - formula| = " + std::to_string(max_dev4) +
                                   "; max (longest - (2H0+1)) = " + (max_excess4 > -1000000 ? std::to_string(max_excess4) : std::string("-"))
                             : "-";
-  json claims = json::array({c1.to_json(), c2.to_json(), c3.to_json()});
-  if (o.unknown_h) claims.push_back(c4.to_json());
+  json claims = json::array();
+  if (runs_attention(o)) {
+    claims = json::array({c1.to_json(), c2.to_json(), c3.to_json()});
+    if (o.unknown_h) claims.push_back(c4.to_json());
+  }
+  if (runs_transformer(o)) {
+    c5.worst_text = c5.any_value ? recovery_worst_text(o, c5) + "; most queries " + std::to_string(max_q5) + " (" + fmt(max_ratio5) +
+                                       " x the attention count 4Hd^2-2H+1)"
+                                 : "-";
+    claims.push_back(c5.to_json());
+  }
   const int n = static_cast<int>(records.size());
   json szj{{"token_range", R},
            {"S", S},
@@ -424,6 +553,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
               {"seed", o.seed},
               {"trials", n},
               {"tolerance", (o.arith == Arith::mpfr || o.arith == Arith::ieee) ? json(tolerance_of(o)) : json(nullptr)},
+              {"model_kind", o.model_kind},
               {"distribution", verify_distribution(o)},
               {"claims", claims},
               {"schwartz_zippel", szj},

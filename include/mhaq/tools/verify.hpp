@@ -26,7 +26,20 @@ struct VerifyOptions {
   double tolerance = 0;  // mpfr/double claim-1 tolerance on max_rel_error; 0 = 2^(-bits/4)
   bool unknown_h = true;  // run the H0 variant (claim 4 row)
   int threads = 1;        // trials in parallel within a process (0 = all hardware threads); output does not depend on it
+  // Which claims' trials run: "attention" (claims 1-4, the default),
+  // "transformer" (claim 5 only: one-layer transformers of section 10) or
+  // "all" (both, on the same trial indices).
+  std::string model_kind = "attention";
 };
+
+// One claim-5 trial's draw: (d, H, m) cycling over (2,1,2), (2,2,3), (3,2,3),
+// (3,2,4) by trial index, and a variant (plain, shared W, a zero neuron,
+// parallel neurons) from the trial's stream.
+struct TransformerTrialSpec {
+  int d = 0, H = 0, m = 0;
+  bool share_w = false, zero_neuron = false, parallel_neurons = false;
+};
+TransformerTrialSpec draw_transformer_trial(const VerifyOptions& o, int index);
 
 // One trial's draw, a pure function of (options, trial index).
 struct TrialSpec {

@@ -103,10 +103,13 @@ RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename
   using T = typename F::value_type;
   auto at_scale = [&](const QVec& at, Truth& stable) {
     // two heads with equal poles at an offset make its system singular at this
-    // point only: the next offsets (Delta + k I / 16) are tried
+    // point only: the next offsets Delta + k E are tried, E with every entry
+    // nonzero (1/8 on the diagonal, +-1/16 off it: still on the token grid), so that an offset
+    // orthogonal to (W_h - W_g) x moves off it for all but one k
     for (int k = 0; k < 4; ++k) {
       QMat D = design.Delta;
-      for (int c = 0; c < D.rows(); ++c) D(c, c) += Rational(k, 16);
+      for (int r = 0; r < D.rows(); ++r)
+        for (int c = 0; c < D.cols(); ++c) D(r, c) += Rational(k) * (r == c ? Rational(1, 8) : Rational((r + c) % 2 ? 1 : -1, 16));
       if (det(D).is_zero()) continue;
       try {
         return at_point(fld, oracle, W, at, D, stable);
@@ -184,7 +187,7 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
         const Rational dc = pc.b[c] - pc.a[c];
         span = std::max(span, dc.sign() < 0 ? -dc : dc);
       }
-      if (!(span * Rational(design.grid_den) < Rational(64)) || pc.zoom >= 64) break;
+      if (!(span * Rational(design.probe_den) < Rational(64)) || pc.zoom >= 64) break;
       for (auto& c : pc.a) c *= Rational(2);
       for (auto& c : pc.b) c *= Rational(2);
       pc.zoom *= 2;
@@ -195,13 +198,20 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
     std::vector<T> n(d, fld.from(Rational(0)));
     for (int h = 0; h < H; ++h)
       for (int c = 0; c < d; ++c) n[c] = n[c] + (fb[h * d + c] - fa[h * d + c]);
+    // A neuron with ubar_j = 0 changes the values by sign((r_h - r_g) U^T delta)
+    // only: a jump with zero normal, which no hyperplane explains.
+    Truth zero_normal = Truth::yes;
+    for (int c = 0; c < d; ++c) zero_normal = truth_and(zero_normal, fld.is_zero(n[c]));
+    if (zero_normal == Truth::yes)
+      throw_not_identifiable("the region values jump with zero hyperplane normal sum_h jump_h: some neuron's pre-activation does not follow "
+                             "the final token (condition ubar_j = sum_h U_{h,j} != 0 fails)");
     const T na = dot_q(fld, pc.a, n), nb = dot_q(fld, pc.b, n);
     const Truth opposite = truth_not(fld.is_positive(na * nb));  // the predicted hyperplane separates a and b
     const T half = fld.from(Rational(1, 2));
     T t = half;
     if (opposite == Truth::yes && fld.is_zero(na - nb) == Truth::no) t = na / (na - nb);
-    // probes close to the predicted crossing on either side: four grid steps
-    // (along the segment's largest coordinate), at most a quarter of the way
+    // probes close to the predicted crossing on either side: four steps of
+    // 1/probe_den (along the segment's largest coordinate), rounded to the grid, at most a quarter of the way
     // to either end. If the piece holds two crossings, the combined jump's
     // prediction falls between them, and close probes see one of them.
     Rational span(0);
@@ -209,7 +219,7 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
       const Rational dc = pc.b[c] - pc.a[c];
       span = std::max(span, dc.sign() < 0 ? -dc : dc);
     }
-    const T eta = fld.from(Rational(4) / (Rational(design.grid_den) * span));
+    const T eta = fld.from(Rational(4) / (Rational(design.probe_den) * span));
     const T qa = t * fld.from(Rational(1, 4)), qb = (fld.from(Rational(1)) - t) * fld.from(Rational(1, 4));
     const T tl = t - (fld.is_positive(qa - eta) == Truth::yes ? eta : qa), tr = t + (fld.is_positive(qb - eta) == Truth::yes ? eta : qb);
     const QVec xl = point_at(pc.a, pc.b, tl), xr = point_at(pc.a, pc.b, tr);

@@ -5,6 +5,18 @@
 
 namespace mhaq {
 
+namespace {
+// No sign vector fits: the path merged two crossings into one jump. Each
+// hyperplane is crossed once (proofs/15), so two neurons' hyperplanes met the
+// path closer together than its probes resolve: a draw of the path, not a
+// property of the transformer (nearly coincident hyperplanes make it likely).
+[[noreturn]] void throw_unresolved_crossings() {
+  throw_degenerate("the sign system sum_j sigma_j jump_j = E(p) + E(-p) has no solution with every sigma_j = +-1: two neurons' "
+                   "hyperplanes meet the path closer together than its probes resolve: nearly coincident hyperplanes (another --seed may "
+                   "resolve them), or coincident ones (condition: no two neurons share a hyperplane; then no seed does)");
+}
+}  // namespace
+
 template <ArithField F>
 std::vector<LearnedNeuron<typename F::value_type>> neurons_from_path(const F& fld, const PathSearch<typename F::value_type>& path,
                                                                      const QVec& p, int d) {
@@ -27,16 +39,50 @@ std::vector<LearnedNeuron<typename F::value_type>> neurons_from_path(const F& fl
       A(i, j) = g;
     }
   }
-  require_truth(fld.solve(sigma, A, b), ErrorKind::not_identifiable,
-                "the jumps along the path are linearly dependent (condition: the neurons' jumps u_j U_{.,j} are linearly independent)");
+  const Truth solved = fld.solve(sigma, A, b);
+  if (solved == Truth::unknown) throw_unable("cannot decide whether the path's jumps are linearly independent at this precision");
+  if (solved == Truth::no) {
+    // Dependent jumps (more neurons than H d, or a chance relation): sigma is
+    // still unique when no signed subset of the jumps sums to zero; every
+    // sign vector is tried against the system itself (proofs/15).
+    if (K > 14)
+      throw_not_identifiable("the jumps along the path are linearly dependent and too many to enumerate their signs "
+                             "(condition: the neurons' jumps u_j U_{.,j} are linearly independent)");
+    std::vector<long> fits;  // sign vectors the system does not exclude
+    int certain = 0;         // of them, those it certifies
+    for (long mask = 0; mask < (1L << K); ++mask) {
+      Truth all = Truth::yes;
+      for (int c = 0; c < n && all != Truth::no; ++c) {
+        T s = fld.from(Rational(0)), scale = fld.abs(vs[c] + ve[c]);
+        for (int j = 0; j < K; ++j) {
+          s = (mask >> j) & 1 ? s + path.crossings[j].jump[c] : s - path.crossings[j].jump[c];
+          scale = scale + fld.abs(path.crossings[j].jump[c]);
+        }
+        all = truth_and(all, fld.equal(s, vs[c] + ve[c], scale));
+      }
+      if (all != Truth::no) fits.push_back(mask);
+      certain += all == Truth::yes;
+    }
+    if (fits.empty()) throw_unresolved_crossings();
+    if (certain > 1)
+      throw_not_identifiable("the jumps along the path are linearly dependent and several sign choices fit E(p) + E(-p) "
+                             "(condition: no signed subset of the jumps u_j U_{.,j} sums to zero)");
+    if (fits.size() > 1) throw_unable("cannot decide the signs of the path's dependent jumps at this precision");
+    sigma = Mat<T>(K, 1);
+    for (int j = 0; j < K; ++j) sigma(j, 0) = (fits[0] >> j) & 1 ? fld.from(Rational(1)) : fld.from(Rational(-1));
+  }
+  // Each sigma_j is +1 or -1 (proofs/15), so excluding one value decides the
+  // other: a ball that excludes -1 but not +1 is +1; the system check below
+  // then confirms the whole solution.
   const T one = fld.from(Rational(1));
+  std::vector<bool> on(K);  // sigma_j = +1: the neuron switches on along the path (inactive at p)
   for (int j = 0; j < K; ++j) {
     const Truth plus = fld.equal(sigma(j, 0), one), minus = fld.equal(sigma(j, 0), -one);
-    if (plus == Truth::no && minus == Truth::no)
-      throw_not_identifiable("the sign system sum_j sigma_j jump_j = E(p) + E(-p) has no solution with every sigma_j = +-1 "
-                             "(a neuron is crossed more than once, or the jumps are not those of distinct neurons)");
-    if (plus != Truth::yes && minus != Truth::yes)
+    if (plus == Truth::no && minus == Truth::no) throw_unresolved_crossings();
+    if (plus != Truth::no && minus != Truth::no)
       throw_unable("cannot decide the sign of a neuron's jump at this precision");
+    on[j] = minus == Truth::no;
+    sigma(j, 0) = on[j] ? one : -one;
   }
   // the solution must satisfy the system itself (not only in the least-squares sense)
   for (int c = 0; c < n; ++c) {
@@ -49,19 +95,21 @@ std::vector<LearnedNeuron<typename F::value_type>> neurons_from_path(const F& fl
       throw_not_identifiable("the path's jumps do not add up to E(p) + E(-p): a neuron is missing or crossed twice (condition: no two neurons have antiparallel U)");
   }
   for (int j = 0; j < K; ++j) {
-    const bool on = fld.equal(sigma(j, 0), one) == Truth::yes;  // switches on along the path: inactive at p
     // w = sigma_j jump_j = u_j U_{.,j}; ubar-direction sum_h w_h = u_j ubar_j
     std::vector<T> w(n);
-    for (int c = 0; c < n; ++c) w[c] = on ? path.crossings[j].jump[c] : -path.crossings[j].jump[c];
+    for (int c = 0; c < n; ++c) w[c] = on[j] ? path.crossings[j].jump[c] : -path.crossings[j].jump[c];
     T side = fld.from(Rational(0));  // (sum_h w_h)^T p = u_j ubar_j^T p
     for (int h = 0; h < H; ++h)
       for (int a = 0; a < d; ++a)
         if (!p[a].is_zero()) side = side + w[h * d + a] * fld.from(p[a]);
     // active at p (switches off): ubar_j^T p > 0, so sign(u_j) = sign(side); inactive: the opposite
     const Truth pos = fld.is_positive(side);
+    if (pos == Truth::no && fld.is_zero(side) == Truth::yes)
+      throw_not_identifiable("a jump's hyperplane normal sum_h w_h is orthogonal to the path's start: the neuron's pre-activation does not "
+                             "follow the final token (condition ubar_j = sum_h U_{h,j} != 0 fails)");
     if (pos == Truth::unknown || (pos == Truth::no && fld.is_zero(side) != Truth::no))
       throw_unable("cannot decide on which side of a neuron's hyperplane the path starts");
-    const bool u_positive = (pos == Truth::yes) != on;
+    const bool u_positive = (pos == Truth::yes) != on[j];
     LearnedNeuron<T> nr;
     nr.u = u_positive ? one : -one;
     nr.U.assign(H, std::vector<T>(d));

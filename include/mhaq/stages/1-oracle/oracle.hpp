@@ -93,7 +93,12 @@ class OddPartOracle final : public Oracle<T> {
   }
 
  private:
-  T answer(const Query& q) override { return inner_.query(q) - inner_.query(negated(q)); }
+  T answer(const Query& q) override {
+    // two statements: the order of the inner queries is part of the record
+    // (an operator's operands are evaluated in no fixed order)
+    const T plus = inner_.query(q);
+    return plus - inner_.query(negated(q));
+  }
   Oracle<T>& inner_;
 };
 

@@ -38,6 +38,11 @@ struct RegionValues {
 struct RegionDesign {
   QMat Delta;           // d offsets (columns), the learner's own, invertible
   long grid_den = 1;    // tokens lie in (1/grid_den)Z
+  // Probe resolution: probes sit 4/probe_den from a predicted crossing (in
+  // the path's largest coordinate). It must be coarse next to the offsets
+  // (entries 1/16), or a probe's pairs straddle the hyperplane at every
+  // scale-up; a finer token grid (floats and balls, 2^-20) does not refine it.
+  long probe_den = 16;
   int max_scale_ups = 4;  // a pair whose extra sample disagrees: the probe point is doubled (same region, relatively smaller offsets)
   int max_probes = 400;   // region evaluations the path search may spend
 };
