@@ -34,7 +34,9 @@ class Path {
       fit_all();
       label();
     } catch (const Error& e) {
-      if (!opt_.heads_is_bound && (e.kind() == ErrorKind::degenerate || e.kind() == ErrorKind::inconsistent || e.kind() == ErrorKind::unable))
+      // a base pair that fitted all H heads already shows H is not too large
+      if (!opt_.heads_is_bound && !full_base_fit() &&
+          (e.kind() == ErrorKind::degenerate || e.kind() == ErrorKind::inconsistent || e.kind() == ErrorKind::unable))
         diagnose_head_count();
       throw;
     }
@@ -102,6 +104,12 @@ class Path {
       degenerate_[p] = why;
     }
     res_.heads_found = m;
+  }
+
+  bool full_base_fit() const {
+    for (int p = 0; p < d_ * d_ && p < static_cast<int>(res_.fits.size()) && p < static_cast<int>(degenerate_.size()); ++p)
+      if (degenerate_[p].empty() && res_.fits[p].heads() == opt_.H) return true;
+    return false;
   }
 
   Chaining<T> make_chaining(const std::vector<PairFit<T>>& fits) const {
