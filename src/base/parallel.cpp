@@ -26,14 +26,20 @@ void parallel_for(std::size_t begin, std::size_t end, int threads, const std::fu
   } else {
     const long prec = working_precision();
     std::atomic<std::size_t> next{0};
+    // Items above the lowest failing index so far are skipped: the error
+    // rethrown is still the lowest failing index's (every item below it runs).
+    std::atomic<std::size_t> first_fail{n};
     auto worker = [&] {
       {
         PrecisionScope scope(prec);
         for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+          if (i > first_fail.load()) continue;
           try {
             fn(begin + i);
           } catch (...) {
             err[i] = std::current_exception();
+            for (std::size_t f = first_fail.load(); i < f && !first_fail.compare_exchange_weak(f, i);) {
+            }
           }
         }
       }

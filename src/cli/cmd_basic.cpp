@@ -142,6 +142,9 @@ Command make_recover() {
     int samples_per_pair = 0;
     long max_bits = 1L << 14;
     long token_range = 0, token_den = 0;
+    std::string exact_solver = "sparse";
+    long max_degree = 0;
+    bool no_repair = false;
     std::string certificate;
     bool json = false;
     CLI::Option* d_opt = nullptr;
@@ -172,6 +175,12 @@ Command make_recover() {
             s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it");
             s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den");
             s->add_option("--token-den", st->token_den, "denominator of the learner's token entries");
+            s->add_option("--exact-solver", st->exact_solver, "exact: Q(tau) linear solver fflu | modular | sparse (default; same result, different time)")
+                ->check(CLI::IsMember({"fflu", "modular", "sparse"}));
+            s->add_option("--max-degree", st->max_degree,
+                          "exact cost guard: largest tau-degree an answer may have (default " + std::to_string(kDefaultMaxDegree) +
+                              "); a plan beyond it is refused before any query (exit 11)");
+            s->add_flag("--no-repair", st->no_repair, "do not repair degenerate pairs: such a draw ends degenerate (exit 4)");
             s->add_option("--certificate", st->certificate,
                           "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
             add_model_shape(s, st->g);
@@ -269,6 +278,10 @@ Command make_recover() {
               o.tokens = {st->token_range ? st->token_range : def.range, st->token_den ? st->token_den : def.den};
               if (o.tokens.range < 1 || o.tokens.den < 1) throw Error(ErrorKind::usage, "--token-range and --token-den must be positive");
             }
+            o.exact_solver = parse_exact_solver(st->exact_solver);
+            o.max_degree = st->max_degree;
+            o.repair = !st->no_repair;
+            if (st->max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
             std::string certificate;
             if (!st->certificate.empty()) o.certificate = &certificate;
             nlohmann::json r = recover(truth, o);

@@ -314,6 +314,22 @@ QTau evaluate_exact(const Model& m, const Query& q, long L) {
   return evaluate(m, q, F);
 }
 
+Rational answer_score_spread(const Model& m, const Query& q) {
+  const QVec& xN = q.back().token;
+  Rational total;
+  for (const auto& h : m.heads) {
+    const QVec Wx = matvec(h.W, xN);
+    Rational lo, hi;
+    for (size_t i = 0; i < q.size(); ++i) {
+      const Rational s = dot(q[i].token, Wx);
+      if (i == 0 || s < lo) lo = s;
+      if (i == 0 || s > hi) hi = s;
+    }
+    total += hi - lo;
+  }
+  return total;
+}
+
 Ball evaluate_ball(const Model& m, const Query& q) { return evaluate(m, q, Field<Ball>{}); }
 
 template Field<QTau> oracle_field<QTau>(long, long, const OracleNoise&);

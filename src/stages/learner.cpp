@@ -34,7 +34,9 @@ class Path {
       fit_all();
       label();
     } catch (const Error& e) {
-      if (!opt_.heads_is_bound && (e.kind() == ErrorKind::degenerate || e.kind() == ErrorKind::inconsistent || e.kind() == ErrorKind::unable))
+      // a base pair that fitted all H heads already shows H is not too large
+      if (!opt_.heads_is_bound && !full_base_fit() &&
+          (e.kind() == ErrorKind::degenerate || e.kind() == ErrorKind::inconsistent || e.kind() == ErrorKind::unable))
         diagnose_head_count();
       throw;
     }
@@ -58,16 +60,28 @@ class Path {
   }
 
   // ---- 3-fit: every pair, the first column first (its limits chain f(0))
+  // A pair that can be repaired (Repair, learner.hpp): every pair of the paper schedule.
+  bool repairable(size_t) const { return opt_.repair && plan_.schedule == Schedule::paper && d_ >= 2; }
+
   void fit_all() {
     auto& fits = res_.fits;
     fits.resize(plan_.pairs.size());
+    degenerate_.assign(plan_.pairs.size(), std::string());
     const int H = opt_.H;
     auto fit_one = [&](size_t p, const T& f0) {
       const std::vector<T> f = samples(p, f0);
       try {
         fits[p] = opt_.heads_is_bound ? interpolate_pair_minimal(fld_, f, H) : interpolate_pair(fld_, f, H);
       } catch (const Error& e) {
-        rethrow_with(e, pair_name(plan_.pairs[p]));
+        if (e.kind() != ErrorKind::degenerate || !repairable(p)) rethrow_with(e, pair_name(plan_.pairs[p]));
+        // Detected as soon as the pair is fitted. Its limit P still chains
+        // f(0) (base pairs of b_1): the minimal-type fit gives it.
+        degenerate_[p] = e.what();
+        try {
+          fits[p] = interpolate_pair_minimal(fld_, f, H);
+        } catch (const Error&) {
+          rethrow_with(e, pair_name(plan_.pairs[p]));
+        }
       }
     };
     parallel_for(0, static_cast<size_t>(d_), opt_.threads, [&](size_t i) { fit_one(static_cast<size_t>(plan_.base_index(static_cast<int>(i), 0)), answers_[0]); });
@@ -80,12 +94,22 @@ class Path {
     // or the minimal type (bound H0). A pair showing fewer heads has colliding
     // poles or a zero residue at this draw.
     int m = 0;
-    for (const auto& f : fits) m = std::max(m, f.heads());
     for (size_t p = 0; p < fits.size(); ++p)
-      if (fits[p].heads() != m)
-        throw_degenerate(pair_name(plan_.pairs[p]) + ": shows " + std::to_string(fits[p].heads()) + " heads where other pairs show " +
-                         std::to_string(m) + " (colliding poles or a zero residue at this draw)");
+      if (degenerate_[p].empty()) m = std::max(m, fits[p].heads());
+    for (size_t p = 0; p < fits.size(); ++p) {
+      if (fits[p].heads() == m || !degenerate_[p].empty()) continue;
+      const std::string why = "shows " + std::to_string(fits[p].heads()) + " heads where other pairs show " + std::to_string(m) +
+                              " (colliding poles or a zero residue at this draw)";
+      if (!repairable(p)) throw_degenerate(pair_name(plan_.pairs[p]) + ": " + why);
+      degenerate_[p] = why;
+    }
     res_.heads_found = m;
+  }
+
+  bool full_base_fit() const {
+    for (int p = 0; p < d_ * d_ && p < static_cast<int>(res_.fits.size()) && p < static_cast<int>(degenerate_.size()); ++p)
+      if (degenerate_[p].empty() && res_.fits[p].heads() == opt_.H) return true;
+    return false;
   }
 
   Chaining<T> make_chaining(const std::vector<PairFit<T>>& fits) const {
@@ -127,24 +151,129 @@ class Path {
                            " (state H = " + std::to_string(m) + ", or give only a bound with --max-heads)");
   }
 
-  // ---- 4-match: walk the plan's labelling graph from the root
+  // ---- 4-match: walk the plan's labelling graph from the root; steps that
+  // wait for a repaired pair, or repair one, run once what they need is labelled
   void label() {
-    const auto& fits = res_.fits;
-    std::vector<PairFit<T>>& lab = res_.labelled;
-    lab.assign(static_cast<size_t>(d_) * d_, PairFit<T>{});
-    lab[plan_.root()] = fits[plan_.root()];
-    std::vector<const LabelStep*> deferred;
-    for (const LabelStep& s : plan_.labelling) {
-      const PairFit<T>* link = s.link >= 0 ? &fits[s.link] : nullptr;
-      const std::string what = s.link >= 0 ? pair_name(plan_.pairs[s.link]) : "residue labelling of " + pair_name(plan_.pairs[s.target]);
-      const Assignment a = label_assignment(fld_, lab[s.ref], fits[s.target], link, s.rel);
-      if (a.kind == Assignment::Kind::several && s.fallback && opt_.lean_fallback) {
-        deferred.push_back(&s);  // residues cannot tell these heads apart: ask for the across link
-        continue;
+    res_.labelled.assign(static_cast<size_t>(d_) * d_, PairFit<T>{});
+    is_labelled_.assign(static_cast<size_t>(d_) * d_, 0);
+    set_label(plan_.root(), degenerate_[plan_.root()].empty() ? res_.fits[plan_.root()] : repaired_root());
+    std::vector<const LabelStep*> deferred, pending;
+    for (const LabelStep& s : plan_.labelling)
+      if (!try_step(s, deferred)) pending.push_back(&s);
+    for (bool progress = true; progress && !pending.empty();) {
+      progress = false;
+      for (size_t k = 0; k < pending.size();)
+        if (try_step(*pending[k], deferred)) {
+          pending.erase(pending.begin() + static_cast<long>(k));
+          progress = true;
+        } else {
+          ++k;
+        }
+    }
+    if (!pending.empty()) {
+      for (const LabelStep* s : pending) {
+        const int bad = !degenerate_[s->target].empty() ? s->target : s->link;
+        if (bad >= 0 && !degenerate_[bad].empty())
+          throw_degenerate(pair_name(plan_.pairs[bad]) + ": " + degenerate_[bad] +
+                           "; not repairable from the other pairs (its link or the pairs its repair needs are degenerate too)");
       }
-      lab[s.target] = permuted(fits[s.target], unique_or_throw(a, what));
+      throw_degenerate(pair_name(plan_.pairs[pending.front()->target]) + ": cannot be labelled (the pairs it depends on are degenerate)");
     }
     if (!deferred.empty()) fallback(deferred);
+  }
+
+  // A degenerate root (i=1, j=1) from the across link to b_2: its poles are
+  // r(1,1) r(1,2), its residues c(1) are those of base pair (1,2) too
+  // (residues do not depend on the final token), so (1,2) in its own order
+  // serves as the reference.
+  PairFit<T> repaired_root() {
+    const int root = plan_.root(), alt = plan_.base_index(0, 1);
+    int link = -1;
+    for (const LabelStep& s : plan_.labelling)
+      if (s.target == alt && s.rel == Relation::across) link = s.link;
+    Assignment a;
+    PairFit<T> f;
+    if (link >= 0 && degenerate_[alt].empty() && degenerate_[link].empty())
+      f = derive_from_link(fld_, res_.fits[alt], res_.fits[link], {}, res_.fits[root], Relation::across, res_.fits[root].P, a);
+    if (a.kind != Assignment::Kind::unique)
+      throw_degenerate(pair_name(plan_.pairs[root]) + ": " + degenerate_[root] + "; not repairable (the pairs its repair needs are degenerate too)");
+    res_.repairs.push_back({root, degenerate_[root],
+                            "derived from " + pair_name(plan_.pairs[link]) + " (poles divided by those of " + pair_name(plan_.pairs[alt]) +
+                                ", heads matched by their common residues)",
+                            0});
+    return f;
+  }
+
+  void set_label(int t, PairFit<T> f) {
+    res_.labelled[t] = std::move(f);
+    is_labelled_[t] = 1;
+  }
+
+  // A labelled base pair with the offset of base pair t at another final token.
+  int same_offset_labelled(int t) const {
+    const PairSpec& ps = plan_.pairs[t];
+    for (int j = 0; j < d_; ++j) {
+      const int q = plan_.base_index(ps.i, j);
+      if (j != ps.j && is_labelled_[q]) return q;
+    }
+    return -1;
+  }
+
+  // One labelling step; false when it must wait (its reference is not
+  // labelled yet) or a repair is not possible yet.
+  bool try_step(const LabelStep& s, std::vector<const LabelStep*>& deferred) {
+    if (!is_labelled_[s.ref]) return false;
+    const auto& fits = res_.fits;
+    const bool tdeg = !degenerate_[s.target].empty();
+    bool ldeg = s.link >= 0 && !degenerate_[s.link].empty();
+    if (!tdeg && !ldeg) {
+      const PairFit<T>* link = s.link >= 0 ? &fits[s.link] : nullptr;
+      const std::string what = s.link >= 0 ? pair_name(plan_.pairs[s.link]) : "residue labelling of " + pair_name(plan_.pairs[s.target]);
+      const Assignment a = label_assignment(fld_, res_.labelled[s.ref], fits[s.target], link, s.rel);
+      if (a.kind == Assignment::Kind::several && s.fallback && opt_.lean_fallback) {
+        deferred.push_back(&s);  // residues cannot tell these heads apart: ask for the across link
+        return true;
+      }
+      if (a.kind == Assignment::Kind::several && a.certain && s.link >= 0 && repairable(static_cast<size_t>(s.link))) {
+        degenerate_[s.link] = "ambiguous link, several head assignments fit";
+        ldeg = true;
+      } else {
+        set_label(s.target, permuted(fits[s.target], unique_or_throw(a, what)));
+        return true;
+      }
+    }
+    if (tdeg && ldeg) return false;
+    const int other = same_offset_labelled(s.target);
+    Assignment a;
+    if (tdeg) {
+      // the target from its link: poles r(ref) r(target); residues c(ref) + c(target)
+      // (heads matched by the residues of the same offset elsewhere, or by the
+      // target's own visible heads) or c(ref) (across)
+      const std::vector<T> none;
+      PairFit<T> f;
+      std::string by;
+      if (s.rel == Relation::within && other >= 0) {
+        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], res_.labelled[other].c, fits[s.target], s.rel, fits[s.target].P, a);
+        by = ", heads matched by the residues of " + pair_name(plan_.pairs[other]);
+      }
+      if (a.kind != Assignment::Kind::unique) {
+        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], none, fits[s.target], s.rel, fits[s.target].P, a);
+        by = s.rel == Relation::within ? ", heads matched by the pair's own visible heads (a zero residue hides a head)" : "";
+      }
+      if (a.kind != Assignment::Kind::unique) return false;
+      set_label(s.target, std::move(f));
+      res_.repairs.push_back({s.target, degenerate_[s.target],
+                              "derived from " + pair_name(plan_.pairs[s.link]) + " (poles divided by those of " + pair_name(plan_.pairs[s.ref]) + ")" + by, 0});
+      return true;
+    }
+    // the link is degenerate or ambiguous: label the target by its residues instead
+    if (other < 0) return false;
+    a = label_assignment(fld_, res_.labelled[other], fits[s.target], nullptr, Relation::residue);
+    if (a.kind != Assignment::Kind::unique) return false;
+    set_label(s.target, permuted(fits[s.target], a.perm));
+    res_.repairs.push_back({s.link, degenerate_[s.link], "not used: " + pair_name(plan_.pairs[s.target]) + " labelled by the residues of " +
+                                                             pair_name(plan_.pairs[other]), 0});
+    return true;
   }
 
   void fallback(const std::vector<const LabelStep*>& steps) {
@@ -201,6 +330,8 @@ class Path {
   std::vector<Query> queries_;
   std::vector<T> answers_;
   Chaining<T> chain_;
+  std::vector<std::string> degenerate_;  // per pair: why it is degenerate at this draw, empty if not
+  std::vector<char> is_labelled_;        // per base pair
 };
 
 }  // namespace

@@ -13,6 +13,7 @@ const char* status_name(Status s) {
     case Status::inconsistent: return "inconsistent";
     case Status::not_identifiable: return "not_identifiable";
     case Status::rejected: return "checker_rejected";
+    case Status::over_budget: return "over_budget";
   }
   return "?";
 }
@@ -26,6 +27,7 @@ int status_exit_code(Status s) {
     case Status::inconsistent: return exit_code(ErrorKind::inconsistent);
     case Status::not_identifiable: return exit_code(ErrorKind::not_identifiable);
     case Status::rejected: return exit_code(ErrorKind::rejected);
+    case Status::over_budget: return exit_code(ErrorKind::budget);
   }
   return exit_code(ErrorKind::internal);
 }
@@ -39,12 +41,14 @@ const char* status_remedy(Status s) {
     case Status::inconsistent: return "the answers fit no model with the stated head count: is H too small, or are the answers approximate?";
     case Status::not_identifiable: return "no seed helps: the model, or the stated head count, is not identifiable from value queries";
     case Status::rejected: return "the checker rejected the file: it is wrong or has been tampered with";
+    case Status::over_budget:
+      return "the exact run would exceed its budget: use a smaller --token-range, or ball mode (--arith ball --bits P), or raise --max-degree";
   }
   return "";
 }
 
 Status parse_status(const std::string& s) {
-  for (Status t : {Status::ok, Status::degenerate, Status::unable, Status::mismatch, Status::inconsistent, Status::not_identifiable, Status::rejected})
+  for (Status t : {Status::ok, Status::degenerate, Status::unable, Status::mismatch, Status::inconsistent, Status::not_identifiable, Status::rejected, Status::over_budget})
     if (s == status_name(t)) return t;
   throw_internal("unknown status \"" + s + "\"");
 }
@@ -57,6 +61,7 @@ Status status_of(ErrorKind k) {
     case ErrorKind::inconsistent: return Status::inconsistent;
     case ErrorKind::not_identifiable: return Status::not_identifiable;
     case ErrorKind::rejected: return Status::rejected;
+    case ErrorKind::budget: return Status::over_budget;
     default: throw_internal(std::string("error kind ") + kind_name(k) + " is not a run outcome");
   }
 }

@@ -36,6 +36,23 @@ GenerateOptions default_generate(Arith a) {
   return g;
 }
 
+ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
+  ExactCost c;
+  c.L = QTauAccess::L(oracle_field<QTau>(truth.w_denominator(), token_den, OracleNoise{}));
+  // A pair's queries [a x k, b] share their scores, so one query per pair
+  // gives the pair's degree bound; [b_1] alone has degree 0.
+  for (size_t p = 0; p < plan.pairs.size(); ++p) {
+    const Query q{Run{plan.pairs[p].final_token + plan.pairs[p].offset, 1}, Run{plan.pairs[p].final_token, 1}};
+    const double deg = answer_score_spread(truth, q).approx_double() * static_cast<double>(c.L);
+    c.total_degree += deg * (plan.samples - 1);
+    if (deg > c.max_degree) {
+      c.max_degree = deg;
+      c.worst_pair = static_cast<int>(p);
+    }
+  }
+  return c;
+}
+
 double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
 
 namespace {
@@ -185,6 +202,14 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
       r["fallback_pairs"] = res.fallback_pairs.size();
       r["fallback_queries"] = res.fallback_queries;
     }
+    r["repairs"] = res.repairs.size();
+    r["repair_queries"] = res.repair_queries;
+    if (!res.repairs.empty()) {
+      json list = json::array();
+      for (const Repair& p : res.repairs)
+        list.push_back({{"pair", pair_name(res.plan.pairs[p.pair])}, {"reason", p.reason}, {"route", p.route}, {"queries", p.queries}});
+      r["repaired_pairs"] = list;
+    }
     r["heads"] = heads_json(F, res.heads);
     facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, o.oracle_bits, o.noise_eps, r);
     if (o.arith == Arith::mpfr || o.arith == Arith::ieee) {
@@ -198,7 +223,8 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     if constexpr (std::is_same_v<T, Ball>) r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(res.heads));
     v = judge(facts);
     if (o.certificate && v.status == Status::ok) {
-      if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
+      if (!res.repairs.empty()) r["certificate_note"] = "certificates do not cover repaired pairs";
+      else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
       else r["certificate_note"] = "certificates do not cover the lean schedule's fallback links";
     }
   } catch (const Error& e) {
@@ -339,6 +365,28 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
   r["oracle_calls"] = calls;
 }
 
+// The cost guard: refuses, before any query, a plan whose exact answers would
+// exceed the degree budget (the oracle's and the learner's work both grow with it).
+bool exact_within_budget(json& r, const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
+  if (o.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
+  const long budget = o.max_degree > 0 ? o.max_degree : kDefaultMaxDegree;
+  const Plan plan = learner_plan(truth.d, lo);
+  const ExactCost c = exact_cost(truth, plan, lo.tokens.den);
+  r["exact_cost"] = {{"L", c.L}, {"max_answer_degree", c.max_degree}, {"total_answer_degree", c.total_degree}, {"max_degree_budget", budget}};
+  if (c.max_degree <= static_cast<double>(budget)) return true;
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "exact answers would reach tau-degree %.3g (L = %ld, %s; tau = e^{1/L}), beyond the budget --max-degree %ld: refused before any query. "
+                "Degrees grow with L = (W denominator) x (token denominator)^2 and with the token range squared: use a smaller --token-range, "
+                "or --arith ball --bits 256 (balls do not grow with the degree), or raise --max-degree (time and memory grow at least linearly with it)",
+                c.max_degree, c.L, pair_name(plan.pairs[c.worst_pair]).c_str(), budget);
+  report_verdict(r, {Status::over_budget, b});
+  r["queries"] = 0;
+  r["max_length"] = 0;
+  r["heads_recovered"] = 0;
+  return false;
+}
+
 }  // namespace
 
 bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
@@ -442,6 +490,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     r["note"] = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
   }
   lo.schedule = o.schedule;
+  lo.repair = o.repair;
   lo.seed = learner_seed(o.seed);  // the learner's stream is separate from any model-generation stream
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
@@ -473,6 +522,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     r["samples_per_pair"] = o.samples_per_pair;
     r["max_length_bound"] = o.samples_per_pair;
   }
+  if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {
     r["noise_pattern"] = noise_pattern_name(o.noise_pattern);
@@ -484,6 +534,8 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     auto_precision(r, truth, canon, o, lo);
     return r;
   }
+  ExactSolverScope solver(o.exact_solver);
+  if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
   dispatch(r, truth, canon, o, lo, noise);
   return r;
 }
@@ -509,6 +561,14 @@ std::string recover_report(const nlohmann::json& r) {
   if (r.contains("fallback_pairs"))
     o << "  lean fallback    " << r["fallback_pairs"] << " across links asked for where residues could not label, " << r["fallback_queries"]
       << " extra queries (included above)\n";
+  if (r.contains("repaired_pairs")) {
+    o << "  repairs          " << r["repairs"] << " degenerate pair(s) repaired, " << r["repair_queries"] << " extra queries (included above)\n";
+    for (const auto& p : r["repaired_pairs"])
+      o << "    " << p["pair"].get<std::string>() << ": " << p["reason"].get<std::string>() << "; " << p["route"].get<std::string>() << "\n";
+  }
+  if (r.contains("exact_cost"))
+    o << "  exact cost       answers up to tau-degree " << r["exact_cost"]["max_answer_degree"].get<double>() << " (budget --max-degree "
+      << r["exact_cost"]["max_degree_budget"] << "), L = " << r["exact_cost"]["L"] << "\n";
   o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
   if (r.contains("self_check")) o << "  self-check       " << r["self_check"].get<std::string>() << " (the heads reproduce every answer)\n";
   if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";

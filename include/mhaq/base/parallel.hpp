@@ -3,7 +3,8 @@
 // order in which threads finish. Each worker inherits the caller's working
 // precision (it is thread-local) and releases FLINT/Arb thread caches at exit.
 // If items throw, the exception of the lowest failing index is rethrown, so
-// the reported error is also independent of the thread count.
+// the reported error is also independent of the thread count; items above a
+// failed index may be skipped (their results would be discarded anyway).
 #pragma once
 #include <cstddef>
 #include <functional>

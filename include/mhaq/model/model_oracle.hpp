@@ -69,6 +69,12 @@ void check_query_grid(const Query& q, int d, long token_den);
 // Evaluates f(X) exactly on rational tokens, in Q(tau) (for checks that do not
 // go through any learner, e.g. certificates and golden files).
 QTau evaluate_exact(const Model& m, const Query& q, long L);
+// The exact oracle's cost measure of one answer (oracle side: it reads the
+// model): sum over heads of (largest score - smallest score) over the query's
+// tokens. Times L it bounds the tau-degree of the answer's numerator and
+// denominator (each head contributes a fraction whose exponents span L times
+// its score range), so it is known before the answer is computed.
+Rational answer_score_spread(const Model& m, const Query& q);
 // Encloses f(X) in Arb balls at the working precision, for any rational model
 // and tokens (no grid or denominator limits; certificate tolerances).
 Ball evaluate_ball(const Model& m, const Query& q);

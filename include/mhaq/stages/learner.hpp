@@ -33,6 +33,31 @@ struct LearnOptions {
   int samples_per_pair = 0;   // 0: the paper's 2H+1 values per pair; K > 2H+1: oversampling
   bool self_check = true;     // re-evaluate the heads on every answer (no query cost)
   bool lean_fallback = true;  // lean: ask for an across link where residues cannot label
+  bool repair = true;         // repair degenerate pairs from their links and residues (below) instead of failing the run
+};
+
+// A repaired pair (issue 14). A pair is degenerate at this draw when its own
+// type-(H,H) fit is singular (two heads' poles collide there, or a residue is
+// zero; with only a bound H0: it shows fewer heads than the others), or when
+// its link is ambiguous. The run is not thrown away: the pair's heads are
+// derived from what the other pairs already determine, by the bilinearity of
+// log r in the offset and the independence of residues from the final token
+// (ALGORITHM.md section 4):
+//   * a degenerate base pair (i, j): from its link, whose poles are the
+//     products r_h(ref) r_h(i, j), heads matched through residues known
+//     elsewhere (c_h(i) at another final token, or c_h(1) for across links);
+//   * a degenerate or ambiguous link: its base pair is labelled by residues
+//     against the same offset at another final token.
+// Both routes cost no extra query. A repair is exact (or enclosing) like the
+// step it replaces, and the learner's self-check re-verifies every answer,
+// the degenerate pair's included. Pairs that cannot be repaired this way
+// (the root pair, or a base pair whose link is degenerate too) leave the run
+// degenerate, as before.
+struct Repair {
+  int pair = -1;        // index into plan.pairs of the degenerate pair
+  std::string reason;   // why it was degenerate
+  std::string route;    // how it was repaired
+  long queries = 0;     // extra queries spent on it
 };
 
 // The query plan learn() sends for these options: B and Delta drawn from
@@ -52,6 +77,9 @@ struct LearnResult {
   std::vector<PairSpec> fallback_pairs;
   std::vector<PairFit<T>> fallback_fits;
   long fallback_queries = 0;
+  // Degenerate pairs repaired (see Repair); the run's query count is the plan's plus repair_queries.
+  std::vector<Repair> repairs;
+  long repair_queries = 0;
   // The learner's own check: do the heads reproduce every answer? yes/no, or
   // unknown when some comparison could not be decided (balls, tolerances).
   Truth self_check = Truth::unknown;

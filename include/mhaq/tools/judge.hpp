@@ -14,6 +14,8 @@
 //                           identifiable from value queries
 //   checker_rejected  10    a checker rejected a certificate, golden  the file is wrong or tampered with
 //                           file or lemma check
+//   over_budget       11    the estimated exact cost exceeds the       smaller token range, ball mode, or
+//                           stated budget (refused before the work)    a larger --max-degree
 #pragma once
 #include <cmath>
 #include <string>
@@ -23,7 +25,7 @@
 
 namespace mhaq {
 
-enum class Status { ok, degenerate, unable, mismatch, inconsistent, not_identifiable, rejected };
+enum class Status { ok, degenerate, unable, mismatch, inconsistent, not_identifiable, rejected, over_budget };
 
 const char* status_name(Status s);  // the JSON "status" string
 int status_exit_code(Status s);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "mhaq/arith/field.hpp"
+#include "mhaq/arith/qtau_solve.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/model/transformer.hpp"
@@ -34,10 +35,28 @@ struct RecoverOptions {
   long max_bits = 1L << 14;  // cap of the precision doubling for target_error
   int neurons = 0;           // transformers: the learner's neuron count (0: found by the learner; balls are told the canonical count)
   Rational tolerance;        // floats: tolerance on max_rel_error; 0 = 2^(acc/4), acc = log2 of the answers' accuracy
+  bool repair = true;      // repair degenerate pairs (stages/learner.hpp, Repair); false: such a draw ends degenerate
+  ExactSolver exact_solver = ExactSolver::sparse;  // exact: the Q(tau) linear solver (same result, different time)
+  // Exact cost guard: the largest tau-degree an answer of the plan may have
+  // (L times a head-summed score range, known before any answer is computed);
+  // 0 = kDefaultMaxDegree. A plan beyond it ends over_budget (exit 11) before any work.
+  long max_degree = 0;
   // When set, a run that ends ok stores its certificate here (recover
   // --certificate; include/mhaq/tools/certificate.hpp).
   std::string* certificate = nullptr;
 };
+
+// The default exact budget on the tau-degree of one answer (recover --max-degree).
+inline constexpr long kDefaultMaxDegree = 20000;
+
+// The exact cost estimate of a plan, before any work: the largest and the
+// summed tau-degree bound of its answers (L * answer_score_spread), and L.
+struct ExactCost {
+  long L = 1;
+  double max_degree = 0, total_degree = 0;
+  int worst_pair = -1;  // index into the plan's pairs
+};
+ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den);
 
 // Default token draws: exact mode small integers; other modes a fine dyadic
 // grid on [-1, 1] (2^20 steps), exactly representable in every arithmetic.

@@ -41,6 +41,20 @@ template <ArithField F>
 Assignment label_assignment(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& cur,
                             const PairFit<typename F::value_type>* link, Relation rel);
 
+// Repair of a degenerate base pair from its link (learner.hpp, Repair): the
+// link's poles are r_h(ref) r_h(target); its residues are c_h(ref) + c_h(target)
+// (within) or c_h(ref) (across). Within links tie each link head to a head of
+// `ref` through the target's residues: `known_c` (the same offset at another
+// final token, in the global order) when it is not empty; otherwise the
+// target's own degenerate fit `partial` (its visible heads' poles and
+// residues, a head with zero residue being invisible there). Returns the
+// target's fit in the order of `ref` (r_h = link pole / ref pole, c_h = its
+// residue, P = `P`) and Assignment::unique in `a`; otherwise `a` says why not.
+template <ArithField F>
+PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& link,
+                                                 const std::vector<typename F::value_type>& known_c, const PairFit<typename F::value_type>& partial,
+                                                 Relation rel, const typename F::value_type& P, Assignment& a);
+
 // The unique assignment, or the error it means:
 //   none -> Error(inconsistent): the answers fit no model with this many heads;
 //   several, certain -> Error(degenerate): an ambiguous link at this draw;
