@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The learner's stages contain no branch on the number type and never reach
+# The learner's stages (and the prior-work baselines, written the same way) contain no branch on the number type and never reach
 # the tau-structure of exact answers (issue 11): no `if constexpr`, no type
 # traits, no number type named, no field traits read, no QTauAccess, no raw().
 # The instantiation lists live in arith/all_fields.hpp. A broken copy with
@@ -13,7 +13,7 @@ scan() {  # files... -> offending code lines (comments stripped)
     sed -e 's://.*$::' "$f" | grep -nE "$pattern" | sed "s|^|$f:|"
   done
 }
-files=$(find "$src/src/stages" "$src/include/mhaq/stages" -name '*.cpp' -o -name '*.hpp' | sort)
+files=$(find "$src/src/stages" "$src/include/mhaq/stages" "$src/src/baselines" "$src/include/mhaq/baselines" -name '*.cpp' -o -name '*.hpp' | sort)
 [[ -n "$files" ]] || { echo "FAIL: no stage files found under $src"; exit 1; }
 bad=$(scan $files)
 fail=0

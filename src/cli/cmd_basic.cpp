@@ -8,6 +8,7 @@
 #include "mhaq/base/io.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
+#include "mhaq/tools/baseline.hpp"
 #include "mhaq/tools/recover.hpp"
 
 #include <fstream>
@@ -15,8 +16,6 @@
 
 namespace mhaq::cli {
 
-namespace {
-// Entry ranges left at their exact-mode defaults take the defaults of arithmetic a.
 GenerateOptions with_defaults_for(GenerateOptions g, Arith a) {
   const GenerateOptions def = default_generate(a), ex = default_generate(Arith::exact);
   if (g.w_range == ex.w_range) g.w_range = def.w_range;
@@ -25,7 +24,15 @@ GenerateOptions with_defaults_for(GenerateOptions g, Arith a) {
   if (g.v_den == ex.v_den) g.v_den = def.v_den;
   return g;
 }
+std::string slurp_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_input("cannot open model file \"" + path + "\"");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
+namespace {
 // Options that make the drawn model a one-layer transformer (claim 5).
 struct TransformerShape {
   int ffn = 0;  // neurons; 0: an attention model
@@ -49,14 +56,6 @@ TransformerModel draw_transformer(const GenerateOptions& g, const TransformerSha
   o.parallel_neurons = t.parallel_neurons;
   return generate_transformer(o);
 }
-std::string slurp_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input("cannot open model file \"" + path + "\"");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void add_model_shape(CLI::App* s, GenerateOptions& g) {
   s->add_option("--w-range", g.w_range, "W entries: integers in [-R, R] divided by --w-den");
   s->add_option("--w-den", g.w_den, "denominator of W entries");
@@ -74,10 +73,13 @@ Command make_generate() {
     std::string out;
     bool json = false;
     std::string arith = "exact";
+    bool orthogonal = false;
   };
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("generate", "write a random model file");
+            s->add_flag("--orthogonal", st->orthogonal,
+                        "heads in pairwise orthogonal subspaces (the prior work's assumption); the file gets their bases (\"bases\")");
             s->add_option("--d", st->g.d, "token dimension")->required();
             s->add_option("--heads", st->g.heads, "number of heads")->required();
             s->add_option("--seed", st->g.seed, "random seed")->required();
@@ -106,8 +108,10 @@ Command make_generate() {
                        " canonical), " + std::to_string(m.neurons()) + " neurons (" + std::to_string(c.neurons()) + " canonical)\n");
               return 0;
             }
-            const Model m = generate_model(with_defaults_for(st->g, parse_arith(st->arith)));
-            const std::string text = model_to_json_text(m);
+            std::vector<QMat> bases;
+            const GenerateOptions g = with_defaults_for(st->g, parse_arith(st->arith));
+            const Model m = st->orthogonal ? generate_orthogonal_model(g, bases) : generate_model(g);
+            const std::string text = st->orthogonal ? model_with_bases_to_json_text(m, bases) : model_to_json_text(m);
             if (st->out.empty()) {
               std::cout << text;
               return 0;

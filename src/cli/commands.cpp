@@ -13,9 +13,11 @@ Command make_verify();
 Command make_convert();
 Command make_sweep();
 Command make_check_certificate();
+Command make_baseline();
+Command make_compare();
 
 std::vector<Command> all_commands() {
-  return {make_generate(), make_recover(), make_demo(), make_golden(), make_prove(), make_verify(), make_convert(), make_sweep(), make_check_certificate()};
+  return {make_generate(), make_recover(), make_demo(), make_golden(), make_prove(), make_verify(), make_convert(), make_sweep(), make_check_certificate(), make_baseline(), make_compare()};
 }
 
 void emit(bool json, const std::string& json_text, const std::string& human) {

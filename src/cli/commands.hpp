@@ -3,7 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
+
+#include "mhaq/arith/field.hpp"
+#include "mhaq/model/model.hpp"
 
 namespace mhaq::cli {
 
@@ -16,5 +20,8 @@ std::vector<Command> all_commands();
 
 // Shared by commands: print result as JSON (one object) or human text.
 void emit(bool json, const std::string& json_text, const std::string& human);
+// Entry ranges left at their exact-mode defaults take the defaults of arithmetic a.
+GenerateOptions with_defaults_for(GenerateOptions g, Arith a);
+std::string slurp_file(const std::string& path);  // Error(input) when unreadable
 
 }  // namespace mhaq::cli

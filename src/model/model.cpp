@@ -120,8 +120,8 @@ Model model_from_json_text(const std::string& text, ModelFileInfo* info) {
     ++hi;
   }
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "heads")
-      throw_input("model file: unknown field \"" + it.key() + "\" (a plain model file has format, version, d and heads; a factored one needs \"format\": \"" +
+    if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "heads" && it.key() != "bases")
+      throw_input("model file: unknown field \"" + it.key() + "\" (a plain model file has format, version, d, heads and optionally bases; a factored one needs \"format\": \"" +
                   factored_format + "\")");
   m.validate();
   if (info) {

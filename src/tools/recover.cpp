@@ -55,9 +55,10 @@ ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
 
 double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
 
-namespace {
 using nlohmann::json;
+namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
 
 template <class T>
 json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs) {
@@ -77,13 +78,13 @@ json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs) {
 }
 
 // ---- comparison with the truth, one overload per arithmetic
-void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got) {
+void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got) {
   const bool m = exact_heads_match(got, canon);
   r["exact_match"] = m;
   f.agrees = m;
   if (!m) f.disagreement = "the recovered heads differ from the canonical truth (exact comparison in Q)";
 }
-void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got) {
+void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got) {
   mag_t mx, t;
   mag_init(mx);
   mag_init(t);
@@ -108,6 +109,7 @@ void compare(json& r, RunFacts& f, const Model& canon, const std::vector<Learned
   f.agrees = c;
   if (!c) f.disagreement = "some output ball misses the canonical truth";
 }
+namespace {
 template <class T>
 void compare_float(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got) {
   const double l2 = max_rel_error_log2(got, canon);
@@ -116,8 +118,50 @@ void compare_float(json& r, RunFacts& f, const Model& canon, const std::vector<L
   f.agrees = l2 <= f.tolerance_log2;
   if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(l2) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
 }
-void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got) { compare_float(r, f, canon, got); }
-void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got) { compare_float(r, f, canon, got); }
+}  // namespace
+void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got) { compare_float(r, f, canon, got); }
+void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got) { compare_float(r, f, canon, got); }
+
+RunFacts known_truth_facts(Arith a, const Model& canon) {
+  RunFacts f;
+  f.arith = a;
+  f.truth_known = true;
+  f.heads_true = canon.num_heads();
+  return f;
+}
+
+double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, const Rational& eps) {
+  const double l2 = std::log2(kappa_rel) - static_cast<double>(p);
+  const double l2n = eps.is_zero() ? -kInf : std::log2(kappa) + log2_abs(eps);
+  const double m = std::max(l2, l2n);
+  if (std::isinf(m) && m < 0) return -kInf;  // no head to be wrong about
+  return std::log2(d + std::sqrt(static_cast<double>(d))) + m + std::log2(std::exp2(l2 - m) + std::exp2(l2n - m));
+}
+
+template <class T>
+void float_tolerance(json& r, RunFacts& facts, const Field<T>& F, const Rational& tolerance) {
+  if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
+    // the default tolerance follows the answers' accuracy: the learner's
+    // precision, the oracle's rounding and its noise, whichever is coarsest
+    facts.tolerance_log2 = tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(tolerance);
+    r["tolerance"] = pow2_json(facts.tolerance_log2);
+    r["tolerance_decimal"] = decimal_of_log2(facts.tolerance_log2);
+    char b[200];
+    std::snprintf(b, sizeof b, "equal within 2^%.0f relative, different beyond 2^%.0f, undecided between (answers accurate to 2^%.0f; floating-point judgement)",
+                  F.tol.yes_log2(F.precision()), F.tol.no_log2(F.precision()), F.tol.acc(F.precision()));
+    r["decision_tolerance"] = b;
+  }
+}
+template void float_tolerance<QTau>(json&, RunFacts&, const Field<QTau>&, const Rational&);
+template void float_tolerance<Ball>(json&, RunFacts&, const Field<Ball>&, const Rational&);
+template void float_tolerance<Mpfr>(json&, RunFacts&, const Field<Mpfr>&, const Rational&);
+template void float_tolerance<double>(json&, RunFacts&, const Field<double>&, const Rational&);
+template json heads_json<QTau>(const Field<QTau>&, const std::vector<LearnedHead<QTau>>&);
+template json heads_json<Ball>(const Field<Ball>&, const std::vector<LearnedHead<Ball>>&);
+template json heads_json<Mpfr>(const Field<Mpfr>&, const std::vector<LearnedHead<Mpfr>>&);
+template json heads_json<double>(const Field<double>&, const std::vector<LearnedHead<double>>&);
+
+namespace {
 
 // ---- the run's own first-order error estimate (floats), in the metric of
 // max_rel_error: E <= (d + sqrt d) err_entrywise, and err_entrywise is about
@@ -130,11 +174,7 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
     r["kappa_estimate"] = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
-    const double l2 = std::log2(S.kappa_rel) - static_cast<double>(p);
-    const double l2n = eps.is_zero() ? -kInf : std::log2(S.kappa) + log2_abs(eps);
-    const double m = std::max(l2, l2n);
-    if (std::isinf(m) && m < 0) return -kInf;  // no head to be wrong about
-    return std::log2(d + std::sqrt(static_cast<double>(d))) + m + std::log2(std::exp2(l2 - m) + std::exp2(l2n - m));
+    return first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, eps);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
     r["estimate_note"] = e.what();
@@ -173,21 +213,8 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   RecordingOracle<T> rec(oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
-  RunFacts facts;
-  facts.arith = o.arith;
-  facts.truth_known = true;
-  facts.heads_true = canon.num_heads();
-  if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
-    // the default tolerance follows the answers' accuracy: the learner's
-    // precision, the oracle's rounding and its noise, whichever is coarsest
-    facts.tolerance_log2 = o.tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(o.tolerance);
-    r["tolerance"] = pow2_json(facts.tolerance_log2);
-    r["tolerance_decimal"] = decimal_of_log2(facts.tolerance_log2);
-    char b[200];
-    std::snprintf(b, sizeof b, "equal within 2^%.0f relative, different beyond 2^%.0f, undecided between (answers accurate to 2^%.0f; floating-point judgement)",
-                  F.tol.yes_log2(F.precision()), F.tol.no_log2(F.precision()), F.tol.acc(F.precision()));
-    r["decision_tolerance"] = b;
-  }
+  RunFacts facts = known_truth_facts(o.arith, canon);
+  float_tolerance(r, facts, F, o.tolerance);
   Verdict v;
   try {
     const LearnResult<T> res = learn(black_box, lo);
@@ -216,7 +243,7 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
       r["error_estimate"] = pow2_json(facts.estimate_log2);
       r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
     }
-    compare(r, facts, canon, res.heads);
+    compare_with_truth(r, facts, canon, res.heads);
     if constexpr (!Field<T>::is_exact) {
       if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
     }

@@ -240,6 +240,18 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
 }
 
 template <class T>
+Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::vector<LearnedHead<Jet<T>>>& heads, const std::vector<T>& answers) {
+  Sensitivity S;
+  S.d = d;
+  S.H = static_cast<int>(heads.size());
+  S.columns = static_cast<long>(answers.size());
+  std::vector<int> order(S.H);
+  for (int h = 0; h < S.H; ++h) order[h] = h;
+  compose(field, heads, order, answer_abs(field, answers), false, S);
+  return S;
+}
+
+template <class T>
 double pair_error_log2(const Field<T>& F, const Plan& plan, const std::vector<T>& answers, int H, double acc_log2) {
   const int d = plan.d;
   if (static_cast<long>(answers.size()) < plan.query_index(d * d - 1, plan.samples - 1) + 1) return kInf;
@@ -358,6 +370,12 @@ template Sensitivity sensitivity_from_answers<double>(const Field<double>&, int,
                                                       const std::vector<double>&);
 template Sensitivity sensitivity_from_answers<Ball>(const Field<Ball>&, int, const LearnOptions&, const std::vector<Query>&,
                                                     const std::vector<Ball>&);
+#define MHAQ_INSTANTIATE(T) \
+  template Sensitivity sensitivity_of_jet_heads<T>(const Field<T>&, int, const std::vector<LearnedHead<Jet<T>>>&, const std::vector<T>&);
+MHAQ_INSTANTIATE(Mpfr)
+MHAQ_INSTANTIATE(double)
+MHAQ_INSTANTIATE(Ball)
+#undef MHAQ_INSTANTIATE
 template double pair_error_log2<Mpfr>(const Field<Mpfr>&, const Plan&, const std::vector<Mpfr>&, int, double);
 template double pair_error_log2<double>(const Field<double>&, const Plan&, const std::vector<double>&, int, double);
 template double param_error_log2<Mpfr>(const std::vector<LearnedHead<Mpfr>>&, const Model&);

@@ -103,6 +103,29 @@ bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& 
 template <class T>
 double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon);
 
+// Shared by recover and the baselines (tools/baseline.hpp):
+// the heads as JSON strings (F.str);
+template <class T>
+nlohmann::json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs);
+// the comparison with the canonical truth, into r and f: exact_match
+// (equality in Q), contains_truth and max_radius (balls), or max_rel_error
+// against f.tolerance_log2 (floats); f.agrees and f.disagreement are set;
+void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got);
+void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got);
+void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got);
+void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got);
+// floats: the run's tolerance on max_rel_error (tolerance, or 0 for
+// 2^(acc/4)) into f.tolerance_log2, and the decision tolerance into r;
+// nothing for exact and balls.
+template <class T>
+void float_tolerance(nlohmann::json& r, RunFacts& f, const Field<T>& F, const Rational& tolerance);
+
+// The judge's facts of a run whose truth is known (canon), before it runs.
+RunFacts known_truth_facts(Arith a, const Model& canon);
+// A float run's first-order error estimate in the metric of max_rel_error
+// (log2): (d + sqrt d)(kappa_rel 2^-p + kappa eps).
+double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, const Rational& eps);
+
 // Exit code for a recover result: the judge's code for its status.
 int recover_exit_code(const nlohmann::json& r);
 

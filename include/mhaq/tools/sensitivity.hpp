@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mhaq/arith/jet.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/stages/learner.hpp"
 
@@ -60,6 +61,12 @@ struct Sensitivity {
 // oracle's token grid. constant_answer >= 0 (proofs/11's broken variant only)
 // treats that answer as a constant.
 Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, long token_den, int constant_answer = -1);
+
+// J of heads that some algorithm computed on jets over `answers` (the q-th
+// answer the variable q; e.g. a baseline replayed on a JetOracle): rows in
+// the heads' order, kappa, kappa_rel and kappa_rms as above.
+template <class T>
+Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::vector<LearnedHead<Jet<T>>>& heads, const std::vector<T>& answers);
 
 // J at a run's own answers (no model): the learner replayed on jets over the
 // recorded queries and answers, at the run's own precision; rows in the
