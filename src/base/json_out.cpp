@@ -4,19 +4,32 @@
 #include <flint/fmpq.h>
 #include <flint/fmpz_poly.h>
 
+#include <cmath>
+
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/limits.hpp"
 
 namespace mhaq {
 
 namespace {
 const char* kind_str(PairKind k) { return k == PairKind::base ? "base" : k == PairKind::within ? "within" : "across"; }
 
+// Writers produce only what the readers accept back (limits.hpp): a
+// polynomial of degree at most max_tau_exponent, numbers of at most
+// max_number_chars characters.
 ojson poly_json(const fmpz_poly_struct* p) {
+  if (fmpz_poly_length(p) > limits::max_tau_exponent + 1)
+    throw_input("a value in Q(tau) of degree " + std::to_string(fmpz_poly_degree(p)) + " is beyond the tau-degree limit of " +
+                std::to_string(limits::max_tau_exponent) + " that files may hold");
   ojson a = ojson::array();
   fmpz_t c;
   fmpz_init(c);
   for (long i = 0; i < fmpz_poly_length(p); ++i) {
     fmpz_poly_get_coeff_fmpz(c, p, i);
+    if (fmpz_sizeinbase(c, 10) > static_cast<size_t>(limits::max_number_chars) - 1) {
+      fmpz_clear(c);
+      throw_input("a coefficient of a value in Q(tau) has more than the " + std::to_string(limits::max_number_chars) + " characters that files may hold");
+    }
     a.push_back(fmpz_str(c));
   }
   fmpz_clear(c);
@@ -31,7 +44,17 @@ Rational arf_rational(const arf_t x) {
   fmpz_init(m);
   fmpz_init(e);
   arf_get_fmpz_2exp(m, e, x);  // x = m 2^e exactly, m odd
-  if (!fmpz_fits_si(e)) throw_internal("binary exponent out of range");
+  // p/q must fit in max_number_chars characters (what the readers accept):
+  // about (bits(m) + |e|) * log10(2) digits; refused before it is built.
+  const bool small_e = fmpz_fits_si(e);
+  const long ek = small_e ? fmpz_get_si(e) : 0;
+  const double digits = small_e ? 0.30103 * (static_cast<double>(fmpz_bits(m)) + std::abs(static_cast<double>(ek))) + 4 : 1e300;
+  if (digits > static_cast<double>(limits::max_number_chars)) {
+    fmpz_clear(m);
+    fmpz_clear(e);
+    throw_input("a value of the run (about 2^" + (small_e ? std::to_string(ek) : std::string("huge")) +
+                ") is too small or too large to record exactly in a file (more than " + std::to_string(limits::max_number_chars) + " characters)");
+  }
   fmpz_set(fmpq_numref(q.raw()), m);  // m odd: m / 2^-e is already in lowest terms
   const long k = fmpz_get_si(e);
   if (k >= 0) fmpq_mul_2exp(q.raw(), q.raw(), static_cast<ulong>(k));

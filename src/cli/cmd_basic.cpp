@@ -4,10 +4,13 @@
 
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
-#include "mhaq/model/factored.hpp"
 #include "mhaq/base/io.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/model/factored.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/tools/recover.hpp"
+#include "mhaq/tools/recover_limits.hpp"
+#include "options.hpp"
 
 namespace mhaq::cli {
 
@@ -23,10 +26,11 @@ GenerateOptions with_defaults_for(GenerateOptions g, Arith a) {
 }
 
 void add_model_shape(CLI::App* s, GenerateOptions& g) {
-  s->add_option("--w-range", g.w_range, "W entries: integers in [-R, R] divided by --w-den");
-  s->add_option("--w-den", g.w_den, "denominator of W entries");
-  s->add_option("--v-range", g.v_range, "v entries: integers in [-R, R] divided by --v-den");
-  s->add_option("--v-den", g.v_den, "denominator of v entries");
+  const auto R = int_in(1, limits::max_entry_range);
+  s->add_option("--w-range", g.w_range, "W entries: integers in [-R, R] divided by --w-den")->check(R);
+  s->add_option("--w-den", g.w_den, "denominator of W entries")->check(R);
+  s->add_option("--v-range", g.v_range, "v entries: integers in [-R, R] divided by --v-den")->check(R);
+  s->add_option("--v-den", g.v_den, "denominator of v entries")->check(R);
   s->add_flag("--share-w", g.share_w, "heads 1 and 2 share W (the canonical form merges them)");
   s->add_flag("--cancel-v", g.cancel_v, "the last two heads share W with opposite v (the canonical form drops them)");
 }
@@ -42,9 +46,9 @@ Command make_generate() {
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("generate", "write a random model file");
-            s->add_option("--d", st->g.d, "token dimension")->required();
-            s->add_option("--heads", st->g.heads, "number of heads")->required();
-            s->add_option("--seed", st->g.seed, "random seed")->required();
+            s->add_option("--d", st->g.d, "token dimension")->required()->check(int_in(1, limits::max_d));
+            s->add_option("--heads", st->g.heads, "number of heads")->required()->check(int_in(1, limits::max_heads));
+            s->add_option("--seed", st->g.seed, "random seed")->required()->check(seed_value());
             s->add_option("--for", st->arith, "entry distribution suited to an arithmetic (exact: small rationals; others: fine dyadic grid)")
                 ->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
             add_model_shape(s, st->g);
@@ -62,7 +66,7 @@ Command make_generate() {
             write_file_atomic(st->out, text);
             const auto c = m.canonical();
             nlohmann::json j{{"status", "ok"}, {"path", st->out}, {"d", m.d}, {"heads", m.num_heads()}, {"heads_canonical", c.num_heads()}};
-            emit(st->json, j.dump(),
+            emit(st->json, j,
                  "wrote " + st->out + ": d=" + std::to_string(m.d) + ", " + std::to_string(m.num_heads()) + " heads (" +
                      std::to_string(c.num_heads()) + " canonical)\n");
             return 0;
@@ -91,30 +95,37 @@ Command make_recover() {
     bool json = false;
     CLI::Option* d_opt = nullptr;
     CLI::Option* heads_opt = nullptr;
+    CLI::Option* noise_opt = nullptr;
+    CLI::Option* target_opt = nullptr;
   };
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("recover", "recover the canonical heads of a hidden model from value queries");
             auto* mo = s->add_option("--model", st->model_path, "model file (JSON)");
-            st->d_opt = s->add_option("--d", st->g.d, "draw a model: token dimension");
-            st->heads_opt = s->add_option("--heads", st->g.heads, "number of heads of the drawn model; with --model, the learner's H");
-            s->add_option("--seed", st->seed, "seed for the learner's draws (and for drawing the model)");
+            using namespace limits;
+            st->d_opt = s->add_option("--d", st->g.d, "draw a model: token dimension")->check(int_in(1, max_d));
+            st->heads_opt = s->add_option("--heads", st->g.heads, "number of heads of the drawn model; with --model, the learner's H")
+                                ->check(int_in(1, max_heads));
+            s->add_option("--seed", st->seed, "seed for the learner's draws (and for drawing the model)")->check(seed_value());
             s->add_option("--arith", st->arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
-            s->add_option("--bits", st->bits, "precision in bits for ball and mpfr");
+            s->add_option("--bits", st->bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
             s->add_option("--schedule", st->schedule, "paper | lean")->check(CLI::IsMember({"paper", "lean"}));
-            s->add_option("--learner-heads", st->learner_heads, "override the learner's H (default: canonical head count of the truth)");
-            s->add_option("--max-heads", st->max_heads, "only an upper bound H0 on the head count is known (claim 3)");
-            s->add_option("--oracle-bits", st->oracle_bits, "approximate oracle: round every answer to this many bits");
-            s->add_option("--noise", st->noise, "approximate oracle: add seeded noise uniform in [-EPS, EPS] (exact decimal or p/q)");
-            s->add_option("--noise-seed", st->noise_seed, "seed of the oracle's noise");
+            s->add_option("--learner-heads", st->learner_heads, "override the learner's H (default: canonical head count of the truth)")
+                ->check(int_in(1, max_heads));
+            s->add_option("--max-heads", st->max_heads, "only an upper bound H0 on the head count is known (claim 3)")->check(int_in(1, max_heads));
+            s->add_option("--oracle-bits", st->oracle_bits, "approximate oracle: round every answer to this many bits")->check(int_in(1, max_bits));
+            st->noise_opt = s->add_option("--noise", st->noise, "approximate oracle: add seeded noise uniform in [-EPS, EPS] (exact decimal or p/q)");
+            s->add_option("--noise-seed", st->noise_seed, "seed of the oracle's noise")->check(seed_value());
             s->add_option("--noise-pattern", st->noise_pattern, "uniform (seeded, in [-EPS, EPS]) | worst (EPS times the sign pattern that attains kappa)")
                 ->check(CLI::IsMember({"uniform", "worst"}));
-            s->add_option("--samples-per-pair", st->samples_per_pair, "oversampling: K > 2H+1 values per pair, fitted by least squares (default exactly 2H+1)");
-            s->add_option("--target-error", st->target_error, "ball: raise the precision until the balls certify this relative error (e.g. 1e-30)");
-            s->add_option("--max-bits", st->max_bits, "cap of the precision doubling for --target-error (default 16384)");
-            s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it");
-            s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den");
-            s->add_option("--token-den", st->token_den, "denominator of the learner's token entries");
+            s->add_option("--samples-per-pair", st->samples_per_pair, "oversampling: K > 2H+1 values per pair, fitted by least squares (default exactly 2H+1)")
+                ->check(int_in(1, max_samples_per_pair));
+            st->target_opt = s->add_option("--target-error", st->target_error, "ball: raise the precision until the balls certify this relative error (e.g. 1e-30)");
+            s->add_option("--max-bits", st->max_bits, "cap of the precision doubling for --target-error (default 16384)")->check(int_in(64, max_bits));
+            s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it")
+                ->check(int_in(0, max_threads));
+            s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den")->check(int_in(1, max_token_range));
+            s->add_option("--token-den", st->token_den, "denominator of the learner's token entries")->check(int_in(1, max_token_den));
             s->add_option("--certificate", st->certificate,
                           "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
             add_model_shape(s, st->g);
@@ -159,15 +170,16 @@ Command make_recover() {
             } catch (const Error& e) {
               throw Error(ErrorKind::usage, std::string("--target-error: ") + e.what());
             }
-            if (st->samples_per_pair < 0 || st->max_bits < 64) throw Error(ErrorKind::usage, "--samples-per-pair must be positive and --max-bits at least 64");
-            if (o.max_heads < 0 || o.heads < 0) throw Error(ErrorKind::usage, "head counts must be positive");
+            // Given explicitly, a zero is an error, not "off" or "default".
+            if (st->target_opt->count() > 0 && o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
+            if (st->noise_opt->count() > 0 && o.noise_eps.sign() < 0) throw Error(ErrorKind::usage, "--noise must be non-negative");
             if (st->token_range != 0 || st->token_den != 0) {
               const TokenSpec def = default_tokens(a);
               o.tokens = {st->token_range ? st->token_range : def.range, st->token_den ? st->token_den : def.den};
-              if (o.tokens.range < 1 || o.tokens.den < 1) throw Error(ErrorKind::usage, "--token-range and --token-den must be positive");
             }
             std::string certificate;
             if (!st->certificate.empty()) o.certificate = &certificate;
+            check_recover_limits(truth, o, st->model_path);
             nlohmann::json r = recover(truth, o);
             std::string human_extra;
             if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
@@ -186,7 +198,7 @@ Command make_recover() {
                 note = "  certificate      not written (the run did not end ok)\n";
               }
             }
-            emit(st->json, r.dump(), recover_report(r) + human_extra + note);
+            emit(st->json, r, recover_report(r) + human_extra + note);
             if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
             return code;
           }};
@@ -207,7 +219,7 @@ Command make_demo() {
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("demo", "recover a built-in model exactly and in Arb balls, and report");
-            s->add_option("--seed", st->seed, "seed for the learner's draws");
+            s->add_option("--seed", st->seed, "seed for the learner's draws")->check(seed_value());
             s->add_flag("--json", st->json, "print one JSON object");
             return s;
           },
@@ -240,7 +252,7 @@ Command make_demo() {
                 "solves for the canonical (W_h, v_h).\n\n" +
                 redraw_note + recover_report(re) + "\n" + recover_report(rb);
             const nlohmann::json j{{"exact", re}, {"ball", rb}};
-            emit(st->json, j.dump(), human);
+            emit(st->json, j, human);
             return std::max(recover_exit_code(re), recover_exit_code(rb));
           }};
 }

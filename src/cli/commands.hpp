@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 namespace mhaq::cli {
@@ -15,6 +17,9 @@ struct Command {
 std::vector<Command> all_commands();
 
 // Shared by commands: print result as JSON (one object) or human text.
-void emit(bool json, const std::string& json_text, const std::string& human);
+void emit(bool json, const nlohmann::json& j, const std::string& human);
+// JSON text for output: never throws on invalid UTF-8 in a string (such bytes
+// are replaced by U+FFFD; messages are cleaned before they get here anyway).
+std::string json_text(const nlohmann::json& j);
 
 }  // namespace mhaq::cli
