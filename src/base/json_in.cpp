@@ -25,90 +25,109 @@ std::string json_shown(const json& e) {
 
 namespace {
 
-// Where the parser is: one frame per open array or object.
-struct Frame {
-  bool object = false;
-  std::size_t elements = 0;  // arrays: elements begun so far
-  std::string key;           // objects: the latest key
-  std::set<std::string> keys;
-};
+// nlohmann's parser callback rescans the parent container at the end of every
+// object (quadratic for a file of many heads), so the document is built by a
+// SAX handler of our own: it tracks where it is, refuses duplicate keys and
+// deep nesting, and turns every parse error into Error(input) with the path.
+class StrictBuilder final : public json::json_sax_t {
+ public:
+  json root;
 
-std::string frames_path(const std::vector<Frame>& st, bool inside_top) {
-  std::string p;
-  for (std::size_t k = 0; k < st.size(); ++k) {
-    const bool top = k + 1 == st.size();
-    if (st[k].object) {
-      if (!top || inside_top) p = json_key_path(p, clean_text(st[k].key.size() > quote_chars ? st[k].key.substr(0, quote_chars) + "..." : st[k].key));
-    } else {
-      // an element of the top array that has not begun yet is the next one
-      const std::size_t i = top ? st[k].elements : st[k].elements - 1;
-      if (!top || inside_top) p = json_index_path(p, i);
-    }
+  bool null() override { return put(nullptr); }
+  bool boolean(bool b) override { return put(b); }
+  bool number_integer(json::number_integer_t v) override { return put(v); }
+  bool number_unsigned(json::number_unsigned_t v) override { return put(v); }
+  bool number_float(json::number_float_t v, const json::string_t&) override { return put(v); }
+  bool string(json::string_t& v) override { return put(std::move(v)); }
+  bool binary(json::binary_t& v) override { return put(json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return open(json::value_t::object, true); }
+  bool start_array(std::size_t) override { return open(json::value_t::array, false); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(json::string_t& k) override {
+    Frame& f = frames_.back();
+    f.key = k;
+    if (!f.keys.insert(k).second) throw_input(path(true) + ": duplicate key " + quote_text(k));
+    slot_ = &(*stack_.back())[k];
+    return true;
   }
-  return p.empty() ? "top level" : p;
-}
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+    if (ex.id == 406) throw_input(path(true) + ": number out of range (beyond a double): " + cut_message(ex.what()));
+    throw_input((frames_.empty() ? std::string() : path(true) + ": ") + "not valid JSON: " + cut_message(ex.what()));
+  }
 
-struct Stop {
-  std::string message;
+ private:
+  struct Frame {
+    bool object = false;
+    std::size_t elements = 0;  // arrays: elements begun so far
+    std::string key;           // objects: the latest key
+    std::set<std::string> keys;
+  };
+  std::vector<Frame> frames_;
+  std::vector<json*> stack_;
+  json* slot_ = nullptr;  // the member the next value of an object goes to
+
+  json* place(json&& v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return &root;
+    }
+    json* top = stack_.back();
+    if (top->is_array()) {
+      ++frames_.back().elements;
+      top->get_ref<json::array_t&>().push_back(std::move(v));
+      return &top->get_ref<json::array_t&>().back();
+    }
+    *slot_ = std::move(v);
+    return slot_;
+  }
+  template <class V>
+  bool put(V&& v) {
+    place(json(std::forward<V>(v)));
+    return true;
+  }
+  bool open(json::value_t t, bool object) {
+    json* p = place(json(t));
+    stack_.push_back(p);
+    frames_.push_back(Frame{object, 0, {}, {}});
+    if (static_cast<int>(frames_.size()) > max_json_depth) throw_input(path(false) + ": nested deeper than " + std::to_string(max_json_depth) + " levels");
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    frames_.pop_back();
+    return true;
+  }
+  // The JSON path of the value being read (inside_top) or of the innermost container.
+  std::string path(bool inside_top) const {
+    std::string p;
+    for (std::size_t k = 0; k < frames_.size(); ++k) {
+      const bool top = k + 1 == frames_.size();
+      if (top && !inside_top) break;
+      const Frame& f = frames_[k];
+      if (f.object) p = json_key_path(p, f.key.size() > quote_chars ? clean_text(f.key.substr(0, quote_chars)) + "..." : clean_text(f.key));
+      else p = json_index_path(p, top ? f.elements : f.elements - 1);  // the top array's next element has not begun
+    }
+    return p.empty() ? "top level" : p;
+  }
+  // nlohmann's messages echo the token read so far, which can be huge or hold
+  // invalid UTF-8: cleaned and cut.
+  static std::string cut_message(const std::string& what) {
+    std::string m = what;
+    const auto close = m.find("] ");
+    if (m.rfind("[json.exception.", 0) == 0 && close != std::string::npos) m = m.substr(close + 2);
+    return m.size() > 2 * quote_chars ? clean_text(m.substr(0, 2 * quote_chars)) + "..." : clean_text(m);
+  }
 };
-
-// nlohmann's messages echo the token read so far, which can be huge or hold
-// invalid UTF-8: keep its first line, cleaned and cut.
-std::string cut_message(const std::string& what) {
-  std::string m = what;
-  const auto close = m.find("] ");
-  if (m.rfind("[json.exception.", 0) == 0 && close != std::string::npos) m = m.substr(close + 2);
-  m = clean_text(m);
-  if (m.size() > 2 * quote_chars) m = m.substr(0, 2 * quote_chars) + "...";
-  return m;
-}
 
 }  // namespace
 
 json parse_json_text(const std::string& text) {
   if (text.size() > static_cast<std::size_t>(limits::max_file_bytes))
     throw_input("the file has " + std::to_string(text.size()) + " bytes, more than the limit of " + std::to_string(limits::max_file_bytes));
-  std::vector<Frame> st;
-  auto begin_element = [&] {
-    if (!st.empty() && !st.back().object) ++st.back().elements;
-  };
-  json::parser_callback_t cb = [&](int /*depth*/, json::parse_event_t ev, json& parsed) -> bool {
-    switch (ev) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        begin_element();
-        st.push_back(Frame{ev == json::parse_event_t::object_start, 0, {}, {}});
-        if (static_cast<int>(st.size()) > max_json_depth)
-          throw Stop{frames_path(st, false) + ": nested deeper than " + std::to_string(max_json_depth) + " levels"};
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        st.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        Frame& f = st.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second) throw Stop{frames_path(st, true) + ": duplicate key " + quote_text(f.key)};
-        break;
-      }
-      case json::parse_event_t::value:
-        begin_element();
-        break;
-    }
-    return true;
-  };
-  try {
-    return json::parse(text, cb);
-  } catch (const Stop& s) {
-    throw_input(s.message);
-  } catch (const json::parse_error& e) {
-    const std::string where = st.empty() ? std::string() : frames_path(st, true) + ": ";
-    throw_input(where + "not valid JSON: " + cut_message(e.what()));
-  } catch (const json::out_of_range& e) {
-    throw_input(frames_path(st, true) + ": number out of range (beyond a double): " + cut_message(e.what()));
-  } catch (const json::exception& e) {
-    throw_input(frames_path(st, true) + ": " + cut_message(e.what()));
-  }
+  StrictBuilder b;
+  json::sax_parse(text, &b);
+  return std::move(b.root);
 }
 
 const json& json_member(const json& j, const std::string& key, const std::string& path) {

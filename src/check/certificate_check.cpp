@@ -27,7 +27,8 @@ using json = nlohmann::json;
 // at most about 80 characters of the file, cleaned to printable ASCII.
 std::string clean(const std::string& s, size_t max = 80) {
   std::string out;
-  for (size_t i = 0; i < s.size() && out.size() < max; ++i) {
+  size_t i = 0;
+  for (; i < s.size() && out.size() < max; ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c < 0x7F) {
       out.push_back(static_cast<char>(c));
@@ -38,7 +39,7 @@ std::string clean(const std::string& s, size_t max = 80) {
       out.push_back(hx[c & 15]);
     }
   }
-  if (out.size() >= max && s.size() > max) out += "... (" + std::to_string(s.size()) + " characters)";
+  if (i < s.size()) out += "... (" + std::to_string(s.size()) + " characters)";
   return out;
 }
 std::string quote_str(const std::string& s) { return "\"" + clean(s) + "\""; }
@@ -50,57 +51,93 @@ std::string at(const std::string& path, const std::string& key) { return path.em
 std::string at(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
 // Parses the document: invalid JSON or UTF-8, duplicate keys, numbers beyond
-// a double and nesting deeper than 64 levels are malformed certificates.
+// a double and nesting deeper than 64 levels are malformed certificates. A
+// SAX handler builds the document (nlohmann's callback parser rescans each
+// parent container, quadratic in the number of queries).
+class Builder final : public json::json_sax_t {
+ public:
+  json root;
+  bool null() override { return put(nullptr); }
+  bool boolean(bool b) override { return put(b); }
+  bool number_integer(json::number_integer_t v) override { return put(v); }
+  bool number_unsigned(json::number_unsigned_t v) override { return put(v); }
+  bool number_float(json::number_float_t v, const json::string_t&) override { return put(v); }
+  bool string(json::string_t& v) override { return put(std::move(v)); }
+  bool binary(json::binary_t& v) override { return put(json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return open(json::value_t::object); }
+  bool start_array(std::size_t) override { return open(json::value_t::array); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(json::string_t& k) override {
+    keys_.back().key = k;
+    if (!keys_.back().seen.insert(k).second) bad(path(true), "duplicate key " + quote_str(k));
+    slot_ = &(*stack_.back())[k];
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
+    const std::string w = ex.what();
+    const auto close = w.find("] ");
+    const std::string m = clean(close == std::string::npos ? w : w.substr(close + 2), 160);
+    if (ex.id == 406) bad(path(true), "number out of range (beyond a double): " + m);
+    throw InputError("malformed certificate: " + (stack_.empty() ? std::string() : path(true) + ": ") + "not valid JSON: " + m);
+  }
+
+ private:
+  struct Keys {
+    std::string key;
+    std::set<std::string> seen;
+    size_t n = 0;  // arrays: elements begun
+  };
+  std::vector<json*> stack_;
+  std::vector<Keys> keys_;
+  json* slot_ = nullptr;
+  json* place(json&& v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return &root;
+    }
+    json* top = stack_.back();
+    if (top->is_array()) {
+      ++keys_.back().n;
+      top->get_ref<json::array_t&>().push_back(std::move(v));
+      return &top->get_ref<json::array_t&>().back();
+    }
+    *slot_ = std::move(v);
+    return slot_;
+  }
+  template <class V>
+  bool put(V&& v) {
+    place(json(std::forward<V>(v)));
+    return true;
+  }
+  bool open(json::value_t t) {
+    stack_.push_back(place(json(t)));
+    keys_.emplace_back();
+    if (stack_.size() > 64) bad(path(false), "nested deeper than 64 levels");
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    keys_.pop_back();
+    return true;
+  }
+  std::string path(bool inside_top) const {
+    std::string p;
+    for (size_t k = 0; k < stack_.size(); ++k) {
+      const bool top = k + 1 == stack_.size();
+      if (top && !inside_top) break;
+      p = stack_[k]->is_object() ? at(p, clean(keys_[k].key)) : at(p, top ? keys_[k].n : keys_[k].n - 1);
+    }
+    return p;
+  }
+};
+
 json parse_document(const std::string& text) {
   if (text.size() > static_cast<size_t>(limits::max_file_bytes))
     bad("", std::to_string(text.size()) + " bytes, more than the limit of " + std::to_string(limits::max_file_bytes));
-  struct Frame {
-    bool object;
-    size_t n;
-    std::string key;
-    std::set<std::string> keys;
-  };
-  std::vector<Frame> st;
-  auto path = [&](bool inside_top) {
-    std::string p;
-    for (size_t k = 0; k < st.size(); ++k) {
-      const bool top = k + 1 == st.size();
-      if (top && !inside_top) break;
-      p = st[k].object ? at(p, clean(st[k].key)) : at(p, top ? st[k].n : st[k].n - 1);
-    }
-    return p;
-  };
-  struct Stop {
-    std::string path, what;
-  };
-  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) -> bool {
-    if ((ev == json::parse_event_t::value || ev == json::parse_event_t::object_start || ev == json::parse_event_t::array_start) && !st.empty() &&
-        !st.back().object)
-      ++st.back().n;
-    if (ev == json::parse_event_t::object_start || ev == json::parse_event_t::array_start) {
-      st.push_back({ev == json::parse_event_t::object_start, 0, {}, {}});
-      if (st.size() > 64) throw Stop{path(false), "nested deeper than 64 levels"};
-    } else if (ev == json::parse_event_t::object_end || ev == json::parse_event_t::array_end) {
-      st.pop_back();
-    } else if (ev == json::parse_event_t::key) {
-      st.back().key = parsed.get<std::string>();
-      if (!st.back().keys.insert(st.back().key).second) throw Stop{path(true), "duplicate key " + quote_str(st.back().key)};
-    }
-    return true;
-  };
-  auto message = [](const std::string& w) {
-    const auto close = w.find("] ");
-    return clean(close == std::string::npos ? w : w.substr(close + 2), 160);
-  };
-  try {
-    return json::parse(text, cb);
-  } catch (const Stop& s) {
-    bad(s.path, s.what);
-  } catch (const json::parse_error& e) {
-    throw InputError("malformed certificate: " + (st.empty() ? std::string() : path(true) + ": ") + "not valid JSON: " + message(e.what()));
-  } catch (const json::exception& e) {
-    bad(path(true), "number out of range or invalid: " + message(e.what()));
-  }
+  Builder b;
+  json::sax_parse(text, &b);
+  return std::move(b.root);
 }
 
 const json& need(const json& j, const std::string& path, const std::string& key) {
@@ -611,7 +648,7 @@ class Checker {
   }
 
   void check_plan_and_claims() {
-    fact(c_.plan_schedule == c_.schedule, "plan.schedule", "\"" + c_.plan_schedule + "\" differs from inputs.schedule \"" + c_.schedule + "\"");
+    fact(c_.plan_schedule == c_.schedule, "plan.schedule", quote_str(c_.plan_schedule) + " differs from inputs.schedule \"" + c_.schedule + "\"");
     fact(c_.plan_d == d_, "plan.d", std::to_string(c_.plan_d) + " differs from the model's d = " + std::to_string(d_));
     fact(c_.plan_H == H_, "plan.H", std::to_string(c_.plan_H) + " differs from inputs.heads_learner = " + std::to_string(H_));
     // B and Delta: entries on the learner's grid, and invertible.
@@ -645,7 +682,7 @@ class Checker {
     const long formula = paper ? 4 * H * d * d - 2 * H + 1 : 1 + 2 * H * (d * d + d - 1);
     const std::string fname = paper ? "4Hd^2-2H+1" : "1+2H(d^2+d-1)";
     const long n = static_cast<long>(c_.queries.size());
-    fact(c_.claim_formula == fname, "claims.query_formula", "\"" + c_.claim_formula + "\", the " + c_.schedule + " schedule uses " + fname);
+    fact(c_.claim_formula == fname, "claims.query_formula", quote_str(c_.claim_formula) + ", the " + c_.schedule + " schedule uses " + fname);
     fact(c_.claim_formula_value == formula, "claims.query_formula_value",
          std::to_string(c_.claim_formula_value) + ", but " + fname + " = " + std::to_string(formula) + " for d=" + std::to_string(d) + ", H=" + std::to_string(H));
     fact(c_.claim_queries == n, "claims.queries", "claims " + std::to_string(c_.claim_queries) + " queries, the certificate records " + std::to_string(n));
@@ -726,7 +763,7 @@ class Checker {
       const std::string pp = at("pairs", p);
       const PairRec& r = c_.pairs[p];
       const PlanPair& e = plan_[p];
-      fact(r.kind == e.kind, at(pp, "kind"), "\"" + r.kind + "\", the plan has \"" + e.kind + "\"");
+      fact(r.kind == e.kind, at(pp, "kind"), quote_str(r.kind) + ", the plan has \"" + e.kind + "\"");
       fact(r.i == e.i && r.j == e.j, at(pp, "i"), "(i, j) = (" + std::to_string(r.i) + ", " + std::to_string(r.j) + "), the plan has (" + std::to_string(e.i) + ", " + std::to_string(e.j) + ")");
       for (int t = 0; t < d_; ++t) {
         fact(r.offset[t] == e.offset[t], at(at(pp, "offset"), static_cast<size_t>(t)), r.offset[t].str() + ", the plan has " + e.offset[t].str());

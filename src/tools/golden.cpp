@@ -546,8 +546,9 @@ bool contains_exact(const Ball& b, long bits, const std::function<void(arb_t, lo
 }
 
 std::string short_dump(const json& j) {
+  if (j.is_structured() && j.size() > 16) return json_shown(j);  // not dumped whole
   std::string s = j.dump();
-  return s.size() > 72 ? s.substr(0, 69) + "..." : s;
+  return s.size() > 72 ? clean_text(s.substr(0, 69)) + "..." : s;
 }
 
 // Compares the file against the re-derived document; every differing leaf is
@@ -561,7 +562,10 @@ void diff(const json& got, const json& exp, const std::string& path, GoldenCheck
       diff(*g, it.value(), p, out);
     }
     for (auto it = got.begin(); it != got.end(); ++it)
-      if (!exp.contains(it.key())) out.mismatches.push_back((path.empty() ? it.key() : path + "." + it.key()) + ": unexpected field");
+      if (!exp.contains(it.key())) {
+        const std::string k = it.key().size() > quote_chars ? clean_text(it.key().substr(0, quote_chars)) + "..." : clean_text(it.key());
+        out.mismatches.push_back((path.empty() ? k : path + "." + k) + ": unexpected field");
+      }
     return;
   }
   if (exp.is_array() && got.is_array()) {
