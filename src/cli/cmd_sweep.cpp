@@ -100,7 +100,7 @@ Command make_sweep() {
             {  // the grid's size, before any row is allocated
               const __int128 rows = static_cast<__int128>(g.d.size()) * g.H.size() * g.scale.size() * g.schedule.size() * g.trials * g.bits.size();
               if (rows > limits::max_sweep_rows)
-                throw Error(ErrorKind::usage, "sweep: the grid has " + std::to_string(static_cast<long double>(rows)) + " rows, more than the limit of " +
+                throw Error(ErrorKind::usage, "sweep: the grid has " + std::to_string(static_cast<long long>(rows)) + " rows, more than the limit of " +
                                                   std::to_string(limits::max_sweep_rows));
               for (int d : g.d)
                 for (int H : g.H)

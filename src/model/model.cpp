@@ -232,6 +232,15 @@ Model generate_model(const GenerateOptions& o) {
   check_option("--v-den", o.v_den, 1, limits::max_entry_range);
   if (o.share_w && o.heads < 2) throw Error(ErrorKind::usage, "--share-w needs at least 2 heads");
   if (o.cancel_v && o.heads < (o.share_w ? 4 : 2)) throw Error(ErrorKind::usage, o.share_w ? "--share-w with --cancel-v needs at least 4 heads" : "--cancel-v needs at least 2 heads");
+  {  // heads with a fresh W need that many distinct W: (2 w_range + 1)^(d^2) exist
+    const long fresh = o.heads - (o.share_w ? 1 : 0) - (o.cancel_v ? 1 : 0);
+    double possible = 1;
+    for (long k = 0; k < static_cast<long>(o.d) * o.d && possible < 1e6; ++k) possible *= static_cast<double>(2 * o.w_range + 1);
+    if (static_cast<double>(fresh) > possible)
+      throw Error(ErrorKind::usage, "--heads " + std::to_string(o.heads) + ": only " + std::to_string(static_cast<long>(possible)) +
+                                        " distinct W exist for d=" + std::to_string(o.d) + " with entries in [-" + std::to_string(o.w_range) + ", " +
+                                        std::to_string(o.w_range) + "] / " + std::to_string(o.w_den) + " (raise --w-range)");
+  }
   Rng rng(o.seed);
   Model m;
   m.d = o.d;
