@@ -105,6 +105,7 @@ TEST_CASE("the README's limits table lists every constant with the value in the 
                                          {"min_bits", min_bits},
                                          {"max_bits", max_bits},
                                          {"max_digits", max_digits},
+                                         {"max_golden_heads", max_golden_heads},
                                          {"max_threads", max_threads},
                                          {"max_trials", max_trials},
                                          {"max_sweep_rows", max_sweep_rows},
@@ -191,6 +192,11 @@ TEST_CASE("limits on options: the limit is accepted, limit + 1 refused (exit 2)"
     // the check itself at the limit and one past it: samples K per pair at d = 1 give K queries
     CHECK_NOTHROW(check_plan_size(1, 1, true, max_plan_queries, ErrorKind::usage, "test"));
     CHECK_THROWS_AS(check_plan_size(1, 1, true, max_plan_queries + 1, ErrorKind::usage, "test"), Error);
+  }
+  SUBCASE("golden heads") {
+    at_limit("golden export --model " + tmpdir() + "/missing.json --max-heads " + S(max_golden_heads), "for golden files");
+    past_limit("golden export --d 1 --heads 1 --max-heads " + S(max_golden_heads + 1), 2, "more than the limit of " + S(max_golden_heads) + " for golden files");
+    past_limit("golden export --d 1 --heads " + S(max_golden_heads + 1) + "", 2, "more than the limit of " + S(max_golden_heads));
   }
   SUBCASE("threads, digits, trials, multiplier, generate ranges") {
     at_limit("recover --d 1 --heads 1 --threads " + S(max_threads) + fast, "--threads");
@@ -361,6 +367,15 @@ TEST_CASE("limits in certificates and golden files (exit 3 past the limit)") {
     r = golden([](json& j) { j["inputs"]["heads_learner"] = max_heads + 1; });
     CHECK(r.code == 3);
     CHECK(r.out.find("inputs.heads_learner: must be in [1, " + S(max_heads) + "]") != std::string::npos);
+    // the golden limit on H, with the bound flag (H0 >= the canonical count is what an export writes)
+    r = golden([](json& j) { j["inputs"]["heads_learner"] = max_golden_heads; j["inputs"]["heads_is_bound"] = true; });
+    CHECK(r.code == 6);  // read; the re-derived fields then differ (mismatch)
+    r = golden([](json& j) { j["inputs"]["heads_learner"] = max_golden_heads + 1; j["inputs"]["heads_is_bound"] = true; });
+    CHECK(r.code == 3);
+    CHECK(r.out.find("more than the limit of " + S(max_golden_heads) + " for golden files") != std::string::npos);
+    r = golden([](json& j) { j["inputs"]["heads_learner"] = 2; });  // H known, but not the canonical count
+    CHECK(r.code == 3);
+    CHECK(r.out.find("differs from the model's canonical head count 1") != std::string::npos);
     r = golden([](json& j) { j["digits"] = max_digits + 1; });
     CHECK(r.code == 3);
     // token range at the limit with this file's exact model: the tau-degree bound refuses it first

@@ -668,7 +668,7 @@ class Checker {
           fmpz_clear(R);
           plan_ok_ = plan_ok_ && ok;
           fact(ok, "plan." + std::string(which) + "[" + std::to_string(r) + "][" + std::to_string(k) + "]",
-               x.str() + " is not an integer in [-" + std::to_string(c_.token_range) + ", " + std::to_string(c_.token_range) + "] divided by " +
+               clean(x.str()) + " is not an integer in [-" + std::to_string(c_.token_range) + ", " + std::to_string(c_.token_range) + "] divided by " +
                    std::to_string(c_.token_den));
         }
       Qn det;
@@ -747,7 +747,7 @@ class Checker {
         for (int t = 0; t < d_; ++t) {
           const bool same = r.q[k].token[t] == e[k].token[t];
           fact(same, at(at(rp, "token"), static_cast<size_t>(t)),
-               r.q[k].token[t].str() + ", the plan's query has " + e[k].token[t].str());
+               clean(r.q[k].token[t].str()) + ", the plan's query has " + clean(e[k].token[t].str()));
           ok = ok && same;
         }
         fact(r.q[k].count == e[k].count, at(rp, "count"), std::to_string(r.q[k].count) + ", the plan's query has " + std::to_string(e[k].count));
@@ -766,8 +766,8 @@ class Checker {
       fact(r.kind == e.kind, at(pp, "kind"), quote_str(r.kind) + ", the plan has \"" + e.kind + "\"");
       fact(r.i == e.i && r.j == e.j, at(pp, "i"), "(i, j) = (" + std::to_string(r.i) + ", " + std::to_string(r.j) + "), the plan has (" + std::to_string(e.i) + ", " + std::to_string(e.j) + ")");
       for (int t = 0; t < d_; ++t) {
-        fact(r.offset[t] == e.offset[t], at(at(pp, "offset"), static_cast<size_t>(t)), r.offset[t].str() + ", the plan has " + e.offset[t].str());
-        fact(r.final_token[t] == e.final_token[t], at(at(pp, "final_token"), static_cast<size_t>(t)), r.final_token[t].str() + ", the plan has " + e.final_token[t].str());
+        fact(r.offset[t] == e.offset[t], at(at(pp, "offset"), static_cast<size_t>(t)), clean(r.offset[t].str()) + ", the plan has " + clean(e.offset[t].str()));
+        fact(r.final_token[t] == e.final_token[t], at(at(pp, "final_token"), static_cast<size_t>(t)), clean(r.final_token[t].str()) + ", the plan has " + clean(e.final_token[t].str()));
       }
       const long first = 1 + static_cast<long>(p) * 2 * H_;
       fact(r.first == first && r.last == first + 2 * H_ - 1, at(pp, "queries"),
@@ -845,7 +845,7 @@ class Checker {
     return fmpq_cmp(dlt.v, tol->v) <= 0;
   }
   std::string num_str(const Num& x) const {
-    if (c_.mode != Mode::ball) return x.q.str();
+    if (c_.mode != Mode::ball) return clean(x.q.str());
     char* s = arb_get_str(x.b.v, 20, 0);
     std::string out(s);
     flint_free(s);
@@ -857,7 +857,7 @@ class Checker {
     // tolerances are powers of two when mhaq writes them: print 2^e
     const fmpz* n = fmpq_numref(tol->v);
     const fmpz* dn = fmpq_denref(tol->v);
-    std::string t = tol->str();
+    std::string t = clean(tol->str());
     if (fmpz_is_one(n) && fmpz_val2(dn) + 1 == fmpz_bits(dn)) t = "2^-" + std::to_string(fmpz_val2(dn));
     else if (fmpz_is_one(dn) && fmpz_sgn(n) > 0 && fmpz_val2(n) + 1 == fmpz_bits(n)) t = "2^" + std::to_string(fmpz_val2(n));
     return "is farther than " + t + " from";
@@ -998,7 +998,7 @@ class Checker {
       // the interpolant's parameters against the model's own pair values
       Qn P;
       for (const auto& h : c_.model) fmpq_add(P.v, P.v, dot(h.v, add(e.final_token, e.offset)).v);
-      fact(num_matches(r.P, P, tol), at(pp, "P"), num_str(r.P) + " " + relation(tol) + " the model's limit v^T a = " + P.str());
+      fact(num_matches(r.P, P, tol), at(pp, "P"), num_str(r.P) + " " + relation(tol) + " the model's limit v^T a = " + clean(P.str()));
       if (canon_.size() > static_cast<size_t>(H_)) continue;  // reported once (check_plan_and_claims)
       const std::vector<TruePole> tp = visible_heads(e);
       if (tp.size() != np) {
@@ -1031,11 +1031,11 @@ class Checker {
         if (c_.mode == Mode::exact) {
           Qn n;
           fmpq_mul_si(n.v, t.s.v, c_.L);
-          fact(okr[g][m[g]], at(hp, "n"), std::to_string(r.n[g]) + " is not the model's exponent L (a-b)^T W_h b = " + n.str());
+          fact(okr[g][m[g]], at(hp, "n"), std::to_string(r.n[g]) + " is not the model's exponent L (a-b)^T W_h b = " + clean(n.str()));
         } else {
-          fact(okr[g][m[g]], at(hp, "r"), num_str(r.r[g]) + " " + relation(tol) + " the model's pole exp(" + t.s.str() + ")");
+          fact(okr[g][m[g]], at(hp, "r"), num_str(r.r[g]) + " " + relation(tol) + " the model's pole exp(" + clean(t.s.str()) + ")");
         }
-        fact(okc[g][m[g]], at(hp, "c"), num_str(r.c[g]) + " " + relation(tol) + " the model's residue v_h^T (b - a) = " + t.c.str());
+        fact(okc[g][m[g]], at(hp, "c"), num_str(r.c[g]) + " " + relation(tol) + " the model's residue v_h^T (b - a) = " + clean(t.c.str()));
       }
     }
   }
@@ -1098,7 +1098,7 @@ class Checker {
     for (size_t g = 0; g < nh; ++g)
       for (size_t e = 0; e < ne; ++e)
         fact(ok[g][m[g]][e], head_path(g, d_, e),
-             num_str(entry(c_.heads[g], e)) + " " + relation(tol) + " the canonical model's entry " + truth(canon_[m[g]], e).str());
+             num_str(entry(c_.heads[g], e)) + " " + relation(tol) + " the canonical model's entry " + clean(truth(canon_[m[g]], e).str()));
   }
 };
 

@@ -93,9 +93,9 @@ Command make_golden() {
                 const long H = in.max_heads > 0 ? in.max_heads : in.heads > 0 ? in.heads : in.model.canonical().num_heads();
                 const bool told = in.max_heads > 0 || in.heads > 0;
                 const ErrorKind kind = file && !told ? ErrorKind::input : ErrorKind::usage;
-                if (H > limits::max_heads)
-                  throw Error(kind, what + ": the canonical form has " + std::to_string(H) + " heads, more than the learner's limit of " +
-                                        std::to_string(limits::max_heads));
+                if (H > limits::max_golden_heads)
+                  throw Error(kind, (told ? std::string("--heads/--max-heads") : what + ": the canonical form") + " has " + std::to_string(H) +
+                                        " heads, more than the limit of " + std::to_string(limits::max_golden_heads) + " for golden files");
                 check_plan_size(in.model.d, H, true, 0, kind, told ? std::string("--heads/--max-heads") : what);
                 check_exact_tau_degree(in.model, default_tokens(Arith::exact), file ? ErrorKind::input : ErrorKind::usage, what);
               }

@@ -606,6 +606,14 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   if (need_str(inj, "schedule", "inputs") != "paper") throw_input("inputs.schedule: must be \"paper\"");
   TokenSpec tok{need_int(inj, "token_range", "inputs", 1, max_token_range), need_int(inj, "token_den", "inputs", 1, max_token_den)};
   const Model model = model_from_json(need(doc, "model", ""), "model");
+  {  // what an export can have written: H = the canonical head count, or a bound H0 >= it
+    const long canon_heads = model.canonical().num_heads();
+    if (in.heads > max_golden_heads)
+      throw_input("inputs.heads_learner: " + std::to_string(in.heads) + ", more than the limit of " + std::to_string(max_golden_heads) + " for golden files");
+    if (bound ? in.heads < canon_heads : in.heads != canon_heads)
+      throw_input("inputs.heads_learner: " + std::to_string(in.heads) + (bound ? " is below" : " differs from") + " the model's canonical head count " +
+                  std::to_string(canon_heads) + (bound ? " (heads_is_bound)" : " (heads_is_bound is false)") + "; no export writes that");
+  }
   // Work the file can demand, bounded before it is done: the plan's size and the answers' tau-degrees.
   check_plan_size(model.d, in.heads, true, 0, ErrorKind::input, "inputs.heads_learner");
   check_exact_tau_degree(model, tok, ErrorKind::input, "model and inputs.token_range");
@@ -655,7 +663,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     res = std::make_unique<LearnResult<QTau>>(learn(black_box, lo));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    out.mismatches.push_back(std::string("heads: re-running the exact learner failed (") + kind_name(e.kind()) + "): " + e.what());
+    out.mismatches.push_back(std::string("heads: re-running the exact learner failed (") + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
   }
   const long L = black_box.field().L;
   exp["L"] = L;
@@ -718,12 +726,13 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
         fitted[p] = true;
         exact_fits[p] = pf;
       } catch (const Error& e) {
-        out.mismatches.push_back("pairs[" + std::to_string(p) + "]: the file's answers do not interpolate (" + kind_name(e.kind()) + "): " + e.what());
+        out.mismatches.push_back("pairs[" + std::to_string(p) + "]: the file's answers do not interpolate (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
       }
       // Independent of the chaining: f(0) straight from the model.
       Rational f0m;
       if (evaluate_exact(model, Query{Run{s.final_token, 1}}, L).is_rational(f0m) && !(f0m == f0))
-        out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: chained from the file's answers gives " + f0.str() + ", the model gives " + f0m.str());
+        out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: chained from the file's answers gives " + quote_text(f0.str()) + ", the model gives " +
+                                  quote_text(f0m.str()));
     };
     if (have) {
       for (size_t p = 0; p < plan.pairs.size(); ++p)
@@ -781,7 +790,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
       exp[arith_s] = binary_run(exp, model, lo, arith, bits);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-      out.mismatches.push_back(arith_s + ": re-running the " + arith_s + " learner failed (" + kind_name(e.kind()) + "): " + e.what());
+      out.mismatches.push_back(arith_s + ": re-running the " + arith_s + " learner failed (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
       // reported once: the run's fields are then not compared one by one
       const json& fa2 = doc["answers"];
       const json& fp2 = doc["pairs"];

@@ -37,6 +37,9 @@ constexpr long max_L = 1L << 40;
 constexpr long min_bits = 16;              // --bits (ball, mpfr), golden and certificate bits
 constexpr long max_bits = 1L << 16;        // --bits, --max-bits, --oracle-bits, files' bits
 constexpr long max_digits = 100000;        // golden --digits, golden files' digits
+// golden files re-run the exact learner, whose work grows steeply with H
+// (d=1: H=6 about 2 s, H=8 about 30 s): export and check both stop at 6
+constexpr long max_golden_heads = 6;       // golden export --heads/--max-heads; heads_learner in golden files
 // ---- runs
 constexpr long max_threads = 1024;         // --threads (0 = all hardware threads)
 constexpr long max_trials = 1000000;       // verify --trials, sweep --trials
