@@ -5,6 +5,7 @@
 #include <flint/fmpz_poly.h>
 
 #include <cmath>
+#include <unordered_map>
 
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/limits.hpp"
@@ -143,13 +144,31 @@ ojson binary_json(const Mpfr& x) { return binary_rational(x).str(); }
 ojson binary_json(double x) { return binary_rational(x).str(); }
 
 namespace {
-void layout(const ojson& j, int indent, std::string& out) {
-  const std::string compact = j.dump();
+// Characters of j.dump(), computed bottom-up once per node (dumping every
+// subtree to measure it made the layout quadratic in the depth).
+size_t compact_size(const ojson& j, std::unordered_map<const ojson*, size_t>& memo) {
+  auto it = memo.find(&j);
+  if (it != memo.end()) return it->second;
+  size_t n;
+  if (!j.is_structured()) {
+    n = j.dump().size();
+  } else {
+    n = 2 + (j.empty() ? 0 : j.size() - 1);  // brackets and commas
+    for (auto e = j.begin(); e != j.end(); ++e) {
+      if (j.is_object()) n += ojson(e.key()).dump().size() + 1;  // "key":
+      n += compact_size(e.value(), memo);
+    }
+  }
+  memo.emplace(&j, n);
+  return n;
+}
+
+void layout(const ojson& j, int indent, std::string& out, std::unordered_map<const ojson*, size_t>& memo) {
   bool scalars = j.is_array();
   if (scalars)
     for (const auto& e : j) scalars = scalars && !e.is_structured();
-  if (!j.is_structured() || scalars || compact.size() <= 100 || j.empty()) {
-    out += compact;
+  if (!j.is_structured() || scalars || j.empty() || compact_size(j, memo) <= 100) {
+    out += j.dump();
     return;
   }
   const std::string pad(static_cast<size_t>(indent + 1), ' ');
@@ -163,7 +182,7 @@ void layout(const ojson& j, int indent, std::string& out) {
       out.append(ojson(it.key()).dump());
       out.append(": ");
     }
-    layout(it.value(), indent + 1, out);
+    layout(it.value(), indent + 1, out, memo);
   }
   out.push_back('\n');
   out.append(static_cast<size_t>(indent), ' ');
@@ -173,7 +192,8 @@ void layout(const ojson& j, int indent, std::string& out) {
 
 std::string dump_layout(const ojson& doc) {
   std::string out;
-  layout(doc, 0, out);
+  std::unordered_map<const ojson*, size_t> memo;
+  layout(doc, 0, out, memo);
   return out + "\n";
 }
 

@@ -815,12 +815,83 @@ class Checker {
 
   // Ball containment of the model's value at query q, or |y - f(q)| <= tol for binary values.
   Tri matches_truth(const Query& q, const std::function<void(Ab&, slong)>& recorded, const Qn* tol) {
-    return decide([&](slong prec) {
+    {  // a recorded point (radius 0) equals f(q) only if f(q) is rational: decided exactly, first
+      Ab y0;
+      recorded(y0, start_prec_);
+      if (mag_is_zero(arb_radref(y0.v))) {
+        Qn v;
+        const Tri rational = rational_value(q, v);
+        if (rational == Tri::yes) {
+          Qn m;
+          arf_get_fmpq(m.v, arb_midref(y0.v));
+          fmpq_sub(m.v, m.v, v.v);
+          fmpq_abs(m.v, m.v);
+          return (tol ? fmpq_cmp(m.v, tol->v) <= 0 : fmpq_is_zero(m.v)) ? Tri::yes : Tri::no;
+        }
+        if (rational == Tri::no && !tol) return Tri::no;
+      }
+    }
+    const Tri t = decide([&](slong prec) {
       Ab x, y;
       eval_arb(x, model_balls(prec), d_, q, prec);
       recorded(y, prec);
       return compare(y, x, tol, prec);
     });
+    if (t != Tri::unknown) return t;
+    // Undecided at the cap: balls cannot tell a value from a dyadic boundary
+    // or point it equals exactly. That needs f(q) rational: decide exactly.
+    Qn v;
+    const Tri rational = rational_value(q, v);
+    Ab y;
+    recorded(y, max_prec_);
+    const bool point = mag_is_zero(arb_radref(y.v));
+    if (rational == Tri::no) return point && !tol ? Tri::no : Tri::unknown;  // a point never equals an irrational value
+    if (rational == Tri::unknown) return Tri::unknown;
+    if (!tol) return arb_contains_fmpq(y.v, v.v) ? Tri::yes : Tri::no;
+    if (!point) return Tri::unknown;
+    Qn m;
+    arf_get_fmpq(m.v, arb_midref(y.v));
+    fmpq_sub(m.v, m.v, v.v);
+    fmpq_abs(m.v, m.v);
+    return fmpq_cmp(m.v, tol->v) <= 0 ? Tri::yes : Tri::no;
+  }
+  // Whether f(q) is rational, and its value: f lies in Q(e^{1/L}) for L the
+  // lcm of the denominators of the score differences at q, where a non-constant element is
+  // transcendental (tau is). Tri::unknown when the exact evaluation is beyond
+  // the tau-degree cap.
+  Tri rational_value(const Query& q, Qn& out) const {
+    fmpz_t l;
+    fmpz_init_set_ui(l, 1);
+    const std::vector<Qn>& xN = q.back().token;
+    for (const auto& h : c_.model)
+      for (const auto& r : q) {
+        Qn s, t, dx;  // the score difference (x_r - x_N)^T W x_N
+        for (int i = 0; i < d_; ++i) {
+          fmpq_sub(dx.v, r.token[static_cast<size_t>(i)].v, xN[static_cast<size_t>(i)].v);
+          for (int j = 0; j < d_; ++j) {
+            fmpq_mul(t.v, dx.v, h.W[static_cast<size_t>(i) * d_ + j].v);
+            fmpq_addmul(s.v, t.v, xN[static_cast<size_t>(j)].v);
+          }
+        }
+        fmpz_lcm(l, l, fmpq_denref(s.v));
+      }
+    const bool small = fmpz_cmp_si(l, limits::max_L) <= 0;
+    const long L = small ? fmpz_get_si(l) : 0;
+    fmpz_clear(l);
+    if (!small) return Tri::unknown;
+    Pq f;
+    std::string why;
+    if (!eval_exact(f, c_.model, d_, q, L, why)) return Tri::unknown;
+    if (fmpz_poly_degree(f.v->num) > 0 || fmpz_poly_degree(f.v->den) > 0) return Tri::no;
+    fmpz_t n, dd;
+    fmpz_init(n);
+    fmpz_init(dd);
+    fmpz_poly_get_coeff_fmpz(n, f.v->num, 0);
+    fmpz_poly_get_coeff_fmpz(dd, f.v->den, 0);
+    fmpq_set_fmpz_frac(out.v, n, dd);
+    fmpz_clear(n);
+    fmpz_clear(dd);
+    return Tri::yes;
   }
   // y is the recorded ball (or the value computed from recorded floats); x encloses the truth.
   static Tri compare(const Ab& y, const Ab& x, const Qn* tol, slong prec) {

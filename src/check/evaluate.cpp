@@ -103,13 +103,19 @@ bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& 
     std::vector<Qn> Wx(static_cast<size_t>(d));
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) fmpq_addmul(Wx[i].v, h.W[static_cast<size_t>(i) * d + j].v, xN[j].v);
-    // n_r = L s_r must be an integer; the weights are tau^(n_r - min n).
+    // The softmax depends on score differences only: n_r = L (s_r - s_N)
+    // must be an integer; the weights are tau^(n_r - min n).
+    Qn sN;
+    dot(sN, xN, Wx);
     std::vector<Qn> n(q.size()), vx(q.size());
     for (size_t r = 0; r < q.size() && ok; ++r) {
       dot(t, q[r].token, Wx);
+      fmpq_sub(t.v, t.v, sN.v);
       fmpq_mul_si(n[r].v, t.v, L);
       if (!fmpz_is_one(fmpq_denref(n[r].v))) {
-        why = "score " + t.str() + " is not a multiple of 1/L (L = " + std::to_string(L) + ")";
+        std::string ts = t.str();
+        if (ts.size() > 80) ts = ts.substr(0, 80) + "...";
+        why = "score difference " + ts + " is not a multiple of 1/L (L = " + std::to_string(L) + ")";
         ok = false;
       }
       dot(vx[r], h.v, q[r].token);

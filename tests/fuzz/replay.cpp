@@ -2,6 +2,8 @@
 // is a file or a directory of files, each fed once to LLVMFuzzerTestOneInput.
 // Exit 0 when all ran (a finding aborts); 2 when an argument is unreadable.
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -32,7 +34,10 @@ int main(int argc, char** argv) {
     std::ifstream in(f, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::fprintf(stderr, "replay %s (%zu bytes)\n", f.string().c_str(), bytes.size());
+    const auto t0 = std::chrono::steady_clock::now();
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    if (std::getenv("MHAQ_REPLAY_TIMES"))  // per-input time, to find slow inputs
+      std::printf("%.4f s %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), f.string().c_str());
   }
   std::printf("replayed %zu inputs, no findings\n", files.size());
   return files.empty() ? 2 : 0;
