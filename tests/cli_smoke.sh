@@ -45,7 +45,7 @@ check "recover --certificate" 0 "$M" recover --d 2 --heads 1 --seed 1 --arith mp
 check "check-certificate" 0 "$M" check-certificate "$tmp/cert.json"
 check "check-certificate --json" 0 "$M" check-certificate "$tmp/cert.json" --json; one_json "check-certificate --json"
 sed 's/"heads_recovered": 1/"heads_recovered": 2/' "$tmp/cert.json" >"$tmp/cert_bad.json"
-check "mismatch: tampered certificate" 6 "$M" check-certificate "$tmp/cert_bad.json" --json; one_json "check-certificate failure --json"
+check "checker_rejected: tampered certificate" 10 "$M" check-certificate "$tmp/cert_bad.json" --json; one_json "check-certificate failure --json"
 head -c 300 "$tmp/cert.json" >"$tmp/cert_cut.json"
 check "input: truncated certificate" 3 "$M" check-certificate "$tmp/cert_cut.json"
 check "usage: check-certificate without a file" 2 "$M" check-certificate

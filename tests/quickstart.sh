@@ -10,7 +10,7 @@ set -euo pipefail
 what="${1:-test}"
 cd "$(dirname "$0")/.."
 pkgs=(build-essential cmake python3 libgmp-dev libmpfr-dev libboost-dev libflint-dev libflint-arb-dev
-      doctest-dev nlohmann-json3-dev libcli11-dev gnuplot-nox)
+      doctest-dev nlohmann-json3-dev libcli11-dev gnuplot-nox python3-numpy pkgconf)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [[ ${#missing[@]} -gt 0 ]]; then

@@ -282,9 +282,9 @@ TEST_CASE("mhaq recover --certificate and check-certificate: files and exit code
     std::ofstream(t) << j.dump(1);
   }
   r = test::run(bin + " check-certificate " + t + " --json");
-  CHECK(r.code == 6);
+  CHECK(r.code == 10);
   const json out = json::parse(r.out);  // exactly one JSON object
-  CHECK(out["status"] == "fail");
+  CHECK(out["status"] == "checker_rejected");
   bool named = false;
   for (const auto& x : out["failures"]) named = named || x["path"] == "pairs[3].poles[1].c";
   CHECK(named);

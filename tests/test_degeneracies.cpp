@@ -2,6 +2,7 @@
 // query cost, or reported as degenerate. None is turned into wrong parameters.
 #include <doctest/doctest.h>
 
+#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/tools/recover.hpp"
 #include "test_util.hpp"
 
@@ -137,16 +138,15 @@ TEST_CASE("ambiguous link: several head assignments fit exactly -> degenerate (e
   auto fit = [](std::vector<long> n, long c) {
     PairFit<QTau> f{QTau(Rational(0)), {}, {}};
     for (long e : n) {
-      f.r.push_back(QTau::tau_pow(e));
+      f.r.push_back(QTauAccess::tau_pow(e));
       f.c.push_back(QTau(Rational(c)));
     }
     return f;
   };
-  Field<QTau> F;
-  F.L = 4;
+  const Field<QTau> F(4);
   const auto ref = fit({0, 1, 2}, 1), cur = fit({0, 1, 2}, 1), link = fit({0, 2, 4}, 2);
   try {
-    link_permutation(F, ref, cur, link, true, "synthetic link");
+    unique_or_throw(label_assignment(F, ref, cur, &link, Relation::within), "synthetic link");
     FAIL("ambiguous link accepted");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::degenerate);
@@ -154,7 +154,7 @@ TEST_CASE("ambiguous link: several head assignments fit exactly -> degenerate (e
   }
   // an unambiguous link is accepted and gives the identity
   const auto cur2 = fit({0, 3, 7}, 1), link2 = fit({0, 4, 9}, 2);
-  CHECK(link_permutation(F, ref, cur2, link2, true, "synthetic link") == std::vector<int>{0, 1, 2});
+  CHECK(unique_or_throw(label_assignment(F, ref, cur2, &link2, Relation::within), "synthetic link") == std::vector<int>{0, 1, 2});
   // balls: wide enclosures that cannot separate the candidates are 'unable'
   PrecisionScope scope(64);
   auto ball_fit = [](std::vector<double> r) {  // poles with radius 1/16
@@ -169,8 +169,9 @@ TEST_CASE("ambiguous link: several head assignments fit exactly -> degenerate (e
   };
   Field<Ball> FB;
   try {
-    link_permutation(FB, ball_fit({1.0, 1.01, 1.02}), ball_fit({2.0, 2.01, 2.02}), ball_fit({2.0, 2.03, 2.06}), false,
-                     "synthetic ball link");
+    const auto bl = ball_fit({2.0, 2.03, 2.06});
+    unique_or_throw(label_assignment(FB, ball_fit({1.0, 1.01, 1.02}), ball_fit({2.0, 2.01, 2.02}), &bl, Relation::across),
+                    "synthetic ball link");
     FAIL("undecidable ball link accepted");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::unable);

@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/model/model_oracle.hpp"
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/base/random.hpp"
 #include "test_util.hpp"
@@ -120,8 +121,7 @@ json to_json(const Fact& f) {
 // softmax weights tau^{L s}, values x_i^T V_h; the head outputs y_h (1 x d_v)
 // are concatenated and multiplied by O, then dotted with u.
 QTau evaluate_factored(const Fact& f, const Query& q, long L) {
-  Field<QTau> F;
-  F.L = L;
+  const Field<QTau> F(L);
   const QVec& xN = q.back().token;
   std::vector<QTau> z(f.dout, QTau(Rational(0)));  // [y_1, ..., y_H] O
   for (int h = 0; h < f.heads(); ++h) {
@@ -188,8 +188,8 @@ Model check_equal_answers(const Fact& f, Rng& r, int n) {
   for (int t = 0; t < n; ++t) {
     const Query q = random_query(r, f.d);
     const QTau want = evaluate_factored(f, q, f.L());
-    CHECK(evaluate_exact(m, q, f.L()) == want);
-    if (c.num_heads() > 0) CHECK(evaluate_exact(c, q, f.L()) == want);
+    CHECK(QTauAccess::equal(evaluate_exact(m, q, f.L()), want));
+    if (c.num_heads() > 0) CHECK(QTauAccess::equal(evaluate_exact(c, q, f.L()), want));
   }
   return m;
 }
@@ -272,9 +272,9 @@ TEST_CASE("the comparison has teeth: a wrong conversion (Q K^T, or a wrong O blo
   for (int t = 0; t < 40 && !(t_differs && s_differs); ++t) {
     const Query q = random_query(r, f.d);
     const QTau want = evaluate_factored(f, q, f.L());
-    REQUIRE(evaluate_exact(good, q, f.L()) == want);
-    t_differs = t_differs || !(evaluate_exact(transposed, q, f.L()) == want);
-    s_differs = s_differs || !(evaluate_exact(swapped, q, f.L()) == want);
+    REQUIRE(QTauAccess::equal(evaluate_exact(good, q, f.L()), want));
+    t_differs = t_differs || !QTauAccess::equal(evaluate_exact(transposed, q, f.L()), want);
+    s_differs = s_differs || !QTauAccess::equal(evaluate_exact(swapped, q, f.L()), want);
   }
   CHECK(t_differs);
   CHECK(s_differs);

@@ -337,7 +337,7 @@ TEST_CASE("limits in certificates and golden files (exit 3 past the limit)") {
       };
     };
     auto r = checked(runs(check::limits::max_runs));
-    CHECK(r.code == 6);  // read, then the query differs from the plan
+    CHECK(r.code == 10);  // read, then the query differs from the plan (checker_rejected)
     r = checked(runs(check::limits::max_runs + 1));
     CHECK(r.code == 3);
     CHECK(r.out.find("more than the limit of " + S(check::limits::max_runs)) != std::string::npos);
@@ -345,7 +345,7 @@ TEST_CASE("limits in certificates and golden files (exit 3 past the limit)") {
   SUBCASE("number characters") {
     auto digits = [](long n) { return [n](json& j) { j["heads"][0]["v"][0]["mid"] = std::string(static_cast<size_t>(n), '1'); }; };
     auto r = checked(digits(max_number_chars));
-    CHECK(r.code == 6);
+    CHECK(r.code == 10);
     r = checked(digits(max_number_chars + 1));
     CHECK(r.code == 3);
     CHECK(r.out.find("more than the limit of " + S(max_number_chars)) != std::string::npos);
@@ -369,7 +369,7 @@ TEST_CASE("limits in certificates and golden files (exit 3 past the limit)") {
     CHECK(r.out.find("inputs.heads_learner: must be in [1, " + S(max_heads) + "]") != std::string::npos);
     // the golden limit on H, with the bound flag (H0 >= the canonical count is what an export writes)
     r = golden([](json& j) { j["inputs"]["heads_learner"] = max_golden_heads; j["inputs"]["heads_is_bound"] = true; });
-    CHECK(r.code == 6);  // read; the re-derived fields then differ (mismatch)
+    CHECK(r.code == 10);  // read; the re-derived fields then differ (checker_rejected)
     r = golden([](json& j) { j["inputs"]["heads_learner"] = max_golden_heads + 1; j["inputs"]["heads_is_bound"] = true; });
     CHECK(r.code == 3);
     CHECK(r.out.find("more than the limit of " + S(max_golden_heads) + " for golden files") != std::string::npos);

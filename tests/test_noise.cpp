@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/model/model_oracle.hpp"
 #include "mhaq/tools/recover.hpp"
 #include "test_util.hpp"
 

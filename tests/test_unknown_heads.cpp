@@ -29,14 +29,14 @@ TEST_CASE("unknown H: --max-heads H0 = H+2 recovers exactly with 4 H0 d^2 - 2 H0
     REQUIRE(r["status"] == "ok");
     CHECK(r["heads_found"] == H);
     CHECK(r["exact_match"] == true);
-    CHECK(r["self_checked"] == true);
+    CHECK(r["self_check"] == "yes");
     ++ok;
   }
   MESSAGE("H0 = H+2 trials: " << ok << " exact, " << degenerate << " degenerate draws reported");
   CHECK(ok >= 4 * test::multiplier());
 }
 
-TEST_CASE("unknown H in floating point prints its threshold; balls report unable rather than guess") {
+TEST_CASE("unknown H in floating point prints its decision tolerance; balls report unable rather than guess") {
   GenerateOptions g = default_generate(Arith::mpfr);
   g.d = 3;
   g.heads = 2;
@@ -49,7 +49,7 @@ TEST_CASE("unknown H in floating point prints its threshold; balls report unable
   REQUIRE(r["status"] == "ok");
   CHECK(r["heads_found"] == 2);
   CHECK(r["max_rel_error"].get<double>() < 1e-40);
-  CHECK(r["fit_threshold"].get<std::string>().find("2^-85") != std::string::npos);
+  CHECK(r["decision_tolerance"].get<std::string>().find("equal within 2^-128 relative, different beyond 2^-32") != std::string::npos);
   o.arith = Arith::ball;
   const json b = recover(m, o);
   CHECK(b["status"] == "unable");

@@ -1,4 +1,4 @@
-// Field<T> primitives: exp/log, linear solves and real roots per arithmetic.
+// Field<T> primitives: exp/log, decisions, linear solves and real roots per arithmetic.
 #include "mhaq/arith/field.hpp"
 
 #include <acb_poly.h>
@@ -7,7 +7,11 @@
 #include <flint/fmpz_poly_mat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
+
+#include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/arith/qtau_solve.hpp"
 
 namespace mhaq {
 
@@ -28,138 +32,13 @@ Arith parse_arith(const std::string& s) {
   throw Error(ErrorKind::usage, "unknown arithmetic \"" + s + "\" (expected exact, ball, mpfr or double)");
 }
 
-// ============================================================ exact: Q(tau)
-QTau Field<QTau>::exp(const Rational& s) const {
-  const Rational n = s * Rational(L);
-  if (!n.is_integer()) throw_internal("exact oracle: score " + s.str() + " is not a multiple of 1/L, L=" + std::to_string(L));
-  return QTau::tau_pow(n.to_long());
-}
-
-QTau Field<QTau>::log(const QTau& r) const {
-  long n = 0;
-  // Transcendence of tau: log of an element of Q(tau) lies in Q(tau) only for tau^n (proofs/08).
-  if (!r.is_tau_power(n)) throw_inconsistent("exact log: pole " + r.str() + " is not a power of tau");
-  return QTau(Rational(n, static_cast<unsigned long>(L)));
-}
-
-Truth Field<QTau>::is_positive(const QTau& x) const {
-  // Sign of a nonzero element as a real number with tau = e^{1/L} > 1 needs a
-  // real evaluation; the learner only asks it of constants.
-  Rational q;
-  if (!x.is_rational(q)) throw_internal("exact sign test on a non-constant element");
-  return q.sign() > 0 ? Truth::yes : Truth::no;
+void require_truth(Truth t, ErrorKind on_no, const std::string& what) {
+  if (t == Truth::yes) return;
+  if (t == Truth::no) throw Error(on_no, what);
+  throw Error(ErrorKind::unable, "undecided at this precision (more --bits may decide it): " + what);
 }
 
 namespace {
-struct PolyMat {
-  fmpz_poly_mat_t m;
-  PolyMat(long r, long c) { fmpz_poly_mat_init(m, r, c); }
-  ~PolyMat() { fmpz_poly_mat_clear(m); }
-  PolyMat(const PolyMat&) = delete;
-  PolyMat& operator=(const PolyMat&) = delete;
-};
-struct Poly {
-  fmpz_poly_t p;
-  Poly() { fmpz_poly_init(p); }
-  ~Poly() { fmpz_poly_clear(p); }
-  Poly(const Poly&) = delete;
-  Poly& operator=(const Poly&) = delete;
-};
-}  // namespace
-
-void Field<QTau>::solve(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) const {
-  // Clear denominators row by row, then fraction-free LU over Z[tau]
-  // (FLINT fmpz_poly_mat_solve_fflu): exact, and far cheaper than Gaussian
-  // elimination with a gcd after every field operation.
-  const int n = A.rows(), k = B.cols();
-  PolyMat a(n, n), b(n, k), x(n, k);
-  Poly lcm, t, den;
-  for (int i = 0; i < n; ++i) {
-    fmpz_poly_one(lcm.p);
-    for (int j = 0; j < n; ++j) fmpz_poly_lcm(lcm.p, lcm.p, A(i, j).raw()->den);
-    for (int j = 0; j < k; ++j) fmpz_poly_lcm(lcm.p, lcm.p, B(i, j).raw()->den);
-    for (int j = 0; j < n + k; ++j) {
-      const QTau& e = j < n ? A(i, j) : B(i, j - n);
-      fmpz_poly_div(t.p, lcm.p, e.raw()->den);
-      fmpz_poly_mul(j < n ? fmpz_poly_mat_entry(a.m, i, j) : fmpz_poly_mat_entry(b.m, i, j - n), t.p, e.raw()->num);
-    }
-  }
-  if (!fmpz_poly_mat_solve_fflu(x.m, den.p, a.m, b.m))
-    throw_degenerate("linear system is singular (decided exactly in Q(tau))");
-  X = Mat<QTau>(n, k);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < k; ++j) {
-      fmpz_poly_set(X(i, j).raw()->num, fmpz_poly_mat_entry(x.m, i, j));
-      fmpz_poly_set(X(i, j).raw()->den, den.p);
-      fmpz_poly_q_canonicalise(X(i, j).raw());
-    }
-}
-
-std::vector<QTau> Field<QTau>::real_roots(const std::vector<QTau>& c) const {
-  // Roots of a polynomial over Q(tau) whose roots are -tau^{-n}: the Newton
-  // polygon of the tau-adic valuations gives each n, and substitution
-  // verifies each candidate exactly (proofs/02, proofs/08).
-  const long deg = static_cast<long>(c.size()) - 1;
-  if (deg < 1 || c.back().is_zero()) throw_internal("exact roots: bad degree");
-  std::vector<std::pair<long, long>> pts;  // (m, valuation)
-  for (long m = 0; m <= deg; ++m)
-    if (!c[m].is_zero()) pts.push_back({m, c[m].valuation()});
-  // lower convex hull
-  std::vector<std::pair<long, long>> hull;
-  for (const auto& p : pts) {
-    while (hull.size() >= 2) {
-      const auto& a = hull[hull.size() - 2];
-      const auto& b = hull[hull.size() - 1];
-      // remove b if it lies on or above segment a-p
-      const __int128 cross = static_cast<__int128>(b.first - a.first) * (p.second - a.second) -
-                             static_cast<__int128>(b.second - a.second) * (p.first - a.first);
-      if (cross <= 0) hull.pop_back(); else break;
-    }
-    hull.push_back(p);
-  }
-  std::vector<QTau> roots;
-  for (size_t s = 1; s < hull.size(); ++s) {
-    const long len = hull[s].first - hull[s - 1].first;
-    const long rise = hull[s].second - hull[s - 1].second;
-    if (len != 1) throw_inconsistent("exact roots: Newton polygon segment of length " + std::to_string(len) + "; roots are not distinct powers of tau");
-    // root k with valuation -rise, candidate k = -tau^{-rise}
-    QTau k = -QTau::tau_pow(-rise);
-    if (!poly_eval(c, k).is_zero()) throw_inconsistent("exact roots: candidate -tau^" + std::to_string(-rise) + " is not a root");
-    roots.push_back(std::move(k));
-  }
-  if (static_cast<long>(roots.size()) != deg) throw_inconsistent("exact roots: found " + std::to_string(roots.size()) + " of " + std::to_string(deg));
-  return roots;
-}
-
-// ============================================================ ball: Arb
-Ball Field<Ball>::exp(const Rational& s) const {
-  Ball r(s);
-  arb_exp(r.raw(), r.raw(), working_precision());
-  return r;
-}
-Ball Field<Ball>::log(const Ball& r) const {
-  if (!arb_is_positive(r.raw())) throw_unable("cannot certify a pole r > 0 at " + std::to_string(working_precision()) + " bits");
-  Ball out;
-  arb_log(out.raw(), r.raw(), working_precision());
-  return out;
-}
-Truth Field<Ball>::is_zero(const Ball& x) const {
-  if (arb_is_zero(x.raw())) return Truth::yes;
-  return arb_contains_zero(x.raw()) ? Truth::unknown : Truth::no;
-}
-Truth Field<Ball>::is_positive(const Ball& x) const {
-  if (arb_is_positive(x.raw())) return Truth::yes;
-  return arb_is_nonpositive(x.raw()) ? Truth::no : Truth::unknown;
-}
-
-namespace {
-struct ArbMat {
-  arb_mat_t m;
-  ArbMat(long r, long c) { arb_mat_init(m, r, c); }
-  ~ArbMat() { arb_mat_clear(m); }
-  ArbMat(const ArbMat&) = delete;
-  ArbMat& operator=(const ArbMat&) = delete;
-};
 struct AcbPoly {
   acb_poly_t p;
   AcbPoly() { acb_poly_init(p); }
@@ -175,70 +54,309 @@ struct AcbVec {
   AcbVec(const AcbVec&) = delete;
   AcbVec& operator=(const AcbVec&) = delete;
 };
+struct ArbPoly {
+  arb_poly_t p;
+  ArbPoly() { arb_poly_init(p); }
+  ~ArbPoly() { arb_poly_clear(p); }
+  ArbPoly(const ArbPoly&) = delete;
+  ArbPoly& operator=(const ArbPoly&) = delete;
+};
+struct Mag {
+  mag_t m;
+  Mag() { mag_init(m); }
+  ~Mag() { mag_clear(m); }
+  Mag(const Mag&) = delete;
+  Mag& operator=(const Mag&) = delete;
+};
 
-// Approximate complex roots (Arb's Durand-Kerner/Aberth) of the polynomial
-// whose coefficients are the given midpoints; used as starting points only.
+// Approximate complex roots (Arb's Durand-Kerner iteration) of the polynomial
+// with the given exact (midpoint) coefficients; approx_: starting points only.
+// Returns (re, im) midpoints; false when the leading coefficient is zero.
 template <class SetCoeff>
-std::vector<std::pair<arf_struct, arf_struct>> approx_roots(long deg, long prec, SetCoeff set) {
+bool approx_roots(long deg, long prec, SetCoeff set, std::vector<std::pair<Ball, Ball>>& out) {
   AcbPoly p;
   acb_poly_fit_length(p.p, deg + 1);
   for (long m = 0; m <= deg; ++m) set(m, acb_realref(p.p->coeffs + m));
   _acb_poly_set_length(p.p, deg + 1);
   _acb_poly_normalise(p.p);
-  if (acb_poly_degree(p.p) != deg) throw_unable("leading coefficient vanishes at this precision");
+  if (acb_poly_degree(p.p) != deg) return false;
+  // The default iteration count of acb_poly_find_roots is too small for two
+  // nearly equal roots (the iteration converges only linearly until they
+  // separate), so ask for plenty: it stops as soon as every root is isolated.
   AcbVec roots(deg);
   long wp = prec;
-  for (int attempt = 0; attempt < 4; ++attempt, wp *= 2) {
-    long isolated = acb_poly_find_roots(roots.v, p.p, nullptr, 0, wp);
-    if (isolated == deg) break;
-  }
-  std::vector<std::pair<arf_struct, arf_struct>> out(deg);
+  const long maxiter = 2 * prec + 64 * deg;
+  for (int attempt = 0; attempt < 4; ++attempt, wp *= 2)
+    if (acb_poly_find_roots(roots.v, p.p, attempt == 0 ? nullptr : roots.v, maxiter, wp) == deg) break;
+  out.assign(deg, {});
   for (long i = 0; i < deg; ++i) {
-    arf_init(&out[i].first);
-    arf_init(&out[i].second);
-    arf_set(&out[i].first, arb_midref(acb_realref(roots.v + i)));
-    arf_set(&out[i].second, arb_midref(acb_imagref(roots.v + i)));
+    arf_set(arb_midref(out[i].first.raw()), arb_midref(acb_realref(roots.v + i)));
+    arf_set(arb_midref(out[i].second.raw()), arb_midref(acb_imagref(roots.v + i)));
   }
-  return out;
+  return true;
 }
-void clear_roots(std::vector<std::pair<arf_struct, arf_struct>>& r) {
-  for (auto& x : r) { arf_clear(&x.first); arf_clear(&x.second); }
+
+// e^{1/L} at the working precision.
+Ball tau_ball(long L) {
+  Ball t(Rational(1, static_cast<unsigned long>(L)));
+  arb_exp(t.raw(), t.raw(), working_precision());
+  return t;
+}
+void eval_at(Ball& out, const fmpz_poly_t p, const Ball& tau) {
+  ArbPoly a;
+  arb_poly_set_fmpz_poly(a.p, p, working_precision());
+  arb_poly_evaluate(out.raw(), a.p, tau.raw(), working_precision());
 }
 }  // namespace
 
-void Field<Ball>::solve(Mat<Ball>& X, const Mat<Ball>& A, const Mat<Ball>& B) const {
+// ============================================================ exact: Q(tau)
+Field<QTau>::Field(long L) : L_(L) {
+  if (L < 1 || L > (1L << 40)) throw_input("exact arithmetic: L = " + std::to_string(L) + " outside [1, 2^40]");
+}
+
+QTau Field<QTau>::exp(const Rational& s) const {
+  const Rational n = s * Rational(L_);
+  if (!n.is_integer()) throw_input("exact oracle: score " + s.str() + " is not a multiple of 1/L (L = " + std::to_string(L_) + "): a token is off the grid");
+  if (!fmpz_fits_si(fmpq_numref(n.raw())) || std::labs(fmpz_get_si(fmpq_numref(n.raw()))) > (1L << 40))
+    throw_input("exact oracle: score " + s.str() + " gives an exponent of tau beyond 2^40");
+  return QTauAccess::tau_pow(n.to_long());
+}
+
+QTau Field<QTau>::exp(const QTau& s) const {
+  Rational q;
+  if (!QTauAccess::is_rational(s, q)) throw_inconsistent("exact exp: the exponent is not a rational number, so e^x is not in Q(tau)");
+  const Rational n = q * Rational(L_);
+  if (!n.is_integer()) throw_inconsistent("exact exp: the exponent " + q.str() + " is not a multiple of 1/L, so e^x is not in Q(tau)");
+  return exp(q);
+}
+
+QTau Field<QTau>::log(const QTau& r) const {
+  long n = 0;
+  // Transcendence of tau: the log of an element of Q(tau) lies in Q(tau) only for tau^n (proofs/08).
+  if (!QTauAccess::is_tau_power(r, n)) throw_inconsistent("exact log: pole " + QTauAccess::str(r) + " is not a power of tau");
+  return QTau(Rational(n, static_cast<unsigned long>(L_)));
+}
+
+Truth Field<QTau>::is_zero(const QTau& x) const { return truth_of(QTauAccess::is_zero(x)); }
+
+Truth Field<QTau>::is_positive(const QTau& x) const {
+  if (QTauAccess::is_zero(x)) return Truth::no;
+  Rational q;
+  if (QTauAccess::is_rational(x, q)) return truth_of(q.sign() > 0);
+  // A nonzero element has a nonzero value at the transcendental tau, so
+  // evaluating numerator and denominator in balls at rising precision decides
+  // the sign; the cap is far beyond any degree mhaq's limits allow.
+  const fmpz_poly_q_struct* v = QTauAccess::raw(x);
+  for (long prec = 64; prec <= (1L << 22); prec *= 2) {
+    PrecisionScope scope(prec);
+    const Ball tau = tau_ball(L_);
+    Ball n, d;
+    eval_at(n, v->num, tau);
+    eval_at(d, v->den, tau);
+    const bool nd = !arb_contains_zero(n.raw()), dd = !arb_contains_zero(d.raw());
+    if (nd && dd) return truth_of(arb_is_positive(n.raw()) == arb_is_positive(d.raw()));
+  }
+  throw_internal("exact sign test: no decision below 2^22 bits");
+}
+
+QTau Field<QTau>::abs(const QTau& x) const { return is_positive(x) == Truth::no ? -x : x; }
+
+Truth Field<QTau>::solve(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) const {
+  return truth_of(qtau_solve(current_exact_solver(), X, A, B));
+}
+
+Roots<QTau> Field<QTau>::real_roots(const std::vector<QTau>& c) const {
+  // Roots of a polynomial over Q(tau) whose roots are -tau^{-n}: the Newton
+  // polygon of the tau-adic valuations gives each n, and substitution
+  // verifies each candidate exactly (proofs/02, proofs/08).
+  Roots<QTau> out;
+  const long deg = static_cast<long>(c.size()) - 1;
+  if (deg < 1 || QTauAccess::is_zero(c.back())) {
+    out.ok = Truth::no;
+    out.why = "degree below 1 or zero leading coefficient";
+    return out;
+  }
+  std::vector<std::pair<long, long>> pts;  // (m, valuation)
+  for (long m = 0; m <= deg; ++m)
+    if (!QTauAccess::is_zero(c[m])) pts.push_back({m, QTauAccess::valuation(c[m])});
+  std::vector<std::pair<long, long>> hull;  // lower convex hull
+  for (const auto& p : pts) {
+    while (hull.size() >= 2) {
+      const auto& a = hull[hull.size() - 2];
+      const auto& b = hull[hull.size() - 1];
+      const __int128 cross = static_cast<__int128>(b.first - a.first) * (p.second - a.second) -
+                             static_cast<__int128>(b.second - a.second) * (p.first - a.first);
+      if (cross <= 0) hull.pop_back();
+      else break;
+    }
+    hull.push_back(p);
+  }
+  for (size_t s = 1; s < hull.size(); ++s) {
+    const long len = hull[s].first - hull[s - 1].first;
+    const long rise = hull[s].second - hull[s - 1].second;
+    if (len != 1) {
+      out.ok = Truth::no;
+      out.why = "Newton polygon segment of length " + std::to_string(len) + ": the roots are not distinct powers of tau";
+      return out;
+    }
+    QTau k = -QTauAccess::tau_pow(-rise);
+    if (!QTauAccess::is_zero(poly_eval(c, k))) {
+      out.ok = Truth::no;
+      out.why = "candidate -tau^" + std::to_string(-rise) + " is not a root";
+      return out;
+    }
+    out.roots.push_back(std::move(k));
+  }
+  if (static_cast<long>(out.roots.size()) != deg) {
+    out.ok = Truth::no;
+    out.why = "found " + std::to_string(out.roots.size()) + " of " + std::to_string(deg) + " roots";
+    return out;
+  }
+  // ascending: -tau^-n increases with n (the hull visits n in decreasing order of -rise)
+  std::sort(out.roots.begin(), out.roots.end(), [](const QTau& a, const QTau& b) {
+    long na = 0, nb = 0;
+    QTauAccess::is_tau_power(-a, na);
+    QTauAccess::is_tau_power(-b, nb);
+    return na > nb;
+  });
+  out.ok = Truth::yes;
+  return out;
+}
+
+Ball Field<QTau>::enclose(const QTau& x) const {
+  const fmpz_poly_q_struct* v = QTauAccess::raw(x);
+  const Ball tau = tau_ball(L_);
+  Ball n, d;
+  eval_at(n, v->num, tau);
+  eval_at(d, v->den, tau);
+  return n / d;
+}
+
+namespace {
+// The multiple of 1/den nearest to a ball's midpoint (ties to the lower one).
+Rational nearest_of_ball(const Ball& b, long den) {
+  fmpq_t q;
+  fmpq_init(q);
+  arf_get_fmpq(q, arb_midref(b.raw()));
+  Rational x;
+  fmpq_set(x.raw(), q);
+  fmpq_clear(q);
+  x *= Rational(den);
+  fmpz_t f;
+  fmpz_init(f);
+  Rational half(1, 2);
+  const Rational y = x + half;
+  fmpz_fdiv_q(f, fmpq_numref(y.raw()), fmpq_denref(y.raw()));
+  Rational r;
+  fmpq_set_fmpz_frac(r.raw(), f, fmpq_denref(Rational(den).raw()));
+  fmpz_clear(f);
+  return r / Rational(den);
+}
+Rational nearest_of_rational(const Rational& x0, long den) {
+  const Rational y = x0 * Rational(den) + Rational(1, 2);
+  fmpz_t f;
+  fmpz_init(f);
+  fmpz_fdiv_q(f, fmpq_numref(y.raw()), fmpq_denref(y.raw()));
+  Rational r;
+  fmpq_set_fmpz_frac(r.raw(), f, fmpq_denref(Rational(1).raw()));
+  fmpz_clear(f);
+  return r / Rational(den);
+}
+}  // namespace
+
+QTau Field<QTau>::relu(const QTau& x) const { return is_positive(x) == Truth::yes ? x : QTau(Rational(0)); }
+Rational Field<QTau>::nearest(const QTau& x, long den) const {
+  Rational q;
+  if (QTauAccess::is_rational(x, q)) return nearest_of_rational(q, den);
+  PrecisionScope scope(128);
+  return nearest_of_ball(enclose(x), den);
+}
+
+std::string Field<QTau>::str(const QTau& x) const {
+  Rational q;
+  return QTauAccess::is_rational(x, q) ? q.str() : QTauAccess::str(x);
+}
+
+// ============================================================ ball: Arb
+Ball Field<Ball>::exp(const Rational& s) const {
+  Ball r(s);
+  arb_exp(r.raw(), r.raw(), working_precision());
+  return r;
+}
+Ball Field<Ball>::exp(const Ball& s) const {
+  Ball r;
+  arb_exp(r.raw(), s.raw(), working_precision());
+  return r;
+}
+Ball Field<Ball>::log(const Ball& r) const {
+  if (!arb_is_positive(r.raw())) throw_unable("cannot certify a pole r > 0 at " + std::to_string(working_precision()) + " bits");
+  Ball out;
+  arb_log(out.raw(), r.raw(), working_precision());
+  return out;
+}
+Ball Field<Ball>::abs(const Ball& x) const {
+  Ball r;
+  arb_abs(r.raw(), x.raw());
+  return r;
+}
+Ball Field<Ball>::relu(const Ball& x) const {
+  if (arb_is_positive(x.raw())) return x;
+  if (arb_is_nonpositive(x.raw())) return Ball(0L);
+  // undecided: every value max(y, 0), y in x, lies in [0, upper(x)]
+  Ball out, up;
+  arb_get_ubound_arf(arb_midref(up.raw()), x.raw(), working_precision());
+  arb_union(out.raw(), Ball(0L).raw(), up.raw(), working_precision());
+  return out;
+}
+Rational Field<Ball>::nearest(const Ball& x, long den) const { return nearest_of_ball(x, den); }
+
+Truth Field<Ball>::is_zero(const Ball& x) const {
+  if (arb_is_zero(x.raw())) return Truth::yes;
+  return arb_contains_zero(x.raw()) ? Truth::unknown : Truth::no;
+}
+Truth Field<Ball>::is_positive(const Ball& x) const {
+  if (arb_is_positive(x.raw())) return Truth::yes;
+  return arb_is_nonpositive(x.raw()) ? Truth::no : Truth::unknown;
+}
+
+Truth Field<Ball>::solve(Mat<Ball>& X, const Mat<Ball>& A, const Mat<Ball>& B) const {
   const int n = A.rows(), k = B.cols();
-  ArbMat a(n, n), b(n, k), x(n, k);
+  detail::ArbMatRAII a(n, n), b(n, k), x(n, k);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) arb_set(arb_mat_entry(a.m, i, j), A(i, j).raw());
     for (int j = 0; j < k; ++j) arb_set(arb_mat_entry(b.m, i, j), B(i, j).raw());
   }
   // arb_mat_solve: on success the solution of every system in the balls is contained in X.
-  if (!arb_mat_solve(x.m, a.m, b.m, working_precision()))
-    throw_unable("cannot certify a " + std::to_string(n) + "x" + std::to_string(n) + " system nonsingular at " +
-                 std::to_string(working_precision()) + " bits");
+  if (!arb_mat_solve(x.m, a.m, b.m, working_precision())) return Truth::unknown;
   X = Mat<Ball>(n, k);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < k; ++j) arb_set(X(i, j).raw(), arb_mat_entry(x.m, i, j));
+  return Truth::yes;
 }
 
-std::vector<Ball> Field<Ball>::real_roots(const std::vector<Ball>& c) const {
+Roots<Ball> Field<Ball>::real_roots(const std::vector<Ball>& c) const {
   // Isolate each root with the interval Newton test: if N(X) = m - p(m)/p'(X)
   // lies inside X, every polynomial in the coefficient balls has exactly one
-  // root in X, and it lies in N(X). H disjoint such intervals for a degree-H
+  // root in X, and it lies in N(X). deg disjoint such intervals for a degree-deg
   // polynomial account for all its roots, so they are real and distinct.
+  Roots<Ball> out;
   const long prec = working_precision();
   const long deg = static_cast<long>(c.size()) - 1;
-  if (!arb_is_nonzero(c.back().raw())) throw_unable("cannot certify the leading coefficient nonzero");
-  auto approx = approx_roots(deg, prec, [&](long m, arb_ptr out) { arb_set_arf(out, arb_midref(c[m].raw())); });
+  const std::string at = " at " + std::to_string(prec) + " bits";
+  if (!arb_is_nonzero(c.back().raw())) {
+    out.why = "cannot certify the leading coefficient nonzero" + at;
+    return out;
+  }
+  std::vector<std::pair<Ball, Ball>> approx;
+  if (!approx_roots(deg, prec, [&](long m, arb_ptr o) { arb_set_arf(o, arb_midref(c[m].raw())); }, approx)) {
+    out.why = "leading coefficient vanishes" + at;
+    return out;
+  }
   const std::vector<Ball> dc = poly_derivative(*this, c);
-  std::vector<Ball> roots;
-  std::vector<Ball> mids(deg);
-  for (long i = 0; i < deg; ++i) arb_set_arf(mids[i].raw(), &approx[i].first);
-  clear_roots(approx);
+  std::vector<Ball> mids;
+  for (auto& a : approx) mids.push_back(a.first);
   for (long i = 0; i < deg; ++i) {
-    // distance to nearest other approximation caps the inclusion width
-    Ball gap;
+    Ball gap;  // distance to the nearest other approximation caps the inclusion width
     arb_pos_inf(gap.raw());
     for (long j = 0; j < deg; ++j) {
       if (j == i) continue;
@@ -247,172 +365,108 @@ std::vector<Ball> Field<Ball>::real_roots(const std::vector<Ball>& c) const {
       if (arb_lt(dd.raw(), gap.raw())) gap = dd;
     }
     const Ball& m = mids[i];
-    Ball pm = poly_eval(c, m), dm = poly_eval(dc, m);
-    Ball step = pm / dm;
+    Ball step = poly_eval(c, m) / poly_eval(dc, m);
     arb_abs(step.raw(), step.raw());
     bool ok = false;
     Ball X;
-    // widths: 4|p/p'|, growing, but never beyond a third of the gap
-    mag_t w;
-    mag_init(w);
-    arb_get_mag(w, step.raw());
-    mag_mul_2exp_si(w, w, 2);
-    mag_t floor_w;
-    mag_init(floor_w);
-    mag_set_ui_2exp_si(floor_w, 1, -prec + 8);
-    mag_t mm;
-    mag_init(mm);
-    arb_get_mag(mm, m.raw());
-    mag_mul(floor_w, floor_w, mm);
-    mag_max(w, w, floor_w);
-    mag_t cap;
-    mag_init(cap);
-    arb_get_mag_lower(cap, gap.raw());
-    mag_div_ui(cap, cap, 3);
+    Mag w, floor_w, mm, cap;  // widths: 4|p/p'|, growing, never beyond a third of the gap
+    arb_get_mag(w.m, step.raw());
+    mag_mul_2exp_si(w.m, w.m, 2);
+    mag_set_ui_2exp_si(floor_w.m, 1, -prec + 8);
+    arb_get_mag(mm.m, m.raw());
+    mag_mul(floor_w.m, floor_w.m, mm.m);
+    mag_max(w.m, w.m, floor_w.m);
+    arb_get_mag_lower(cap.m, gap.raw());
+    mag_div_ui(cap.m, cap.m, 3);
     for (int attempt = 0; attempt < 12 && !ok; ++attempt) {
-      if (mag_cmp(w, cap) > 0) mag_set(w, cap);
+      if (mag_cmp(w.m, cap.m) > 0) mag_set(w.m, cap.m);
       X = m;
-      mag_set(arb_radref(X.raw()), w);
-      Ball dX = poly_eval(dc, X);
+      mag_set(arb_radref(X.raw()), w.m);
+      const Ball dX = poly_eval(dc, X);
       if (!arb_contains_zero(dX.raw())) {
-        Ball N = m - poly_eval(c, m) / dX;
+        const Ball N = m - poly_eval(c, m) / dX;
         if (arb_contains_interior(X.raw(), N.raw())) {
           ok = true;
           X = N;
-          // a few contractions tighten the enclosure
-          for (int it = 0; it < 3; ++it) {
+          for (int it = 0; it < 3; ++it) {  // a few contractions tighten the enclosure
             Ball mid;
             arb_set_arf(mid.raw(), arb_midref(X.raw()));
-            Ball dX2 = poly_eval(dc, X);
+            const Ball dX2 = poly_eval(dc, X);
             if (arb_contains_zero(dX2.raw())) break;
-            Ball N2 = mid - poly_eval(c, mid) / dX2;
+            const Ball N2 = mid - poly_eval(c, mid) / dX2;
             Ball I;
             if (!arb_intersection(I.raw(), X.raw(), N2.raw(), prec)) break;
             X = I;
           }
         }
       }
-      if (mag_cmp(w, cap) >= 0) break;
-      mag_mul_2exp_si(w, w, 3);
+      if (mag_cmp(w.m, cap.m) >= 0) break;
+      mag_mul_2exp_si(w.m, w.m, 3);
     }
-    mag_clear(w); mag_clear(floor_w); mag_clear(mm); mag_clear(cap);
-    if (!ok) throw_unable("cannot isolate the poles of a pair at " + std::to_string(prec) + " bits");
-    roots.push_back(X);
+    if (!ok) {
+      out.why = "cannot isolate the roots" + at;
+      return out;
+    }
+    out.roots.push_back(X);
   }
-  for (size_t i = 0; i < roots.size(); ++i)
-    for (size_t j = i + 1; j < roots.size(); ++j)
-      if (arb_overlaps(roots[i].raw(), roots[j].raw())) throw_unable("pole enclosures overlap at " + std::to_string(prec) + " bits");
-  std::sort(roots.begin(), roots.end(), [](const Ball& a, const Ball& b) { return arf_cmp(arb_midref(a.raw()), arb_midref(b.raw())) < 0; });
-  return roots;
-}
-
-bool Field<Ball>::certify_pair(const std::vector<Ball>& f, Ball& P, std::vector<Ball>& r, std::vector<Ball>& c) const {
-  const long prec = working_precision();
-  const long H = static_cast<long>(r.size()), n = 2 * H + 1;
-  // x = (P, r_1..r_H, c_1..c_H); g_k(x) = P + sum_h c_h / (1 + r_h k) - f_k.
-  std::vector<Ball> xt(n);
-  arb_get_mid_arb(xt[0].raw(), P.raw());
-  for (long h = 0; h < H; ++h) {
-    arb_get_mid_arb(xt[1 + h].raw(), r[h].raw());
-    arb_get_mid_arb(xt[1 + H + h].raw(), c[h].raw());
-  }
-  const Ball one(1L);
-  auto g = [&](const std::vector<Ball>& x, long k) {
-    Ball s = x[0] - f[k];
-    for (long h = 0; h < H; ++h) s += x[1 + H + h] / (one + x[1 + h] * Ball(k));
-    return s;
-  };
-  auto jac = [&](ArbMat& J, const std::vector<Ball>& x) {
-    for (long k = 0; k < n; ++k) {
-      arb_one(arb_mat_entry(J.m, k, 0));
-      for (long h = 0; h < H; ++h) {
-        const Ball den = one + x[1 + h] * Ball(k);
-        const Ball inv = one / den;
-        arb_set(arb_mat_entry(J.m, k, 1 + H + h), inv.raw());
-        const Ball dr = -(x[1 + H + h] * Ball(k) * inv * inv);
-        arb_set(arb_mat_entry(J.m, k, 1 + h), dr.raw());
+  for (size_t i = 0; i < out.roots.size(); ++i)
+    for (size_t j = i + 1; j < out.roots.size(); ++j)
+      if (arb_overlaps(out.roots[i].raw(), out.roots[j].raw())) {
+        out.roots.clear();
+        out.why = "root enclosures overlap" + at;
+        return out;
       }
-    }
-  };
-  ArbMat Jt(n, n), Y(n, n), JX(n, n), YJ(n, n), M(n, n), gt(n, 1), Yg(n, 1), dX(n, 1), corr(n, 1);
-  jac(Jt, xt);
-  arb_mat_get_mid(Jt.m, Jt.m);
-  if (!arb_mat_approx_inv(Y.m, Jt.m, prec)) return false;
-  arb_mat_get_mid(Y.m, Y.m);
-  for (long k = 0; k < n; ++k) {
-    const Ball gk = g(xt, k);
-    arb_set(arb_mat_entry(gt.m, k, 0), gk.raw());
-  }
-  arb_mat_mul(Yg.m, Y.m, gt.m, prec);
-  // initial box: twice the Newton step, plus a few ulps
-  std::vector<Ball> X(n);
-  std::vector<mag_struct> w(n);
-  for (long i = 0; i < n; ++i) {
-    mag_init(&w[i]);
-    arb_get_mag(&w[i], arb_mat_entry(Yg.m, i, 0));
-    mag_mul_2exp_si(&w[i], &w[i], 1);
-    mag_t t;
-    mag_init(t);
-    arb_get_mag(t, xt[i].raw());
-    mag_mul_2exp_si(t, t, -prec + 4);
-    mag_add(&w[i], &w[i], t);
-    mag_clear(t);
-  }
-  bool ok = false;
-  std::vector<Ball> K(n);
-  for (int attempt = 0; attempt < 6 && !ok; ++attempt) {
-    for (long i = 0; i < n; ++i) {
-      X[i] = xt[i];
-      mag_set(arb_radref(X[i].raw()), &w[i]);
-      arb_zero(arb_mat_entry(dX.m, i, 0));
-      mag_set(arb_radref(arb_mat_entry(dX.m, i, 0)), &w[i]);  // X - xt = [0 +/- w]
-    }
-    jac(JX, X);
-    arb_mat_mul(YJ.m, Y.m, JX.m, prec);
-    arb_mat_one(M.m);
-    arb_mat_sub(M.m, M.m, YJ.m, prec);
-    arb_mat_mul(corr.m, M.m, dX.m, prec);
-    ok = true;
-    for (long i = 0; i < n && ok; ++i) {
-      Ball k = xt[i];
-      arb_sub(k.raw(), k.raw(), arb_mat_entry(Yg.m, i, 0), prec);
-      arb_add(k.raw(), k.raw(), arb_mat_entry(corr.m, i, 0), prec);
-      ok = arb_contains_interior(X[i].raw(), k.raw());
-      K[i] = k;
-    }
-    for (long i = 0; i < n; ++i) mag_mul_2exp_si(&w[i], &w[i], 3);  // epsilon-inflation for the next try
-  }
-  for (auto& m : w) mag_clear(&m);
-  if (!ok) return false;
-  // distinct positive poles and nonzero residues, so the solution in X is the
-  // true fit up to the order of heads (uniqueness of the type-(H,H) interpolant)
-  for (long h = 0; h < H; ++h) {
-    if (!arb_is_positive(K[1 + h].raw()) || arb_contains_zero(K[1 + H + h].raw())) return false;
-    for (long g2 = h + 1; g2 < H; ++g2)
-      if (arb_overlaps(K[1 + h].raw(), K[1 + g2].raw())) return false;
-  }
-  P = K[0];
-  for (long h = 0; h < H; ++h) {
-    r[h] = K[1 + h];
-    c[h] = K[1 + H + h];
-  }
-  return true;
+  std::sort(out.roots.begin(), out.roots.end(),
+            [](const Ball& a, const Ball& b) { return arf_cmp(arb_midref(a.raw()), arb_midref(b.raw())) < 0; });
+  out.ok = Truth::yes;
+  return out;
 }
 
 // ============================================================ floating point
 namespace {
 double scale2(double x, long e) { return std::ldexp(x, static_cast<int>(e)); }
+// x -= a * b in place (no temporaries for MPFR: the LU's inner loop)
+void submul(double& x, const double& a, const double& b) { x -= a * b; }
+void submul(Mpfr& x, const Mpfr& a, const Mpfr& b) {
+  thread_local mpfr_t t;
+  thread_local bool init = false;
+  if (!init) { mpfr_init2(t, working_precision()); init = true; }
+  mpfr_set_prec(t, std::max(mpfr_get_prec(a.raw()), mpfr_get_prec(b.raw())));
+  mpfr_mul(t, a.raw(), b.raw(), MPFR_RNDN);
+  mpfr_sub(x.raw(), x.raw(), t, MPFR_RNDN);
+}
 Mpfr scale2(const Mpfr& x, long e) {
   Mpfr r(x);
   mpfr_mul_2si(r.raw(), x.raw(), e, MPFR_RNDN);
   return r;
 }
 
+// Relative agreement of a and b against scale s (all magnitudes as log2),
+// judged by the field's tolerance; see FloatTolerance.
+Truth judge_relative(double log2_diff, double log2_scale, const FloatTolerance& tol, long prec) {
+  if (std::isinf(log2_diff) && log2_diff < 0) return Truth::yes;  // exactly equal
+  if (std::isnan(log2_diff) || std::isnan(log2_scale) || std::isinf(log2_diff)) return Truth::unknown;
+  if (std::isinf(log2_scale)) return log2_scale < 0 ? Truth::unknown : Truth::yes;
+  const double rel = log2_diff - log2_scale;
+  if (rel <= tol.yes_log2(prec)) return Truth::yes;
+  if (rel > tol.no_log2(prec)) return Truth::no;
+  return Truth::unknown;
+}
+
+template <class F, class T>
+Truth float_equal(const F& fld, const T& a, const T& b, const T* scale) {
+  double s = std::max(fld.log2_abs(a), fld.log2_abs(b));
+  if (scale) s = std::max(s, fld.log2_abs(*scale));
+  return judge_relative(fld.log2_abs(a - b), s, fld.tol, fld.precision());
+}
+
 // Gaussian elimination with partial pivoting, generic over a float type.
 // Rows and columns are first equilibrated by powers of two (exact scaling),
 // which matters for the pair systems whose unknowns differ in size by e^{|s|}.
+// Floats never declare a system singular: a zero or non-finite pivot is
+// Truth::unknown (an exact run, or the head-count diagnosis, decides).
 template <class T, class F>
-void lu_solve(const F& fld, Mat<T>& X, Mat<T> A, Mat<T> B) {
+Truth lu_solve(const F& fld, Mat<T>& X, Mat<T> A, Mat<T> B) {
   const int n = A.rows(), k = B.cols();
   std::vector<long> cscale(n, 0);
   for (int i = 0; i < n; ++i) {
@@ -437,59 +491,62 @@ void lu_solve(const F& fld, Mat<T>& X, Mat<T> A, Mat<T> B) {
       const double m = fld.log2_abs(A(i, col));
       if (m > best) { best = m; piv = i; }
     }
-    if (fld.is_zero(A(piv, col)) == Truth::yes)
-      throw_degenerate("linear system is singular (floating-point judgement: exact zero pivot)");
+    if (!std::isfinite(best)) return Truth::unknown;
     if (piv != col) {
       for (int j = 0; j < n; ++j) std::swap(A(col, j), A(piv, j));
       for (int j = 0; j < k; ++j) std::swap(B(col, j), B(piv, j));
     }
     for (int i = col + 1; i < n; ++i) {
       const T f = A(i, col) / A(col, col);
-      for (int j = col; j < n; ++j) A(i, j) = A(i, j) - f * A(col, j);
-      for (int j = 0; j < k; ++j) B(i, j) = B(i, j) - f * B(col, j);
+      for (int j = col; j < n; ++j) submul(A(i, j), f, A(col, j));
+      for (int j = 0; j < k; ++j) submul(B(i, j), f, B(col, j));
     }
   }
   X = Mat<T>(n, k);
   for (int j = 0; j < k; ++j)
     for (int i = n; i-- > 0;) {
       T s = B(i, j);
-      for (int t = i + 1; t < n; ++t) s = s - A(i, t) * X(t, j);
+      for (int t = i + 1; t < n; ++t) submul(s, A(i, t), X(t, j));
       X(i, j) = s / A(i, i);
+      if (!std::isfinite(fld.log2_abs(X(i, j))) && fld.log2_abs(X(i, j)) > 0) return Truth::unknown;
     }
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < k; ++j) X(i, j) = scale2(X(i, j), cscale[i]);
+  return Truth::yes;
 }
 
+// Real roots in floating point (approx_): Arb's complex root finder on the
+// coefficients. Rounding turns two nearly equal real roots into a complex pair
+// a +- ib; such a pair is read as the real pair a -+ |b|, the right split to
+// first order. The pair fits then refine every unknown on their own equations
+// (better conditioned than these roots) and check that the refined fit
+// reproduces its values, so a pair of truly non-real roots ends there.
 template <class T, class F, class ToArf, class FromArf>
-std::vector<T> float_real_roots(const F& fld, const std::vector<T>& c, long prec, ToArf to_arf, FromArf from_arf) {
+Roots<T> float_real_roots(const F& fld, const std::vector<T>& c, ToArf to_arf, FromArf from_arf) {
+  Roots<T> out;
+  const long prec = fld.precision();
   const long deg = static_cast<long>(c.size()) - 1;
-  auto approx = approx_roots(deg, prec, [&](long m, arb_ptr out) { to_arf(arb_midref(out), c[m]); });
-  std::vector<T> roots;
-  const std::vector<T> dc = poly_derivative(fld, c);
-  for (auto& [re, im] : approx) {
-    // floating-point judgement: noise makes nearly-real roots complex; keep the
-    // real part unless the imaginary part exceeds 1/8 of the root's size
-    if (!arf_is_zero(&im)) {
-      arf_t a, b;
-      arf_init(a); arf_init(b);
-      arf_abs(a, &im);
-      arf_abs(b, &re);
-      arf_mul_2exp_si(b, b, -3);
-      const bool complex = arf_cmp(a, b) > 0;
-      arf_clear(a); arf_clear(b);
-      if (complex) { clear_roots(approx); throw_unable("pair polynomial has non-real roots at this precision"); }
+  for (const T& x : c)
+    if (std::isnan(fld.log2_abs(x)) || (std::isinf(fld.log2_abs(x)) && fld.log2_abs(x) > 0)) {
+      out.why = "non-finite polynomial coefficient";
+      return out;
     }
-    T x = from_arf(&re);
-    for (int it = 0; it < 2; ++it) {
-      const T d = poly_eval(dc, x);
-      if (fld.is_zero(d) == Truth::yes) break;
-      x = x - poly_eval(c, x) / d;
-    }
-    roots.push_back(x);
+  std::vector<std::pair<Ball, Ball>> approx;
+  if (!approx_roots(deg, prec, [&](long m, arb_ptr o) { to_arf(arb_midref(o), c[m]); }, approx)) {
+    out.why = "leading coefficient vanishes";
+    return out;
   }
-  clear_roots(approx);
-  std::sort(roots.begin(), roots.end(), [&](const T& a, const T& b) { return fld.is_positive(b - a) == Truth::yes; });
-  return roots;
+  for (auto& [re, im] : approx) {
+    T x = from_arf(arb_midref(re.raw()));
+    if (!arf_is_zero(arb_midref(im.raw()))) {
+      const T y = fld.abs(from_arf(arb_midref(im.raw())));
+      x = arf_sgn(arb_midref(im.raw())) > 0 ? x + y : x - y;  // the member with positive imaginary part moves up
+    }
+    out.roots.push_back(x);
+  }
+  std::sort(out.roots.begin(), out.roots.end(), [&](const T& a, const T& b) { return fld.is_positive(b - a) == Truth::yes; });
+  out.ok = Truth::yes;
+  return out;
 }
 }  // namespace
 
@@ -498,43 +555,82 @@ Mpfr Field<Mpfr>::exp(const Rational& s) const {
   mpfr_exp(r.raw(), r.raw(), MPFR_RNDN);
   return r;
 }
+Mpfr Field<Mpfr>::exp(const Mpfr& s) const {
+  Mpfr r;
+  mpfr_exp(r.raw(), s.raw(), MPFR_RNDN);
+  return r;
+}
 Mpfr Field<Mpfr>::log(const Mpfr& r) const {
   if (mpfr_sgn(r.raw()) <= 0) throw_unable("pole r <= 0 in floating point: precision too low");
   Mpfr out;
   mpfr_log(out.raw(), r.raw(), MPFR_RNDN);
   return out;
 }
-double Field<Mpfr>::log2_abs(const Mpfr& x) const {
-  if (mpfr_zero_p(x.raw())) return -std::numeric_limits<double>::infinity();
-  long e = 0;
-  const double m = mpfr_get_d_2exp(&e, x.raw(), MPFR_RNDN);
-  return std::log2(std::fabs(m)) + static_cast<double>(e);
-}
 Mpfr Field<Mpfr>::abs(const Mpfr& x) const {
   Mpfr r;
   mpfr_abs(r.raw(), x.raw(), MPFR_RNDN);
   return r;
 }
-void Field<Mpfr>::solve(Mat<Mpfr>& X, const Mat<Mpfr>& A, const Mat<Mpfr>& B) const { lu_solve(*this, X, A, B); }
-std::vector<Mpfr> Field<Mpfr>::real_roots(const std::vector<Mpfr>& c) const {
+double Field<Mpfr>::log2_abs(const Mpfr& x) const {
+  if (mpfr_zero_p(x.raw())) return -std::numeric_limits<double>::infinity();
+  if (mpfr_nan_p(x.raw())) return std::numeric_limits<double>::quiet_NaN();
+  if (mpfr_inf_p(x.raw())) return std::numeric_limits<double>::infinity();
+  long e = 0;
+  const double m = mpfr_get_d_2exp(&e, x.raw(), MPFR_RNDN);
+  return std::log2(std::fabs(m)) + static_cast<double>(e);
+}
+Truth Field<Mpfr>::is_zero(const Mpfr& x) const { return mpfr_zero_p(x.raw()) || mpfr_nan_p(x.raw()) ? Truth::unknown : Truth::no; }
+Truth Field<Mpfr>::is_positive(const Mpfr& x) const {
+  if (mpfr_nan_p(x.raw())) return Truth::unknown;
+  return truth_of(mpfr_sgn(x.raw()) > 0);
+}
+Truth Field<Mpfr>::equal(const Mpfr& a, const Mpfr& b) const { return float_equal(*this, a, b, static_cast<const Mpfr*>(nullptr)); }
+Truth Field<Mpfr>::equal(const Mpfr& a, const Mpfr& b, const Mpfr& scale) const { return float_equal(*this, a, b, &scale); }
+Truth Field<Mpfr>::solve(Mat<Mpfr>& X, const Mat<Mpfr>& A, const Mat<Mpfr>& B) const { return lu_solve(*this, X, A, B); }
+Roots<Mpfr> Field<Mpfr>::real_roots(const std::vector<Mpfr>& c) const {
   return float_real_roots(
-      *this, c, working_precision(), [](arf_ptr out, const Mpfr& x) { arf_set_mpfr(out, x.raw()); },
+      *this, c, [](arf_ptr out, const Mpfr& x) { arf_set_mpfr(out, x.raw()); },
       [](arf_srcptr a) {
         Mpfr r;
         arf_get_mpfr(r.raw(), a, MPFR_RNDN);
         return r;
       });
 }
+Mpfr Field<Mpfr>::relu(const Mpfr& x) const { return mpfr_sgn(x.raw()) > 0 ? x : Mpfr(0L); }
+Rational Field<Mpfr>::nearest(const Mpfr& x, long den) const { return nearest_of_ball(enclose(x), den); }
+Ball Field<Mpfr>::enclose(const Mpfr& x) const {
+  Ball b;
+  arf_set_mpfr(arb_midref(b.raw()), x.raw());
+  return b;
+}
 
 double Field<double>::log(const double& r) const {
   if (!(r > 0)) throw_unable("pole r <= 0 in double precision");
   return std::log(r);
 }
-void Field<double>::solve(Mat<double>& X, const Mat<double>& A, const Mat<double>& B) const { lu_solve(*this, X, A, B); }
-std::vector<double> Field<double>::real_roots(const std::vector<double>& c) const {
+Truth Field<double>::is_zero(const double& x) const { return x == 0.0 || std::isnan(x) ? Truth::unknown : Truth::no; }
+Truth Field<double>::is_positive(const double& x) const {
+  if (std::isnan(x)) return Truth::unknown;
+  return truth_of(x > 0);
+}
+Truth Field<double>::equal(const double& a, const double& b) const { return float_equal(*this, a, b, static_cast<const double*>(nullptr)); }
+Truth Field<double>::equal(const double& a, const double& b, const double& scale) const { return float_equal(*this, a, b, &scale); }
+Truth Field<double>::solve(Mat<double>& X, const Mat<double>& A, const Mat<double>& B) const { return lu_solve(*this, X, A, B); }
+Roots<double> Field<double>::real_roots(const std::vector<double>& c) const {
   return float_real_roots(
-      *this, c, 53, [](arf_ptr out, const double& x) { arf_set_d(out, x); },
-      [](arf_srcptr a) { return arf_get_d(a, ARF_RND_NEAR); });
+      *this, c, [](arf_ptr out, const double& x) { arf_set_d(out, x); }, [](arf_srcptr a) { return arf_get_d(a, ARF_RND_NEAR); });
+}
+double Field<double>::relu(const double& x) const { return x > 0 ? x : 0.0; }
+Rational Field<double>::nearest(const double& x, long den) const { return nearest_of_ball(enclose(x), den); }
+Ball Field<double>::enclose(const double& x) const {
+  Ball b;
+  arb_set_d(b.raw(), x);
+  return b;
+}
+std::string Field<double>::str(const double& x) const {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
 }
 
 }  // namespace mhaq

@@ -1,6 +1,10 @@
 #include "mhaq/arith/numbers.hpp"
 
+#include "mhaq/arith/qtau_access.hpp"
+
 #include <flint/fmpq.h>
+
+#include <algorithm>
 
 #include "mhaq/base/error.hpp"
 
@@ -24,7 +28,7 @@ QTau::QTau(const Rational& q) {
   fmpz_poly_set_fmpz(v_->den, fmpq_denref(q.raw()));
 }
 
-QTau QTau::tau_pow(long n) {
+QTau QTauAccess::tau_pow(long n) {
   QTau t;
   if (n >= 0) {
     fmpz_poly_zero(t.v_->num);
@@ -38,7 +42,7 @@ QTau QTau::tau_pow(long n) {
 }
 
 QTau& QTau::operator/=(const QTau& o) {
-  if (o.is_zero()) throw_internal("Q(tau) division by zero");
+  if (fmpz_poly_q_is_zero(o.v_)) throw_internal("Q(tau) division by zero");
   fmpz_poly_q_div(v_, v_, o.v_);
   return *this;
 }
@@ -58,20 +62,21 @@ bool is_monic_monomial(const fmpz_poly_t p, long& n) {
 }
 }  // namespace
 
-long QTau::valuation() const {
-  if (is_zero()) throw_internal("valuation of zero");
-  return lowest_exponent(v_->num) - lowest_exponent(v_->den);
+long QTauAccess::valuation(const QTau& x) {
+  if (is_zero(x)) throw_internal("valuation of zero");
+  return lowest_exponent(x.v_->num) - lowest_exponent(x.v_->den);
 }
 
-bool QTau::is_tau_power(long& n) const {
+bool QTauAccess::is_tau_power(const QTau& x, long& n) {
   long a = 0, b = 0;
-  if (!is_monic_monomial(v_->num, a) || !is_monic_monomial(v_->den, b)) return false;
+  if (!is_monic_monomial(x.v_->num, a) || !is_monic_monomial(x.v_->den, b)) return false;
   if (a != 0 && b != 0) return false;  // canonical form never has both
   n = a - b;
   return true;
 }
 
-bool QTau::is_rational(Rational& q) const {
+bool QTauAccess::is_rational(const QTau& x, Rational& q) {
+  const fmpz_poly_q_struct* v_ = x.v_;
   if (fmpz_poly_degree(v_->num) > 0 || fmpz_poly_degree(v_->den) != 0) return false;
   fmpz_t n, d;
   fmpz_init(n); fmpz_init(d);
@@ -82,8 +87,10 @@ bool QTau::is_rational(Rational& q) const {
   return true;
 }
 
-std::string QTau::str() const {
-  char* s = fmpz_poly_q_get_str_pretty(v_, "t");
+long QTauAccess::degree(const QTau& x) { return std::max(fmpz_poly_degree(x.v_->num), fmpz_poly_degree(x.v_->den)); }
+
+std::string QTauAccess::str(const QTau& x) {
+  char* s = fmpz_poly_q_get_str_pretty(x.v_, "t");
   std::string out(s);
   flint_free(s);
   return out;
@@ -102,6 +109,10 @@ std::string Ball::str(long digits) const {
 // ---- Mpfr
 Mpfr::Mpfr(const Rational& q) {
   mpfr_init2(v_, working_precision());
+  if (q.is_integer() && fmpz_fits_si(fmpq_numref(q.raw()))) {  // the common case (counts, small constants)
+    mpfr_set_si(v_, fmpz_get_si(fmpq_numref(q.raw())), MPFR_RNDN);
+    return;
+  }
   mpq_t t;
   mpq_init(t);
   fmpq_get_mpq(t, q.raw());

@@ -233,4 +233,18 @@ Rational denominator_lcm(const QMat& A) {
   return out;
 }
 
+Rational Rational::floor() const {
+  Rational r;
+  fmpz_fdiv_q(fmpq_numref(r.v_), fmpq_numref(v_), fmpq_denref(v_));
+  fmpz_one(fmpq_denref(r.v_));
+  return r;
+}
+
+Rational Rational::isqrt_floor() const {
+  Rational r = floor();
+  if (r.sign() <= 0) return Rational(0);
+  fmpz_sqrt(fmpq_numref(r.v_), fmpq_numref(r.v_));
+  return r;
+}
+
 }  // namespace mhaq

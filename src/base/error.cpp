@@ -11,6 +11,9 @@ const char* kind_name(ErrorKind k) {
     case ErrorKind::mismatch: return "mismatch";
     case ErrorKind::internal: return "internal";
     case ErrorKind::inconsistent: return "inconsistent";
+    case ErrorKind::not_identifiable: return "not_identifiable";
+    case ErrorKind::rejected: return "checker_rejected";
+    case ErrorKind::budget: return "over_budget";
   }
   return "internal";
 }

@@ -1198,7 +1198,7 @@ std::string report_text(const CertificateReport& r, const std::string& file) {
 nlohmann::json report_json(const CertificateReport& r, const std::string& file) {
   nlohmann::json fs = nlohmann::json::array();
   for (const auto& f : r.failures) fs.push_back({{"path", f.path}, {"message", f.message}});
-  return {{"status", r.ok() ? "ok" : "fail"}, {"file", file},       {"arith", r.arith}, {"d", r.d},           {"H", r.H},
+  return {{"status", r.ok() ? "ok" : "checker_rejected"}, {"file", file},       {"arith", r.arith}, {"d", r.d},           {"H", r.H},
           {"queries", r.queries},            {"pairs", r.pairs},    {"heads", r.heads}, {"checks", r.checks}, {"failures", fs}};
 }
 

@@ -6,11 +6,14 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/io.hpp"
 #include "mhaq/base/limits.hpp"
+#include "mhaq/base/text.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
 #include "mhaq/tools/recover.hpp"
 #include "mhaq/tools/recover_limits.hpp"
 #include "options.hpp"
+
 
 namespace mhaq::cli {
 
@@ -23,6 +26,45 @@ GenerateOptions with_defaults_for(GenerateOptions g, Arith a) {
   if (g.v_range == ex.v_range) g.v_range = def.v_range;
   if (g.v_den == ex.v_den) g.v_den = def.v_den;
   return g;
+}
+
+// Options that make the drawn model a one-layer transformer (claim 5).
+struct TransformerShape {
+  int ffn = 0;  // neurons; 0: an attention model
+  bool zero_neuron = false, parallel_neurons = false;
+};
+void add_transformer_shape(CLI::App* s, TransformerShape& t) {
+  s->add_option("--ffn", t.ffn, "draw a one-layer transformer with this many FFN neurons (attention followed by a bias-free ReLU FFN)");
+  s->add_flag("--zero-neuron", t.zero_neuron, "transformer: one more neuron with U = 0 (the canonical form drops it)");
+  s->add_flag("--parallel-neurons", t.parallel_neurons, "transformer: one more neuron positively parallel to the first (merged)");
+}
+TransformerModel draw_transformer(const GenerateOptions& g, const TransformerShape& t) {
+  if (t.ffn < 1) throw Error(ErrorKind::usage, "--zero-neuron and --parallel-neurons need --ffn M");
+  if (g.cancel_v) throw Error(ErrorKind::usage, "--cancel-v applies to attention models, not to transformers");
+  TransformerGenerateOptions o;
+  o.d = g.d;
+  o.heads = g.heads;
+  o.neurons = t.ffn;
+  o.seed = g.seed;
+  o.share_w = g.share_w;
+  o.zero_neuron = t.zero_neuron;
+  o.parallel_neurons = t.parallel_neurons;
+  return generate_transformer(o);
+}
+// --tolerance: zero (not given) means the run's default; given, it must be a
+// positive exact number, and only float runs have one.
+Rational parse_tolerance(const std::string& text, const CLI::Option* opt, Arith a) {
+  if (opt->count() == 0) return Rational(0);
+  Rational t;
+  try {
+    t = Rational::parse(text);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage, std::string("--tolerance: ") + e.what());
+  }
+  if (t.sign() <= 0) throw Error(ErrorKind::usage, "--tolerance must be positive");
+  if (a == Arith::exact || a == Arith::ball)
+    throw Error(ErrorKind::usage, "--tolerance applies to --arith mpfr or double (exact runs are equal, ball runs contain the truth)");
+  return t;
 }
 
 void add_model_shape(CLI::App* s, GenerateOptions& g) {
@@ -39,6 +81,7 @@ void add_model_shape(CLI::App* s, GenerateOptions& g) {
 Command make_generate() {
   struct State {
     GenerateOptions g;
+    TransformerShape t;
     std::string out;
     bool json = false;
     std::string arith = "exact";
@@ -52,11 +95,28 @@ Command make_generate() {
             s->add_option("--for", st->arith, "entry distribution suited to an arithmetic (exact: small rationals; others: fine dyadic grid)")
                 ->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
             add_model_shape(s, st->g);
+            add_transformer_shape(s, st->t);
             s->add_option("-o,--output", st->out, "output file (default: standard output)");
             s->add_flag("--json", st->json, "print one JSON object (the model, or a summary when -o is given)");
             return s;
           },
           [st] {
+            if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons) {
+              const TransformerModel m = draw_transformer(st->g, st->t);
+              const std::string text = transformer_to_json_text(m);
+              if (st->out.empty()) {
+                std::cout << text;
+                return 0;
+              }
+              write_file_atomic(st->out, text);
+              const TransformerModel c = m.canonical();
+              nlohmann::json j{{"status", "ok"}, {"path", st->out}, {"model_kind", "transformer"}, {"d", m.d}, {"heads", m.heads()},
+                               {"neurons", m.neurons()}, {"heads_canonical", c.heads()}, {"neurons_canonical", c.neurons()}};
+              emit(st->json, j,
+                   "wrote " + st->out + ": transformer, d=" + std::to_string(m.d) + ", " + std::to_string(m.heads()) + " heads (" + std::to_string(c.heads()) +
+                       " canonical), " + std::to_string(m.neurons()) + " neurons (" + std::to_string(c.neurons()) + " canonical)\n");
+              return 0;
+            }
             const Model m = generate_model(with_defaults_for(st->g, parse_arith(st->arith)));
             const std::string text = model_to_json_text(m);
             if (st->out.empty()) {
@@ -77,6 +137,8 @@ Command make_recover() {
   struct State {
     std::string model_path;
     GenerateOptions g;
+    TransformerShape t;
+    int learner_neurons = 0;
     bool drew = false;
     std::string arith = "exact", schedule = "paper";
     long bits = 256;
@@ -87,7 +149,7 @@ Command make_recover() {
     std::uint64_t noise_seed = 1;
     std::uint64_t seed = 1;
     int threads = 1;
-    std::string noise_pattern = "uniform", target_error = "0";
+    std::string noise_pattern = "uniform", target_error = "0", tolerance = "0";
     int samples_per_pair = 0;
     long max_bits = 1L << 14;
     long token_range = 0, token_den = 0;
@@ -97,6 +159,7 @@ Command make_recover() {
     CLI::Option* heads_opt = nullptr;
     CLI::Option* noise_opt = nullptr;
     CLI::Option* target_opt = nullptr;
+    CLI::Option* tol_opt = nullptr;
   };
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
@@ -120,6 +183,8 @@ Command make_recover() {
                 ->check(CLI::IsMember({"uniform", "worst"}));
             s->add_option("--samples-per-pair", st->samples_per_pair, "oversampling: K > 2H+1 values per pair, fitted by least squares (default exactly 2H+1)")
                 ->check(int_in(1, max_samples_per_pair));
+            st->tol_opt = s->add_option("--tolerance", st->tolerance,
+                                        "mpfr/double: tolerance on max_rel_error a run must meet to end ok (default 2^(acc/4), acc = log2 of the answers' accuracy)");
             st->target_opt = s->add_option("--target-error", st->target_error, "ball: raise the precision until the balls certify this relative error (e.g. 1e-30)");
             s->add_option("--max-bits", st->max_bits, "cap of the precision doubling for --target-error (default 16384)")->check(int_in(64, max_bits));
             s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it")
@@ -129,12 +194,49 @@ Command make_recover() {
             s->add_option("--certificate", st->certificate,
                           "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
             add_model_shape(s, st->g);
+            add_transformer_shape(s, st->t);
+            s->add_option("--learner-neurons", st->learner_neurons, "transformers: tell the learner the neuron count (default: found; balls are told the canonical count)");
             s->add_flag("--json", st->json, "print one JSON object");
             mo->excludes(st->d_opt);
             return s;
           },
           [st] {
             const Arith a = parse_arith(st->arith);
+            const std::string text = st->model_path.empty() ? std::string() : read_file_text(st->model_path, "model file");
+            if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons || (!text.empty() && is_transformer_text(text))) {
+              TransformerModel truth;
+              if (!st->model_path.empty()) {
+                try {
+                  truth = transformer_from_json_text(text);
+                } catch (const Error& e) {
+                  throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
+                }
+              } else {
+                if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
+                GenerateOptions g = st->g;
+                g.seed = st->seed;
+                truth = draw_transformer(g, st->t);
+              }
+              if (st->noise != "0" || st->oracle_bits != 0 || st->target_error != "0" || !st->certificate.empty() || st->samples_per_pair != 0 ||
+                  st->max_heads != 0)
+                throw Error(ErrorKind::usage, "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance and --threads");
+              RecoverOptions o;
+              o.arith = a;
+              o.bits = st->bits;
+              o.schedule = parse_schedule(st->schedule);
+              o.seed = st->seed;
+              o.heads = st->learner_heads;
+              if (!st->model_path.empty() && o.heads == 0 && st->heads_opt->count() > 0) o.heads = st->g.heads;
+              o.neurons = st->learner_neurons;
+              o.threads = st->threads;
+              o.tolerance = parse_tolerance(st->tolerance, st->tol_opt, a);
+              if (o.heads < 0 || o.neurons < 0) throw Error(ErrorKind::usage, "head and neuron counts must be positive");
+              const nlohmann::json r = recover_transformer(truth, o);
+              const int code = recover_exit_code(r);
+              emit(st->json, r, transformer_report(r));
+              if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
+              return code;
+            }
             Model truth;
             ModelFileInfo file_info;
             if (!st->model_path.empty()) {
@@ -173,6 +275,7 @@ Command make_recover() {
             // Given explicitly, a zero is an error, not "off" or "default".
             if (st->target_opt->count() > 0 && o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
             if (st->noise_opt->count() > 0 && o.noise_eps.sign() < 0) throw Error(ErrorKind::usage, "--noise must be non-negative");
+            o.tolerance = parse_tolerance(st->tolerance, st->tol_opt, a);
             if (st->token_range != 0 || st->token_den != 0) {
               const TokenSpec def = default_tokens(a);
               o.tokens = {st->token_range ? st->token_range : def.range, st->token_den ? st->token_den : def.den};
@@ -195,7 +298,7 @@ Command make_recover() {
                 r["certificate"] = st->certificate;
                 note = "  certificate      " + st->certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
               } else {
-                note = "  certificate      not written (the run did not end ok)\n";
+                note = "  certificate      not written (" + r.value("certificate_note", std::string("the run did not end ok")) + ")\n";
               }
             }
             emit(st->json, r, recover_report(r) + human_extra + note);

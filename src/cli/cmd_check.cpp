@@ -15,7 +15,7 @@ Command make_check_certificate() {
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("check-certificate",
-                                         "re-check a certificate written by recover --certificate with a separate checker (exit 6 on any failure)");
+                                         "re-check a certificate written by recover --certificate with a separate checker (exit 10 on any failure)");
             s->add_option("file", st->file, "certificate JSON file")->required();
             s->add_flag("--json", st->json, "print one JSON object");
             return s;
@@ -29,7 +29,7 @@ Command make_check_certificate() {
               throw_input(clean_text(st->file) + ": " + e.what());
             }
             emit(st->json, check::report_json(r, st->file), check::report_text(r, st->file));
-            return r.ok() ? 0 : exit_code(ErrorKind::mismatch);
+            return r.ok() ? 0 : exit_code(ErrorKind::rejected);
           }};
 }
 

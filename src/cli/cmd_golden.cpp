@@ -54,7 +54,7 @@ Command make_golden() {
             e->add_flag("--json", st->json, "with -o: print a one-object JSON summary");
             mo->excludes(st->d_opt);
             st->exp = e;
-            auto* c = g->add_subcommand("check", "re-derive every field of a golden file; exit 6 on any mismatch");
+            auto* c = g->add_subcommand("check", "re-derive every field of a golden file; exit 10 on any mismatch");
             c->add_option("file", st->file, "golden JSON file")->required();
             c->add_flag("--json", st->cjson, "print one JSON object");
             c->add_option("--threads", st->check_threads, "threads for the learner re-runs (0 = all hardware threads)")->check(int_in(0, limits::max_threads));
@@ -118,7 +118,7 @@ Command make_golden() {
               if (e.kind() != ErrorKind::input) throw;
               throw Error(e.kind(), clean_text(st->file) + ": " + e.what());
             }
-            nlohmann::json j{{"status", r.ok() ? "ok" : "mismatch"}, {"path", st->file}, {"fields_checked", r.fields_checked}, {"mismatches", r.mismatches}};
+            nlohmann::json j{{"status", r.ok() ? "ok" : "checker_rejected"}, {"path", st->file}, {"fields_checked", r.fields_checked}, {"mismatches", r.mismatches}};
             std::string human = "mhaq golden check " + st->file + ": ";
             if (r.ok()) {
               human += "ok, " + std::to_string(r.fields_checked) + " fields re-derived independently\n";
@@ -128,7 +128,7 @@ Command make_golden() {
               if (r.mismatches.size() > 100) human += "  ... " + std::to_string(r.mismatches.size() - 100) + " more\n";
             }
             emit(st->cjson, j, human);
-            return r.ok() ? 0 : exit_code(ErrorKind::mismatch);
+            return r.ok() ? 0 : exit_code(ErrorKind::rejected);
           }};
 }
 

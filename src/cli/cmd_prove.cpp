@@ -18,7 +18,7 @@ Command make_prove() {
   };
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
-            auto* s = app.add_subcommand("prove", "run the machine check of every lemma in proofs/ (exit 6 if any fails)");
+            auto* s = app.add_subcommand("prove", "run the machine check of every lemma in proofs/ (exit 10 if any fails)");
             s->add_flag("--json", st->json, "print one JSON object {\"lemmas\":[...],\"all_pass\":bool}");
             s->add_option("--lemma", st->only, "check one lemma only (page stem or number, e.g. 02)");
             s->add_option("--break", st->o.break_lemma,
@@ -44,7 +44,7 @@ Command make_prove() {
             human += all ? "all lemma checks pass\n" : "some lemma checks FAILED\n";
             nlohmann::json j{{"lemmas", lemmas}, {"all_pass", all}};
             emit(st->json, j, human);
-            return all ? 0 : exit_code(ErrorKind::mismatch);
+            return all ? 0 : exit_code(ErrorKind::rejected);
           }};
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/base/text.hpp"
@@ -122,6 +123,7 @@ Command make_sweep() {
               std::fflush(stderr);
             };
             const std::vector<SweepRow> rows = sweep_run(g, st->out, st->resume, threads, progress);
+            if (!is_root()) return 0;  // MPI: rank 0 reports
             nlohmann::json j{{"status", "ok"}, {"csv", st->out}, {"rows", rows.size()}};
             std::ostringstream h;
             h << "mhaq sweep: " << rows.size() << " rows in " << st->out << "\n";

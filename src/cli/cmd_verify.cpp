@@ -37,6 +37,8 @@ Command make_verify() {
             s->add_flag("--no-h0", st->no_h0, "skip the unknown-H (H0) runs");
             s->add_flag("--rates", st->rates, "rate study: degenerate rate vs Schwartz-Zippel bound for each --ranges value (H known runs)");
             s->add_option("--ranges", st->ranges, "token ranges R for --rates (default 1 2 4 8)")->delimiter(',')->check(int_in(1, limits::max_token_range));
+            s->add_option("--threads", st->o.threads, "trials in parallel (0 = all hardware threads); output bytes do not depend on it")
+                ->check(int_in(0, max_threads));
             s->add_flag("--json", st->json, "print one JSON object");
             return s;
           },
@@ -49,10 +51,12 @@ Command make_verify() {
             o.unknown_h = !st->no_h0;
             if (st->rates) {
               const nlohmann::json r = rate_study(o, st->ranges);
+              if (r.is_null()) return 0;  // MPI: rank 0 reports
               emit(st->json, r, rate_report(r));
               return rate_exit_code(r);
             }
             const nlohmann::json v = verify(o);
+            if (v.is_null()) return 0;  // MPI: rank 0 reports
             emit(st->json, v, verify_report(v));
             return verify_exit_code(v);
           }};

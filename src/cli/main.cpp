@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/text.hpp"
 
@@ -36,9 +37,7 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv, int k
   return "unknown subcommand " + mhaq::quote_text(a) + " (expected one of: " + names + ")";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   bool want_json = false;
   for (int i = 1; i < argc; ++i) want_json = want_json || std::string(argv[i]) == "--json";
   try {
@@ -68,6 +67,9 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < cmds.size(); ++i) {
       if (!subs[i]->parsed()) continue;
       try {
+        const std::string name = subs[i]->get_name();
+        if (mhaq::shard().size > 1 && name != "sweep" && name != "verify")
+          throw mhaq::Error(mhaq::ErrorKind::usage, "only sweep and verify run on several MPI ranks; run " + name + " without mpirun");
         return cmds[i].run();
       } catch (const mhaq::Error& e) {
         return report(want_json, mhaq::kind_name(e.kind()), e.what(), mhaq::exit_code(e.kind()));
@@ -81,4 +83,13 @@ int main(int argc, char** argv) {
   } catch (...) {
     return report(want_json, "internal", "unknown exception", mhaq::exit_code(mhaq::ErrorKind::internal));
   }
+}
+
+}  // namespace
+
+// Under mpirun/srun (MHAQ_MPI builds) every rank runs the same command;
+// sweep and verify shard their work, and rank 0 alone prints (distribute.hpp).
+int main(int argc, char** argv) {
+  mhaq::MpiSession mpi(&argc, &argv);
+  return mpi.finish(run(argc, argv));
 }

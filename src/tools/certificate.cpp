@@ -7,9 +7,11 @@
 #include <functional>
 #include <numeric>
 
+#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
-#include "mhaq/base/json_out.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/tools/json_out.hpp"
+#include "mhaq/model/model_oracle.hpp"
 
 namespace mhaq {
 
@@ -25,7 +27,7 @@ const char* kFloatFormat =
 
 Rational rat_of(const QTau& x, const char* what) {
   Rational q;
-  if (!x.is_rational(q)) throw_internal(std::string("certificate: ") + what + " is not rational");
+  if (!QTauAccess::is_rational(x, q)) throw_internal(std::string("certificate: ") + what + " is not rational");
   return q;
 }
 
@@ -39,7 +41,7 @@ template <class T>
 ojson pole_json(const T& r, const T& c) {
   if constexpr (std::is_same_v<T, QTau>) {
     long n = 0;
-    if (!r.is_tau_power(n)) throw_internal("certificate: a pole is not a power of tau");
+    if (!QTauAccess::is_tau_power(r, n)) throw_internal("certificate: a pole is not a power of tau");
     return ojson{{"n", n}, {"c", value_json(c)}};
   } else {
     return ojson{{"r", value_json(r)}, {"c", value_json(c)}};
@@ -75,20 +77,14 @@ void raise_to_dist(mag_t m, const Ball& x, const Ball& y) {
   mag_max(m, m, t.m);
 }
 
-// Lowest-cost head assignment (cost = log2 of the worst entry error) by brute
-// force; H is small. Used only to choose which true head an approximate value
-// is measured against: the checker re-decides everything rigorously.
+// The head assignment with the least worst entry error (stages/4-match's
+// bottleneck matching). Used only to choose which true head an approximate
+// value is measured against: the checker re-decides everything rigorously.
 std::vector<int> best_match(int n, const std::function<double(int, int)>& cost) {
-  std::vector<int> perm(n), best;
-  std::iota(perm.begin(), perm.end(), 0);
-  double best_cost = 0;
-  if (n > 8) return perm;
-  do {
-    double c = -1e300;
-    for (int g = 0; g < n; ++g) c = std::max(c, cost(g, perm[g]));
-    if (best.empty() || c < best_cost) { best = perm; best_cost = c; }
-  } while (std::next_permutation(perm.begin(), perm.end()));
-  return best;
+  std::vector<std::vector<double>> c(n, std::vector<double>(n));
+  for (int g = 0; g < n; ++g)
+    for (int h = 0; h < n; ++h) c[g][h] = cost(g, h);
+  return bottleneck_matching(c);
 }
 double log2_dist(const Ball& x, const Ball& y) {
   Ball d = x - y;
@@ -134,7 +130,7 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
     for (int k = 0; k <= 2 * H; ++k) {
       Ball e = exact_ball(f.P);
       for (size_t h = 0; h < f.r.size(); ++h) e = e + exact_ball(f.c[h]) / (one + exact_ball(f.r[h]) * Ball(static_cast<long>(k)));
-      raise_to_dist(pairs.m, e, k == 0 ? Ball(dot(v, s.final_token)) : X[1 + p * 2 * H + (k - 1)]);
+      raise_to_dist(pairs.m, e, k == 0 ? Ball(dot(v, s.final_token)) : X[res.plan.query_index(static_cast<long>(p), k)]);
     }
     raise_to_dist(pairs.m, exact_ball(f.P), Ball(dot(v, a)));
     // true poles and residues of the heads visible at this pair
@@ -198,7 +194,8 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
   const long bits = tag == Arith::ieee ? 53 : o.bits;
   const int d = truth.d, H = lo.H;
   ojson doc{{"format", "mhaq-certificate"}, {"version", certificate_version}, {"mhaq_version", mhaq_version_string}, {"arith", arith_name(tag)}};
-  if constexpr (tag == Arith::exact) doc["L"] = rec.field().L;
+  if (!res.fallback_pairs.empty()) throw Error(ErrorKind::usage, "certificates do not cover the lean schedule's fallback links");
+  if constexpr (tag == Arith::exact) doc["L"] = QTauAccess::L(rec.field());
   else doc["bits"] = bits;
   doc["value_format"] = tag == Arith::exact ? kExactFormat : tag == Arith::ball ? kBallFormat : kFloatFormat;
   doc["inputs"] = ojson{{"seed", o.seed},
@@ -231,7 +228,7 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
   doc["answers"] = as;
   ojson pairs = ojson::array();
   for (size_t p = 0; p < res.plan.pairs.size(); ++p) {
-    ojson pj = pair_spec_json(res.plan.pairs[p], p, H);
+    ojson pj = pair_spec_json(res.plan, p);
     const PairFit<T>& f = res.fits[p];
     pj["P"] = value_json(f.P);
     ojson poles = ojson::array();

@@ -15,14 +15,15 @@
 #include <optional>
 #include <utility>
 
+#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/json_in.hpp"
-#include "mhaq/base/json_out.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
+#include "mhaq/tools/json_out.hpp"
 #include "mhaq/tools/recover_limits.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/tools/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
@@ -128,8 +129,8 @@ void qtau_arb(arb_t out, const QTau& x, long L, long prec) {
   arb_set_si(tau.v, 1);
   arb_div_si(tau.v, tau.v, L, prec);
   arb_exp(tau.v, tau.v, prec);
-  arb_poly_set_fmpz_poly(pn, x.raw()->num, prec);
-  arb_poly_set_fmpz_poly(pd, x.raw()->den, prec);
+  arb_poly_set_fmpz_poly(pn, QTauAccess::raw(x)->num, prec);
+  arb_poly_set_fmpz_poly(pd, QTauAccess::raw(x)->den, prec);
   arb_poly_evaluate(n.v, pn, tau.v, prec);
   arb_poly_evaluate(dn.v, pd, tau.v, prec);
   arb_div(out, n.v, dn.v, prec);
@@ -142,10 +143,10 @@ std::string golden_decimal(const QTau& x, long L, long D) {
   check_digits(D);
   if (L < 1) throw_input("golden: L must be positive");
   Rational q;
-  if (x.is_rational(q)) return golden_decimal(q, D);
+  if (QTauAccess::is_rational(x, q)) return golden_decimal(q, D);
   // A non-constant element of Q(tau) is transcendental (tau is), so it is never
   // a decimal tie nor a power of ten, and the loop below terminates.
-  const long deg = std::max(fmpz_poly_degree(x.raw()->num), fmpz_poly_degree(x.raw()->den));
+  const long deg = QTauAccess::degree(x);
   const long cap = 1L << 22;
   Z lo, hi, M;
   pow10(lo.v, D - 1);
@@ -191,7 +192,7 @@ namespace {
 // ------------------------------------------------------------ JSON building
 std::string rat_of(const QTau& x, const std::string& what) {
   Rational q;
-  if (!x.is_rational(q)) throw_internal("golden: " + what + " is not rational");
+  if (!QTauAccess::is_rational(x, q)) throw_internal("golden: " + what + " is not rational");
   return q.str();
 }
 
@@ -333,7 +334,7 @@ std::string golden_export(const GoldenInputs& in) {
   RecordingOracle<QTau> rec(model_oracle);
   Oracle<QTau>& black_box = rec;
   const LearnResult<QTau> res = learn(black_box, lo);
-  const long L = black_box.field().L;
+  const long L = QTauAccess::L(black_box.field());
 
   ojson doc = header_json(L, in.digits, in.arith, in.bits);
   doc["inputs"] = inputs_json(in, lo.H, lo.heads_is_bound, lo.tokens);
@@ -350,7 +351,7 @@ std::string golden_export(const GoldenInputs& in) {
   ojson pairs = ojson::array();
   for (size_t p = 0; p < res.plan.pairs.size(); ++p) {
     const PairSpec& s = res.plan.pairs[p];
-    ojson pj = pair_spec_json(s, p, lo.H);
+    ojson pj = pair_spec_json(res.plan, p);
     // f(0) = v^T b for the pair's final token, straight from the model (the
     // check re-derives it by chaining the file's answers instead).
     pj["f0"] = rat_of(evaluate_exact(in.model, Query{Run{s.final_token, 1}}, L), "f(0)");
@@ -360,7 +361,7 @@ std::string golden_export(const GoldenInputs& in) {
     std::vector<std::string> c;
     for (size_t h = 0; h < f.r.size(); ++h) {
       long e = 0;
-      if (!f.r[h].is_tau_power(e)) throw_internal("golden: a pole is not a power of tau");
+      if (!QTauAccess::is_tau_power(f.r[h], e)) throw_internal("golden: a pole is not a power of tau");
       n.push_back(e);
       c.push_back(rat_of(f.c[h], "residue"));
     }
@@ -374,7 +375,7 @@ std::string golden_export(const GoldenInputs& in) {
                          {"paper_bound", paper_query_bound(in.model.d, lo.H)},
                          {"max_length", black_box.max_length()},
                          {"heads_recovered", res.heads.size()},
-                         {"self_checked", res.self_checked},
+                         {"self_checked", (res.self_check == Truth::yes)},
                          {"exact_match", exact_heads_match(res.heads, canon)}};
   return dump_layout(doc);
 }
@@ -504,10 +505,10 @@ void parse_poly(fmpz_poly_struct* p, const json& a, const std::string& path) {
 QTau parse_qtau(const json& ans, const std::string& path) {
   const json& ex = need(ans, "exact", path);
   QTau x;
-  parse_poly(x.raw()->num, need(ex, "num", path + ".exact"), path + ".exact.num");
-  parse_poly(x.raw()->den, need(ex, "den", path + ".exact"), path + ".exact.den");
-  if (fmpz_poly_is_zero(x.raw()->den)) throw_input(path + ".exact.den: zero");
-  fmpz_poly_q_canonicalise(x.raw());
+  parse_poly(QTauAccess::raw(x)->num, need(ex, "num", path + ".exact"), path + ".exact.num");
+  parse_poly(QTauAccess::raw(x)->den, need(ex, "den", path + ".exact"), path + ".exact.den");
+  if (fmpz_poly_is_zero(QTauAccess::raw(x)->den)) throw_input(path + ".exact.den: zero");
+  fmpz_poly_q_canonicalise(QTauAccess::raw(x));
   return x;
 }
 
@@ -665,7 +666,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
     out.mismatches.push_back(std::string("heads: re-running the exact learner failed (") + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
   }
-  const long L = black_box.field().L;
+  const long L = QTauAccess::L(black_box.field());
   exp["L"] = L;
   exp["inputs"] = inputs_json(in, lo.H, bound, tok);
   exp["model"] = model_json(source_model);
@@ -691,11 +692,10 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   if (res) {
     const Plan& plan = res->plan;
     const int H = lo.H;
-    Field<QTau> F;
-    F.L = L;
+    const Field<QTau> F(L);
     const size_t need_answers = 1 + plan.pairs.size() * 2 * static_cast<size_t>(H);
     Rational vb1;
-    const bool have = file_answers.size() >= need_answers && file_answers[0].is_rational(vb1);
+    const bool have = file_answers.size() >= need_answers && QTauAccess::is_rational(file_answers[0], vb1);
     if (!have) out.mismatches.push_back("pairs: the file's answers do not cover the plan (or answers[0] = v^T b_1 is not rational)");
     std::vector<ojson> pj(plan.pairs.size());
     std::vector<Rational> P(plan.pairs.size());
@@ -704,21 +704,21 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     const QVec& b1 = plan.first.at(0).token;
     auto fit = [&](size_t p, const Rational& f0) {
       const PairSpec& s = plan.pairs[p];
-      pj[p] = pair_spec_json(s, p, H);
+      pj[p] = pair_spec_json(plan, p);
       pj[p]["f0"] = f0.str();
       std::vector<QTau> f{QTau(f0)};
-      for (int k = 0; k < 2 * H; ++k) f.push_back(file_answers[1 + p * 2 * H + k]);
+      for (int k = 1; k <= 2 * H; ++k) f.push_back(file_answers[plan.query_index(static_cast<long>(p), k)]);
       try {
-        const PairFit<QTau> pf = bound ? interpolate_pair_minimal(F, f, H, 0) : interpolate_pair(F, f, H);
+        const PairFit<QTau> pf = bound ? interpolate_pair_minimal(F, f, H) : interpolate_pair(F, f, H);
         Rational q;
-        if (!pf.P.is_rational(q)) throw_inconsistent("the limit P is not rational");
+        if (!QTauAccess::is_rational(pf.P, q)) throw_inconsistent("the limit P is not rational");
         P[p] = q;
         pj[p]["P"] = q.str();
         std::vector<long> n;
         std::vector<std::string> c;
         for (size_t h = 0; h < pf.r.size(); ++h) {
           long e = 0;
-          if (!pf.r[h].is_tau_power(e) || !pf.c[h].is_rational(q)) throw_inconsistent("a pole is not a power of tau or a residue is not rational");
+          if (!QTauAccess::is_tau_power(pf.r[h], e) || !QTauAccess::is_rational(pf.c[h], q)) throw_inconsistent("a pole is not a power of tau or a residue is not rational");
           n.push_back(e);
           c.push_back(q.str());
         }
@@ -730,7 +730,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
       }
       // Independent of the chaining: f(0) straight from the model.
       Rational f0m;
-      if (evaluate_exact(model, Query{Run{s.final_token, 1}}, L).is_rational(f0m) && !(f0m == f0))
+      if (QTauAccess::is_rational(evaluate_exact(model, Query{Run{s.final_token, 1}}, L), f0m) && !(f0m == f0))
         out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: chained from the file's answers gives " + quote_text(f0.str()) + ", the model gives " +
                                   quote_text(f0m.str()));
     };
@@ -764,7 +764,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     // remaining values are not compared a second time.
     const json& fp = doc["pairs"];
     for (size_t p = 0; p < plan.pairs.size(); ++p) {
-      if (pj[p].is_null()) pj[p] = pair_spec_json(plan.pairs[p], p, H);
+      if (pj[p].is_null()) pj[p] = pair_spec_json(plan, p);
       if (!fitted[p] && p < fp.size() && fp[p].is_object())
         for (const char* k : {"f0", "P", "poles"})
           if (!pj[p].contains(k) && fp[p].contains(k)) pj[p][k] = ojson::parse(fp[p][k].dump());
@@ -781,7 +781,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
                            {"paper_bound", paper_query_bound(d, lo.H)},
                            {"max_length", black_box.max_length()},
                            {"heads_recovered", res->heads.size()},
-                           {"self_checked", res->self_checked},
+                           {"self_checked", (res->self_check == Truth::yes)},
                            {"exact_match", match}};
   }
   if (arith != Arith::exact && res) {
@@ -816,7 +816,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
       const json& bj = fp[p]["ball"];
       const PairFit<QTau>& ex = *exact_fits[p];
       Rational P;
-      bool ok = ex.P.is_rational(P) && parse_ball(need(bj, "P", pp), pp + ".P").contains(P);
+      bool ok = QTauAccess::is_rational(ex.P, P) && parse_ball(need(bj, "P", pp), pp + ".P").contains(P);
       const json& poles = need_array(bj, "poles", pp);
       std::vector<bool> used(poles.size(), false);
       ok = ok && poles.size() == ex.r.size();
@@ -824,7 +824,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
         long n = 0;
         Rational c;
         bool found = false;
-        if (ex.r[h].is_tau_power(n) && ex.c[h].is_rational(c))
+        if (QTauAccess::is_tau_power(ex.r[h], n) && QTauAccess::is_rational(ex.c[h], c))
           for (size_t g = 0; g < poles.size() && !found; ++g) {
             const std::string gp = pp + ".poles[" + std::to_string(g) + "]";
             if (used[g] || !parse_ball(need(poles[g], "c", gp), gp + ".c").contains(c)) continue;

@@ -13,11 +13,13 @@
 #include <numeric>
 #include <sstream>
 
+#include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/arith/field.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/model/model_oracle.hpp"
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/arith/rational.hpp"
@@ -305,11 +307,11 @@ void check_pair_identity(const ProveOptions& o, bool broken, LemmaCheck& out) {
     for (const auto& h : m.heads) {
       want += QTau(dot(h.v, a));
       const Rational s = dot(a - b, matvec(h.W, b)) * Rational(L);  // (a-b)^T W b, times L
-      const QTau r = QTau::tau_pow((broken ? -s : s).to_long());
+      const QTau r = QTauAccess::tau_pow((broken ? -s : s).to_long());
       const Rational ch = dot(h.v, b - a);
       want += QTau(ch) / (QTau(Rational(1)) + r * QTau(Rational(k)));
     }
-    require(f == want, "oracle answer differs from P + sum c/(1+rk) at case " + std::to_string(t));
+    require(QTauAccess::equal(f, want), "oracle answer differs from P + sum c/(1+rk) at case " + std::to_string(t));
     ++out.cases;
   }
   det << n << " exact Q(tau) comparisons with evaluate_exact (d=2..4, H=1..3, k=0..6)";
@@ -411,8 +413,7 @@ void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out) {
   // Exact randomized: interpolate_pair over Q(tau) on exact data (this also
   // runs Field<QTau>::real_roots, the Newton-polygon root finder).
   Rng rng(o.seed ^ 0x202);
-  Field<QTau> F;
-  F.L = 4;
+  const Field<QTau> F(4);
   const long n = scaled(o, 100);
   long newton = 0, round = 0, singular = 0;
   for (long t = 0; t < n; ++t) {
@@ -431,7 +432,7 @@ void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out) {
       std::vector<QTau> nq(Q.size() + 1, QTau(Rational(0)));
       for (size_t m = 0; m < Q.size(); ++m) {
         nq[m] += Q[m];
-        nq[m + 1] += Q[m] * QTau::tau_pow(ns[h]);
+        nq[m + 1] += Q[m] * QTauAccess::tau_pow(ns[h]);
       }
       Q = nq;
     }
@@ -440,27 +441,29 @@ void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out) {
     long partial = 0;
     for (int m = 1; m <= H; ++m) {
       partial += sorted[m - 1];
-      require(Q[m].valuation() == partial, "valuation of q_m is not the sum of the m smallest exponents");
+      require(QTauAccess::valuation(Q[m]) == partial, "valuation of q_m is not the sum of the m smallest exponents");
     }
-    const std::vector<QTau> roots = F.real_roots(Q);
+    const Roots<QTau> rr = F.real_roots(Q);
+    require(rr.ok == Truth::yes, "Newton polygon roots: " + rr.why);
+    const std::vector<QTau>& roots = rr.roots;
     require(static_cast<int>(roots.size()) == H, "real_roots returned the wrong number of roots");
-    for (int m = 0; m < H; ++m) require(roots[m] == -QTau::tau_pow(-sorted[m]), "root m is not -tau^{-n_(m)}");
+    for (int m = 0; m < H; ++m) require(QTauAccess::equal(roots[m], -QTauAccess::tau_pow(-sorted[m])), "root m is not -tau^{-n_(m)}");
     ++newton;
     // Round trip through the code's interpolation.
     std::vector<QTau> f;
     for (int k = 0; k <= 2 * H; ++k) {
       QTau x(P);
-      for (int h = 0; h < H; ++h) x += QTau(cs[h]) / (QTau(Rational(1)) + QTau::tau_pow(ns[h]) * QTau(Rational(k)));
+      for (int h = 0; h < H; ++h) x += QTau(cs[h]) / (QTau(Rational(1)) + QTauAccess::tau_pow(ns[h]) * QTau(Rational(k)));
       f.push_back(x);
     }
     const PairFit<QTau> fit = interpolate_pair(F, f, H);
-    require(fit.P == QTau(P), "interpolate_pair: wrong limit P");
+    require(QTauAccess::equal(fit.P, QTau(P)), "interpolate_pair: wrong limit P");
     require(static_cast<int>(fit.r.size()) == H, "interpolate_pair: wrong number of poles");
     std::vector<bool> used(H, false);
     for (int h = 0; h < H; ++h) {
       bool hit = false;
       for (int g = 0; g < H && !hit; ++g)
-        if (!used[g] && fit.r[g] == QTau::tau_pow(ns[h]) && fit.c[g] == QTau(cs[h])) hit = used[g] = true;
+        if (!used[g] && QTauAccess::equal(fit.r[g], QTauAccess::tau_pow(ns[h])) && QTauAccess::equal(fit.c[g], QTau(cs[h]))) hit = used[g] = true;
       require(hit, "interpolate_pair: pole/residue pair not recovered");
     }
     ++round;
@@ -473,7 +476,7 @@ void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out) {
         for (int h = 0; h < H; ++h) {
           const long nh = (!zero_c && h == 1) ? ns[0] : ns[h];
           const Rational ch = (zero_c && h == 1) ? Rational(0) : cs[h];
-          x += QTau(ch) / (QTau(Rational(1)) + QTau::tau_pow(nh) * QTau(Rational(k)));
+          x += QTau(ch) / (QTau(Rational(1)) + QTauAccess::tau_pow(nh) * QTau(Rational(k)));
         }
         g.push_back(x);
       }
@@ -703,8 +706,7 @@ void check_chaining(const ProveOptions& o, bool broken, LemmaCheck& out) {
     const int d = static_cast<int>(rng.uniform_int(1, 3)), H = static_cast<int>(rng.uniform_int(1, 3));
     const Model m = random_model(rng, d, H);
     const long L = m.w_denominator();
-    Field<QTau> F;
-    F.L = L;
+    const Field<QTau> F(L);
     const QMat B = rand_invertible(rng, d, 3), Dl = rand_invertible(rng, d, 3);
     const QVec b1 = B.col(0);
     const QTau fb1 = evaluate_exact(m, {Run{b1, 1}}, L);
@@ -728,7 +730,7 @@ void check_chaining(const ProveOptions& o, bool broken, LemmaCheck& out) {
       const QVec lambda = matvec(DinvT.transpose(), b - b1);  // Delta lambda = b - b_1
       QTau want = fb1;
       for (int i = 0; i < d; ++i) want += QTau(lambda[i]) * vdelta[i];
-      require(want == evaluate_exact(m, {Run{b, 1}}, L), "chained f(0) differs from the oracle's [b]");
+      require(QTauAccess::equal(want, evaluate_exact(m, {Run{b, 1}}, L)), "chained f(0) differs from the oracle's [b]");
       ++done;
     }
   }
@@ -827,7 +829,7 @@ void check_canonical(const ProveOptions& o, bool broken, LemmaCheck& out) {
       Query qu;
       const int runs = static_cast<int>(rng.uniform_int(1, 4));
       for (int r = 0; r < runs; ++r) qu.push_back(Run{rand_vec(rng, d, 2), rng.uniform_int(1, 3)});
-      require(evaluate_exact(m, qu, L) == evaluate_exact(c, qu, L), "f changes under canonicalisation");
+      require(QTauAccess::equal(evaluate_exact(m, qu, L), evaluate_exact(c, qu, L)), "f changes under canonicalisation");
       ++evals;
     }
     ++out.cases;
@@ -852,7 +854,7 @@ void check_canonical(const ProveOptions& o, bool broken, LemmaCheck& out) {
     const long L = std::lcm(m.w_denominator(), m2.w_denominator());
     bool differs = false;
     for (const auto& q : lr.plan.queries())
-      if (!(evaluate_exact(c, q, L) == evaluate_exact(m2, q, L))) { differs = true; break; }
+      if (!QTauAccess::equal(evaluate_exact(c, q, L), evaluate_exact(m2, q, L))) { differs = true; break; }
     require(differs, "models with different canonical forms agree on every plan query");
     ++distinguished;
   }
@@ -983,9 +985,9 @@ void eval_at(arb_t out, const QTau& q, const arb_t tau, slong prec) {
   arb_poly_t p;
   arb_poly_init(p);
   ArbT num, den;
-  arb_poly_set_fmpz_poly(p, q.raw()->num, prec);
+  arb_poly_set_fmpz_poly(p, QTauAccess::raw(q)->num, prec);
   arb_poly_evaluate(num.x, p, tau, prec);
-  arb_poly_set_fmpz_poly(p, q.raw()->den, prec);
+  arb_poly_set_fmpz_poly(p, QTauAccess::raw(q)->den, prec);
   arb_poly_evaluate(den.x, p, tau, prec);
   arb_div(out, num.x, den.x, prec);
   arb_poly_clear(p);
@@ -997,17 +999,16 @@ void check_exactness(const ProveOptions& o, bool broken, LemmaCheck& out) {
   // (a) exp and log: exp(n/L) = tau^n, log(tau^n) = n/L; log refuses anything else.
   long logs = 0;
   for (long L : {1L, 4L, 9L, 36L}) {
-    Field<QTau> F;
-    F.L = L;
+    const Field<QTau> F(L);
     for (long nn = -30; nn <= 30; nn += 3) {
       const Rational s(nn, static_cast<unsigned long>(L));
-      require(F.exp(s) == QTau::tau_pow(nn), "exp(n/L) != tau^n");
-      require(F.log(QTau::tau_pow(nn)) == QTau(broken ? Rational(nn * L) : s), "log(tau^n) != n/L");
+      require(QTauAccess::equal(F.exp(s), QTauAccess::tau_pow(nn)), "exp(n/L) != tau^n");
+      require(QTauAccess::equal(F.log(QTauAccess::tau_pow(nn)), QTau(broken ? Rational(nn * L) : s)), "log(tau^n) != n/L");
       ++logs;
     }
     bool refused = false;
     try {
-      (void)F.log(QTau(Rational(1)) + QTau::tau_pow(1));
+      (void)F.log(QTau(Rational(1)) + QTauAccess::tau_pow(1));
     } catch (const Error&) {
       refused = true;
     }
@@ -1050,7 +1051,7 @@ void check_exactness(const ProveOptions& o, bool broken, LemmaCheck& out) {
         const QTau diff = answers[i] - answers[j];
         ArbT v;
         eval_at(v.x, diff, tau.x, prec);
-        if (diff.is_zero()) {
+        if (QTauAccess::is_zero(diff)) {
           require(arb_contains_zero(v.x) != 0, "exact zero is not zero as a real number");
         } else {
           slong p = prec;
@@ -1063,6 +1064,9 @@ void check_exactness(const ProveOptions& o, bool broken, LemmaCheck& out) {
             eval_at(v.x, diff, t2.x, p);
           }
           require(!arb_contains_zero(v.x), "nonzero element of Q(tau) could not be certified nonzero as a real number");
+          // the field's own three-valued sign test decides the same sign
+          require((Field<QTau>(L).is_positive(diff) == Truth::yes) == (arb_is_positive(v.x) != 0),
+                  "Field<QTau>::is_positive disagrees with the sign of the real number");
           ++nonzero;
         }
       }
@@ -1096,7 +1100,7 @@ void check_sensitivity(const ProveOptions& o, bool broken, LemmaCheck& out) {
     const Plan plan = learner_plan(g.d, lo);
     Sensitivity S;
     try {
-      S = sensitivity_from_model(canon, plan, broken);
+      S = sensitivity_from_model(canon, lo, lo.tokens.den, broken ? 0 : -1);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::degenerate) continue;
       throw;
@@ -1154,6 +1158,63 @@ void check_sensitivity(const ProveOptions& o, bool broken, LemmaCheck& out) {
   require(out.cases >= models / 2, "too few non-degenerate models");
 }
 
+// ------------------------------------------------------------------ 12
+// The assignment routine decides "none / exactly one / several perfect
+// matchings avoiding `no`" correctly: exhaustively, against enumeration of all
+// permutations, for every compatibility matrix over {no, yes, unknown} with
+// n <= 3 and every 0/1 matrix with n = 4. The broken variant reports any
+// matching found as unique (no alternating-cycle test).
+void check_assignment(const ProveOptions&, bool broken, LemmaCheck& out) {
+  long cases = 0;
+  auto brute = [](int n, const std::vector<Truth>& c, bool certain_only, int& count) {
+    std::vector<int> p(n);
+    for (int i = 0; i < n; ++i) p[i] = i;
+    count = 0;
+    do {
+      bool ok = true;
+      for (int h = 0; h < n && ok; ++h) {
+        const Truth t = c[h * n + p[h]];
+        ok = certain_only ? t == Truth::yes : t != Truth::no;
+      }
+      count += ok;
+    } while (std::next_permutation(p.begin(), p.end()));
+  };
+  auto one = [&](int n, const std::vector<Truth>& c) {
+    Assignment a = match_heads(n, [&](int h, int g) { return c[h * n + g]; });
+    if (broken && a.kind == Assignment::Kind::several) a.kind = Assignment::Kind::unique;
+    int all = 0, sure = 0;
+    brute(n, c, false, all);
+    brute(n, c, true, sure);
+    const Assignment::Kind want = all == 0 ? Assignment::Kind::none : all == 1 ? Assignment::Kind::unique : Assignment::Kind::several;
+    require(a.kind == want, "n = " + std::to_string(n) + ": " + std::to_string(all) + " matchings avoid no, the routine says otherwise");
+    if (want != Assignment::Kind::none) {
+      for (int h = 0; h < n; ++h) require(c[h * n + a.perm[h]] != Truth::no, "the matching returned uses a `no` entry");
+      std::vector<int> seen(n, 0);
+      for (int h = 0; h < n; ++h) require(seen[a.perm[h]]++ == 0, "the matching returned is not a permutation");
+    }
+    if (want == Assignment::Kind::several) require(a.certain == (sure >= 2), "`certain` disagrees with the count of all-yes matchings");
+    ++cases;
+  };
+  const Truth vals[3] = {Truth::no, Truth::yes, Truth::unknown};
+  for (int n = 1; n <= 3; ++n) {
+    long total = 1;
+    for (int i = 0; i < n * n; ++i) total *= 3;
+    for (long code = 0; code < total; ++code) {
+      std::vector<Truth> c(n * n);
+      long x = code;
+      for (int i = 0; i < n * n; ++i, x /= 3) c[i] = vals[x % 3];
+      one(n, c);
+    }
+  }
+  for (long code = 0; code < (1L << 16); ++code) {
+    std::vector<Truth> c(16);
+    for (int i = 0; i < 16; ++i) c[i] = (code >> i) & 1 ? Truth::yes : Truth::no;
+    one(4, c);
+  }
+  out.cases = cases;
+  out.detail = std::to_string(cases) + " compatibility matrices (all over {no, yes, unknown} for n <= 3, all 0/1 for n = 4) decided as brute-force enumeration does";
+}
+
 struct Entry {
   const char* id;
   const char* title;
@@ -1170,8 +1231,10 @@ const std::vector<Entry>& registry() {
       {"06-canonical-form", "canonical form preserves f; recovery returns it", "exact randomized", check_canonical},
       {"07-unknown-H", "rank H0+H+1 and unique minimal-degree interpolant", "exact randomized", check_unknown_H},
       {"08-exactness-of-Q-tau", "Q(e^{1/L}) arithmetic decides real-number questions", "exact randomized + Arb", check_exactness},
-      {"11-first-order-sensitivity", "J = d(parameters)/d(answers) from pair Jacobians, chaining and final solves; kappa", "finite differences at 1024 bits",
+      {"11-first-order-sensitivity", "J = d(parameters)/d(answers) from the learner on jets; kappa", "finite differences at 1024 bits",
        check_sensitivity},
+      {"12-unique-assignment", "one assignment routine: none / unique / several matchings, by augmenting paths and alternating cycles", "exhaustive",
+       check_assignment},
   };
   return r;
 }

@@ -1,13 +1,18 @@
 #include "mhaq/tools/recover.hpp"
 
+#include <arb.h>
+
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
-#include "mhaq/tools/certificate.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/parallel.hpp"
-#include "mhaq/tools/sensitivity.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/tools/certificate.hpp"
+#include "mhaq/tools/report.hpp"
+#include "mhaq/tools/sensitivity.hpp"
 
 namespace mhaq {
 
@@ -31,167 +36,182 @@ GenerateOptions default_generate(Arith a) {
   return g;
 }
 
+double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
+
 namespace {
 using nlohmann::json;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 template <class T>
-std::string entry_str(const T& x) {
-  if constexpr (std::is_same_v<T, QTau>) {
-    Rational q;
-    return x.is_rational(q) ? q.str() : x.str();
-  } else if constexpr (std::is_same_v<T, Ball>) {
-    return x.str(30);
-  } else if constexpr (std::is_same_v<T, Mpfr>) {
-    return x.str(30);
-  } else {
-    std::ostringstream ss;
-    ss.precision(17);
-    ss << x;
-    return ss.str();
-  }
-}
-
-template <class T>
-json heads_json(const std::vector<LearnedHead<T>>& hs) {
+json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs) {
   json out = json::array();
   for (const auto& h : hs) {
     json W = json::array();
     for (int i = 0; i < h.W.rows(); ++i) {
       json row = json::array();
-      for (int j = 0; j < h.W.cols(); ++j) row.push_back(entry_str(h.W(i, j)));
+      for (int j = 0; j < h.W.cols(); ++j) row.push_back(F.str(h.W(i, j)));
       W.push_back(row);
     }
     json v = json::array();
-    for (const auto& x : h.v) v.push_back(entry_str(x));
+    for (const auto& x : h.v) v.push_back(F.str(x));
     out.push_back({{"W", W}, {"v", v}});
   }
   return out;
 }
 
-// log2 of the Euclidean norm of a list of log2-magnitudes (robust to under/overflow).
-double log2_norm(const std::vector<double>& l2) {
-  double M = -INFINITY;
-  for (double x : l2) M = std::max(M, x);
-  if (M == -INFINITY) return M;
-  double s = 0;
-  for (double x : l2) s += std::exp2(2 * (x - M));
-  return M + 0.5 * std::log2(s);
+// ---- comparison with the truth, one overload per arithmetic
+void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got) {
+  const bool m = exact_heads_match(got, canon);
+  r["exact_match"] = m;
+  f.agrees = m;
+  if (!m) f.disagreement = "the recovered heads differ from the canonical truth (exact comparison in Q)";
 }
-
+void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got) {
+  mag_t mx, t;
+  mag_init(mx);
+  mag_init(t);
+  for (const auto& g : got)
+    for (int i = 0; i < canon.d; ++i) {
+      mag_max(mx, mx, arb_radref(g.v[i].raw()));
+      for (int j = 0; j < canon.d; ++j) mag_max(mx, mx, arb_radref(g.W(i, j).raw()));
+    }
+  double l2 = -kInf;
+  if (!mag_is_zero(mx)) {
+    Ball b;
+    arf_set_mag(arb_midref(b.raw()), mx);
+    arb_log_base_ui(b.raw(), b.raw(), 2, 64);
+    l2 = b.mid_double();
+  }
+  mag_clear(mx);
+  mag_clear(t);
+  const bool c = ball_heads_contain(got, canon);
+  r["contains_truth"] = c;
+  r["max_radius"] = pow2_json(l2);
+  r["max_radius_decimal"] = decimal_of_log2(l2);
+  f.agrees = c;
+  if (!c) f.disagreement = "some output ball misses the canonical truth";
+}
 template <class T>
-void compare(json& r, const Model& canon, const std::vector<LearnedHead<T>>& got, const Field<T>& F) {
-  const int d = canon.d;
-  const size_t H = canon.heads.size();
-  if constexpr (std::is_same_v<T, QTau>) {
-    // Equality in Q, up to permutation.
-    r["exact_match"] = exact_heads_match(got, canon);
-  } else if constexpr (std::is_same_v<T, Ball>) {
-    double maxrad = 0;
-    for (const auto& g : got) {
-      for (int i = 0; i < d; ++i) {
-        maxrad = std::max(maxrad, g.v[i].radius());
-        for (int j = 0; j < d; ++j) maxrad = std::max(maxrad, g.W(i, j).radius());
-      }
-    }
-    r["contains_truth"] = ball_heads_contain(got, canon);
-    r["max_radius"] = maxrad;
-  } else {
-    // Relative error as in the mpmath baseline: min over recovered heads of
-    // ||W - W'||_F / ||W||_F + ||v - v'|| / ||v||, max over true heads.
-    double worst = 0;
-    for (size_t h = 0; h < H; ++h) {
-      double best = INFINITY;
-      for (const auto& g : got) {
-        std::vector<double> dw, nw, dv, nv;
-        for (int i = 0; i < d; ++i) {
-          dv.push_back(F.log2_abs(F.from(canon.heads[h].v[i]) - g.v[i]));
-          nv.push_back(F.log2_abs(F.from(canon.heads[h].v[i])));
-          for (int j = 0; j < d; ++j) {
-            dw.push_back(F.log2_abs(F.from(canon.heads[h].W(i, j)) - g.W(i, j)));
-            nw.push_back(F.log2_abs(F.from(canon.heads[h].W(i, j))));
-          }
-        }
-        const double e = std::exp2(log2_norm(dw) - log2_norm(nw)) + std::exp2(log2_norm(dv) - log2_norm(nv));
-        best = std::min(best, e);
-      }
-      worst = std::max(worst, best);
-    }
-    if (got.size() != H) worst = INFINITY;
-    r["max_rel_error"] = std::isfinite(worst) ? json(worst) : json(nullptr);
+void compare_float(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got) {
+  const double l2 = max_rel_error_log2(got, canon);
+  r["max_rel_error"] = pow2_json(l2);
+  r["max_rel_error_decimal"] = decimal_of_log2(l2);
+  f.agrees = l2 <= f.tolerance_log2;
+  if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(l2) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
+}
+void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got) { compare_float(r, f, canon, got); }
+void compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got) { compare_float(r, f, canon, got); }
+
+// ---- the run's own first-order error estimate (floats), in the metric of
+// max_rel_error: E <= (d + sqrt d) err_entrywise, and err_entrywise is about
+// kappa_rel 2^-p for rounding at p bits plus kappa eps for noise of size eps.
+template <class T>
+double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, long oracle_bits, const Rational& eps,
+                      json& r) {
+  try {
+    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers);
+    r["kappa_estimate"] = S.kappa;
+    long p = F.precision();
+    if (oracle_bits > 0) p = std::min(p, oracle_bits);
+    const double l2 = std::log2(S.kappa_rel) - static_cast<double>(p);
+    const double l2n = eps.is_zero() ? -kInf : std::log2(S.kappa) + log2_abs(eps);
+    const double m = std::max(l2, l2n);
+    if (std::isinf(m) && m < 0) return -kInf;  // no head to be wrong about
+    return std::log2(d + std::sqrt(static_cast<double>(d))) + m + std::log2(std::exp2(l2 - m) + std::exp2(l2n - m));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    r["estimate_note"] = e.what();
+    return std::numeric_limits<double>::quiet_NaN();
   }
 }
+double error_estimate(const Field<QTau>&, int, const LearnOptions&, const RecordingOracle<QTau>&, long, const Rational&, json&) { return 0; }
 
-json pow2_json(double l2) { return std::isfinite(l2) ? json(std::exp2(l2)) : l2 < 0 ? json(0.0) : json(nullptr); }
+// A float learner's "inconsistent" or "not identifiable" rests on tolerance decisions; it stands
+// only when the pair fits are accurate enough at this precision for those
+// decisions (their first-order error below the tolerance's "no" threshold).
+// Otherwise the failure may be rounding: unable.
+template <class T>
+Verdict reclassify(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const Error& e) {
+  const Verdict v{status_of(e.kind()), e.what()};
+  if (e.kind() != ErrorKind::inconsistent && e.kind() != ErrorKind::not_identifiable) return v;
+  const Plan plan = learner_plan(d, lo);
+  const double acc = F.tol.acc(F.precision());
+  const double err = pair_error_log2(F, plan, rec.answers, lo.H, acc);
+  // a margin of 2^6: a link compares products and sums of several fits, to first order
+  if (err + 6 <= F.tol.no_log2(F.precision())) return v;
+  char b[160];
+  std::snprintf(b, sizeof b, "; but at this precision the pair fits are accurate only to about 2^%.0f, beyond the decision tolerance 2^%.0f",
+                std::isfinite(err) ? err : 0.0, F.tol.no_log2(F.precision()));
+  return {Status::unable, e.what() + std::string(std::isfinite(err) ? b : "; but at this precision some pair cannot be fitted reliably")};
+}
+Verdict reclassify(const Field<QTau>&, int, const LearnOptions&, const RecordingOracle<QTau>&, const Error& e) { return {status_of(e.kind()), e.what()}; }
+Verdict reclassify(const Field<Ball>&, int, const LearnOptions&, const RecordingOracle<Ball>&, const Error& e) { return {status_of(e.kind()), e.what()}; }
+double error_estimate(const Field<Ball>&, int, const LearnOptions&, const RecordingOracle<Ball>&, long, const Rational&, json&) { return 0; }
 
 template <class T>
 void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
   ModelOracle<T> oracle(truth, lo.tokens.den, noise);
-  std::unique_ptr<RecordingOracle<T>> rec;  // only when a certificate is asked for
-  if (o.certificate) rec = std::make_unique<RecordingOracle<T>>(oracle);
-  Oracle<T>& black_box = rec ? static_cast<Oracle<T>&>(*rec) : oracle;  // the learner gets this reference and nothing else
+  RecordingOracle<T> rec(oracle);
+  Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
+  const Field<T>& F = black_box.field();
+  RunFacts facts;
+  facts.arith = o.arith;
+  facts.truth_known = true;
+  facts.heads_true = canon.num_heads();
+  if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
+    // the default tolerance follows the answers' accuracy: the learner's
+    // precision, the oracle's rounding and its noise, whichever is coarsest
+    facts.tolerance_log2 = o.tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(o.tolerance);
+    r["tolerance"] = pow2_json(facts.tolerance_log2);
+    r["tolerance_decimal"] = decimal_of_log2(facts.tolerance_log2);
+    char b[200];
+    std::snprintf(b, sizeof b, "equal within 2^%.0f relative, different beyond 2^%.0f, undecided between (answers accurate to 2^%.0f; floating-point judgement)",
+                  F.tol.yes_log2(F.precision()), F.tol.no_log2(F.precision()), F.tol.acc(F.precision()));
+    r["decision_tolerance"] = b;
+  }
+  Verdict v;
   try {
-    LearnResult<T> res = learn(black_box, lo);
-    r["status"] = "ok";
+    const LearnResult<T> res = learn(black_box, lo);
+    facts.self_check = res.self_check;
+    facts.self_check_failed = res.self_check_failed;
+    facts.heads_recovered = static_cast<int>(res.heads.size());
     r["heads_recovered"] = res.heads.size();
-    r["redraws"] = res.redraws;
-    r["heads"] = heads_json(res.heads);
     r["heads_found"] = res.heads_found;
-    if constexpr (Field<T>::is_exact) r["self_checked"] = res.self_checked;
-    if (lo.heads_is_bound && !Field<T>::is_rigorous)
-      r["fit_threshold"] = "relative residual <= 2^" + std::to_string(static_cast<int>(res.fit_threshold_log2)) + " (floating-point judgement)";
-    compare(r, canon, res.heads, black_box.field());
+    r["redraws"] = res.redraws;
+    r["self_check"] = truth_name(res.self_check);
+    if (!res.fallback_pairs.empty()) {
+      r["fallback_pairs"] = res.fallback_pairs.size();
+      r["fallback_queries"] = res.fallback_queries;
+    }
+    r["heads"] = heads_json(F, res.heads);
+    facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, o.oracle_bits, o.noise_eps, r);
+    if (o.arith == Arith::mpfr || o.arith == Arith::ieee) {
+      r["error_estimate"] = pow2_json(facts.estimate_log2);
+      r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+    }
+    compare(r, facts, canon, res.heads);
     if constexpr (!Field<T>::is_exact) {
       if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
     }
     if constexpr (std::is_same_v<T, Ball>) r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(res.heads));
-    if (rec && r.value("exact_match", true) && r.value("contains_truth", true)) *o.certificate = certificate_text(truth, o, lo, *rec, res);
+    v = judge(facts);
+    if (o.certificate && v.status == Status::ok) {
+      if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
+      else r["certificate_note"] = "certificates do not cover the lean schedule's fallback links";
+    }
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable && e.kind() != ErrorKind::inconsistent) throw;
-    r["status"] = kind_name(e.kind());
-    r["message"] = e.what();
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
+    v = reclassify(F, truth.d, lo, rec, e);
     r["heads_recovered"] = 0;
   }
+  report_verdict(r, v);
   r["queries"] = black_box.queries();
   r["max_length"] = black_box.max_length();
-  if constexpr (std::is_same_v<T, QTau>) r["L"] = black_box.field().L;
-}
-}  // namespace
-
-namespace {
-// Each canonical head must be claimed by a distinct recovered head whose every
-// entry passes ok(recovered entry, true rational entry) (first fit).
-template <class T, class Ok>
-bool heads_match(const std::vector<LearnedHead<T>>& got, const Model& canon, Ok ok) {
-  if (got.size() != canon.heads.size()) return false;
-  std::vector<bool> used(got.size(), false);
-  for (const auto& h : canon.heads) {
-    bool found = false;
-    for (size_t g = 0; g < got.size() && !found; ++g) {
-      if (used[g]) continue;
-      bool all = true;
-      for (int i = 0; i < canon.d && all; ++i) {
-        all = ok(got[g].v[i], h.v[i]);
-        for (int j = 0; j < canon.d && all; ++j) all = ok(got[g].W(i, j), h.W(i, j));
-      }
-      if (all) used[g] = found = true;
-    }
-    if (!found) return false;
-  }
-  return true;
-}
-}  // namespace
-
-bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
-  return heads_match(got, canon, [](const Ball& x, const Rational& q) { return x.contains(q); });
+  if constexpr (Field<T>::is_exact) r["L"] = QTauAccess::L(F);
 }
 
-bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon) {
-  return heads_match(got, canon, [](const QTau& x, const Rational& q) { return x == QTau(q); });
-}
-
-namespace {
 void dispatch(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   switch (o.arith) {
     case Arith::exact: run<QTau>(r, truth, canon, o, lo, noise); break;
@@ -201,11 +221,10 @@ void dispatch(json& r, const Model& truth, const Model& canon, const RecoverOpti
   }
 }
 
-// Claim 4 side by side: kappa (first-order amplification at the true answers,
-// computed from the model and the learner's plan, which is fixed before any
-// query), a certified bound from a ball run whose answers are every value
-// within eps (envelope), and the observed error of the run itself. With the
-// worst pattern the run's noise is eps * sign(J) of kappa's row.
+// Claim 4 side by side: kappa (first-order amplification at the true answers),
+// a certified bound from a ball run whose answers are every value within eps
+// (envelope), and the observed error of the run itself. With the worst
+// pattern the run's noise is eps * sign(J) of kappa's row.
 void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, OracleNoise& noise) {
   Ball eb(o.noise_eps);
   const double eps = eb.mid_double();
@@ -216,7 +235,7 @@ void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const 
     return;
   }
   try {
-    const Sensitivity S = sensitivity_from_model(canon, learner_plan(canon.d, lo));
+    const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
     r["kappa"] = S.kappa;
     r["kappa_times_eps"] = S.kappa * eps;
     r["kappa_rel"] = S.kappa_rel;
@@ -228,13 +247,14 @@ void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const 
     r["kappa"] = nullptr;
     r["kappa_note"] = e.what();
   }
-  // certified bound: ball answers covering every perturbation up to eps
   const long cbits = o.arith == Arith::ball || o.arith == Arith::mpfr ? o.bits : 256;
   PrecisionScope scope(cbits);
   ModelOracle<Ball> env(canon, lo.tokens.den, OracleNoise{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::envelope, {}});
   r["certified_bits"] = cbits;
   try {
-    const LearnResult<Ball> res = learn<Ball>(env, lo);
+    LearnOptions l = lo;
+    l.self_check = false;
+    const LearnResult<Ball> res = learn<Ball>(env, l);
     double b = 0;
     if (!certified_param_error_log2(res.heads, canon, b)) throw_internal("certified run: balls do not contain the truth");
     r["certified_bound"] = pow2_json(b);
@@ -253,13 +273,7 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
   if (o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
   if (o.noise_eps.sign() != 0 || o.oracle_bits != 0) throw Error(ErrorKind::usage, "--target-error raises the oracle's precision: no --noise or --oracle-bits");
   if (lo.heads_is_bound) throw Error(ErrorKind::usage, "--target-error needs a known head count (balls cannot certify H0 > H)");
-  double log2_T;
-  {
-    PrecisionScope scope(128);
-    Ball t(o.target_error);
-    arb_log_base_ui(t.raw(), t.raw(), 2, 128);
-    log2_T = t.mid_double();
-  }
+  const double log2_T = log2_abs(o.target_error);
   r["target_error"] = o.target_error.str();
   long calls = 0;
   // 1. estimate: a float run whose own error (about kappa_rel 2^-p) leaves at
@@ -269,10 +283,13 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
   for (long pe = 64; pe <= o.max_bits && std::isnan(lk); pe *= 2) {
     PrecisionScope scope(pe);
     ModelOracle<Mpfr> oracle(truth, lo.tokens.den);
+    RecordingOracle<Mpfr> rec(oracle);
     try {
-      const LearnResult<Mpfr> res = learn<Mpfr>(oracle, lo);
+      LearnOptions l = lo;
+      l.self_check = false;
+      (void)learn<Mpfr>(rec, l);
       calls += oracle.queries();
-      const Sensitivity S = sensitivity_from_fits(res);
+      const Sensitivity S = sensitivity_from_answers(rec.field(), truth.d, l, rec.queries, rec.answers);
       if (std::log2(S.kappa_rel) <= pe - 32.0) {
         lk = std::log2(S.kappa_rel);
         lpair = std::log2(S.pair_cond);
@@ -284,8 +301,7 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
     }
   }
   if (std::isnan(lk)) {
-    r["status"] = "unable";
-    r["message"] = "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate";
+    report_verdict(r, {Status::unable, "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate"});
     r["heads_recovered"] = 0;
     r["oracle_calls"] = calls;
     return;
@@ -312,11 +328,9 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
       r = ra;
       r["bits"] = p;
       r["bits_used"] = p;
-      if (!ok && r["status"] == "ok") {
-        r["status"] = "unable";
-        r["message"] = "relative error " + ra["certified_relative_error"].dump() + " not certified below the target at the cap of " +
-                       std::to_string(o.max_bits) + " bits";
-      }
+      if (!ok && r["status"] == "ok")
+        report_verdict(r, {Status::unable, "relative error " + ra["certified_relative_error"].dump() + " not certified below the target at the cap of " +
+                                               std::to_string(o.max_bits) + " bits"});
       break;
     }
     p = std::min(2 * p, o.max_bits);
@@ -324,22 +338,111 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
   r["attempts"] = attempts;
   r["oracle_calls"] = calls;
 }
+
 }  // namespace
+
+bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
+  if (got.size() != canon.heads.size()) return false;
+  const Assignment a = match_heads(static_cast<int>(got.size()), [&](int h, int g) {
+    for (int i = 0; i < canon.d; ++i) {
+      if (!got[g].v[i].contains(canon.heads[h].v[i])) return Truth::no;
+      for (int j = 0; j < canon.d; ++j)
+        if (!got[g].W(i, j).contains(canon.heads[h].W(i, j))) return Truth::no;
+    }
+    return Truth::yes;
+  });
+  return a.kind != Assignment::Kind::none;
+}
+
+bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon) {
+  if (got.size() != canon.heads.size()) return false;
+  const Assignment a = match_heads(static_cast<int>(got.size()), [&](int h, int g) {
+    for (int i = 0; i < canon.d; ++i) {
+      if (!QTauAccess::equal(got[g].v[i], QTau(canon.heads[h].v[i]))) return Truth::no;
+      for (int j = 0; j < canon.d; ++j)
+        if (!QTauAccess::equal(got[g].W(i, j), QTau(canon.heads[h].W(i, j)))) return Truth::no;
+    }
+    return Truth::yes;
+  });
+  return a.kind != Assignment::Kind::none;
+}
+
+template <class T>
+double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon) {
+  if (got.size() != canon.heads.size()) return kInf;
+  PrecisionScope scope(std::max(working_precision(), 53L) + 64);
+  const Field<T> F{};
+  const size_t H = got.size();
+  const int d = canon.d;
+  auto mid = [&F](const T& x) {
+    Ball b = F.enclose(x);
+    arb_get_mid_arb(b.raw(), b.raw());
+    return b;
+  };
+  // ||a|| as a ball from squares; a norm that is zero counts as 1
+  auto norm_or_one = [](const Ball& sq) {
+    Ball s = sq;
+    if (arb_is_zero(s.raw())) return Ball(1L);
+    arb_sqrt(s.raw(), s.raw(), working_precision());
+    return s;
+  };
+  std::vector<std::vector<double>> cost(H, std::vector<double>(H));
+  for (size_t h = 0; h < H; ++h) {
+    Ball nw(0L), nv(0L);
+    for (int i = 0; i < d; ++i) {
+      const Ball v(canon.heads[h].v[i]);
+      nv += v * v;
+      for (int j = 0; j < d; ++j) {
+        const Ball w(canon.heads[h].W(i, j));
+        nw += w * w;
+      }
+    }
+    const Ball sw = norm_or_one(nw), sv = norm_or_one(nv);
+    for (size_t g = 0; g < H; ++g) {
+      Ball dw(0L), dv(0L);
+      for (int i = 0; i < d; ++i) {
+        const Ball e = mid(got[g].v[i]) - Ball(canon.heads[h].v[i]);
+        dv += e * e;
+        for (int j = 0; j < d; ++j) {
+          const Ball f = mid(got[g].W(i, j)) - Ball(canon.heads[h].W(i, j));
+          dw += f * f;
+        }
+      }
+      arb_sqrt(dw.raw(), dw.raw(), working_precision());
+      arb_sqrt(dv.raw(), dv.raw(), working_precision());
+      Ball e = dw / sw + dv / sv;
+      if (arf_is_zero(arb_midref(e.raw()))) {
+        cost[h][g] = -kInf;
+      } else {
+        arb_log_base_ui(e.raw(), e.raw(), 2, working_precision());
+        cost[h][g] = e.mid_double();
+      }
+    }
+  }
+  double best = kInf;
+  bottleneck_matching(cost, &best);
+  return best;
+}
+template double max_rel_error_log2<Mpfr>(const std::vector<LearnedHead<Mpfr>>&, const Model&);
+template double max_rel_error_log2<double>(const std::vector<LearnedHead<double>>&, const Model&);
+template double max_rel_error_log2<Ball>(const std::vector<LearnedHead<Ball>>&, const Model&);
 
 nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   truth.validate();
   const Model canon = truth.canonical();
   json r;
   LearnOptions lo;
-  lo.H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : static_cast<int>(canon.heads.size());
+  lo.H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : canon.num_heads();
   lo.heads_is_bound = o.max_heads > 0;
   if (lo.H < 1) {
-    // All heads cancel: f is identically zero and there is nothing to learn.
-    throw Error(ErrorKind::degenerate, "the model's canonical form has no heads (f is identically zero)");
+    // Every head cancels: f is identically zero. The learner is told only the
+    // bound H0 = 1 and must find that no head is visible.
+    lo.H = 1;
+    lo.heads_is_bound = true;
+    r["note"] = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
   }
   lo.schedule = o.schedule;
-  // The learner's stream is separate from any model-generation stream.
-  lo.seed = learner_seed(o.seed);
+  lo.seed = learner_seed(o.seed);  // the learner's stream is separate from any model-generation stream
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
@@ -385,16 +488,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   return r;
 }
 
-int recover_exit_code(const nlohmann::json& r) {
-  const std::string s = r.value("status", "");
-  if (s == "degenerate") return exit_code(ErrorKind::degenerate);
-  if (s == "unable") return exit_code(ErrorKind::unable);
-  if (s == "inconsistent") return exit_code(ErrorKind::inconsistent);
-  if (s != "ok") return exit_code(ErrorKind::internal);
-  if (r.contains("exact_match") && !r["exact_match"].get<bool>()) return exit_code(ErrorKind::mismatch);
-  if (r.contains("contains_truth") && !r["contains_truth"].get<bool>()) return exit_code(ErrorKind::mismatch);
-  return 0;
-}
+int recover_exit_code(const nlohmann::json& r) { return status_exit_code(parse_status(r.value("status", ""))); }
 
 std::string recover_report(const nlohmann::json& r) {
   std::ostringstream o;
@@ -403,6 +497,8 @@ std::string recover_report(const nlohmann::json& r) {
   o << ", d=" << r["d"] << (r["heads_known"] == "exact" ? ", H=" : ", H0=") << r["H"] << ", schedule " << r["schedule"].get<std::string>() << ", seed " << r["seed"] << "\n";
   o << "  status           " << r["status"].get<std::string>() << "\n";
   if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
+  if (r.contains("remedy")) o << "  what to do       " << r["remedy"].get<std::string>() << "\n";
+  if (r.contains("note")) o << "  note             " << r["note"].get<std::string>() << "\n";
   if (r.contains("samples_per_pair")) {
     o << "  queries          " << r["queries"] << " (oversampled: 1 + (K-1) per pair; the paper's count 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
     o << "  longest query    " << r["max_length"] << " (bound K = " << r["max_length_bound"] << ")\n";
@@ -410,12 +506,21 @@ std::string recover_report(const nlohmann::json& r) {
     o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
     o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
   }
+  if (r.contains("fallback_pairs"))
+    o << "  lean fallback    " << r["fallback_pairs"] << " across links asked for where residues could not label, " << r["fallback_queries"]
+      << " extra queries (included above)\n";
   o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
-  if (r.contains("fit_threshold")) o << "  head-count test  " << r["fit_threshold"].get<std::string>() << "\n";
+  if (r.contains("self_check")) o << "  self-check       " << r["self_check"].get<std::string>() << " (the heads reproduce every answer)\n";
   if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
   if (r.contains("contains_truth"))
-    o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius"].get<double>() << "\n";
-  if (r.contains("max_rel_error")) o << "  max rel. error   " << r["max_rel_error"].dump() << "\n";
+    o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius_decimal"].get<std::string>() << "\n";
+  if (r.contains("decision_tolerance")) o << "  decisions        " << r["decision_tolerance"].get<std::string>() << "\n";
+  if (r.contains("tolerance_decimal")) {
+    o << "  tolerance        " << r["tolerance_decimal"].get<std::string>() << " on max_rel_error";
+    if (r.contains("error_estimate_decimal")) o << "; the run's own estimate " << r["error_estimate_decimal"].get<std::string>() << " (from kappa)";
+    o << "\n";
+  }
+  if (r.contains("max_rel_error_decimal")) o << "  max rel. error   " << r["max_rel_error_decimal"].get<std::string>() << " (best assignment of heads)\n";
   if (r.contains("samples_per_pair")) o << "  oversampling     " << r["samples_per_pair"] << " values per pair (least squares)\n";
   if (r.contains("noise_pattern")) {
     o << "  noise            eps = " << r["noise_eps"].get<std::string>() << ", " << r["noise_pattern"].get<std::string>() << " pattern\n";
@@ -434,9 +539,7 @@ std::string recover_report(const nlohmann::json& r) {
     o << "  certified rel. error " << r["certified_relative_error"].dump() << " (ball radius / head norm)\n";
   if (r.contains("heads") && r["d"].get<int>() <= 4) {
     int h = 0;
-    for (const auto& hd : r["heads"]) {
-      o << "  head " << ++h << ": v = " << hd["v"].dump() << "\n          W = " << hd["W"].dump() << "\n";
-    }
+    for (const auto& hd : r["heads"]) o << "  head " << ++h << ": v = " << hd["v"].dump() << "\n          W = " << hd["W"].dump() << "\n";
   }
   return o.str();
 }

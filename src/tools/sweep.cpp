@@ -8,16 +8,15 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <set>
 #include <sstream>
 
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/io.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
-#include "mhaq/base/parallel.hpp"
+#include "mhaq/model/model_oracle.hpp"
 #include "mhaq/tools/recover.hpp"
 #include "mhaq/tools/sensitivity.hpp"
 
@@ -181,7 +180,7 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
   const bool heads_ok = canon.num_heads() == u.H;
   if (heads_ok) {
     try {
-      const Sensitivity S = sensitivity_from_model(canon, learner_plan(u.d, lo));
+      const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
       base.kappa = S.kappa;
       base.kappa_rel = S.kappa_rel;
       base.kappa_rms = S.kappa_rms;
@@ -225,8 +224,11 @@ std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path,
   for (long b : g.bits)
     if (b < 16 || b > (1L << 20)) throw Error(ErrorKind::usage, "sweep: bits must be in [16, 2^20]");
   const size_t nunits = sweep_units(g), nb = g.bits.size();
+  // Rank 0 owns the file: it reads what is there, writes the journal and the
+  // final file. Every rank gets the list of units still to run from it.
   std::map<size_t, SweepRow> have;
-  {
+  std::ofstream journal;
+  const std::string todo_text = root_computes([&] {
     std::ifstream in(csv_path);
     if (in) {
       if (!resume) throw Error(ErrorKind::usage, "sweep: \"" + csv_path + "\" exists; pass --resume to continue it, or remove it");
@@ -244,36 +246,53 @@ std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path,
         have[r.row] = r;
       }
     }
-  }
-  std::vector<size_t> todo;
-  for (size_t u = 0; u < nunits; ++u) {
-    bool complete = true;
-    for (size_t b = 0; b < nb; ++b) complete = complete && have.count(u * nb + b);
-    if (!complete) todo.push_back(u);
-  }
-  // journal: the file as read (complete lines only), then finished units appended as they come
-  {
+    std::string todo;
+    for (size_t u = 0; u < nunits; ++u) {
+      bool complete = true;
+      for (size_t b = 0; b < nb; ++b) complete = complete && have.count(u * nb + b);
+      if (!complete) todo += std::to_string(u) + "\n";
+    }
+    // journal: the file as read (complete lines only), then finished units appended as they come
     std::string text = sweep_csv_header() + "\n";
     for (const auto& [k, r] : have) text += sweep_csv_line(r) + "\n";
     write_file_atomic(csv_path, text);
-  }
-  std::ofstream journal(csv_path, std::ios::app);
-  if (!journal) throw_input("sweep: cannot append to \"" + csv_path + "\"");
-  std::mutex mu;
-  size_t done = nunits - todo.size();
-  if (progress) progress(done, nunits);
-  std::vector<std::vector<SweepRow>> results(todo.size());
-  parallel_for(0, todo.size(), threads, [&](size_t i) {
-    results[i] = sweep_unit(g, todo[i]);
-    std::lock_guard<std::mutex> lock(mu);
-    for (const auto& r : results[i]) journal << sweep_csv_line(r) << "\n";
-    journal.flush();
-    ++done;
-    if (progress) progress(done, nunits);
+    journal.open(csv_path, std::ios::app);
+    if (!journal) throw_input("sweep: cannot append to \"" + csv_path + "\"");
+    return todo;
   });
+  std::vector<size_t> todo;
+  {
+    std::istringstream ts(todo_text);
+    for (std::string line; std::getline(ts, line);) todo.push_back(std::stoull(line));
+  }
+  size_t done = nunits - todo.size();
+  if (progress && is_root()) progress(done, nunits);
+  // A unit's result is its CSV lines: rows are normalised, so parsing them
+  // back gives the same rows whichever process computed them.
+  const std::vector<std::string> results = distributed_map(
+      todo.size(), threads,
+      [&](size_t i) {
+        std::string text;
+        for (const auto& r : sweep_unit(g, todo[i])) text += sweep_csv_line(r) + "\n";
+        return text;
+      },
+      [&](size_t, const std::string& text) {
+        journal << text;
+        journal.flush();
+        if (!journal) throw_input("sweep: cannot append to \"" + csv_path + "\"");
+        ++done;
+        if (progress) progress(done, nunits);
+      });
+  if (!is_root()) return {};
   journal.close();
-  for (auto& rs : results)
-    for (auto& r : rs) have[r.row] = r;
+  for (const auto& text : results) {
+    std::istringstream rs(text);
+    for (std::string line; std::getline(rs, line);) {
+      SweepRow r;
+      if (!sweep_parse_line(line, r)) throw_internal("sweep: a unit's row does not parse");
+      have[r.row] = r;
+    }
+  }
   std::vector<SweepRow> all;
   std::string text = sweep_csv_header() + "\n";
   for (const auto& [k, r] : have) {

@@ -9,7 +9,9 @@
 #include <map>
 #include <sstream>
 
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/parallel.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/tools/recover.hpp"
@@ -51,6 +53,7 @@ void check_options(const VerifyOptions& o) {
   if (o.h0_extra < 0) throw Error(ErrorKind::usage, "--h0-extra must be non-negative");
   if (o.token_range < 0) throw Error(ErrorKind::usage, "--token-range must be positive");
   if ((o.arith == Arith::ball || o.arith == Arith::mpfr) && o.bits < 16) throw Error(ErrorKind::usage, "--bits must be at least 16");
+  if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 or positive");
 }
 
 Model trial_model(const VerifyOptions& o, const TrialSpec& t) {
@@ -72,7 +75,7 @@ RecoverOptions recover_options(const VerifyOptions& o, const TrialSpec& t, int m
   r.schedule = Schedule::paper;
   r.seed = t.seed;
   r.tokens = TokenSpec{token_range_of(o), token_den_of(o)};
-  return r;
+  return r;  // recover judges each run at its default tolerance; claim 1 applies verify's own (tolerance_of)
 }
 
 // Runs recover; a thrown degenerate (e.g. a model whose canonical form is
@@ -86,36 +89,42 @@ json run_recover(const Model& m, const RecoverOptions& ro) {
   }
 }
 
-enum class Verdict { pass, fail, degenerate, unable };
+enum class TrialVerdict { pass, fail, degenerate, unable, not_identifiable };
 
 struct Outcome {
-  Verdict v = Verdict::pass;
+  TrialVerdict v = TrialVerdict::pass;
   double figure = 0;  // recovery: 0 (exact), max radius (ball), max rel error (floats)
   std::string reason;
 };
 
+double number_or(const json& r, const char* key, double dflt) {
+  return r.contains(key) && r[key].is_number() ? r[key].get<double>() : dflt;
+}
+
+// A trial's recovery, judged by recover's status (tools/judge.hpp) and
+// re-checked against the truth here, so a wrong "ok" would still fail.
 Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
-  Outcome out;
   const std::string st = r.value("status", "");
-  if (st == "degenerate") return {Verdict::degenerate, 0, "degenerate draw: " + r.value("message", "")};
+  const std::string why = r.value("message", "");
+  if (st == "degenerate") return {TrialVerdict::degenerate, 0, "degenerate draw: " + why};
+  if (st == "not_identifiable") return {TrialVerdict::not_identifiable, 0, "not identifiable: " + why};
   if (st == "unable") {
-    if (o.arith == Arith::exact) return {Verdict::fail, 0, "status unable in exact mode: " + r.value("message", "")};
-    return {Verdict::unable, 0, "unable: " + r.value("message", "")};
+    if (o.arith == Arith::exact) return {TrialVerdict::fail, 0, "status unable in exact mode: " + why};
+    return {TrialVerdict::unable, 0, "unable: " + why};
   }
-  if (st != "ok") return {Verdict::fail, 0, "status " + st + ": " + r.value("message", "")};
-  if (r.value("heads_recovered", -1) != H) return {Verdict::fail, 0, "status ok but " + std::to_string(r.value("heads_recovered", -1)) + " heads recovered, canonical truth has " + std::to_string(H)};
+  if (st != "ok") return {TrialVerdict::fail, 0, "status " + st + ": " + why};
+  if (r.value("heads_recovered", -1) != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(r.value("heads_recovered", -1)) + " heads recovered, canonical truth has " + std::to_string(H)};
   switch (o.arith) {
     case Arith::exact:
-      if (!r.value("exact_match", false)) return {Verdict::fail, 0, "status ok but exact_match false"};
-      return {Verdict::pass, 0, ""};
+      if (!r.value("exact_match", false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
+      return {TrialVerdict::pass, 0, ""};
     case Arith::ball:
-      if (!r.value("contains_truth", false)) return {Verdict::fail, r.value("max_radius", 0.0), "status ok but some output ball misses the truth"};
-      return {Verdict::pass, r.value("max_radius", 0.0), ""};
+      if (!r.value("contains_truth", false)) return {TrialVerdict::fail, number_or(r, "max_radius", 0), "status ok but some output ball misses the truth"};
+      return {TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
     default: {
-      if (!r.contains("max_rel_error") || r["max_rel_error"].is_null()) return {Verdict::fail, INFINITY, "status ok but no finite relative error"};
-      const double e = r["max_rel_error"].get<double>();
-      if (!(e <= tolerance_of(o))) return {Verdict::fail, e, "max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
-      return {Verdict::pass, e, ""};
+      const double e = number_or(r, "max_rel_error", INFINITY);
+      if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
+      return {TrialVerdict::pass, e, ""};
     }
   }
 }
@@ -123,17 +132,18 @@ Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
 struct ClaimTally {
   ClaimTally(std::string i, std::string t) : id(std::move(i)), text(std::move(t)) {}
   std::string id, text;
-  int trials = 0, passes = 0, failures = 0, degenerate = 0, unable = 0;
+  int trials = 0, passes = 0, failures = 0, degenerate = 0, unable = 0, not_identifiable = 0;
   bool any_value = false;
   double worst = 0;
   std::string worst_text;
   json failing = json::array();
 
-  void add(Verdict v) {
+  void add(TrialVerdict v) {
     ++trials;
-    if (v == Verdict::pass) ++passes;
-    else if (v == Verdict::fail) ++failures;
-    else if (v == Verdict::degenerate) ++degenerate;
+    if (v == TrialVerdict::pass) ++passes;
+    else if (v == TrialVerdict::fail) ++failures;
+    else if (v == TrialVerdict::degenerate) ++degenerate;
+    else if (v == TrialVerdict::not_identifiable) ++not_identifiable;
     else ++unable;
   }
   void value(double x) {
@@ -142,7 +152,7 @@ struct ClaimTally {
   }
   json to_json() const {
     return json{{"claim", id + ". " + text}, {"id", id},         {"trials", trials},   {"passes", passes},
-                {"failures", failures},      {"degenerate", degenerate}, {"unable", unable}, {"worst", worst_text},
+                {"failures", failures},      {"degenerate", degenerate}, {"unable", unable}, {"not_identifiable", not_identifiable}, {"worst", worst_text},
                 {"worst_value", any_value && std::isfinite(worst) ? json(worst) : json(nullptr)}, {"failing_trials", failing}};
   }
 };
@@ -256,7 +266,57 @@ json schwartz_zippel(int d, int H, long S) {
 
 double schwartz_zippel_bound(int d, int H, long S) { return schwartz_zippel(d, H, S)["bound"].get<double>(); }
 
-json verify(const VerifyOptions& o) {
+namespace {
+// A recover result as the tally sees it: everything but the heads (a record
+// crosses process boundaries, and the verdicts never read the heads).
+json without_heads(json r) {
+  r.erase("heads");
+  return r;
+}
+
+TrialSpec spec_of(const json& rec) {
+  TrialSpec t;
+  t.index = rec["trial"].get<int>();
+  t.seed = rec["seed"].get<std::uint64_t>();
+  t.d = rec["d"].get<int>();
+  t.H = rec["H"].get<int>();
+  t.raw_heads = rec["raw_heads"].get<int>();
+  t.share_w = rec["share_w"].get<bool>();
+  t.cancel_v = rec["cancel_v"].get<bool>();
+  return t;
+}
+
+int threads_of(const VerifyOptions& o) { return o.threads == 0 ? hardware_threads() : o.threads; }
+
+// The records of trials 0..n-1 of o, computed across threads and ranks; on
+// ranks other than 0 the list is empty.
+std::vector<json> trial_records(const VerifyOptions& o) {
+  auto texts = distributed_map(static_cast<size_t>(o.trials), threads_of(o),
+                               [&](size_t i) { return verify_trial(o, static_cast<int>(i)).dump(); });
+  std::vector<json> recs;
+  recs.reserve(texts.size());
+  for (auto& t : texts) {
+    recs.push_back(json::parse(t));
+    std::string().swap(t);  // about 0.7 kB a trial: do not hold text and tree at once
+  }
+  return recs;
+}
+}  // namespace
+
+json verify_trial(const VerifyOptions& o, int index) {
+  TrialSpec t = draw_trial(o, index);
+  const Model m = trial_model(o, t);
+  t.H = m.canonical().num_heads();
+  json rec{{"trial", index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w}, {"cancel_v", t.cancel_v}};
+  rec["known"] = without_heads(run_recover(m, recover_options(o, t, 0)));
+  if (o.unknown_h) {
+    rec["H0"] = t.H + o.h0_extra;
+    rec["h0"] = without_heads(run_recover(m, recover_options(o, t, t.H + o.h0_extra)));
+  }
+  return rec;
+}
+
+json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
   check_options(o);
   const long R = token_range_of(o);
   const long S = 2 * R + 1;
@@ -269,20 +329,18 @@ json verify(const VerifyOptions& o) {
   double bound_sum = 0;
   int deg_known = 0, deg_h0 = 0, vacuous = 0;
   json trials = json::array();
-  for (int i = 0; i < o.trials; ++i) {
-    TrialSpec t = draw_trial(o, i);
-    const Model m = trial_model(o, t);
-    const int H = m.canonical().num_heads();
-    t.H = H;
-    const json r1 = run_recover(m, recover_options(o, t, 0));
+  for (const json& rec : records) {
+    const TrialSpec t = spec_of(rec);
+    const int H = t.H;
+    const json& r1 = rec["known"];
     const bool sent1 = r1.value("queries", 0) > 0;
     const long q1 = r1.value("queries", 0L), l1 = r1.value("max_length", 0L);
     // claim 1
     const Outcome rec1 = recovery_outcome(o, r1, H);
     c1.add(rec1.v);
-    if (rec1.v == Verdict::pass) c1.value(rec1.figure);
-    if (rec1.v == Verdict::fail) record_failure(c1, o, t, 0, rec1.reason);
-    const bool deg1 = rec1.v == Verdict::degenerate;
+    if (rec1.v == TrialVerdict::pass) c1.value(rec1.figure);
+    if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
+    const bool deg1 = rec1.v == TrialVerdict::degenerate;
     deg_known += deg1;
     // claim 2
     const long want2 = paper_query_bound(t.d, H);
@@ -291,10 +349,10 @@ json verify(const VerifyOptions& o) {
       c2.value(static_cast<double>(std::labs(q1 - want2)));
     }
     if (sent1 && q1 != want2) {
-      c2.add(Verdict::fail);
+      c2.add(TrialVerdict::fail);
       record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula 4Hd^2-2H+1 = " + std::to_string(want2));
     } else {
-      c2.add(!sent1 || deg1 ? Verdict::degenerate : Verdict::pass);
+      c2.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
     }
     // claim 3
     if (sent1) {
@@ -303,20 +361,20 @@ json verify(const VerifyOptions& o) {
       c3.value(static_cast<double>(l1 - (2L * H + 1)));
     }
     if (sent1 && l1 > 2L * H + 1) {
-      c3.add(Verdict::fail);
+      c3.add(TrialVerdict::fail);
       record_failure(c3, o, t, 0, "longest query " + std::to_string(l1) + " tokens, bound 2H+1 = " + std::to_string(2 * H + 1));
     } else {
-      c3.add(!sent1 || deg1 ? Verdict::degenerate : Verdict::pass);
+      c3.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
     }
     const json sz = schwartz_zippel(t.d, H, S);
     bound_sum += sz["bound"].get<double>();
     vacuous += sz["bound"].get<double>() >= 1.0;
-    json tj{{"trial", i}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
+    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
             {"cancel_v", t.cancel_v}, {"status_known_h", r1.value("status", "")}, {"bound", sz["bound"]}};
     // claim 4
     if (o.unknown_h) {
-      const int H0 = H + o.h0_extra;
-      const json r4 = run_recover(m, recover_options(o, t, H0));
+      const int H0 = rec["H0"].get<int>();
+      const json& r4 = rec["h0"];
       const bool sent4 = r4.value("queries", 0) > 0;
       const long q4 = r4.value("queries", 0L), l4 = r4.value("max_length", 0L);
       const long want4 = paper_query_bound(t.d, H0);
@@ -325,14 +383,14 @@ json verify(const VerifyOptions& o) {
         max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
         max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
       }
-      if (sent4 && q4 != want4) rec4 = {Verdict::fail, 0, std::to_string(q4) + " queries, formula 4H0d^2-2H0+1 = " + std::to_string(want4)};
-      else if (sent4 && l4 > 2L * H0 + 1) rec4 = {Verdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
-      else if (rec4.v == Verdict::pass && r4.value("heads_found", -1) != H)
-        rec4 = {Verdict::fail, 0, "heads_found " + std::to_string(r4.value("heads_found", -1)) + " != canonical " + std::to_string(H)};
+      if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula 4H0d^2-2H0+1 = " + std::to_string(want4)};
+      else if (sent4 && l4 > 2L * H0 + 1) rec4 = {TrialVerdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
+      else if (rec4.v == TrialVerdict::pass && r4.value("heads_found", -1) != H)
+        rec4 = {TrialVerdict::fail, 0, "heads_found " + std::to_string(r4.value("heads_found", -1)) + " != canonical " + std::to_string(H)};
       c4.add(rec4.v);
-      if (rec4.v == Verdict::pass) c4.value(rec4.figure);
-      if (rec4.v == Verdict::fail) record_failure(c4, o, t, H0, rec4.reason);
-      deg_h0 += rec4.v == Verdict::degenerate;
+      if (rec4.v == TrialVerdict::pass) c4.value(rec4.figure);
+      if (rec4.v == TrialVerdict::fail) record_failure(c4, o, t, H0, rec4.reason);
+      deg_h0 += rec4.v == TrialVerdict::degenerate;
       tj["H0"] = H0;
       tj["status_h0"] = r4.value("status", "");
     }
@@ -346,7 +404,7 @@ json verify(const VerifyOptions& o) {
                             : "-";
   json claims = json::array({c1.to_json(), c2.to_json(), c3.to_json()});
   if (o.unknown_h) claims.push_back(c4.to_json());
-  const int n = o.trials;
+  const int n = static_cast<int>(records.size());
   json szj{{"token_range", R},
            {"S", S},
            {"trials", n},
@@ -370,6 +428,13 @@ json verify(const VerifyOptions& o) {
               {"claims", claims},
               {"schwartz_zippel", szj},
               {"trial_list", trials}};
+}
+
+json verify(const VerifyOptions& o) {
+  check_options(o);
+  const std::vector<json> recs = trial_records(o);
+  if (!is_root()) return nullptr;
+  return verify_tally(o, recs);
 }
 
 std::string verify_report(const json& v) {
@@ -407,37 +472,47 @@ int verify_exit_code(const json& v) { return v["status"] == "ok" ? 0 : exit_code
 
 json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
   check_options(base);
+  for (long R : ranges)
+    if (R < 1) throw Error(ErrorKind::usage, "token ranges must be positive");
+  // One item per (range, trial): the known-H run of that trial at that range.
+  const size_t per = static_cast<size_t>(base.trials);
+  auto options_at = [&](size_t r) {
+    VerifyOptions o = base;
+    o.token_range = ranges[r];
+    o.unknown_h = false;
+    return o;
+  };
+  const auto texts = distributed_map(ranges.size() * per, threads_of(base),
+                                     [&](size_t k) { return verify_trial(options_at(k / per), static_cast<int>(k % per)).dump(); });
+  if (!is_root()) return nullptr;
   json rows = json::array();
   bool all_within = true;
   int wrong = 0;
   json failing = json::array();
-  for (long R : ranges) {
-    if (R < 1) throw Error(ErrorKind::usage, "token ranges must be positive");
-    VerifyOptions o = base;
-    o.token_range = R;
+  for (size_t ri = 0; ri < ranges.size(); ++ri) {
+    const long R = ranges[ri];
+    const VerifyOptions o = options_at(ri);
     const long S = 2 * R + 1;
     int deg = 0, n = 0;
     double bsum = 0;
     std::map<std::pair<int, int>, std::array<double, 3>> cells;  // (d,H) -> trials, degenerate, bound sum
-    for (int i = 0; i < o.trials; ++i) {
-      TrialSpec t = draw_trial(o, i);
-      const Model m = trial_model(o, t);
-      const int H = m.canonical().num_heads();
-      t.H = H;
-      const json r = run_recover(m, recover_options(o, t, 0));
-      const Outcome out = recovery_outcome(o, r, H);
+    for (size_t i = 0; i < per; ++i) {
+      const json rec = json::parse(texts[ri * per + i]);
+      const TrialSpec t = spec_of(rec);
+      const int H = t.H;
+      const Outcome out = recovery_outcome(o, rec["known"], H);
       const double b = schwartz_zippel_bound(t.d, H, S);
       ++n;
       bsum += b;
-      const bool dg = out.v == Verdict::degenerate;
+      const bool dg = out.v == TrialVerdict::degenerate;
       deg += dg;
       auto& c = cells[{t.d, H}];
       c[0] += 1;
       c[1] += dg;
       c[2] += b;
-      if (out.v == Verdict::fail) {
+      if (out.v == TrialVerdict::fail) {
         ++wrong;
-        failing.push_back(json{{"R", R}, {"trial", i}, {"seed", t.seed}, {"reason", out.reason}, {"command", replay_command(o, t, 0)}});
+        failing.push_back(json{{"R", R}, {"trial", t.index}, {"seed", t.seed}, {"reason", out.reason}, {"command", replay_command(o, t, 0)}});
       }
     }
     json cj = json::array();

@@ -31,6 +31,13 @@ class PrecisionScope {
 };
 
 // ---------------------------------------------------------------- QTau
+// An element of Q(tau), tau = e^{1/L}, as the learner may see it: a real
+// number with field operations only (ALGORITHM.md section 8). Its polynomial
+// structure in tau (numerator, denominator, valuation, "is it tau^n") is
+// private; only the arithmetic layer reaches it, through QTauAccess
+// (arith/qtau_access.hpp), to decide signs, take exact roots and logarithms,
+// and for tools that print or store exact answers. Zero and sign tests go
+// through Field<QTau> and are three-valued like every other arithmetic's.
 class QTau {
  public:
   QTau() { fmpz_poly_q_init(v_); }
@@ -41,30 +48,18 @@ class QTau {
   QTau& operator=(QTau&& o) noexcept { fmpz_poly_q_swap(v_, o.v_); return *this; }
   ~QTau() { fmpz_poly_q_clear(v_); }
 
-  static QTau tau_pow(long n);  // tau^n, n of any sign
-  fmpz_poly_q_struct* raw() { return v_; }
-  const fmpz_poly_q_struct* raw() const { return v_; }
-  bool is_zero() const { return fmpz_poly_q_is_zero(v_); }
-  // tau-adic valuation: lowest exponent of the numerator minus that of the denominator.
-  long valuation() const;
-  // True and n set when the element equals tau^n exactly.
-  bool is_tau_power(long& n) const;
-  // True and q set when the element is a constant of Q.
-  bool is_rational(Rational& q) const;
-  std::string str() const;  // pretty, in the variable "t"
-
   QTau& operator+=(const QTau& o) { fmpz_poly_q_add_in_place(v_, o.v_); return *this; }
   QTau& operator-=(const QTau& o) { fmpz_poly_q_sub_in_place(v_, o.v_); return *this; }
   QTau& operator*=(const QTau& o) { fmpz_poly_q_mul(v_, v_, o.v_); return *this; }
-  QTau& operator/=(const QTau& o);
+  QTau& operator/=(const QTau& o);  // Error(internal) on division by zero
   friend QTau operator+(QTau a, const QTau& b) { return a += b; }
   friend QTau operator-(QTau a, const QTau& b) { return a -= b; }
   friend QTau operator*(QTau a, const QTau& b) { return a *= b; }
   friend QTau operator/(QTau a, const QTau& b) { return a /= b; }
   friend QTau operator-(QTau a) { fmpz_poly_q_neg(a.v_, a.v_); return a; }
-  friend bool operator==(const QTau& a, const QTau& b) { return fmpz_poly_q_equal(a.v_, b.v_); }
 
  private:
+  friend struct QTauAccess;
   fmpz_poly_q_t v_;
 };
 

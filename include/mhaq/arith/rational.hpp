@@ -39,6 +39,9 @@ class Rational {
   bool is_integer() const { return fmpz_is_one(fmpq_denref(v_)); }
   // Exact only when it fits; throws Error(internal) otherwise.
   long to_long() const;
+  // floor(x), and floor(sqrt(floor(x))) for x >= 0 (0 for x < 0): exact.
+  Rational floor() const;
+  Rational isqrt_floor() const;
   double approx_double() const { return fmpq_get_d(v_); }  // reporting only (IEEE comparison)
 
   Rational& operator+=(const Rational& o) { fmpq_add(v_, v_, o.v_); return *this; }

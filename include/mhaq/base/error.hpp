@@ -1,6 +1,6 @@
-// Error kinds and process exit codes. "degenerate" (the draw or model is not
-// identifiable from these queries) and "unable" (precision too low to decide)
-// are deliberately different kinds with different remedies.
+// Error kinds and process exit codes. Each kind of failure has its own code
+// and its own remedy; tools/judge.hpp maps run outcomes onto the same codes
+// (README, "Statuses and exit codes").
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -8,13 +8,16 @@
 namespace mhaq {
 
 enum class ErrorKind {
-  usage = 2,       // bad command line
-  input = 3,       // malformed or unsupported input file / value
-  degenerate = 4,  // not identifiable / degenerate draw: retry with another seed
-  unable = 5,      // precision too low to decide: raise --bits
-  mismatch = 6,    // recovered model disagrees with the truth (a bug if it ever happens)
-  internal = 7,    // violated internal invariant
-  inconsistent = 8,  // answers fit no model with the stated head count (H too small?)
+  usage = 2,             // bad command line
+  input = 3,             // malformed or unsupported input file / value
+  degenerate = 4,        // this draw of the learner's queries is degenerate: another seed helps
+  unable = 5,            // precision too low to decide: more bits help
+  mismatch = 6,          // a result disagrees with a known truth (or a claim failed)
+  internal = 7,          // violated internal invariant (a bug)
+  inconsistent = 8,      // the answers fit no model with the stated head count
+  not_identifiable = 9,  // the model, or the stated H, is not identifiable: no seed helps
+  rejected = 10,         // a checker rejected a certificate, golden file or lemma check
+  budget = 11,           // the work would exceed the stated budget
 };
 
 inline int exit_code(ErrorKind k) { return static_cast<int>(k); }
@@ -33,6 +36,7 @@ class Error : public std::runtime_error {
 [[noreturn]] inline void throw_degenerate(const std::string& m) { throw Error(ErrorKind::degenerate, m); }
 [[noreturn]] inline void throw_unable(const std::string& m) { throw Error(ErrorKind::unable, m); }
 [[noreturn]] inline void throw_inconsistent(const std::string& m) { throw Error(ErrorKind::inconsistent, m); }
+[[noreturn]] inline void throw_not_identifiable(const std::string& m) { throw Error(ErrorKind::not_identifiable, m); }
 [[noreturn]] inline void throw_internal(const std::string& m) { throw Error(ErrorKind::internal, m); }
 
 }  // namespace mhaq

@@ -1,5 +1,14 @@
-// The learner: written once, run over every Field<T>. It is given an
-// Oracle<T>& and nothing else (this header does not know the Model type).
+// The learner: the path through the stages, written once and run over every
+// field. It is given an Oracle<T>& and nothing else (it never sees a model):
+//
+//   1-oracle    answers to the plan's queries (and, in the lean schedule, to
+//               the fallback links it asks for)
+//   2-schedule  the plan and its labelling graph
+//   3-fit       one type-(H,H) fit per pair, f(0) chained from the limits
+//   4-match     heads put in one order by walking the labelling graph
+//   5-solve     the canonical heads (W_h, v_h)
+//
+// and finally the learner's own check that its heads reproduce every answer.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -8,37 +17,11 @@
 #include "mhaq/arith/field.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
+#include "mhaq/stages/3-fit/pair_fit.hpp"
+#include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/stages/5-solve/solve.hpp"
 
 namespace mhaq {
-
-// f(k) = P + sum_h c_h / (1 + r_h k) recovered from f(0..2H) (proofs/01, 02).
-template <class T>
-struct PairFit {
-  T P;
-  std::vector<T> r;  // poles in the r-parametrisation, r_h > 0
-  std::vector<T> c;  // residues c_h = v_h^T (b - a)
-};
-
-// Rigor: exact -> exact; ball -> on success every output contains the truth,
-// Error(unable) when a decision cannot be made; floats -> approx_.
-// Error(degenerate) when the type-(H,H) system is certainly singular.
-template <class T>
-PairFit<T> interpolate_pair(const Field<T>& F, const std::vector<T>& f, int H);
-
-// Orders the heads of `cur` like those of `ref` from a link pair (proofs/03):
-// within links (poles multiply, residues add) or across links (poles
-// multiply, residues equal). Returns perm with cur head perm[h] matching ref
-// head h. Exact: Error(degenerate) when several assignments fit (ambiguous
-// link); balls: Error(unable) when they cannot be told apart.
-template <class T>
-std::vector<int> link_permutation(const Field<T>& F, const PairFit<T>& ref, const PairFit<T>& cur, const PairFit<T>& link,
-                                  bool within, const std::string& what);
-
-template <class T>
-struct LearnedHead {
-  Mat<T> W;
-  std::vector<T> v;
-};
 
 struct LearnOptions {
   int H = 1;                    // head count, or an upper bound H0 when heads_is_bound
@@ -46,8 +29,10 @@ struct LearnOptions {
   Schedule schedule = Schedule::paper;
   std::uint64_t seed = 1;
   TokenSpec tokens;
-  int threads = 1;              // pair fits run in parallel; results do not depend on it
-  int samples_per_pair = 0;     // 0: the paper's 2H+1 values per pair; K > 2H+1: oversampling (least squares)
+  int threads = 1;            // pair fits run in parallel; results do not depend on it
+  int samples_per_pair = 0;   // 0: the paper's 2H+1 values per pair; K > 2H+1: oversampling
+  bool self_check = true;     // re-evaluate the heads on every answer (no query cost)
+  bool lean_fallback = true;  // lean: ask for an across link where residues cannot label
 };
 
 // The query plan learn() sends for these options: B and Delta drawn from
@@ -60,20 +45,24 @@ struct LearnResult {
   std::vector<LearnedHead<T>> heads;
   Plan plan;
   int redraws = 0;
-  std::vector<PairFit<T>> fits;    // per pair of plan.pairs, heads in the pair's own order
-  std::vector<PairFit<T>> labelled;  // base pair (i, j) at index j*d + i, heads in the order of `heads`
-  int heads_found = 0;             // minimal type found (claim 3), equals H when H is known
-  double fit_threshold_log2 = 0;   // floats with heads_is_bound: relative residual threshold used
-  bool self_checked = false;       // exact: recovered heads reproduce every answer
+  std::vector<PairFit<T>> fits;      // per pair of plan.pairs, heads in the pair's own order
+  std::vector<PairFit<T>> labelled;  // per base pair (plan.base_index), heads in the order of `heads`
+  int heads_found = 0;               // minimal type found (claim 3); equals H when H is known
+  // Lean fallback: the across links asked for after the plan (2H queries each).
+  std::vector<PairSpec> fallback_pairs;
+  std::vector<PairFit<T>> fallback_fits;
+  long fallback_queries = 0;
+  // The learner's own check: do the heads reproduce every answer? yes/no, or
+  // unknown when some comparison could not be decided (balls, tolerances).
+  Truth self_check = Truth::unknown;
+  long self_check_failed = -1;  // index of the first answer they certainly do not reproduce
+  long answers = 0;             // answers received in all
 };
 
-// Minimal-type interpolant through the 2H0+1 values (proofs/07): the least m
-// whose type-(m,m) fit on k = 0..2m reproduces all values. Exact: decided
-// exactly. Ball: Error(unable) when agreement cannot be certified. Floats:
-// agreement within relative 2^threshold_log2.
-template <class T>
-PairFit<T> interpolate_pair_minimal(const Field<T>& F, const std::vector<T>& f, int H0, double threshold_log2);
-
+// Runs the learner. Throws Error(degenerate | unable | inconsistent |
+// not_identifiable) when a stage cannot finish; the learner never returns
+// parameters it could not derive. self_check == no is returned, not thrown:
+// the judge (tools/judge.hpp) weighs it against the run's error estimate.
 template <class T>
 LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt);
 

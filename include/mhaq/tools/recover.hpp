@@ -1,15 +1,18 @@
 // The recover driver: builds the oracle for a hidden model, runs the learner
-// through the Oracle interface only, and compares the result with the
-// canonical truth. It is the one place where model and learner meet.
+// through the Oracle interface only, compares the result with the canonical
+// truth and lets the judge (tools/judge.hpp) give the verdict. It is the one
+// place where model and learner meet.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "mhaq/arith/field.hpp"
-#include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/model/transformer.hpp"
+#include "mhaq/stages/learner.hpp"
+#include "mhaq/tools/judge.hpp"
 
 namespace mhaq {
 
@@ -29,8 +32,10 @@ struct RecoverOptions {
   int samples_per_pair = 0;  // 0: 2H+1 (the paper's count); K > 2H+1: oversampling, least-squares pair fits
   Rational target_error;     // > 0 (ball only): raise precision until the balls certify this relative error
   long max_bits = 1L << 14;  // cap of the precision doubling for target_error
-  // When set, a run that ends ok and agrees with the truth stores its
-  // certificate here (recover --certificate; include/mhaq/certificate.hpp).
+  int neurons = 0;           // transformers: the learner's neuron count (0: found by the learner; balls are told the canonical count)
+  Rational tolerance;        // floats: tolerance on max_rel_error; 0 = 2^(acc/4), acc = log2 of the answers' accuracy
+  // When set, a run that ends ok stores its certificate here (recover
+  // --certificate; include/mhaq/tools/certificate.hpp).
   std::string* certificate = nullptr;
 };
 
@@ -41,15 +46,28 @@ TokenSpec default_tokens(Arith a);
 std::uint64_t learner_seed(std::uint64_t seed);
 // Default generated-model distributions per arithmetic.
 GenerateOptions default_generate(Arith a);
+// The default tolerance of a float run on max_rel_error whose answers are
+// accurate to `bits` bits (the learner's precision, the oracle's rounding or
+// its noise, whichever is coarsest): 2^(-bits/4).
+double default_tolerance_log2(long bits);
 
-// Runs one recovery. Degenerate and precision failures are reported in the
-// returned object ("status"), not thrown; usage/input errors are thrown.
-// Fields: status, message, queries, max_length, paper_bound, heads_true,
-// heads_recovered, and exact_match | contains_truth, max_radius | max_rel_error.
-// With noise: kappa, kappa_times_eps, certified_bound, observed_error
-// (sensitivity.hpp's entrywise metric). With target_error: bits_used,
-// bits_start, kappa_estimate, attempts.
+// Runs one recovery. Every run outcome is reported in the returned object
+// ("status", one of the judge's statuses), not thrown; usage/input errors are
+// thrown. Fields: status, message and remedy (unless ok), queries,
+// max_length, paper_bound, heads_true, heads_recovered, self_check, and
+// exact_match | contains_truth, max_radius | max_rel_error, tolerance,
+// error_estimate. With noise: kappa, kappa_times_eps, certified_bound,
+// observed_error. With target_error: bits_used, bits_start, kappa_estimate,
+// attempts.
 nlohmann::json recover(const Model& truth, const RecoverOptions& o);
+
+// The same for a hidden one-layer transformer (claim 5): the transformer
+// learner through the oracle only, then the comparison with the canonical
+// truth (exact_match, functional_check on 20 fresh sequences, containment or
+// max_rel_error) and the judge. Fields as recover's plus model_kind,
+// neurons_true, neurons_recovered, queries_by_phase.
+nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o);
+std::string transformer_report(const nlohmann::json& r);
 
 // Exact recovered heads equal the canonical heads of the truth (entries
 // equal in Q), up to permutation.
@@ -59,8 +77,14 @@ bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& c
 // contains the true rational), under some one-to-one assignment.
 bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon);
 
-// Exit code for a recover result: 0 ok, 4 degenerate, 5 unable, 6 mismatch,
-// 8 inconsistent (the answers fit no model with the stated head count).
+// The baseline's relative error ||W - W'||_F / ||W||_F + ||v - v'|| / ||v||
+// (a norm that is 0 counts as 1, so heads with W = 0 are measured by the
+// absolute error), worst head, under the best assignment of recovered to true
+// heads (bottleneck matching); log2, +inf when the head counts differ.
+template <class T>
+double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon);
+
+// Exit code for a recover result: the judge's code for its status.
 int recover_exit_code(const nlohmann::json& r);
 
 // Human-readable report of a recover result.

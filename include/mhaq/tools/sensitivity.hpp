@@ -6,12 +6,13 @@
 // recovery is measured entrywise against a per-head scale:
 //
 //     err = max over heads h, entries k of |theta'_k - theta_k| / s_k,
-//     s_k = ||W_h||_F for entries of W_h,  s_k = ||v_h||_2 for entries of v_h.
+//     s_k = ||W_h||_F for entries of W_h,  s_k = ||v_h||_2 for entries of v_h
+//     (a norm that is zero counts as 1: absolute error, as max_rel_error).
 //
-// J = d theta / d answers at the true answers is composed from the per-pair
-// Jacobians of the map samples -> (P, r, c) (implicit function theorem on
-// P + sum_h c_h/(1 + r_h k) = f(k)), the chaining of f(0) through the limits
-// P, and the exact linear final solves. With it:
+// J = d theta / d answers is not derived by hand: the learner itself runs on
+// jets (arith/jet.hpp) over the answers, so J comes from the same stages that
+// learn (pair fits by the implicit function theorem, the chaining of f(0), the
+// labelling and the final solves). With it:
 //
 //   kappa     = max_k sum_j |J_kj| / s_k: err <= kappa * eps + O(eps^2) when
 //               every answer is off by at most eps, and the sign pattern
@@ -21,24 +22,24 @@
 //   kappa_rms = max_k sqrt(sum_j (J_kj f_j)^2) / s_k: per unit relative error
 //               when the answer errors are independent (typical of rounding).
 //
-// Rigor: J is evaluated in Arb balls at increasing precision until every row
-// sum is certified to relative accuracy 2^-40; the stored doubles are the
-// midpoints (approx_, but accurate to about 12 digits).
+// Rigor: sensitivity_from_model runs the jets over Arb balls at increasing
+// precision until every row sum is certified to relative accuracy 2^-40; the
+// stored doubles are the midpoints (approx_, accurate to about 12 digits).
+// sensitivity_from_answers is the estimate a black-box user can compute from
+// the answers of one run (approx_).
 #pragma once
 #include <cstdint>
 #include <vector>
 
-#include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/arith/numbers.hpp"
-#include "mhaq/stages/2-schedule/schedule.hpp"
+#include "mhaq/stages/learner.hpp"
 
 namespace mhaq {
 
 struct Sensitivity {
   int d = 0, H = 0;
-  long columns = 0;  // one per query of the plan, in the order sent
-  long bits = 0;     // Arb precision at which the row sums were certified
+  long columns = 0;  // one per answer, in the order sent
+  long bits = 0;     // precision at which the row sums were computed
   std::vector<double> J;           // rows() x columns, row-major
   std::vector<double> scale;       // s_k per row
   std::vector<double> answer_abs;  // |f_j| per column
@@ -54,26 +55,37 @@ struct Sensitivity {
   std::vector<signed char> worst_signs() const;
 };
 
-// J at the true answers of `canon` (canonical heads, in their order) for the
-// queries of `plan` (known H = canon's head count; any schedule, any samples).
-// ignore_chaining (for the broken variant of proofs/11's machine check only)
-// treats every pair's f(0) as exact, dropping the chaining through the limits.
-Sensitivity sensitivity_from_model(const Model& canon, const Plan& plan, bool ignore_chaining = false);
+// J at the true answers of `canon` for the learner with options `lo` (known
+// H = canon's head count), rows in canon's head order. `token_den` is the
+// oracle's token grid. constant_answer >= 0 (proofs/11's broken variant only)
+// treats that answer as a constant.
+Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, long token_den, int constant_answer = -1);
 
-// J at a float learner's own fitted values (no access to the model): the
-// estimate a black-box user can compute from one approximate run.
-Sensitivity sensitivity_from_fits(const LearnResult<Mpfr>& res);
+// J at a run's own answers (no model): the learner replayed on jets over the
+// recorded queries and answers, at the run's own precision; rows in the
+// run's head order.
+template <class T>
+Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
+                                     const std::vector<T>& answers);
+
+// log2 of the largest first-order relative error of a pair's fit (P, r, c)
+// over every pair of the plan, when every answer is off by a relative 2^acc,
+// from the run's own answers (the first column's limits chain f(0)).
+// +inf when some base pair cannot be fitted at all. It tells a float run
+// whether its tolerance decisions can be trusted at this precision.
+template <class T>
+double pair_error_log2(const Field<T>& field, const Plan& plan, const std::vector<T>& answers, int H, double acc_log2);
 
 // log2 of the entrywise error metric above (-inf when zero); heads are
-// matched to the truth by least error (each true head to a distinct recovered
-// head). approx_ for floats; for balls the midpoints are used. +inf when the
-// head counts differ. (log2, because errors at 1024 bits underflow doubles.)
+// matched to the truth by the bottleneck assignment (stages/4-match). approx_
+// for floats; for balls the midpoints are used. +inf when the head counts
+// differ. (log2, because errors at 1024 bits underflow doubles.)
 template <class T>
 double param_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon);
 
 // log2 of a certified upper bound of sup |x - theta_k| / s_k over every x in
-// the balls, each true head paired with the recovered head whose balls
-// contain it. Returns false when some true head is contained in no recovered head.
+// the balls, under the assignment of recovered to true heads (by containment)
+// that minimises it. Returns false when no assignment contains the truth.
 bool certified_param_error_log2(const std::vector<LearnedHead<Ball>>& got, const Model& canon, double& bound);
 
 // log2 of the certified relative radius: max over entries of rad_k / (lower

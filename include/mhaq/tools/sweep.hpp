@@ -58,6 +58,10 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, std::size_t unit);
 // complete (so an interrupted run loses no finished row), then rewrites the
 // file in row order atomically. With resume, rows already in the file are
 // kept and not recomputed. progress(done, total) is called after each unit.
+// Units are spread over `threads` threads and the MPI ranks
+// (base/distribute.hpp); only rank 0 touches the file, calls progress and
+// returns the rows (other ranks return an empty list). The bytes written do
+// not depend on the thread or rank count, or on interruptions.
 std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path, bool resume, int threads,
                                 const std::function<void(std::size_t, std::size_t)>& progress);
 

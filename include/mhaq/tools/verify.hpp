@@ -25,6 +25,7 @@ struct VerifyOptions {
   long token_range = 0;  // 0 = default_tokens(arith).range
   double tolerance = 0;  // mpfr/double claim-1 tolerance on max_rel_error; 0 = 2^(-bits/4)
   bool unknown_h = true;  // run the H0 variant (claim 4 row)
+  int threads = 1;        // trials in parallel within a process (0 = all hardware threads); output does not depend on it
 };
 
 // One trial's draw, a pure function of (options, trial index).
@@ -49,14 +50,27 @@ std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_h
 nlohmann::json schwartz_zippel(int d, int H, long S);
 double schwartz_zippel_bound(int d, int H, long S);  // the clipped final bound
 
-// Runs the claims table. Result: {"claims":[...], "distribution":..., "schwartz_zippel":{...}, ...}.
+// One trial, a pure function of (options, index): the draw (trial, seed, d,
+// H = the model's canonical head count, raw_heads, share_w, cancel_v) and the
+// recover results without their heads: "known" (H known) and, when
+// o.unknown_h, "H0" and "h0" (only the bound H0 known). No verdict is made
+// here; verify_tally judges the records.
+nlohmann::json verify_trial(const VerifyOptions& o, int index);
+// The claims table from the records of trials 0..n-1, in index order.
+// Result: {"claims":[...], "distribution":..., "schwartz_zippel":{...}, ...}.
+nlohmann::json verify_tally(const VerifyOptions& o, const std::vector<nlohmann::json>& records);
+// verify_tally over every trial's record, the trials run across o.threads
+// threads and the MPI ranks (base/distribute.hpp). Each record crosses a
+// JSON round trip in every configuration, so the result is the same for any
+// rank or thread count. Returns null on MPI ranks other than 0.
 nlohmann::json verify(const VerifyOptions& o);
 std::string verify_report(const nlohmann::json& v);
 // 0 when no claim has a failure, 6 (mismatch) otherwise.
 int verify_exit_code(const nlohmann::json& v);
 
 // Rate study: for each R, o.trials known-H trials at token range R; observed
-// degenerate rate next to the mean bound, overall and per (d, H).
+// degenerate rate next to the mean bound, overall and per (d, H). Distributed
+// like verify (one item per range and trial); null on MPI ranks other than 0.
 nlohmann::json rate_study(const VerifyOptions& o, const std::vector<long>& ranges);
 std::string rate_report(const nlohmann::json& r);
 int rate_exit_code(const nlohmann::json& r);  // 0, or 6 if a rate exceeds its bound or an answer was wrong

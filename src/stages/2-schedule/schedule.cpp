@@ -11,13 +11,9 @@ Schedule parse_schedule(const std::string& s) {
   throw Error(ErrorKind::usage, "unknown schedule \"" + s + "\" (expected paper or lean)");
 }
 
-long query_length(const Query& q) {
-  long n = 0;
-  for (const auto& r : q) {
-    if (r.count < 1) throw_internal("query run with non-positive count");
-    n += r.count;
-  }
-  return n;
+const char* pair_kind_name(PairKind k) { return k == PairKind::base ? "base" : k == PairKind::within ? "within-link" : "across-link"; }
+std::string pair_name(const PairSpec& p) {
+  return std::string(pair_kind_name(p.kind)) + " pair (i=" + std::to_string(p.i + 1) + ", j=" + std::to_string(p.j + 1) + ")";
 }
 
 long paper_query_bound(long d, long H) { return 4 * H * d * d - 2 * H + 1; }
@@ -38,21 +34,43 @@ Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples)
   for (int j = 0; j < d; ++j)
     for (int i = 0; i < d; ++i) p.pairs.push_back({PairKind::base, i, j, Delta.col(i), B.col(j)});
   const int within_tokens = s == Schedule::paper ? d : 1;
+  std::vector<std::vector<int>> within(d, std::vector<int>(d, -1));  // [j][i]
   for (int j = 0; j < within_tokens; ++j)
-    for (int i = 1; i < d; ++i) p.pairs.push_back({PairKind::within, i, j, Delta.col(0) + Delta.col(i), B.col(j)});
-  if (s == Schedule::paper)
-    for (int j = 1; j < d; ++j) p.pairs.push_back({PairKind::across, 0, j, Delta.col(0), B.col(0) + B.col(j)});
+    for (int i = 1; i < d; ++i) {
+      within[j][i] = static_cast<int>(p.pairs.size());
+      p.pairs.push_back({PairKind::within, i, j, Delta.col(0) + Delta.col(i), B.col(j)});
+    }
+  if (s == Schedule::paper) {
+    // across links first: (1, j) from (1, 1); then within links at every b_j
+    for (int j = 1; j < d; ++j) {
+      p.labelling.push_back({p.base_index(0, j), p.root(), static_cast<int>(p.pairs.size()), Relation::across, std::nullopt});
+      p.pairs.push_back({PairKind::across, 0, j, Delta.col(0), B.col(0) + B.col(j)});
+    }
+    for (int j = 0; j < d; ++j)
+      for (int i = 1; i < d; ++i) p.labelling.push_back({p.base_index(i, j), p.base_index(0, j), within[j][i], Relation::within, std::nullopt});
+  } else {
+    for (int i = 1; i < d; ++i) p.labelling.push_back({p.base_index(i, 0), p.root(), within[0][i], Relation::within, std::nullopt});
+    for (int j = 1; j < d; ++j)
+      for (int i = 0; i < d; ++i)
+        p.labelling.push_back({p.base_index(i, j), p.base_index(i, 0), -1, Relation::residue,
+                               PairSpec{PairKind::across, i, j, Delta.col(i), B.col(0) + B.col(j)}});
+  }
   return p;
+}
+
+std::vector<Query> Plan::pair_queries(const PairSpec& pr) const {
+  std::vector<Query> out;
+  const QVec a = pr.final_token + pr.offset;
+  for (long k = 1; k < samples; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
+  return out;
 }
 
 std::vector<Query> Plan::queries() const {
   std::vector<Query> out;
   out.reserve(1 + pairs.size() * (samples - 1));
   out.push_back(first);
-  for (const auto& pr : pairs) {
-    const QVec a = pr.final_token + pr.offset;
-    for (long k = 1; k < samples; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
-  }
+  for (const auto& pr : pairs)
+    for (auto& q : pair_queries(pr)) out.push_back(std::move(q));
   return out;
 }
 

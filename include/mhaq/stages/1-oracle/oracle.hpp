@@ -1,10 +1,13 @@
-// The black-box interface: the only thing the learner is given.
+// Stage 1: the black-box interface, the only thing the learner is given.
 // A query is any finite sequence of rational vectors, written as runs
 // (token, multiplicity) so that "k copies of a, then b" costs O(1) to state.
 // The base class counts queries and records the longest one; implementations
-// cannot bypass the count (non-virtual interface).
+// cannot bypass the count (non-virtual interface). The oracle also hands the
+// learner the arithmetic its answers live in (precision, the field Q(tau), the
+// accuracy an approximate oracle states): a Field<T>, nothing more.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
@@ -17,7 +20,8 @@ struct Run {
   long count = 1;
 };
 using Query = std::vector<Run>;
-long query_length(const Query& q);
+long query_length(const Query& q);  // Error(internal) for a run with count < 1
+bool same_query(const Query& a, const Query& b);
 
 template <class T>
 class Oracle {
@@ -38,13 +42,59 @@ class Oracle {
   long queries() const { return queries_; }
   long max_length() const { return max_length_; }
   virtual int dim() const = 0;
-  // The arithmetic context answers live in (precision, or tau = e^{1/L}).
   virtual const Field<T>& field() const = 0;
 
  private:
   virtual T answer(const Query& q) = 0;
   long queries_ = 0;
   long max_length_ = 0;
+};
+
+// Answers from a recorded list, in order (a run replayed on the same
+// queries, e.g. to differentiate it). Each query must equal the recorded one.
+template <class T>
+class ReplayOracle final : public Oracle<T> {
+ public:
+  ReplayOracle(int d, Field<T> field, std::vector<Query> queries, std::vector<T> answers)
+      : d_(d), field_(std::move(field)), queries_(std::move(queries)), answers_(std::move(answers)) {}
+  int dim() const override { return d_; }
+  const Field<T>& field() const override { return field_; }
+
+ private:
+  T answer(const Query& q) override {
+    if (next_ >= answers_.size() || !same_query(q, queries_[next_])) throw_internal("replay oracle: the learner asked a query that was not recorded");
+    return answers_[next_++];
+  }
+  int d_;
+  Field<T> field_;
+  std::vector<Query> queries_;
+  std::vector<T> answers_;
+  size_t next_ = 0;
+};
+
+}  // namespace mhaq
+
+namespace mhaq {
+
+// The odd part X -> T(X) - T(-X) of another oracle (two of its queries per
+// answer). For a one-layer transformer it is a multi-head attention model
+// with value vectors sum_j u_j U_{h,j} (ALGORITHM.md section 10, proofs/13).
+template <class T>
+class OddPartOracle final : public Oracle<T> {
+ public:
+  explicit OddPartOracle(Oracle<T>& inner) : inner_(inner) {}
+  int dim() const override { return inner_.dim(); }
+  const Field<T>& field() const override { return inner_.field(); }
+  static Query negated(const Query& q) {
+    Query n = q;
+    for (auto& r : n)
+      for (auto& x : r.token) x = -x;
+    return n;
+  }
+
+ private:
+  T answer(const Query& q) override { return inner_.query(q) - inner_.query(negated(q)); }
+  Oracle<T>& inner_;
 };
 
 }  // namespace mhaq

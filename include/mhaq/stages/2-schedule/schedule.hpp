@@ -1,14 +1,19 @@
-// Query designs. Both schedules are non-adaptive: the full list of queries is
-// fixed by the draws (B, Delta) before any answer is seen, and the learner
-// sends exactly Plan::queries(), in order. proofs/05 counts that list.
+// Stage 2: query designs. The schedules are non-adaptive: the full list of
+// queries is fixed by the draws (B, Delta) before any answer is seen, and the
+// learner sends exactly Plan::queries(), in order. proofs/05 counts that list.
+//
+// A plan also carries its labelling graph: which link pair ties which base
+// pairs, and by which relation (ALGORITHM.md sections 4-5, proofs/03). The
+// learner walks it; nothing else computes the plan's index layout.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "mhaq/stages/1-oracle/oracle.hpp"
-#include "mhaq/base/random.hpp"
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/base/random.hpp"
+#include "mhaq/stages/1-oracle/oracle.hpp"
 
 namespace mhaq {
 
@@ -17,31 +22,55 @@ const char* schedule_name(Schedule s);
 Schedule parse_schedule(const std::string& s);  // throws Error(usage)
 
 enum class PairKind { base, within, across };
+const char* pair_kind_name(PairKind k);
 
-// One pair: the queries [a x k, b] for k = 1..2H with a = b + offset.
+// One pair: the queries [a x k, b] for k = 1..samples-1 with a = b + offset.
 struct PairSpec {
   PairKind kind;
   int i, j;  // offset index, final-token index (0-based)
   QVec offset;
   QVec final_token;
 };
+std::string pair_name(const PairSpec& p);  // "within-link pair (i=2, j=1)"
+
+// How a base pair's heads are put into the global order.
+//   within:  link poles = ref poles * target poles, link residues = ref + target residues
+//   across:  link poles = ref poles * target poles, residues all equal
+//   residue: target residues = ref residues (no link pair; lean schedule)
+enum class Relation { within, across, residue };
+struct LabelStep {
+  int target;  // index into Plan::pairs of a base pair
+  int ref;     // a base pair labelled by an earlier step, or the root
+  int link;    // index into Plan::pairs of the link pair; -1 for residue
+  Relation rel;
+  // Residue steps only: the across link that decides the step when two heads'
+  // residues cannot be told apart (equal v_h); the learner asks for it only
+  // then, at 2H extra queries (lean fallback, ALGORITHM.md section 5).
+  std::optional<PairSpec> fallback;
+};
 
 struct Plan {
   Schedule schedule = Schedule::paper;
   int d = 0, H = 0;
   int samples = 0;  // values per pair, k = 0..samples-1 (2H+1 unless oversampling)
-  QMat B, Delta;  // columns b_j and delta_i
+  QMat B, Delta;    // columns b_j and delta_i
   std::vector<PairSpec> pairs;
-  Query first;  // [b_1], the only length-1 query (chaining)
+  std::vector<LabelStep> labelling;  // in order: every base pair but the root is a target once
+  Query first;                       // [b_1], the only length-1 query (chaining)
+
+  int base_index(int i, int j) const { return j * d + i; }  // base pairs come first, column by column
+  int root() const { return base_index(0, 0); }
   // Every query in the order the learner sends it: first, then each pair's k = 1..samples-1.
   std::vector<Query> queries() const;
   // Index in queries() of pair p's k-th query (k >= 1).
   long query_index(long p, long k) const { return 1 + p * (samples - 1) + (k - 1); }
+  // The queries of one pair (k = 1..samples-1), e.g. a fallback pair's.
+  std::vector<Query> pair_queries(const PairSpec& p) const;
 };
 
 // Paper: d^2 base pairs, d(d-1) within links, d-1 across links.
 // Lean: d^2 base pairs and d-1 within links at b_1; residues label the rest.
-// samples = values per pair (0: the paper's 2H+1; more: oversampling, fitted by least squares).
+// samples = values per pair (0: the paper's 2H+1; more: oversampling).
 Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples = 0);
 long paper_query_bound(long d, long H);  // 4 H d^2 - 2H + 1
 long lean_query_count(long d, long H);   // 1 + 2H (d^2 + d - 1)

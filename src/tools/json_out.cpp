@@ -1,4 +1,6 @@
-#include "mhaq/base/json_out.hpp"
+#include "mhaq/tools/json_out.hpp"
+
+#include "mhaq/arith/qtau_access.hpp"
 
 #include <arf.h>
 #include <flint/fmpq.h>
@@ -85,8 +87,8 @@ ojson qmat_json(const QMat& m) {
 }
 ojson qtau_json(const QTau& x) {
   QTau c = x;
-  fmpz_poly_q_canonicalise(c.raw());
-  return ojson{{"num", poly_json(c.raw()->num)}, {"den", poly_json(c.raw()->den)}};
+  fmpz_poly_q_canonicalise(QTauAccess::raw(c));
+  return ojson{{"num", poly_json(QTauAccess::raw(c)->num)}, {"den", poly_json(QTauAccess::raw(c)->den)}};
 }
 ojson query_json(std::size_t index, const Query& q) {
   ojson runs = ojson::array();
@@ -102,15 +104,16 @@ ojson plan_json(const Plan& plan, int redraws) {
   return ojson{{"schedule", schedule_name(plan.schedule)}, {"d", plan.d}, {"H", plan.H}, {"redraws", redraws},
                {"B", qmat_json(plan.B)},                  {"Delta", qmat_json(plan.Delta)}};
 }
-ojson pair_spec_json(const PairSpec& s, std::size_t p, int H) {
-  const std::size_t first = 1 + p * 2 * static_cast<std::size_t>(H);
+ojson pair_spec_json(const Plan& plan, std::size_t p) {
+  const PairSpec& s = plan.pairs[p];
+  const long first = plan.query_index(static_cast<long>(p), 1), last = plan.query_index(static_cast<long>(p), plan.samples - 1);
   return ojson{{"index", p},
                {"kind", kind_str(s.kind)},
                {"i", s.i},
                {"j", s.j},
                {"offset", qvec_json(s.offset)},
                {"final_token", qvec_json(s.final_token)},
-               {"queries", ojson::array({first, first + 2 * static_cast<std::size_t>(H) - 1})}};
+               {"queries", ojson::array({first, last})}};
 }
 
 std::string dyadic_str(const arf_t x) { return arf_rational(x).str(); }

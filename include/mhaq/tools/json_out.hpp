@@ -29,7 +29,7 @@ ojson query_json(std::size_t index, const Query& q);
 ojson model_json(const Model& m);
 ojson plan_json(const Plan& plan, int redraws);
 // index, kind, i, j, offset, final_token and the pair's query range [first, last].
-ojson pair_spec_json(const PairSpec& s, std::size_t p, int H);
+ojson pair_spec_json(const Plan& plan, std::size_t p);  // pair p of the plan, with its query index range
 
 // Binary values written exactly: the dyadic rational "p/q" (q a power of two)
 // that the float or ball endpoint stores. A ball is {"mid": ..., "rad": ...}.

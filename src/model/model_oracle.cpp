@@ -1,7 +1,10 @@
-#include "mhaq/stages/1-oracle/model_oracle.hpp"
+#include "mhaq/model/model_oracle.hpp"
 
 #include <flint/fmpz.h>
 
+#include <cmath>
+
+#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 
 namespace mhaq {
@@ -157,28 +160,52 @@ ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise)
   if (noise_.bits < 0 || noise_.eps.sign() < 0) throw Error(ErrorKind::usage, "oracle bits and noise must be non-negative");
   if (token_den_ < 1) throw Error(ErrorKind::usage, "token denominator must be positive");
   int_model_ = std::make_shared<const IntModel>(model_);
+  field_ = make_field();
+}
+
+template <class T>
+Field<T> oracle_field(long w_den, long token_den, const OracleNoise& noise) {
   if constexpr (Field<T>::is_exact) {
-    const __int128 L = static_cast<__int128>(model_.w_denominator()) * token_den_ * token_den_;
+    const __int128 L = static_cast<__int128>(w_den) * token_den * token_den;
     if (L > (static_cast<__int128>(1) << 40)) throw_input("exact oracle: L = m q^2 too large; use smaller denominators");
-    field_.L = static_cast<long>(L);
+    return Field<T>(static_cast<long>(L));
+  } else if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
+    // The accuracy this oracle states: its rounding and its noise, or the
+    // learner's own precision, whichever is coarser (FloatTolerance).
+    Field<T> f;
+    double acc = -static_cast<double>(f.precision());
+    if (noise.bits > 0) acc = std::max(acc, -static_cast<double>(noise.bits));
+    if (!noise.eps.is_zero()) acc = std::max(acc, std::log2(std::fabs(noise.eps.approx_double())));
+    f.tol.acc_log2 = acc;
+    return f;
+  } else {
+    return Field<T>{};
+  }
+}
+
+void check_query_grid(const Query& q, int d, long token_den) {
+  for (const auto& r : q) {
+    if (static_cast<int>(r.token.size()) != d)
+      throw_input("query token has dimension " + std::to_string(r.token.size()) + ", model has " + std::to_string(d));
+    for (const auto& x : r.token) {
+      fmpz_t t;
+      fmpz_init(t);
+      fmpz_mul_si(t, fmpq_numref(x.raw()), token_den);
+      const bool ok = fmpz_divisible(t, fmpq_denref(x.raw()));
+      fmpz_clear(t);
+      if (!ok) throw_input("query entry " + x.str() + " is not in (1/" + std::to_string(token_den) + ")Z");
+    }
   }
 }
 
 template <class T>
+Field<T> ModelOracle<T>::make_field() const {
+  return oracle_field<T>(model_.w_denominator(), token_den_, noise_);
+}
+
+template <class T>
 T ModelOracle<T>::answer(const Query& q) {
-  for (const auto& r : q) {
-    if (static_cast<int>(r.token.size()) != model_.d)
-      throw_input("query token has dimension " + std::to_string(r.token.size()) + ", model has " + std::to_string(model_.d));
-  }
-  for (const auto& r : q)
-    for (const auto& x : r.token) {
-      fmpz_t t;
-      fmpz_init(t);
-      fmpz_mul_si(t, fmpq_numref(x.raw()), token_den_);
-      const bool ok = fmpz_divisible(t, fmpq_denref(x.raw()));
-      fmpz_clear(t);
-      if (!ok) throw_input("query entry " + x.str() + " is not in (1/" + std::to_string(token_den_) + ")Z");
-    }
+  check_query_grid(q, model_.d, token_den_);
   if constexpr (Field<T>::is_exact) {
     T out;
     if (!evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) out = evaluate(model_, q, field_);
@@ -274,8 +301,7 @@ NoisePattern parse_noise_pattern(const std::string& s) {
 }
 
 QTau evaluate_exact(const Model& m, const Query& q, long L) {
-  Field<QTau> F;
-  F.L = L;
+  const Field<QTau> F(L);
   fmpz_t l;
   fmpz_init_set_ui(l, 1);
   for (const auto& r : q)
@@ -290,6 +316,10 @@ QTau evaluate_exact(const Model& m, const Query& q, long L) {
 
 Ball evaluate_ball(const Model& m, const Query& q) { return evaluate(m, q, Field<Ball>{}); }
 
+template Field<QTau> oracle_field<QTau>(long, long, const OracleNoise&);
+template Field<Ball> oracle_field<Ball>(long, long, const OracleNoise&);
+template Field<Mpfr> oracle_field<Mpfr>(long, long, const OracleNoise&);
+template Field<double> oracle_field<double>(long, long, const OracleNoise&);
 template class ModelOracle<QTau>;
 template class ModelOracle<Ball>;
 template class ModelOracle<Mpfr>;

@@ -49,6 +49,7 @@ class ModelOracle final : public Oracle<T> {
 
  private:
   T answer(const Query& q) override;
+  Field<T> make_field() const;
   Model model_;
   long token_den_;
   Field<T> field_;
@@ -57,6 +58,13 @@ class ModelOracle final : public Oracle<T> {
   long answered_ = 0;  // answers given so far (index into noise_.signs)
   std::shared_ptr<const IntModel> int_model_;
 };
+
+// The arithmetic an oracle's answers live in: Q(tau) with L = w_den token_den^2
+// (exact), the stated accuracy of rounding and noise (floats), or balls.
+template <class T>
+Field<T> oracle_field(long w_den, long token_den, const OracleNoise& noise);
+// Error(input) unless every token has dimension d and entries in (1/token_den)Z.
+void check_query_grid(const Query& q, int d, long token_den);
 
 // Evaluates f(X) exactly on rational tokens, in Q(tau) (for checks that do not
 // go through any learner, e.g. certificates and golden files).

@@ -1,0 +1,232 @@
+// Filter, refine and certify a solution of a nonlinear system
+//     model(x)_k = target_k,   k < equations(),  x of size unknowns() <= equations(),
+// for each field (included by field.hpp). A system `Sys` provides:
+//   int unknowns() const; int equations() const; const V& target(int k) const;
+//   template <class G> U model(const G&, const std::vector<U>& x, int k) const;
+//   template <class G> void jacobian(const G&, const std::vector<U>& x, Mat<U>& J) const;  // equations x unknowns
+//   template <class G> void linear_part(const G&, std::vector<U>& x) const;  // re-solve the unknowns x enters linearly
+//   template <class G> Truth admissible(const G&, const std::vector<U>& x) const;  // x in the system's domain
+// where U is the value type of the field G. The pair fits of stages/3-fit are
+// the system the learner uses (P + sum_h c_h / (1 + r_h k) = f(k)).
+#pragma once
+#include <arb_mat.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace mhaq {
+
+namespace detail {
+
+// Least-squares step of a K x n system (K >= n): the plain solve when square,
+// else the augmented system [I A; A^T 0] [s; x] = [b; 0], whose conditioning is
+// that of A, not of A^T A. approx_ (floats).
+template <class F>
+Truth solve_least_squares(const F& fld, Mat<typename F::value_type>& x, const Mat<typename F::value_type>& A,
+                          const Mat<typename F::value_type>& b) {
+  using T = typename F::value_type;
+  const int K = A.rows(), n = A.cols();
+  if (K == n) return fld.solve(x, A, b);
+  const T one = fld.from(Rational(1)), zero = fld.from(Rational(0));
+  Mat<T> M(K + n, K + n, zero), rhs(K + n, 1, zero), y;
+  for (int k = 0; k < K; ++k) {
+    rhs(k, 0) = b(k, 0);
+    M(k, k) = one;
+    for (int j = 0; j < n; ++j) M(k, K + j) = M(K + j, k) = A(k, j);
+  }
+  const Truth t = fld.solve(y, M, rhs);
+  if (t != Truth::yes) return t;
+  x = Mat<T>(n, 1);
+  for (int j = 0; j < n; ++j) x(j, 0) = y(K + j, 0);
+  return Truth::yes;
+}
+
+template <class F, class Sys>
+typename F::value_type residual_squares(const F& fld, const Sys& sys, const std::vector<typename F::value_type>& x) {
+  auto ss = fld.from(Rational(0));
+  for (int k = 0; k < sys.equations(); ++k) {
+    const auto g = sys.model(fld, x, k) - sys.target(k);
+    ss = ss + g * g;
+  }
+  return ss;
+}
+
+// Damped Gauss-Newton for the floating-point fields: a step is taken (halved
+// up to 10 times) only when it lowers the sum of squared residuals and keeps x
+// admissible; iteration stops when no step does, which in floating point is
+// convergence to the working precision.
+template <class F, class Sys>
+void gauss_newton(const F& fld, const Sys& sys, std::vector<typename F::value_type>& x) {
+  using T = typename F::value_type;
+  const int K = sys.equations(), n = sys.unknowns();
+  // Already a fit to the working precision (every residual "equal" at the
+  // tolerance's yes-threshold): nothing to refine, the common case.
+  bool fits = K == n;
+  for (int k = 0; k < K && fits; ++k)
+    fits = fld.log2_abs(sys.model(fld, x, k) - sys.target(k)) - std::max(0.0, fld.log2_abs(sys.target(k))) < 16.0 - static_cast<double>(fld.precision());
+  if (fits) return;
+  sys.linear_part(fld, x);
+  T ss = residual_squares(fld, sys, x);
+  for (int it = 0; it < 60; ++it) {
+    Mat<T> J(K, n), g(K, 1), dx;
+    sys.jacobian(fld, x, J);
+    for (int k = 0; k < K; ++k) g(k, 0) = sys.model(fld, x, k) - sys.target(k);
+    if (solve_least_squares(fld, dx, J, g) != Truth::yes) return;
+    // relative size of the step: at the rounding level it is converged; below
+    // the square root of it Newton is in its quadratic regime, where a full
+    // step that fails to lower the residual means rounding has taken over
+    double rel = -std::numeric_limits<double>::infinity();
+    for (int i = 0; i < n; ++i) rel = std::max(rel, fld.log2_abs(dx(i, 0)) - fld.log2_abs(x[i]));
+    const double p = static_cast<double>(fld.precision());
+    if (rel < 8.0 - p) return;
+    const int halvings = rel < -p / 2 ? 1 : 10;
+    T scale = fld.from(Rational(1));
+    const T half = fld.from(Rational(1, 2));
+    bool taken = false;
+    for (int h = 0; h < halvings && !taken; ++h, scale = scale * half) {
+      std::vector<T> trial = x;
+      for (int i = 0; i < n; ++i) trial[i] = x[i] - scale * dx(i, 0);
+      if (sys.admissible(fld, trial) == Truth::no) continue;
+      const T s2 = residual_squares(fld, sys, trial);
+      if (fld.is_positive(ss - s2) == Truth::yes) {
+        x = std::move(trial);
+        ss = s2;
+        taken = true;
+      }
+    }
+    if (!taken) return;
+  }
+}
+
+// Floats: the refined x must reproduce the system's targets (the equality
+// decision at the tolerance); a residual beyond it means the approximation
+// did not converge at this precision.
+template <class F, class Sys>
+Truth check_residuals(const F& fld, const Sys& sys, const std::vector<typename F::value_type>& x) {
+  for (int k = 0; k < sys.equations(); ++k)
+    if (fld.equal(sys.model(fld, x, k), sys.target(k)) == Truth::no)
+      throw_unable("the refined fit does not reproduce value " + std::to_string(k) + " at " + std::to_string(fld.precision()) +
+                   " bits (the pair is too ill-conditioned for this precision)");
+  return Truth::yes;
+}
+
+}  // namespace detail
+
+template <class Sys>
+Truth Field<Mpfr>::certify(const Sys& sys, std::vector<Mpfr>& x) const {
+  return detail::check_residuals(*this, sys, x);
+}
+template <class Sys>
+Truth Field<double>::certify(const Sys& sys, std::vector<double>& x) const {
+  return detail::check_residuals(*this, sys, x);
+}
+
+template <class Sys>
+void Field<Mpfr>::refine(const Sys& sys, std::vector<Mpfr>& x) const {
+  detail::gauss_newton(*this, sys, x);
+}
+template <class Sys>
+void Field<double>::refine(const Sys& sys, std::vector<double>& x) const {
+  detail::gauss_newton(*this, sys, x);
+}
+
+template <class Fn>
+std::optional<std::vector<Ball>> Field<Ball>::filtered(const std::vector<Ball>& f, Fn&& fn) const {
+  // The approximation is computed in MPFR at the working precision from the
+  // midpoints (approx_: it need not be right; certify() decides).
+  std::vector<Mpfr> mid(f.size());
+  for (size_t k = 0; k < f.size(); ++k) arf_get_mpfr(mid[k].raw(), arb_midref(f[k].raw()), MPFR_RNDN);
+  std::optional<std::vector<Mpfr>> am;
+  try {
+    am = fn(Field<Mpfr>{}, mid);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!am) return std::nullopt;
+  std::vector<Ball> out(am->size());
+  for (size_t i = 0; i < am->size(); ++i) arf_set_mpfr(arb_midref(out[i].raw()), (*am)[i].raw());
+  return out;
+}
+
+namespace detail {
+struct ArbMatRAII {
+  arb_mat_t m;
+  ArbMatRAII(long r, long c) { arb_mat_init(m, r, c); }
+  ~ArbMatRAII() { arb_mat_clear(m); }
+  ArbMatRAII(const ArbMatRAII&) = delete;
+  ArbMatRAII& operator=(const ArbMatRAII&) = delete;
+};
+}  // namespace detail
+
+template <class Sys>
+Truth Field<Ball>::certify(const Sys& sys, std::vector<Ball>& x) const {
+  // Krawczyk operator on the first n equations: with Y ~ J(xt)^{-1} and a box
+  // X around xt, K(X) = xt - Y g(xt) + (I - Y J(X)) (X - xt). If K(X) lies in
+  // the interior of X, every choice of targets in their balls has exactly one
+  // solution in X, and it lies in K(X) (proofs/10).
+  const long prec = working_precision();
+  const int n = sys.unknowns();
+  using detail::ArbMatRAII;
+  std::vector<Ball> xt(n);
+  for (int i = 0; i < n; ++i) arb_get_mid_arb(xt[i].raw(), x[i].raw());
+  Mat<Ball> Jm;
+  auto jac = [&](ArbMatRAII& out, const std::vector<Ball>& at) {
+    Mat<Ball> J(sys.equations(), n);
+    sys.jacobian(*this, at, J);
+    for (int k = 0; k < n; ++k)
+      for (int j = 0; j < n; ++j) arb_set(arb_mat_entry(out.m, k, j), J(k, j).raw());
+  };
+  ArbMatRAII Jt(n, n), Y(n, n), JX(n, n), YJ(n, n), M(n, n), gt(n, 1), Yg(n, 1), dX(n, 1), corr(n, 1);
+  jac(Jt, xt);
+  arb_mat_get_mid(Jt.m, Jt.m);
+  if (!arb_mat_approx_inv(Y.m, Jt.m, prec)) return Truth::unknown;
+  arb_mat_get_mid(Y.m, Y.m);
+  for (int k = 0; k < n; ++k) {
+    const Ball gk = sys.model(*this, xt, k) - sys.target(k);
+    arb_set(arb_mat_entry(gt.m, k, 0), gk.raw());
+  }
+  arb_mat_mul(Yg.m, Y.m, gt.m, prec);
+  // initial box: twice the Newton step, plus a few ulps; epsilon-inflated on retries
+  std::vector<mag_struct> w(n);
+  for (int i = 0; i < n; ++i) {
+    mag_init(&w[i]);
+    arb_get_mag(&w[i], arb_mat_entry(Yg.m, i, 0));
+    mag_mul_2exp_si(&w[i], &w[i], 1);
+    mag_t t;
+    mag_init(t);
+    arb_get_mag(t, xt[i].raw());
+    mag_mul_2exp_si(t, t, -prec + 4);
+    mag_add(&w[i], &w[i], t);
+    mag_clear(t);
+  }
+  bool ok = false;
+  std::vector<Ball> X(n), K(n);
+  for (int attempt = 0; attempt < 6 && !ok; ++attempt) {
+    for (int i = 0; i < n; ++i) {
+      X[i] = xt[i];
+      mag_set(arb_radref(X[i].raw()), &w[i]);
+      arb_zero(arb_mat_entry(dX.m, i, 0));
+      mag_set(arb_radref(arb_mat_entry(dX.m, i, 0)), &w[i]);
+    }
+    jac(JX, X);
+    arb_mat_mul(YJ.m, Y.m, JX.m, prec);
+    arb_mat_one(M.m);
+    arb_mat_sub(M.m, M.m, YJ.m, prec);
+    arb_mat_mul(corr.m, M.m, dX.m, prec);
+    ok = true;
+    for (int i = 0; i < n && ok; ++i) {
+      Ball k = xt[i];
+      arb_sub(k.raw(), k.raw(), arb_mat_entry(Yg.m, i, 0), prec);
+      arb_add(k.raw(), k.raw(), arb_mat_entry(corr.m, i, 0), prec);
+      ok = arb_contains_interior(X[i].raw(), k.raw());
+      K[i] = k;
+    }
+    for (int i = 0; i < n; ++i) mag_mul_2exp_si(&w[i], &w[i], 3);
+  }
+  for (auto& m : w) mag_clear(&m);
+  if (!ok || sys.admissible(*this, K) != Truth::yes) return Truth::unknown;
+  x = std::move(K);
+  return Truth::yes;
+}
+
+}  // namespace mhaq

@@ -1,0 +1,278 @@
+// Jets: numbers carrying a value and its gradient with respect to the
+// oracle's answers (forward-mode derivatives, sparse). Running the learner's
+// stages on Field<Jet<B>> gives the Jacobian J = d(parameters)/d(answers) from
+// the same code that learns (claim 4, proofs/11): the only derivative rules
+// written by hand are those of the field primitives below.
+//
+//  * arithmetic, exp and log: the usual rules;
+//  * solve: X = A^{-1} B, dX = A^{-1} (dB - dA X);
+//  * real_roots: p(rho) = 0, d rho = -(sum_m dc_m rho^m) / p'(rho);
+//  * refine / certify of a system model(x) = targets: certify lets the base
+//    field certify the values (refine keeps them), and the implicit function theorem gives
+//    dx = J(x)^{-1} d targets (J^+ in the least-squares sense when the base
+//    field fits more equations than unknowns).
+//
+// Rigor: over Field<Ball> every value and every derivative is an enclosure
+// (the rules are evaluated in balls at the enclosed point). Over the float
+// fields, approx_. Decisions are the base field's, on the values.
+#pragma once
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "mhaq/arith/field.hpp"
+
+namespace mhaq {
+
+template <class B>
+class Jet {
+ public:
+  using Grad = std::vector<std::pair<int, B>>;  // sorted by index, no repeats
+  Jet() : v_(zero()) {}
+  explicit Jet(B v) : v_(std::move(v)) {}
+  Jet(B v, Grad d) : v_(std::move(v)), d_(std::move(d)) {}
+  static Jet variable(B v, int index) { return Jet(std::move(v), Grad{{index, one()}}); }
+
+  const B& value() const { return v_; }
+  const Grad& grad() const { return d_; }
+  B derivative(int index) const {
+    auto it = std::lower_bound(d_.begin(), d_.end(), index, [](const auto& e, int i) { return e.first < i; });
+    return it != d_.end() && it->first == index ? it->second : zero();
+  }
+
+  friend Jet operator+(const Jet& a, const Jet& b) { return Jet(a.v_ + b.v_, combine(a.d_, nullptr, b.d_, nullptr, false)); }
+  friend Jet operator-(const Jet& a, const Jet& b) { return Jet(a.v_ - b.v_, combine(a.d_, nullptr, b.d_, nullptr, true)); }
+  friend Jet operator*(const Jet& a, const Jet& b) { return Jet(a.v_ * b.v_, combine(a.d_, &b.v_, b.d_, &a.v_, false)); }
+  friend Jet operator/(const Jet& a, const Jet& b) {
+    B v = a.v_ / b.v_;
+    const B inv = one() / b.v_;
+    const B s = v * inv;  // d(a/b) = da / b - (a/b) db / b
+    return Jet(std::move(v), combine(a.d_, &inv, b.d_, &s, true));
+  }
+  friend Jet operator-(const Jet& a) {
+    Grad d = a.d_;
+    for (auto& e : d) e.second = -e.second;
+    return Jet(-a.v_, std::move(d));
+  }
+  Jet& operator+=(const Jet& o) { return *this = *this + o; }
+  Jet& operator-=(const Jet& o) { return *this = *this - o; }
+  Jet& operator*=(const Jet& o) { return *this = *this * o; }
+  Jet& operator/=(const Jet& o) { return *this = *this / o; }
+
+  // x.d * s (all entries scaled)
+  static Grad scaled(const Grad& x, const B& s) {
+    Grad out;
+    out.reserve(x.size());
+    for (const auto& e : x) out.emplace_back(e.first, e.second * s);
+    return out;
+  }
+
+ private:
+  static B zero() { return B(0L); }
+  static B one() { return B(1L); }
+  // cx * x + (neg ? -1 : 1) * cy * y, with null meaning a factor of 1.
+  static Grad combine(const Grad& x, const B* cx, const Grad& y, const B* cy, bool neg) {
+    Grad out;
+    out.reserve(x.size() + y.size());
+    size_t i = 0, j = 0;
+    auto fx = [&](const B& v) { return cx ? v * *cx : v; };
+    auto fy = [&](const B& v) { B t = cy ? v * *cy : v; return neg ? -t : t; };
+    while (i < x.size() || j < y.size()) {
+      if (j == y.size() || (i < x.size() && x[i].first < y[j].first)) {
+        out.emplace_back(x[i].first, fx(x[i].second));
+        ++i;
+      } else if (i == x.size() || y[j].first < x[i].first) {
+        out.emplace_back(y[j].first, fy(y[j].second));
+        ++j;
+      } else {
+        out.emplace_back(x[i].first, fx(x[i].second) + fy(y[j].second));
+        ++i;
+        ++j;
+      }
+    }
+    return out;
+  }
+  B v_;
+  Grad d_;
+};
+
+template <class B>
+struct Field<Jet<B>> {
+  using value_type = Jet<B>;
+  using J = Jet<B>;
+  static constexpr Arith tag = Field<B>::tag;
+  static constexpr bool is_exact = false;  // jets carry derivatives; their values are the base field's
+  static constexpr bool is_rigorous = Field<B>::is_rigorous;
+  static constexpr bool least_squares = Field<B>::least_squares;
+  Field<B> base;
+
+  Field() = default;
+  explicit Field(Field<B> b) : base(std::move(b)) {}
+
+  J from(const Rational& q) const { return J(base.from(q)); }
+  J exp(const Rational& s) const { return J(base.exp(s)); }
+  J exp(const J& x) const {
+    B v = base.exp(x.value());
+    return J(v, J::scaled(x.grad(), v));
+  }
+  J log(const J& x) const { return J(base.log(x.value()), J::scaled(x.grad(), B(1L) / x.value())); }
+  J abs(const J& x) const { return base.is_positive(x.value()) == Truth::no ? -x : x; }
+  Truth is_zero(const J& x) const { return base.is_zero(x.value()); }
+  Truth is_positive(const J& x) const { return base.is_positive(x.value()); }
+  Truth equal(const J& a, const J& b) const { return base.equal(a.value(), b.value()); }
+  Truth equal(const J& a, const J& b, const J& s) const { return base.equal(a.value(), b.value(), s.value()); }
+  // relu: the derivative is 1 where the value is certainly positive, 0 where
+  // it certainly is not; undecided (a ball straddling 0) is unable.
+  J relu(const J& x) const {
+    const Truth t = base.is_positive(x.value());
+    if (t == Truth::unknown) throw_unable("jets: the derivative of ReLU at an undecided sign");
+    return t == Truth::yes ? x : J(base.from(Rational(0)));
+  }
+  Rational nearest(const J& x, long den) const { return base.nearest(x.value(), den); }
+  Ball enclose(const J& x) const { return base.enclose(x.value()); }
+  std::string str(const J& x) const { return base.str(x.value()); }
+
+  Truth solve(Mat<J>& X, const Mat<J>& A, const Mat<J>& Bm) const {
+    const int n = A.rows(), k = Bm.cols();
+    Mat<B> a(n, n), b(n, k), x;
+    std::vector<int> idx;
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        a(i, j) = A(i, j).value();
+        for (const auto& e : A(i, j).grad()) idx.push_back(e.first);
+      }
+      for (int j = 0; j < k; ++j) {
+        b(i, j) = Bm(i, j).value();
+        for (const auto& e : Bm(i, j).grad()) idx.push_back(e.first);
+      }
+    }
+    const Truth t = base.solve(x, a, b);
+    if (t != Truth::yes) return t;
+    std::sort(idx.begin(), idx.end());
+    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+    const int m = static_cast<int>(idx.size());
+    // one solve for every direction q: A Y_q = dB_q - dA_q X
+    Mat<B> R(n, k * m, B(0L)), Y;
+    for (int q = 0; q < m; ++q)
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < k; ++j) {
+          B s = Bm(i, j).derivative(idx[q]);
+          for (int t2 = 0; t2 < n; ++t2) s = s - A(i, t2).derivative(idx[q]) * x(t2, j);
+          R(i, q * k + j) = s;
+        }
+    if (m > 0 && base.solve(Y, a, R) != Truth::yes) return Truth::unknown;
+    X = Mat<J>(n, k);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < k; ++j) {
+        typename J::Grad g;
+        for (int q = 0; q < m; ++q) g.emplace_back(idx[q], Y(i, q * k + j));
+        X(i, j) = J(x(i, j), std::move(g));
+      }
+    return Truth::yes;
+  }
+
+  Roots<J> real_roots(const std::vector<J>& c) const {
+    std::vector<B> cv;
+    for (const auto& x : c) cv.push_back(x.value());
+    Roots<B> r = base.real_roots(cv);
+    Roots<J> out;
+    out.ok = r.ok;
+    out.why = r.why;
+    if (r.ok != Truth::yes) return out;
+    const std::vector<B> dc = poly_derivative(base, cv);
+    for (const B& rho : r.roots) {
+      const J p = poly_eval(c, J(rho));  // value ~ 0, gradient sum_m dc_m rho^m
+      const B inv = -(B(1L) / poly_eval(dc, rho));
+      out.roots.push_back(J(rho, J::scaled(p.grad(), inv)));
+    }
+    return out;
+  }
+
+  // The approximation is the base field's own (values only): the derivatives
+  // come from certify(), by the implicit function theorem, so carrying them
+  // through the approximate route would be wasted work.
+  template <class Fn>
+  std::optional<std::vector<J>> filtered(const std::vector<J>& f, Fn&& fn) const {
+    const std::optional<std::vector<B>> xv = base.filtered(values(f), fn);
+    if (!xv) return std::nullopt;
+    std::vector<J> out;
+    for (const auto& v : *xv) out.emplace_back(v);
+    return out;
+  }
+  // Derivatives only: the implicit function theorem at the current values
+  // (the run being differentiated already refined them; refining again would
+  // change the values by rounding only, at the cost of a Gauss-Newton solve).
+  template <class Sys>
+  void refine(const Sys& sys, std::vector<J>& x) const {
+    x = implicit(sys, values(x));
+  }
+  template <class Sys>
+  Truth certify(const Sys& sys, std::vector<J>& x) const {
+    std::vector<B> xv = values(x);
+    const Truth t = base.certify(value_system(sys), xv);
+    if (t == Truth::yes) x = implicit(sys, xv);
+    return t;
+  }
+
+ private:
+  static std::vector<B> values(const std::vector<J>& x) {
+    std::vector<B> v;
+    for (const auto& e : x) v.push_back(e.value());
+    return v;
+  }
+  template <class Sys>
+  static auto value_system(const Sys& sys) {
+    return sys.map_targets([](const J& t) { return t.value(); });
+  }
+  // x(targets) by the implicit function theorem at the refined values xv.
+  template <class Sys>
+  std::vector<J> implicit(const Sys& sys, const std::vector<B>& xv) const {
+    const auto vs = value_system(sys);
+    const int n = sys.unknowns();
+    const int K = least_squares ? sys.equations() : n;
+    Mat<B> Jk(sys.equations(), n);
+    vs.jacobian(base, xv, Jk);
+    std::vector<int> idx;
+    for (int k = 0; k < K; ++k)
+      for (const auto& e : sys.target(k).grad()) idx.push_back(e.first);
+    std::sort(idx.begin(), idx.end());
+    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+    const int m = static_cast<int>(idx.size());
+    Mat<B> A(n, n), R(n, m, B(0L)), Y;
+    // square: J Y = dT; least squares: (J^T J) Y = J^T dT
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        if (K == n) {
+          A(i, j) = Jk(i, j);
+        } else {
+          B s(0L);
+          for (int k = 0; k < K; ++k) s = s + Jk(k, i) * Jk(k, j);
+          A(i, j) = s;
+        }
+      }
+      for (int q = 0; q < m; ++q) {
+        if (K == n) {
+          R(i, q) = sys.target(i).derivative(idx[q]);
+        } else {
+          B s(0L);
+          for (int k = 0; k < K; ++k) s = s + Jk(k, i) * sys.target(k).derivative(idx[q]);
+          R(i, q) = s;
+        }
+      }
+    }
+    std::vector<J> out;
+    if (m > 0 && base.solve(Y, A, R) != Truth::yes) throw_unable("jets: the system's Jacobian is not invertible at this precision");
+    for (int i = 0; i < n; ++i) {
+      typename J::Grad g;
+      for (int q = 0; q < m; ++q) g.emplace_back(idx[q], Y(i, q));
+      out.emplace_back(xv[i], std::move(g));
+    }
+    return out;
+  }
+};
+
+static_assert(ArithField<Field<Jet<Ball>>>);
+static_assert(ArithField<Field<Jet<Mpfr>>>);
+static_assert(ArithField<Field<Jet<double>>>);
+
+}  // namespace mhaq

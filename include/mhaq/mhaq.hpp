@@ -1,0 +1,30 @@
+// mhaq's public entry points in one include (the installed package's
+// umbrella header; README "Using mhaq as a library").
+//
+//  * model:   Model, HeadQ (exact rational W_h, v_h), canonical(), model files
+//             (model_from_json_text, read_model_file), generate_model
+//  * oracle:  Oracle<T>, the black box the learner sees (query -> f at the final
+//             token, counted); ModelOracle<T> answers from a hidden Model;
+//             evaluate_exact / evaluate_ball evaluate f directly
+//  * learner: learn<T>(Oracle<T>&, LearnOptions) over T = QTau (exact),
+//             Ball (Arb), Mpfr, double; learner_plan lists its queries
+//  * recover: recover(Model, RecoverOptions) -> JSON report (the driver behind
+//             `mhaq recover`), exact_heads_match, ball_heads_contain
+//  * golden:  golden_export / golden_check (tests/golden/SCHEMA.md)
+//  * studies: verify (claims table), sweep_run (precision-loss grid), both
+//             distributed over threads and MPI ranks (base/distribute.hpp)
+#pragma once
+
+#include "mhaq/arith/field.hpp"
+#include "mhaq/arith/numbers.hpp"
+#include "mhaq/arith/rational.hpp"
+#include "mhaq/base/distribute.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/stages/learner.hpp"
+#include "mhaq/tools/golden.hpp"
+#include "mhaq/tools/recover.hpp"
+#include "mhaq/tools/sweep.hpp"
+#include "mhaq/tools/verify.hpp"

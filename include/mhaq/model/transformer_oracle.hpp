@@ -1,0 +1,34 @@
+// The oracle of a hidden one-layer transformer (claim 5): T(X) at the final
+// token, in any arithmetic. Scores are exact in Q, the softmax weights e^{s}
+// are the field's, and ReLU uses the field's sign decision (exact: decided by
+// Arb evaluation of the element of Q(tau); balls: an enclosure of max(g, 0)).
+// As for attention, the model is a private member: the learner holds only
+// an Oracle<T>&.
+#pragma once
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/model/transformer.hpp"
+
+namespace mhaq {
+
+template <class T>
+class TransformerOracle final : public Oracle<T> {
+ public:
+  TransformerOracle(TransformerModel m, long token_den);
+  int dim() const override { return model_.d; }
+  const Field<T>& field() const override { return field_; }
+
+ private:
+  T answer(const Query& q) override;
+  TransformerModel model_;
+  long token_den_;
+  Field<T> field_;
+};
+
+// T(X) evaluated directly (checks that do not go through a learner).
+QTau evaluate_transformer_exact(const TransformerModel& m, const Query& q, long L);
+Ball evaluate_transformer_ball(const TransformerModel& m, const Query& q);
+// T in any field, with exact rational parameters (the oracle's formula).
+template <class T>
+T evaluate_transformer(const TransformerModel& m, const Query& q, const Field<T>& F);
+
+}  // namespace mhaq

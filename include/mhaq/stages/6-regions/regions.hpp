@@ -1,0 +1,77 @@
+// Stage 6 (transformer): region values and the crossings of a path.
+//
+// For a final token x, let S(x) be the set of neurons active at x
+// (ubar_j^T x > 0). Along a pair [(x + delta) x k, x] with delta small, no
+// neuron changes sign, so the transformer is the attention model with value
+// vectors e_h(S) = sum_{j in S} u_j U_{h,j} (ALGORITHM.md section 10, proofs/14):
+//
+//     f(k) - f(0) = sum_h alpha_h(k) e_h^T delta,   alpha_h(k) = r_h k / (1 + r_h k),
+//
+// with the poles r_h = e^{delta^T W_h x} known from the attention part. H
+// samples per offset give the H numbers e_h^T delta; d offsets give every
+// e_h(S(x)); one more sample per offset checks that no neuron flipped.
+//
+// A path p -> q -> -p crosses every neuron's hyperplane exactly once
+// (proofs/15). Region values are constant between crossings and jump by
+// +-u_j U_{.,j} at neuron j's; a jump's hyperplane normal is the sum of its
+// head blocks, which predicts where it crosses.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/field.hpp"
+#include "mhaq/stages/1-oracle/oracle.hpp"
+
+namespace mhaq {
+
+// e[h][a]: the region's value vector of head h (H x d), flattened head-major by flat().
+template <class T>
+struct RegionValues {
+  std::vector<std::vector<T>> e;
+  std::vector<T> flat() const {
+    std::vector<T> out;
+    for (const auto& v : e) out.insert(out.end(), v.begin(), v.end());
+    return out;
+  }
+};
+
+struct RegionDesign {
+  QMat Delta;           // d offsets (columns), the learner's own, invertible
+  long grid_den = 1;    // tokens lie in (1/grid_den)Z
+  int max_scale_ups = 4;  // a pair whose extra sample disagrees: the probe point is doubled (same region, relatively smaller offsets)
+  int max_probes = 400;   // region evaluations the path search may spend
+};
+
+// Region values at final token x, from 1 + d(H+1) queries. Throws
+// Error(not_identifiable) when the extra samples disagree at every scale (a
+// neuron whose pre-activation does not follow the final token), and
+// Error(unable | degenerate) from the solves.
+template <ArithField F>
+RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename F::value_type>& oracle,
+                                                   const std::vector<Mat<typename F::value_type>>& W, const QVec& x, const RegionDesign& design);
+
+// One crossing of the path: the jump of the region values from `before` to
+// `after` (grid points on either side of one hyperplane).
+template <class T>
+struct Crossing {
+  std::vector<T> jump;  // E(after) - E(before), H*d entries
+  QVec before, after;
+};
+
+template <class T>
+struct PathSearch {
+  std::vector<Crossing<T>> crossings;  // in path order
+  RegionValues<T> start, end;          // at p and at -p
+  int probes = 0;                      // region evaluations
+  int undecided_flats = 0;             // intervals taken as crossing-free on an undecided equality
+};
+
+// Finds every crossing of the path p -> q -> -p by predicted-crossing
+// bisection (proofs/15). neurons_told > 0 stops as soon as that many
+// crossings are found and then demands it.
+template <ArithField F>
+PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::value_type>& oracle,
+                                                 const std::vector<Mat<typename F::value_type>>& W, const QVec& p, const QVec& q,
+                                                 const RegionDesign& design, int neurons_told);
+
+}  // namespace mhaq

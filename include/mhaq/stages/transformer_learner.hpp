@@ -1,0 +1,53 @@
+// The transformer learner (claim 5): a path through the attention stages and
+// two more, written once for every field, given an Oracle<T>& and nothing else.
+//
+//   attention   the odd part T(X) - T(-X) is multi-head attention with value
+//               vectors sum_j u_j U_{h,j}; the attention learner (stages 1-5)
+//               gives every W_h (proofs/13)
+//   6-regions   region values e_h(S) at final tokens along p -> q -> -p, and
+//               the path's crossings (proofs/14, 15)
+//   7-neurons   the sign system and the canonical neurons (proofs/16)
+//
+// then the learner's own checks: its transformer reproduces every answer, and
+// a few general sequences (not confined to one region) that it asks for.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "mhaq/stages/7-neurons/neurons.hpp"
+#include "mhaq/stages/learner.hpp"
+
+namespace mhaq {
+
+struct TransformerLearnOptions {
+  int H = 1;                // canonical attention heads
+  int neurons = 0;          // canonical neuron count if known (0: found by the path search)
+  Schedule schedule = Schedule::paper;
+  std::uint64_t seed = 1;
+  TokenSpec tokens{16, 16};  // every token lies in (1/tokens.den)Z; entries within [-1, 1] for the attention part
+  int threads = 1;
+  int verify_queries = -1;   // general sequences the learner checks itself on (-1: 2d)
+  int max_probes = 400;      // region evaluations the path search may spend
+  int path_attempts = 3;     // fresh paths tried when one cannot separate its crossings
+  bool checks = true;        // the self-check and the verification sequences (off when differentiating a replayed run)
+};
+
+template <class T>
+struct TransformerLearnResult {
+  std::vector<Mat<T>> W;                 // heads, in the attention part's order
+  std::vector<LearnedNeuron<T>> neurons;  // canonical: u in {+1, -1}
+  int heads_found = 0;
+  long queries_attention = 0, queries_regions = 0, queries_verify = 0;
+  int probes = 0, undecided_flats = 0, crossings = 0, path_attempts = 0;
+  QVec p, q;                              // the path p -> q -> -p
+  Truth self_check = Truth::unknown;      // the transformer reproduces every answer
+  long self_check_failed = -1;
+  Truth verification = Truth::unknown;    // ... and the learner's general verification sequences
+};
+
+// Throws Error(degenerate | unable | inconsistent | not_identifiable); a
+// condition of ALGORITHM.md section 10 that fails is not_identifiable, named.
+template <class T>
+TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const TransformerLearnOptions& opt);
+
+}  // namespace mhaq

@@ -1,0 +1,196 @@
+// The transformer learner: attention part, regions, neurons, checks.
+#include "mhaq/stages/transformer_learner.hpp"
+
+#include "mhaq/arith/all_fields.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "mhaq/base/parallel.hpp"
+#include "mhaq/base/random.hpp"
+#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+
+namespace mhaq {
+
+namespace {
+
+QVec draw_vec(Rng& rng, int d, long range, long den) {
+  QVec v(d);
+  for (auto& x : v) x = Rational(rng.uniform_int(-range, range), static_cast<unsigned long>(den));
+  return v;
+}
+
+// The learner's general verification sequences: 1-4 runs of tokens drawn
+// like the attention part's, counts 1-3.
+std::vector<Query> verification_queries(Rng& rng, int d, int n, const TokenSpec& tk) {
+  std::vector<Query> out;
+  for (int t = 0; t < n; ++t) {
+    Query q;
+    const int runs = static_cast<int>(rng.uniform_int(1, 4));
+    for (int r = 0; r < runs; ++r) q.push_back(Run{draw_vec(rng, d, tk.range, tk.den), rng.uniform_int(1, 3)});
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+// p and q of length about 4, q about orthogonal to p: both segments then stay
+// at a distance from the origin, where every hyperplane passes, so their
+// crossings are spread along the path (proofs/15).
+void draw_path(Rng& rng, int d, long g, QVec& p, QVec& q) {
+  p = draw_vec(rng, d, 4 * g, g);
+  QVec q0 = draw_vec(rng, d, 4 * g, g);
+  const Rational pp = dot(p, p);
+  if (!pp.is_zero() && d > 1) {
+    const Rational c = dot(q0, p) / pp;
+    for (int a = 0; a < d; ++a) q0[a] = q0[a] - c * p[a];
+    // rescale to about |p| (k/1024 ~ sqrt(pp/qq), integer square root) and
+    // back onto the grid: a choice, not a decision, made without floats
+    const Rational qq = dot(q0, q0);
+    if (qq.is_zero()) return;
+    const Rational ratio2 = pp / qq * Rational(1024 * 1024);
+    const Rational scale = ratio2.isqrt_floor() / Rational(1024);
+    for (int a = 0; a < d; ++a) q0[a] = (q0[a] * scale * Rational(g)).floor() / Rational(g);
+  }
+  q = q0;
+}
+
+// Conditions on the recovered neurons that the design relies on: ubar_j != 0
+// and no two neurons with the same hyperplane (proofs/15).
+template <class F>
+void check_hyperplanes(const F& fld, const std::vector<LearnedNeuron<typename F::value_type>>& ns, int d) {
+  using T = typename F::value_type;
+  std::vector<std::vector<T>> ubar;
+  for (const auto& n : ns) {
+    std::vector<T> s(d, fld.from(Rational(0)));
+    for (const auto& Uh : n.U)
+      for (int a = 0; a < d; ++a) s[a] = s[a] + Uh[a];
+    T scale = fld.from(Rational(0));
+    Truth zero = Truth::yes;
+    for (const auto& Uh : n.U)
+      for (const auto& x : Uh) scale = scale + fld.abs(x);
+    for (const auto& x : s) zero = truth_and(zero, fld.equal(x, fld.from(Rational(0)), scale));
+    if (zero == Truth::yes) throw_not_identifiable("a neuron has ubar_j = sum_h U_{h,j} = 0: its hyperplane is not a hyperplane (condition ubar_j != 0)");
+    ubar.push_back(std::move(s));
+  }
+  for (size_t j = 0; j < ubar.size(); ++j)
+    for (size_t k = j + 1; k < ubar.size(); ++k) {
+      Truth parallel = Truth::yes;  // every 2x2 minor zero
+      for (int a = 0; a < d && parallel != Truth::no; ++a)
+        for (int b = a + 1; b < d && parallel != Truth::no; ++b) {
+          const T m1 = ubar[j][a] * ubar[k][b], m2 = ubar[j][b] * ubar[k][a];
+          parallel = truth_and(parallel, fld.equal(m1, m2, fld.abs(m1) + fld.abs(m2)));
+        }
+      if (d == 1 || parallel == Truth::yes)
+        throw_not_identifiable("two neurons share a hyperplane (condition: no two hyperplanes ubar_j^T x = 0 coincide)");
+    }
+}
+
+}  // namespace
+
+template <class T>
+TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const TransformerLearnOptions& opt) {
+  if (opt.H < 1) throw Error(ErrorKind::usage, "head count must be at least 1");
+  if (opt.tokens.den < 16 || opt.tokens.den % 16 != 0) throw Error(ErrorKind::usage, "transformer tokens need a denominator that is a multiple of 16");
+  using F = Field<T>;
+  const F& fld = oracle.field();
+  const int d = oracle.dim();
+  RecordingOracle<T> rec(oracle);
+  TransformerLearnResult<T> res;
+  // ---- attention part: the odd part is an attention model
+  OddPartOracle<T> odd(rec);
+  LearnOptions lo;
+  lo.H = opt.H;
+  lo.schedule = opt.schedule;
+  lo.seed = opt.seed;
+  lo.tokens = opt.tokens;
+  lo.threads = opt.threads;
+  LearnResult<T> att;
+  try {
+    att = learn(odd, lo);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::not_identifiable)
+      throw Error(e.kind(), std::string("attention part T(X) - T(-X): ") + e.what() +
+                                " (for a transformer: the stated H exceeds the canonical head count, or some head's odd value sum_j u_j U_{h,j} vanishes)");
+    throw Error(e.kind(), std::string("attention part T(X) - T(-X): ") + e.what());
+  }
+  if (att.self_check == Truth::no) throw_inconsistent("attention part T(X) - T(-X): the heads do not reproduce its answers");
+  res.heads_found = att.heads_found;
+  for (const auto& h : att.heads) res.W.push_back(h.W);
+  res.queries_attention = rec.queries.size();
+  // ---- regions along p -> q -> -p
+  Rng rng(opt.seed ^ 0x7472616e73666d72ULL);  // the path's own stream
+  const long g = opt.tokens.den;
+  RegionDesign design;
+  design.grid_den = g;
+  design.max_probes = opt.max_probes;
+  for (;;) {  // offsets of size 1/16, invertible
+    QMat D(d, d);
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b < d; ++b) D(a, b) = Rational(rng.uniform_int(-1, 1), 16);
+    if (!det(D).is_zero()) {
+      design.Delta = D;
+      break;
+    }
+  }
+  // Path attempts: a path whose crossings lie closer together than the grid
+  // resolves can hide two neurons in one jump, which the sign system, the
+  // hyperplane checks or the self-check then reject; a fresh path (fresh
+  // queries, counted) is tried, up to opt.path_attempts in all.
+  Error last(ErrorKind::internal, "no path attempt");
+  for (int attempt = 1; attempt <= opt.path_attempts; ++attempt) {
+    res.path_attempts = attempt;
+    draw_path(rng, d, g, res.p, res.q);
+    try {
+      const PathSearch<T> path = search_path(fld, rec, res.W, res.p, res.q, design, opt.neurons);
+      res.probes += path.probes;
+      res.undecided_flats = path.undecided_flats;
+      res.crossings = static_cast<int>(path.crossings.size());
+      res.neurons = neurons_from_path(fld, path, res.p, d);
+      check_hyperplanes(fld, res.neurons, d);
+      res.queries_regions = static_cast<long>(rec.queries.size()) - res.queries_attention;
+      if (!opt.checks) return res;
+      // ---- checks: every answer, then general sequences
+      const size_t answered = rec.queries.size();
+      std::vector<Truth> same(answered, Truth::unknown);
+      parallel_for(0, answered, opt.threads,
+                   [&](size_t i) { same[i] = fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, rec.queries[i]), rec.answers[i]); });
+      res.self_check = Truth::yes;
+      res.self_check_failed = -1;
+      for (size_t i = 0; i < answered; ++i) {
+        if (same[i] == Truth::no) {
+          res.self_check = Truth::no;
+          res.self_check_failed = static_cast<long>(i);
+          break;
+        }
+        res.self_check = truth_and(res.self_check, same[i]);
+      }
+      if (res.self_check == Truth::no)
+        throw_inconsistent("the recovered transformer does not reproduce answer " + std::to_string(res.self_check_failed + 1));
+      const int nv = opt.verify_queries >= 0 ? opt.verify_queries : 2 * d;
+      res.verification = Truth::yes;
+      for (const Query& vq : verification_queries(rng, d, nv, opt.tokens)) {
+        const T a = rec.query(vq);
+        const Truth t = fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, vq), a);
+        if (t == Truth::no)
+          throw_not_identifiable(
+              "the recovered transformer reproduces every region query but not a general sequence: two neurons share a hyperplane "
+              "with non-parallel U, or another condition of section 10 fails");
+        res.verification = truth_and(res.verification, t);
+      }
+      res.queries_verify = static_cast<long>(rec.queries.size() - answered);
+      return res;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::not_identifiable && e.kind() != ErrorKind::inconsistent) throw;
+      last = Error(e.kind(), e.what() + std::string(" (") + std::to_string(attempt) + " path attempt" + (attempt > 1 ? "s" : "") + ")");
+      res.queries_regions = static_cast<long>(rec.queries.size()) - res.queries_attention - res.queries_verify;
+    }
+  }
+  throw last;
+}
+
+#define MHAQ_INSTANTIATE(F) \
+  template TransformerLearnResult<F::value_type> learn_transformer<F::value_type>(Oracle<F::value_type>&, const TransformerLearnOptions&);
+MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
+#undef MHAQ_INSTANTIATE
+
+}  // namespace mhaq

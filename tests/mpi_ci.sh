@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# CI step for -DMHAQ_MPI=ON (issue 17), run by .ci/run after the test suite
+# (which builds build/): install OpenMPI if missing, build only the mhaq
+# program in build-mpi, and compare its mpirun output byte for byte with
+# build/mhaq's (tests/mpi_check.sh: verify and sweep at 1, 2, 3 ranks, threads
+# within ranks, an interrupted sweep resumed, exit codes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pkgs=(libopenmpi-dev openmpi-bin)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+[[ -x build/mhaq ]] || { echo "mpi_ci: build/mhaq is missing: run 'bash tests/quickstart.sh test' first" >&2; exit 2; }
+cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=Release -DMHAQ_MPI=ON >/dev/null
+cmake --build build-mpi -j2 --target mhaq
+bash tests/mpi_check.sh build/mhaq build-mpi/mhaq

@@ -1,0 +1,133 @@
+// The judge through the CLI: the float runs that once ended "ok" and wrong
+// (issue 11) now end ok only when right, and every status has its exit code.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "mhaq/tools/judge.hpp"
+#include "test_util.hpp"
+
+using nlohmann::json;
+using namespace mhaq;
+
+namespace {
+const std::string bin = MHAQ_BINARY;
+
+struct Ran {
+  int code;
+  json j;
+};
+Ran run(const std::string& args) {
+  const auto r = test::run(bin + " " + args + " --json 2>/dev/null");
+  REQUIRE_MESSAGE(!r.out.empty(), args);
+  return {r.code, json::parse(r.out)};
+}
+
+// "ok" only with the canonical head count and an error within the stated
+// tolerance; otherwise a non-ok status with its own non-zero exit code.
+void check_honest(const Ran& r, const std::string& what) {
+  INFO(what << ": " << r.j.dump().substr(0, 400));
+  const std::string st = r.j["status"].get<std::string>();
+  CHECK(r.code == status_exit_code(parse_status(st)));
+  if (st != "ok") {
+    CHECK(r.code != 0);
+    CHECK(r.j.contains("remedy"));
+    return;
+  }
+  CHECK(r.code == 0);
+  CHECK(r.j["heads_recovered"] == r.j["heads_true"]);
+  if (r.j.contains("tolerance")) {
+    REQUIRE(r.j["max_rel_error"].is_number());
+    CHECK(r.j["max_rel_error"].get<double>() <= r.j["tolerance"].get<double>());
+  }
+  if (r.j.contains("exact_match")) CHECK(r.j["exact_match"] == true);
+  if (r.j.contains("contains_truth")) CHECK(r.j["contains_truth"] == true);
+}
+
+// Written into the test's temporary working directory (doctest_main).
+std::string tmp_model(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::absolute(name);
+  FILE* f = std::fopen(p.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return p.string();
+}
+const char* kEqualV = R"({"format":"mhaq-model","version":1,"d":2,"heads":[
+ {"W":[["1/2","-1/4"],["1/4","3/4"]],"v":["1","-1/2"]},
+ {"W":[["-1/4","1/2"],["0","-1/2"]],"v":["1","-1/2"]}]})";
+}  // namespace
+
+TEST_CASE("issue 11's float cases: never ok and wrong") {
+  // d = 12, H = 4 in double once said ok with max_rel_error 3.1
+  check_honest(run("recover --d 12 --heads 4 --seed 1 --arith double"), "d=12 H=4 double");
+  // two heads found of three under a bound H0 = 4, once ok
+  const Ran b = run("recover --d 2 --heads 3 --seed 2 --arith double --max-heads 4");
+  check_honest(b, "H0 bound in double");
+  // a learner told fewer heads than the truth, once ok with one head of two (and a certificate)
+  for (const char* a : {"mpfr", "double"}) {
+    const std::string cert = tmp_model(std::string("cert_") + a + ".json", "");
+    std::filesystem::remove(cert);
+    const Ran r = run(std::string("recover --d 3 --heads 2 --seed 1 --arith ") + a + " --learner-heads 1 --certificate " + cert);
+    check_honest(r, std::string("fewer heads, ") + a);
+    CHECK(r.j["status"] != "ok");
+    CHECK_FALSE(std::filesystem::exists(cert));
+  }
+  // the lean schedule on two heads with equal v_h (once ok with errors 0.55 and 2.7)
+  const std::string eqv = tmp_model("equal_v.json", kEqualV);
+  for (const char* a : {"mpfr", "double", "exact", "ball"})
+    for (int seed = 1; seed <= 3; ++seed) {
+      const Ran r = run("recover --model " + eqv + " --schedule lean --seed " + std::to_string(seed) + " --arith " + a);
+      check_honest(r, std::string("lean equal v, ") + a);
+    }
+}
+
+TEST_CASE("lean schedule with equal v_h: exact recovery through the fallback links, extra queries reported") {
+  const std::string eqv = tmp_model("equal_v.json", kEqualV);
+  for (int seed = 1; seed <= 4; ++seed) {
+    const Ran r = run("recover --model " + eqv + " --schedule lean --seed " + std::to_string(seed));
+    INFO(r.j.dump().substr(0, 300));
+    if (r.j["status"] == "degenerate") continue;
+    REQUIRE(r.j["status"] == "ok");
+    CHECK(r.j["exact_match"] == true);
+    REQUIRE(r.j.contains("fallback_queries"));
+    // d = 2: one residue step per offset at b_2, each asking one across link of 2H queries
+    CHECK(r.j["fallback_pairs"] == 2);
+    CHECK(r.j["fallback_queries"] == 2 * 2 * 2);
+    CHECK(r.j["queries"] == 1 + 2 * 2 * (2 * 2 + 2 - 1) + r.j["fallback_queries"].get<int>());
+  }
+}
+
+TEST_CASE("misleading classes: the stated H, an empty canonical form, precision") {
+  // told more heads than exist: not identifiable, in exact mode, on every seed
+  for (int seed = 1; seed <= 3; ++seed) {
+    const Ran r = run("recover --d 3 --heads 2 --seed " + std::to_string(seed) + " --learner-heads 3");
+    if (r.j["status"] == "degenerate") continue;
+    CHECK(r.j["status"] == "not_identifiable");
+    CHECK(r.code == 9);
+  }
+  // every head cancels: the empty model is recovered, status ok, not "error"
+  const Ran z = run("recover --d 3 --heads 2 --cancel-v --seed 1");
+  CHECK(z.j["status"] == "ok");
+  CHECK(z.j["heads_recovered"] == 0);
+  CHECK(z.code == 0);
+  // too little precision for an unknown head count is unable, not a bad draw
+  for (int seed = 1; seed <= 3; ++seed) {
+    const Ran r = run("recover --d 3 --heads 3 --seed " + std::to_string(seed) + " --arith mpfr --bits 53 --max-heads 5");
+    check_honest(r, "H0 = 5 at 53 bits");
+    CHECK(r.j["status"] != "degenerate");
+  }
+}
+
+TEST_CASE("max_rel_error uses the best assignment and is defined for a head with W = 0") {
+  const std::string m = tmp_model("zero_w.json", R"({"format":"mhaq-model","version":1,"d":2,"heads":[
+ {"W":[["0","0"],["0","0"]],"v":["1","-1/2"]},
+ {"W":[["1/2","-1/4"],["1/4","3/4"]],"v":["-1","2"]}]})");
+  const Ran r = run("recover --model " + m + " --arith mpfr --bits 128");
+  check_honest(r, "W = 0 head");
+  REQUIRE(r.j["status"] == "ok");
+  CHECK(r.j["max_rel_error"].is_number());
+  CHECK(r.j["max_rel_error"].get<double>() < 1e-20);
+}
