@@ -127,6 +127,26 @@ run "verify --tol 1e400" 2 "$M" verify --trials 1 --seed 1 --arith mpfr --tol 1e
 run "verify --trials 0" 2 "$M" verify --trials 0 --seed 1
 run "verify --max-h 63 --h0-extra 2" 2 "$M" verify --trials 1 --seed 1 --max-h 63
 
+# ---- transformer files: the same strict-reader rules (exit 3 naming the field)
+T="$C/model"
+run "transformer 1e400" 3 "$M" recover --model "$T/defect_transformer_overflow_d_1e400.json"; says "transformer 1e400" "d: number out of range"
+run "transformer u64 d" 3 "$M" recover --model "$T/defect_transformer_u64_wraps_d.json"; says "transformer u64" "18446744073709551615"
+run "transformer d 2.0" 3 "$M" recover --model "$T/defect_transformer_d_float_2.0.json"; says "transformer 2.0" "got the floating-point number 2.0"
+run "transformer duplicate key" 3 "$M" recover --model "$T/defect_transformer_duplicate_key.json"; says "transformer dup" 'duplicate key "d"'
+run "transformer duplicate key in a neuron" 3 "$M" recover --model "$T/defect_transformer_duplicate_key_in_neuron.json"; says "transformer dup path" "neurons[0].u"
+run "transformer utf8 --json" 3 "$M" recover --model "$T/defect_transformer_invalid_utf8.json" --json; json_error "transformer utf8" input
+run "transformer entry of 5000 characters" 3 "$M" recover --model "$T/defect_transformer_long_entry.json"; says "transformer long" "neurons[0].u"
+run "transformer W entry 1e30" 3 "$M" recover --model "$T/defect_transformer_w_entry_1e30.json"; says "transformer 1e30" "powers of tau"
+run "transformer 257 neurons" 3 "$M" recover --model "$T/defect_transformer_257_neurons.json"; says "transformer 257" "more than the limit of 256"
+run "transformer 65 heads" 3 "$M" recover --model "$T/defect_transformer_65_heads.json"; says "transformer 65" "more than the limit of 64"
+run "transformer seed file" 0 "$M" recover --model "$T/seed_transformer_d2_h2_m2.json"
+run "factored transformer seed file" 0 "$M" recover --model "$T/seed_transformer_factored.json"
+run "--ffn 0" 2 "$M" generate --d 2 --heads 1 --seed 1 --ffn 0
+run "--ffn 10^6" 2 "$M" recover --d 2 --heads 1 --ffn 1000000
+run "--learner-neurons 0" 2 "$M" recover --d 2 --heads 1 --ffn 1 --learner-neurons 0
+run "transformer --tolerance 0" 2 "$M" recover --d 2 --heads 1 --ffn 1 --arith mpfr --tolerance 0
+run "transformer --token-den ignored before: refused" 2 "$M" recover --d 2 --heads 1 --ffn 1 --token-den 32
+
 # ---- unbounded work from small inputs
 run "--learner-heads 10^6" 2 "$M" recover --d 2 --heads 1 --learner-heads 1000000
 run "--max-heads 10^6" 2 "$M" recover --d 2 --heads 1 --max-heads 1000000

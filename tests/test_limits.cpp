@@ -91,6 +91,8 @@ TEST_CASE("the README's limits table lists every constant with the value in the 
                                          {"max_file_heads", max_file_heads},
                                          {"max_inner_dim", max_inner_dim},
                                          {"max_file_entries", max_file_entries},
+                                         {"max_neurons", max_neurons},
+                                         {"max_conversion_products", max_conversion_products},
                                          {"max_entry_chars", max_entry_chars},
                                          {"max_number_chars", max_number_chars},
                                          {"max_file_bytes", max_file_bytes},
@@ -382,5 +384,64 @@ TEST_CASE("limits in certificates and golden files (exit 3 past the limit)") {
     r = golden([](json& j) { j["inputs"]["token_range"] = max_token_range; });
     CHECK(r.code == 3);
     CHECK(r.out.find("powers of tau") != std::string::npos);
+  }
+}
+
+TEST_CASE("limits on transformers: --ffn, --learner-neurons and transformer files") {
+  SUBCASE("--ffn and --learner-neurons (exit 2)") {
+    at_limit("generate --d 1 --heads 1 --seed 1 --ffn " + S(max_neurons) + " -o " + tmpdir() + "/t.json", "--ffn");
+    past_limit("generate --d 1 --heads 1 --seed 1 --ffn " + S(max_neurons + 1), 2, range_msg("--ffn", 1, max_neurons));
+    past_limit("generate --d 1 --heads 1 --seed 1 --ffn 0", 2, range_msg("--ffn", 1, max_neurons));  // zero is not "no FFN"
+    // the extra neurons count: what generate writes, recover reads
+    past_limit("generate --d 1 --heads 1 --seed 1 --ffn " + S(max_neurons) + " --zero-neuron", 2, "--ffn must be in [1, " + S(max_neurons - 1) + "]");
+    at_limit("recover --d 1 --heads 1 --ffn 1 --learner-neurons " + S(max_neurons) + fast, "--learner-neurons:");
+    past_limit("recover --d 1 --heads 1 --ffn 1 --learner-neurons " + S(max_neurons + 1), 2, range_msg("--learner-neurons", 1, max_neurons));
+    past_limit("recover --d 1 --heads 1 --ffn 1 --learner-neurons 0", 2, range_msg("--learner-neurons", 1, max_neurons));
+    past_limit("recover --d 1 --heads 1 --ffn " + S(max_neurons + 1), 2, range_msg("--ffn", 1, max_neurons));
+  }
+  auto transformer = [](long heads, long neurons) {
+    json hs = json::array(), ns = json::array();
+    for (long h = 0; h < heads; ++h) hs.push_back(json{{"W", json::array({json::array({S(h)})})}});
+    for (long k = 0; k < neurons; ++k) {
+      json U = json::array();
+      for (long h = 0; h < heads; ++h) U.push_back(json::array({S(k + 1)}));
+      ns.push_back(json{{"u", "1"}, {"U", U}});
+    }
+    return json{{"format", "mhaq-transformer"}, {"version", 1}, {"d", 1}, {"heads", hs}, {"neurons", ns}}.dump();
+  };
+  // an accepted file then fails fast: transformers take no --target-error
+  SUBCASE("neurons and heads in a file (exit 3)") {
+    at_limit("recover --model " + write_file("tn.json", transformer(1, max_neurons)) + fast, "neurons, more than");
+    past_limit("recover --model " + write_file("tn1.json", transformer(1, max_neurons + 1)), 3, "more than the limit of " + S(max_neurons));
+    at_limit("recover --model " + write_file("th.json", transformer(max_heads, 1)) + fast, "heads, more than");
+    past_limit("recover --model " + write_file("th1.json", transformer(max_heads + 1, 1)), 3, "more than the limit of " + S(max_heads));
+    past_limit("recover --model " + write_file("td1.json", std::regex_replace(transformer(1, 1), std::regex("\"d\":1"), "\"d\":" + S(max_d + 1))), 3,
+               "d: must be in [1, " + S(max_d) + "]");
+  }
+  SUBCASE("entry characters (exit 3)") {
+    auto entry_file = [&](long n) {
+      json j = json::parse(transformer(1, 1));
+      j["neurons"][0]["u"] = std::string(static_cast<size_t>(n), '1');
+      return j.dump();
+    };
+    at_limit("recover --model " + write_file("te.json", entry_file(max_entry_chars)) + fast, "characters");
+    past_limit("recover --model " + write_file("te1.json", entry_file(max_entry_chars + 1)), 3, "longer than the limit of " + S(max_entry_chars));
+  }
+  SUBCASE("the exact conversion of a factored transformer file (exit 3)") {
+    // d = 64, m = 64, d_k = 1, d_v = d_out = n: 64 n (n + 64) products for U and 64^2 for W;
+    // n = 480 is the largest within 2^24, n = 481 the first beyond
+    REQUIRE(max_conversion_products == (1L << 24));
+    auto factored = [](long n) {
+      const long d = 64, m = 64;
+      auto ones = [](long r, long c) { return json(std::vector<std::vector<int>>(static_cast<size_t>(r), std::vector<int>(static_cast<size_t>(c), 1))); };
+      return json{{"format", "mhaq-transformer-factored"}, {"version", 1}, {"d", d}, {"d_k", 1}, {"d_v", n}, {"d_out", n},
+                  {"heads", json::array({json{{"Q", ones(d, 1)}, {"K", ones(d, 1)}, {"V", ones(d, n)}}})},
+                  {"O", ones(n, n)}, {"ffn", ones(n, m)}, {"readout", std::vector<int>(static_cast<size_t>(m), 1)}}
+          .dump();
+    };
+    CHECK(64L * 480 * (480 + 64) + 64 * 64 <= max_conversion_products);
+    CHECK(64L * 481 * (481 + 64) + 64 * 64 > max_conversion_products);
+    at_limit("recover --model " + write_file("tf.json", factored(480)) + fast, "products, more than");
+    past_limit("recover --model " + write_file("tf1.json", factored(481)), 3, "products, more than the limit of " + S(max_conversion_products));
   }
 }

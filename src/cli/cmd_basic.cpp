@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/io.hpp"
+#include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
 #include "mhaq/model/factored.hpp"
@@ -34,7 +35,8 @@ struct TransformerShape {
   bool zero_neuron = false, parallel_neurons = false;
 };
 void add_transformer_shape(CLI::App* s, TransformerShape& t) {
-  s->add_option("--ffn", t.ffn, "draw a one-layer transformer with this many FFN neurons (attention followed by a bias-free ReLU FFN)");
+  s->add_option("--ffn", t.ffn, "draw a one-layer transformer with this many FFN neurons (attention followed by a bias-free ReLU FFN)")
+      ->check(int_in(1, limits::max_neurons));
   s->add_flag("--zero-neuron", t.zero_neuron, "transformer: one more neuron with U = 0 (the canonical form drops it)");
   s->add_flag("--parallel-neurons", t.parallel_neurons, "transformer: one more neuron positively parallel to the first (merged)");
 }
@@ -46,6 +48,8 @@ TransformerModel draw_transformer(const GenerateOptions& g, const TransformerSha
   o.heads = g.heads;
   o.neurons = t.ffn;
   o.seed = g.seed;
+  o.w_range = g.w_range;
+  o.w_den = g.w_den;
   o.share_w = g.share_w;
   o.zero_neuron = t.zero_neuron;
   o.parallel_neurons = t.parallel_neurons;
@@ -103,6 +107,7 @@ Command make_generate() {
           [st] {
             if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons) {
               const TransformerModel m = draw_transformer(st->g, st->t);
+              check_entry_sizes(m, "not writing the transformer");
               const std::string text = transformer_to_json_text(m);
               if (st->out.empty()) {
                 std::cout << text;
@@ -195,19 +200,31 @@ Command make_recover() {
                           "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
             add_model_shape(s, st->g);
             add_transformer_shape(s, st->t);
-            s->add_option("--learner-neurons", st->learner_neurons, "transformers: tell the learner the neuron count (default: found; balls are told the canonical count)");
+            s->add_option("--learner-neurons", st->learner_neurons, "transformers: tell the learner the neuron count (default: found; balls are told the canonical count)")
+                ->check(int_in(1, max_neurons));
             s->add_flag("--json", st->json, "print one JSON object");
             mo->excludes(st->d_opt);
             return s;
           },
           [st] {
             const Arith a = parse_arith(st->arith);
-            const std::string text = st->model_path.empty() ? std::string() : read_file_text(st->model_path, "model file");
-            if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons || (!text.empty() && is_transformer_text(text))) {
+            // The file is parsed once, strictly; its "format" says whether it is a transformer.
+            nlohmann::json doc;
+            bool file_transformer = false;
+            if (!st->model_path.empty()) {
+              const std::string text = read_file_text(st->model_path, "model file");
+              try {
+                doc = parse_json_text(text);
+              } catch (const Error& e) {
+                throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
+              }
+              file_transformer = is_transformer_json(doc);
+            }
+            if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons || file_transformer) {
               TransformerModel truth;
               if (!st->model_path.empty()) {
                 try {
-                  truth = transformer_from_json_text(text);
+                  truth = transformer_from_json(doc);
                 } catch (const Error& e) {
                   throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
                 }
@@ -217,8 +234,8 @@ Command make_recover() {
                 g.seed = st->seed;
                 truth = draw_transformer(g, st->t);
               }
-              if (st->noise != "0" || st->oracle_bits != 0 || st->target_error != "0" || !st->certificate.empty() || st->samples_per_pair != 0 ||
-                  st->max_heads != 0)
+              if (st->noise_opt->count() > 0 || st->oracle_bits != 0 || st->target_opt->count() > 0 || !st->certificate.empty() || st->samples_per_pair != 0 ||
+                  st->max_heads != 0 || st->token_range != 0 || st->token_den != 0)
                 throw Error(ErrorKind::usage, "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance and --threads");
               RecoverOptions o;
               o.arith = a;
@@ -230,7 +247,7 @@ Command make_recover() {
               o.neurons = st->learner_neurons;
               o.threads = st->threads;
               o.tolerance = parse_tolerance(st->tolerance, st->tol_opt, a);
-              if (o.heads < 0 || o.neurons < 0) throw Error(ErrorKind::usage, "head and neuron counts must be positive");
+              check_transformer_limits(truth, o, st->model_path);
               const nlohmann::json r = recover_transformer(truth, o);
               const int code = recover_exit_code(r);
               emit(st->json, r, transformer_report(r));
@@ -240,7 +257,11 @@ Command make_recover() {
             Model truth;
             ModelFileInfo file_info;
             if (!st->model_path.empty()) {
-              truth = read_model_file(st->model_path, &file_info);
+              try {
+                truth = model_from_json(doc, "", &file_info);
+              } catch (const Error& e) {
+                throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
+              }
             } else {
               if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
               GenerateOptions g = with_defaults_for(st->g, a);

@@ -96,4 +96,29 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
   }
 }
 
+void check_transformer_limits(const TransformerModel& truth, const RecoverOptions& o, const std::string& model_file) {
+  using namespace limits;
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) check_option("--bits", o.bits, min_bits, max_bits);
+  check_option("--learner-heads", o.heads, 0, max_heads);
+  check_option("--learner-neurons", o.neurons, 0, max_neurons);
+  check_option("--threads", o.threads, 0, max_threads);
+  const bool from_file = !model_file.empty();
+  const ErrorKind model_kind = from_file ? ErrorKind::input : ErrorKind::usage;
+  const std::string what = from_file ? clean_text(model_file) : std::string("the drawn transformer");
+  if (truth.d < 1 || truth.d > max_d) throw Error(model_kind, what + ": d must be in [1, " + std::to_string(max_d) + "], got " + std::to_string(truth.d));
+  if (truth.heads() > max_heads)
+    throw Error(model_kind, what + ": " + std::to_string(truth.heads()) + " heads, more than the limit of " + std::to_string(max_heads));
+  if (truth.neurons() > max_neurons)
+    throw Error(model_kind, what + ": " + std::to_string(truth.neurons()) + " neurons, more than the limit of " + std::to_string(max_neurons));
+  const long H = o.heads > 0 ? o.heads : truth.heads();  // the canonical count is at most this
+  check_plan_size(truth.d, H, o.schedule == Schedule::paper, 0, o.heads > 0 || !from_file ? ErrorKind::usage : ErrorKind::input,
+                  o.heads > 0 ? "--learner-heads" : what);
+  if (o.arith == Arith::exact) {
+    Model att;  // the attention part's W (check_exact_tau_degree reads only W)
+    att.d = truth.d;
+    for (const auto& W : truth.W) att.heads.push_back({W, QVec(static_cast<size_t>(truth.d), Rational(0))});
+    check_exact_tau_degree(att, TokenSpec{16, 16}, model_kind, what);
+  }
+}
+
 }  // namespace mhaq

@@ -1,7 +1,8 @@
-// Harness: the model reader (plain and factored files) and convert. Any
-// input must end in a model or an mhaq input error; a model read must come
-// back unchanged from model_to_json_text, and convert's canonical model must
-// be written only when it reads back equal (and canonical already).
+// Harness: the model reader (plain and factored files, and transformer files,
+// plain and factored) and convert. Any input must end in a model or an mhaq
+// input error; a model read must come back unchanged from model_to_json_text
+// (transformer_to_json_text), and convert's canonical model must be written
+// only when it reads back equal (and canonical already).
 #include <exception>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
 
 namespace {
 using mhaq::fuzz::finding;
@@ -56,11 +58,42 @@ bool read(const std::string& text, mhaq::Model& m, mhaq::ModelFileInfo& info) {
     return false;
   }
 }
+bool same(const mhaq::TransformerModel& a, const mhaq::TransformerModel& b) { return a.d == b.d && a.W == b.W && a.U == b.U && a.u == b.u; }
+
+// A transformer file: read, written and read back unchanged, canonical form idempotent.
+void transformer_case(const std::string& text) {
+  mhaq::TransformerModel m;
+  try {
+    m = mhaq::transformer_from_json_text(text);
+  } catch (const mhaq::Error& e) {
+    mhaq::fuzz::check_message(e.what());
+    if (e.kind() != mhaq::ErrorKind::input) finding(std::string("transformer reader: ") + mhaq::kind_name(e.kind()) + " error: " + e.what());
+    return;
+  }
+  try {
+    mhaq::check_entry_sizes(m, "transformer");
+  } catch (const mhaq::Error& e) {
+    mhaq::fuzz::check_message(e.what());
+    return;  // generate refuses to write it
+  }
+  try {
+    const mhaq::TransformerModel back = mhaq::transformer_from_json_text(mhaq::transformer_to_json_text(m));
+    if (!same(m, back)) finding("a transformer changes when re-read");
+  } catch (const mhaq::Error& e) {
+    finding(std::string("a transformer read from a file is not read back from transformer_to_json_text: ") + e.what());
+  }
+  const mhaq::TransformerModel c = m.canonical();
+  if (!mhaq::transformer_equal_canonical(c.canonical(), c)) finding("the transformer canonical form is not idempotent");
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
+    if (mhaq::is_transformer_text(text)) {
+      transformer_case(text);
+      return 0;
+    }
     mhaq::Model m;
     mhaq::ModelFileInfo info;
     if (!read(text, m, info)) return 0;

@@ -71,6 +71,32 @@ def heads(n, distinct=True):
 out("model", "limit_1024_heads.json", heads(1024))
 out("model", "defect_1025_heads.json", heads(1025))
 
+# transformer files (model harness): the strict-reader rules of model files
+tplain = made(["generate", "--d", "2", "--heads", "2", "--seed", "3", "--ffn", "2", "-o"], "t.json")
+out("model", "seed_transformer_d2_h2_m2.json", tplain)
+out("model", "seed_transformer_share_w_parallel.json",
+    made(["generate", "--d", "2", "--heads", "2", "--seed", "4", "--ffn", "2", "--share-w", "--parallel-neurons", "--zero-neuron", "-o"], "t2.json"))
+tfact = {"format": "mhaq-transformer-factored", "version": 1, "d": 2, "d_k": 1, "d_v": 1, "scale": "1/2",
+         "heads": [{"Q": [["1"], ["-1"]], "K": [["1/2"], ["1"]], "V": [["1"], ["2"]]},
+                   {"Q": [["1"], ["1"]], "K": [["1"], ["-1/2"]], "V": [["-1"], ["1"]]}],
+         "O": [["1", "0"], ["0", "1"]], "ffn": [["1", "-1"], ["1/2", "1"]], "readout": ["1", "-1"]}
+out("model", "seed_transformer_factored.json", json.dumps(tfact))
+def transformer_with(edit):
+    j = json.loads(tplain)
+    edit(j)
+    return json.dumps(j)
+out("model", "defect_transformer_overflow_d_1e400.json", tplain.replace('"d": 2', '"d": 1e400', 1))
+out("model", "defect_transformer_u64_wraps_d.json", tplain.replace('"d": 2', '"d": 18446744073709551615', 1))
+out("model", "defect_transformer_d_float_2.0.json", tplain.replace('"d": 2', '"d": 2.0', 1))
+out("model", "defect_transformer_duplicate_key.json", tplain.replace('"d": 2', '"d": 2, "d": 2', 1))
+out("model", "defect_transformer_duplicate_key_in_neuron.json", tplain.replace('"u": ', '"u": "1", "u": ', 1))
+out("model", "defect_transformer_invalid_utf8.json", tplain.encode().replace(b'"U": [["', b'"U": [["\xff\xfe', 1))
+out("model", "defect_transformer_long_entry.json", transformer_with(lambda j: j["neurons"][0].__setitem__("u", "1" * 5000)))
+out("model", "defect_transformer_w_entry_1e30.json", transformer_with(lambda j: j["heads"][0]["W"][0].__setitem__(0, "1e30")))
+out("model", "defect_transformer_257_neurons.json", transformer_with(lambda j: j.__setitem__("neurons", [j["neurons"][k % 2] for k in range(257)])))
+out("model", "defect_transformer_65_heads.json", json.dumps({"format": "mhaq-transformer", "version": 1, "d": 1,
+    "heads": [{"W": [[str(h)]]} for h in range(65)], "neurons": [{"u": "1", "U": [["1"]] * 65}]}))
+
 # ---------------------------------------------------------------- certificate
 def cert(args, name):
     return made(["recover", *args, "--certificate"], name)

@@ -19,6 +19,8 @@ constexpr long max_heads = 64;             // H: drawn --heads, --learner-heads,
 constexpr long max_file_heads = 1024;      // heads listed in a model file (before the canonical form)
 constexpr long max_inner_dim = 4096;       // d_k, d_v, d_out of a factored model file
 constexpr long max_file_entries = 1L << 20;  // matrix and vector entries of one model file
+constexpr long max_neurons = 256;          // FFN neurons of a transformer: generate/recover --ffn, --learner-neurons, transformer files
+constexpr long max_conversion_products = 1L << 24;  // exact products a factored transformer file's conversion may take
 // ---- numbers and files
 constexpr long max_entry_chars = 4096;     // characters of one model entry ("p/q", integer, decimal)
 constexpr long max_number_chars = 100000;  // characters of any other number string in golden files and certificates

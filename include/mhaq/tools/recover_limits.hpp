@@ -8,6 +8,7 @@
 
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
 #include "mhaq/tools/recover.hpp"
 
 namespace mhaq {
@@ -21,6 +22,12 @@ namespace mhaq {
 // come from the model are Error(input) prefixed with `model_file` when it is
 // non-empty (a file), Error(usage) otherwise (a drawn model).
 void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file = "");
+
+// The same for a transformer truth (recover_transformer): d, heads and neurons
+// of the truth, --learner-heads, --learner-neurons, the attention part's plan,
+// and in exact mode the attention part's L and tau-degree bound (its tokens:
+// entries in [-1, 1] on the 1/16 grid).
+void check_transformer_limits(const TransformerModel& truth, const RecoverOptions& o, const std::string& model_file = "");
 
 // A priori bound on the tau-degree of one exact answer over the plan's
 // queries [a x k, b]: the exponent of head h is L (a-b)^T W_h b with
