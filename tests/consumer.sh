@@ -22,8 +22,12 @@ done
 if grep -rlF -e "$src/" -e "$build/" "$P/lib/cmake" "$P/lib/pkgconfig"; then fail "installed package files name the source or build tree"; fi
 "$P/bin/mhaq" --version | grep -q "^mhaq " || fail "installed mhaq --version"
 
+# A sanitizer build (tests/quickstart.sh asan) installs instrumented libraries:
+# the consumer is built with the same compiler flags, or it cannot link them.
+cxxflags="$(sed -n 's/^CMAKE_CXX_FLAGS:STRING=//p' "$build/CMakeCache.txt")"
 cp -r "$src/examples/cmake-consumer" "$tmp/consumer-src"
 cmake -S "$tmp/consumer-src" -B "$tmp/consumer" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$P" \
+      -DCMAKE_CXX_FLAGS="$cxxflags" -DCMAKE_EXE_LINKER_FLAGS="$cxxflags" \
       -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON >"$tmp/configure.log" || { cat "$tmp/configure.log"; fail "configure"; }
 dir="$(sed -n 's/^mhaq_DIR:PATH=//p' "$tmp/consumer/CMakeCache.txt")"
 [[ "$dir" == "$P/lib/cmake/mhaq" ]] || fail "find_package(mhaq) found \"$dir\", not the temporary prefix"
@@ -37,6 +41,6 @@ grep -qxF "exact match: yes" <<<"$out" || fail "exact match"
 # mhaq.pc: the same program with plain g++ and pkg-config.
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"
 flags="$(pkg-config --cflags --libs mhaq)" || fail "pkg-config mhaq"
-g++ -std=c++20 -O0 "$tmp/consumer-src/recover_example.cpp" $flags -o "$tmp/pc_example" || fail "g++ with pkg-config flags: $flags"
+g++ -std=c++20 -O0 $cxxflags "$tmp/consumer-src/recover_example.cpp" $flags -o "$tmp/pc_example" || fail "g++ with pkg-config flags: $flags"
 [[ "$("$tmp/pc_example")" == "$out" ]] || fail "the pkg-config build prints something else"
 echo "package_consumer: ok (find_package and pkg-config)"

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian 12 machine, build mhaq, then either run the demo or
-# pass the test suite.   usage: bash tests/quickstart.sh demo|test
+# pass the test suite.   usage: bash tests/quickstart.sh demo|test|asan|fuzz
+#   demo  build (build/) and recover the built-in model
+#   test  build (build/) and run the test suite through ctest
+#   asan  build with AddressSanitizer and UBSan (build-asan/) and run the test suite
+#   fuzz  where clang is present: build the libFuzzer harnesses (build-fuzz/) and
+#         run each for FUZZ_SECONDS (default 30) on a copy of the committed corpus
 set -euo pipefail
 what="${1:-test}"
 cd "$(dirname "$0")/.."
@@ -13,10 +18,43 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j2
+# Sanitizer runs: any report fails the run (UBSan halts instead of printing
+# and going on); FLINT's caches are reachable at exit, so leak checking is on.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}"
 case "$what" in
-  demo) ./build/mhaq demo ;;
-  test) ctest --test-dir build -j2 --output-on-failure ;;
-  *) echo "usage: bash tests/quickstart.sh demo|test" >&2; exit 2 ;;
+  demo|test)
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build build -j2
+    if [[ "$what" == demo ]]; then ./build/mhaq demo; else ctest --test-dir build -j2 --output-on-failure; fi
+    ;;
+  asan)
+    san="-fsanitize=address,undefined -fno-omit-frame-pointer"
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" \
+          -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+    cmake --build build-asan -j2
+    # The suite's randomised counts at their smallest (MHAQ_TEST_MULTIPLIER=1); the benchmarks are not run.
+    MHAQ_TEST_MULTIPLIER=1 ctest --test-dir build-asan -j2 --output-on-failure
+    ;;
+  fuzz)
+    if ! command -v clang++ >/dev/null 2>&1; then
+      echo "quickstart fuzz: clang++ not found, skipping the fuzz run (the corpus is replayed by ctest in every build)"
+      exit 0
+    fi
+    CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMHAQ_FUZZ=ON >/dev/null
+    cmake --build build-fuzz -j2 --target fuzz_model fuzz_certificate fuzz_golden fuzz_recover
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    for h in model certificate golden recover; do
+      mkdir -p "$work/$h"
+      cp tests/fuzz/corpus/$h/* "$work/$h/"
+      # A finding (crash, sanitizer report, internal error, checker rejecting an ok certificate) exits non-zero.
+      ./build-fuzz/fuzz_$h -max_total_time="${FUZZ_SECONDS:-30}" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+        -dict=tests/fuzz/mhaq.dict -artifact_prefix="$work/$h-" -print_final_stats=1 "$work/$h" 2>"$work/$h.log" \
+        || { tail -40 "$work/$h.log"; echo "quickstart fuzz: fuzz_$h found a problem"; exit 1; }
+      echo "fuzz_$h: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$h.log" | grep -o '[0-9]*$') executions in ${FUZZ_SECONDS:-30} s, no findings"
+    done
+    ;;
+  *) echo "usage: bash tests/quickstart.sh demo|test|asan|fuzz" >&2; exit 2 ;;
 esac

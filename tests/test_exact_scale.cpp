@@ -67,16 +67,26 @@ TEST_CASE("cost guard: the degree estimate bounds the answers' tau-degree and a 
 TEST_CASE("cost guard through the CLI: exit 11 and the message, unless --max-degree raises the budget") {
   const std::string bin = MHAQ_BINARY;
   const std::string big = write_file("exact_scale_big.json", kBigEntry), close = write_file("exact_scale_close.json", kCloseHeads);
+  // beyond the hard limit max_tau_exponent (README limits table): refused as
+  // input before any work, whatever the budget
   for (const std::string& f : {big, close}) {
-    const auto res = test::run(bin + " recover --model " + f + " 2>&1");
+    const auto res = test::run(bin + " recover --model " + f + " --max-degree 1048576 2>&1");
     INFO(res.out);
-    CHECK(res.code == 11);
-    CHECK(res.out.find("over_budget") != std::string::npos);
-    CHECK(res.out.find("--max-degree") != std::string::npos);
+    CHECK(res.code == 3);
+    CHECK(res.out.find("powers of tau") != std::string::npos);
   }
+  // within the hard limit, above the default budget: over_budget, exit 11
+  const std::string medium = write_file("exact_scale_medium.json", R"({"format":"mhaq-model","version":1,"d":2,"heads":[{"W":[["2000","1"],["0","2000"]],"v":["3","1"]}]})");
+  const auto res11 = test::run(bin + " recover --model " + medium + " 2>&1");
+  INFO(res11.out);
+  CHECK(res11.code == 11);
+  CHECK(res11.out.find("over_budget") != std::string::npos);
+  CHECK(res11.out.find("--max-degree") != std::string::npos);
+  // --max-degree itself has the hard limit
+  CHECK(test::run(bin + " recover --model " + medium + " --max-degree 1048577 2>&1").code == 2);
   // a budget above the estimate: the guard lets the run start (it is then
   // stopped at once by a wrong flag value, so the test stays fast)
-  const auto res = test::run(bin + " recover --model " + big + " --max-degree 1000000000 --exact-solver nonsense 2>&1");
+  const auto res = test::run(bin + " recover --model " + medium + " --max-degree 1000000 --exact-solver nonsense 2>&1");
   CHECK(res.code == 2);
   const auto s = test::run(bin + " recover --d 2 --heads 1 --seed 3 --exact-solver fflu --json");
   CHECK(s.code == 0);

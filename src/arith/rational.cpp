@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/text.hpp"
 
 namespace mhaq {
 
@@ -41,9 +42,29 @@ bool all_digits(const std::string& s, size_t from, size_t to) {
 }
 }  // namespace
 
-Rational Rational::parse(const std::string& text) {
-  const std::string bad = "not an exact rational: \"" + text + "\" (expected e.g. \"-3/4\", \"5\" or \"0.125\")";
-  if (text.empty() || text.size() > 4096) throw_input(bad);
+std::size_t Rational::str_size() const {
+  // fmpz_sizeinbase may exceed the digit count by one: count exactly near the edge.
+  const fmpz* n = fmpq_numref(v_);
+  const fmpz* d = fmpq_denref(v_);
+  auto digits = [](const fmpz* z) {
+    const size_t est = fmpz_sizeinbase(z, 10);
+    if (est < 2) return est;
+    fmpz_t p;
+    fmpz_init(p);
+    fmpz_set_ui(p, 10);
+    fmpz_pow_ui(p, p, est - 1);
+    const bool full = fmpz_cmpabs(z, p) >= 0;
+    fmpz_clear(p);
+    return full ? est : est - 1;
+  };
+  return (fmpz_sgn(n) < 0 ? 1 : 0) + digits(n) + (fmpz_is_one(d) ? 0 : 1 + digits(d));
+}
+
+Rational Rational::parse(const std::string& text, std::size_t max_chars) {
+  const std::string bad = "not an exact rational: " + quote_text(text) + " (expected e.g. \"-3/4\", \"5\" or \"0.125\")";
+  if (text.empty()) throw_input(bad);
+  if (text.size() > max_chars)
+    throw_input("number " + quote_text(text) + " is longer than the limit of " + std::to_string(max_chars) + " characters");
   size_t pos = 0;
   bool neg = false;
   if (text[0] == '-' || text[0] == '+') { neg = text[0] == '-'; pos = 1; }
@@ -55,7 +76,7 @@ Rational Rational::parse(const std::string& text) {
     fmpz_init(n); fmpz_init(d);
     fmpz_set_str(n, text.substr(pos, slash - pos).c_str(), 10);
     fmpz_set_str(d, text.substr(slash + 1).c_str(), 10);
-    if (fmpz_is_zero(d)) { fmpz_clear(n); fmpz_clear(d); throw_input("zero denominator in \"" + text + "\""); }
+    if (fmpz_is_zero(d)) { fmpz_clear(n); fmpz_clear(d); throw_input("zero denominator in " + quote_text(text)); }
     fmpq_set_fmpz_frac(out.v_, n, d);
     fmpz_clear(n); fmpz_clear(d);
   } else {
@@ -100,6 +121,9 @@ Rational Rational::parse(const std::string& text) {
     fmpz_clear(n); fmpz_clear(p);
   }
   if (neg) fmpq_neg(out.v_, out.v_);
+  if (out.str_size() > max_chars)
+    throw_input("number " + quote_text(text) + " has the exact value p/q of " + std::to_string(out.str_size()) + " characters, more than the limit of " +
+                std::to_string(max_chars));
   return out;
 }
 

@@ -1,28 +1,61 @@
 #include "mhaq/base/io.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/base/text.hpp"
 
 namespace mhaq {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
+  if (content.size() > static_cast<size_t>(limits::max_file_bytes))
+    throw_input("not writing " + quote_text(path) + ": " + std::to_string(content.size()) + " bytes is more than the file limit of " +
+                std::to_string(limits::max_file_bytes) + " that mhaq reads back");
   const std::string tmp = path + ".tmp-mhaq";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw_input("cannot write \"" + path + "\"");
+    if (!out) throw_input("cannot write " + quote_text(path));
     out << content;
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());
-      throw_input("write failed for \"" + path + "\"");
+      throw_input("write failed for " + quote_text(path));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    throw_input("cannot move output into place at \"" + path + "\"");
+    throw_input("cannot move output into place at " + quote_text(path));
   }
+}
+
+std::string read_file_text(const std::string& path, const std::string& what) {
+  const std::string name = quote_text(path);
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) throw_input("cannot open " + what + " " + name + ": " + std::strerror(errno));
+  if (S_ISDIR(sb.st_mode)) throw_input("cannot read " + what + " " + name + ": it is a directory");
+  if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode) && !S_ISCHR(sb.st_mode))
+    throw_input("cannot read " + what + " " + name + ": not a regular file");
+  if (S_ISREG(sb.st_mode) && sb.st_size > limits::max_file_bytes)
+    throw_input(what + " " + name + " has " + std::to_string(sb.st_size) + " bytes, more than the limit of " + std::to_string(limits::max_file_bytes));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_input("cannot open " + what + " " + name);
+  // Pipes and devices have no size: read at most one byte past the limit.
+  std::string out;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    out.append(buf, static_cast<size_t>(in.gcount()));
+    if (out.size() > static_cast<size_t>(limits::max_file_bytes))
+      throw_input(what + " " + name + " has more than the limit of " + std::to_string(limits::max_file_bytes) + " bytes");
+  }
+  if (in.bad()) throw_input("read error on " + what + " " + name);
+  return out;
 }
 
 }  // namespace mhaq

@@ -2,7 +2,10 @@
 // exact in Q(tau) for exact certificates, Arb balls otherwise.
 #include <flint/fmpz_poly.h>
 
+#include <algorithm>
+
 #include "check_internal.hpp"
+#include "mhaq/check/limits.hpp"
 
 namespace mhaq::check {
 
@@ -14,17 +17,30 @@ std::string Qn::str() const {
 }
 
 std::vector<RatHead> canonical(const std::vector<RatHead>& heads) {
-  std::vector<RatHead> merged;
-  for (const auto& h : heads) {
-    bool found = false;
-    for (auto& g : merged) {
-      if (g.W == h.W) {
-        for (size_t i = 0; i < g.v.size(); ++i) fmpq_add(g.v[i].v, g.v[i].v, h.v[i].v);
-        found = true;
-        break;
-      }
+  // Group equal W by sorting (a file may list up to 1024 heads): O(H log H)
+  // comparisons; the stable sort keeps first occurrences first.
+  const size_t n = heads.size();
+  std::vector<size_t> order(n), first(n);
+  for (size_t h = 0; h < n; ++h) order[h] = h;
+  auto cmp = [&](size_t a, size_t b) {
+    for (size_t e = 0; e < heads[a].W.size(); ++e) {
+      const int c = fmpq_cmp(heads[a].W[e].v, heads[b].W[e].v);
+      if (c != 0) return c < 0;
     }
-    if (!found) merged.push_back(h);
+    return false;
+  };
+  std::stable_sort(order.begin(), order.end(), cmp);
+  for (size_t k = 0; k < n; ++k) first[order[k]] = k > 0 && heads[order[k - 1]].W == heads[order[k]].W ? first[order[k - 1]] : order[k];
+  std::vector<RatHead> merged;
+  std::vector<long> slot(n, -1);
+  for (size_t h = 0; h < n; ++h) {
+    if (slot[first[h]] < 0) {
+      slot[first[h]] = static_cast<long>(merged.size());
+      merged.push_back(heads[h]);
+    } else {
+      RatHead& g = merged[static_cast<size_t>(slot[first[h]])];
+      for (size_t i = 0; i < g.v.size(); ++i) fmpq_add(g.v[i].v, g.v[i].v, heads[h].v[i].v);
+    }
   }
   std::vector<RatHead> out;
   for (auto& g : merged) {
@@ -65,7 +81,12 @@ void dot(Qn& out, const std::vector<Qn>& a, const std::vector<Qn>& b) {
 }  // namespace
 
 bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& q, long L, std::string& why) {
-  const long cap = 1L << 20;  // far above real runs (degrees in the thousands); bounds the work on crafted files
+  // Bounds the work on crafted files: the answer's denominator, a product over
+  // heads, has degree at most the sum of the heads' exponent spans; recover
+  // refuses runs whose a-priori bound exceeds the same limit (so honest
+  // certificates stay within it).
+  const long cap = limits::max_tau_exponent;
+  long total = 0;
   fmpz_poly_q_zero(out.v);
   const std::vector<Qn>& xN = q.back().token;
   Qn t;
@@ -82,13 +103,19 @@ bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& 
     std::vector<Qn> Wx(static_cast<size_t>(d));
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) fmpq_addmul(Wx[i].v, h.W[static_cast<size_t>(i) * d + j].v, xN[j].v);
-    // n_r = L s_r must be an integer; the weights are tau^(n_r - min n).
+    // The softmax depends on score differences only: n_r = L (s_r - s_N)
+    // must be an integer; the weights are tau^(n_r - min n).
+    Qn sN;
+    dot(sN, xN, Wx);
     std::vector<Qn> n(q.size()), vx(q.size());
     for (size_t r = 0; r < q.size() && ok; ++r) {
       dot(t, q[r].token, Wx);
+      fmpq_sub(t.v, t.v, sN.v);
       fmpq_mul_si(n[r].v, t.v, L);
       if (!fmpz_is_one(fmpq_denref(n[r].v))) {
-        why = "score " + t.str() + " is not a multiple of 1/L (L = " + std::to_string(L) + ")";
+        std::string ts = t.str();
+        if (ts.size() > 80) ts = ts.substr(0, 80) + "...";
+        why = "score difference " + ts + " is not a multiple of 1/L (L = " + std::to_string(L) + ")";
         ok = false;
       }
       dot(vx[r], h.v, q[r].token);
@@ -100,14 +127,16 @@ bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& 
     for (const auto& x : vx) fmpz_lcm(c, c, fmpq_denref(x.v));
     fmpz_poly_zero(num);
     fmpz_poly_zero(den);
+    long span = 0;
     for (size_t r = 0; r < q.size() && ok; ++r) {
       fmpz_sub(e, fmpq_numref(n[r].v), m);
-      if (fmpz_cmp_si(e, cap) > 0) {
-        why = "an exponent of tau exceeds 2^20";
+      if (fmpz_cmp_si(e, cap - total) > 0) {  // before any coefficient is allocated
+        why = "the powers of tau of the heads sum to a degree above 2^20";
         ok = false;
         break;
       }
       const slong k = fmpz_get_si(e);
+      span = std::max<long>(span, k);
       // den += count x^k; num += count (v^T x_r) c x^k
       fmpz_t a;
       fmpz_init(a);
@@ -126,6 +155,12 @@ bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& 
       fmpz_clear(a);
     }
     if (!ok) break;
+    total += span;
+    if (total > cap) {
+      why = "the powers of tau of the heads sum to a degree above 2^20";
+      ok = false;
+      break;
+    }
     fmpz_poly_scalar_mul_fmpz(den, den, c);
     fmpz_poly_set(head.v->num, num);
     fmpz_poly_set(head.v->den, den);

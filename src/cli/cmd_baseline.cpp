@@ -119,7 +119,7 @@ Command make_baseline() {
               }
             }
             const nlohmann::json r = baseline(m, b, options(st->c));
-            emit(st->c.json, r.dump(), baseline_report(r));
+            emit(st->c.json, r, baseline_report(r));
             return recover_exit_code(r);
           }};
 }
@@ -153,7 +153,7 @@ Command make_compare() {
               so.bits = st->c.bits;
               if (!st->families.empty()) so.families = st->families;
               const nlohmann::json j = compare_study(so);
-              emit(st->c.json, j.dump(), study_report(j));
+              emit(st->c.json, j, study_report(j));
               return 0;
             }
             std::vector<QMat> bases;
@@ -161,7 +161,7 @@ Command make_compare() {
             std::string source;
             const Model m = load(st->c, bases, have, source);
             const nlohmann::json c = compare_methods(m, have ? &bases : nullptr, options(st->c));
-            emit(st->c.json, c.dump(), compare_report(c));
+            emit(st->c.json, c, compare_report(c));
             return 0;
           }};
 }

@@ -4,15 +4,18 @@
 
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
-#include "mhaq/model/factored.hpp"
 #include "mhaq/base/io.hpp"
+#include "mhaq/base/json_in.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/base/text.hpp"
+#include "mhaq/model/factored.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/tools/baseline.hpp"
 #include "mhaq/tools/recover.hpp"
+#include "mhaq/tools/recover_limits.hpp"
+#include "options.hpp"
 
-#include <fstream>
-#include <sstream>
 
 namespace mhaq::cli {
 
@@ -24,13 +27,7 @@ GenerateOptions with_defaults_for(GenerateOptions g, Arith a) {
   if (g.v_den == ex.v_den) g.v_den = def.v_den;
   return g;
 }
-std::string slurp_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input("cannot open model file \"" + path + "\"");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp_file(const std::string& path) { return read_file_text(path, "file"); }  // bounded (base/io.hpp)
 
 namespace {
 // Options that make the drawn model a one-layer transformer (claim 5).
@@ -39,7 +36,8 @@ struct TransformerShape {
   bool zero_neuron = false, parallel_neurons = false;
 };
 void add_transformer_shape(CLI::App* s, TransformerShape& t) {
-  s->add_option("--ffn", t.ffn, "draw a one-layer transformer with this many FFN neurons (attention followed by a bias-free ReLU FFN)");
+  s->add_option("--ffn", t.ffn, "draw a one-layer transformer with this many FFN neurons (attention followed by a bias-free ReLU FFN)")
+      ->check(int_in(1, limits::max_neurons));
   s->add_flag("--zero-neuron", t.zero_neuron, "transformer: one more neuron with U = 0 (the canonical form drops it)");
   s->add_flag("--parallel-neurons", t.parallel_neurons, "transformer: one more neuron positively parallel to the first (merged)");
 }
@@ -51,16 +49,35 @@ TransformerModel draw_transformer(const GenerateOptions& g, const TransformerSha
   o.heads = g.heads;
   o.neurons = t.ffn;
   o.seed = g.seed;
+  o.w_range = g.w_range;
+  o.w_den = g.w_den;
   o.share_w = g.share_w;
   o.zero_neuron = t.zero_neuron;
   o.parallel_neurons = t.parallel_neurons;
   return generate_transformer(o);
 }
+// --tolerance: zero (not given) means the run's default; given, it must be a
+// positive exact number, and only float runs have one.
+Rational parse_tolerance(const std::string& text, const CLI::Option* opt, Arith a) {
+  if (opt->count() == 0) return Rational(0);
+  Rational t;
+  try {
+    t = Rational::parse(text);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage, std::string("--tolerance: ") + e.what());
+  }
+  if (t.sign() <= 0) throw Error(ErrorKind::usage, "--tolerance must be positive");
+  if (a == Arith::exact || a == Arith::ball)
+    throw Error(ErrorKind::usage, "--tolerance applies to --arith mpfr or double (exact runs are equal, ball runs contain the truth)");
+  return t;
+}
+
 void add_model_shape(CLI::App* s, GenerateOptions& g) {
-  s->add_option("--w-range", g.w_range, "W entries: integers in [-R, R] divided by --w-den");
-  s->add_option("--w-den", g.w_den, "denominator of W entries");
-  s->add_option("--v-range", g.v_range, "v entries: integers in [-R, R] divided by --v-den");
-  s->add_option("--v-den", g.v_den, "denominator of v entries");
+  const auto R = int_in(1, limits::max_entry_range);
+  s->add_option("--w-range", g.w_range, "W entries: integers in [-R, R] divided by --w-den")->check(R);
+  s->add_option("--w-den", g.w_den, "denominator of W entries")->check(R);
+  s->add_option("--v-range", g.v_range, "v entries: integers in [-R, R] divided by --v-den")->check(R);
+  s->add_option("--v-den", g.v_den, "denominator of v entries")->check(R);
   s->add_flag("--share-w", g.share_w, "heads 1 and 2 share W (the canonical form merges them)");
   s->add_flag("--cancel-v", g.cancel_v, "the last two heads share W with opposite v (the canonical form drops them)");
 }
@@ -80,9 +97,9 @@ Command make_generate() {
             auto* s = app.add_subcommand("generate", "write a random model file");
             s->add_flag("--orthogonal", st->orthogonal,
                         "heads in pairwise orthogonal subspaces (the prior work's assumption); the file gets their bases (\"bases\")");
-            s->add_option("--d", st->g.d, "token dimension")->required();
-            s->add_option("--heads", st->g.heads, "number of heads")->required();
-            s->add_option("--seed", st->g.seed, "random seed")->required();
+            s->add_option("--d", st->g.d, "token dimension")->required()->check(int_in(1, limits::max_d));
+            s->add_option("--heads", st->g.heads, "number of heads")->required()->check(int_in(1, limits::max_heads));
+            s->add_option("--seed", st->g.seed, "random seed")->required()->check(seed_value());
             s->add_option("--for", st->arith, "entry distribution suited to an arithmetic (exact: small rationals; others: fine dyadic grid)")
                 ->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
             add_model_shape(s, st->g);
@@ -94,6 +111,7 @@ Command make_generate() {
           [st] {
             if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons) {
               const TransformerModel m = draw_transformer(st->g, st->t);
+              check_entry_sizes(m, "not writing the transformer");
               const std::string text = transformer_to_json_text(m);
               if (st->out.empty()) {
                 std::cout << text;
@@ -103,7 +121,7 @@ Command make_generate() {
               const TransformerModel c = m.canonical();
               nlohmann::json j{{"status", "ok"}, {"path", st->out}, {"model_kind", "transformer"}, {"d", m.d}, {"heads", m.heads()},
                                {"neurons", m.neurons()}, {"heads_canonical", c.heads()}, {"neurons_canonical", c.neurons()}};
-              emit(st->json, j.dump(),
+              emit(st->json, j,
                    "wrote " + st->out + ": transformer, d=" + std::to_string(m.d) + ", " + std::to_string(m.heads()) + " heads (" + std::to_string(c.heads()) +
                        " canonical), " + std::to_string(m.neurons()) + " neurons (" + std::to_string(c.neurons()) + " canonical)\n");
               return 0;
@@ -119,7 +137,7 @@ Command make_generate() {
             write_file_atomic(st->out, text);
             const auto c = m.canonical();
             nlohmann::json j{{"status", "ok"}, {"path", st->out}, {"d", m.d}, {"heads", m.num_heads()}, {"heads_canonical", c.num_heads()}};
-            emit(st->json, j.dump(),
+            emit(st->json, j,
                  "wrote " + st->out + ": d=" + std::to_string(m.d) + ", " + std::to_string(m.num_heads()) + " heads (" +
                      std::to_string(c.num_heads()) + " canonical)\n");
             return 0;
@@ -153,32 +171,40 @@ Command make_recover() {
     bool json = false;
     CLI::Option* d_opt = nullptr;
     CLI::Option* heads_opt = nullptr;
+    CLI::Option* noise_opt = nullptr;
+    CLI::Option* target_opt = nullptr;
+    CLI::Option* tol_opt = nullptr;
   };
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("recover", "recover the canonical heads of a hidden model from value queries");
             auto* mo = s->add_option("--model", st->model_path, "model file (JSON)");
-            st->d_opt = s->add_option("--d", st->g.d, "draw a model: token dimension");
-            st->heads_opt = s->add_option("--heads", st->g.heads, "number of heads of the drawn model; with --model, the learner's H");
-            s->add_option("--seed", st->seed, "seed for the learner's draws (and for drawing the model)");
+            using namespace limits;
+            st->d_opt = s->add_option("--d", st->g.d, "draw a model: token dimension")->check(int_in(1, max_d));
+            st->heads_opt = s->add_option("--heads", st->g.heads, "number of heads of the drawn model; with --model, the learner's H")
+                                ->check(int_in(1, max_heads));
+            s->add_option("--seed", st->seed, "seed for the learner's draws (and for drawing the model)")->check(seed_value());
             s->add_option("--arith", st->arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
-            s->add_option("--bits", st->bits, "precision in bits for ball and mpfr");
+            s->add_option("--bits", st->bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
             s->add_option("--schedule", st->schedule, "paper | lean")->check(CLI::IsMember({"paper", "lean"}));
-            s->add_option("--learner-heads", st->learner_heads, "override the learner's H (default: canonical head count of the truth)");
-            s->add_option("--max-heads", st->max_heads, "only an upper bound H0 on the head count is known (claim 3)");
-            s->add_option("--oracle-bits", st->oracle_bits, "approximate oracle: round every answer to this many bits");
-            s->add_option("--noise", st->noise, "approximate oracle: add seeded noise uniform in [-EPS, EPS] (exact decimal or p/q)");
-            s->add_option("--noise-seed", st->noise_seed, "seed of the oracle's noise");
+            s->add_option("--learner-heads", st->learner_heads, "override the learner's H (default: canonical head count of the truth)")
+                ->check(int_in(1, max_heads));
+            s->add_option("--max-heads", st->max_heads, "only an upper bound H0 on the head count is known (claim 3)")->check(int_in(1, max_heads));
+            s->add_option("--oracle-bits", st->oracle_bits, "approximate oracle: round every answer to this many bits")->check(int_in(1, max_bits));
+            st->noise_opt = s->add_option("--noise", st->noise, "approximate oracle: add seeded noise uniform in [-EPS, EPS] (exact decimal or p/q)");
+            s->add_option("--noise-seed", st->noise_seed, "seed of the oracle's noise")->check(seed_value());
             s->add_option("--noise-pattern", st->noise_pattern, "uniform (seeded, in [-EPS, EPS]) | worst (EPS times the sign pattern that attains kappa)")
                 ->check(CLI::IsMember({"uniform", "worst"}));
-            s->add_option("--samples-per-pair", st->samples_per_pair, "oversampling: K > 2H+1 values per pair, fitted by least squares (default exactly 2H+1)");
-            s->add_option("--tolerance", st->tolerance,
-                          "mpfr/double: tolerance on max_rel_error a run must meet to end ok (default 2^(acc/4), acc = log2 of the answers' accuracy)");
-            s->add_option("--target-error", st->target_error, "ball: raise the precision until the balls certify this relative error (e.g. 1e-30)");
-            s->add_option("--max-bits", st->max_bits, "cap of the precision doubling for --target-error (default 16384)");
-            s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it");
-            s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den");
-            s->add_option("--token-den", st->token_den, "denominator of the learner's token entries");
+            s->add_option("--samples-per-pair", st->samples_per_pair, "oversampling: K > 2H+1 values per pair, fitted by least squares (default exactly 2H+1)")
+                ->check(int_in(1, max_samples_per_pair));
+            st->tol_opt = s->add_option("--tolerance", st->tolerance,
+                                        "mpfr/double: tolerance on max_rel_error a run must meet to end ok (default 2^(acc/4), acc = log2 of the answers' accuracy)");
+            st->target_opt = s->add_option("--target-error", st->target_error, "ball: raise the precision until the balls certify this relative error (e.g. 1e-30)");
+            s->add_option("--max-bits", st->max_bits, "cap of the precision doubling for --target-error (default 16384)")->check(int_in(64, max_bits));
+            s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it")
+                ->check(int_in(0, max_threads));
+            s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den")->check(int_in(1, max_token_range));
+            s->add_option("--token-den", st->token_den, "denominator of the learner's token entries")->check(int_in(1, max_token_den));
             s->add_option("--exact-solver", st->exact_solver, "exact: Q(tau) linear solver fflu | modular | sparse (default; same result, different time)")
                 ->check(CLI::IsMember({"fflu", "modular", "sparse"}));
             s->add_option("--max-degree", st->max_degree,
@@ -189,21 +215,33 @@ Command make_recover() {
                           "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
             add_model_shape(s, st->g);
             add_transformer_shape(s, st->t);
-            s->add_option("--learner-neurons", st->learner_neurons, "transformers: tell the learner the neuron count (default: found; balls are told the canonical count)");
+            s->add_option("--learner-neurons", st->learner_neurons, "transformers: tell the learner the neuron count (default: found; balls are told the canonical count)")
+                ->check(int_in(1, max_neurons));
             s->add_flag("--json", st->json, "print one JSON object");
             mo->excludes(st->d_opt);
             return s;
           },
           [st] {
             const Arith a = parse_arith(st->arith);
-            const std::string text = st->model_path.empty() ? std::string() : slurp_file(st->model_path);
-            if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons || (!text.empty() && is_transformer_text(text))) {
+            // The file is parsed once, strictly; its "format" says whether it is a transformer.
+            nlohmann::json doc;
+            bool file_transformer = false;
+            if (!st->model_path.empty()) {
+              const std::string text = read_file_text(st->model_path, "model file");
+              try {
+                doc = parse_json_text(text);
+              } catch (const Error& e) {
+                throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
+              }
+              file_transformer = is_transformer_json(doc);
+            }
+            if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons || file_transformer) {
               TransformerModel truth;
               if (!st->model_path.empty()) {
                 try {
-                  truth = transformer_from_json_text(text);
+                  truth = transformer_from_json(doc);
                 } catch (const Error& e) {
-                  throw Error(e.kind(), st->model_path + ": " + e.what());
+                  throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
                 }
               } else {
                 if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
@@ -211,8 +249,8 @@ Command make_recover() {
                 g.seed = st->seed;
                 truth = draw_transformer(g, st->t);
               }
-              if (st->noise != "0" || st->oracle_bits != 0 || st->target_error != "0" || !st->certificate.empty() || st->samples_per_pair != 0 ||
-                  st->max_heads != 0)
+              if (st->noise_opt->count() > 0 || st->oracle_bits != 0 || st->target_opt->count() > 0 || !st->certificate.empty() || st->samples_per_pair != 0 ||
+                  st->max_heads != 0 || st->token_range != 0 || st->token_den != 0)
                 throw Error(ErrorKind::usage, "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance and --threads");
               RecoverOptions o;
               o.arith = a;
@@ -223,18 +261,22 @@ Command make_recover() {
               if (!st->model_path.empty() && o.heads == 0 && st->heads_opt->count() > 0) o.heads = st->g.heads;
               o.neurons = st->learner_neurons;
               o.threads = st->threads;
-              o.tolerance = Rational::parse(st->tolerance);
-              if (o.heads < 0 || o.neurons < 0) throw Error(ErrorKind::usage, "head and neuron counts must be positive");
+              o.tolerance = parse_tolerance(st->tolerance, st->tol_opt, a);
+              check_transformer_limits(truth, o, st->model_path);
               const nlohmann::json r = recover_transformer(truth, o);
               const int code = recover_exit_code(r);
-              emit(st->json, r.dump(), transformer_report(r));
+              emit(st->json, r, transformer_report(r));
               if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
               return code;
             }
             Model truth;
             ModelFileInfo file_info;
             if (!st->model_path.empty()) {
-              truth = read_model_file(st->model_path, &file_info);
+              try {
+                truth = model_from_json(doc, "", &file_info);
+              } catch (const Error& e) {
+                throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
+              }
             } else {
               if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
               GenerateOptions g = with_defaults_for(st->g, a);
@@ -266,21 +308,13 @@ Command make_recover() {
             } catch (const Error& e) {
               throw Error(ErrorKind::usage, std::string("--target-error: ") + e.what());
             }
-            try {
-              o.tolerance = Rational::parse(st->tolerance);
-            } catch (const Error& e) {
-              throw Error(ErrorKind::usage, std::string("--tolerance: ") + e.what());
-            }
-            if (o.tolerance.sign() < 0 || (st->tolerance != "0" && o.tolerance.is_zero()))
-              throw Error(ErrorKind::usage, "--tolerance must be positive");
-            if (!o.tolerance.is_zero() && (a == Arith::exact || a == Arith::ball))
-              throw Error(ErrorKind::usage, "--tolerance applies to --arith mpfr or double (exact runs are equal, ball runs contain the truth)");
-            if (st->samples_per_pair < 0 || st->max_bits < 64) throw Error(ErrorKind::usage, "--samples-per-pair must be positive and --max-bits at least 64");
-            if (o.max_heads < 0 || o.heads < 0) throw Error(ErrorKind::usage, "head counts must be positive");
+            // Given explicitly, a zero is an error, not "off" or "default".
+            if (st->target_opt->count() > 0 && o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
+            if (st->noise_opt->count() > 0 && o.noise_eps.sign() < 0) throw Error(ErrorKind::usage, "--noise must be non-negative");
+            o.tolerance = parse_tolerance(st->tolerance, st->tol_opt, a);
             if (st->token_range != 0 || st->token_den != 0) {
               const TokenSpec def = default_tokens(a);
               o.tokens = {st->token_range ? st->token_range : def.range, st->token_den ? st->token_den : def.den};
-              if (o.tokens.range < 1 || o.tokens.den < 1) throw Error(ErrorKind::usage, "--token-range and --token-den must be positive");
             }
             o.exact_solver = parse_exact_solver(st->exact_solver);
             o.max_degree = st->max_degree;
@@ -288,6 +322,7 @@ Command make_recover() {
             if (st->max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
             std::string certificate;
             if (!st->certificate.empty()) o.certificate = &certificate;
+            check_recover_limits(truth, o, st->model_path);
             nlohmann::json r = recover(truth, o);
             std::string human_extra;
             if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
@@ -306,7 +341,7 @@ Command make_recover() {
                 note = "  certificate      not written (" + r.value("certificate_note", std::string("the run did not end ok")) + ")\n";
               }
             }
-            emit(st->json, r.dump(), recover_report(r) + human_extra + note);
+            emit(st->json, r, recover_report(r) + human_extra + note);
             if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
             return code;
           }};
@@ -327,7 +362,7 @@ Command make_demo() {
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("demo", "recover a built-in model exactly and in Arb balls, and report");
-            s->add_option("--seed", st->seed, "seed for the learner's draws");
+            s->add_option("--seed", st->seed, "seed for the learner's draws")->check(seed_value());
             s->add_flag("--json", st->json, "print one JSON object");
             return s;
           },
@@ -360,7 +395,7 @@ Command make_demo() {
                 "solves for the canonical (W_h, v_h).\n\n" +
                 redraw_note + recover_report(re) + "\n" + recover_report(rb);
             const nlohmann::json j{{"exact", re}, {"ball", rb}};
-            emit(st->json, j.dump(), human);
+            emit(st->json, j, human);
             return std::max(recover_exit_code(re), recover_exit_code(rb));
           }};
 }

@@ -1,10 +1,9 @@
 // check-certificate: the separate certificate checker (mhaq_check library).
-#include <fstream>
-#include <sstream>
-
 #include "commands.hpp"
-#include "mhaq/check/certificate_check.hpp"
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/io.hpp"
+#include "mhaq/base/text.hpp"
+#include "mhaq/check/certificate_check.hpp"
 
 namespace mhaq::cli {
 
@@ -22,17 +21,14 @@ Command make_check_certificate() {
             return s;
           },
           [st] {
-            std::ifstream f(st->file, std::ios::binary);
-            if (!f) throw_input("cannot open certificate \"" + st->file + "\"");
-            std::ostringstream ss;
-            ss << f.rdbuf();
+            const std::string text = read_file_text(st->file, "certificate");
             check::CertificateReport r;
             try {
-              r = check::check_certificate(ss.str());
+              r = check::check_certificate(text);
             } catch (const check::InputError& e) {
-              throw_input(e.what());
+              throw_input(clean_text(st->file) + ": " + e.what());
             }
-            emit(st->json, check::report_json(r, st->file).dump(), check::report_text(r, st->file));
+            emit(st->json, check::report_json(r, st->file), check::report_text(r, st->file));
             return r.ok() ? 0 : exit_code(ErrorKind::rejected);
           }};
 }

@@ -7,6 +7,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/base/io.hpp"
+#include "mhaq/base/text.hpp"
 #include "mhaq/model/model.hpp"
 
 namespace mhaq::cli {
@@ -58,6 +59,8 @@ Command make_convert() {
             const Model c = m.canonical();
             if (c.num_heads() == 0)
               throw_input(st->model_path + ": every head vanishes in canonical form, so f(X) = 0 for every input; a model file needs at least one head");
+            // Only what the reader reads back (entry sizes), and never half a file.
+            check_entry_sizes(c, clean_text(st->model_path) + ": the canonical model cannot be written");
             const std::string text = model_to_json_text(c);
             if (!st->out.empty()) write_file_atomic(st->out, text);
             nlohmann::json j{{"status", "ok"},
@@ -68,7 +71,7 @@ Command make_convert() {
             else if (st->json) j["model"] = nlohmann::json::parse(text);
             const std::string report = convert_report(st->model_path, info, cs, st->out);
             if (st->json || !st->out.empty()) {
-              emit(st->json, j.dump(), report);
+              emit(st->json, j, report);
             } else {
               std::cout << text;
               std::cout.flush();

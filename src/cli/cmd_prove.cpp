@@ -4,7 +4,9 @@
 
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/limits.hpp"
 #include "mhaq/tools/prove.hpp"
+#include "options.hpp"
 
 namespace mhaq::cli {
 
@@ -16,13 +18,13 @@ Command make_prove() {
   };
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
-            auto* s = app.add_subcommand("prove", "run the machine check of every lemma in proofs/ (exit 6 if any fails)");
+            auto* s = app.add_subcommand("prove", "run the machine check of every lemma in proofs/ (exit 10 if any fails)");
             s->add_flag("--json", st->json, "print one JSON object {\"lemmas\":[...],\"all_pass\":bool}");
             s->add_option("--lemma", st->only, "check one lemma only (page stem or number, e.g. 02)");
             s->add_option("--break", st->o.break_lemma,
                           "deliberately check a wrong variant of this lemma's statement (the check must then FAIL)");
-            s->add_option("--multiplier", st->o.multiplier, "scale the randomized case counts")->check(CLI::Range(1L, 1000L));
-            s->add_option("--seed", st->o.seed, "seed of the randomized checks");
+            s->add_option("--multiplier", st->o.multiplier, "scale the randomized case counts")->check(int_in(1, limits::max_multiplier));
+            s->add_option("--seed", st->o.seed, "seed of the randomized checks")->check(seed_value());
             return s;
           },
           [st] {
@@ -41,7 +43,7 @@ Command make_prove() {
             }
             human += all ? "all lemma checks pass\n" : "some lemma checks FAILED\n";
             nlohmann::json j{{"lemmas", lemmas}, {"all_pass", all}};
-            emit(st->json, j.dump(), human);
+            emit(st->json, j, human);
             return all ? 0 : exit_code(ErrorKind::rejected);
           }};
 }

@@ -12,31 +12,33 @@
 #include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/parallel.hpp"
+#include "mhaq/base/text.hpp"
+#include "mhaq/base/limits.hpp"
 #include "mhaq/tools/sweep.hpp"
+#include "options.hpp"
 
 namespace mhaq::cli {
 
 namespace {
-// "1-8" or "1,2,4" or "53,64,113" (ranges and lists mixed).
-std::vector<long> parse_longs(const std::string& s, const char* what) {
+// "1-8" or "1,2,4" or "53,64,113" (ranges and lists mixed), every value in [lo, hi].
+std::vector<long> parse_longs(const std::string& s, const char* what, long lo, long hi) {
+  const std::string bad = std::string(what) + ": expected a list like 1,2,4 or a range like 1-8 of integers in [" + std::to_string(lo) + ", " +
+                          std::to_string(hi) + "], got " + quote_text(s);
   std::vector<long> out;
   std::stringstream ss(s);
   std::string part;
-  try {
-    while (std::getline(ss, part, ',')) {
-      const auto dash = part.find('-', 1);
-      size_t pos = 0;
-      if (dash == std::string::npos) {
-        out.push_back(std::stol(part, &pos));
-        if (pos != part.size()) throw std::invalid_argument(part);
-      } else {
-        const long a = std::stol(part.substr(0, dash)), b = std::stol(part.substr(dash + 1), &pos);
-        if (pos != part.size() - dash - 1 || b < a || b - a > 10000) throw std::invalid_argument(part);
-        for (long x = a; x <= b; ++x) out.push_back(x);
-      }
+  while (std::getline(ss, part, ',')) {
+    const auto dash = part.find('-', 1);
+    long a = 0, b = 0;
+    if (dash == std::string::npos) {
+      if (!parse_decimal(part, lo, hi, a)) throw Error(ErrorKind::usage, bad);
+      b = a;
+    } else if (!parse_decimal(part.substr(0, dash), lo, hi, a) || !parse_decimal(part.substr(dash + 1), lo, hi, b) || b < a) {
+      throw Error(ErrorKind::usage, bad);
     }
-  } catch (const std::exception&) {
-    throw Error(ErrorKind::usage, std::string(what) + ": expected a list like 1,2,4 or a range like 1-8, got \"" + s + "\"");
+    if (b - a >= limits::max_list_values || static_cast<long>(out.size()) + (b - a + 1) > limits::max_list_values)
+      throw Error(ErrorKind::usage, std::string(what) + ": more than " + std::to_string(limits::max_list_values) + " values");
+    for (long x = a; x <= b; ++x) out.push_back(x);
   }
   if (out.empty()) throw Error(ErrorKind::usage, std::string(what) + ": empty list");
   return out;
@@ -59,12 +61,13 @@ Command make_sweep() {
             s->add_option("--bits", st->bits, "precisions in bits (default 53,64,113,128,256,512,1024)");
             s->add_option("--token-scale", st->scale, "token scales: entries uniform on [-s, s] (exact decimals, default 1)");
             s->add_option("--schedule", st->schedule, "schedules: paper, lean or paper,lean (default paper)");
-            s->add_option("--trials", st->g.trials, "trials per grid point (default 3)");
-            s->add_option("--seed", st->g.seed, "seed; model and learner seeds are derived from it");
+            s->add_option("--trials", st->g.trials, "trials per grid point (default 3)")->check(int_in(1, limits::max_trials));
+            s->add_option("--seed", st->g.seed, "seed; model and learner seeds are derived from it")->check(seed_value());
             s->add_option("-o,--output", st->out, "CSV file, one row per trial and precision")->required();
             s->add_option("--plots", st->plots, "directory for the two plots (SVG through gnuplot) and their data");
             s->add_flag("--resume", st->resume, "continue an interrupted sweep: keep the rows already in the CSV");
-            s->add_option("--threads", st->threads, "worker threads (0 = all hardware threads); output bytes do not depend on it");
+            s->add_option("--threads", st->threads, "worker threads (0 = all hardware threads); output bytes do not depend on it")
+                ->check(int_in(0, limits::max_threads));
             s->add_flag("--quiet", st->quiet, "no progress on standard error");
             s->add_flag("--json", st->json, "print one JSON object (summary)");
             return s;
@@ -73,9 +76,9 @@ Command make_sweep() {
             SweepGrid g = st->g;
             g.d.clear();
             g.H.clear();
-            for (long x : parse_longs(st->d, "--d")) g.d.push_back(static_cast<int>(x));
-            for (long x : parse_longs(st->heads, "--heads")) g.H.push_back(static_cast<int>(x));
-            g.bits = parse_longs(st->bits, "--bits");
+            for (long x : parse_longs(st->d, "--d", 1, limits::max_d)) g.d.push_back(static_cast<int>(x));
+            for (long x : parse_longs(st->heads, "--heads", 1, limits::max_heads)) g.H.push_back(static_cast<int>(x));
+            g.bits = parse_longs(st->bits, "--bits", limits::min_bits, limits::max_bits);
             g.scale.clear();
             std::stringstream ss(st->scale);
             for (std::string part; std::getline(ss, part, ',');) {
@@ -84,11 +87,26 @@ Command make_sweep() {
               } catch (const Error& e) {
                 throw Error(ErrorKind::usage, std::string("--token-scale: ") + e.what());
               }
+              // tokens are integers in [-s 2^20, s 2^20] / 2^20: s 2^20 is the token range
+              const Rational R = g.scale.back() * Rational(1L << 20);
+              if (!R.is_integer() || R.sign() <= 0 || Rational(limits::max_token_range) < R)
+                throw Error(ErrorKind::usage, "--token-scale: " + quote_text(part) + " must be a positive multiple of 2^-20 of at most " +
+                                                  std::to_string(limits::max_token_range >> 20));
             }
             g.schedule.clear();
             std::stringstream sc(st->schedule);
             for (std::string part; std::getline(sc, part, ',');) g.schedule.push_back(parse_schedule(part));
-            if (st->threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 or positive");
+            check_option("--token-scale: the number of values", static_cast<long>(g.scale.size()), 1, limits::max_list_values);
+            check_option("--schedule: the number of values", static_cast<long>(g.schedule.size()), 1, limits::max_list_values);
+            {  // the grid's size, before any row is allocated
+              const __int128 rows = static_cast<__int128>(g.d.size()) * g.H.size() * g.scale.size() * g.schedule.size() * g.trials * g.bits.size();
+              if (rows > limits::max_sweep_rows)
+                throw Error(ErrorKind::usage, "sweep: the grid has " + std::to_string(static_cast<long long>(rows)) + " rows, more than the limit of " +
+                                                  std::to_string(limits::max_sweep_rows));
+              for (int d : g.d)
+                for (int H : g.H)
+                  for (Schedule sch : g.schedule) check_plan_size(d, H, sch == Schedule::paper, 0, ErrorKind::usage, "sweep --d/--heads");
+            }
             if (st->plots.find('\'') != std::string::npos) throw Error(ErrorKind::usage, "--plots: the directory name may not contain a quote");
             const int threads = st->threads == 0 ? hardware_threads() : st->threads;
             const bool tty = isatty(2);
@@ -129,7 +147,7 @@ Command make_sweep() {
               j["plots_note"] = note;
               h << note << (imgs.empty() ? "" : ": " + imgs[0] + ", " + imgs[1]) << "\n";
             }
-            emit(st->json, j.dump(), h.str());
+            emit(st->json, j, h.str());
             return 0;
           }};
 }

@@ -4,7 +4,9 @@
 
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/limits.hpp"
 #include "mhaq/tools/verify.hpp"
+#include "options.hpp"
 
 namespace mhaq::cli {
 
@@ -20,38 +22,44 @@ Command make_verify() {
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("verify", "check the paper's claims on random trials and compare degenerate rates with the Schwartz-Zippel bound");
-            s->add_option("--trials", st->o.trials, "number of trials (per token range with --rates)")->required();
-            s->add_option("--seed", st->o.seed, "seed; trial seeds are derived from it")->required();
+            using namespace limits;
+            s->add_option("--trials", st->o.trials, "number of trials (per token range with --rates)")->required()->check(int_in(1, max_trials));
+            s->add_option("--seed", st->o.seed, "seed; trial seeds are derived from it")->required()->check(seed_value());
             s->add_option("--arith", st->arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
-            s->add_option("--bits", st->o.bits, "precision in bits for ball and mpfr");
-            s->add_option("--min-d", st->o.min_d, "smallest token dimension d (default 2)");
-            s->add_option("--max-d", st->o.max_d, "largest token dimension d (default 4)");
-            s->add_option("--max-h", st->o.max_h, "largest canonical head count H (default 3)");
-            s->add_option("--h0-extra", st->o.h0_extra, "claim-3 runs use the bound H0 = H + this (default 2)");
-            s->add_option("--token-range", st->o.token_range, "learner's token entries: integers in [-R, R] (default: the arithmetic's default)");
-            s->add_option("--tol", st->o.tolerance, "mpfr/double: tolerance on max_rel_error (default 2^(-bits/4))");
+            s->add_option("--bits", st->o.bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
+            s->add_option("--min-d", st->o.min_d, "smallest token dimension d (default 2)")->check(int_in(1, max_d));
+            s->add_option("--max-d", st->o.max_d, "largest token dimension d (default 4)")->check(int_in(1, max_d));
+            s->add_option("--max-h", st->o.max_h, "largest canonical head count H (default 3)")->check(int_in(1, max_heads));
+            s->add_option("--h0-extra", st->o.h0_extra, "claim-3 runs use the bound H0 = H + this (default 2)")->check(int_in(0, max_heads - 1));
+            s->add_option("--token-range", st->o.token_range, "learner's token entries: integers in [-R, R] (default: the arithmetic's default)")
+                ->check(int_in(1, max_token_range));
+            s->add_option("--tol", st->o.tolerance, "mpfr/double: tolerance on max_rel_error (default 2^(-bits/4))")->check(positive_number());
             s->add_flag("--no-h0", st->no_h0, "skip the unknown-H (H0) runs");
             s->add_option("--model-kind", st->o.model_kind, "attention (claims 1-4, default) | transformer (claim 5) | all")
                 ->check(CLI::IsMember({"attention", "transformer", "all"}));
             s->add_flag("--rates", st->rates, "rate study: degenerate rate vs Schwartz-Zippel bound for each --ranges value (H known runs)");
-            s->add_option("--ranges", st->ranges, "token ranges R for --rates (default 1 2 4 8)")->delimiter(',');
-            s->add_option("--threads", st->o.threads, "trials in parallel (0 = all hardware threads); output bytes do not depend on it");
+            s->add_option("--ranges", st->ranges, "token ranges R for --rates (default 1 2 4 8)")->delimiter(',')->check(int_in(1, limits::max_token_range));
+            s->add_option("--threads", st->o.threads, "trials in parallel (0 = all hardware threads); output bytes do not depend on it")
+                ->check(int_in(0, max_threads));
             s->add_flag("--json", st->json, "print one JSON object");
             return s;
           },
           [st] {
             VerifyOptions o = st->o;
             o.arith = parse_arith(st->arith);
+            if (o.min_d > o.max_d) throw Error(ErrorKind::usage, "--min-d must not exceed --max-d");
+            check_option("--max-h plus --h0-extra", o.max_h + (st->no_h0 ? 0 : o.h0_extra), 1, limits::max_heads);
+            check_option("--ranges: the number of values", static_cast<long>(st->ranges.size()), 1, limits::max_list_values);
             o.unknown_h = !st->no_h0;
             if (st->rates) {
               const nlohmann::json r = rate_study(o, st->ranges);
               if (r.is_null()) return 0;  // MPI: rank 0 reports
-              emit(st->json, r.dump(), rate_report(r));
+              emit(st->json, r, rate_report(r));
               return rate_exit_code(r);
             }
             const nlohmann::json v = verify(o);
             if (v.is_null()) return 0;  // MPI: rank 0 reports
-            emit(st->json, v.dump(), verify_report(v));
+            emit(st->json, v, verify_report(v));
             return verify_exit_code(v);
           }};
 }

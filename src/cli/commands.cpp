@@ -20,8 +20,10 @@ std::vector<Command> all_commands() {
   return {make_generate(), make_recover(), make_demo(), make_golden(), make_prove(), make_verify(), make_convert(), make_sweep(), make_check_certificate(), make_baseline(), make_compare()};
 }
 
-void emit(bool json, const std::string& json_text, const std::string& human) {
-  if (json) std::cout << json_text << "\n";
+std::string json_text(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+void emit(bool json, const nlohmann::json& j, const std::string& human) {
+  if (json) std::cout << json_text(j) << "\n";
   else std::cout << human;
   std::cout.flush();
 }

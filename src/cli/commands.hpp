@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,13 @@ struct Command {
 std::vector<Command> all_commands();
 
 // Shared by commands: print result as JSON (one object) or human text.
-void emit(bool json, const std::string& json_text, const std::string& human);
+void emit(bool json, const nlohmann::json& j, const std::string& human);
+// Deleted: a dumped string would be printed as one JSON string, and j.dump()
+// throws on invalid UTF-8; pass the object itself.
+void emit(bool json, const std::string& json_text, const std::string& human) = delete;
+// JSON text for output: never throws on invalid UTF-8 in a string (such bytes
+// are replaced by U+FFFD; messages are cleaned before they get here anyway).
+std::string json_text(const nlohmann::json& j);
 // Entry ranges left at their exact-mode defaults take the defaults of arithmetic a.
 GenerateOptions with_defaults_for(GenerateOptions g, Arith a);
 std::string slurp_file(const std::string& path);  // Error(input) when unreadable

@@ -4,48 +4,45 @@
 #include <cctype>
 
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/json_in.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/base/text.hpp"
 
 namespace mhaq {
 
 namespace {
 using nlohmann::json;
 
-constexpr long max_inner_dim = 4096;  // d_k, d_v, d_out
+constexpr long max_inner_dim = limits::max_inner_dim;  // d_k, d_v, d_out
 
-std::string shown(const json& e) {
-  std::string s = e.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+std::string shown(const json& e) { return json_shown(e); }
 
 void check_keys(const json& obj, const std::string& where, const std::vector<std::string>& allowed, const std::string& allowed_text) {
   const std::string prefix = where.empty() ? "" : where + ".";
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (looks_like_bias(it.key()))
-      throw_input(prefix + it.key() + ": bias terms are not supported: the mhaq model is bias-free (f(X) = sum_h sum_i alpha_{h,i} v_h^T x_i)");
+      throw_input(prefix + clean_text(it.key()) + ": bias terms are not supported: the mhaq model is bias-free (f(X) = sum_h sum_i alpha_{h,i} v_h^T x_i)");
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
-      throw_input((where.empty() ? std::string("factored model file") : where) + ": unknown field \"" + it.key() + "\" (" + allowed_text + ")");
+      throw_input((where.empty() ? std::string("factored model file") : where) + ": unknown field " + quote_text(it.key()) + " (" + allowed_text + ")");
 }
 
 
-Rational scale_entry(const json& e) {
+Rational scale_entry(const json& e, const std::string& where) {
   static const std::string note =
       " (the scale must be an exact rational: 1/sqrt(d_k) is irrational unless d_k is a perfect square; give e.g. \"1/2\" for d_k = 4, or choose a "
       "rational approximation yourself)";
-  if (e.is_number_float()) throw_input("scale: binary floating-point number " + e.dump() + note);
+  if (e.is_number_float()) throw_input(where + ": binary floating-point number " + shown(e) + note);
   try {
-    return rational_from_json(e, "scale");
+    return rational_from_json(e, where);
   } catch (const Error& err) {
     throw_input(err.what() + note);
   }
 }
 
-long dim_field(const json& j, const char* name, long lo, long hi) {
-  if (!j.contains(name)) throw_input(std::string("missing integer field \"") + name + "\"");
-  const json& e = j[name];
-  if (!e.is_number_integer() || e.get<long>() < lo || e.get<long>() > hi)
-    throw_input(std::string(name) + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + shown(e));
-  return e.get<long>();
+long dim_field(const json& j, const char* name, long lo, long hi, const std::string& base) {
+  if (!j.contains(name)) throw_input(json_key_path(base, name) + ": missing integer field \"" + name + "\"");
+  return json_long(j[name], lo, hi, json_key_path(base, name));
 }
 
 // A rows x cols matrix; `shape` names the dimensions, e.g. "d x d_k".
@@ -79,51 +76,65 @@ bool looks_like_bias(std::string k) {
 }
 
 
-FactoredModel factored_from_json(const json& j) {
-  if (!j.is_object()) throw_input("factored model file: top level must be an object");
-  check_keys(j, "", {"format", "version", "d", "d_k", "d_v", "d_out", "scale", "heads", "O", "readout"},
+FactoredModel factored_from_json(const json& j, const std::string& base) {
+  auto at = [&](const std::string& k) { return json_key_path(base, k); };
+  if (!j.is_object()) throw_input((base.empty() ? std::string("factored model file") : base) + ": top level must be an object");
+  check_keys(j, base, {"format", "version", "d", "d_k", "d_v", "d_out", "scale", "heads", "O", "readout"},
              "a factored model file has format, version, d, d_k, d_v, d_out, scale, heads, O, readout");
-  if (!j.contains("format") || j["format"] != factored_format) throw_input(std::string("\"format\" must be \"") + factored_format + "\"");
-  if (j.contains("version") && j["version"] != 1) throw_input("unsupported version " + shown(j["version"]) + " (this mhaq reads version 1)");
+  if (!j.contains("format") || j["format"] != factored_format) throw_input(at("format") + ": must be \"" + factored_format + "\"");
+  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
+    throw_input(at("version") + ": unsupported version " + shown(j["version"]) + " (this mhaq reads version 1)");
   FactoredModel f;
-  f.d = static_cast<int>(dim_field(j, "d", 1, 64));
-  f.d_k = static_cast<int>(dim_field(j, "d_k", 1, max_inner_dim));
-  f.d_v = static_cast<int>(dim_field(j, "d_v", 1, max_inner_dim));
+  f.d = static_cast<int>(dim_field(j, "d", 1, limits::max_d, base));
+  f.d_k = static_cast<int>(dim_field(j, "d_k", 1, max_inner_dim, base));
+  f.d_v = static_cast<int>(dim_field(j, "d_v", 1, max_inner_dim, base));
   if (!j.contains("readout") || !j["readout"].is_array() || j["readout"].empty())
-    throw_input("readout: expected a non-empty array of d_out entries (the vector u that turns the output projection into one number)");
+    throw_input(at("readout") + ": expected a non-empty array of d_out entries (the vector u that turns the output projection into one number)");
   const json& u = j["readout"];
   if (j.contains("d_out")) {
-    f.d_out = static_cast<int>(dim_field(j, "d_out", 1, max_inner_dim));
+    f.d_out = static_cast<int>(dim_field(j, "d_out", 1, max_inner_dim, base));
     if (u.size() != static_cast<size_t>(f.d_out))
-      throw_input("readout: expected d_out = " + std::to_string(f.d_out) + " entries, got " + std::to_string(u.size()));
+      throw_input(at("readout") + ": expected d_out = " + std::to_string(f.d_out) + " entries, got " + std::to_string(u.size()));
   } else {
-    if (u.size() > static_cast<size_t>(max_inner_dim)) throw_input("readout: more than " + std::to_string(max_inner_dim) + " entries");
+    if (u.size() > static_cast<size_t>(max_inner_dim)) throw_input(at("readout") + ": more than " + std::to_string(max_inner_dim) + " entries");
     f.d_out = static_cast<int>(u.size());
   }
-  if (j.contains("scale")) f.scale = scale_entry(j["scale"]);
-  if (!j.contains("heads") || !j["heads"].is_array() || j["heads"].empty()) throw_input("heads: expected a non-empty array of heads {\"Q\", \"K\", \"V\"}");
+  if (j.contains("scale")) f.scale = scale_entry(j["scale"], at("scale"));
+  if (!j.contains("heads") || !j["heads"].is_array() || j["heads"].empty())
+    throw_input(at("heads") + ": expected a non-empty array of heads {\"Q\", \"K\", \"V\"}");
   const json& hs = j["heads"];
   const size_t H = hs.size();
+  // Sizes before any matrix is built: heads, and every entry the file must hold.
+  if (static_cast<long>(H) > limits::max_file_heads)
+    throw_input(at("heads") + ": " + std::to_string(H) + " heads, more than the limit of " + std::to_string(limits::max_file_heads) + " heads in a model file");
+  {
+    const long per_head = static_cast<long>(f.d) * (2L * f.d_k + f.d_v) + static_cast<long>(f.d_v) * f.d_out;
+    const long entries = static_cast<long>(H) * per_head + f.d_out;
+    if (entries > limits::max_file_entries)
+      throw_input(at("heads") + ": " + std::to_string(H) + " heads with d=" + std::to_string(f.d) + ", d_k=" + std::to_string(f.d_k) + ", d_v=" +
+                  std::to_string(f.d_v) + ", d_out=" + std::to_string(f.d_out) + " need " + std::to_string(entries) + " entries, more than the limit of " +
+                  std::to_string(limits::max_file_entries) + " entries in a model file");
+  }
 
   // Where the output projection lives: one concatenated matrix, or one per head.
   size_t with_O = 0;
   for (size_t h = 0; h < H; ++h) {
-    const std::string where = "heads[" + std::to_string(h) + "]";
+    const std::string where = json_index_path(at("heads"), h);
     if (!hs[h].is_object()) throw_input(where + ": expected an object {\"Q\", \"K\", \"V\"}, got " + shown(hs[h]));
     check_keys(hs[h], where, {"Q", "K", "V", "O"}, "a factored head has Q, K, V and, for a per-head output projection, O");
     with_O += hs[h].contains("O") ? 1 : 0;
   }
   if (j.contains("O") && with_O > 0)
-    throw_input("O: the output projection is given both at the top level and inside heads; give one concatenated (H*d_v) x d_out matrix or one d_v x d_out matrix per head");
+    throw_input(at("O") + ": the output projection is given both at the top level and inside heads; give one concatenated (H*d_v) x d_out matrix or one d_v x d_out matrix per head");
   if (!j.contains("O") && with_O == 0)
-    throw_input("O: missing output projection; give one concatenated (H*d_v) x d_out matrix at the top level or a d_v x d_out \"O\" in every head (an identity matrix if the model has none)");
+    throw_input(at("O") + ": missing output projection; give one concatenated (H*d_v) x d_out matrix at the top level or a d_v x d_out \"O\" in every head (an identity matrix if the model has none)");
   f.per_head_O = with_O > 0;
   if (f.per_head_O && with_O < H)
     for (size_t h = 0; h < H; ++h)
-      if (!hs[h].contains("O")) throw_input("heads[" + std::to_string(h) + "].O: missing; a per-head output projection needs O in every head");
+      if (!hs[h].contains("O")) throw_input(json_index_path(at("heads"), h) + ".O: missing; a per-head output projection needs O in every head");
 
   for (size_t h = 0; h < H; ++h) {
-    const std::string where = "heads[" + std::to_string(h) + "]";
+    const std::string where = json_index_path(at("heads"), h);
     for (const char* k : {"Q", "K", "V"})
       if (!hs[h].contains(k)) throw_input(where + "." + k + ": missing");
     FactoredHead fh;
@@ -135,8 +146,7 @@ FactoredModel factored_from_json(const json& j) {
   }
   if (!f.per_head_O) {
     const long rows = static_cast<long>(H) * f.d_v;
-    if (rows > 1L << 20) throw_input("O: H*d_v = " + std::to_string(rows) + " rows is too large");
-    const QMat O = matrix(j["O"], "O", rows, f.d_out, "(H*d_v) x d_out");
+    const QMat O = matrix(j["O"], at("O"), rows, f.d_out, "(H*d_v) x d_out");
     for (size_t h = 0; h < H; ++h) {
       QMat block(f.d_v, f.d_out);
       for (int r = 0; r < f.d_v; ++r)
@@ -145,7 +155,7 @@ FactoredModel factored_from_json(const json& j) {
     }
   }
   f.readout.resize(f.d_out);
-  for (int c = 0; c < f.d_out; ++c) f.readout[c] = rational_from_json(u[static_cast<size_t>(c)], "readout[" + std::to_string(c) + "]");
+  for (int c = 0; c < f.d_out; ++c) f.readout[c] = rational_from_json(u[static_cast<size_t>(c)], json_index_path(at("readout"), static_cast<size_t>(c)));
   return f;
 }
 
@@ -208,11 +218,8 @@ CanonicalSummary canonical_summary(const Model& m) {
   CanonicalSummary s;
   s.heads = m.num_heads();
   int distinct = 0;
-  for (int h = 0; h < s.heads; ++h) {
-    bool seen = false;
-    for (int g = 0; g < h && !seen; ++g) seen = m.heads[g].W == m.heads[h].W;
-    distinct += seen ? 0 : 1;
-  }
+  const std::vector<int> first = equal_w_groups(m);
+  for (int h = 0; h < s.heads; ++h) distinct += first[static_cast<size_t>(h)] == h ? 1 : 0;
   s.canonical = m.canonical().num_heads();
   s.merged = s.heads - distinct;
   s.dropped = distinct - s.canonical;

@@ -2,24 +2,59 @@
 
 #include <flint/fmpz.h>
 
-#include <fstream>
+#include <algorithm>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "mhaq/base/error.hpp"
-#include "mhaq/model/factored.hpp"
+#include "mhaq/base/io.hpp"
+#include "mhaq/base/json_in.hpp"
+#include "mhaq/base/limits.hpp"
 #include "mhaq/base/random.hpp"
+#include "mhaq/base/text.hpp"
+#include "mhaq/model/factored.hpp"
 
 namespace mhaq {
+
+namespace {
+// Lexicographic order of W entries (exact), for grouping equal W in
+// O(H log H) comparisons: a file may list many heads.
+bool w_less(const QMat& a, const QMat& b) {
+  for (int i = 0; i < a.rows(); ++i)
+    for (int j = 0; j < a.cols(); ++j) {
+      const int c = fmpq_cmp(a(i, j).raw(), b(i, j).raw());
+      if (c != 0) return c < 0;
+    }
+  return false;
+}
+}  // namespace
+
+std::vector<int> equal_w_groups(const Model& m) {
+  const size_t n = m.heads.size();
+  std::vector<int> order(n), first(n);
+  for (size_t h = 0; h < n; ++h) order[h] = static_cast<int>(h);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return w_less(m.heads[a].W, m.heads[b].W); });
+  for (size_t k = 0; k < n; ++k) {
+    const int h = order[k];
+    // stable: the first of a run of equal W is its first occurrence
+    first[h] = k > 0 && m.heads[order[k - 1]].W == m.heads[h].W ? first[order[k - 1]] : h;
+  }
+  return first;
+}
 
 Model Model::canonical() const {
   Model out;
   out.d = d;
-  for (const auto& h : heads) {
-    bool merged = false;
-    for (auto& g : out.heads)
-      if (g.W == h.W) { g.v = g.v + h.v; merged = true; break; }
-    if (!merged) out.heads.push_back(h);
+  const std::vector<int> first = equal_w_groups(*this);
+  std::vector<int> slot(heads.size(), -1);
+  for (size_t h = 0; h < heads.size(); ++h) {
+    const int f = first[h];
+    if (slot[f] < 0) {
+      slot[f] = static_cast<int>(out.heads.size());
+      out.heads.push_back(heads[h]);
+    } else {
+      HeadQ& g = out.heads[static_cast<size_t>(slot[f])];
+      g.v = g.v + heads[h].v;
+    }
   }
   std::vector<HeadQ> kept;
   for (auto& g : out.heads) {
@@ -44,7 +79,7 @@ long Model::w_denominator() const {
 }
 
 void Model::validate() const {
-  if (d < 1 || d > 64) throw_input("model dimension d must be in [1, 64], got " + std::to_string(d));
+  if (d < 1 || d > limits::max_d) throw_input("model dimension d must be in [1, " + std::to_string(limits::max_d) + "], got " + std::to_string(d));
   if (heads.empty()) throw_input("model has no heads");
   for (size_t h = 0; h < heads.size(); ++h) {
     if (heads[h].W.rows() != d || heads[h].W.cols() != d) throw_input("head " + std::to_string(h) + ": W is not " + std::to_string(d) + "x" + std::to_string(d));
@@ -57,71 +92,83 @@ using nlohmann::json;
 Rational rational_from_json(const json& e, const std::string& where) {
   if (e.is_string()) {
     try {
-      return Rational::parse(e.get<std::string>());
+      return Rational::parse(e.get_ref<const std::string&>(), static_cast<size_t>(limits::max_entry_chars));
     } catch (const Error& err) {
       throw_input(where + ": " + err.what());
     }
   }
+  if (e.is_number_unsigned()) {  // read as unsigned: 2^63 and above must not wrap
+    Rational q;
+    fmpz_set_ui(fmpq_numref(q.raw()), e.get<std::uint64_t>());
+    return q;
+  }
   if (e.is_number_integer()) return Rational(e.get<long>());
   if (e.is_number_float())
-    throw_input(where + ": binary floating-point number " + e.dump() + "; write entries as exact strings such as \"0.125\" or \"-3/4\"");
-  throw_input(where + ": expected a rational string, got " + (e.dump().size() > 60 ? e.dump().substr(0, 57) + "..." : e.dump()));
+    throw_input(where + ": binary floating-point number " + json_shown(e) + "; write entries as exact strings such as \"0.125\" or \"-3/4\"");
+  throw_input(where + ": expected a rational string, got " + json_shown(e));
 }
 
-Model model_from_json_text(const std::string& text, ModelFileInfo* info) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw_input(std::string("model file is not valid JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw_input("model file: top level must be an object");
+void check_model_size(long heads, long entries_per_head, const std::string& where) {
+  if (heads > limits::max_file_heads)
+    throw_input(where + ": " + std::to_string(heads) + " heads, more than the limit of " + std::to_string(limits::max_file_heads) + " heads in a model file");
+  if (heads * entries_per_head > limits::max_file_entries)
+    throw_input(where + ": " + std::to_string(heads) + " heads of " + std::to_string(entries_per_head) + " entries each, more than the limit of " +
+                std::to_string(limits::max_file_entries) + " entries in a model file");
+}
+
+Model model_from_json(const json& j, const std::string& base, ModelFileInfo* info) {
+  auto at = [&](const std::string& k) { return json_key_path(base, k); };
+  const std::string top = base.empty() ? std::string("model file") : base;
+  if (!j.is_object()) throw_input(top + ": expected an object, got " + json_shown(j));
   if (j.contains("format") && j["format"] == factored_format) {
-    const FactoredModel f = factored_from_json(j);
+    const FactoredModel f = factored_from_json(j, base);
     if (info) *info = describe(f);
     return to_model(f);
   }
   if (j.contains("format") && j["format"] != "mhaq-model")
-    throw_input("model file: \"format\" must be \"mhaq-model\" or \"" + std::string(factored_format) + "\"");
-  if (j.contains("version") && j["version"] != 1) throw_input("model file: unsupported version " + j["version"].dump() + " (this mhaq reads version 1)");
+    throw_input(at("format") + ": must be \"mhaq-model\" or \"" + std::string(factored_format) + "\", got " + json_shown(j["format"]));
+  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
+    throw_input(at("version") + ": unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (looks_like_bias(it.key())) throw_input("model file: " + it.key() + ": bias terms are not part of the model (it is bias-free)");
-  if (!j.contains("d") || !j["d"].is_number_integer()) throw_input("model file: missing integer field \"d\"");
-  if (!j.contains("heads") || !j["heads"].is_array()) throw_input("model file: missing array field \"heads\"");
+    if (looks_like_bias(it.key())) throw_input(at(clean_text(it.key())) + ": bias terms are not part of the model (it is bias-free)");
+  const long d = json_long(json_member(j, "d", base), 1, limits::max_d, at("d"));
+  const json& hs = json_member(j, "heads", base);
+  if (!hs.is_array()) throw_input(at("heads") + ": expected an array of heads {\"W\", \"v\"}, got " + json_shown(hs));
+  if (hs.empty()) throw_input(at("heads") + ": the model has no heads");
+  check_model_size(static_cast<long>(hs.size()), d * d + d, at("heads"));
   Model m;
-  const long d = j["d"].get<long>();
-  if (d < 1 || d > 64) throw_input("model file: d must be in [1, 64], got " + std::to_string(d));
   m.d = static_cast<int>(d);
-  int hi = 0;
-  for (const auto& h : j["heads"]) {
-    const std::string where = "heads[" + std::to_string(hi) + "]";
-    if (!h.is_object()) throw_input(where + ": expected an object");
+  for (size_t hi = 0; hi < hs.size(); ++hi) {
+    const json& h = hs[hi];
+    const std::string where = json_index_path(at("heads"), hi);
+    if (!h.is_object()) throw_input(where + ": expected an object {\"W\", \"v\"}, got " + json_shown(h));
     for (auto it = h.begin(); it != h.end(); ++it)
       if (it.key() != "W" && it.key() != "v") {
-        if (looks_like_bias(it.key())) throw_input(where + ": " + it.key() + ": bias terms are not part of the model (it is bias-free)");
+        const std::string k = quote_text(it.key());
+        if (looks_like_bias(it.key())) throw_input(where + "." + clean_text(it.key()) + ": bias terms are not part of the model (it is bias-free)");
         if (it.key() == "Q" || it.key() == "K" || it.key() == "V")
-          throw_input(where + ": unknown field \"" + it.key() + "\" (a factored model file needs \"format\": \"" + factored_format + "\")");
-        throw_input(where + ": unknown field \"" + it.key() + "\"");
+          throw_input(where + ": unknown field " + k + " (a factored model file needs \"format\": \"" + factored_format + "\")");
+        throw_input(where + ": unknown field " + k);
       }
-    if (!h.contains("W") || !h["W"].is_array() || h["W"].size() != static_cast<size_t>(d))
-      throw_input(where + ".W: expected " + std::to_string(d) + " rows");
-    if (!h.contains("v") || !h["v"].is_array() || h["v"].size() != static_cast<size_t>(d))
-      throw_input(where + ".v: expected " + std::to_string(d) + " entries");
+    const json& W = json_member(h, "W", where);
+    const json& v = json_member(h, "v", where);
+    if (!W.is_array() || W.size() != static_cast<size_t>(d))
+      throw_input(where + ".W: expected " + std::to_string(d) + " rows, got " + json_shown(W));
+    if (!v.is_array() || v.size() != static_cast<size_t>(d))
+      throw_input(where + ".v: expected " + std::to_string(d) + " entries, got " + json_shown(v));
     HeadQ head{QMat(m.d, m.d), QVec(m.d)};
     for (int r = 0; r < m.d; ++r) {
-      const auto& row = h["W"][r];
-      if (!row.is_array() || row.size() != static_cast<size_t>(d))
-        throw_input(where + ".W[" + std::to_string(r) + "]: expected " + std::to_string(d) + " entries");
-      for (int c = 0; c < m.d; ++c)
-        head.W(r, c) = rational_from_json(row[c], where + ".W[" + std::to_string(r) + "][" + std::to_string(c) + "]");
+      const auto& row = W[static_cast<size_t>(r)];
+      const std::string rp = json_index_path(where + ".W", static_cast<size_t>(r));
+      if (!row.is_array() || row.size() != static_cast<size_t>(d)) throw_input(rp + ": expected " + std::to_string(d) + " entries, got " + json_shown(row));
+      for (int c = 0; c < m.d; ++c) head.W(r, c) = rational_from_json(row[static_cast<size_t>(c)], json_index_path(rp, static_cast<size_t>(c)));
     }
-    for (int r = 0; r < m.d; ++r) head.v[r] = rational_from_json(h["v"][r], where + ".v[" + std::to_string(r) + "]");
+    for (int r = 0; r < m.d; ++r) head.v[r] = rational_from_json(v[static_cast<size_t>(r)], json_index_path(where + ".v", static_cast<size_t>(r)));
     m.heads.push_back(std::move(head));
-    ++hi;
   }
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "heads" && it.key() != "bases")
-      throw_input("model file: unknown field \"" + it.key() + "\" (a plain model file has format, version, d, heads and optionally bases; a factored one needs \"format\": \"" +
+      throw_input(top + ": unknown field " + quote_text(it.key()) + " (a plain model file has format, version, d, heads and optionally bases; a factored one needs \"format\": \"" +
                   factored_format + "\")");
   m.validate();
   if (info) {
@@ -131,6 +178,8 @@ Model model_from_json_text(const std::string& text, ModelFileInfo* info) {
   }
   return m;
 }
+
+Model model_from_json_text(const std::string& text, ModelFileInfo* info) { return model_from_json(parse_json_text(text), "", info); }
 
 std::string model_to_json_text(const Model& m) {
   // One matrix row per line; keys in a fixed order, so output bytes depend only on the model.
@@ -149,24 +198,49 @@ std::string model_to_json_text(const Model& m) {
   return o + "]}\n";
 }
 
+void check_entry_sizes(const Model& m, const std::string& what) {
+  auto check = [&](const Rational& x, const std::string& where) {
+    const size_t n = x.str_size();
+    if (n > static_cast<size_t>(limits::max_entry_chars))
+      throw_input(what + ": " + where + " has " + std::to_string(n) + " characters, more than the limit of " + std::to_string(limits::max_entry_chars) +
+                  " for an entry of a model file");
+  };
+  for (size_t h = 0; h < m.heads.size(); ++h) {
+    const std::string hp = json_index_path("heads", h);
+    for (int i = 0; i < m.heads[h].W.rows(); ++i)
+      for (int j = 0; j < m.heads[h].W.cols(); ++j)
+        check(m.heads[h].W(i, j), hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
+    for (size_t i = 0; i < m.heads[h].v.size(); ++i) check(m.heads[h].v[i], json_index_path(hp + ".v", i));
+  }
+}
+
 Model read_model_file(const std::string& path, ModelFileInfo* info) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input("cannot open model file \"" + path + "\"");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  const std::string text = read_file_text(path, "model file");
   try {
-    return model_from_json_text(ss.str(), info);
+    return model_from_json_text(text, info);
   } catch (const Error& e) {
-    throw Error(e.kind(), path + ": " + e.what());
+    throw Error(e.kind(), clean_text(path) + ": " + e.what());
   }
 }
 
 Model generate_model(const GenerateOptions& o) {
-  if (o.d < 1 || o.d > 64) throw Error(ErrorKind::usage, "--d must be in [1, 64]");
-  if (o.heads < 1 || o.heads > 64) throw Error(ErrorKind::usage, "--heads must be in [1, 64]");
-  if (o.w_range < 1 || o.w_den < 1 || o.v_range < 1 || o.v_den < 1) throw Error(ErrorKind::usage, "entry ranges and denominators must be positive");
+  check_option("--d", o.d, 1, limits::max_d);
+  check_option("--heads", o.heads, 1, limits::max_heads);
+  check_option("--w-range", o.w_range, 1, limits::max_entry_range);
+  check_option("--w-den", o.w_den, 1, limits::max_entry_range);
+  check_option("--v-range", o.v_range, 1, limits::max_entry_range);
+  check_option("--v-den", o.v_den, 1, limits::max_entry_range);
   if (o.share_w && o.heads < 2) throw Error(ErrorKind::usage, "--share-w needs at least 2 heads");
   if (o.cancel_v && o.heads < (o.share_w ? 4 : 2)) throw Error(ErrorKind::usage, o.share_w ? "--share-w with --cancel-v needs at least 4 heads" : "--cancel-v needs at least 2 heads");
+  {  // heads with a fresh W need that many distinct W: (2 w_range + 1)^(d^2) exist
+    const long fresh = o.heads - (o.share_w ? 1 : 0) - (o.cancel_v ? 1 : 0);
+    double possible = 1;
+    for (long k = 0; k < static_cast<long>(o.d) * o.d && possible < 1e6; ++k) possible *= static_cast<double>(2 * o.w_range + 1);
+    if (static_cast<double>(fresh) > possible)
+      throw Error(ErrorKind::usage, "--heads " + std::to_string(o.heads) + ": only " + std::to_string(static_cast<long>(possible)) +
+                                        " distinct W exist for d=" + std::to_string(o.d) + " with entries in [-" + std::to_string(o.w_range) + ", " +
+                                        std::to_string(o.w_range) + "] / " + std::to_string(o.w_den) + " (raise --w-range)");
+  }
   Rng rng(o.seed);
   Model m;
   m.d = o.d;

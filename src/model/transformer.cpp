@@ -2,11 +2,16 @@
 
 #include <flint/fmpz.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/json_in.hpp"
+#include "mhaq/base/limits.hpp"
 #include "mhaq/base/random.hpp"
+#include "mhaq/base/text.hpp"
 #include "mhaq/model/factored.hpp"
 
 namespace mhaq {
@@ -23,18 +28,6 @@ QVec scaled(const QVec& v, const Rational& s) {
   return out;
 }
 Rational abs_q(const Rational& x) { return x.sign() < 0 ? -x : x; }
-// lambda > 0 with b = lambda a (a != 0), when it exists
-bool positive_multiple(const QVec& a, const QVec& b, Rational& lambda) {
-  int k = -1;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!a[i].is_zero()) { k = static_cast<int>(i); break; }
-  if (k < 0) return false;
-  lambda = b[k] / a[k];
-  if (lambda.sign() <= 0) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!(b[i] == lambda * a[i])) return false;
-  return true;
-}
 }  // namespace
 
 QVec TransformerModel::neuron_vector(int j) const {
@@ -71,19 +64,24 @@ TransformerModel TransformerModel::canonical() const {
     QVec v;      // the Hd-vector
   };
   std::vector<Neuron> ns;
+  // Positively parallel vectors have the same direction v / |v_k| (k: the first
+  // non-zero entry): found by a sorted map, not by comparing every pair.
+  auto less = [](const QVec& a, const QVec& b) { return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end()); };
+  std::map<QVec, size_t, decltype(less)> by_direction(less);
   for (int j = 0; j < m.neurons(); ++j) {
     const QVec v = m.neuron_vector(j);
     if (m.u[j].is_zero() || is_zero_vec(v)) continue;
-    bool merged = false;
-    for (auto& n : ns) {
-      Rational lambda;
-      if (positive_multiple(n.v, v, lambda)) {  // u_j ReLU(lambda g) = (lambda u_j) ReLU(g)
-        n.c = n.c + lambda * m.u[j];
-        merged = true;
-        break;
-      }
+    size_t k = 0;
+    while (v[k].is_zero()) ++k;
+    const Rational lead = abs_q(v[k]);
+    const QVec dir = scaled(v, Rational(1) / lead);
+    const auto [it, fresh] = by_direction.emplace(dir, ns.size());
+    if (fresh) {
+      ns.push_back({m.u[j], v});
+    } else {  // v = lambda n.v with lambda = |v_k| / |n.v_k| > 0: u_j ReLU(lambda g) = (lambda u_j) ReLU(g)
+      Neuron& n = ns[it->second];
+      n.c = n.c + lead / abs_q(n.v[k]) * m.u[j];
     }
-    if (!merged) ns.push_back({m.u[j], v});
   }
   TransformerModel out;
   out.d = d;
@@ -116,7 +114,10 @@ long TransformerModel::w_denominator() const {
 }
 
 void TransformerModel::validate() const {
-  if (d < 1 || d > 64) throw_input("transformer: d must be in [1, 64], got " + std::to_string(d));
+  if (d < 1 || d > limits::max_d) throw_input("transformer: d must be in [1, " + std::to_string(limits::max_d) + "], got " + std::to_string(d));
+  if (heads() > limits::max_heads) throw_input("transformer: " + std::to_string(heads()) + " heads, more than the limit of " + std::to_string(limits::max_heads));
+  if (neurons() > limits::max_neurons)
+    throw_input("transformer: " + std::to_string(neurons()) + " neurons, more than the limit of " + std::to_string(limits::max_neurons));
   if (W.empty()) throw_input("transformer: no heads");
   if (u.empty()) throw_input("transformer: no neurons");
   if (U.size() != W.size()) throw_input("transformer: U must have one row per head");
@@ -155,25 +156,33 @@ bool transformer_equal_canonical(const TransformerModel& a, const TransformerMod
 using nlohmann::json;
 
 namespace {
-QMat qmat_from(const json& j, int rows, int cols, const std::string& where) {
-  if (!j.is_array() || static_cast<int>(j.size()) != rows) throw_input(where + ": expected " + std::to_string(rows) + " rows");
-  QMat M(rows, cols);
-  for (int r = 0; r < rows; ++r) {
-    if (!j[r].is_array() || static_cast<int>(j[r].size()) != cols) throw_input(where + "[" + std::to_string(r) + "]: expected " + std::to_string(cols) + " entries");
-    for (int c = 0; c < cols; ++c) M(r, c) = rational_from_json(j[r][c], where + "[" + std::to_string(r) + "][" + std::to_string(c) + "]");
+// Every reader error names the JSON path and quotes at most about 80
+// characters of input (json_in.hpp); sizes are checked before anything is built.
+std::string dims(long r, long c) { return std::to_string(r) + " x " + std::to_string(c); }
+
+const json& need(const json& j, const std::string& key, const std::string& path) { return json_member(j, key, path); }
+
+// A rows x cols matrix of exact entries; the shape is checked before any entry is read.
+QMat qmat_from(const json& j, long rows, long cols, const std::string& where, const std::string& shape) {
+  const std::string want = shape + " = " + dims(rows, cols);
+  if (!j.is_array()) throw_input(where + ": expected a " + want + " matrix (an array of rows), got " + json_shown(j));
+  if (j.size() != static_cast<size_t>(rows)) throw_input(where + ": expected a " + want + " matrix, got " + json_shown(j));
+  for (long r = 0; r < rows; ++r) {
+    const json& row = j[static_cast<size_t>(r)];
+    if (!row.is_array() || row.size() != static_cast<size_t>(cols))
+      throw_input(json_index_path(where, static_cast<size_t>(r)) + ": expected a row of " + std::to_string(cols) + " entries (" + want + "), got " + json_shown(row));
   }
+  QMat M(static_cast<int>(rows), static_cast<int>(cols));
+  for (long r = 0; r < rows; ++r)
+    for (long c = 0; c < cols; ++c)
+      M(static_cast<int>(r), static_cast<int>(c)) =
+          rational_from_json(j[static_cast<size_t>(r)][static_cast<size_t>(c)], json_index_path(json_index_path(where, static_cast<size_t>(r)), static_cast<size_t>(c)));
   return M;
 }
-QVec qvec_from(const json& j, int n, const std::string& where) {
-  if (!j.is_array() || static_cast<int>(j.size()) != n) throw_input(where + ": expected " + std::to_string(n) + " entries");
-  QVec v(n);
-  for (int i = 0; i < n; ++i) v[i] = rational_from_json(j[i], where + "[" + std::to_string(i) + "]");
-  return v;
-}
-long int_field(const json& j, const char* key, long lo, long hi) {
-  if (!j.contains(key) || !j[key].is_number_integer()) throw_input(std::string("transformer file: missing integer field \"") + key + "\"");
-  const long v = j[key].get<long>();
-  if (v < lo || v > hi) throw_input(std::string("transformer file: ") + key + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+QVec qvec_from(const json& j, long n, const std::string& where) {
+  if (!j.is_array() || j.size() != static_cast<size_t>(n)) throw_input(where + ": expected an array of " + std::to_string(n) + " entries, got " + json_shown(j));
+  QVec v(static_cast<size_t>(n));
+  for (long i = 0; i < n; ++i) v[static_cast<size_t>(i)] = rational_from_json(j[static_cast<size_t>(i)], json_index_path(where, static_cast<size_t>(i)));
   return v;
 }
 void only_keys(const json& j, std::initializer_list<const char*> keys, const std::string& where) {
@@ -181,126 +190,170 @@ void only_keys(const json& j, std::initializer_list<const char*> keys, const std
     bool ok = false;
     for (const char* k : keys) ok = ok || it.key() == k;
     if (!ok) {
-      if (looks_like_bias(it.key())) throw_input(where + it.key() + ": bias terms are not part of the model (it is bias-free)");
-      throw_input(where + it.key() + ": unknown field");
+      if (looks_like_bias(it.key())) throw_input(json_key_path(where, clean_text(it.key())) + ": bias terms are not part of the model (it is bias-free)");
+      throw_input((where.empty() ? std::string("transformer file") : where) + ": unknown field " + quote_text(it.key()));
     }
   }
 }
+// An array of 1 to `limit` objects (heads, neurons).
+const json& object_array(const json& j, const std::string& key, long limit, const std::string& what) {
+  const json& a = need(j, key, "");
+  if (!a.is_array() || a.empty()) throw_input(key + ": expected a non-empty array of " + what + ", got " + json_shown(a));
+  if (static_cast<long>(a.size()) > limit)
+    throw_input(key + ": " + std::to_string(a.size()) + " " + what + ", more than the limit of " + std::to_string(limit) + " in a transformer file");
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].is_object()) throw_input(json_index_path(key, i) + ": expected an object, got " + json_shown(a[i]));
+  return a;
+}
+void check_entries(long entries, const std::string& shape) {
+  if (entries > limits::max_file_entries)
+    throw_input("transformer file: " + shape + " needs " + std::to_string(entries) + " entries, more than the limit of " + std::to_string(limits::max_file_entries) +
+                " entries in a model file");
+}
 
 TransformerModel plain_from(const json& j) {
-  only_keys(j, {"format", "version", "d", "heads", "neurons"}, "transformer file: ");
+  only_keys(j, {"format", "version", "d", "heads", "neurons"}, "");
   TransformerModel m;
-  m.d = static_cast<int>(int_field(j, "d", 1, 64));
-  if (!j.contains("heads") || !j["heads"].is_array() || j["heads"].empty() || j["heads"].size() > 64) throw_input("transformer file: \"heads\" must be an array of 1 to 64 heads");
-  if (!j.contains("neurons") || !j["neurons"].is_array() || j["neurons"].empty() || j["neurons"].size() > 256)
-    throw_input("transformer file: \"neurons\" must be an array of 1 to 256 neurons");
-  const int H = static_cast<int>(j["heads"].size()), M = static_cast<int>(j["neurons"].size());
-  for (int h = 0; h < H; ++h) {
-    const json& hj = j["heads"][h];
-    const std::string where = "heads[" + std::to_string(h) + "]";
-    if (!hj.is_object()) throw_input("transformer file: " + where + " must be an object");
-    only_keys(hj, {"W"}, "transformer file: " + where + ".");
-    m.W.push_back(qmat_from(hj.value("W", json()), m.d, m.d, where + ".W"));
+  const long d = json_long(need(j, "d", ""), 1, limits::max_d, "d");
+  m.d = static_cast<int>(d);
+  const json& hs = object_array(j, "heads", limits::max_heads, "heads");
+  const json& ns = object_array(j, "neurons", limits::max_neurons, "neurons");
+  const long H = static_cast<long>(hs.size()), M = static_cast<long>(ns.size());
+  check_entries(H * d * d + M * (1 + H * d), std::to_string(H) + " heads and " + std::to_string(M) + " neurons at d=" + std::to_string(d));
+  for (long h = 0; h < H; ++h) {
+    const std::string where = json_index_path("heads", static_cast<size_t>(h));
+    const json& hj = hs[static_cast<size_t>(h)];
+    only_keys(hj, {"W"}, where);
+    m.W.push_back(qmat_from(need(hj, "W", where), d, d, where + ".W", "d x d"));
   }
-  m.U.assign(H, std::vector<QVec>(M));
-  for (int k = 0; k < M; ++k) {
-    const json& nj = j["neurons"][k];
-    const std::string where = "neurons[" + std::to_string(k) + "]";
-    if (!nj.is_object()) throw_input("transformer file: " + where + " must be an object");
-    only_keys(nj, {"u", "U"}, "transformer file: " + where + ".");
-    if (!nj.contains("u")) throw_input("transformer file: " + where + ".u is missing");
-    m.u.push_back(rational_from_json(nj["u"], where + ".u"));
-    const QMat Uk = qmat_from(nj.value("U", json()), H, m.d, where + ".U");
-    for (int h = 0; h < H; ++h) m.U[h][k] = Uk.row(h);
+  m.U.assign(static_cast<size_t>(H), std::vector<QVec>(static_cast<size_t>(M)));
+  for (long k = 0; k < M; ++k) {
+    const std::string where = json_index_path("neurons", static_cast<size_t>(k));
+    const json& nj = ns[static_cast<size_t>(k)];
+    only_keys(nj, {"u", "U"}, where);
+    m.u.push_back(rational_from_json(need(nj, "u", where), where + ".u"));
+    const QMat Uk = qmat_from(need(nj, "U", where), H, d, where + ".U", "H x d");
+    for (long h = 0; h < H; ++h) m.U[static_cast<size_t>(h)][static_cast<size_t>(k)] = Uk.row(static_cast<int>(h));
   }
   return m;
 }
 
 TransformerModel factored_from(const json& j, TransformerFileInfo* info) {
-  only_keys(j, {"format", "version", "d", "d_k", "d_v", "d_out", "scale", "heads", "O", "ffn", "readout"}, "transformer file: ");
-  const int d = static_cast<int>(int_field(j, "d", 1, 64)), dk = static_cast<int>(int_field(j, "d_k", 1, 64)),
-            dv = static_cast<int>(int_field(j, "d_v", 1, 64));
-  if (!j.contains("heads") || !j["heads"].is_array() || j["heads"].empty() || j["heads"].size() > 64) throw_input("transformer file: \"heads\" must be an array of 1 to 64 heads");
-  const int H = static_cast<int>(j["heads"].size());
-  if (!j.contains("O") || !j["O"].is_array() || j["O"].empty() || !j["O"][0].is_array()) throw_input("transformer file: \"O\" must be a (H d_v) x d_out matrix");
-  const int dout = static_cast<int>(j["O"][0].size());
-  if (j.contains("d_out") && int_field(j, "d_out", 1, 64) != dout) throw_input("transformer file: d_out disagrees with O");
+  only_keys(j, {"format", "version", "d", "d_k", "d_v", "d_out", "scale", "heads", "O", "ffn", "readout"}, "");
+  using limits::max_inner_dim;
+  const long d = json_long(need(j, "d", ""), 1, limits::max_d, "d");
+  const long dk = json_long(need(j, "d_k", ""), 1, max_inner_dim, "d_k"), dv = json_long(need(j, "d_v", ""), 1, max_inner_dim, "d_v");
+  const json& hs = object_array(j, "heads", limits::max_heads, "heads");
+  const long H = static_cast<long>(hs.size());
+  // d_out and the neuron count come from O and ffn (or d_out and readout), checked before any entry is read
+  const json& Oj = need(j, "O", "");
+  if (!Oj.is_array() || Oj.empty() || !Oj[0].is_array()) throw_input("O: expected a (H d_v) x d_out matrix, got " + json_shown(Oj));
+  const long dout = j.contains("d_out") ? json_long(j["d_out"], 1, max_inner_dim, "d_out") : static_cast<long>(Oj[0].size());
+  if (dout < 1 || dout > max_inner_dim) throw_input("O: rows of " + std::to_string(dout) + " entries; d_out must be in [1, " + std::to_string(max_inner_dim) + "]");
+  const json& Fj = need(j, "ffn", "");
+  if (!Fj.is_array() || Fj.empty() || !Fj[0].is_array()) throw_input("ffn: expected a d_out x m matrix (the FFN's first layer), got " + json_shown(Fj));
+  const long M = static_cast<long>(Fj[0].size());
+  if (M < 1 || M > limits::max_neurons)
+    throw_input("ffn: rows of " + std::to_string(M) + " entries; the neuron count m must be in [1, " + std::to_string(limits::max_neurons) + "]");
+  check_entries(H * d * (2 * dk + dv) + H * dv * dout + dout * M + M,
+                std::to_string(H) + " heads with d=" + std::to_string(d) + ", d_k=" + std::to_string(dk) + ", d_v=" + std::to_string(dv) +
+                    ", d_out=" + std::to_string(dout) + ", m=" + std::to_string(M));
+  // the exact conversion's products, in the cheaper of the two orders for U
+  const long w_work = H * d * d * dk;
+  const long u_work = std::min(H * dv * dout * M + H * d * dv * M, H * d * dv * dout + H * d * dout * M);
+  if (w_work + u_work > limits::max_conversion_products)
+    throw_input("transformer file: converting these shapes exactly takes " + std::to_string(w_work + u_work) + " products, more than the limit of " +
+                std::to_string(limits::max_conversion_products));
   const Rational scale = j.contains("scale") ? rational_from_json(j["scale"], "scale") : Rational(1);
-  const QMat O = qmat_from(j["O"], H * dv, dout, "O");
-  if (!j.contains("ffn") || !j["ffn"].is_array() || j["ffn"].empty() || !j["ffn"][0].is_array()) throw_input("transformer file: \"ffn\" must be a d_out x m matrix");
-  const int M = static_cast<int>(j["ffn"][0].size());
-  if (M < 1 || M > 256) throw_input("transformer file: ffn must have 1 to 256 neurons");
-  const QMat F1 = qmat_from(j["ffn"], dout, M, "ffn");
-  const QVec u = qvec_from(j.value("readout", json()), M, "readout");
+  const QMat O = qmat_from(Oj, H * dv, dout, "O", "(H d_v) x d_out");
+  const QMat F1 = qmat_from(Fj, dout, M, "ffn", "d_out x m");
+  const QVec u = qvec_from(need(j, "readout", ""), M, "readout");
   TransformerModel m;
-  m.d = d;
+  m.d = static_cast<int>(d);
   m.u = u;
-  m.U.assign(H, std::vector<QVec>(M, QVec(d, Rational(0))));
-  for (int h = 0; h < H; ++h) {
-    const json& hj = j["heads"][h];
-    const std::string where = "heads[" + std::to_string(h) + "]";
-    if (!hj.is_object()) throw_input("transformer file: " + where + " must be an object");
-    only_keys(hj, {"Q", "K", "V"}, "transformer file: " + where + ".");
-    const QMat Q = qmat_from(hj.value("Q", json()), d, dk, where + ".Q"), K = qmat_from(hj.value("K", json()), d, dk, where + ".K"),
-               V = qmat_from(hj.value("V", json()), d, dv, where + ".V");
-    QMat W(d, d);
-    for (int a = 0; a < d; ++a)
-      for (int b = 0; b < d; ++b) {
+  m.U.assign(static_cast<size_t>(H), std::vector<QVec>(static_cast<size_t>(M), QVec(static_cast<size_t>(d), Rational(0))));
+  const bool right_first = H * dv * dout * M + H * d * dv * M <= H * d * dv * dout + H * d * dout * M;
+  const int D = static_cast<int>(d), DK = static_cast<int>(dk), DV = static_cast<int>(dv), DO = static_cast<int>(dout), MM = static_cast<int>(M);
+  for (int h = 0; h < static_cast<int>(H); ++h) {
+    const json& hj = hs[static_cast<size_t>(h)];
+    const std::string where = json_index_path("heads", static_cast<size_t>(h));
+    only_keys(hj, {"Q", "K", "V"}, where);
+    const QMat Q = qmat_from(need(hj, "Q", where), d, dk, where + ".Q", "d x d_k"), K = qmat_from(need(hj, "K", where), d, dk, where + ".K", "d x d_k"),
+               V = qmat_from(need(hj, "V", where), d, dv, where + ".V", "d x d_v");
+    QMat W(D, D);
+    for (int a = 0; a < D; ++a)
+      for (int b = 0; b < D; ++b) {
         Rational s(0);
-        for (int c = 0; c < dk; ++c) s += K(a, c) * Q(b, c);
+        for (int c = 0; c < DK; ++c) s += K(a, c) * Q(b, c);
         W(a, b) = scale * s;
       }
     m.W.push_back(W);
     // U_{h,j} = V_h O_h ffn[:, j]
-    for (int k = 0; k < M; ++k)
-      for (int a = 0; a < d; ++a) {
-        Rational s(0);
-        for (int c = 0; c < dv; ++c) {
+    if (right_first) {
+      QMat T(DV, MM);  // O_h ffn
+      for (int c = 0; c < DV; ++c)
+        for (int k = 0; k < MM; ++k) {
           Rational t(0);
-          for (int e = 0; e < dout; ++e) t += O(h * dv + c, e) * F1(e, k);
-          s += V(a, c) * t;
+          for (int e = 0; e < DO; ++e) t += O(h * DV + c, e) * F1(e, k);
+          T(c, k) = t;
         }
-        m.U[h][k][a] = s;
-      }
+      for (int k = 0; k < MM; ++k)
+        for (int a = 0; a < D; ++a) {
+          Rational s(0);
+          for (int c = 0; c < DV; ++c) s += V(a, c) * T(c, k);
+          m.U[h][k][a] = s;
+        }
+    } else {
+      QMat P(D, DO);  // V_h O_h
+      for (int a = 0; a < D; ++a)
+        for (int e = 0; e < DO; ++e) {
+          Rational t(0);
+          for (int c = 0; c < DV; ++c) t += V(a, c) * O(h * DV + c, e);
+          P(a, e) = t;
+        }
+      for (int k = 0; k < MM; ++k)
+        for (int a = 0; a < D; ++a) {
+          Rational s(0);
+          for (int e = 0; e < DO; ++e) s += P(a, e) * F1(e, k);
+          m.U[h][k][a] = s;
+        }
+    }
   }
   if (info) {
     info->format = transformer_factored_format;
-    info->d_k = dk;
-    info->d_v = dv;
-    info->d_out = dout;
+    info->d_k = DK;
+    info->d_v = DV;
+    info->d_out = DO;
     info->conversion = "W_h = scale K_h Q_h^T, U_{h,j} = V_h O_h ffn[:, j], u = readout";
   }
   return m;
 }
 }  // namespace
 
+bool is_transformer_json(const json& j) {
+  if (!j.is_object()) return false;
+  const auto it = j.find("format");
+  return it != j.end() && it->is_string() && (*it == transformer_format || *it == transformer_factored_format);
+}
+
 bool is_transformer_text(const std::string& text) {
   try {
-    const json j = json::parse(text);
-    return j.is_object() && j.contains("format") && j["format"].is_string() &&
-           (j["format"] == transformer_format || j["format"] == transformer_factored_format);
-  } catch (const std::exception&) {
+    return is_transformer_json(parse_json_text(text));
+  } catch (const Error&) {
     return false;
   }
 }
 
-TransformerModel transformer_from_json_text(const std::string& text, TransformerFileInfo* info) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const std::exception& e) {
-    throw_input(std::string("transformer file is not valid JSON: ") + e.what());
-  }
-  if (!j.is_object() || !j.contains("format") || !j["format"].is_string()) throw_input("transformer file: missing \"format\"");
-  if (j.contains("version") && j["version"] != 1) throw_input("transformer file: unsupported version (this mhaq reads version 1)");
+TransformerModel transformer_from_json(const json& j, TransformerFileInfo* info) {
+  if (!is_transformer_json(j)) throw_input("format: must be \"" + std::string(transformer_format) + "\" or \"" + transformer_factored_format + "\"");
+  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
+    throw_input("version: unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
   TransformerModel m;
   if (j["format"] == transformer_format) {
     m = plain_from(j);
     if (info) *info = TransformerFileInfo{};
-  } else if (j["format"] == transformer_factored_format) {
-    m = factored_from(j, info);
   } else {
-    throw_input("transformer file: \"format\" must be \"" + std::string(transformer_format) + "\" or \"" + transformer_factored_format + "\"");
+    m = factored_from(j, info);
   }
   m.validate();
   if (info) {
@@ -308,6 +361,25 @@ TransformerModel transformer_from_json_text(const std::string& text, Transformer
     info->neurons = m.neurons();
   }
   return m;
+}
+
+TransformerModel transformer_from_json_text(const std::string& text, TransformerFileInfo* info) { return transformer_from_json(parse_json_text(text), info); }
+
+void check_entry_sizes(const TransformerModel& m, const std::string& what) {
+  auto check = [&](const Rational& x, const std::string& where) {
+    const size_t n = x.str_size();
+    if (n > static_cast<size_t>(limits::max_entry_chars))
+      throw_input(what + ": " + where + " has " + std::to_string(n) + " characters, more than the limit of " + std::to_string(limits::max_entry_chars) +
+                  " for an entry of a model file");
+  };
+  for (int h = 0; h < m.heads(); ++h)
+    for (int a = 0; a < m.d; ++a)
+      for (int b = 0; b < m.d; ++b) check(m.W[h](a, b), "heads[" + std::to_string(h) + "].W[" + std::to_string(a) + "][" + std::to_string(b) + "]");
+  for (int k = 0; k < m.neurons(); ++k) {
+    check(m.u[k], "neurons[" + std::to_string(k) + "].u");
+    for (int h = 0; h < m.heads(); ++h)
+      for (int a = 0; a < m.d; ++a) check(m.U[h][k][a], "neurons[" + std::to_string(k) + "].U[" + std::to_string(h) + "][" + std::to_string(a) + "]");
+  }
 }
 
 std::string transformer_to_json_text(const TransformerModel& m) {
@@ -334,9 +406,10 @@ std::string transformer_to_json_text(const TransformerModel& m) {
 }
 
 TransformerModel generate_transformer(const TransformerGenerateOptions& o) {
-  if (o.d < 1 || o.d > 64) throw Error(ErrorKind::usage, "--d must be in [1, 64]");
-  if (o.heads < 1 || o.heads > 64) throw Error(ErrorKind::usage, "--heads must be in [1, 64]");
-  if (o.neurons < 1 || o.neurons > 256) throw Error(ErrorKind::usage, "--ffn must be in [1, 256]");
+  check_option("--d", o.d, 1, limits::max_d);
+  check_option("--heads", o.heads, 1, limits::max_heads);
+  // the extra --zero-neuron / --parallel-neurons neurons count too: what generate writes, recover reads
+  check_option("--ffn", o.neurons, 1, limits::max_neurons - (o.zero_neuron ? 1 : 0) - (o.parallel_neurons ? 1 : 0));
   if (o.w_range < 1 || o.w_den < 1 || o.U_range < 1 || o.U_den < 1) throw Error(ErrorKind::usage, "entry ranges and denominators must be positive");
   if (o.share_w && o.heads < 2) throw Error(ErrorKind::usage, "--share-w needs at least 2 heads");
   Rng rng(o.seed);

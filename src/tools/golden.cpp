@@ -17,7 +17,11 @@
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/json_in.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/base/text.hpp"
 #include "mhaq/tools/json_out.hpp"
+#include "mhaq/tools/recover_limits.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
@@ -382,76 +386,118 @@ namespace {
 
 using json = nlohmann::json;
 
-const json& need(const json& j, const std::string& key, const std::string& path) {
-  if (!j.is_object()) throw_input("golden file: " + path + " is not an object");
-  auto it = j.find(key);
-  if (it == j.end()) throw_input("golden file: missing field " + path + "." + key);
-  return *it;
-}
-const json& need_array(const json& j, const std::string& key, const std::string& path) {
+// Readers: every malformed field is Error(input) naming its JSON path
+// (the command adds the file name); limits from base/limits.hpp.
+const json& need(const json& j, const std::string& key, const std::string& path) { return json_member(j, key, path); }
+const json& need_array(const json& j, const std::string& key, const std::string& path, size_t max = static_cast<size_t>(limits::max_plan_queries)) {
   const json& a = need(j, key, path);
-  if (!a.is_array()) throw_input("golden file: " + path + "." + key + " is not an array");
+  if (!a.is_array()) throw_input(json_key_path(path, key) + ": expected an array, got " + json_shown(a));
+  if (a.size() > max) throw_input(json_key_path(path, key) + ": " + std::to_string(a.size()) + " entries, more than the limit of " + std::to_string(max));
   return a;
 }
-long need_int(const json& j, const std::string& key, const std::string& path) {
-  const json& a = need(j, key, path);
-  if (!a.is_number_integer()) throw_input("golden file: " + path + "." + key + " is not an integer");
-  return a.get<long>();
+long need_int(const json& j, const std::string& key, const std::string& path, long lo, long hi) {
+  return json_long(need(j, key, path), lo, hi, json_key_path(path, key));
 }
-std::uint64_t need_u64(const json& j, const std::string& key, const std::string& path) {
-  const json& a = need(j, key, path);
-  if (!a.is_number_unsigned() && !(a.is_number_integer() && a.get<long>() >= 0))
-    throw_input("golden file: " + path + "." + key + " is not a non-negative integer");
-  return a.get<std::uint64_t>();
-}
+std::uint64_t need_u64(const json& j, const std::string& key, const std::string& path) { return json_u64(need(j, key, path), json_key_path(path, key)); }
 std::string need_str(const json& j, const std::string& key, const std::string& path) {
   const json& a = need(j, key, path);
-  if (!a.is_string()) throw_input("golden file: " + path + "." + key + " is not a string");
+  if (!a.is_string()) throw_input(json_key_path(path, key) + ": expected a string, got " + json_shown(a));
   return a.get<std::string>();
 }
 bool need_bool(const json& j, const std::string& key, const std::string& path) {
   const json& a = need(j, key, path);
-  if (!a.is_boolean()) throw_input("golden file: " + path + "." + key + " is not a boolean");
+  if (!a.is_boolean()) throw_input(json_key_path(path, key) + ": expected true or false, got " + json_shown(a));
   return a.get<bool>();
 }
 
-Rational parse_rat(const json& e, const std::string& path) {
-  if (!e.is_string()) throw_input("golden file: " + path + " is not a rational string");
+Rational parse_rat(const json& e, const std::string& path, size_t max_chars = static_cast<size_t>(limits::max_entry_chars)) {
+  if (!e.is_string()) throw_input(path + ": expected a rational string, got " + json_shown(e));
   try {
-    return Rational::parse(e.get<std::string>());
+    return Rational::parse(e.get_ref<const std::string&>(), max_chars);
   } catch (const Error& err) {
-    throw_input("golden file: " + path + ": " + err.what());
+    throw_input(path + ": " + err.what());
   }
 }
 
-Query parse_query(const json& q, const std::string& path, int d) {
-  const json& runs = need_array(q, "runs", path);
-  if (runs.empty()) throw_input("golden file: " + path + ".runs is empty");
+// A query of the file; its tokens must lie on the learner's grid (integers in
+// [-3R, 3R] / den: a = b + offset holds at most three drawn entries), so that
+// the model's exact value is defined and its tau-degree stays within the bound.
+Query parse_query(const json& q, const std::string& path, int d, const TokenSpec& tok) {
+  const json& runs = need_array(q, "runs", path, static_cast<size_t>(check::limits::max_runs));
+  if (runs.empty()) throw_input(path + ".runs: empty");
   Query out;
+  fmpz_t t, R3;
+  fmpz_init(t);
+  fmpz_init_set_si(R3, 3 * tok.range);
   for (size_t r = 0; r < runs.size(); ++r) {
-    const std::string rp = path + ".runs[" + std::to_string(r) + "]";
-    const json& tok = need_array(runs[r], "token", rp);
-    if (static_cast<int>(tok.size()) != d) throw_input("golden file: " + rp + ".token has " + std::to_string(tok.size()) + " entries, model has d = " + std::to_string(d));
+    const std::string rp = json_index_path(path + ".runs", r);
+    const json& tj = need_array(runs[r], "token", rp, static_cast<size_t>(limits::max_d));
+    if (static_cast<int>(tj.size()) != d) {
+      fmpz_clear(t);
+      fmpz_clear(R3);
+      throw_input(rp + ".token: " + std::to_string(tj.size()) + " entries, the model has d = " + std::to_string(d));
+    }
     Run run;
-    for (size_t k = 0; k < tok.size(); ++k) run.token.push_back(parse_rat(tok[k], rp + ".token[" + std::to_string(k) + "]"));
-    run.count = need_int(runs[r], "count", rp);
-    if (run.count < 1 || run.count > (1L << 30)) throw_input("golden file: " + rp + ".count must be a positive integer");
+    for (size_t k = 0; k < tj.size(); ++k) {
+      const std::string kp = json_index_path(rp + ".token", k);
+      Rational x;
+      try {
+        x = parse_rat(tj[k], kp);
+      } catch (...) {
+        fmpz_clear(t);
+        fmpz_clear(R3);
+        throw;
+      }
+      fmpz_mul_si(t, fmpq_numref(x.raw()), tok.den);
+      const bool on_grid = fmpz_divisible(t, fmpq_denref(x.raw())) && (fmpz_divexact(t, t, fmpq_denref(x.raw())), fmpz_cmpabs(t, R3) <= 0);
+      if (!on_grid) {
+        fmpz_clear(t);
+        fmpz_clear(R3);
+        throw_input(kp + ": " + quote_text(x.str()) + " is not on the learner's token grid (integers in [-" + std::to_string(3 * tok.range) + ", " +
+                    std::to_string(3 * tok.range) + "] divided by token_den = " + std::to_string(tok.den) + ")");
+      }
+      run.token.push_back(std::move(x));
+    }
+    try {
+      run.count = need_int(runs[r], "count", rp, 1, 1L << 30);
+    } catch (...) {
+      fmpz_clear(t);
+      fmpz_clear(R3);
+      throw;
+    }
     out.push_back(std::move(run));
+  }
+  fmpz_clear(t);
+  fmpz_clear(R3);
+  // and the shape of a plan query: |x_N| <= 2R/den and |x_r - x_N| <= 2R/den
+  // entrywise, which is what bounds the exponents of tau (recover_limits.hpp)
+  const Rational lim(2 * tok.range, static_cast<unsigned long>(tok.den));
+  auto abs = [](const Rational& x) { return x.sign() < 0 ? -x : x; };
+  const QVec& xN = out.back().token;
+  for (size_t k = 0; k < xN.size(); ++k) {
+    bool ok = !(lim < abs(xN[k]));
+    for (const auto& run : out) ok = ok && !(lim < abs(run.token[k] - xN[k]));
+    if (!ok)
+      throw_input(path + ": token entries " + std::to_string(k) + " are not those of a plan query (|x_N| and |x_r - x_N| at most 2 token_range / token_den = " +
+                  lim.str() + ")");
   }
   return out;
 }
 
 void parse_poly(fmpz_poly_struct* p, const json& a, const std::string& path) {
-  if (!a.is_array()) throw_input("golden file: " + path + " is not an array");
+  if (!a.is_array()) throw_input(path + ": expected an array of integer strings, got " + json_shown(a));
+  if (a.size() > static_cast<size_t>(limits::max_tau_exponent) + 1)
+    throw_input(path + ": " + std::to_string(a.size()) + " coefficients, more than the tau-degree limit of " + std::to_string(limits::max_tau_exponent) + " allows");
   fmpz_poly_zero(p);
   Z c;
   for (size_t i = 0; i < a.size(); ++i) {
-    const std::string ip = path + "[" + std::to_string(i) + "]";
-    if (!a[i].is_string()) throw_input("golden file: " + ip + " is not an integer string");
-    const std::string s = a[i].get<std::string>();
+    const std::string ip = json_index_path(path, i);
+    if (!a[i].is_string()) throw_input(ip + ": expected an integer string, got " + json_shown(a[i]));
+    const std::string& s = a[i].get_ref<const std::string&>();
     const size_t start = !s.empty() && s[0] == '-' ? 1 : 0;
-    if (s.size() == start || s.size() > 100000 || s.find_first_not_of("0123456789", start) != std::string::npos)
-      throw_input("golden file: " + ip + " is not an integer: \"" + s.substr(0, 40) + "\"");
+    if (s.size() > static_cast<size_t>(limits::max_number_chars))
+      throw_input(ip + ": " + quote_text(s) + " is longer than the limit of " + std::to_string(limits::max_number_chars) + " characters");
+    if (s.size() == start || s.find_first_not_of("0123456789", start) != std::string::npos) throw_input(ip + ": not an integer: " + quote_text(s));
     fmpz_set_str(c.v, s.c_str(), 10);
     fmpz_poly_set_coeff_fmpz(p, static_cast<long>(i), c.v);
   }
@@ -462,7 +508,7 @@ QTau parse_qtau(const json& ans, const std::string& path) {
   QTau x;
   parse_poly(QTauAccess::raw(x)->num, need(ex, "num", path + ".exact"), path + ".exact.num");
   parse_poly(QTauAccess::raw(x)->den, need(ex, "den", path + ".exact"), path + ".exact.den");
-  if (fmpz_poly_is_zero(QTauAccess::raw(x)->den)) throw_input("golden file: " + path + ".exact.den is zero");
+  if (fmpz_poly_is_zero(QTauAccess::raw(x)->den)) throw_input(path + ".exact.den: zero");
   fmpz_poly_q_canonicalise(QTauAccess::raw(x));
   return x;
 }
@@ -471,10 +517,10 @@ QTau parse_qtau(const json& ans, const std::string& path) {
 Ball parse_ball(const json& j, const std::string& path) {
   Ball b;
   auto dyadic = [&](arf_t out, const char* key) {
-    const Rational q = parse_rat(need(j, key, path), path + "." + key);
+    const Rational q = parse_rat(need(j, key, path), path + "." + key, static_cast<size_t>(limits::max_number_chars));
     const fmpz* den = fmpq_denref(q.raw());
     const long k = static_cast<long>(fmpz_bits(den)) - 1;
-    if (static_cast<long>(fmpz_val2(den)) != k) throw_input("golden file: " + path + "." + key + " is not a dyadic rational");
+    if (static_cast<long>(fmpz_val2(den)) != k) throw_input(path + "." + key + ": " + quote_text(q.str()) + " is not a dyadic rational");
     arf_set_fmpz(out, fmpq_numref(q.raw()));
     arf_mul_2exp_si(out, out, -k);
     return q.sign();
@@ -485,7 +531,7 @@ Ball parse_ball(const json& j, const std::string& path) {
   const int sign = dyadic(r, "rad");
   arf_get_mag(arb_radref(b.raw()), r);
   arf_clear(r);
-  if (sign < 0) throw_input("golden file: " + path + ".rad is negative");
+  if (sign < 0) throw_input(path + ".rad: negative");
   return b;
 }
 
@@ -502,8 +548,9 @@ bool contains_exact(const Ball& b, long bits, const std::function<void(arb_t, lo
 }
 
 std::string short_dump(const json& j) {
+  if (j.is_structured() && j.size() > 16) return json_shown(j);  // not dumped whole
   std::string s = j.dump();
-  return s.size() > 72 ? s.substr(0, 69) + "..." : s;
+  return s.size() > 72 ? clean_text(s.substr(0, 69)) + "..." : s;
 }
 
 // Compares the file against the re-derived document; every differing leaf is
@@ -517,7 +564,10 @@ void diff(const json& got, const json& exp, const std::string& path, GoldenCheck
       diff(*g, it.value(), p, out);
     }
     for (auto it = got.begin(); it != got.end(); ++it)
-      if (!exp.contains(it.key())) out.mismatches.push_back((path.empty() ? it.key() : path + "." + it.key()) + ": unexpected field");
+      if (!exp.contains(it.key())) {
+        const std::string k = it.key().size() > quote_chars ? clean_text(it.key().substr(0, quote_chars)) + "..." : clean_text(it.key());
+        out.mismatches.push_back((path.empty() ? k : path + "." + k) + ": unexpected field");
+      }
     return;
   }
   if (exp.is_array() && got.is_array()) {
@@ -533,23 +583,17 @@ void diff(const json& got, const json& exp, const std::string& path, GoldenCheck
 }  // namespace
 
 GoldenCheckResult golden_check(const std::string& text, int threads) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw_input(std::string("golden file is not valid JSON: ") + e.what());
-  }
-  if (!doc.is_object()) throw_input("golden file: top level is not an object");
-  if (need_str(doc, "format", "") != "mhaq-golden") throw_input("golden file: format is not \"mhaq-golden\"");
-  const long version = need_int(doc, "version", "");
-  if (version != golden_version) throw_input("golden file: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
-  const long digits = need_int(doc, "digits", "");
-  check_digits(digits);
+  using namespace limits;
+  json doc = parse_json_text(text);
+  if (!doc.is_object()) throw_input("top level: expected an object, got " + json_shown(doc));
+  if (need_str(doc, "format", "") != "mhaq-golden") throw_input("format: must be \"mhaq-golden\"");
+  const long version = need_int(doc, "version", "", 0, 1L << 30);
+  if (version != golden_version) throw_input("version: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
+  const long digits = need_int(doc, "digits", "", 1, max_digits);
   const std::string arith_s = need_str(doc, "arith", "");
-  if (arith_s != "exact" && arith_s != "ball" && arith_s != "mpfr") throw_input("golden file: arith must be exact, ball or mpfr");
+  if (arith_s != "exact" && arith_s != "ball" && arith_s != "mpfr") throw_input("arith: must be exact, ball or mpfr, got " + quote_text(arith_s));
   const Arith arith = parse_arith(arith_s);
-  const long bits = arith == Arith::exact ? 256 : need_int(doc, "bits", "");
-  if (bits < 16 || bits > (1L << 24)) throw_input("golden file: bits must be in [16, 2^24]");
+  const long bits = arith == Arith::exact ? 256 : need_int(doc, "bits", "", min_bits, max_bits);
   for (const char* k : {"L", "plan", "model_canonical", "summary"}) (void)need(doc, k, "");
 
   // ---- inputs (the only fields taken from the file, besides the queries and answers)
@@ -557,40 +601,45 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   GoldenInputs in;
   in.digits = digits;
   in.model_source = need_str(inj, "model_source", "inputs");
-  if (in.model_source != "generated" && in.model_source != "file") throw_input("golden file: inputs.model_source must be \"generated\" or \"file\"");
+  if (in.model_source != "generated" && in.model_source != "file") throw_input("inputs.model_source: must be \"generated\" or \"file\"");
   in.seed = need_u64(inj, "seed", "inputs");
-  in.heads = static_cast<int>(need_int(inj, "heads_learner", "inputs"));
-  if (in.heads < 1 || in.heads > 64) throw_input("golden file: inputs.heads_learner must be in [1, 64]");
+  in.heads = static_cast<int>(need_int(inj, "heads_learner", "inputs", 1, max_heads));
   const bool bound = inj.contains("heads_is_bound") && need_bool(inj, "heads_is_bound", "inputs");
-  if (need_str(inj, "schedule", "inputs") != "paper") throw_input("golden file: inputs.schedule must be \"paper\"");
-  TokenSpec tok{need_int(inj, "token_range", "inputs"), need_int(inj, "token_den", "inputs")};
-  if (tok.range < 1 || tok.den < 1 || tok.range > 1000000 || tok.den > 1000000) throw_input("golden file: inputs.token_range/token_den out of range");
-  Model model;
-  try {
-    model = model_from_json_text(need(doc, "model", "").dump());
-  } catch (const Error& e) {
-    throw_input(std::string("golden file: model: ") + e.what());
+  if (need_str(inj, "schedule", "inputs") != "paper") throw_input("inputs.schedule: must be \"paper\"");
+  TokenSpec tok{need_int(inj, "token_range", "inputs", 1, max_token_range), need_int(inj, "token_den", "inputs", 1, max_token_den)};
+  const Model model = model_from_json(need(doc, "model", ""), "model");
+  {  // what an export can have written: H = the canonical head count, or a bound H0 >= it
+    const long canon_heads = model.canonical().num_heads();
+    if (in.heads > max_golden_heads)
+      throw_input("inputs.heads_learner: " + std::to_string(in.heads) + ", more than the limit of " + std::to_string(max_golden_heads) + " for golden files");
+    if (bound ? in.heads < canon_heads : in.heads != canon_heads)
+      throw_input("inputs.heads_learner: " + std::to_string(in.heads) + (bound ? " is below" : " differs from") + " the model's canonical head count " +
+                  std::to_string(canon_heads) + (bound ? " (heads_is_bound)" : " (heads_is_bound is false)") + "; no export writes that");
   }
+  // Work the file can demand, bounded before it is done: the plan's size and the answers' tau-degrees.
+  check_plan_size(model.d, in.heads, true, 0, ErrorKind::input, "inputs.heads_learner");
+  check_exact_tau_degree(model, tok, ErrorKind::input, "model and inputs.token_range");
   if (in.model_source == "generated") {
     const json& g = need(inj, "generate", "inputs");
     GenerateOptions& o = in.generate;
-    o.d = static_cast<int>(need_int(g, "d", "inputs.generate"));
-    o.heads = static_cast<int>(need_int(g, "heads", "inputs.generate"));
-    o.seed = need_u64(g, "seed", "inputs.generate");
-    o.w_range = need_int(g, "w_range", "inputs.generate");
-    o.w_den = need_int(g, "w_den", "inputs.generate");
-    o.v_range = need_int(g, "v_range", "inputs.generate");
-    o.v_den = need_int(g, "v_den", "inputs.generate");
-    o.share_w = need_bool(g, "share_w", "inputs.generate");
-    o.cancel_v = need_bool(g, "cancel_v", "inputs.generate");
+    const std::string gp = "inputs.generate";
+    o.d = static_cast<int>(need_int(g, "d", gp, 1, max_d));
+    o.heads = static_cast<int>(need_int(g, "heads", gp, 1, max_heads));
+    o.seed = need_u64(g, "seed", gp);
+    o.w_range = need_int(g, "w_range", gp, 1, max_entry_range);
+    o.w_den = need_int(g, "w_den", gp, 1, max_entry_range);
+    o.v_range = need_int(g, "v_range", gp, 1, max_entry_range);
+    o.v_den = need_int(g, "v_den", gp, 1, max_entry_range);
+    o.share_w = need_bool(g, "share_w", gp);
+    o.cancel_v = need_bool(g, "cancel_v", gp);
   }
   const int d = model.d;
   const json& fq = need_array(doc, "queries", "");
   const json& fa = need_array(doc, "answers", "");
   std::vector<Query> file_queries;
   std::vector<QTau> file_answers;
-  for (size_t i = 0; i < fq.size(); ++i) file_queries.push_back(parse_query(fq[i], "queries[" + std::to_string(i) + "]", d));
-  for (size_t i = 0; i < fa.size(); ++i) file_answers.push_back(parse_qtau(fa[i], "answers[" + std::to_string(i) + "]"));
+  for (size_t i = 0; i < fq.size(); ++i) file_queries.push_back(parse_query(fq[i], json_index_path("queries", i), d, tok));
+  for (size_t i = 0; i < fa.size(); ++i) file_answers.push_back(parse_qtau(fa[i], json_index_path("answers", i)));
   (void)need_array(doc, "pairs", "");
   (void)need_array(doc, "heads", "");
 
@@ -598,7 +647,14 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   // ---- re-derive
   const Model canon = model.canonical();
   ojson exp = header_json(0, digits, arith, bits);
-  const Model source_model = in.model_source == "generated" ? generate_model(in.generate) : model;
+  Model source_model = model;
+  if (in.model_source == "generated") {
+    try {
+      source_model = generate_model(in.generate);
+    } catch (const Error& e) {
+      throw_input(std::string("inputs.generate: ") + e.what());
+    }
+  }
   // A fresh exact learner run on the model: plan, query list, heads.
   if (threads < 1) throw Error(ErrorKind::usage, "golden check: threads must be positive");
   const LearnOptions lo = learn_options(in.heads, bound, in.seed, tok, threads);
@@ -609,7 +665,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     res = std::make_unique<LearnResult<QTau>>(learn(black_box, lo));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    out.mismatches.push_back(std::string("heads: re-running the exact learner failed (") + kind_name(e.kind()) + "): " + e.what());
+    out.mismatches.push_back(std::string("heads: re-running the exact learner failed (") + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
   }
   const long L = QTauAccess::L(black_box.field());
   exp["L"] = L;
@@ -671,12 +727,13 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
         fitted[p] = true;
         exact_fits[p] = pf;
       } catch (const Error& e) {
-        out.mismatches.push_back("pairs[" + std::to_string(p) + "]: the file's answers do not interpolate (" + kind_name(e.kind()) + "): " + e.what());
+        out.mismatches.push_back("pairs[" + std::to_string(p) + "]: the file's answers do not interpolate (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
       }
       // Independent of the chaining: f(0) straight from the model.
       Rational f0m;
       if (QTauAccess::is_rational(evaluate_exact(model, Query{Run{s.final_token, 1}}, L), f0m) && !(f0m == f0))
-        out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: chained from the file's answers gives " + f0.str() + ", the model gives " + f0m.str());
+        out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: chained from the file's answers gives " + quote_text(f0.str()) + ", the model gives " +
+                                  quote_text(f0m.str()));
     };
     if (have) {
       for (size_t p = 0; p < plan.pairs.size(); ++p)
@@ -734,7 +791,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
       exp[arith_s] = binary_run(exp, model, lo, arith, bits);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-      out.mismatches.push_back(arith_s + ": re-running the " + arith_s + " learner failed (" + kind_name(e.kind()) + "): " + e.what());
+      out.mismatches.push_back(arith_s + ": re-running the " + arith_s + " learner failed (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
       // reported once: the run's fields are then not compared one by one
       const json& fa2 = doc["answers"];
       const json& fp2 = doc["pairs"];
@@ -789,10 +846,10 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
         const std::string hp = "ball.heads[" + std::to_string(h) + "]";
         const json& W = need_array(fh[h], "W", hp);
         const json& v = need_array(fh[h], "v", hp);
-        if (static_cast<int>(W.size()) != d || static_cast<int>(v.size()) != d) throw_input("golden file: " + hp + " is not d x d and d");
+        if (static_cast<int>(W.size()) != d || static_cast<int>(v.size()) != d) throw_input(hp + ": W and v must be d x d and d");
         LearnedHead<Ball> lh{Mat<Ball>(d, d), {}};
         for (int i = 0; i < d; ++i) {
-          if (!W[i].is_array() || static_cast<int>(W[i].size()) != d) throw_input("golden file: " + hp + ".W is not d x d");
+          if (!W[i].is_array() || static_cast<int>(W[i].size()) != d) throw_input(hp + ".W: not d x d");
           lh.v.push_back(parse_ball(v[i], hp + ".v[" + std::to_string(i) + "]"));
           for (int j = 0; j < d; ++j) lh.W(i, j) = parse_ball(W[i][j], hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
         }

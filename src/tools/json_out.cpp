@@ -6,19 +6,33 @@
 #include <flint/fmpq.h>
 #include <flint/fmpz_poly.h>
 
+#include <cmath>
+#include <unordered_map>
+
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/limits.hpp"
 
 namespace mhaq {
 
 namespace {
 const char* kind_str(PairKind k) { return k == PairKind::base ? "base" : k == PairKind::within ? "within" : "across"; }
 
+// Writers produce only what the readers accept back (limits.hpp): a
+// polynomial of degree at most max_tau_exponent, numbers of at most
+// max_number_chars characters.
 ojson poly_json(const fmpz_poly_struct* p) {
+  if (fmpz_poly_length(p) > limits::max_tau_exponent + 1)
+    throw_input("a value in Q(tau) of degree " + std::to_string(fmpz_poly_degree(p)) + " is beyond the tau-degree limit of " +
+                std::to_string(limits::max_tau_exponent) + " that files may hold");
   ojson a = ojson::array();
   fmpz_t c;
   fmpz_init(c);
   for (long i = 0; i < fmpz_poly_length(p); ++i) {
     fmpz_poly_get_coeff_fmpz(c, p, i);
+    if (fmpz_sizeinbase(c, 10) > static_cast<size_t>(limits::max_number_chars) - 1) {
+      fmpz_clear(c);
+      throw_input("a coefficient of a value in Q(tau) has more than the " + std::to_string(limits::max_number_chars) + " characters that files may hold");
+    }
     a.push_back(fmpz_str(c));
   }
   fmpz_clear(c);
@@ -33,7 +47,17 @@ Rational arf_rational(const arf_t x) {
   fmpz_init(m);
   fmpz_init(e);
   arf_get_fmpz_2exp(m, e, x);  // x = m 2^e exactly, m odd
-  if (!fmpz_fits_si(e)) throw_internal("binary exponent out of range");
+  // p/q must fit in max_number_chars characters (what the readers accept):
+  // about (bits(m) + |e|) * log10(2) digits; refused before it is built.
+  const bool small_e = fmpz_fits_si(e);
+  const long ek = small_e ? fmpz_get_si(e) : 0;
+  const double digits = small_e ? 0.30103 * (static_cast<double>(fmpz_bits(m)) + std::abs(static_cast<double>(ek))) + 4 : 1e300;
+  if (digits > static_cast<double>(limits::max_number_chars)) {
+    fmpz_clear(m);
+    fmpz_clear(e);
+    throw_input("a value of the run (about 2^" + (small_e ? std::to_string(ek) : std::string("huge")) +
+                ") is too small or too large to record exactly in a file (more than " + std::to_string(limits::max_number_chars) + " characters)");
+  }
   fmpz_set(fmpq_numref(q.raw()), m);  // m odd: m / 2^-e is already in lowest terms
   const long k = fmpz_get_si(e);
   if (k >= 0) fmpq_mul_2exp(q.raw(), q.raw(), static_cast<ulong>(k));
@@ -123,13 +147,31 @@ ojson binary_json(const Mpfr& x) { return binary_rational(x).str(); }
 ojson binary_json(double x) { return binary_rational(x).str(); }
 
 namespace {
-void layout(const ojson& j, int indent, std::string& out) {
-  const std::string compact = j.dump();
+// Characters of j.dump(), computed bottom-up once per node (dumping every
+// subtree to measure it made the layout quadratic in the depth).
+size_t compact_size(const ojson& j, std::unordered_map<const ojson*, size_t>& memo) {
+  auto it = memo.find(&j);
+  if (it != memo.end()) return it->second;
+  size_t n;
+  if (!j.is_structured()) {
+    n = j.dump().size();
+  } else {
+    n = 2 + (j.empty() ? 0 : j.size() - 1);  // brackets and commas
+    for (auto e = j.begin(); e != j.end(); ++e) {
+      if (j.is_object()) n += ojson(e.key()).dump().size() + 1;  // "key":
+      n += compact_size(e.value(), memo);
+    }
+  }
+  memo.emplace(&j, n);
+  return n;
+}
+
+void layout(const ojson& j, int indent, std::string& out, std::unordered_map<const ojson*, size_t>& memo) {
   bool scalars = j.is_array();
   if (scalars)
     for (const auto& e : j) scalars = scalars && !e.is_structured();
-  if (!j.is_structured() || scalars || compact.size() <= 100 || j.empty()) {
-    out += compact;
+  if (!j.is_structured() || scalars || j.empty() || compact_size(j, memo) <= 100) {
+    out += j.dump();
     return;
   }
   const std::string pad(static_cast<size_t>(indent + 1), ' ');
@@ -143,7 +185,7 @@ void layout(const ojson& j, int indent, std::string& out) {
       out.append(ojson(it.key()).dump());
       out.append(": ");
     }
-    layout(it.value(), indent + 1, out);
+    layout(it.value(), indent + 1, out, memo);
   }
   out.push_back('\n');
   out.append(static_cast<size_t>(indent), ' ');
@@ -153,7 +195,8 @@ void layout(const ojson& j, int indent, std::string& out) {
 
 std::string dump_layout(const ojson& doc) {
   std::string out;
-  layout(doc, 0, out);
+  std::unordered_map<const ojson*, size_t> memo;
+  layout(doc, 0, out, memo);
   return out + "\n";
 }
 

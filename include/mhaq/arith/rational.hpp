@@ -5,6 +5,7 @@
 #include <flint/fmpq.h>
 #include <flint/fmpz.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -23,8 +24,12 @@ class Rational {
   Rational& operator=(Rational&& o) noexcept { fmpq_swap(v_, o.v_); return *this; }
   ~Rational() { fmpq_clear(v_); }
 
-  // Parses "-3/4", "5", "0.125", "-1.5e-3" exactly; throws Error(input) otherwise.
-  static Rational parse(const std::string& s);
+  // Parses "-3/4", "5", "0.125", "-1.5e-3" exactly; throws Error(input) otherwise,
+  // also when the text or the value's canonical form "p/q" has more than
+  // max_chars characters (the message quotes at most about 80 of them).
+  static Rational parse(const std::string& s, std::size_t max_chars = 4096);
+  // Characters of str(), computed without building it.
+  std::size_t str_size() const;
   std::string str() const;  // canonical "p/q" or "p"
 
   fmpq* raw() { return v_; }

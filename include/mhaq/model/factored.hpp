@@ -54,7 +54,8 @@ struct FactoredModel {
 };
 
 // Parses a factored model file's JSON object; every error names its field.
-FactoredModel factored_from_json(const nlohmann::json& j);  // throws Error(input)
+// Paths in messages start with `base` (empty: the top level).
+FactoredModel factored_from_json(const nlohmann::json& j, const std::string& base = "");  // throws Error(input)
 // Exact conversion: one (W_h, v_h) per factored head, in file order (not canonical).
 Model to_model(const FactoredModel& f);
 // Shapes and formulas, for reports.

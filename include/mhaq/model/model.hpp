@@ -3,6 +3,7 @@
 // learner is compiled against oracle.hpp alone.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,20 @@ struct ModelFileInfo {
 // Files with "format":"mhaq-model-factored" (per-head Q, K, V, an output
 // projection O and a readout u) are converted exactly (factored.hpp); `info`,
 // when given, says which format was read and how it was converted.
+// Every malformed input is Error(input) naming the JSON path (limits.hpp:
+// d, heads, entries and their sizes); read_model_file adds the file name.
 Model model_from_json_text(const std::string& text, ModelFileInfo* info = nullptr);
+// The same for a parsed JSON object; paths in messages start with `base`
+// ("model" in golden files), or are relative to the top level when it is empty.
+Model model_from_json(const nlohmann::json& j, const std::string& base, ModelFileInfo* info = nullptr);
+// For each head, the index of the first head with an equal W (itself if none):
+// the grouping the canonical form merges, in O(H log H) comparisons.
+std::vector<int> equal_w_groups(const Model& m);
 std::string model_to_json_text(const Model& m);
+// Error(input) "<what>: heads[0].W[1][2] has 5002 characters, ..." when an entry
+// of m is longer than a model file may hold (limits::max_entry_chars), so
+// that writers never produce a model file the reader refuses.
+void check_entry_sizes(const Model& m, const std::string& what);
 Model read_model_file(const std::string& path, ModelFileInfo* info = nullptr);  // throws Error(input)
 
 struct GenerateOptions {

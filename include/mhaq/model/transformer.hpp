@@ -9,6 +9,7 @@
 // projections composed with the FFN's first layer). Exact rational entries.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -59,10 +60,18 @@ struct TransformerFileInfo {
 //  ["scale":"1/2",] "heads":[{"Q":..,"K":..,"V":..},...], "O":[[..]] ((H d_v) x d_out),
 //  "ffn":[[..]] (d_out x m, the FFN's first layer), "readout":[..] (m)}
 // converted exactly: W_h = scale K_h Q_h^T, U_{h,j} = V_h O_h ffn[:, j], u = readout.
+// Every malformed input is Error(input) naming the JSON path, as for model
+// files (json_in.hpp, limits.hpp: d, heads, neurons, d_k, d_v, d_out, entries,
+// entry sizes and the conversion's products are checked before anything is built).
 TransformerModel transformer_from_json_text(const std::string& text, TransformerFileInfo* info = nullptr);
+TransformerModel transformer_from_json(const nlohmann::json& j, TransformerFileInfo* info = nullptr);
 std::string transformer_to_json_text(const TransformerModel& m);
 // True when the text is a transformer file (plain or factored), by its "format".
 bool is_transformer_text(const std::string& text);
+bool is_transformer_json(const nlohmann::json& j);
+// Error(input) "<what>: neurons[0].U[1][2] has 5002 characters, ..." when an
+// entry is longer than a model file may hold (writers check before writing).
+void check_entry_sizes(const TransformerModel& m, const std::string& what);
 
 struct TransformerGenerateOptions {
   int d = 3, heads = 2, neurons = 3;

@@ -1,0 +1,24 @@
+// The certificate checker's size limits. The checker shares no code with
+// mhaq_lib, so it keeps its own copy of the limits that bound a certificate;
+// include/mhaq/base/limits.hpp asserts at compile time that both agree, so a
+// certificate that recover writes is always within what the checker reads.
+#pragma once
+
+namespace mhaq::check::limits {
+
+constexpr long max_d = 64;                  // model.d, plan.d
+constexpr long max_heads = 64;              // inputs.heads_learner, plan.H
+constexpr long max_file_heads = 1024;       // model.heads (as recorded, before the canonical form)
+constexpr long max_entry_chars = 4096;      // characters of one model entry
+constexpr long max_number_chars = 100000;   // characters of any other number string
+constexpr long max_file_bytes = 1L << 27;   // bytes of a certificate
+constexpr long max_token_range = 1L << 30;  // inputs.token_range
+constexpr long max_token_den = 1L << 30;    // inputs.token_den
+constexpr long max_tau_exponent = 1L << 20; // exact: sum over heads of the tau-degree of one answer
+constexpr long max_L = 1L << 40;            // exact: L
+constexpr long min_bits = 16;               // ball, mpfr: bits (double: 53)
+constexpr long max_bits = 1L << 16;
+constexpr long max_plan_queries = 1L << 17; // the query formula's value for d and H
+constexpr long max_runs = 4096;             // runs of one query
+
+}  // namespace mhaq::check::limits

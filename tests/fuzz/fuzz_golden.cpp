@@ -1,0 +1,25 @@
+// Harness: golden check on arbitrary bytes. It must return a result (ok or
+// mismatches) or throw an mhaq input error; never an internal error.
+#include <exception>
+#include <string>
+
+#include "fuzz.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/tools/golden.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    const mhaq::GoldenCheckResult r = mhaq::golden_check(text, 1);
+    for (const auto& m : r.mismatches) {
+      mhaq::fuzz::check_message(m);
+      if (m.find("failed (internal)") != std::string::npos) mhaq::fuzz::finding("a mismatch that hides an internal error: " + m);
+    }
+  } catch (const mhaq::Error& e) {
+    mhaq::fuzz::check_message(e.what());
+    if (e.kind() != mhaq::ErrorKind::input) mhaq::fuzz::finding(std::string("golden check: ") + mhaq::kind_name(e.kind()) + " error: " + e.what());
+  } catch (const std::exception& e) {
+    mhaq::fuzz::finding(std::string("an exception outside mhaq's own: ") + e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,447 @@
+// The stated limits (include/mhaq/base/limits.hpp, the README's limits table):
+// for each one, the program accepts the limit and refuses limit + 1 (where a
+// size can only take some values, the nearest value beyond the limit), with
+// the documented exit code and a message naming the option or the field.
+// Runs are kept cheap: an accepted value is followed by an option that fails
+// fast afterwards (--target-error with a non-ball arithmetic, a missing file,
+// an unknown lemma), so no run starts real work at a limit.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "mhaq/base/error.hpp"
+#include "mhaq/base/json_in.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/check/certificate_check.hpp"
+#include "mhaq/model/model.hpp"
+#include "test_util.hpp"
+
+using namespace mhaq;
+using namespace mhaq::limits;
+using nlohmann::json;
+
+namespace {
+
+const std::string bin = MHAQ_BINARY;
+std::string S(long v) { return std::to_string(v); }
+
+std::string tmpdir() {
+  static std::string dir = [] {
+    char t[] = "/tmp/mhaq_test_limits_XXXXXX";
+    return std::string(mkdtemp(t));
+  }();
+  return dir;
+}
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string p = tmpdir() + "/" + name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+// Runs `args`; stderr and stdout together.
+test::RunResult mhaq_run(const std::string& args) { return test::run(bin + " " + args + " 2>&1"); }
+
+// At the limit: the run is not refused for this limit (`needle` absent from the
+// message). One past it: exit `code` and a message that contains `needle`.
+void at_limit(const std::string& args, const std::string& needle) {
+  const auto r = mhaq_run(args);
+  INFO("accepted? mhaq " << args << "\n" << r.out);
+  CHECK(r.code != exit_code(ErrorKind::internal));
+  CHECK(r.code >= 0);
+  CHECK(r.out.find(needle) == std::string::npos);
+}
+void past_limit(const std::string& args, int code, const std::string& needle) {
+  const auto r = mhaq_run(args);
+  INFO("refused? mhaq " << args << "\n" << r.out);
+  CHECK(r.code == code);
+  CHECK(r.out.find(needle) != std::string::npos);
+}
+
+// The CLI names the option and its range: "--d: must be an integer in [1, 64], got ..."
+std::string range_msg(const std::string& opt, long lo, long hi) { return opt + ": must be an integer in [" + S(lo) + ", " + S(hi) + "]"; }
+
+// Fails fast after every limit is checked: --target-error needs --arith ball.
+const std::string fast = " --arith mpfr --target-error 1";
+
+std::string model_text(int d, const std::string& w00 = "1/2") {
+  json W = json::array(), v = json::array();
+  for (int i = 0; i < d; ++i) {
+    json row = json::array();
+    for (int j = 0; j < d; ++j) row.push_back(i == 0 && j == 0 ? w00 : "0");
+    W.push_back(row);
+    v.push_back("1");
+  }
+  return json{{"format", "mhaq-model"}, {"version", 1}, {"d", d}, {"heads", json::array({json{{"W", W}, {"v", v}}})}}.dump();
+}
+
+}  // namespace
+
+TEST_CASE("the README's limits table lists every constant with the value in the code") {
+  const std::map<std::string, long> code{{"max_d", max_d},
+                                         {"max_heads", max_heads},
+                                         {"max_file_heads", max_file_heads},
+                                         {"max_inner_dim", max_inner_dim},
+                                         {"max_file_entries", max_file_entries},
+                                         {"max_neurons", max_neurons},
+                                         {"max_conversion_products", max_conversion_products},
+                                         {"max_entry_chars", max_entry_chars},
+                                         {"max_number_chars", max_number_chars},
+                                         {"max_file_bytes", max_file_bytes},
+                                         {"max_json_depth", max_json_depth},
+                                         {"max_entry_range", max_entry_range},
+                                         {"max_token_range", max_token_range},
+                                         {"max_token_den", max_token_den},
+                                         {"max_samples_per_pair", max_samples_per_pair},
+                                         {"max_plan_queries", max_plan_queries},
+                                         {"max_tau_exponent", max_tau_exponent},
+                                         {"max_L", max_L},
+                                         {"min_bits", min_bits},
+                                         {"max_bits", max_bits},
+                                         {"max_digits", max_digits},
+                                         {"max_golden_heads", max_golden_heads},
+                                         {"max_threads", max_threads},
+                                         {"max_trials", max_trials},
+                                         {"max_sweep_rows", max_sweep_rows},
+                                         {"max_list_values", max_list_values},
+                                         {"max_multiplier", max_multiplier},
+                                         {"max_runs", check::limits::max_runs}};
+  std::ifstream in(std::string(MHAQ_SOURCE_DIR) + "/README.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string readme = ss.str();
+  // rows: | `name` | value | ...
+  const std::regex row(R"(\|\s*`(m(?:ax|in)_[a-zA-Z_]+)`\s*\|\s*([0-9][0-9,]*)\s*\|)");
+  std::map<std::string, long> table;
+  for (auto it = std::sregex_iterator(readme.begin(), readme.end(), row); it != std::sregex_iterator(); ++it) {
+    std::string v = (*it)[2];
+    v.erase(std::remove(v.begin(), v.end(), ','), v.end());
+    table[(*it)[1]] = std::stol(v);
+  }
+  for (const auto& [name, value] : code) {
+    INFO(name);
+    REQUIRE(table.count(name) == 1);
+    CHECK(table[name] == value);
+  }
+  CHECK(table.size() == code.size());
+}
+
+TEST_CASE("limits on options: the limit is accepted, limit + 1 refused (exit 2)") {
+  SUBCASE("d") {
+    at_limit("generate --d " + S(max_d) + " --heads 1 --seed 1 -o " + tmpdir() + "/g.json", "--d:");
+    past_limit("generate --d " + S(max_d + 1) + " --heads 1 --seed 1", 2, range_msg("--d", 1, max_d));
+    past_limit("recover --d " + S(max_d + 1) + " --heads 1", 2, range_msg("--d", 1, max_d));
+    past_limit("sweep --d " + S(max_d + 1) + " -o " + tmpdir() + "/s.csv", 2, "--d: expected a list");
+  }
+  SUBCASE("heads: drawn, learner, bound H0") {
+    at_limit("generate --d 1 --heads " + S(max_heads) + " --w-range 100 --seed 1 -o " + tmpdir() + "/g.json", "--heads:");
+    // d = 1 with W in [-4, 4]/4: only 9 distinct W exist, so 10 fresh heads are refused (not an endless redraw)
+    past_limit("generate --d 1 --heads 10 --seed 1", 2, "only 9 distinct W exist");
+    past_limit("generate --d 1 --heads " + S(max_heads + 1) + " --seed 1", 2, range_msg("--heads", 1, max_heads));
+    for (const std::string opt : {"--learner-heads", "--max-heads"}) {
+      at_limit("recover --d 1 --heads 1 " + opt + " " + S(max_heads) + fast, opt);
+      past_limit("recover --d 1 --heads 1 " + opt + " " + S(max_heads + 1) + fast, 2, range_msg(opt, 1, max_heads));
+      CHECK(mhaq_run("recover --d 1 --heads 1 " + opt + " 0").code == 2);  // zero is not "default"
+    }
+    const std::string m = write_file("m1.json", model_text(1));
+    at_limit("recover --model " + m + " --heads " + S(max_heads) + fast, "--heads");
+    past_limit("recover --model " + m + " --heads " + S(max_heads + 1), 2, range_msg("--heads", 1, max_heads));
+  }
+  SUBCASE("bits, max-bits, oracle-bits") {
+    at_limit("recover --d 1 --heads 1 --bits " + S(min_bits) + fast, "--bits");
+    at_limit("recover --d 1 --heads 1 --bits " + S(max_bits) + fast, "--bits");
+    past_limit("recover --d 1 --heads 1 --bits " + S(min_bits - 1), 2, range_msg("--bits", min_bits, max_bits));
+    past_limit("recover --d 1 --heads 1 --bits " + S(max_bits + 1), 2, range_msg("--bits", min_bits, max_bits));
+    at_limit("recover --d 1 --heads 1 --max-bits " + S(max_bits) + fast, "--max-bits");
+    past_limit("recover --d 1 --heads 1 --max-bits " + S(max_bits + 1), 2, range_msg("--max-bits", 64, max_bits));
+    at_limit("recover --d 1 --heads 1 --oracle-bits " + S(max_bits) + fast, "--oracle-bits");
+    past_limit("recover --d 1 --heads 1 --oracle-bits " + S(max_bits + 1), 2, range_msg("--oracle-bits", 1, max_bits));
+    at_limit("golden export --model " + tmpdir() + "/missing.json --arith ball --bits " + S(max_bits), "--bits");
+    past_limit("golden export --d 1 --heads 1 --arith ball --bits " + S(max_bits + 1), 2, range_msg("--bits", min_bits, max_bits));
+  }
+  SUBCASE("token range and denominator") {
+    for (const std::string opt : {"--token-range", "--token-den"}) {
+      const long hi = opt == "--token-range" ? max_token_range : max_token_den;
+      at_limit("recover --d 1 --heads 1 " + opt + " " + S(hi) + fast, opt);
+      past_limit("recover --d 1 --heads 1 " + opt + " " + S(hi + 1) + fast, 2, range_msg(opt, 1, hi));
+      past_limit("recover --d 1 --heads 1 " + opt + " 0", 2, range_msg(opt, 1, hi));
+    }
+    at_limit("verify --trials 1 --seed 1 --rates --ranges " + S(max_token_range) + " --min-d 3 --max-d 2", "--ranges");
+    past_limit("verify --trials 1 --seed 1 --rates --ranges " + S(max_token_range + 1), 2, range_msg("--ranges", 1, max_token_range));
+  }
+  SUBCASE("samples per pair") {
+    at_limit("recover --d 1 --heads 1 --samples-per-pair " + S(max_samples_per_pair) + fast, "--samples-per-pair");
+    past_limit("recover --d 1 --heads 1 --samples-per-pair " + S(max_samples_per_pair + 1), 2, range_msg("--samples-per-pair", 1, max_samples_per_pair));
+  }
+  SUBCASE("plan size") {
+    // Plans have odd sizes (4Hd^2-2H+1), so compare the largest plan within the limit with the next one.
+    long d = 1, H = 1;
+    for (long dd = 1; dd <= max_d; ++dd)
+      for (long h = 1; h <= max_heads; ++h)
+        if (plan_query_count(dd, h, true) <= max_plan_queries && plan_query_count(dd, h, true) > plan_query_count(d, H, true)) d = dd, H = h;
+    REQUIRE(H < max_heads);
+    CHECK(plan_query_count(d, H + 1, true) > max_plan_queries);
+    at_limit("recover --d " + S(d) + " --heads 1 --learner-heads " + S(H) + fast, "queries, more than the limit");
+    past_limit("recover --d " + S(d) + " --heads 1 --learner-heads " + S(H + 1) + fast, 2, "queries, more than the limit of " + S(max_plan_queries));
+    // the check itself at the limit and one past it: samples K per pair at d = 1 give K queries
+    CHECK_NOTHROW(check_plan_size(1, 1, true, max_plan_queries, ErrorKind::usage, "test"));
+    CHECK_THROWS_AS(check_plan_size(1, 1, true, max_plan_queries + 1, ErrorKind::usage, "test"), Error);
+  }
+  SUBCASE("golden heads") {
+    at_limit("golden export --model " + tmpdir() + "/missing.json --max-heads " + S(max_golden_heads), "for golden files");
+    past_limit("golden export --d 1 --heads 1 --max-heads " + S(max_golden_heads + 1), 2, "more than the limit of " + S(max_golden_heads) + " for golden files");
+    past_limit("golden export --d 1 --heads " + S(max_golden_heads + 1) + "", 2, "more than the limit of " + S(max_golden_heads));
+  }
+  SUBCASE("threads, digits, trials, multiplier, generate ranges") {
+    at_limit("recover --d 1 --heads 1 --threads " + S(max_threads) + fast, "--threads");
+    past_limit("recover --d 1 --heads 1 --threads " + S(max_threads + 1), 2, range_msg("--threads", 0, max_threads));
+    at_limit("golden export --model " + tmpdir() + "/missing.json --digits " + S(max_digits), "--digits");
+    past_limit("golden export --d 1 --heads 1 --digits " + S(max_digits + 1), 2, range_msg("--digits", 1, max_digits));
+    at_limit("verify --trials " + S(max_trials) + " --seed 1 --min-d 3 --max-d 2", "--trials");
+    past_limit("verify --trials " + S(max_trials + 1) + " --seed 1", 2, range_msg("--trials", 1, max_trials));
+    at_limit("sweep --trials " + S(max_trials) + " --d 1 --heads 1 --bits 64 -o " + tmpdir() + "/s.csv --plots \"a'b\"", "--trials");
+    past_limit("sweep --trials " + S(max_trials + 1) + " -o " + tmpdir() + "/s.csv", 2, range_msg("--trials", 1, max_trials));
+    at_limit("prove --multiplier " + S(max_multiplier) + " --lemma 99", "--multiplier");
+    past_limit("prove --multiplier " + S(max_multiplier + 1) + " --lemma 99", 2, range_msg("--multiplier", 1, max_multiplier));
+    for (const std::string opt : {"--w-range", "--w-den", "--v-range", "--v-den"}) {
+      at_limit("generate --d 1 --heads 1 --seed 1 " + opt + " " + S(max_entry_range) + " -o " + tmpdir() + "/g.json", opt);
+      past_limit("generate --d 1 --heads 1 --seed 1 " + opt + " " + S(max_entry_range + 1), 2, range_msg(opt, 1, max_entry_range));
+    }
+  }
+  SUBCASE("sweep lists and rows") {
+    const std::string out = " -o " + tmpdir() + "/s.csv --plots \"a'b\"";
+    at_limit("sweep --d 1 --heads 1 --trials 1 --bits 16-" + S(15 + max_list_values) + out, "values");
+    past_limit("sweep --d 1 --heads 1 --trials 1 --bits 16-" + S(16 + max_list_values) + out, 2, "more than " + S(max_list_values) + " values");
+    // rows = trials x precisions; 2^20 + 1 has no such factorisation, so the next product beyond
+    at_limit("sweep --d 1 --heads 1 --trials 1024 --bits 16-1039" + out, "rows, more than the limit");
+    past_limit("sweep --d 1 --heads 1 --trials 1025 --bits 16-1039" + out, 2, "rows, more than the limit of " + S(max_sweep_rows));
+  }
+}
+
+TEST_CASE("limits in exact mode: L and the a-priori tau degree (the model's W and the token range)") {
+  // L = m den^2 with m = 2^40 (one W entry 1/2^40) is the limit; m = 2^40 + 1 is one past it.
+  const std::string atL = write_file("L.json", model_text(1, "1/" + S(max_L)));
+  const std::string pastL = write_file("L1.json", model_text(1, "1/" + S(max_L + 1)));
+  at_limit("recover --model " + atL + " --target-error 1", "exact mode needs L");
+  past_limit("recover --model " + pastL + " --target-error 1", 3, "<= " + S(max_L));
+  // tau degree 4 m R^2 sum|W| with R = 1, m = 1: W = 2^18 gives the limit 2^20; the
+  // bound is a multiple of 4, so the nearest value beyond is 2^20 + 4.
+  const std::string atT = write_file("T.json", model_text(1, S(max_tau_exponent / 4)));
+  const std::string pastT = write_file("T1.json", model_text(1, S(max_tau_exponent / 4 + 1)));
+  at_limit("recover --model " + atT + " --token-range 1 --target-error 1", "powers of tau");
+  past_limit("recover --model " + pastT + " --token-range 1 --target-error 1", 2, "more than the limit of " + S(max_tau_exponent));
+  past_limit("recover --model " + pastT + " --token-range 1 --target-error 1 --arith exact", 2, "powers of tau");
+  // with the default token range it is the file's W that is too large: an input error
+  past_limit("recover --model " + pastT + " --target-error 1", 3, "powers of tau");
+}
+
+TEST_CASE("limits on model files: the limit is read, limit + 1 refused (exit 3, naming the field)") {
+  SUBCASE("d") {
+    at_limit("convert --model " + write_file("d.json", model_text(static_cast<int>(max_d))) + " -o " + tmpdir() + "/c.json", "d: must be");
+    past_limit("convert --model " + write_file("d1.json", model_text(static_cast<int>(max_d + 1))), 3, "d: must be in [1, " + S(max_d) + "]");
+  }
+  auto heads_file = [](long n) {
+    json hs = json::array();
+    for (long h = 0; h < n; ++h) hs.push_back(json{{"W", json::array({json::array({S(h)})})}, {"v", json::array({"1"})}});
+    return json{{"format", "mhaq-model"}, {"version", 1}, {"d", 1}, {"heads", hs}}.dump();
+  };
+  SUBCASE("heads in a file") {
+    at_limit("convert --model " + write_file("h.json", heads_file(max_file_heads)) + " -o " + tmpdir() + "/c.json", "heads, more than");
+    past_limit("convert --model " + write_file("h1.json", heads_file(max_file_heads + 1)), 3, "more than the limit of " + S(max_file_heads) + " heads");
+  }
+  SUBCASE("entry characters") {
+    auto entry_file = [](long n) {
+      json j = json::parse(model_text(1));
+      j["heads"][0]["v"][0] = std::string(static_cast<size_t>(n), '1');
+      return j.dump();
+    };
+    at_limit("convert --model " + write_file("e.json", entry_file(max_entry_chars)) + " -o " + tmpdir() + "/c.json", "characters");
+    past_limit("convert --model " + write_file("e1.json", entry_file(max_entry_chars + 1)), 3, "longer than the limit of " + S(max_entry_chars));
+  }
+  auto factored = [](long d_k, long d_out, long heads) {
+    json hs = json::array(), q = json::array({json::array()}), one = json::array({json::array({1})});
+    for (long k = 0; k < d_k; ++k) q[0].push_back(1);
+    json O = json::array({json::array()});
+    for (long c = 0; c < d_out; ++c) O[0].push_back(1);
+    for (long h = 0; h < heads; ++h) hs.push_back(json{{"Q", q}, {"K", q}, {"V", one}, {"O", O}});
+    json u = json::array();
+    for (long c = 0; c < d_out; ++c) u.push_back(1);
+    return json{{"format", "mhaq-model-factored"}, {"version", 1}, {"d", 1}, {"d_k", d_k}, {"d_v", 1}, {"d_out", d_out}, {"heads", hs}, {"readout", u}}.dump();
+  };
+  SUBCASE("inner dimensions of a factored file") {
+    at_limit("convert --model " + write_file("k.json", factored(max_inner_dim, 1, 1)) + " -o " + tmpdir() + "/c.json", "d_k: must be");
+    past_limit("convert --model " + write_file("k1.json", factored(max_inner_dim + 1, 1, 1)), 3, "d_k: must be in [1, " + S(max_inner_dim) + "]");
+  }
+  SUBCASE("entries of a file") {
+    // d = 1, d_v = 1: H (2 d_k + 1 + d_out) + d_out entries; 876 (1193 + 4) + 4 = 2^20, 512 (2047 + 1) + 1 = 2^20 + 1
+    REQUIRE(max_file_entries == (1L << 20));
+    at_limit("convert --model " + write_file("n.json", factored(596, 4, 876)) + " -o " + tmpdir() + "/c.json", "entries, more than");
+    past_limit("convert --model " + write_file("n1.json", factored(1023, 1, 512)), 3, "more than the limit of " + S(max_file_entries) + " entries");
+  }
+  SUBCASE("file bytes") {
+    // zeros: the reader takes exactly the limit (then the JSON is invalid), and refuses one byte more
+    auto r = test::run("bash -c \"head -c " + S(max_file_bytes) + " /dev/zero | " + bin + " recover --model /dev/stdin\" 2>&1");
+    CHECK(r.code == 3);
+    CHECK(r.out.find("more than the limit") == std::string::npos);
+    r = test::run("bash -c \"head -c " + S(max_file_bytes + 1) + " /dev/zero | " + bin + " recover --model /dev/stdin\" 2>&1");
+    CHECK(r.code == 3);
+    CHECK(r.out.find("more than the limit of " + S(max_file_bytes) + " bytes") != std::string::npos);
+  }
+  SUBCASE("nesting depth") {
+    const std::string at = std::string(static_cast<size_t>(max_json_depth), '[') + std::string(static_cast<size_t>(max_json_depth), ']');
+    const std::string past = "[" + at + "]";
+    CHECK_NOTHROW(parse_json_text(at));
+    std::string msg;
+    try {
+      parse_json_text(past);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::input);
+      msg = e.what();
+    }
+    CHECK(msg.find("nested deeper than " + S(max_json_depth)) != std::string::npos);
+  }
+}
+
+TEST_CASE("limits in certificates and golden files (exit 3 past the limit)") {
+  const std::string c = tmpdir() + "/c.json";
+  REQUIRE(mhaq_run("recover --d 1 --heads 1 --seed 1 --arith ball --bits 64 --certificate " + c).code == 0);
+  std::stringstream ss;
+  ss << std::ifstream(c).rdbuf();
+  const json cert = json::parse(ss.str());
+  auto checked = [&](const std::function<void(json&)>& edit) {
+    json j = cert;
+    edit(j);
+    return mhaq_run("check-certificate " + write_file("ce.json", j.dump()));
+  };
+  SUBCASE("bits") {
+    auto r = checked([](json& j) { j["bits"] = max_bits; });
+    CHECK(r.code == 0);  // a claim above the values' width is true; decided at the values' own precision
+    r = checked([](json& j) { j["bits"] = max_bits + 1; });
+    CHECK(r.code == 3);
+    CHECK(r.out.find("bits: out of range [" + S(min_bits) + ", " + S(max_bits) + "]") != std::string::npos);
+    r = checked([](json& j) { j["bits"] = min_bits - 1; });
+    CHECK(r.code == 3);
+  }
+  SUBCASE("runs of a query") {
+    auto runs = [](long n) {
+      return [n](json& j) {
+        json& q = j["queries"][1]["runs"];
+        const json first = q[0];
+        while (static_cast<long>(q.size()) < n) q.insert(q.begin(), first);
+      };
+    };
+    auto r = checked(runs(check::limits::max_runs));
+    CHECK(r.code == 10);  // read, then the query differs from the plan (checker_rejected)
+    r = checked(runs(check::limits::max_runs + 1));
+    CHECK(r.code == 3);
+    CHECK(r.out.find("more than the limit of " + S(check::limits::max_runs)) != std::string::npos);
+  }
+  SUBCASE("number characters") {
+    auto digits = [](long n) { return [n](json& j) { j["heads"][0]["v"][0]["mid"] = std::string(static_cast<size_t>(n), '1'); }; };
+    auto r = checked(digits(max_number_chars));
+    CHECK(r.code == 10);
+    r = checked(digits(max_number_chars + 1));
+    CHECK(r.code == 3);
+    CHECK(r.out.find("more than the limit of " + S(max_number_chars)) != std::string::npos);
+  }
+  SUBCASE("token range and heads of a golden file") {
+    const std::string g = tmpdir() + "/g.json";
+    REQUIRE(mhaq_run("golden export --d 1 --heads 1 --seed 1 --digits 8 -o " + g).code == 0);
+    std::stringstream gs;
+    gs << std::ifstream(g).rdbuf();
+    const json gold = json::parse(gs.str());
+    auto golden = [&](const std::function<void(json&)>& edit) {
+      json j = gold;
+      edit(j);
+      return mhaq_run("golden check " + write_file("ge.json", j.dump()));
+    };
+    auto r = golden([](json& j) { j["inputs"]["token_range"] = max_token_range + 1; });
+    CHECK(r.code == 3);
+    CHECK(r.out.find("inputs.token_range: must be in [1, " + S(max_token_range) + "]") != std::string::npos);
+    r = golden([](json& j) { j["inputs"]["heads_learner"] = max_heads + 1; });
+    CHECK(r.code == 3);
+    CHECK(r.out.find("inputs.heads_learner: must be in [1, " + S(max_heads) + "]") != std::string::npos);
+    // the golden limit on H, with the bound flag (H0 >= the canonical count is what an export writes)
+    r = golden([](json& j) { j["inputs"]["heads_learner"] = max_golden_heads; j["inputs"]["heads_is_bound"] = true; });
+    CHECK(r.code == 10);  // read; the re-derived fields then differ (checker_rejected)
+    r = golden([](json& j) { j["inputs"]["heads_learner"] = max_golden_heads + 1; j["inputs"]["heads_is_bound"] = true; });
+    CHECK(r.code == 3);
+    CHECK(r.out.find("more than the limit of " + S(max_golden_heads) + " for golden files") != std::string::npos);
+    r = golden([](json& j) { j["inputs"]["heads_learner"] = 2; });  // H known, but not the canonical count
+    CHECK(r.code == 3);
+    CHECK(r.out.find("differs from the model's canonical head count 1") != std::string::npos);
+    r = golden([](json& j) { j["digits"] = max_digits + 1; });
+    CHECK(r.code == 3);
+    // token range at the limit with this file's exact model: the tau-degree bound refuses it first
+    r = golden([](json& j) { j["inputs"]["token_range"] = max_token_range; });
+    CHECK(r.code == 3);
+    CHECK(r.out.find("powers of tau") != std::string::npos);
+  }
+}
+
+TEST_CASE("limits on transformers: --ffn, --learner-neurons and transformer files") {
+  SUBCASE("--ffn and --learner-neurons (exit 2)") {
+    at_limit("generate --d 1 --heads 1 --seed 1 --ffn " + S(max_neurons) + " -o " + tmpdir() + "/t.json", "--ffn");
+    past_limit("generate --d 1 --heads 1 --seed 1 --ffn " + S(max_neurons + 1), 2, range_msg("--ffn", 1, max_neurons));
+    past_limit("generate --d 1 --heads 1 --seed 1 --ffn 0", 2, range_msg("--ffn", 1, max_neurons));  // zero is not "no FFN"
+    // the extra neurons count: what generate writes, recover reads
+    past_limit("generate --d 1 --heads 1 --seed 1 --ffn " + S(max_neurons) + " --zero-neuron", 2, "--ffn must be in [1, " + S(max_neurons - 1) + "]");
+    at_limit("recover --d 1 --heads 1 --ffn 1 --learner-neurons " + S(max_neurons) + fast, "--learner-neurons:");
+    past_limit("recover --d 1 --heads 1 --ffn 1 --learner-neurons " + S(max_neurons + 1), 2, range_msg("--learner-neurons", 1, max_neurons));
+    past_limit("recover --d 1 --heads 1 --ffn 1 --learner-neurons 0", 2, range_msg("--learner-neurons", 1, max_neurons));
+    past_limit("recover --d 1 --heads 1 --ffn " + S(max_neurons + 1), 2, range_msg("--ffn", 1, max_neurons));
+  }
+  auto transformer = [](long heads, long neurons) {
+    json hs = json::array(), ns = json::array();
+    for (long h = 0; h < heads; ++h) hs.push_back(json{{"W", json::array({json::array({S(h)})})}});
+    for (long k = 0; k < neurons; ++k) {
+      json U = json::array();
+      for (long h = 0; h < heads; ++h) U.push_back(json::array({S(k + 1)}));
+      ns.push_back(json{{"u", "1"}, {"U", U}});
+    }
+    return json{{"format", "mhaq-transformer"}, {"version", 1}, {"d", 1}, {"heads", hs}, {"neurons", ns}}.dump();
+  };
+  // an accepted file then fails fast: transformers take no --target-error
+  SUBCASE("neurons and heads in a file (exit 3)") {
+    at_limit("recover --model " + write_file("tn.json", transformer(1, max_neurons)) + fast, "neurons, more than");
+    past_limit("recover --model " + write_file("tn1.json", transformer(1, max_neurons + 1)), 3, "more than the limit of " + S(max_neurons));
+    at_limit("recover --model " + write_file("th.json", transformer(max_heads, 1)) + fast, "heads, more than");
+    past_limit("recover --model " + write_file("th1.json", transformer(max_heads + 1, 1)), 3, "more than the limit of " + S(max_heads));
+    past_limit("recover --model " + write_file("td1.json", std::regex_replace(transformer(1, 1), std::regex("\"d\":1"), "\"d\":" + S(max_d + 1))), 3,
+               "d: must be in [1, " + S(max_d) + "]");
+  }
+  SUBCASE("entry characters (exit 3)") {
+    auto entry_file = [&](long n) {
+      json j = json::parse(transformer(1, 1));
+      j["neurons"][0]["u"] = std::string(static_cast<size_t>(n), '1');
+      return j.dump();
+    };
+    at_limit("recover --model " + write_file("te.json", entry_file(max_entry_chars)) + fast, "characters");
+    past_limit("recover --model " + write_file("te1.json", entry_file(max_entry_chars + 1)), 3, "longer than the limit of " + S(max_entry_chars));
+  }
+  SUBCASE("the exact conversion of a factored transformer file (exit 3)") {
+    // d = 64, m = 64, d_k = 1, d_v = d_out = n: 64 n (n + 64) products for U and 64^2 for W;
+    // n = 480 is the largest within 2^24, n = 481 the first beyond
+    REQUIRE(max_conversion_products == (1L << 24));
+    auto factored = [](long n) {
+      const long d = 64, m = 64;
+      auto ones = [](long r, long c) { return json(std::vector<std::vector<int>>(static_cast<size_t>(r), std::vector<int>(static_cast<size_t>(c), 1))); };
+      return json{{"format", "mhaq-transformer-factored"}, {"version", 1}, {"d", d}, {"d_k", 1}, {"d_v", n}, {"d_out", n},
+                  {"heads", json::array({json{{"Q", ones(d, 1)}, {"K", ones(d, 1)}, {"V", ones(d, n)}}})},
+                  {"O", ones(n, n)}, {"ffn", ones(n, m)}, {"readout", std::vector<int>(static_cast<size_t>(m), 1)}}
+          .dump();
+    };
+    CHECK(64L * 480 * (480 + 64) + 64 * 64 <= max_conversion_products);
+    CHECK(64L * 481 * (481 + 64) + 64 * 64 > max_conversion_products);
+    at_limit("recover --model " + write_file("tf.json", factored(480)) + fast, "products, more than");
+    past_limit("recover --model " + write_file("tf1.json", factored(481)), 3, "products, more than the limit of " + S(max_conversion_products));
+  }
+}
