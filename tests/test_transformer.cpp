@@ -157,6 +157,51 @@ TEST_CASE("approximate arithmetics: ok only when right, otherwise a named non-ok
   CHECK(ok_mpfr >= 2);
 }
 
+TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40; at 64 bits unable, never wrong (must-show 2)") {
+  TransformerGenerateOptions g;
+  g.d = 4;
+  g.heads = 3;
+  g.neurons = 5;
+  int ball_ok = 0, mpfr_ok = 0;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    g.seed = seed;
+    const TransformerModel truth = generate_transformer(g);
+    for (const Arith a : {Arith::ball, Arith::mpfr}) {
+      for (const long bits : {256L, 64L}) {
+        RecoverOptions o;
+        o.arith = a;
+        o.bits = bits;
+        o.seed = seed;
+        const json r = recover_transformer(truth, o);
+        INFO(arith_name(a) << " " << bits << " seed " << seed << ": " << r.dump().substr(0, 500));
+        const std::string st = r["status"].get<std::string>();
+        if (bits == 64) {
+          // balls know their error: unable. MPFR's decisions at 64 bits may
+          // end unable or (misclassified, not wrong) degenerate; never ok
+          if (a == Arith::ball) CHECK(st == "unable");
+          CHECK(st != "ok");
+          CHECK(r.contains("remedy"));
+          continue;
+        }
+        if (st != "ok") {
+          CHECK((st == "unable" || st == "degenerate"));
+          continue;
+        }
+        CHECK(r["neurons_recovered"] == 5);
+        if (a == Arith::ball) {
+          CHECK(r["contains_truth"] == true);
+          ++ball_ok;
+        } else {
+          CHECK(r["max_rel_error"].get<double>() <= 1e-40);
+          ++mpfr_ok;
+        }
+      }
+    }
+  }
+  CHECK(ball_ok >= 2);
+  CHECK(mpfr_ok >= 2);
+}
+
 TEST_CASE("violated conditions are not identifiable, named, exit 9 (must-show 3)") {
   // neuron 1: ubar_1 = U_{1,1} + U_{2,1} = 0 (its pre-activation ignores the final token)
   const std::string ubar_zero = tmp_file("ubar_zero.json", R"({"format":"mhaq-transformer","version":1,"d":2,
