@@ -22,6 +22,7 @@ one_json() {  # the output is exactly one JSON object
 }
 check "demo" 0 "$M" demo
 grep -q "exact match      yes" "$tmp/out" || { echo "FAIL demo: no exact match line"; fail=$((fail + 1)); }
+grep -q "functional check T - T' = 0 on 20 of 20" "$tmp/out" || { echo "FAIL demo: no transformer functional check"; fail=$((fail + 1)); }
 check "demo --json" 0 "$M" demo --json; one_json "demo --json"
 check "generate" 0 "$M" generate --d 3 --heads 2 --seed 4 -o "$tmp/m.json"
 check "generate same seed same bytes" 0 "$M" generate --d 3 --heads 2 --seed 4 -o "$tmp/m2.json"

@@ -354,6 +354,14 @@ Model demo_model() {
     {"W":[["-3/4","0","1/4"],["1/2","-1/4","0"],["1/4","1/4","-1/2"]],"v":["-1","2","1/2"]}]})");
 }
 
+// The built-in transformer: the same heads' W on R^2 (d = 2, H = 2) with two
+// ReLU neurons, small enough for an exact run of a few seconds.
+TransformerModel demo_transformer() {
+  return transformer_from_json_text(R"({"format":"mhaq-transformer","version":1,"d":2,
+    "heads":[{"W":[["1/2","-1/4"],["1/4","3/4"]]},{"W":[["-3/4","1/4"],["1/2","-1/4"]]}],
+    "neurons":[{"u":"1","U":[["1","-1/2"],["1/2","1/4"]]},{"u":"-1","U":[["-1/4","1"],["3/4","1/2"]]}]})");
+}
+
 Command make_demo() {
   struct State {
     bool json = false;
@@ -388,15 +396,31 @@ Command make_demo() {
             };
             const auto re = run_until_ok(ex);
             const auto rb = run_until_ok(ba);
+            // claim 5: a one-layer transformer, exact
+            nlohmann::json rt;
+            {
+              RecoverOptions o = ex;
+              for (int attempt = 0;; ++attempt) {
+                rt = recover_transformer(demo_transformer(), o);
+                if (rt["status"] != "degenerate" || attempt == 7) break;
+                redraw_note += "  (transformer learner seed " + std::to_string(o.seed) + " drew a degenerate path: " + rt["message"].get<std::string>() +
+                               "; redrawn)\n";
+                ++o.seed;
+              }
+            }
             std::string human =
                 "mhaq demo: a hidden 2-head attention model on R^3 is queried as a black box.\n"
                 "The learner sends [a x k, b] pair queries, interpolates each pair's type-(H,H)\n"
                 "rational function, reads poles and residues, links heads across pairs and\n"
                 "solves for the canonical (W_h, v_h).\n\n" +
-                redraw_note + recover_report(re) + "\n" + recover_report(rb);
-            const nlohmann::json j{{"exact", re}, {"ball", rb}};
+                redraw_note + recover_report(re) + "\n" + recover_report(rb) +
+                "\nA hidden one-layer transformer (2 heads on R^2, then two ReLU neurons) is\n"
+                "recovered from value queries too: W from the odd part T(X) - T(-X), then the\n"
+                "regions along a path and the signs of the neurons' jumps (claim 5).\n\n" +
+                transformer_report(rt);
+            const nlohmann::json j{{"exact", re}, {"ball", rb}, {"transformer", rt}};
             emit(st->json, j, human);
-            return std::max(recover_exit_code(re), recover_exit_code(rb));
+            return std::max({recover_exit_code(re), recover_exit_code(rb), recover_exit_code(rt)});
           }};
 }
 
