@@ -9,6 +9,8 @@
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/tools/judge.hpp"
 #include "mhaq/tools/recover.hpp"
+#include "mhaq/tools/verify.hpp"
+#include "mhaq/base/error.hpp"
 #include "test_util.hpp"
 
 using nlohmann::json;
@@ -241,4 +243,26 @@ TEST_CASE("a learner told the wrong head count is caught") {
     CHECK(r["status"] != "ok");
     CHECK(r["status"] != "error");
   }
+}
+
+TEST_CASE("verify --model-kind: a claim-5 row, judged against the truth; all adds it to claims 1-4") {
+  VerifyOptions o;
+  o.trials = 2;
+  o.seed = 3;
+  o.model_kind = "transformer";
+  const json v = verify(o);
+  INFO(v.dump().substr(0, 800));
+  REQUIRE(v["claims"].size() == 1);
+  const json& c = v["claims"][0];
+  CHECK(c["id"] == "5");
+  CHECK(c["trials"] == 2);
+  CHECK(c["failures"] == 0);
+  CHECK(c["passes"].get<int>() + c["degenerate"].get<int>() + c["not_identifiable"].get<int>() == 2);
+  o.model_kind = "all";
+  o.unknown_h = false;
+  const json w = verify(o);
+  REQUIRE(w["claims"].size() == 4);
+  CHECK(w["claims"][3]["id"] == "5");
+  o.model_kind = "nonsense";
+  CHECK_THROWS_AS(verify(o), Error);
 }
