@@ -428,12 +428,12 @@ double scale2(double x, long e) { return std::ldexp(x, static_cast<int>(e)); }
 // x -= a * b in place (no temporaries for MPFR: the LU's inner loop)
 void submul(double& x, const double& a, const double& b) { x -= a * b; }
 void submul(Mpfr& x, const Mpfr& a, const Mpfr& b) {
-  thread_local mpfr_t t;
-  thread_local bool init = false;
-  if (!init) { mpfr_init2(t, working_precision()); init = true; }
-  mpfr_set_prec(t, std::max(mpfr_get_prec(a.raw()), mpfr_get_prec(b.raw())));
-  mpfr_mul(t, a.raw(), b.raw(), MPFR_RNDN);
-  mpfr_sub(x.raw(), x.raw(), t, MPFR_RNDN);
+  // One scratch number per thread, released when the thread ends (a bare
+  // thread_local mpfr_t leaked its limbs in every worker thread).
+  thread_local Mpfr t;
+  mpfr_set_prec(t.raw(), std::max(mpfr_get_prec(a.raw()), mpfr_get_prec(b.raw())));
+  mpfr_mul(t.raw(), a.raw(), b.raw(), MPFR_RNDN);
+  mpfr_sub(x.raw(), x.raw(), t.raw(), MPFR_RNDN);
 }
 Mpfr scale2(const Mpfr& x, long e) {
   Mpfr r(x);
