@@ -15,6 +15,10 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 [[ -x build/mhaq ]] || { echo "mpi_ci: build/mhaq is missing: run 'bash tests/quickstart.sh test' first" >&2; exit 2; }
-cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=Release -DMHAQ_MPI=ON >/dev/null
+# With the compiler cache filled by build/ (tests/quickstart.sh test), only
+# src/base/distribute.cpp, the library's one MPI file, is compiled again.
+launcher=()
+command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=Release -DMHAQ_MPI=ON "${launcher[@]}" >/dev/null
 cmake --build build-mpi -j2 --target mhaq
 bash tests/mpi_check.sh build/mhaq build-mpi/mhaq
