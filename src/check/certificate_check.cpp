@@ -858,12 +858,14 @@ class Checker {
   // Whether f(q) is rational, and its value: f lies in Q(e^{1/L}) for L the
   // lcm of the denominators of the score differences at q, where a non-constant element is
   // transcendental (tau is). Tri::unknown when the exact evaluation is beyond
-  // the tau-degree cap.
+  // the tau-degree cap. The canonical heads define the same f; a head with
+  // v = 0 (dropped there) would otherwise force a huge L on a value it does
+  // not touch.
   Tri rational_value(const Query& q, Qn& out) const {
     fmpz_t l;
     fmpz_init_set_ui(l, 1);
     const std::vector<Qn>& xN = q.back().token;
-    for (const auto& h : c_.model)
+    for (const auto& h : canon_)
       for (const auto& r : q) {
         Qn s, t, dx;  // the score difference (x_r - x_N)^T W x_N
         for (int i = 0; i < d_; ++i) {
@@ -881,7 +883,7 @@ class Checker {
     if (!small) return Tri::unknown;
     Pq f;
     std::string why;
-    if (!eval_exact(f, c_.model, d_, q, L, why)) return Tri::unknown;
+    if (!eval_exact(f, canon_, d_, q, L, why)) return Tri::unknown;
     if (fmpz_poly_degree(f.v->num) > 0 || fmpz_poly_degree(f.v->den) > 0) return Tri::no;
     fmpz_t n, dd;
     fmpz_init(n);
