@@ -425,7 +425,7 @@ std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const st
   }
   std::string gp3 = "reset\nset terminal svg size 800,560 font 'sans,12' background rgb 'white'\nset output 'bits_lost_per_head_vs_H.svg'\n"
                     "set title 'mhaq sweep: bits lost per head by query design (d=" + std::to_string(f.d) + ", median over trials)'\n"
-                    "set xlabel 'H (heads)'\nset ylabel 'log2(kappa_{rms}) / H'\nset key inside top right\nset grid\nset xtics 1\n"
+                    "set xlabel 'H (heads)'\nset ylabel 'log2(kappa_{rms}) / H'\nset key inside bottom right\nset grid\nset xtics 1\n"
                     "set yrange [0:*]\nset offsets 0.5, 0.5, 0, 0\nplot ";
   for (size_t i = 0; i < designs.size(); ++i)
     gp3 += std::string(i ? ", " : "") + "'bits_lost_per_head_vs_H.dat' index " + std::to_string(i) + " using 1:2 with linespoints pt " +

@@ -506,8 +506,8 @@ json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
     trials.push_back(tj);
   }
   if (asserted) c.value(worst_ratio);
-  c.worst_text = "bound / (kappa eps) <= " + fmt(worst_ratio, 6) + " over the " + std::to_string(asserted) + " trials with kappa eps <= 1e-6; observed / bound <= " +
-                 fmt(worst_obs, 4) + "; beyond 1e-6 a bound in " + std::to_string(beyond_bound) + " of " + std::to_string(beyond);
+  c.worst_text = "bound / (kappa eps) <= " + fixed(worst_ratio, 6) + " over the " + std::to_string(asserted) + " trials with kappa eps <= 1e-6; observed / bound <= " +
+                 fixed(worst_obs, 6) + "; beyond 1e-6 a bound in " + std::to_string(beyond_bound) + " of " + std::to_string(beyond);
   const json cj = c.to_json();
   return json{{"command", "verify"},
               {"status", c.failures == 0 && c.passes > 0 ? "ok" : "mismatch"},
