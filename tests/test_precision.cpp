@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "mhaq/stages/learner.hpp"
@@ -27,69 +28,91 @@ std::string slurp(const std::string& p) {
 }
 }  // namespace
 
-// Must-show 1. The claims are first order: err <= kappa eps + O(eps^2). They
-// are asserted where the first-order term dominates (kappa eps <= 1e-3); the
-// certified bound must exist where the ball certificate's own condition holds
-// (kappa_pair^2 eps <= 1e-3) and must never be below the observed error.
-// Beyond first order neither tightness nor the uniform bound holds: with
-// multiplier 3, uniform noise reached 178 kappa eps in a trial with
-// kappa eps >> 1 (the error there is meaningless anyway, above 1).
-TEST_CASE("noisy oracle, d=4, H=3, 512 bits: certified bound, tight kappa, uniform noise below kappa eps") {
+// Claim 4 with a tight certificate (issue 13, must-show 3). 100 trials at
+// d=4, H=3 (paper design), eps log-uniform on [1e-40, 1e-14]: the
+// mean-value bound (proofs/31) exists in every trial with kappa eps <= 1e-6,
+// is at most 4 kappa eps there, and is never below the observed error of
+// the MPFR learner under uniform or worst-case noise (in any trial where it
+// exists). First order (kappa eps <= 1e-3): the worst-case pattern gives
+// 0.5..2 kappa eps, uniform noise at most kappa eps. The pieces recover
+// reports with --noise (kappa, certified_bound, observed_error) are called
+// directly, so each trial computes the bound once for both patterns.
+TEST_CASE("noisy oracle, d=4, H=3: the certified bound exists, is within 4 kappa eps and above the observed error") {
   const int trials = 100 * test::multiplier();
-  Rng rng(20261203);
-  int first_order = 0, certified = 0, beyond = 0;
-  double worst_lo = INFINITY, worst_hi = 0, unif_hi = 0;
+  Rng rng(20261301);
+  int asserted = 0, first_order = 0, bounds = 0;
+  double worst_ratio = 0, worst_lo = INFINITY, worst_hi = 0, unif_hi = 0, obs_over_bound = 0;
   for (int t = 0; t < trials; ++t) {
     GenerateOptions g = default_generate(Arith::mpfr);
     g.d = 4;
     g.heads = 3;
     g.seed = 500 + t;
     const Model m = generate_model(g);
-    // eps = m * 10^e, log-uniform over [1e-30, 1e-10]
-    const long e = rng.uniform_int(-30, -11), mant = rng.uniform_int(1, 9);
+    const Model canon = m.canonical();
+    const long e = rng.uniform_int(-40, -15), mant = rng.uniform_int(1, 9);
     const std::string eps_s = std::to_string(mant) + "e" + std::to_string(e);
-    const double eps = mant * std::pow(10.0, static_cast<double>(e));
-    RecoverOptions o;
-    o.arith = Arith::mpfr;
-    o.bits = 512;
-    o.seed = 900 + t;
-    o.noise_eps = Rational::parse(eps_s);
-    o.noise_seed = 7 + t;
-    // a study of the error itself: the tolerance only has to admit the first-order regime
-    o.tolerance = Rational::parse("0.1");
-    const auto ru = recover(m, o);
-    o.noise_pattern = NoisePattern::signs;
-    const auto rw = recover(m, o);
-    INFO("trial " << t << ": model seed " << g.seed << ", learner seed " << o.seed << ", eps " << eps_s);
-    INFO("uniform: " << ru.dump(-1).substr(0, 600));
-    if (ru["status"] == "degenerate") continue;  // a degenerate draw, reported as such
-    const double kappa = num(ru, "kappa"), kpair = num(ru, "kappa_pair"), cb = num(ru, "certified_bound");
-    REQUIRE(std::isfinite(kappa));
-    CHECK(num(rw, "kappa") == kappa);
-    const double ke = kappa * eps;
-    for (const auto* r : {&ru, &rw})
-      if ((*r)["status"] == "ok" && std::isfinite(cb)) CHECK(num(*r, "observed_error") <= cb);
-    if (std::isfinite(cb)) ++certified;
-    if (kpair * kpair * eps <= 1e-3) CHECK(std::isfinite(cb));
+    const Rational eps = Rational::parse(eps_s);
+    const double epsd = mant * std::pow(10.0, static_cast<double>(e));
+    INFO("trial " << t << ": model seed " << g.seed << ", learner seed " << learner_seed(900 + t) << ", eps " << eps_s
+                  << " (mhaq recover --d 4 --heads 3 --seed " << 900 + t << " --arith mpfr --bits 256 --noise " << eps_s << ")");
+    if (canon.num_heads() != 3) continue;
+    LearnOptions lo;
+    lo.H = 3;
+    lo.seed = learner_seed(900 + t);
+    lo.tokens = default_tokens(Arith::mpfr);
+    Sensitivity S;
+    try {
+      S = sensitivity_from_model(canon, lo, lo.tokens.den);
+    } catch (const Error& err) {
+      if (err.kind() == ErrorKind::degenerate) continue;  // a degenerate draw, reported as such
+      throw;
+    }
+    PrecisionScope scope(256);
+    const MeanValueBound mv = certified_mean_value_bound(canon, lo, lo.tokens.den, OracleNoise{0, eps, 1, NoisePattern::envelope, {}});
+    double obs[2];
+    bool ok[2];
+    for (int pattern = 0; pattern < 2; ++pattern) {
+      OracleNoise nz{0, eps, static_cast<std::uint64_t>(7 + t), pattern ? NoisePattern::signs : NoisePattern::uniform, {}};
+      if (pattern) nz.signs = S.worst_signs();
+      ModelOracle<Mpfr> oracle(m, lo.tokens.den, nz);
+      try {
+        obs[pattern] = std::exp2(param_error_log2(learn<Mpfr>(oracle, lo).heads, canon));
+        ok[pattern] = true;
+      } catch (const Error& err) {
+        if (err.kind() == ErrorKind::usage || err.kind() == ErrorKind::internal) throw;
+        ok[pattern] = false;  // beyond first order the learner may stop; nothing observed
+      }
+    }
+    const double ke = S.kappa * epsd, cb = mv.ok ? std::exp2(mv.log2_bound) : INFINITY;
+    INFO("kappa eps " << ke << ", bound " << cb << (mv.ok ? "" : " (none: " + mv.why + ")") << ", observed " << obs[0] << " / " << obs[1]);
+    bounds += mv.ok;
+    for (int pattern = 0; pattern < 2; ++pattern)
+      if (mv.ok && ok[pattern]) {
+        CHECK(obs[pattern] <= cb);
+        obs_over_bound = std::max(obs_over_bound, obs[pattern] / cb);
+      }
+    if (ke <= 1e-6) {
+      ++asserted;
+      REQUIRE(mv.ok);
+      CHECK(cb <= 4 * ke);
+      worst_ratio = std::max(worst_ratio, cb / ke);
+    }
     if (ke <= 1e-3) {
       ++first_order;
-      REQUIRE(ru["status"] == "ok");
-      REQUIRE(rw["status"] == "ok");
-      const double w = num(rw, "observed_error") / ke, u = num(ru, "observed_error") / ke;
-      CHECK(w >= 0.5);
-      CHECK(w <= 2.0);
-      CHECK(u <= 1 + 1e-3);
-      worst_lo = std::min(worst_lo, w);
-      worst_hi = std::max(worst_hi, w);
-      unif_hi = std::max(unif_hi, u);
-    } else {
-      ++beyond;
+      REQUIRE(ok[0]);
+      REQUIRE(ok[1]);
+      CHECK(obs[1] / ke >= 0.5);
+      CHECK(obs[1] / ke <= 2.0);
+      CHECK(obs[0] / ke <= 1 + 1e-3);
+      worst_lo = std::min(worst_lo, obs[1] / ke);
+      worst_hi = std::max(worst_hi, obs[1] / ke);
+      unif_hi = std::max(unif_hi, obs[0] / ke);
     }
   }
-  MESSAGE("first-order trials " << first_order << " (worst/kappa eps in [" << worst_lo << ", " << worst_hi << "], uniform/kappa eps <= " << unif_hi
-                                << "); certified bounds " << certified << "; beyond first order (kappa eps > 1e-3) " << beyond);
-  CHECK(first_order >= trials / 2);
-  CHECK(certified >= trials / 5);
+  MESSAGE("trials with kappa eps <= 1e-6: " << asserted << ", certified bound / (kappa eps) <= " << worst_ratio << "; observed / bound <= " << obs_over_bound
+                                             << "; bounds in " << bounds << " trials; first order (kappa eps <= 1e-3): " << first_order << ", worst/kappa eps in ["
+                                             << worst_lo << ", " << worst_hi << "], uniform/kappa eps <= " << unif_hi);
+  CHECK(asserted >= trials / 2);
 }
 
 TEST_CASE("kappa's sign pattern is the worst case: observed equals kappa*eps to first order, other patterns stay below") {
@@ -233,6 +256,44 @@ TEST_CASE("sweep: predicted bits lost within 20% of observed; bytes independent 
   CHECK_THROWS_AS(sweep_run(other, b, true, 1, nullptr), Error);
   std::remove(a.c_str());
   std::remove(b.c_str());
+}
+
+TEST_CASE("sweep --design: a design column, the per-head plot, tuned below paper on the same models, bytes independent of threads") {
+  SweepGrid g;
+  g.d = {3};
+  g.H = {2, 3};
+  g.bits = {128};
+  g.trials = 2;
+  g.seed = 11;
+  g.design = {Design::paper, Design::scaled, Design::tuned};
+  const std::string a = "test_precision_design_a.csv", b = "test_precision_design_b.csv";
+  const auto rows = sweep_run(g, a, false, 1, nullptr);
+  REQUIRE(rows.size() == sweep_rows(g));
+  sweep_run(g, b, false, 2, nullptr);
+  CHECK(slurp(a) == slurp(b));
+  CHECK(slurp(a).find(",design,") != std::string::npos);
+  for (const auto& r : rows) {
+    INFO(sweep_csv_line(r));
+    if (r.status == "degenerate") continue;
+    CHECK((r.design == "tuned") == (r.pilot_queries > 0));
+    CHECK(r.queries == paper_query_bound(r.d, r.H) + r.pilot_queries);
+  }
+  std::map<std::pair<std::string, int>, double> per_head;
+  for (const auto& s : sweep_summary(rows)) per_head[{s.design, s.H}] = s.per_head;
+  for (int H : {2, 3}) {
+    INFO("H=" << H << ": paper " << per_head[{"paper", H}] << ", scaled " << per_head[{"scaled", H}] << ", tuned " << per_head[{"tuned", H}]);
+    CHECK(per_head[{"tuned", H}] < per_head[{"paper", H}]);
+  }
+  const DesignComparison c = sweep_compare(rows, "tuned", "paper", 128);
+  CHECK(c.units >= 3);
+  CHECK(c.wins >= c.units - 1);
+  std::string note;
+  const auto imgs = sweep_plots(rows, "test_precision_design_plots", note);
+  const std::string dat = slurp("test_precision_design_plots/bits_lost_per_head_vs_H.dat");
+  CHECK(dat.find("# design paper") != std::string::npos);
+  CHECK(dat.find("# design tuned") != std::string::npos);
+  CHECK(slurp("test_precision_design_plots/bits_lost_per_head_vs_H.gp").find("index 2") != std::string::npos);
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) CHECK(imgs.size() == 3);
 }
 
 TEST_CASE("--target-error: certified, and within 1.5x of the smallest precision that certifies") {

@@ -151,7 +151,7 @@ Command make_recover() {
     TransformerShape t;
     int learner_neurons = 0;
     bool drew = false;
-    std::string arith = "exact", schedule = "paper";
+    std::string arith = "exact", schedule = "paper", design = "paper";
     long bits = 256;
     int learner_heads = 0;
     int max_heads = 0;
@@ -187,6 +187,9 @@ Command make_recover() {
             s->add_option("--arith", st->arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
             s->add_option("--bits", st->bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
             s->add_option("--schedule", st->schedule, "paper | lean")->check(CLI::IsMember({"paper", "lean"}));
+            s->add_option("--design", st->design,
+                          "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them); not exact")
+                ->check(CLI::IsMember({"paper", "scaled", "tuned"}));
             s->add_option("--learner-heads", st->learner_heads, "override the learner's H (default: canonical head count of the truth)")
                 ->check(int_in(1, max_heads));
             s->add_option("--max-heads", st->max_heads, "only an upper bound H0 on the head count is known (claim 3)")->check(int_in(1, max_heads));
@@ -250,7 +253,7 @@ Command make_recover() {
                 truth = draw_transformer(g, st->t);
               }
               if (st->noise_opt->count() > 0 || st->oracle_bits != 0 || st->target_opt->count() > 0 || !st->certificate.empty() || st->samples_per_pair != 0 ||
-                  st->max_heads != 0 || st->token_range != 0 || st->token_den != 0)
+                  st->max_heads != 0 || st->token_range != 0 || st->token_den != 0 || st->design != "paper")
                 throw Error(ErrorKind::usage, "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance and --threads");
               RecoverOptions o;
               o.arith = a;
@@ -287,6 +290,7 @@ Command make_recover() {
             o.arith = a;
             o.bits = st->bits;
             o.schedule = parse_schedule(st->schedule);
+            o.design = parse_design(st->design);
             o.seed = st->seed;
             o.heads = st->learner_heads;
             // with a model file, --heads states the learner's H

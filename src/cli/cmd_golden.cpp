@@ -22,7 +22,7 @@ Command make_golden() {
     CLI::App* chk = nullptr;
     std::string model_path, out, file;
     int d = 0, heads = 0, max_heads = 0, threads = 1, check_threads = 1;
-    std::string arith = "exact";
+    std::string arith = "exact", design = "paper";
     long bits = 256;
     std::uint64_t seed = 1;
     long digits = 60;
@@ -46,6 +46,10 @@ Command make_golden() {
             e->add_option("--arith", st->arith, "exact (default) | ball | mpfr: also record a run in that arithmetic, exactly")
                 ->check(CLI::IsMember({"exact", "ball", "mpfr"}));
             e->add_option("--bits", st->bits, "precision in bits for ball and mpfr (default 256)")->check(int_in(min_bits, max_bits));
+            e->add_option("--design", st->design,
+                          "paper (default) | scaled | tuned: B and Delta on the exact grid, scaled drawn from the seed, tuned chosen by a pilot on an MPFR oracle "
+                          "of the model at --bits (256 for exact files); golden check re-derives them")
+                ->check(CLI::IsMember({"paper", "scaled", "tuned"}));
             e->add_option("--threads", st->threads, "learner threads (0 = all hardware threads); the output bytes do not depend on it")
                 ->check(int_in(0, max_threads));
             e->add_flag("--share-w", st->share_w, "drawn model: heads 1 and 2 share W (the canonical form merges them)");
@@ -68,6 +72,7 @@ Command make_golden() {
               in.digits = st->digits;
               in.arith = parse_arith(st->arith);
               in.bits = st->bits;
+              in.design = parse_design(st->design);
               in.max_heads = st->max_heads;
               in.threads = st->threads == 0 ? hardware_threads() : st->threads;
               if (!st->model_path.empty()) {

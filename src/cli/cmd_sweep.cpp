@@ -47,7 +47,7 @@ std::vector<long> parse_longs(const std::string& s, const char* what, long lo, l
 
 Command make_sweep() {
   struct State {
-    std::string d = "4", heads = "1-4", bits = "53,64,113,128,256,512,1024", scale = "1", schedule = "paper";
+    std::string d = "4", heads = "1-4", bits = "53,64,113,128,256,512,1024", scale = "1", schedule = "paper", design = "paper";
     SweepGrid g;
     std::string out, plots;
     bool resume = false, quiet = false, json = false;
@@ -61,6 +61,7 @@ Command make_sweep() {
             s->add_option("--bits", st->bits, "precisions in bits (default 53,64,113,128,256,512,1024)");
             s->add_option("--token-scale", st->scale, "token scales: entries uniform on [-s, s] (exact decimals, default 1)");
             s->add_option("--schedule", st->schedule, "schedules: paper, lean or paper,lean (default paper)");
+            s->add_option("--design", st->design, "query designs: paper, scaled, tuned or a list such as paper,scaled,tuned (default paper)");
             s->add_option("--trials", st->g.trials, "trials per grid point (default 3)")->check(int_in(1, limits::max_trials));
             s->add_option("--seed", st->g.seed, "seed; model and learner seeds are derived from it")->check(seed_value());
             s->add_option("-o,--output", st->out, "CSV file, one row per trial and precision")->required();
@@ -96,10 +97,14 @@ Command make_sweep() {
             g.schedule.clear();
             std::stringstream sc(st->schedule);
             for (std::string part; std::getline(sc, part, ',');) g.schedule.push_back(parse_schedule(part));
+            g.design.clear();
+            std::stringstream sd(st->design);
+            for (std::string part; std::getline(sd, part, ',');) g.design.push_back(parse_design(part));
+            check_option("--design: the number of values", static_cast<long>(g.design.size()), 1, limits::max_list_values);
             check_option("--token-scale: the number of values", static_cast<long>(g.scale.size()), 1, limits::max_list_values);
             check_option("--schedule: the number of values", static_cast<long>(g.schedule.size()), 1, limits::max_list_values);
             {  // the grid's size, before any row is allocated
-              const __int128 rows = static_cast<__int128>(g.d.size()) * g.H.size() * g.scale.size() * g.schedule.size() * g.trials * g.bits.size();
+              const __int128 rows = static_cast<__int128>(g.d.size()) * g.H.size() * g.scale.size() * g.schedule.size() * g.design.size() * g.trials * g.bits.size();
               if (rows > limits::max_sweep_rows)
                 throw Error(ErrorKind::usage, "sweep: the grid has " + std::to_string(static_cast<long long>(rows)) + " rows, more than the limit of " +
                                                   std::to_string(limits::max_sweep_rows));
@@ -128,16 +133,17 @@ Command make_sweep() {
             std::ostringstream h;
             h << "mhaq sweep: " << rows.size() << " rows in " << st->out << "\n";
             h << "bits lost = p + log2(observed error); predicted = log2(kappa_rms); medians over ok rows with error < 2^-10\n";
-            h << "   H   rows     ok   used   observed  predicted  pred/obs\n";
+            h << "design   H   rows     ok   used   observed  predicted  pred/obs  per-head(log2 kappa_rms/H, top bits)\n";
             nlohmann::json summ = nlohmann::json::array();
+            auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
             for (const auto& s : sweep_summary(rows)) {
-              char buf[160];
-              std::snprintf(buf, sizeof buf, "%4d %6ld %6ld %6ld %10.2f %10.2f %9.3f\n", s.H, s.rows, s.ok, s.used, s.observed, s.predicted,
-                            s.predicted / s.observed);
+              char buf[200];
+              std::snprintf(buf, sizeof buf, "%-6s %3d %6ld %6ld %6ld %10.2f %10.2f %9.3f %10.2f\n", s.design.c_str(), s.H, s.rows, s.ok, s.used, s.observed,
+                            s.predicted, s.predicted / s.observed, s.per_head);
               h << buf;
-              summ.push_back({{"H", s.H}, {"rows", s.rows}, {"ok", s.ok}, {"used", s.used},
-                              {"observed_bits_lost", std::isfinite(s.observed) ? nlohmann::json(s.observed) : nlohmann::json(nullptr)},
-                              {"predicted_bits_lost", std::isfinite(s.predicted) ? nlohmann::json(s.predicted) : nlohmann::json(nullptr)}});
+              summ.push_back({{"design", s.design}, {"H", s.H}, {"rows", s.rows}, {"ok", s.ok}, {"used", s.used},
+                              {"observed_bits_lost", num(s.observed)}, {"predicted_bits_lost", num(s.predicted)},
+                              {"bits_lost_per_head", num(s.per_head)}});
             }
             j["summary"] = summ;
             if (!st->plots.empty()) {
@@ -145,7 +151,9 @@ Command make_sweep() {
               const auto imgs = sweep_plots(rows, st->plots, note);
               j["plots"] = imgs;
               j["plots_note"] = note;
-              h << note << (imgs.empty() ? "" : ": " + imgs[0] + ", " + imgs[1]) << "\n";
+              h << note;
+              for (size_t i = 0; i < imgs.size(); ++i) h << (i ? ", " : ": ") << imgs[i];
+              h << "\n";
             }
             emit(st->json, j, h.str());
             return 0;

@@ -13,7 +13,7 @@ namespace mhaq::cli {
 Command make_verify() {
   struct State {
     VerifyOptions o;
-    std::string arith = "exact";
+    std::string arith = "exact", design = "paper";
     bool rates = false;
     std::vector<long> ranges{1, 2, 4, 8};
     bool no_h0 = false;
@@ -37,6 +37,11 @@ Command make_verify() {
             s->add_flag("--no-h0", st->no_h0, "skip the unknown-H (H0) runs");
             s->add_option("--model-kind", st->o.model_kind, "attention (claims 1-4, default) | transformer (claim 5) | all")
                 ->check(CLI::IsMember({"attention", "transformer", "all"}));
+            s->add_option("--claim", st->o.claim, "4: only the claim-4 study (approximate answers: the certified bound against the observed error and kappa eps; "
+                                                  "MPFR learner at --bits, eps log-uniform on [1e-40, 1e-14])")
+                ->check(CLI::IsMember({4}));
+            s->add_option("--design", st->design, "query design of every run: paper (default) | scaled | tuned (not exact)")
+                ->check(CLI::IsMember({"paper", "scaled", "tuned"}));
             s->add_flag("--rates", st->rates, "rate study: degenerate rate vs Schwartz-Zippel bound for each --ranges value (H known runs)");
             s->add_option("--ranges", st->ranges, "token ranges R for --rates (default 1 2 4 8)")->delimiter(',')->check(int_in(1, limits::max_token_range));
             s->add_option("--threads", st->o.threads, "trials in parallel (0 = all hardware threads); output bytes do not depend on it")
@@ -47,6 +52,8 @@ Command make_verify() {
           [st] {
             VerifyOptions o = st->o;
             o.arith = parse_arith(st->arith);
+            o.design = parse_design(st->design);
+            if (o.claim == 4 && st->rates) throw Error(ErrorKind::usage, "--claim 4 and --rates are separate studies");
             if (o.min_d > o.max_d) throw Error(ErrorKind::usage, "--min-d must not exceed --max-d");
             check_option("--max-h plus --h0-extra", o.max_h + (st->no_h0 ? 0 : o.h0_extra), 1, limits::max_heads);
             check_option("--ranges: the number of values", static_cast<long>(st->ranges.size()), 1, limits::max_list_values);

@@ -11,6 +11,12 @@
 namespace mhaq {
 
 Plan learner_plan(int d, const LearnOptions& opt, int* redraws) {
+  if (opt.draws) {
+    if (opt.draws->B.rows() != d || opt.draws->B.cols() != d || opt.draws->Delta.rows() != d || opt.draws->Delta.cols() != d)
+      throw Error(ErrorKind::usage, "the design's B and Delta must be d x d");
+    if (redraws) *redraws = opt.draws->redraws;
+    return make_plan(opt.schedule, opt.draws->B, opt.draws->Delta, opt.H, opt.samples_per_pair);
+  }
   Rng rng(opt.seed);
   const Draws dr = draw_tokens(rng, d, opt.tokens);
   if (redraws) *redraws = dr.redraws;
@@ -73,6 +79,14 @@ class Path {
       try {
         fits[p] = opt_.heads_is_bound ? interpolate_pair_minimal(fld_, f, H) : interpolate_pair(fld_, f, H);
       } catch (const Error& e) {
+        // A link only labels heads: one that cannot be fitted at this
+        // precision is set aside like a degenerate one, and its base pair is
+        // labelled by residues instead (try_step), a decision the field
+        // makes or refuses as always.
+        if (e.kind() == ErrorKind::unable && plan_.pairs[p].kind != PairKind::base && repairable(p)) {
+          degenerate_[p] = std::string("not fitted at this precision: ") + e.what();
+          return;
+        }
         if (e.kind() != ErrorKind::degenerate || !repairable(p)) rethrow_with(e, pair_name(plan_.pairs[p]));
         // Detected as soon as the pair is fitted. Its limit P still chains
         // f(0) (base pairs of b_1): the minimal-type fit gives it.

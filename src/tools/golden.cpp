@@ -27,6 +27,7 @@
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/tools/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
+#include "mhaq/tools/design.hpp"
 
 namespace mhaq {
 
@@ -231,7 +232,52 @@ const char* kDecimalFormat =
     "scientific [-]d.ddd...e[+-]XX with exactly `digits` significant digits, correctly rounded to nearest "
     "(ties to even; ties occur only for rational values), every digit certified with Arb; zero is 0.000...e+00";
 
-ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& tok) {
+// The grid of a golden file's design: quarters, the final tokens' entries
+// about [-1, 1]. The paper's exact grid (integers in [-5, 5]) puts the
+// log-poles of a scaled or tuned design far outside the window k = 0..2H
+// sees; quarters keep L = 16 m small.
+TokenSpec golden_design_grid() { return TokenSpec{4, 4}; }
+
+// A design's draws for a golden file (GoldenInputs::design), on
+// golden_design_grid(); pilot_queries receives a tuned pilot's query count.
+std::optional<Draws> golden_design(const GoldenInputs& in, const LearnOptions& lo, long& pilot_queries) {
+  pilot_queries = 0;
+  if (in.design == Design::paper) return std::nullopt;
+  const TokenSpec grid = golden_design_grid();
+  if (in.design == Design::scaled) {
+    Rng rng(lo.seed);
+    return draw_scaled(rng, in.model.d, lo.H, grid);
+  }
+  const long bits = in.arith == Arith::exact ? 256 : in.bits;
+  PrecisionScope scope(bits);
+  ModelOracle<Mpfr> oracle(in.model, grid.den);  // the black box, asked again by the pilot
+  TunedOptions t;
+  t.H = lo.H;
+  t.heads_is_bound = lo.heads_is_bound;
+  t.seed = lo.seed;
+  t.tokens = grid;
+  t.pilot_bits = bits;
+  const TunedDesign td = choose_tuned_design<Mpfr>(oracle, t);
+  pilot_queries = td.pilot_queries;
+  return td.draws;
+}
+
+// The token range a file must state so that its queries lie on the grid
+// check: the design's largest entry (times den), at least the default.
+long file_token_range(const LearnOptions& lo) {
+  long r = lo.tokens.range;
+  if (lo.draws)
+    for (const QMat* M : {&lo.draws->B, &lo.draws->Delta})
+      for (int i = 0; i < M->rows(); ++i)
+        for (int j = 0; j < M->cols(); ++j) {
+          Rational a = M->operator()(i, j) * Rational(lo.tokens.den);
+          if (a.sign() < 0) a = -a;
+          r = std::max(r, a.floor().to_long() + (a.is_integer() ? 0 : 1));
+        }
+  return r;
+}
+
+ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& tok, long pilot_queries = 0) {
   ojson j{{"model_source", in.model_source}};
   if (in.model_source == "generated") {
     const GenerateOptions& g = in.generate;
@@ -244,6 +290,10 @@ ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& to
   j["heads_learner"] = H;
   if (bound) j["heads_is_bound"] = true;  // only H0 >= H known (absent: H known)
   j["schedule"] = "paper";
+  if (in.design != Design::paper) {
+    j["design"] = design_name(in.design);
+    if (in.design == Design::tuned) j["pilot_queries"] = pilot_queries;
+  }
   j["token_range"] = tok.range;
   j["token_den"] = tok.den;
   return j;
@@ -330,7 +380,11 @@ std::string golden_export(const GoldenInputs& in) {
   const Model canon = in.model.canonical();
   const int H = in.max_heads > 0 ? in.max_heads : in.heads > 0 ? in.heads : canon.num_heads();
   if (H < 1) throw_degenerate("the model's canonical form has no heads (f is identically zero)");
-  const LearnOptions lo = learn_options(H, in.max_heads > 0, in.seed, default_tokens(Arith::exact), in.threads);
+  LearnOptions lo = learn_options(H, in.max_heads > 0, in.seed, in.design == Design::paper ? default_tokens(Arith::exact) : golden_design_grid(), in.threads);
+  long pilot_queries = 0;
+  lo.draws = golden_design(in, lo, pilot_queries);
+  const TokenSpec file_tok{file_token_range(lo), lo.tokens.den};
+  check_exact_tau_degree(in.model, file_tok, ErrorKind::usage, "golden export --design");
   ModelOracle<QTau> model_oracle(in.model, lo.tokens.den);
   RecordingOracle<QTau> rec(model_oracle);
   Oracle<QTau>& black_box = rec;
@@ -338,7 +392,7 @@ std::string golden_export(const GoldenInputs& in) {
   const long L = QTauAccess::L(black_box.field());
 
   ojson doc = header_json(L, in.digits, in.arith, in.bits);
-  doc["inputs"] = inputs_json(in, lo.H, lo.heads_is_bound, lo.tokens);
+  doc["inputs"] = inputs_json(in, lo.H, lo.heads_is_bound, file_tok, pilot_queries);
   doc["model"] = model_json(in.model);
   doc["model_canonical"] = model_json(canon);
   doc["plan"] = plan_json(res.plan, res.redraws);
@@ -606,6 +660,11 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   in.heads = static_cast<int>(need_int(inj, "heads_learner", "inputs", 1, max_heads));
   const bool bound = inj.contains("heads_is_bound") && need_bool(inj, "heads_is_bound", "inputs");
   if (need_str(inj, "schedule", "inputs") != "paper") throw_input("inputs.schedule: must be \"paper\"");
+  if (inj.contains("design")) {
+    const std::string ds = need_str(inj, "design", "inputs");
+    if (ds != "scaled" && ds != "tuned") throw_input("inputs.design: must be \"scaled\" or \"tuned\" (absent for the paper design), got " + quote_text(ds));
+    in.design = parse_design(ds);
+  }
   TokenSpec tok{need_int(inj, "token_range", "inputs", 1, max_token_range), need_int(inj, "token_den", "inputs", 1, max_token_den)};
   const Model model = model_from_json(need(doc, "model", ""), "model");
   {  // what an export can have written: H = the canonical head count, or a bound H0 >= it
@@ -657,7 +716,16 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   }
   // A fresh exact learner run on the model: plan, query list, heads.
   if (threads < 1) throw Error(ErrorKind::usage, "golden check: threads must be positive");
-  const LearnOptions lo = learn_options(in.heads, bound, in.seed, tok, threads);
+  LearnOptions lo = learn_options(in.heads, bound, in.seed, tok, threads);
+  long pilot_queries = 0;
+  if (in.design != Design::paper) {
+    if (tok.den != golden_design_grid().den) throw_input("inputs.token_den: a file with a design uses the grid 1/" + std::to_string(golden_design_grid().den));
+    in.model = model;
+    in.arith = arith;
+    in.bits = bits;
+    LearnOptions dl = learn_options(in.heads, bound, in.seed, golden_design_grid(), threads);
+    lo.draws = golden_design(in, dl, pilot_queries);
+  }
   ModelOracle<QTau> oracle(model, tok.den);
   Oracle<QTau>& black_box = oracle;
   std::unique_ptr<LearnResult<QTau>> res;
@@ -669,7 +737,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   }
   const long L = QTauAccess::L(black_box.field());
   exp["L"] = L;
-  exp["inputs"] = inputs_json(in, lo.H, bound, tok);
+  exp["inputs"] = inputs_json(in, lo.H, bound, tok, pilot_queries);
   exp["model"] = model_json(source_model);
   exp["model_canonical"] = model_json(canon);
   ojson qs = ojson::array(), as = ojson::array();

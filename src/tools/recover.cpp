@@ -11,6 +11,7 @@
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/tools/certificate.hpp"
+#include "mhaq/tools/design.hpp"
 #include "mhaq/tools/report.hpp"
 #include "mhaq/tools/sensitivity.hpp"
 
@@ -292,6 +293,7 @@ void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const 
     r["kappa"] = S.kappa;
     r["kappa_times_eps"] = S.kappa * eps;
     r["kappa_rel"] = S.kappa_rel;
+    r["kappa_rms"] = S.kappa_rms;
     r["kappa_pair"] = S.pair_cond;
     if (o.noise_pattern == NoisePattern::signs) noise.signs = S.worst_signs();
   } catch (const Error& e) {
@@ -302,19 +304,29 @@ void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const 
   }
   const long cbits = o.arith == Arith::ball || o.arith == Arith::mpfr ? o.bits : 256;
   PrecisionScope scope(cbits);
-  ModelOracle<Ball> env(canon, lo.tokens.den, OracleNoise{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::envelope, {}});
+  const OracleNoise env{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::envelope, {}};
   r["certified_bits"] = cbits;
+  // the mean-value bound: the learner on jets over the envelope balls (proofs/31)
+  const MeanValueBound mv = certified_mean_value_bound(canon, lo, lo.tokens.den, env);
+  if (mv.ok) {
+    r["certified_bound"] = pow2_json(mv.log2_bound);
+  } else {
+    r["certified_bound"] = nullptr;
+    r["certified_note"] = mv.why;
+  }
+  // the plain ball run on the same envelope: a second, independent bound
+  ModelOracle<Ball> envo(canon, lo.tokens.den, env);
   try {
     LearnOptions l = lo;
     l.self_check = false;
-    const LearnResult<Ball> res = learn<Ball>(env, l);
+    const LearnResult<Ball> res = learn<Ball>(envo, l);
     double b = 0;
     if (!certified_param_error_log2(res.heads, canon, b)) throw_internal("certified run: balls do not contain the truth");
-    r["certified_bound"] = pow2_json(b);
+    r["ball_bound"] = pow2_json(b);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
-    r["certified_bound"] = nullptr;
-    r["certified_note"] = std::string(kind_name(e.kind())) + ": " + e.what();
+    r["ball_bound"] = nullptr;
+    r["ball_note"] = std::string(kind_name(e.kind())) + ": " + e.what();
   }
 }
 
@@ -502,6 +514,86 @@ template double max_rel_error_log2<Mpfr>(const std::vector<LearnedHead<Mpfr>>&, 
 template double max_rel_error_log2<double>(const std::vector<LearnedHead<double>>&, const Model&);
 template double max_rel_error_log2<Ball>(const std::vector<LearnedHead<Ball>>&, const Model&);
 
+namespace {
+
+// The tuned design's pilot (tools/design.hpp): the same hidden model behind
+// its own oracle instance (the black box asked again), the learner-side
+// choice made from its answers only. A worst-case sign pattern belongs to
+// the main run's queries, so the pilot's noise is uniform then.
+template <class T>
+TunedDesign tuned_pilot(const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
+  std::unique_ptr<PrecisionScope> scope;
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  OracleNoise pn{o.oracle_bits, o.noise_eps, o.noise_seed ^ 0x9170ULL, NoisePattern::uniform, {}};
+  ModelOracle<T> model_oracle(truth, lo.tokens.den, pn);
+  Oracle<T>& black_box = model_oracle;
+  TunedOptions t;
+  t.H = lo.H;
+  t.heads_is_bound = lo.heads_is_bound;
+  t.seed = lo.seed;
+  t.tokens = lo.tokens;
+  t.threads = lo.threads;
+  t.pilot_bits = o.arith == Arith::ieee ? 53 : o.bits;
+  double acc = -static_cast<double>(t.pilot_bits);
+  if (o.oracle_bits > 0) acc = std::max(acc, -static_cast<double>(o.oracle_bits));
+  if (!o.noise_eps.is_zero()) acc = std::max(acc, log2_abs(o.noise_eps));
+  t.answer_acc_log2 = acc;
+  return choose_tuned_design(black_box, t);
+}
+
+void choose_design(json& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo) {
+  r["design"] = design_name(o.design);
+  if (o.design == Design::paper) return;
+  if (o.arith == Arith::exact)
+    throw Error(ErrorKind::usage, std::string("--design ") + design_name(o.design) +
+                                      " improves the conditioning under approximate answers; exact answers lose nothing, and exact runs stay float-free: "
+                                      "use --design paper, or --arith ball|mpfr|double");
+  if (o.certificate) throw Error(ErrorKind::usage, "--certificate records the paper design's runs only");
+  if (o.design == Design::scaled) {
+    Rng rng(lo.seed);
+    lo.draws = draw_scaled(rng, truth.d, lo.H, lo.tokens);
+    return;
+  }
+  if (!o.target_error.is_zero()) throw Error(ErrorKind::usage, "--design tuned cannot be combined with --target-error");
+  TunedDesign td;
+  switch (o.arith) {
+    case Arith::ball: td = tuned_pilot<Ball>(truth, o, lo); break;
+    case Arith::mpfr: td = tuned_pilot<Mpfr>(truth, o, lo); break;
+    case Arith::ieee: td = tuned_pilot<double>(truth, o, lo); break;
+    case Arith::exact: break;
+  }
+  lo.draws = td.draws;
+  r["pilot_queries"] = td.pilot_queries;
+  r["pilot_status"] = td.pilot_status;
+  r["pilot_schedule"] = "lean";
+  r["pilot_heads"] = td.pilot_heads;
+  r["design_searched"] = td.searched;
+  if (td.searched) {
+    r["kappa_predicted"] = pow2_json(td.log2_kappa_predicted_worst);
+    r["kappa_rms_predicted"] = pow2_json(td.log2_kappa_predicted);
+    r["kappa_rms_predicted_start"] = pow2_json(td.log2_kappa_start);
+    r["design_evaluations"] = td.evaluations;
+  }
+}
+
+// kappa and kappa_rms of the chosen design at the truth (the same
+// sensitivity as with --noise), for runs of a design other than the paper's.
+void design_kappa(json& r, const Model& canon, const LearnOptions& lo) {
+  if (lo.heads_is_bound || lo.H != canon.num_heads()) return;
+  try {
+    const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
+    r["kappa"] = S.kappa;
+    r["kappa_rms"] = S.kappa_rms;
+    r["kappa_rel"] = S.kappa_rel;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
+    r["kappa"] = nullptr;
+    r["kappa_note"] = e.what();
+  }
+}
+
+}  // namespace
+
 nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   truth.validate();
   const Model canon = truth.canonical();
@@ -549,6 +641,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     r["samples_per_pair"] = o.samples_per_pair;
     r["max_length_bound"] = o.samples_per_pair;
   }
+  choose_design(r, truth, o, lo);
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {
@@ -563,7 +656,12 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   }
   ExactSolverScope solver(o.exact_solver);
   if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
+  if (o.design != Design::paper && o.noise_eps.is_zero()) design_kappa(r, canon, lo);
   dispatch(r, truth, canon, o, lo, noise);
+  if (o.design == Design::tuned) {
+    r["design_queries"] = r["queries"];
+    r["queries"] = r["queries"].get<long>() + r["pilot_queries"].get<long>();
+  }
   return r;
 }
 
@@ -585,6 +683,17 @@ std::string recover_report(const nlohmann::json& r) {
     o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
     o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
   }
+  if (r.contains("pilot_queries")) {
+    o << "  design           tuned: a pilot (lean schedule) spent " << r["pilot_queries"] << " queries (included above; the design's own run "
+      << r["design_queries"] << "), pilot " << r["pilot_status"].get<std::string>() << "\n";
+    if (r.contains("kappa_rms_predicted"))
+      o << "  kappa predicted  " << r["kappa_predicted"].dump() << " (kappa_rms " << r["kappa_rms_predicted"].dump() << ", on the pilot's estimate; the scaled start "
+        << r["kappa_rms_predicted_start"].dump() << ")\n";
+  } else if (r.contains("design") && r["design"] != "paper") {
+    o << "  design           " << r["design"].get<std::string>() << "\n";
+  }
+  if (r.contains("kappa_rms") && !r.contains("noise_pattern"))
+    o << "  kappa at truth   " << r["kappa"].dump() << " (kappa_rms " << r["kappa_rms"].dump() << ")\n";
   if (r.contains("fallback_pairs"))
     o << "  lean fallback    " << r["fallback_pairs"] << " across links asked for where residues could not label, " << r["fallback_queries"]
       << " extra queries (included above)\n";
@@ -612,8 +721,10 @@ std::string recover_report(const nlohmann::json& r) {
   if (r.contains("noise_pattern")) {
     o << "  noise            eps = " << r["noise_eps"].get<std::string>() << ", " << r["noise_pattern"].get<std::string>() << " pattern\n";
     o << "  kappa            " << r["kappa"].dump() << (r.contains("kappa_times_eps") ? "  (kappa * eps = " + r["kappa_times_eps"].dump() + ")" : "") << "\n";
-    o << "  certified bound  " << r["certified_bound"].dump() << " (ball run on every answer within eps, " << r["certified_bits"] << " bits)"
-      << (r.contains("certified_note") ? "; " + r["certified_note"].get<std::string>() : "") << "\n";
+    o << "  certified bound  " << r["certified_bound"].dump() << " (mean-value form: the Jacobian enclosed over every answer within eps, " << r["certified_bits"]
+      << " bits)" << (r.contains("certified_note") ? "; " + r["certified_note"].get<std::string>() : "") << "\n";
+    o << "  ball bound       " << r["ball_bound"].dump() << " (plain ball run on every answer within eps)"
+      << (r.contains("ball_note") ? "; " + r["ball_note"].get<std::string>() : "") << "\n";
     o << "  observed error   " << (r.contains("observed_error") ? r["observed_error"].dump() : "-") << "\n";
   }
   if (r.contains("bits_used")) {

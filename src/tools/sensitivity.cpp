@@ -11,6 +11,7 @@
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/tools/jet_oracle.hpp"
+#include "mhaq/stages/1-oracle/recording_oracle.hpp"
 
 namespace mhaq {
 
@@ -334,6 +335,79 @@ bool certified_param_error_log2(const std::vector<LearnedHead<Ball>>& got, const
   if (bottleneck_matching(cost, &b).empty() && H > 0) return false;
   bound = b;
   return true;
+}
+
+MeanValueBound certified_mean_value_bound(const Model& canon, const LearnOptions& lo, long token_den, const OracleNoise& noise) {
+  MeanValueBound out;
+  LearnOptions l = lo;
+  l.self_check = false;
+  OracleNoise env = noise;
+  env.pattern = NoisePattern::envelope;
+  const int d = canon.d, H = canon.num_heads();
+  try {
+    ModelOracle<Ball> inner(canon, token_den, env);
+    RecordingOracle<Ball> rec(inner);
+    JetOracle<Ball> oracle(rec);
+    const LearnResult<Jet<Ball>> res = learn<Jet<Ball>>(oracle, l);
+    if (static_cast<int>(res.heads.size()) != H) {
+      out.why = "the run found " + std::to_string(res.heads.size()) + " heads, the truth has " + std::to_string(H);
+      return out;
+    }
+    PrecisionScope scope(metric_precision());
+    // u_j: the perturbation bound of answer j, the envelope's radius
+    std::vector<Ball> u;
+    for (const Ball& a : rec.answers) {
+      Ball r;
+      arf_set_mag(arb_midref(r.raw()), arb_radref(a.raw()));
+      u.push_back(r);
+    }
+    // rows: learned head g against true head h, when g's value balls contain h
+    std::vector<std::vector<double>> cost(H, std::vector<double>(H, kInf));
+    for (int h = 0; h < H; ++h)
+      for (int g = 0; g < H; ++g) {
+        const LearnedHead<Jet<Ball>>& x = res.heads[g];
+        const HeadQ& t = canon.heads[h];
+        bool in = true;
+        for (int i = 0; i < d && in; ++i) {
+          in = x.v[i].value().contains(t.v[i]);
+          for (int j = 0; j < d && in; ++j) in = x.W(i, j).value().contains(t.W(i, j));
+        }
+        if (!in) continue;
+        std::vector<Ball> w, v;
+        for (int i = 0; i < d; ++i) {
+          v.emplace_back(t.v[i]);
+          for (int j = 0; j < d; ++j) w.emplace_back(t.W(i, j));
+        }
+        Ball sw = norm2(w), sv = norm2(v);
+        if (arb_is_zero(sw.raw())) sw = Ball(1L);
+        if (arb_is_zero(sv.raw())) sv = Ball(1L);
+        Ball worst(0L);
+        for (int a = 0; a < d; ++a)
+          for (int b = 0; b <= d; ++b) {
+            const Jet<Ball>& e = b < d ? x.W(a, b) : x.v[a];
+            Ball s(0L);
+            for (const auto& [col, dv] : e.grad()) {
+              Ball m;  // sup |J_kj| over the box, times u_j
+              arb_get_abs_ubound_arf(arb_midref(m.raw()), dv.raw(), metric_precision());
+              s += m * u[col];
+            }
+            s /= b < d ? sw : sv;
+            arb_max(worst.raw(), worst.raw(), s.raw(), metric_precision());
+          }
+        cost[h][g] = log2_upper(worst);
+      }
+    double b = kInf;
+    if (bottleneck_matching(cost, &b).empty() || !std::isfinite(b)) {
+      out.why = "no assignment of the run's heads contains the truth";
+      return out;
+    }
+    out.ok = true;
+    out.log2_bound = b;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::inconsistent) throw;
+    out.why = std::string(kind_name(e.kind())) + ": " + e.what();
+  }
+  return out;
 }
 
 double certified_relative_radius_log2(const std::vector<LearnedHead<Ball>>& got) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
@@ -18,6 +19,7 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/tools/recover.hpp"
+#include "mhaq/tools/design.hpp"
 #include "mhaq/tools/sensitivity.hpp"
 
 namespace mhaq {
@@ -57,12 +59,14 @@ std::string pow2_sci(double l2) {
 
 struct Unit {
   int d, H, trial;
-  size_t scale, schedule;
+  size_t scale, schedule, design;
 };
 Unit unit_at(const SweepGrid& g, size_t u) {
   Unit x{};
   x.trial = static_cast<int>(u % g.trials);
   u /= g.trials;
+  x.design = u % g.design.size();
+  u /= g.design.size();
   x.schedule = u % g.schedule.size();
   u /= g.schedule.size();
   x.scale = u % g.scale.size();
@@ -101,23 +105,25 @@ SweepRow normalised(const SweepRow& r) {
 
 }  // namespace
 
-size_t sweep_units(const SweepGrid& g) { return g.d.size() * g.H.size() * g.scale.size() * g.schedule.size() * static_cast<size_t>(g.trials); }
+size_t sweep_units(const SweepGrid& g) {
+  return g.d.size() * g.H.size() * g.scale.size() * g.schedule.size() * g.design.size() * static_cast<size_t>(g.trials);
+}
 size_t sweep_rows(const SweepGrid& g) { return sweep_units(g) * g.bits.size(); }
 
 double SweepRow::predicted_bits_lost() const { return kappa_rms > 0 ? std::log2(kappa_rms) : NAN; }
 bool SweepRow::saturated() const { return status != "ok" || log2_error > -10; }
 
 std::string sweep_csv_header() {
-  return "row,d,H,bits,token_scale,schedule,trial,model_seed,learner_seed,status,queries,error,log2_error,bits_lost,kappa,kappa_rel,"
-         "kappa_rms,predicted_bits_lost,saturated";
+  return "row,d,H,bits,token_scale,schedule,design,trial,model_seed,learner_seed,status,queries,pilot_queries,error,log2_error,bits_lost,kappa,"
+         "kappa_rel,kappa_rms,predicted_bits_lost,saturated";
 }
 
 std::string sweep_csv_line(const SweepRow& r) {
   std::ostringstream o;
   const bool ok = r.status == "ok";
   const bool k = r.kappa > 0;
-  o << r.row << ',' << r.d << ',' << r.H << ',' << r.bits << ',' << r.scale << ',' << r.schedule << ',' << r.trial << ',' << r.model_seed << ','
-    << r.learner_seed << ',' << r.status << ',' << r.queries << ',' << (ok ? pow2_sci(r.log2_error) : "") << ','
+  o << r.row << ',' << r.d << ',' << r.H << ',' << r.bits << ',' << r.scale << ',' << r.schedule << ',' << r.design << ',' << r.trial << ','
+    << r.model_seed << ',' << r.learner_seed << ',' << r.status << ',' << r.queries << ',' << r.pilot_queries << ',' << (ok ? pow2_sci(r.log2_error) : "") << ','
     << (ok ? fmt("%.4f", r.log2_error) : "") << ',' << (ok ? fmt("%.4f", r.bits_lost()) : "") << ',' << (k ? fmt("%.6e", r.kappa) : "") << ','
     << (k ? fmt("%.6e", r.kappa_rel) : "") << ',' << (k ? fmt("%.6e", r.kappa_rms) : "") << ','
     << (k ? fmt("%.4f", r.predicted_bits_lost()) : "") << ',' << (r.saturated() ? 1 : 0);
@@ -126,7 +132,7 @@ std::string sweep_csv_line(const SweepRow& r) {
 
 bool sweep_parse_line(const std::string& line, SweepRow& r) {
   const auto f = split(line, ',');
-  if (f.size() != 19) return false;
+  if (f.size() != 21) return false;
   try {
     size_t pos = 0;
     auto ul = [&](const std::string& s) { return std::stoull(s, &pos); };
@@ -136,16 +142,18 @@ bool sweep_parse_line(const std::string& line, SweepRow& r) {
     r.bits = std::stol(f[3]);
     r.scale = f[4];
     r.schedule = f[5];
-    r.trial = std::stoi(f[6]);
-    r.model_seed = ul(f[7]);
-    r.learner_seed = ul(f[8]);
-    r.status = f[9];
-    r.queries = std::stol(f[10]);
-    r.log2_error = f[12].empty() ? NAN : std::stod(f[12]);
-    r.kappa = f[14].empty() ? 0 : std::stod(f[14]);
-    r.kappa_rel = f[15].empty() ? 0 : std::stod(f[15]);
-    r.kappa_rms = f[16].empty() ? 0 : std::stod(f[16]);
-    if (f[18] != "0" && f[18] != "1") return false;
+    r.design = f[6];
+    r.trial = std::stoi(f[7]);
+    r.model_seed = ul(f[8]);
+    r.learner_seed = ul(f[9]);
+    r.status = f[10];
+    r.queries = std::stol(f[11]);
+    r.pilot_queries = std::stol(f[12]);
+    r.log2_error = f[14].empty() ? NAN : std::stod(f[14]);
+    r.kappa = f[16].empty() ? 0 : std::stod(f[16]);
+    r.kappa_rel = f[17].empty() ? 0 : std::stod(f[17]);
+    r.kappa_rms = f[18].empty() ? 0 : std::stod(f[18]);
+    if (f[20] != "0" && f[20] != "1") return false;
   } catch (const std::exception&) {
     return false;
   }
@@ -168,26 +176,34 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
   lo.schedule = g.schedule[u.schedule];
   lo.seed = derive(gen.seed, {0x5eedULL});
   lo.tokens = {range_q.to_long(), kScaleDen};
+  const Design design = g.design[u.design];
   SweepRow base;
   base.d = u.d;
   base.H = u.H;
   base.trial = u.trial;
   base.scale = sc.str();
   base.schedule = schedule_name(lo.schedule);
+  base.design = design_name(design);
   base.model_seed = gen.seed;
   base.learner_seed = lo.seed;
   std::vector<SweepRow> rows;
   const bool heads_ok = canon.num_heads() == u.H;
-  if (heads_ok) {
+  // kappa of a design at the truth (the same sensitivity for every design)
+  auto set_kappa = [&](SweepRow& r, const LearnOptions& l) {
     try {
-      const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
-      base.kappa = S.kappa;
-      base.kappa_rel = S.kappa_rel;
-      base.kappa_rms = S.kappa_rms;
+      const Sensitivity S = sensitivity_from_model(canon, l, l.tokens.den);
+      r.kappa = S.kappa;
+      r.kappa_rel = S.kappa_rel;
+      r.kappa_rms = S.kappa_rms;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable) throw;
     }
+  };
+  if (design == Design::scaled) {
+    Rng rng(lo.seed);
+    lo.draws = draw_scaled(rng, u.d, u.H, lo.tokens);
   }
+  if (heads_ok && design != Design::tuned) set_kappa(base, lo);
   for (size_t b = 0; b < g.bits.size(); ++b) {
     SweepRow r = base;
     r.row = unit * g.bits.size() + b;
@@ -196,16 +212,30 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
       r.status = "degenerate";  // the drawn model merged heads: not a trial of H heads
     } else {
       PrecisionScope scope(r.bits);
+      LearnOptions l = lo;
+      if (design == Design::tuned) {
+        // the pilot at this row's precision, on its own oracle of the same model
+        ModelOracle<Mpfr> pilot_oracle(m, lo.tokens.den);
+        TunedOptions t;
+        t.H = u.H;
+        t.seed = lo.seed;
+        t.tokens = lo.tokens;
+        t.pilot_bits = r.bits;
+        const TunedDesign td = choose_tuned_design<Mpfr>(pilot_oracle, t);
+        l.draws = td.draws;
+        r.pilot_queries = td.pilot_queries;
+        set_kappa(r, l);
+      }
       ModelOracle<Mpfr> oracle(m, lo.tokens.den);
       try {
-        const LearnResult<Mpfr> res = learn<Mpfr>(oracle, lo);
+        const LearnResult<Mpfr> res = learn<Mpfr>(oracle, l);
         r.log2_error = param_error_log2(res.heads, canon);
         r.status = std::isfinite(r.log2_error) || r.log2_error < 0 ? "ok" : "inconsistent";
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable && e.kind() != ErrorKind::inconsistent) throw;
         r.status = kind_name(e.kind());
       }
-      r.queries = oracle.queries();
+      r.queries = oracle.queries() + r.pilot_queries;
       if (r.status == "ok" && !std::isfinite(r.log2_error)) r.log2_error = -1e9;  // exact hit: no error at all
     }
     rows.push_back(normalised(r));
@@ -215,7 +245,7 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
 
 std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path, bool resume, int threads,
                                 const std::function<void(size_t, size_t)>& progress) {
-  if (g.trials < 1 || g.d.empty() || g.H.empty() || g.bits.empty() || g.scale.empty() || g.schedule.empty())
+  if (g.trials < 1 || g.d.empty() || g.H.empty() || g.bits.empty() || g.scale.empty() || g.schedule.empty() || g.design.empty())
     throw Error(ErrorKind::usage, "sweep: every grid dimension needs at least one value and trials >= 1");
   for (int d : g.d)
     if (d < 1 || d > 32) throw Error(ErrorKind::usage, "sweep: d must be in [1, 32]");
@@ -241,7 +271,7 @@ std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path,
         if (r.row >= nunits * nb) throw_input("sweep: \"" + csv_path + "\" belongs to a different grid (row " + std::to_string(r.row) + ")");
         const Unit u = unit_at(g, r.row / nb);
         if (r.d != u.d || r.H != u.H || r.trial != u.trial || r.bits != g.bits[r.row % nb] || r.scale != g.scale[u.scale].str() ||
-            r.schedule != schedule_name(g.schedule[u.schedule]))
+            r.schedule != schedule_name(g.schedule[u.schedule]) || r.design != design_name(g.design[u.design]))
           throw_input("sweep: \"" + csv_path + "\" belongs to a different grid (row " + std::to_string(r.row) + " differs)");
         have[r.row] = r;
       }
@@ -304,26 +334,57 @@ std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path,
 }
 
 std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows) {
-  std::map<int, std::vector<const SweepRow*>> byH;
-  for (const auto& r : rows) byH[r.H].push_back(&r);
-  std::vector<SweepSummary> out;
-  for (const auto& [H, rs] : byH) {
-    SweepSummary s;
-    s.H = H;
-    std::vector<double> ob, pr;
-    for (const SweepRow* r : rs) {
-      ++s.rows;
-      if (r->status == "ok") ++s.ok;
-      if (r->saturated() || !(r->kappa_rms > 0)) continue;
-      ++s.used;
-      ob.push_back(r->bits_lost());
-      pr.push_back(r->predicted_bits_lost());
-    }
-    s.observed = median(ob);
-    s.predicted = median(pr);
-    out.push_back(s);
+  long top = 0;
+  for (const auto& r : rows) top = std::max(top, r.bits);
+  std::map<std::pair<std::string, int>, std::vector<const SweepRow*>> by;
+  std::vector<std::string> order;  // designs in the order the rows first show them
+  for (const auto& r : rows) {
+    if (std::find(order.begin(), order.end(), r.design) == order.end()) order.push_back(r.design);
+    by[{r.design, r.H}].push_back(&r);
   }
+  std::vector<SweepSummary> out;
+  for (const auto& dname : order)
+    for (const auto& [key, rs] : by) {
+      if (key.first != dname) continue;
+      SweepSummary s;
+      s.design = dname;
+      s.H = key.second;
+      std::vector<double> ob, pr, ph;
+      for (const SweepRow* r : rs) {
+        ++s.rows;
+        if (r->status == "ok") ++s.ok;
+        if (r->bits == top && r->kappa_rms > 0) ph.push_back(r->predicted_bits_lost() / r->H);
+        if (r->saturated() || !(r->kappa_rms > 0)) continue;
+        ++s.used;
+        ob.push_back(r->bits_lost());
+        pr.push_back(r->predicted_bits_lost());
+      }
+      s.observed = median(ob);
+      s.predicted = median(pr);
+      s.units = static_cast<long>(ph.size());
+      s.per_head = median(ph);
+      out.push_back(s);
+    }
   return out;
+}
+
+DesignComparison sweep_compare(const std::vector<SweepRow>& rows, const std::string& a, const std::string& b, long bits) {
+  // a failed run counts as relative error 1 (all bits lost), as in the plots
+  auto err = [](const SweepRow& r) { return r.status == "ok" ? std::min(0.0, r.log2_error) : 0.0; };
+  std::map<std::tuple<int, int, std::string, std::string, int>, std::pair<const SweepRow*, const SweepRow*>> units;
+  for (const auto& r : rows) {
+    if (r.bits != bits || r.status == "degenerate") continue;
+    auto& slot = units[{r.d, r.H, r.scale, r.schedule, r.trial}];
+    if (r.design == a) slot.first = &r;
+    if (r.design == b) slot.second = &r;
+  }
+  DesignComparison c;
+  for (const auto& [k, p] : units) {
+    if (!p.first || !p.second) continue;
+    ++c.units;
+    if (err(*p.first) < err(*p.second)) ++c.wins;
+  }
+  return c;
 }
 
 std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const std::string& dir, std::string& note) {
@@ -332,7 +393,7 @@ std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const st
   const SweepRow& f = rows.front();
   std::map<int, std::map<long, std::vector<double>>> err;  // H -> bits -> log10 errors
   for (const auto& r : rows) {
-    if (r.d != f.d || r.scale != f.scale || r.schedule != f.schedule) continue;
+    if (r.d != f.d || r.scale != f.scale || r.schedule != f.schedule || r.design != f.design) continue;
     // a failed or meaningless run counts as relative error 1 (all bits lost)
     const double l10 = r.status == "ok" ? std::min(0.0, r.log2_error * std::log10(2.0)) : 0.0;
     err[r.H][r.bits].push_back(l10);
@@ -348,8 +409,29 @@ std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const st
   }
   std::ostringstream l;
   l << "# H, median observed bits lost, median predicted bits lost (log2 kappa_rms); unsaturated ok rows\n";
-  for (const auto& s : sweep_summary(rows))
-    if (s.used > 0) l << s.H << ' ' << fmt("%.4f", s.observed) << ' ' << fmt("%.4f", s.predicted) << "\n";
+  std::vector<std::string> designs;
+  for (const auto& s : sweep_summary(rows)) {
+    if (std::find(designs.begin(), designs.end(), s.design) == designs.end()) designs.push_back(s.design);
+    if (s.used > 0 && s.design == f.design) l << s.H << ' ' << fmt("%.4f", s.observed) << ' ' << fmt("%.4f", s.predicted) << "\n";
+  }
+  // bits lost per head, one data block per design
+  std::ostringstream ph;
+  ph << "# median predicted bits lost per head, log2(kappa_rms) / H, at the grid's highest precision; one block per design\n";
+  for (size_t i = 0; i < designs.size(); ++i) {
+    if (i) ph << "\n\n";
+    ph << "# design " << designs[i] << "\n";
+    for (const auto& s : sweep_summary(rows))
+      if (s.design == designs[i] && s.units > 0) ph << s.H << ' ' << fmt("%.4f", s.per_head) << "\n";
+  }
+  std::string gp3 = "reset\nset terminal svg size 800,560 font 'sans,12' background rgb 'white'\nset output 'bits_lost_per_head_vs_H.svg'\n"
+                    "set title 'mhaq sweep: bits lost per head by query design (d=" + std::to_string(f.d) + ", median over trials)'\n"
+                    "set xlabel 'H (heads)'\nset ylabel 'log2(kappa_{rms}) / H'\nset key inside bottom right\nset grid\nset xtics 1\n"
+                    "set yrange [0:*]\nset offsets 0.5, 0.5, 0, 0\nplot ";
+  for (size_t i = 0; i < designs.size(); ++i)
+    gp3 += std::string(i ? ", " : "") + "'bits_lost_per_head_vs_H.dat' index " + std::to_string(i) + " using 1:2 with linespoints pt " +
+           std::to_string(7 + i) + " title '" + designs[i] + "'";
+  gp3 += "\n";
+  const bool third = designs.size() > 1;
   std::string gp1 = "reset\nset terminal svg size 800,560 font 'sans,12' background rgb 'white'\nset output 'error_vs_bits.svg'\n"
                     "set title 'mhaq sweep: relative parameter error vs precision (d=" + std::to_string(f.d) + ", " + f.schedule + " schedule)'\n"
                     "set xlabel 'precision (bits)'\nset ylabel 'log10 of max relative error (median over trials)'\n"
@@ -372,14 +454,20 @@ std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const st
   write_file_atomic(dir + "/bits_lost_vs_H.dat", l.str());
   write_file_atomic(dir + "/error_vs_bits.gp", gp1);
   write_file_atomic(dir + "/bits_lost_vs_H.gp", gp2);
+  if (third) {
+    write_file_atomic(dir + "/bits_lost_per_head_vs_H.dat", ph.str());
+    write_file_atomic(dir + "/bits_lost_per_head_vs_H.gp", gp3);
+  }
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    note = "gnuplot not found: wrote the .dat and .gp files; run 'gnuplot error_vs_bits.gp bits_lost_vs_H.gp' in " + dir;
+    note = "gnuplot not found: wrote the .dat and .gp files; run 'gnuplot *.gp' in " + dir;
     return {};
   }
-  const std::string cmd = "cd '" + dir + "' && gnuplot error_vs_bits.gp bits_lost_vs_H.gp";
+  const std::string cmd = "cd '" + dir + "' && gnuplot error_vs_bits.gp bits_lost_vs_H.gp" + (third ? " bits_lost_per_head_vs_H.gp" : "");
   if (std::system(cmd.c_str()) != 0) throw_input("sweep: gnuplot failed on the scripts in " + dir);
   note = "plots written with gnuplot";
-  return {dir + "/error_vs_bits.svg", dir + "/bits_lost_vs_H.svg"};
+  std::vector<std::string> out{dir + "/error_vs_bits.svg", dir + "/bits_lost_vs_H.svg"};
+  if (third) out.push_back(dir + "/bits_lost_per_head_vs_H.svg");
+  return out;
 }
 
 }  // namespace mhaq

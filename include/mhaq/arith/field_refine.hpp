@@ -149,6 +149,13 @@ std::optional<std::vector<Ball>> Field<Ball>::filtered(const std::vector<Ball>& 
 }
 
 namespace detail {
+struct MagRAII {
+  mag_t m;
+  MagRAII() { mag_init(m); }
+  ~MagRAII() { mag_clear(m); }
+  MagRAII(const MagRAII&) = delete;
+  MagRAII& operator=(const MagRAII&) = delete;
+};
 struct ArbMatRAII {
   arb_mat_t m;
   ArbMatRAII(long r, long c) { arb_mat_init(m, r, c); }
@@ -156,6 +163,92 @@ struct ArbMatRAII {
   ArbMatRAII(const ArbMatRAII&) = delete;
   ArbMatRAII& operator=(const ArbMatRAII&) = delete;
 };
+}  // namespace detail
+
+namespace detail {
+// The slope-form Krawczyk test with epsilon-inflation (see Field<Ball>::certify).
+// Y ~ J(xt)^{-1} (a point matrix), Yg = Y g(xt). On success K holds K(X),
+// which lies in the interior of X.
+template <class Sys>
+bool krawczyk_slope(const Field<Ball>& F, const Sys& sys, const std::vector<Ball>& xt, const arb_mat_t Y, const arb_mat_t Yg, std::vector<Ball>& K) {
+  const long prec = working_precision();
+  const int n = sys.unknowns();
+  ArbMatRAII Jt(n, n), R0(n, n), M(n, n);
+  {
+    Mat<Ball> J(sys.equations(), n);
+    sys.jacobian(F, xt, J);
+    for (int k = 0; k < n; ++k)
+      for (int j = 0; j < n; ++j) arb_set(arb_mat_entry(Jt.m, k, j), J(k, j).raw());
+  }
+  arb_mat_mul(R0.m, Y, Jt.m, prec);  // R0 = I - Y J(xt): rounding only
+  arb_mat_neg(R0.m, R0.m);
+  for (int i = 0; i < n; ++i) arb_add_ui(arb_mat_entry(R0.m, i, i), arb_mat_entry(R0.m, i, i), 1, prec);
+  std::vector<MagRAII> w(n);
+  for (int i = 0; i < n; ++i) {
+    arb_get_mag(w[i].m, arb_mat_entry(Yg, i, 0));
+    mag_mul_2exp_si(w[i].m, w[i].m, 1);
+    MagRAII t;
+    arb_get_mag(t.m, xt[i].raw());
+    mag_mul_2exp_si(t.m, t.m, -prec + 4);
+    mag_add(w[i].m, w[i].m, t.m);
+  }
+  Mat<Ball> Ym(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k) arb_set(Ym(i, k).raw(), arb_mat_entry(Y, i, k));
+  std::vector<Ball> X(n), dX(n), v;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    for (int i = 0; i < n; ++i) {
+      X[i] = xt[i];
+      mag_set(arb_radref(X[i].raw()), w[i].m);
+      dX[i] = Ball(0L);
+      mag_set(arb_radref(dX[i].raw()), w[i].m);
+    }
+    // M = R0 - sum_l (Y H_{.j.l}(X)) [-w_l, w_l], column by column
+    arb_mat_set(M.m, R0.m);
+    for (int j = 0; j < n; ++j)
+      for (int l = 0; l < n; ++l) {
+        if (!sys.applied_second_derivative(F, Ym, xt, X, dX, j, l, v)) continue;
+        for (int i = 0; i < n; ++i) {
+          const Ball& s = v[i];
+          MagRAII a;
+          arb_get_mag(a.m, s.raw());
+          mag_mul(a.m, a.m, w[l].m);
+          arb_add_error_mag(arb_mat_entry(M.m, i, j), a.m);
+        }
+      }
+    bool ok = true;
+    std::vector<MagRAII> reach(n);
+    for (int i = 0; i < n; ++i) {
+      Ball c(0L);
+      for (int j = 0; j < n; ++j) {
+        Ball d;  // the j-th entry of X - xt: [-w_j, w_j]
+        mag_set(arb_radref(d.raw()), w[j].m);
+        Ball m;
+        arb_set(m.raw(), arb_mat_entry(M.m, i, j));
+        c += m * d;
+      }
+      Ball k = xt[i];
+      arb_sub(k.raw(), k.raw(), arb_mat_entry(Yg, i, 0), prec);
+      arb_add(k.raw(), k.raw(), c.raw(), prec);
+      ok = ok && arb_contains_interior(X[i].raw(), k.raw());
+      Ball off = k - xt[i];
+      arb_get_mag(reach[i].m, off.raw());
+      K[i] = k;
+    }
+    if (ok) return true;
+    // epsilon-inflation: each width just beyond its component's reach, never smaller
+    for (int i = 0; i < n; ++i) {
+      MagRAII t;
+      mag_mul_2exp_si(t.m, reach[i].m, -2);
+      mag_add(t.m, t.m, reach[i].m);
+      mag_max(w[i].m, w[i].m, t.m);
+      mag_mul_2exp_si(t.m, w[i].m, -6);
+      mag_add(w[i].m, w[i].m, t.m);
+      if (mag_is_inf(w[i].m)) return false;
+    }
+  }
+  return false;
+}
 }  // namespace detail
 
 template <class Sys>
@@ -224,6 +317,20 @@ Truth Field<Ball>::certify(const Sys& sys, std::vector<Ball>& x) const {
     for (int i = 0; i < n; ++i) mag_mul_2exp_si(&w[i], &w[i], 3);
   }
   for (auto& m : w) mag_clear(&m);
+  if (!ok) {
+    // Second route (a system that states its second derivatives, e.g. the
+    // pair fits): the slope form of I - Y J(X) = (I - Y J(xt)) - Y (J(X) - J(xt)),
+    //   Y (J(X) - J(xt))_{.j} in sum_l (Y d^2f/dx_j dx_l (X)) [-w_l, w_l],
+    // keeps the cancellation inside each product Y v that the entrywise
+    // interval product |Y| |J(X) - J(xt)| loses (near-colliding poles give Y
+    // large rows that nearly cancel on the columns of J), and the box grows
+    // per component (epsilon-inflation: each w_i just beyond the reach of
+    // K_i), so a component whose second-order term exceeds its first-order
+    // width widens alone. The test and its conclusion are Krawczyk's.
+    if constexpr (requires(std::vector<Ball> v, Mat<Ball> Ym) { sys.applied_second_derivative(*this, Ym, xt, xt, xt, 0, 0, v); }) {
+      ok = detail::krawczyk_slope(*this, sys, xt, Y.m, Yg.m, K);
+    }
+  }
   if (!ok || sys.admissible(*this, K) != Truth::yes) return Truth::unknown;
   x = std::move(K);
   return Truth::yes;

@@ -261,7 +261,22 @@ struct Field<Jet<B>> {
       }
     }
     std::vector<J> out;
-    if (m > 0 && base.solve(Y, A, R) != Truth::yes) throw_unable("jets: the system's Jacobian is not invertible at this precision");
+    // A system that knows its inverse Jacobian in closed form (the pair fits,
+    // proofs/30) gives Y = J^{-1} dT by a product; otherwise a solve.
+    Mat<B> Jinv;
+    bool closed = false;
+    if constexpr (requires { vs.inverse_jacobian(base, xv, Jinv); }) closed = K == n && vs.inverse_jacobian(base, xv, Jinv);
+    if (m > 0 && closed) {
+      Y = Mat<B>(n, m, B(0L));
+      for (int i = 0; i < n; ++i)
+        for (int q = 0; q < m; ++q) {
+          B s(0L);
+          for (int t = 0; t < n; ++t) s = s + Jinv(i, t) * R(t, q);
+          Y(i, q) = s;
+        }
+    } else if (m > 0 && base.solve(Y, A, R) != Truth::yes) {
+      throw_unable("jets: the system's Jacobian is not invertible at this precision");
+    }
     for (int i = 0; i < n; ++i) {
       typename J::Grad g;
       for (int q = 0; q < m; ++q) g.emplace_back(idx[q], Y(i, q));

@@ -11,6 +11,7 @@
 // and finally the learner's own check that its heads reproduce every answer.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct LearnOptions {
   bool self_check = true;     // re-evaluate the heads on every answer (no query cost)
   bool lean_fallback = true;  // lean: ask for an across link where residues cannot label
   bool repair = true;         // repair degenerate pairs from their links and residues (below) instead of failing the run
+  // The design's B and Delta when they were chosen before the run (the
+  // scaled and tuned designs, stages/2-schedule/design.hpp); empty: drawn
+  // from `seed` and `tokens` (the paper's design).
+  std::optional<Draws> draws;
 };
 
 // A repaired pair (issue 14). A pair is degenerate at this draw when its own

@@ -12,6 +12,7 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/stages/2-schedule/design.hpp"
 
 namespace mhaq {
 
@@ -31,6 +32,12 @@ struct GoldenInputs {
   Arith arith = Arith::exact;
   long bits = 256;           // ball, mpfr
   int threads = 1;           // learner threads; the output does not depend on it
+  // How B and Delta are chosen (stages/2-schedule/design.hpp), on the exact
+  // grid (integers): scaled draws them from the seed; tuned runs its pilot on
+  // an MPFR oracle of the same model at `bits` (256 for exact files) and
+  // searches on that grid. Recorded as inputs.design (absent: paper, so paper
+  // files are unchanged) and re-derived by golden check.
+  Design design = Design::paper;
 };
 
 // Runs learn<QTau> on a ModelOracle<QTau> (exactly as `mhaq recover --arith

@@ -12,6 +12,7 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/model/transformer.hpp"
+#include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/tools/judge.hpp"
 
@@ -44,6 +45,8 @@ struct RecoverOptions {
   // When set, a run that ends ok stores its certificate here (recover
   // --certificate; include/mhaq/tools/certificate.hpp).
   std::string* certificate = nullptr;
+  // How B and Delta are chosen (stages/2-schedule/design.hpp, tools/design.hpp).
+  Design design = Design::paper;
 };
 
 // The default exact budget on the tau-degree of one answer (recover --max-degree).
@@ -75,8 +78,12 @@ double default_tolerance_log2(long bits);
 // thrown. Fields: status, message and remedy (unless ok), queries,
 // max_length, paper_bound, heads_true, heads_recovered, self_check, and
 // exact_match | contains_truth, max_radius | max_rel_error, tolerance,
-// error_estimate. With noise: kappa, kappa_times_eps, certified_bound,
-// observed_error. With target_error: bits_used, bits_start, kappa_estimate,
+// error_estimate. With noise: kappa, kappa_times_eps, certified_bound (the
+// mean-value bound), ball_bound (the plain ball run's), observed_error.
+// With a design other than paper: design, kappa and kappa_rms at the truth;
+// tuned also pilot_queries, pilot_status, kappa_predicted and
+// kappa_rms_predicted (on the pilot's estimate), design_queries, and
+// queries counts the pilot's too. With target_error: bits_used, bits_start, kappa_estimate,
 // attempts.
 nlohmann::json recover(const Model& truth, const RecoverOptions& o);
 

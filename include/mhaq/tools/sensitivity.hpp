@@ -29,10 +29,12 @@
 // the answers of one run (approx_).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mhaq/arith/jet.hpp"
 #include "mhaq/model/model.hpp"
+#include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/learner.hpp"
 
 namespace mhaq {
@@ -94,6 +96,26 @@ double param_error_log2(const std::vector<LearnedHead<T>>& got, const Model& can
 // the balls, under the assignment of recovered to true heads (by containment)
 // that minimises it. Returns false when no assignment contains the truth.
 bool certified_param_error_log2(const std::vector<LearnedHead<Ball>>& got, const Model& canon, double& bound);
+
+// The mean-value certified bound (claim 4, proofs/31). The learner runs on
+// jets over balls whose answers are the envelope balls Y of `noise` (every
+// value the approximate oracle may return, around the truth). The values
+// then enclose every intermediate quantity over Y and the gradients enclose
+// the Jacobian J(y') at every y' in Y, so for any answers y + e within the
+// oracle's perturbation bounds u_j (the envelope radii),
+//     |theta_k(y + e) - theta_k| <= sum_j sup_Y |J_kj| u_j
+// by the mean-value theorem along the segment from y to y + e (Y is convex
+// and every step of the learner is certified smooth on it). Divided by the
+// true head's scale (a lower bound), maximised over entries: the bound on
+// the entrywise error metric above, for every perturbation at once. Because
+// J varies by O(eps) over Y, it is (1 + O(eps)) kappa eps, not the chained
+// enclosure of a plain ball run.
+struct MeanValueBound {
+  bool ok = false;
+  double log2_bound = 0;  // log2 of the certified bound on the error metric
+  std::string why;        // when !ok: the step that could not be certified
+};
+MeanValueBound certified_mean_value_bound(const Model& canon, const LearnOptions& lo, long token_den, const OracleNoise& noise);
 
 // log2 of the certified relative radius: max over entries of rad_k / (lower
 // bound of the head's scale computed from the balls themselves). Needs no

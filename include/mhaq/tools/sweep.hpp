@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 
 namespace mhaq {
@@ -20,11 +21,17 @@ struct SweepGrid {
   std::vector<long> bits{53, 64, 113, 128, 256, 512, 1024};
   std::vector<Rational> scale{Rational(1)};  // token entries uniform on [-scale, scale] (grid 2^-20)
   std::vector<Schedule> schedule{Schedule::paper};
+  // How B and Delta are chosen (stages/2-schedule/design.hpp). Every design
+  // sees the same models (drawn from seed, d, H and trial), so rows compare
+  // designs on equal terms. A tuned row runs its pilot at the row's own
+  // precision (its queries in pilot_queries), so its design, and kappa, are
+  // the row's own.
+  std::vector<Design> design{Design::paper};
   int trials = 3;
   std::uint64_t seed = 1;
 };
 
-// Units: one (d, H, scale, schedule, trial), run at every precision; rows are
+// Units: one (d, H, scale, schedule, design, trial), run at every precision; rows are
 // numbered unit * bits.size() + precision index.
 std::size_t sweep_units(const SweepGrid& g);
 std::size_t sweep_rows(const SweepGrid& g);
@@ -33,10 +40,11 @@ struct SweepRow {
   std::size_t row = 0;
   int d = 0, H = 0, trial = 0;
   long bits = 0;
-  std::string scale, schedule;
+  std::string scale, schedule, design = "paper";
   std::uint64_t model_seed = 0, learner_seed = 0;
   std::string status;           // ok, degenerate, unable, inconsistent
-  long queries = 0;
+  long queries = 0;             // every query, the pilot's included
+  long pilot_queries = 0;       // tuned: the pilot's share
   double log2_error = 0;        // observed entrywise relative error (sensitivity.hpp), log2
   double kappa = 0, kappa_rel = 0, kappa_rms = 0;
   // bits lost = bits + log2_error; predicted = log2(kappa_rms): independent
@@ -65,15 +73,30 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, std::size_t unit);
 std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path, bool resume, int threads,
                                 const std::function<void(std::size_t, std::size_t)>& progress);
 
-// Per-H summary over unsaturated ok rows: median observed and predicted bits lost.
+// Per-(design, H) summary over unsaturated ok rows: median observed and
+// predicted bits lost; and the median predicted bits lost per head
+// (log2 kappa_rms / H) over the rows at the grid's highest precision.
 struct SweepSummary {
+  std::string design = "paper";
   int H = 0;
+  long units = 0;             // rows at the highest precision with a kappa
+  double per_head = 0;        // median log2(kappa_rms) / H over them
   long rows = 0, ok = 0, used = 0;
   double observed = 0, predicted = 0;  // medians
 };
 std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows);
 
-// Writes error_vs_bits.{dat,gp} and bits_lost_vs_H.{dat,gp} into dir and runs
+// Designs compared on the same units (d, H, scale, schedule, trial) at one
+// precision: rows where `a`'s observed error is below `b`'s (a failed run
+// counts as error 1, and a tie is not a win), of the units where both ran.
+struct DesignComparison {
+  long units = 0, wins = 0;
+};
+DesignComparison sweep_compare(const std::vector<SweepRow>& rows, const std::string& a, const std::string& b, long bits);
+
+// Writes error_vs_bits.{dat,gp} and bits_lost_vs_H.{dat,gp} into dir (and,
+// with more than one design, bits_lost_per_head_vs_H.{dat,gp}: the median
+// predicted bits lost per head against H, one line per design) and runs
 // gnuplot on them when it is installed (SVG output). Returns the image paths
 // written, or an empty list when gnuplot is missing.
 std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const std::string& dir, std::string& note);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
+#include "mhaq/stages/2-schedule/design.hpp"
 
 namespace mhaq {
 
@@ -30,6 +31,14 @@ struct VerifyOptions {
   // "transformer" (claim 5 only: one-layer transformers of section 10) or
   // "all" (both, on the same trial indices).
   std::string model_kind = "attention";
+  // 0: the claims table above. 4: only the paper's claim 4 (approximate
+  // answers): per trial eps log-uniform on [1e-40, 1e-14], the MPFR learner
+  // at `bits` under uniform and worst-case noise, the certified (mean-value)
+  // bound, kappa and the observed errors (tools/sensitivity.hpp, proofs/31).
+  int claim = 0;
+  // How every run's B and Delta are chosen (not exact). The count claims are
+  // asserted on the design's own queries; a tuned run's pilot is reported.
+  Design design = Design::paper;
 };
 
 // One claim-5 trial's draw: (d, H, m) cycling over (2,1,2), (2,2,3), (3,2,3),

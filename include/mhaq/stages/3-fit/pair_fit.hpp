@@ -56,6 +56,120 @@ class PairSystem {
       }
     }
   }
+  // The inverse of the Jacobian of the square system (K = 2H+1 values) in
+  // closed form (proofs/30): with Q(x) = prod_g (1 + r_g x), rho_h = -1/r_h
+  // and the Lagrange basis l_k of the nodes 0..2H,
+  //   d P   / d f(k) = Q(k)^2 / (prod_{m != k} (k - m) prod_g r_g^2),
+  //   d r_h / d f(k) = r_h Q(k)^2 l_k(rho_h) / (c_h G_h),   G_h = prod_{g != h} (1 - r_g/r_h)^2,
+  //   d c_h / d f(k) = c_h (d r_h / d f(k)) / r_h
+  //                    + Q(k)^2 l_k(rho_h) (sum_{m != k} 1/(rho_h - m) - sum_{g != h} 2 r_g/(1 + r_g rho_h)) / (r_h G_h).
+  // A product form without cancellation: evaluated in balls over a box of
+  // solutions it stays tight where an interval solve with the Jacobian would
+  // not (near-colliding poles; jets over a box of answers, proofs/31).
+  // False for an oversampled (non-square) system.
+  template <class G>
+  bool inverse_jacobian(const G& F, const std::vector<typename G::value_type>& x, Mat<typename G::value_type>& Y) const {
+    using U = typename G::value_type;
+    const int H = H_, n = 2 * H_ + 1;
+    if (equations() != n) return false;
+    const U one = F.from(Rational(1));
+    std::vector<U> Q2, lead;
+    U pr2 = one;
+    for (int g = 0; g < H; ++g) pr2 = pr2 * x[1 + g] * x[1 + g];
+    for (int k = 0; k < n; ++k) {
+      U q = one;
+      for (int g = 0; g < H; ++g) q = q * (one + x[1 + g] * F.from(Rational(k)));
+      Q2.push_back(q * q);
+      Rational w(1);
+      for (int m = 0; m < n; ++m)
+        if (m != k) w *= Rational(k - m);
+      lead.push_back(F.from(w));
+    }
+    Y = Mat<U>(n, n);
+    for (int k = 0; k < n; ++k) Y(0, k) = Q2[k] / (lead[k] * pr2);
+    for (int h = 0; h < H; ++h) {
+      const U& r = x[1 + h];
+      const U& c = x[1 + H + h];
+      const U rho = -(one / r);
+      U Gh = one, dG = F.from(Rational(0));
+      for (int g = 0; g < H; ++g) {
+        if (g == h) continue;
+        const U t = one - x[1 + g] / r;
+        Gh = Gh * t * t;
+        dG = dG + F.from(Rational(2)) * x[1 + g] / (one + x[1 + g] * rho);
+      }
+      for (int k = 0; k < n; ++k) {
+        U lk = one, dl = F.from(Rational(0));
+        for (int m = 0; m < n; ++m)
+          if (m != k) {
+            const U t = rho - F.from(Rational(m));
+            lk = lk * t;
+            dl = dl + one / t;
+          }
+        const U base = Q2[k] * lk / lead[k];
+        const U dlog = base / (c * Gh);
+        Y(1 + h, k) = r * dlog;
+        Y(1 + H + h, k) = c * dlog + base * (dl - dG) / (r * Gh);
+      }
+    }
+    return true;
+  }
+  // For Krawczyk's slope form (arith/field_refine.hpp): an enclosure of
+  //   { Y d^2 f / dx_j dx_l (x) : x in X },   X = xt +- w,
+  // a vector over the rows of Y, or false when d^2 f / dx_j dx_l = 0. The
+  // second derivatives are nonzero only for (r_h, r_h), 2 c_h phi_2(r_h), and
+  // (r_h, c_h), -phi_1(r_h), with phi_m(r)(k) = k^m / (1 + r k)^{m+1}; since
+  // d^q phi_m / dr^q = (-1)^q (m+q)!/m! phi_{m+q}, Y phi_m on the interval is
+  // its Taylor polynomial at the centre, each coefficient Y phi_{m+q}(r_t) a
+  // product at a point (where the rows of Y, large near colliding poles,
+  // cancel), plus |Y| |phi_{m+4}(X)| C(m+4, 4) w^4 (proofs/31).
+  template <class G>
+  bool applied_second_derivative(const G& F, const Mat<typename G::value_type>& Y, const std::vector<typename G::value_type>& xt,
+                                 const std::vector<typename G::value_type>& X, const std::vector<typename G::value_type>& dX, int j, int l,
+                                 std::vector<typename G::value_type>& out) const {
+    using U = typename G::value_type;
+    if (j > l) std::swap(j, l);
+    if (j < 1 || j > H_) return false;  // P and the residues enter linearly
+    const int h = j - 1;
+    if (l != j && l != 1 + H_ + h) return false;
+    const int n = unknowns(), m = l == j ? 2 : 1, Q = 4;
+    const U one = F.from(Rational(1));
+    auto phi = [&](int mm, const U& r, int k) {
+      const U kk = F.from(Rational(k));
+      const U inv = one / (one + r * kk);
+      U v = inv;
+      for (int t = 0; t < mm; ++t) v = v * kk * inv;
+      return v;
+    };
+    auto binom = [](int a, int b) {
+      Rational c(1);
+      for (int t = 1; t <= b; ++t) c = c * Rational(a - b + t) / Rational(t);
+      return c;
+    };
+    out.assign(Y.rows(), F.from(Rational(0)));
+    U dq = one;  // (r - r_t)^q over the box
+    for (int q = 0; q < Q; ++q) {
+      const U coef = F.from(binom(m + q, q) * Rational(q % 2 ? -1 : 1)) * dq;
+      for (int i = 0; i < Y.rows(); ++i) {
+        U s = F.from(Rational(0));
+        for (int k = 0; k < n; ++k) s = s + Y(i, k) * phi(m + q, xt[1 + h], k);
+        out[i] = out[i] + coef * s;
+      }
+      dq = dq * dX[1 + h];
+    }
+    // remainder: sum_k |Y_ik| |phi_{m+Q}(X_r)(k)| C(m+Q, Q) |dX_r|^Q
+    const U cq = F.from(binom(m + Q, Q));
+    for (int i = 0; i < Y.rows(); ++i) {
+      U s = F.from(Rational(0));
+      for (int k = 0; k < n; ++k) s = s + F.abs(Y(i, k)) * F.abs(phi(m + Q, X[1 + h], k));
+      out[i] = out[i] + s * cq * dq;  // dq is a ball centred at 0
+    }
+    if (l == j)
+      for (auto& v : out) v = F.from(Rational(2)) * X[1 + H_ + h] * v;
+    else
+      for (auto& v : out) v = -v;
+    return true;
+  }
   // P and c by least squares with the poles held fixed (the model is linear in them).
   template <class G>
   void linear_part(const G& F, std::vector<typename G::value_type>& x) const;
