@@ -60,7 +60,7 @@ Command make_sweep() {
             s->add_option("--heads", st->heads, "head counts, e.g. 1-8 (default 1-4)");
             s->add_option("--bits", st->bits, "precisions in bits (default 53,64,113,128,256,512,1024)");
             s->add_option("--token-scale", st->scale, "token scales: entries uniform on [-s, s] (exact decimals, default 1)");
-            s->add_option("--schedule", st->schedule, "schedules: paper, lean or paper,lean (default paper)");
+            s->add_option("--schedule", st->schedule, "schedules, comma separated: paper, lean, compact (default paper)");
             s->add_option("--trials", st->g.trials, "trials per grid point (default 3)")->check(int_in(1, limits::max_trials));
             s->add_option("--seed", st->g.seed, "seed; model and learner seeds are derived from it")->check(seed_value());
             s->add_option("-o,--output", st->out, "CSV file, one row per trial and precision")->required();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
 
 namespace mhaq {
 
@@ -30,6 +31,9 @@ struct VerifyOptions {
   // "transformer" (claim 5 only: one-layer transformers of section 10) or
   // "all" (both, on the same trial indices).
   std::string model_kind = "attention";
+  // The learner's schedule for claims 1-4 (claims 2 and 4 then count that
+  // schedule's queries: stages/2-schedule/schedule.hpp, schedule_query_count).
+  Schedule schedule = Schedule::paper;
 };
 
 // One claim-5 trial's draw: (d, H, m) cycling over (2,1,2), (2,2,3), (3,2,3),
