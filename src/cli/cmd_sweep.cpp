@@ -128,16 +128,27 @@ Command make_sweep() {
             std::ostringstream h;
             h << "mhaq sweep: " << rows.size() << " rows in " << st->out << "\n";
             h << "bits lost = p + log2(observed error); predicted = log2(kappa_rms); medians over ok rows with error < 2^-10\n";
-            h << "   H   rows     ok   used   observed  predicted  pred/obs\n";
+            const bool several = g.schedule.size() > 1;  // one schedule: the table as before; several: a schedule and a queries column
+            h << (several ? "  schedule   H   rows     ok   used   queries   observed  predicted  pred/obs\n"
+                          : "   H   rows     ok   used   observed  predicted  pred/obs\n");
             nlohmann::json summ = nlohmann::json::array();
             for (const auto& s : sweep_summary(rows)) {
-              char buf[160];
-              std::snprintf(buf, sizeof buf, "%4d %6ld %6ld %6ld %10.2f %10.2f %9.3f\n", s.H, s.rows, s.ok, s.used, s.observed, s.predicted,
-                            s.predicted / s.observed);
+              char buf[200];
+              if (several)
+                std::snprintf(buf, sizeof buf, "  %-8s %3d %6ld %6ld %6ld %9.0f %10.2f %10.2f %9.3f\n", s.schedule.c_str(), s.H, s.rows, s.ok, s.used, s.queries,
+                              s.observed, s.predicted, s.predicted / s.observed);
+              else
+                std::snprintf(buf, sizeof buf, "%4d %6ld %6ld %6ld %10.2f %10.2f %9.3f\n", s.H, s.rows, s.ok, s.used, s.observed, s.predicted,
+                              s.predicted / s.observed);
               h << buf;
-              summ.push_back({{"H", s.H}, {"rows", s.rows}, {"ok", s.ok}, {"used", s.used},
-                              {"observed_bits_lost", std::isfinite(s.observed) ? nlohmann::json(s.observed) : nlohmann::json(nullptr)},
-                              {"predicted_bits_lost", std::isfinite(s.predicted) ? nlohmann::json(s.predicted) : nlohmann::json(nullptr)}});
+              nlohmann::json e{{"H", s.H}, {"rows", s.rows}, {"ok", s.ok}, {"used", s.used},
+                               {"observed_bits_lost", std::isfinite(s.observed) ? nlohmann::json(s.observed) : nlohmann::json(nullptr)},
+                               {"predicted_bits_lost", std::isfinite(s.predicted) ? nlohmann::json(s.predicted) : nlohmann::json(nullptr)}};
+              if (several) {
+                e["schedule"] = s.schedule;
+                e["median_queries"] = std::isfinite(s.queries) ? nlohmann::json(s.queries) : nlohmann::json(nullptr);
+              }
+              summ.push_back(e);
             }
             j["summary"] = summ;
             if (!st->plots.empty()) {

@@ -304,25 +304,37 @@ std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path,
 }
 
 std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows) {
-  std::map<int, std::vector<const SweepRow*>> byH;
-  for (const auto& r : rows) byH[r.H].push_back(&r);
-  std::vector<SweepSummary> out;
-  for (const auto& [H, rs] : byH) {
-    SweepSummary s;
-    s.H = H;
-    std::vector<double> ob, pr;
-    for (const SweepRow* r : rs) {
-      ++s.rows;
-      if (r->status == "ok") ++s.ok;
-      if (r->saturated() || !(r->kappa_rms > 0)) continue;
-      ++s.used;
-      ob.push_back(r->bits_lost());
-      pr.push_back(r->predicted_bits_lost());
-    }
-    s.observed = median(ob);
-    s.predicted = median(pr);
-    out.push_back(s);
+  // schedules in the order they first appear (the grid's order), H ascending
+  std::vector<std::string> order;
+  std::map<std::pair<std::string, int>, std::vector<const SweepRow*>> by;
+  for (const auto& r : rows) {
+    if (std::find(order.begin(), order.end(), r.schedule) == order.end()) order.push_back(r.schedule);
+    by[{r.schedule, r.H}].push_back(&r);
   }
+  std::vector<SweepSummary> out;
+  for (const auto& sch : order)
+    for (const auto& [key, rs] : by) {
+      if (key.first != sch) continue;
+      SweepSummary s;
+      s.schedule = sch;
+      s.H = key.second;
+      std::vector<double> ob, pr, qs;
+      for (const SweepRow* r : rs) {
+        ++s.rows;
+        if (r->status == "ok") {
+          ++s.ok;
+          qs.push_back(static_cast<double>(r->queries));
+        }
+        if (r->saturated() || !(r->kappa_rms > 0)) continue;
+        ++s.used;
+        ob.push_back(r->bits_lost());
+        pr.push_back(r->predicted_bits_lost());
+      }
+      s.observed = median(ob);
+      s.predicted = median(pr);
+      s.queries = median(qs);
+      out.push_back(s);
+    }
   return out;
 }
 
@@ -349,6 +361,7 @@ std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const st
   std::ostringstream l;
   l << "# H, median observed bits lost, median predicted bits lost (log2 kappa_rms); unsaturated ok rows\n";
   for (const auto& s : sweep_summary(rows))
+    if (s.schedule == f.schedule)
     if (s.used > 0) l << s.H << ' ' << fmt("%.4f", s.observed) << ' ' << fmt("%.4f", s.predicted) << "\n";
   std::string gp1 = "reset\nset terminal svg size 800,560 font 'sans,12' background rgb 'white'\nset output 'error_vs_bits.svg'\n"
                     "set title 'mhaq sweep: relative parameter error vs precision (d=" + std::to_string(f.d) + ", " + f.schedule + " schedule)'\n"

@@ -65,11 +65,14 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, std::size_t unit);
 std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path, bool resume, int threads,
                                 const std::function<void(std::size_t, std::size_t)>& progress);
 
-// Per-H summary over unsaturated ok rows: median observed and predicted bits lost.
+// Per-(schedule, H) summary over unsaturated ok rows: median observed and
+// predicted bits lost, and the median query count of the ok rows (the
+// trade-off between schedules: fewer queries against more bits lost).
 struct SweepSummary {
+  std::string schedule;
   int H = 0;
   long rows = 0, ok = 0, used = 0;
-  double observed = 0, predicted = 0;  // medians
+  double observed = 0, predicted = 0, queries = 0;  // medians
 };
 std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows);
 
