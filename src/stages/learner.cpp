@@ -136,11 +136,17 @@ class Path {
                          " heads where other pairs show " + std::to_string(m) + " (colliding poles or a zero residue at this draw)");
     res_.heads_found = m;
     chain_ = make_chaining(fits);
+    // Residues that cannot be told apart at an offset (equal v_h) cannot
+    // label that offset's poles: those pairs wait for the fallback.
     std::vector<int> ref(plan_.pairs.size(), -1);
+    needs_fallback_.assign(plan_.pairs.size(), 0);
     for (const LabelStep& s : plan_.labelling)
-      if (s.rel == Relation::poles) ref[s.target] = s.ref;
+      if (s.rel == Relation::poles) {
+        ref[s.target] = s.ref;
+        needs_fallback_[s.target] = opt_.lean_fallback && s.fallback && !residues_distinct(fits[s.ref]);
+      }
     parallel_for(0, plan_.pairs.size(), opt_.threads, [&](size_t p) {
-      if (ref[p] < 0) return;
+      if (ref[p] < 0 || needs_fallback_[p]) return;
       try {
         fits[p] = fit_known_residues(fld_, samples(p, chain_.f0(fld_, plan_.pairs[p].final_token)), fits[ref[p]].c);
       } catch (const Error& e) {
@@ -148,6 +154,16 @@ class Path {
         failed_[p] = Error(e.kind(), pair_name(plan_.pairs[p]) + " (residues of " + pair_name(plan_.pairs[ref[p]]) + "): " + e.what());
       }
     });
+  }
+
+  // Every two residues of a fit certainly different.
+  bool residues_distinct(const PairFit<T>& f) const {
+    T scale = fld_.from(Rational(0));
+    for (const T& c : f.c) scale = scale + fld_.abs(c);
+    for (int h = 0; h < f.heads(); ++h)
+      for (int g = h + 1; g < f.heads(); ++g)
+        if (fld_.equal(f.c[h], f.c[g], scale) != Truth::no) return false;
+    return true;
   }
 
   // Compact: the assignment of a within link predicted from its one value.
@@ -293,6 +309,10 @@ class Path {
       return true;
     }
     if (s.rel == Relation::poles) {  // fitted in the ref's own order: the ref's assignment labels it
+      if (needs_fallback_[s.target]) {
+        deferred.push_back(&s);  // residues cannot label its poles: the fallback asks for more
+        return true;
+      }
       if (failed_[s.target]) throw *failed_[s.target];
       perm_[s.target] = perm_[s.ref];
       set_label(s.target, permuted(fits[s.target], perm_[s.ref]));
@@ -350,7 +370,61 @@ class Path {
     return true;
   }
 
+  // Compact fallback (proofs/19): the pair's own values up to k = 2H-1 give its
+  // poles and residues (the linear route with P known); one value of the across
+  // link (delta_i, b_1 + b_j), predicted for each assignment that pairs equal
+  // residues, tells the poles of equal-residue heads apart. 2H - s_H extra
+  // queries per pair (1 when H = 2).
+  void compact_fallback(const std::vector<const LabelStep*>& steps) {
+    const long before = oracle_.queries();
+    const int m = res_.heads_found;
+    auto ask = [&](const PairSpec& spec, std::vector<T>& into) {
+      res_.fallback_pairs.push_back(spec);
+      for (const auto& q : plan_.pair_queries(spec)) {
+        queries_.push_back(q);
+        answers_.push_back(oracle_.query(q));
+        into.push_back(answers_.back());
+      }
+    };
+    std::vector<std::vector<T>> f(steps.size()), y(steps.size());
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const LabelStep& st = *steps[s];
+      const PairSpec& tp = plan_.pairs[st.target];
+      f[s] = samples(static_cast<size_t>(st.target), chain_.f0(fld_, tp.final_token));
+      if (tp.samples < 2 * m) {
+        PairSpec more = tp;
+        more.first_k = tp.samples;
+        more.samples = 2 * m;
+        ask(more, f[s]);
+      }
+      ask(*st.fallback, y[s]);
+    }
+    res_.fallback_queries = oracle_.queries() - before;
+    std::vector<PairFit<T>> out(steps.size());
+    parallel_for(0, steps.size(), opt_.threads, [&](size_t s) {
+      const LabelStep& st = *steps[s];
+      const PairFit<T>& ref = res_.fits[st.ref];
+      const std::string what = "fallback for " + pair_name(plan_.pairs[st.target]);
+      try {
+        const PairFit<T> fit = fit_known_limit(fld_, f[s], ref.c);
+        const Assignment a = predicted_assignment(fld_, ref, fit, chain_.f0(fld_, st.fallback->final_token), y[s][0], Relation::across);
+        const std::vector<int> perm = unique_or_throw(a, pair_name(*st.fallback) + " (one value, predicted for each assignment of equal residues)");
+        out[s] = PairFit<T>{fit.P, {}, ref.c};
+        for (int h = 0; h < ref.heads(); ++h) out[s].r.push_back(fit.r[perm[h]]);
+      } catch (const Error& e) {
+        rethrow_with(e, what);
+      }
+    });
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const LabelStep& st = *steps[s];
+      res_.fits[st.target] = out[s];
+      perm_[st.target] = perm_[st.ref];
+      set_label(st.target, permuted(out[s], perm_[st.ref]));
+    }
+  }
+
   void fallback(const std::vector<const LabelStep*>& steps) {
+    if (steps.front()->rel == Relation::poles) return compact_fallback(steps);
     const long before = oracle_.queries();
     std::vector<std::vector<T>> f(steps.size());
     for (size_t s = 0; s < steps.size(); ++s) {
@@ -408,6 +482,7 @@ class Path {
   std::vector<char> is_labelled_;        // per base pair
   std::vector<std::vector<int>> perm_;   // per labelled base pair: its own head for each global head (compact)
   std::vector<std::optional<Error>> failed_;  // compact: a pair whose fit failed, raised when labelled
+  std::vector<char> needs_fallback_;           // compact: a pair whose residues cannot label its poles
 };
 
 }  // namespace

@@ -593,9 +593,14 @@ std::string recover_report(const nlohmann::json& r) {
     o << ")\n";
     o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
   }
-  if (r.contains("fallback_pairs"))
-    o << "  lean fallback    " << r["fallback_pairs"] << " across links asked for where residues could not label, " << r["fallback_queries"]
-      << " extra queries (included above)\n";
+  if (r.contains("fallback_pairs")) {
+    if (r["schedule"] == "compact")
+      o << "  fallback         " << r["fallback_pairs"] << " pair extensions and one-value across links asked for where residues could not label, "
+        << r["fallback_queries"] << " extra queries (included above)\n";
+    else
+      o << "  lean fallback    " << r["fallback_pairs"] << " across links asked for where residues could not label, " << r["fallback_queries"]
+        << " extra queries (included above)\n";
+  }
   if (r.contains("repaired_pairs")) {
     o << "  repairs          " << r["repairs"] << " degenerate pair(s) repaired, " << r["repair_queries"] << " extra queries (included above)\n";
     for (const auto& p : r["repaired_pairs"])

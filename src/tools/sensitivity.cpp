@@ -93,7 +93,7 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B>>>& heads
 // max over base pairs of the inf-norm of d(P, r, c)/d(samples): stage 3 run
 // on jets of the pair's own samples (regenerated from its fit).
 template <class B>
-double pair_condition(const Field<Jet<B>>& F, const Plan& plan, const std::vector<PairFit<Jet<B>>>& fits) {
+double pair_condition(const Field<Jet<B>>& F, const Plan& plan, const std::vector<PairFit<Jet<B>>>& fits, const std::vector<PairSpec>& fallback) {
   const Field<B>& base = F.base;
   double worst = 0;
   for (int p = 0; p < plan.d * plan.d; ++p) {
@@ -101,14 +101,18 @@ double pair_condition(const Field<Jet<B>>& F, const Plan& plan, const std::vecto
     for (const auto& x : fits[p].r) v.r.push_back(x.value());
     for (const auto& x : fits[p].c) v.c.push_back(x.value());
     std::vector<Jet<B>> f;
-    const int K = plan.pairs[p].samples;
-    for (int k = 0; k < K; ++k) f.push_back(Jet<B>::variable(fit_value(base, v, k), k));
     // a fully sampled pair is interpolated; a compact pair is fitted with its
-    // residues known (constants here: the pair's own values move only its poles)
+    // residues known (constants here: the pair's own values move only its
+    // poles), from 2H values by the linear route when the fallback served it
+    const PairSpec& ps = plan.pairs[p];
+    bool extended = false;
+    for (const PairSpec& e : fallback) extended = extended || (plan.schedule == Schedule::compact && e.kind == PairKind::across && e.i == ps.i && e.j == ps.j);
+    const int K = extended ? 2 * v.heads() : ps.samples;
+    for (int k = 0; k < K; ++k) f.push_back(Jet<B>::variable(fit_value(base, v, k), k));
     std::vector<Jet<B>> c;
     for (const auto& x : v.c) c.emplace_back(x);
-    const bool full = K == plan.samples;
-    const PairFit<Jet<B>> jf = full ? interpolate_pair(F, f, v.heads()) : fit_known_residues(F, f, c);
+    const bool full = ps.samples == plan.samples;
+    const PairFit<Jet<B>> jf = full ? interpolate_pair(F, f, v.heads()) : extended ? fit_known_limit(F, f, c) : fit_known_residues(F, f, c);
     std::vector<const Jet<B>*> outs;
     if (full) outs.push_back(&jf.P);
     for (const auto& x : jf.r) outs.push_back(&x);
@@ -220,7 +224,7 @@ Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, l
       S.H = H;
       S.columns = static_cast<long>(fabs.size());
       if (!compose(Field<Ball>{}, res.heads, order, fabs, true, S)) continue;
-      S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits);
+      S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs);
       return S;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::unable) throw;
@@ -244,7 +248,7 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
   std::vector<int> order(S.H);
   for (int h = 0; h < S.H; ++h) order[h] = h;
   compose(field, res.heads, order, answer_abs(field, answers), false, S);
-  S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits);
+  S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs);
   return S;
 }
 

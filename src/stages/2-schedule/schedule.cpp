@@ -60,7 +60,9 @@ Plan compact_plan(Plan p) {
   else
     for (int i = 1; i < d; ++i) p.labelling.push_back({p.base_index(i, 0), p.root(), -1, Relation::predicted, std::nullopt});
   for (int j = 1; j < d; ++j)
-    for (int i = 0; i < d; ++i) p.labelling.push_back({p.base_index(i, j), p.base_index(i, 0), -1, Relation::poles, std::nullopt});
+    for (int i = 0; i < d; ++i)
+      p.labelling.push_back({p.base_index(i, j), p.base_index(i, 0), -1, Relation::poles,
+                             PairSpec{PairKind::across, i, j, p.Delta.col(i), p.B.col(0) + p.B.col(j), 2}});
   index_queries(p);
   return p;
 }
@@ -113,7 +115,7 @@ Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples)
 std::vector<Query> Plan::pair_queries(const PairSpec& pr) const {
   std::vector<Query> out;
   const QVec a = pr.final_token + pr.offset;
-  for (long k = 1; k < pr.samples; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
+  for (long k = pr.first_k; k < pr.samples; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
   return out;
 }
 

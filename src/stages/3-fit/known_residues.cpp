@@ -35,13 +35,13 @@ typename F::value_type power(const F& fld, int k, int e) {
   return fld.from(p);
 }
 
-// The linear route: the unique N/Q through k = 1..2H-1; its poles matched
-// to the residues c. Returns rho[h], the root of Q that is head h's.
+// The unique N/Q through k = 1..2H-1 (N(0) = n0, Q(0) = 1): the roots of Q
+// and the residue at each, in the c-normalisation g = sum e/(1 + r k).
 template <ArithField F>
-std::vector<typename F::value_type> linear_route(const F& fld, const std::vector<typename F::value_type>& g, const std::vector<typename F::value_type>& c,
-                                                 const typename F::value_type& n0) {
+void linear_interpolant(const F& fld, const std::vector<typename F::value_type>& g, int H, const typename F::value_type& n0,
+                        std::vector<typename F::value_type>& rho, std::vector<typename F::value_type>& e) {
   using T = typename F::value_type;
-  const int H = static_cast<int>(c.size()), n = 2 * H - 1;
+  const int n = 2 * H - 1;
   Mat<T> A(n, n), rhs(n, 1), x;
   for (int row = 0; row < n; ++row) {
     const int k = row + 1;
@@ -58,14 +58,26 @@ std::vector<typename F::value_type> linear_route(const F& fld, const std::vector
   const Roots<T> roots = fld.real_roots(Q);
   require_truth(roots.ok, ErrorKind::inconsistent, "the pair's poles are not " + std::to_string(H) + " distinct real numbers: " + roots.why);
   const std::vector<T> dQ = poly_derivative(fld, Q);
-  std::vector<T> e;  // residue at each root, in the c-normalisation: g = sum e/(1 + r k)
-  for (const T& rho : roots.roots) e.push_back(-(poly_eval(N, rho) / (rho * poly_eval(dQ, rho))));
+  rho = roots.roots;
+  e.clear();
+  for (const T& z : rho) e.push_back(-(poly_eval(N, z) / (z * poly_eval(dQ, z))));
+}
+
+// The linear route: the interpolant's poles matched to the residues c.
+// Returns rho[h], the root of Q that is head h's.
+template <ArithField F>
+std::vector<typename F::value_type> linear_route(const F& fld, const std::vector<typename F::value_type>& g, const std::vector<typename F::value_type>& c,
+                                                 const typename F::value_type& n0) {
+  using T = typename F::value_type;
+  const int H = static_cast<int>(c.size());
+  std::vector<T> roots, e;
+  linear_interpolant(fld, g, H, n0, roots, e);
   T scale = fld.from(Rational(0));
   for (int h = 0; h < H; ++h) scale = scale + fld.abs(c[h]);
   const Assignment a = match_heads(H, [&](int h, int r) { return fld.equal(e[r], c[h], scale); });
   const std::vector<int> perm = unique_or_throw(a, "matching the pair's poles to its known residues");
   std::vector<T> rho;
-  for (int h = 0; h < H; ++h) rho.push_back(roots.roots[perm[h]]);
+  for (int h = 0; h < H; ++h) rho.push_back(roots[perm[h]]);
   return rho;
 }
 
@@ -171,8 +183,31 @@ PairFit<typename F::value_type> fit_known_residues(const F& fld, const std::vect
   return fit;
 }
 
+template <ArithField F>
+PairFit<typename F::value_type> fit_known_limit(const F& fld, const std::vector<typename F::value_type>& f,
+                                                const std::vector<typename F::value_type>& c) {
+  using T = typename F::value_type;
+  const int H = static_cast<int>(c.size());
+  if (static_cast<int>(f.size()) < 2 * H) throw_internal("fit_known_limit: need 2H values");
+  T n0 = fld.from(Rational(0));
+  for (const T& x : c) n0 = n0 + x;
+  const T P = f[0] - n0;
+  std::vector<T> g;
+  for (const T& v : f) g.push_back(v - P);
+  std::vector<T> rho, e;
+  linear_interpolant(fld, g, H, n0, rho, e);
+  PairFit<T> fit{P, {}, e};
+  for (const T& z : rho) fit.r.push_back(fld.from(Rational(-1)) / z);
+  for (const T& r : fit.r) require_truth(fld.is_positive(r), ErrorKind::inconsistent, "a pole of the pair is not positive");
+  for (int k = 2 * H; k < static_cast<int>(f.size()); ++k)
+    if (fld.equal(fit_value(fld, fit, k), f[k]) == Truth::no)
+      throw_inconsistent("value k = " + std::to_string(k) + " disagrees with the fit of the others with the known limit");
+  return fit;
+}
+
 #define MHAQ_INSTANTIATE(F) \
-  template PairFit<F::value_type> fit_known_residues<F>(const F&, const std::vector<F::value_type>&, const std::vector<F::value_type>&);
+  template PairFit<F::value_type> fit_known_residues<F>(const F&, const std::vector<F::value_type>&, const std::vector<F::value_type>&); \
+  template PairFit<F::value_type> fit_known_limit<F>(const F&, const std::vector<F::value_type>&, const std::vector<F::value_type>&);
 MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
 #undef MHAQ_INSTANTIATE
 

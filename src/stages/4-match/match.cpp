@@ -189,20 +189,24 @@ PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typ
 
 template <ArithField F>
 Assignment predicted_assignment(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& cur,
-                                const typename F::value_type& f0, const typename F::value_type& f1) {
+                                const typename F::value_type& f0, const typename F::value_type& f1, Relation rel) {
   using T = typename F::value_type;
   const int H = ref.heads();
   Assignment out;
-  if (cur.heads() != H) return out;
+  if (cur.heads() != H || (rel != Relation::within && rel != Relation::across)) return out;
   const T one = fld.from(Rational(1));
-  // term[h][g]: head h of ref with head g of cur
+  // term[h][g]: head h of ref with head g of cur; allowed[h][g]: not certainly
+  // excluded by the residues (across)
   std::vector<std::vector<T>> term(H);
-  T scale = fld.abs(f0 - f1);
+  std::vector<std::vector<char>> allowed(H, std::vector<char>(H, 1));
+  T scale = fld.abs(f0 - f1), cscale = fld.from(Rational(0));
+  for (int h = 0; h < H; ++h) cscale = cscale + fld.abs(ref.c[h]) + fld.abs(cur.c[h]);
   for (int h = 0; h < H; ++h)
     for (int g = 0; g < H; ++g) {
       const T rho = ref.r[h] * cur.r[g];
-      term[h].push_back((ref.c[h] + cur.c[g]) * rho / (one + rho));
+      term[h].push_back((rel == Relation::within ? ref.c[h] + cur.c[g] : ref.c[h]) * rho / (one + rho));
       scale = scale + fld.abs(term[h].back());
+      if (rel == Relation::across) allowed[h][g] = fld.equal(ref.c[h], cur.c[g], cscale) != Truth::no;
     }
   const T target = f0 - f1;
   std::vector<std::vector<int>> possible, certain;
@@ -217,7 +221,7 @@ Assignment predicted_assignment(const F& fld, const PairFit<typename F::value_ty
       return;
     }
     for (int g = 0; g < H; ++g) {
-      if (used[g]) continue;
+      if (used[g] || !allowed[h][g]) continue;
       used[g] = 1;
       perm[h] = g;
       walk(h + 1, sum + term[h][g]);
@@ -251,7 +255,7 @@ std::vector<int> unique_or_throw(const Assignment& a, const std::string& what) {
                                                       const std::vector<F::value_type>&, const PairFit<F::value_type>&, Relation,  \
                                                       const F::value_type&, Assignment&);            \
   template Assignment predicted_assignment<F>(const F&, const PairFit<F::value_type>&, const PairFit<F::value_type>&,  \
-                                              const F::value_type&, const F::value_type&);
+                                              const F::value_type&, const F::value_type&, Relation);
 MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
 #undef MHAQ_INSTANTIATE
 

@@ -31,6 +31,7 @@ struct PairSpec {
   QVec offset;
   QVec final_token;
   int samples = 0;  // values k = 0..samples-1 (k = 0 is chained, not queried)
+  int first_k = 1;  // the first value queried (a compact fallback extends a pair past its planned values)
 };
 std::string pair_name(const PairSpec& p);  // "within-link pair (i=2, j=1)"
 
@@ -50,9 +51,11 @@ struct LabelStep {
   int ref;     // a base pair labelled by an earlier step, or the root
   int link;    // index into Plan::pairs of the link pair; -1 for residue
   Relation rel;
-  // Residue steps only: the across link that decides the step when two heads'
-  // residues cannot be told apart (equal v_h); the learner asks for it only
-  // then, at 2H extra queries (lean fallback, ALGORITHM.md section 5).
+  // Residue steps (lean) and poles steps (compact) only: the across link that
+  // decides the step when two heads' residues cannot be told apart (equal
+  // v_h); the learner asks for it only then (ALGORITHM.md section 5). Lean:
+  // the whole link, 2H queries. Compact: one value of the link, predicted for
+  // each assignment, after the pair's own values up to k = 2H-1 (proofs/19).
   std::optional<PairSpec> fallback;
 };
 

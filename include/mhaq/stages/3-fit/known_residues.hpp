@@ -102,4 +102,12 @@ template <ArithField F>
 PairFit<typename F::value_type> fit_known_residues(const F& fld, const std::vector<typename F::value_type>& f,
                                                    const std::vector<typename F::value_type>& c);
 
+// The compact fallback (equal residues at this offset, proofs/19): the pair's
+// poles and residues from 2H values f(0..2H-1) with P = f(0) - sum c known,
+// by the linear route, heads in the order of the roots of Q (the residues are
+// computed, not matched to c: two of them may be equal).
+template <ArithField F>
+PairFit<typename F::value_type> fit_known_limit(const F& fld, const std::vector<typename F::value_type>& f,
+                                                const std::vector<typename F::value_type>& c);
+
 }  // namespace mhaq
