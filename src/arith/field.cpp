@@ -195,6 +195,24 @@ Truth Field<QTau>::solve_scaled(Mat<QTau>& X, QTau& lambda, const Mat<QTau>& A, 
   return Truth::yes;
 }
 
+int Field<QTau>::pole_root_in(const Ball& rho, QTau& out) const {
+  if (arb_is_nonnegative(rho.raw())) return -1;
+  if (!arb_is_negative(rho.raw())) return 0;
+  // rho = -tau^-n: n = -L log(-rho), an integer that the ball must pin
+  Ball x = -rho;
+  arb_log(x.raw(), x.raw(), working_precision());
+  arb_mul_si(x.raw(), x.raw(), -L_, working_precision());
+  if (!arb_contains_int(x.raw())) return -1;
+  fmpz_t n;
+  fmpz_init(n);
+  const bool unique = arb_get_unique_fmpz(n, x.raw()) && fmpz_fits_si(n);
+  const long nn = unique ? fmpz_get_si(n) : 0;
+  fmpz_clear(n);
+  if (!unique || std::labs(nn) > (1L << 40)) return 0;
+  out = -QTauAccess::tau_pow(-nn);
+  return arb_contains(rho.raw(), enclose(out).raw()) ? 1 : 0;
+}
+
 Roots<QTau> Field<QTau>::real_roots(const std::vector<QTau>& c) const {
   // Roots of a polynomial over Q(tau) whose roots are -tau^{-n}: the Newton
   // polygon of the tau-adic valuations gives each n, and substitution

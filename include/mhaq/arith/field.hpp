@@ -19,6 +19,9 @@
 //                    learner's, e.g. where to put a query, never a decision)
 //   enclose          conversion to an Arb ball (an interval containing x)
 //   str              a printable form (reporting only)
+//   enclose_roots    roots of pole polynomials computed by fn from x, on
+//                    enclosures when the field is exact (a rigorous filter whose
+//                    roots are read as -tau^n; the caller checks them exactly)
 //   filtered, refine, certify       the filter-then-certify strategy of a
 //                    nonlinear square system (CGAL's Filtered_predicate),
 //                    used by the pair fits (stages/3-fit)
@@ -156,6 +159,17 @@ struct Field<QTau> {
 
   template <class Fn>
   std::optional<std::vector<QTau>> filtered(const std::vector<QTau>& f, Fn&& fn) const { return fn(*this, f); }
+  // fn(Field<Ball>, enclosures of x) at 128..4096 bits: the ball computation
+  // is rigorous for the exact x, so a root it returns is isolated around
+  // one exact root; each is read as -tau^-n (pole_root_in). nullopt when the
+  // balls cannot decide, fn fails in balls, or a root is not of that form:
+  // the caller then runs fn in exact arithmetic. The caller checks the roots
+  // it gets exactly.
+  template <class Fn>
+  std::optional<std::vector<QTau>> enclose_roots(const std::vector<QTau>& x, Fn&& fn) const;
+  // The element -tau^-n in the negative ball rho: 1 (out set), 0 (the ball
+  // does not pin n: more precision), -1 (no such element).
+  int pole_root_in(const Ball& rho, QTau& out) const;
   template <class Sys>
   void refine(const Sys&, std::vector<QTau>&) const {}
   template <class Sys>
@@ -200,6 +214,8 @@ struct Field<Ball> {
   // Filter: the approximate solution is computed in MPFR from the midpoints.
   template <class Fn>
   std::optional<std::vector<Ball>> filtered(const std::vector<Ball>& f, Fn&& fn) const;
+  template <class Fn>
+  std::optional<std::vector<Ball>> enclose_roots(const std::vector<Ball>& x, Fn&& fn) const { return fn(*this, x); }
   template <class Sys>
   void refine(const Sys&, std::vector<Ball>&) const {}
   // Krawczyk test (proofs/10): yes when every choice of targets inside their
@@ -240,6 +256,8 @@ struct Field<Mpfr> {
 
   template <class Fn>
   std::optional<std::vector<Mpfr>> filtered(const std::vector<Mpfr>& f, Fn&& fn) const { return fn(*this, f); }
+  template <class Fn>
+  std::optional<std::vector<Mpfr>> enclose_roots(const std::vector<Mpfr>& x, Fn&& fn) const { return fn(*this, x); }
   // Damped Gauss-Newton on the system's own equations (least squares when
   // it has more equations than unknowns), after re-solving its linear part.
   template <class Sys>
@@ -284,6 +302,8 @@ struct Field<double> {
 
   template <class Fn>
   std::optional<std::vector<double>> filtered(const std::vector<double>& f, Fn&& fn) const { return fn(*this, f); }
+  template <class Fn>
+  std::optional<std::vector<double>> enclose_roots(const std::vector<double>& x, Fn&& fn) const { return fn(*this, x); }
   template <class Sys>
   void refine(const Sys& sys, std::vector<double>& x) const;
   template <class Sys>

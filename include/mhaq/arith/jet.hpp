@@ -229,6 +229,16 @@ struct Field<Jet<B>> {
     for (const auto& v : *xv) out.emplace_back(v);
     return out;
   }
+  // Values only, from the base field's route: the derivatives come from the
+  // caller's refine() (the implicit function theorem on its own equations).
+  template <class Fn>
+  std::optional<std::vector<J>> enclose_roots(const std::vector<J>& x, Fn&& fn) const {
+    const std::optional<std::vector<B>> r = base.enclose_roots(values(x), fn);
+    if (!r) return std::nullopt;
+    std::vector<J> out;
+    for (const auto& v : *r) out.emplace_back(v);
+    return out;
+  }
   // Derivatives only: the implicit function theorem at the current values
   // (the run being differentiated already refined them; refining again would
   // change the values by rounding only, at the cost of a Gauss-Newton solve).

@@ -152,14 +152,23 @@ PairFit<typename F::value_type> fit_known_residues(const F& fld, const std::vect
   for (const T& x : c) n0 = n0 + x;
   const T P = f[0] - n0;
   if (H == 0) return PairFit<T>{f[0], {}, {}};
-  std::vector<T> g;
-  for (const T& v : f) g.push_back(v - P);
-  std::vector<T> rho;
-  if (s >= 2 * H - 1) rho = linear_route(fld, g, c, n0);
-  else if (s == 2 * H - 2 && H >= 3) rho = family_route(fld, g, c, n0);
-  else throw_internal("fit_known_residues: " + std::to_string(s) + " values do not determine " + std::to_string(H) + " poles by either route");
+  if (s < 2 * H - 2 || (s == 2 * H - 2 && H < 3))
+    throw_internal("fit_known_residues: " + std::to_string(s) + " values do not determine " + std::to_string(H) + " poles by either route");
+  // The roots are chosen from g(0..s), the residues and n0 = g(0): in exact
+  // mode first on enclosures (a rigorous filter, the roots read as -tau^n),
+  // else, and in the other fields, in the field itself.
+  std::vector<T> in;
+  for (const T& v : f) in.push_back(v - P);
+  in.insert(in.end(), c.begin(), c.end());
+  auto route = [H, s](const auto& G, const auto& x) {
+    using U = typename std::decay_t<decltype(G)>::value_type;
+    const std::vector<U> g(x.begin(), x.begin() + s + 1), cc(x.begin() + s + 1, x.end());
+    return std::optional<std::vector<U>>(s >= 2 * H - 1 ? linear_route(G, g, cc, g[0]) : family_route(G, g, cc, g[0]));
+  };
+  std::optional<std::vector<T>> rho = fld.enclose_roots(in, route);
+  if (!rho) rho = route(fld, in);
   std::vector<T> x{P};
-  for (const T& z : rho) x.push_back(fld.from(Rational(-1)) / z);
+  for (const T& z : *rho) x.push_back(fld.from(Rational(-1)) / z);
   for (const T& z : c) x.push_back(z);
   for (int h = 0; h < H; ++h) {
     require_truth(fld.is_positive(x[1 + h]), ErrorKind::inconsistent, "a pole chosen for the known residues is not positive");
@@ -177,9 +186,10 @@ PairFit<typename F::value_type> fit_known_residues(const F& fld, const std::vect
   std::vector<T> y = x;
   if (fld.certify(sys, y) == Truth::yes) x = std::move(y);
   PairFit<T> fit{x[0], std::vector<T>(x.begin() + 1, x.begin() + 1 + H), std::vector<T>(x.begin() + 1 + H, x.end())};
-  for (int k = H + 1; k <= s; ++k)
+  // every value, so that an exact fit is checked exactly whatever route chose it
+  for (int k = 1; k <= s; ++k)
     if (fld.equal(fit_value(fld, fit, k), f[k]) == Truth::no)
-      throw_inconsistent("value k = " + std::to_string(k) + " disagrees with the fit of the others with the known residues");
+      throw_inconsistent("value k = " + std::to_string(k) + " disagrees with the fit with the known residues");
   return fit;
 }
 
