@@ -177,10 +177,12 @@ TEST_CASE("compact: balls contain the truth") {
 
 TEST_CASE("compact: floats are judged, never ok and wrong") {
   int ok = 0;
-  for (const auto& [a, bits] : {std::pair{Arith::mpfr, 256L}, std::pair{Arith::mpfr, 64L}, std::pair{Arith::ieee, 53L}})
+  for (const auto& ab : {std::pair{Arith::mpfr, 256L}, std::pair{Arith::mpfr, 64L}, std::pair{Arith::ieee, 53L}})
     for (const auto& dh : {std::pair{3, 2}, std::pair{4, 3}})
       for (std::uint64_t seed = 1; seed <= 2; ++seed) {
-        const int d = dh.first, H = dh.second;
+        const int d = dh.first, H = dh.second;  // not structured bindings: INFO captures them (clang 14)
+        const Arith a = ab.first;
+        const long bits = ab.second;
         const json r = run(model(d, H, 90 + seed, a), a, seed, bits);
         INFO(arith_name(a) << " bits=" << bits << " d=" << d << " H=" << H << " seed=" << seed << " " << r.dump().substr(0, 400));
         CHECK(r["queries"] == compact_query_count(d, H));
@@ -236,9 +238,11 @@ TEST_CASE("compact fallback: equal v_h, exact recovery with the extra queries re
   const std::string eq2 = R"({"format":"mhaq-model","version":1,"d":2,"heads":[
     {"W":[["1/2","-1/4"],["1/4","3/4"]],"v":["1","-1/2"]}, {"W":[["-1/4","1/2"],["0","-1/2"]],"v":["1","-1/2"]}]})";
   int ok = 0;
-  for (const auto& [text, d, H] : {std::tuple{eq3, 3, 3}, std::tuple{eq2, 2, 2}})
+  for (const auto& tdh : {std::tuple{eq3, 3, 3}, std::tuple{eq2, 2, 2}})
     for (const Arith a : {Arith::exact, Arith::ball, Arith::mpfr})
       for (std::uint64_t seed = 3; seed <= 4; ++seed) {
+        const std::string& text = std::get<0>(tdh);
+        const int d = std::get<1>(tdh), H = std::get<2>(tdh);
         const json r = run(model_from_json_text(text), a, seed);
         INFO(arith_name(a) << " d=" << d << " seed=" << seed << " " << r.dump().substr(0, 400));
         if (r["status"] == "degenerate") continue;  // a collision at this draw (integer tokens, exact)

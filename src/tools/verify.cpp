@@ -112,8 +112,9 @@ json run_recover(const Model& m, const RecoverOptions& ro) {
   }
 }
 
-// repaired: a correct recovery that needed repaired pairs (learner.hpp, Repair);
-// it is not a pass of the query-count claims, which are asserted on unrepaired runs only.
+// repaired: a correct recovery that needed repaired pairs (learner.hpp, Repair)
+// or the fallback's extra queries (lean, compact: equal residues); it is not a
+// pass of the query-count claims, which are asserted on the plain runs only.
 enum class TrialVerdict { pass, fail, degenerate, unable, not_identifiable, repaired };
 
 struct Outcome {
@@ -128,6 +129,8 @@ double number_or(const json& r, const char* key, double dflt) {
 
 // A trial's recovery, judged by recover's status (tools/judge.hpp) and
 // re-checked against the truth here, so a wrong "ok" would still fail.
+bool repaired_run(const json& r) { return r.value("repairs", 0) > 0 || r.value("fallback_queries", 0) > 0; }
+
 Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
   const std::string st = r.value("status", "");
   const std::string why = r.value("message", "");
@@ -142,14 +145,14 @@ Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
   switch (o.arith) {
     case Arith::exact:
       if (!r.value("exact_match", false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
-      return {r.value("repairs", 0) > 0 ? TrialVerdict::repaired : TrialVerdict::pass, 0, ""};
+      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, 0, ""};
     case Arith::ball:
       if (!r.value("contains_truth", false)) return {TrialVerdict::fail, number_or(r, "max_radius", 0), "status ok but some output ball misses the truth"};
-      return {r.value("repairs", 0) > 0 ? TrialVerdict::repaired : TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
+      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
     default: {
       const double e = number_or(r, "max_rel_error", INFINITY);
       if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
-      return {r.value("repairs", 0) > 0 ? TrialVerdict::repaired : TrialVerdict::pass, e, ""};
+      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, e, ""};
     }
   }
 }
@@ -620,7 +623,7 @@ std::string verify_report(const json& v) {
     s << line;
   }
   const auto& z = v["schwartz_zippel"];
-  s << "\nrepaired runs (H known; own column above, not counted as passes of claims 2 and 3): " << z["repaired_known_h"];
+  s << "\nrepaired runs (H known; repaired pairs or fallback queries; own column above, not counted as passes of claims 2 and 3): " << z["repaired_known_h"];
   s << "\nunrepaired degenerate draws (H known): " << z["degenerate_known_h"] << " of " << z["trials"] << ", observed rate "
     << fixed(z["observed_rate"].get<double>());
   if (z.value("bound_applies", true))
