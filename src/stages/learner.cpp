@@ -220,7 +220,8 @@ class Path {
     for (int p = 0; p < n; ++p)
       if (full(static_cast<size_t>(p)) && (type[p] != m || type[p] < 0)) return;
     if (m >= opt_.H) return;
-    throw_not_identifiable("every base pair fits a type-(" + std::to_string(m) + "," + std::to_string(m) +
+    throw_not_identifiable(std::string(plan_.schedule == Schedule::compact ? "every fully sampled base pair (i, 1)" : "every base pair") +
+                           " fits a type-(" + std::to_string(m) + "," + std::to_string(m) +
                            ") function: the answers are those of a model with " + std::to_string(m) +
                            " canonical heads, fewer than the stated H = " + std::to_string(opt_.H) +
                            " (state H = " + std::to_string(m) + ", or give only a bound with --max-heads)");
