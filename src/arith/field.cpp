@@ -166,6 +166,54 @@ Truth Field<QTau>::solve(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) c
   return truth_of(qtau_solve(current_exact_solver(), X, A, B));
 }
 
+Truth Field<QTau>::solve_scaled(Mat<QTau>& X, QTau& lambda, const Mat<QTau>& A, const Mat<QTau>& B) const {
+  Mat<QTau> Y;
+  if (!qtau_solve(current_exact_solver(), Y, A, B)) return Truth::no;
+  // lambda: the least common multiple of the solution's denominators (a
+  // polynomial in tau), so that every lambda Y_ij is a polynomial in tau
+  fmpz_poly_t L, q;
+  fmpz_poly_init(L);
+  fmpz_poly_init(q);
+  fmpz_poly_one(L);
+  for (int i = 0; i < Y.rows(); ++i)
+    for (int j = 0; j < Y.cols(); ++j)
+      if (!QTauAccess::is_zero(Y(i, j))) fmpz_poly_lcm(L, L, QTauAccess::raw(Y(i, j))->den);
+  X = Mat<QTau>(Y.rows(), Y.cols());
+  for (int i = 0; i < Y.rows(); ++i)
+    for (int j = 0; j < Y.cols(); ++j) {
+      if (QTauAccess::is_zero(Y(i, j))) continue;
+      const fmpz_poly_q_struct* y = QTauAccess::raw(Y(i, j));
+      if (!fmpz_poly_divides(q, L, y->den)) throw_internal("solve_scaled: the lcm of the denominators is not a multiple of one");
+      fmpz_poly_q_struct* x = QTauAccess::raw(X(i, j));
+      fmpz_poly_mul(x->num, q, y->num);
+      fmpz_poly_one(x->den);
+    }
+  fmpz_poly_q_struct* l = QTauAccess::raw(lambda);
+  fmpz_poly_set(l->num, L);
+  fmpz_poly_one(l->den);
+  fmpz_poly_clear(q);
+  fmpz_poly_clear(L);
+  return Truth::yes;
+}
+
+int Field<QTau>::pole_root_in(const Ball& rho, QTau& out) const {
+  if (arb_is_nonnegative(rho.raw())) return -1;
+  if (!arb_is_negative(rho.raw())) return 0;
+  // rho = -tau^-n: n = -L log(-rho), an integer that the ball must pin
+  Ball x = -rho;
+  arb_log(x.raw(), x.raw(), working_precision());
+  arb_mul_si(x.raw(), x.raw(), -L_, working_precision());
+  if (!arb_contains_int(x.raw())) return -1;
+  fmpz_t n;
+  fmpz_init(n);
+  const bool unique = arb_get_unique_fmpz(n, x.raw()) && fmpz_fits_si(n);
+  const long nn = unique ? fmpz_get_si(n) : 0;
+  fmpz_clear(n);
+  if (!unique || std::labs(nn) > (1L << 40)) return 0;
+  out = -QTauAccess::tau_pow(-nn);
+  return arb_contains(rho.raw(), enclose(out).raw()) ? 1 : 0;
+}
+
 Roots<QTau> Field<QTau>::real_roots(const std::vector<QTau>& c) const {
   // Roots of a polynomial over Q(tau) whose roots are -tau^{-n}: the Newton
   // polygon of the tau-adic valuations gives each n, and substitution

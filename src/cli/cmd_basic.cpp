@@ -186,7 +186,7 @@ Command make_recover() {
             s->add_option("--seed", st->seed, "seed for the learner's draws (and for drawing the model)")->check(seed_value());
             s->add_option("--arith", st->arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
             s->add_option("--bits", st->bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
-            s->add_option("--schedule", st->schedule, "paper | lean")->check(CLI::IsMember({"paper", "lean"}));
+            s->add_option("--schedule", st->schedule, "paper | lean | compact")->check(CLI::IsMember({"paper", "lean", "compact"}));
             s->add_option("--design", st->design,
                           "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them); not exact")
                 ->check(CLI::IsMember({"paper", "scaled", "tuned"}));

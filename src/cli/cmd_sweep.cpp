@@ -60,7 +60,7 @@ Command make_sweep() {
             s->add_option("--heads", st->heads, "head counts, e.g. 1-8 (default 1-4)");
             s->add_option("--bits", st->bits, "precisions in bits (default 53,64,113,128,256,512,1024)");
             s->add_option("--token-scale", st->scale, "token scales: entries uniform on [-s, s] (exact decimals, default 1)");
-            s->add_option("--schedule", st->schedule, "schedules: paper, lean or paper,lean (default paper)");
+            s->add_option("--schedule", st->schedule, "schedules, comma separated: paper, lean, compact (default paper)");
             s->add_option("--design", st->design, "query designs: paper, scaled, tuned or a list such as paper,scaled,tuned (default paper)");
             s->add_option("--trials", st->g.trials, "trials per grid point (default 3)")->check(int_in(1, limits::max_trials));
             s->add_option("--seed", st->g.seed, "seed; model and learner seeds are derived from it")->check(seed_value());
@@ -133,16 +133,16 @@ Command make_sweep() {
             std::ostringstream h;
             h << "mhaq sweep: " << rows.size() << " rows in " << st->out << "\n";
             h << "bits lost = p + log2(observed error); predicted = log2(kappa_rms); medians over ok rows with error < 2^-10\n";
-            h << "design   H   rows     ok   used   observed  predicted  pred/obs  per-head(log2 kappa_rms/H, top bits)\n";
+            h << "schedule design    H   rows     ok   used   queries   observed  predicted  pred/obs  per-head(log2 kappa_rms/H, top bits)\n";
             nlohmann::json summ = nlohmann::json::array();
             auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
             for (const auto& s : sweep_summary(rows)) {
               char buf[200];
-              std::snprintf(buf, sizeof buf, "%-6s %3d %6ld %6ld %6ld %10.2f %10.2f %9.3f %10.2f\n", s.design.c_str(), s.H, s.rows, s.ok, s.used, s.observed,
-                            s.predicted, s.predicted / s.observed, s.per_head);
+              std::snprintf(buf, sizeof buf, "%-8s %-6s %4d %6ld %6ld %6ld %9.0f %10.2f %10.2f %9.3f %10.2f\n", s.schedule.c_str(), s.design.c_str(), s.H,
+                            s.rows, s.ok, s.used, s.queries, s.observed, s.predicted, s.predicted / s.observed, s.per_head);
               h << buf;
-              summ.push_back({{"design", s.design}, {"H", s.H}, {"rows", s.rows}, {"ok", s.ok}, {"used", s.used},
-                              {"observed_bits_lost", num(s.observed)}, {"predicted_bits_lost", num(s.predicted)},
+              summ.push_back({{"schedule", s.schedule}, {"design", s.design}, {"H", s.H}, {"rows", s.rows}, {"ok", s.ok}, {"used", s.used},
+                              {"median_queries", num(s.queries)}, {"observed_bits_lost", num(s.observed)}, {"predicted_bits_lost", num(s.predicted)},
                               {"bits_lost_per_head", num(s.per_head)}});
             }
             j["summary"] = summ;

@@ -3,10 +3,12 @@
 #include "mhaq/stages/learner.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "mhaq/arith/all_fields.hpp"
 #include "mhaq/base/parallel.hpp"
+#include "mhaq/stages/3-fit/known_residues.hpp"
 
 namespace mhaq {
 
@@ -37,7 +39,8 @@ class Path {
   void run() {
     ask();
     try {
-      fit_all();
+      if (plan_.schedule == Schedule::compact) fit_compact();
+      else fit_all();
       label();
     } catch (const Error& e) {
       // a base pair that fitted all H heads already shows H is not too large
@@ -61,7 +64,7 @@ class Path {
 
   std::vector<T> samples(size_t p, const T& f0) const {
     std::vector<T> f{f0};
-    for (long k = 1; k < plan_.samples; ++k) f.push_back(answers_[plan_.query_index(static_cast<long>(p), k)]);
+    for (long k = 1; k < plan_.pairs[p].samples; ++k) f.push_back(answers_[plan_.query_index(static_cast<long>(p), k)]);
     return f;
   }
 
@@ -120,6 +123,76 @@ class Path {
     res_.heads_found = m;
   }
 
+  // ---- 3-fit, compact schedule (proofs/18, 19): the pairs (i, 1) in full;
+  // then every pair (i, j >= 2) with the residues of (i, 1) known, its heads
+  // in the order of (i, 1). A failure of the latter is kept and raised when
+  // the labelling reaches the pair, after the links (where a wrong head count
+  // shows first).
+  void fit_compact() {
+    auto& fits = res_.fits;
+    fits.resize(plan_.pairs.size());
+    degenerate_.assign(plan_.pairs.size(), std::string());
+    failed_.assign(plan_.pairs.size(), std::nullopt);
+    const int H = opt_.H;
+    parallel_for(0, static_cast<size_t>(d_), opt_.threads, [&](size_t i) {
+      const size_t p = static_cast<size_t>(plan_.base_index(static_cast<int>(i), 0));
+      try {
+        fits[p] = opt_.heads_is_bound ? interpolate_pair_minimal(fld_, samples(p, answers_[0]), H) : interpolate_pair(fld_, samples(p, answers_[0]), H);
+      } catch (const Error& e) {
+        rethrow_with(e, pair_name(plan_.pairs[p]));
+      }
+    });
+    int m = 0;
+    for (int i = 0; i < d_; ++i) m = std::max(m, fits[plan_.base_index(i, 0)].heads());
+    for (int i = 0; i < d_; ++i)
+      if (fits[plan_.base_index(i, 0)].heads() != m)
+        throw_degenerate(pair_name(plan_.pairs[plan_.base_index(i, 0)]) + ": shows " + std::to_string(fits[plan_.base_index(i, 0)].heads()) +
+                         " heads where other pairs show " + std::to_string(m) + " (colliding poles or a zero residue at this draw)");
+    res_.heads_found = m;
+    chain_ = make_chaining(fits);
+    // Residues that cannot be told apart at an offset (equal v_h) cannot
+    // label that offset's poles: those pairs wait for the fallback.
+    std::vector<int> ref(plan_.pairs.size(), -1);
+    needs_fallback_.assign(plan_.pairs.size(), 0);
+    for (const LabelStep& s : plan_.labelling)
+      if (s.rel == Relation::poles) {
+        ref[s.target] = s.ref;
+        needs_fallback_[s.target] = opt_.lean_fallback && s.fallback && !residues_distinct(fits[s.ref]);
+      }
+    parallel_for(0, plan_.pairs.size(), opt_.threads, [&](size_t p) {
+      if (ref[p] < 0 || needs_fallback_[p]) return;
+      try {
+        fits[p] = fit_known_residues(fld_, samples(p, chain_.f0(fld_, plan_.pairs[p].final_token)), fits[ref[p]].c);
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::internal) throw;
+        failed_[p] = Error(e.kind(), pair_name(plan_.pairs[p]) + " (residues of " + pair_name(plan_.pairs[ref[p]]) + "): " + e.what());
+      }
+    });
+  }
+
+  // Every two residues of a fit certainly different.
+  bool residues_distinct(const PairFit<T>& f) const {
+    T scale = fld_.from(Rational(0));
+    for (const T& c : f.c) scale = scale + fld_.abs(c);
+    for (int h = 0; h < f.heads(); ++h)
+      for (int g = h + 1; g < f.heads(); ++g)
+        if (fld_.equal(f.c[h], f.c[g], scale) != Truth::no) return false;
+    return true;
+  }
+
+  // Compact: the assignment of a within link predicted from its one value.
+  std::vector<int> predicted_perm(const LabelStep& s) const {
+    const PairFit<T>& cur = res_.fits[s.target];
+    if (s.link < 0) {  // one head: nothing to assign
+      std::vector<int> id(cur.heads());
+      for (int h = 0; h < cur.heads(); ++h) id[h] = h;
+      return id;
+    }
+    const T& f1 = answers_[plan_.query_index(s.link, 1)];
+    const Assignment a = predicted_assignment(fld_, res_.labelled[s.ref], cur, answers_[0], f1);
+    return unique_or_throw(a, pair_name(plan_.pairs[s.link]) + " (one value, predicted for each assignment of heads)");
+  }
+
   bool full_base_fit() const {
     for (int p = 0; p < d_ * d_ && p < static_cast<int>(res_.fits.size()) && p < static_cast<int>(degenerate_.size()); ++p)
       if (degenerate_[p].empty() && res_.fits[p].heads() == opt_.H) return true;
@@ -152,14 +225,17 @@ class Path {
     for (int i = 0; i < d_; ++i)
       if (type[plan_.base_index(i, 0)] < 0) return;
     const Chaining<T> chain = make_chaining(fits);
+    // (compact: only the fully sampled pairs (i, 1) can show their type)
+    auto full = [&](size_t p) { return plan_.pairs[p].samples == plan_.samples; };
     parallel_for(0, static_cast<size_t>(n), opt_.threads, [&](size_t p) {
-      if (plan_.pairs[p].j != 0) minimal(p, chain.f0(fld_, plan_.pairs[p].final_token));
+      if (plan_.pairs[p].j != 0 && full(p)) minimal(p, chain.f0(fld_, plan_.pairs[p].final_token));
     });
     const int m = type[0];
-    for (int t : type)
-      if (t != m || t < 0) return;
+    for (int p = 0; p < n; ++p)
+      if (full(static_cast<size_t>(p)) && (type[p] != m || type[p] < 0)) return;
     if (m >= opt_.H) return;
-    throw_not_identifiable("every base pair fits a type-(" + std::to_string(m) + "," + std::to_string(m) +
+    throw_not_identifiable(std::string(plan_.schedule == Schedule::compact ? "every fully sampled base pair (i, 1)" : "every base pair") +
+                           " fits a type-(" + std::to_string(m) + "," + std::to_string(m) +
                            ") function: the answers are those of a model with " + std::to_string(m) +
                            " canonical heads, fewer than the stated H = " + std::to_string(opt_.H) +
                            " (state H = " + std::to_string(m) + ", or give only a bound with --max-heads)");
@@ -170,6 +246,10 @@ class Path {
   void label() {
     res_.labelled.assign(static_cast<size_t>(d_) * d_, PairFit<T>{});
     is_labelled_.assign(static_cast<size_t>(d_) * d_, 0);
+    perm_.assign(static_cast<size_t>(d_) * d_, {});
+    std::vector<int> id(res_.fits[plan_.root()].heads());
+    for (size_t h = 0; h < id.size(); ++h) id[h] = static_cast<int>(h);
+    perm_[plan_.root()] = id;
     set_label(plan_.root(), degenerate_[plan_.root()].empty() ? res_.fits[plan_.root()] : repaired_root());
     std::vector<const LabelStep*> deferred, pending;
     for (const LabelStep& s : plan_.labelling)
@@ -238,6 +318,21 @@ class Path {
   bool try_step(const LabelStep& s, std::vector<const LabelStep*>& deferred) {
     if (!is_labelled_[s.ref]) return false;
     const auto& fits = res_.fits;
+    if (s.rel == Relation::predicted) {
+      perm_[s.target] = predicted_perm(s);
+      set_label(s.target, permuted(fits[s.target], perm_[s.target]));
+      return true;
+    }
+    if (s.rel == Relation::poles) {  // fitted in the ref's own order: the ref's assignment labels it
+      if (needs_fallback_[s.target]) {
+        deferred.push_back(&s);  // residues cannot label its poles: the fallback asks for more
+        return true;
+      }
+      if (failed_[s.target]) throw *failed_[s.target];
+      perm_[s.target] = perm_[s.ref];
+      set_label(s.target, permuted(fits[s.target], perm_[s.ref]));
+      return true;
+    }
     const bool tdeg = !degenerate_[s.target].empty();
     bool ldeg = s.link >= 0 && !degenerate_[s.link].empty();
     if (!tdeg && !ldeg) {
@@ -290,7 +385,61 @@ class Path {
     return true;
   }
 
+  // Compact fallback (proofs/19): the pair's own values up to k = 2H-1 give its
+  // poles and residues (the linear route with P known); one value of the across
+  // link (delta_i, b_1 + b_j), predicted for each assignment that pairs equal
+  // residues, tells the poles of equal-residue heads apart. 2H - s_H extra
+  // queries per pair (1 when H = 2).
+  void compact_fallback(const std::vector<const LabelStep*>& steps) {
+    const long before = oracle_.queries();
+    const int m = res_.heads_found;
+    auto ask = [&](const PairSpec& spec, std::vector<T>& into) {
+      res_.fallback_pairs.push_back(spec);
+      for (const auto& q : plan_.pair_queries(spec)) {
+        queries_.push_back(q);
+        answers_.push_back(oracle_.query(q));
+        into.push_back(answers_.back());
+      }
+    };
+    std::vector<std::vector<T>> f(steps.size()), y(steps.size());
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const LabelStep& st = *steps[s];
+      const PairSpec& tp = plan_.pairs[st.target];
+      f[s] = samples(static_cast<size_t>(st.target), chain_.f0(fld_, tp.final_token));
+      if (tp.samples < 2 * m) {
+        PairSpec more = tp;
+        more.first_k = tp.samples;
+        more.samples = 2 * m;
+        ask(more, f[s]);
+      }
+      ask(*st.fallback, y[s]);
+    }
+    res_.fallback_queries = oracle_.queries() - before;
+    std::vector<PairFit<T>> out(steps.size());
+    parallel_for(0, steps.size(), opt_.threads, [&](size_t s) {
+      const LabelStep& st = *steps[s];
+      const PairFit<T>& ref = res_.fits[st.ref];
+      const std::string what = "fallback for " + pair_name(plan_.pairs[st.target]);
+      try {
+        const PairFit<T> fit = fit_known_limit(fld_, f[s], ref.c);
+        const Assignment a = predicted_assignment(fld_, ref, fit, chain_.f0(fld_, st.fallback->final_token), y[s][0], Relation::across);
+        const std::vector<int> perm = unique_or_throw(a, pair_name(*st.fallback) + " (one value, predicted for each assignment of equal residues)");
+        out[s] = PairFit<T>{fit.P, {}, ref.c};
+        for (int h = 0; h < ref.heads(); ++h) out[s].r.push_back(fit.r[perm[h]]);
+      } catch (const Error& e) {
+        rethrow_with(e, what);
+      }
+    });
+    for (size_t s = 0; s < steps.size(); ++s) {
+      const LabelStep& st = *steps[s];
+      res_.fits[st.target] = out[s];
+      perm_[st.target] = perm_[st.ref];
+      set_label(st.target, permuted(out[s], perm_[st.ref]));
+    }
+  }
+
   void fallback(const std::vector<const LabelStep*>& steps) {
+    if (steps.front()->rel == Relation::poles) return compact_fallback(steps);
     const long before = oracle_.queries();
     std::vector<std::vector<T>> f(steps.size());
     for (size_t s = 0; s < steps.size(); ++s) {
@@ -346,6 +495,9 @@ class Path {
   Chaining<T> chain_;
   std::vector<std::string> degenerate_;  // per pair: why it is degenerate at this draw, empty if not
   std::vector<char> is_labelled_;        // per base pair
+  std::vector<std::vector<int>> perm_;   // per labelled base pair: its own head for each global head (compact)
+  std::vector<std::optional<Error>> failed_;  // compact: a pair whose fit failed, raised when labelled
+  std::vector<char> needs_fallback_;           // compact: a pair whose residues cannot label its poles
 };
 
 }  // namespace

@@ -284,7 +284,8 @@ namespace {
 json method_rows(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& mo, const RecoverOptions& bo) {
   const int H = truth.canonical().num_heads();
   json rows = json::array();
-  for (Schedule s : {Schedule::paper, Schedule::lean}) {
+  for (Schedule s : {Schedule::paper, Schedule::lean, Schedule::compact}) {
+    if (s == Schedule::compact && H > compact_max_heads) continue;  // its links try all H! assignments
     RecoverOptions ro = mo;
     ro.schedule = s;
     rows.push_back(row_of(std::string("mhaq-") + schedule_name(s), recover(truth, ro)));

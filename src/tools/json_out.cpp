@@ -106,7 +106,7 @@ ojson plan_json(const Plan& plan, int redraws) {
 }
 ojson pair_spec_json(const Plan& plan, std::size_t p) {
   const PairSpec& s = plan.pairs[p];
-  const long first = plan.query_index(static_cast<long>(p), 1), last = plan.query_index(static_cast<long>(p), plan.samples - 1);
+  const long first = plan.query_index(static_cast<long>(p), 1), last = plan.query_index(static_cast<long>(p), s.samples - 1);
   return ojson{{"index", p},
                {"kind", kind_str(s.kind)},
                {"i", s.i},

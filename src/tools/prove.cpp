@@ -5,6 +5,8 @@
 #include <arb.h>
 #include <arb_poly.h>
 #include <flint/fmpq_mat.h>
+#include <flint/fmpq_mpoly.h>
+#include <flint/fmpq_mpoly_factor.h>
 #include <flint/fmpz_mpoly.h>
 #include <flint/fmpz_mpoly_factor.h>
 
@@ -14,6 +16,7 @@
 #include <sstream>
 
 #include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/stages/3-fit/known_residues.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/arith/field.hpp"
@@ -1705,6 +1708,438 @@ void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out)
                " runs (worst and random sign patterns) never above the mean-value bound, the bound <= 1.01 kappa eps";
 }
 
+// ------------------------------------------------------------------ lemmas 18-20 (the compact schedule)
+
+// Rational multivariate polynomials (FLINT fmpq_mpoly) in one context.
+class QCtx {
+ public:
+  explicit QCtx(slong nvars) { fmpq_mpoly_ctx_init(c, nvars, ORD_LEX); }
+  ~QCtx() { fmpq_mpoly_ctx_clear(c); }
+  QCtx(const QCtx&) = delete;
+  QCtx& operator=(const QCtx&) = delete;
+  fmpq_mpoly_ctx_t c;
+};
+class QP {
+ public:
+  explicit QP(const QCtx& c) : c_(&c) { fmpq_mpoly_init(p_, c.c); }
+  QP(const QCtx& c, const Rational& q) : QP(c) { fmpq_mpoly_set_fmpq(p_, q.raw(), c.c); }
+  QP(const QP& o) : QP(*o.c_) { fmpq_mpoly_set(p_, o.p_, c_->c); }
+  QP& operator=(const QP& o) {
+    fmpq_mpoly_set(p_, o.p_, c_->c);
+    return *this;
+  }
+  ~QP() { fmpq_mpoly_clear(p_, c_->c); }
+  static QP gen(const QCtx& c, slong v) {
+    QP r(c);
+    fmpq_mpoly_gen(r.p_, v, c.c);
+    return r;
+  }
+  friend QP operator+(const QP& a, const QP& b) {
+    QP r(*a.c_);
+    fmpq_mpoly_add(r.p_, a.p_, b.p_, a.c_->c);
+    return r;
+  }
+  friend QP operator-(const QP& a, const QP& b) {
+    QP r(*a.c_);
+    fmpq_mpoly_sub(r.p_, a.p_, b.p_, a.c_->c);
+    return r;
+  }
+  friend QP operator*(const QP& a, const QP& b) {
+    QP r(*a.c_);
+    fmpq_mpoly_mul(r.p_, a.p_, b.p_, a.c_->c);
+    return r;
+  }
+  friend QP operator*(const Rational& q, const QP& a) {
+    QP r(*a.c_);
+    fmpq_mpoly_scalar_mul_fmpq(r.p_, a.p_, q.raw(), a.c_->c);
+    return r;
+  }
+  friend bool operator==(const QP& a, const QP& b) { return fmpq_mpoly_equal(a.p_, b.p_, a.c_->c); }
+  QP deriv(slong v) const {
+    QP r(*c_);
+    fmpq_mpoly_derivative(r.p_, p_, v, c_->c);
+    return r;
+  }
+  QP pow(long e) const {
+    QP r(*c_, Rational(1));
+    for (long i = 0; i < e; ++i) r = r * *this;
+    return r;
+  }
+  static QP resultant(const QP& a, const QP& b, slong v) {
+    QP r(*a.c_);
+    if (!fmpq_mpoly_resultant(r.p_, a.p_, b.p_, v, a.c_->c)) throw_internal("prove: FLINT resultant failed");
+    return r;
+  }
+  static QP gcd(const QP& a, const QP& b) {
+    QP r(*a.c_);
+    if (!fmpq_mpoly_gcd(r.p_, a.p_, b.p_, a.c_->c)) throw_internal("prove: FLINT gcd failed");
+    return r;
+  }
+  bool divides(const QP& b, QP& q) const { return fmpq_mpoly_divides(q.p_, p_, b.p_, c_->c); }  // this = b q
+  QP monic() const {
+    QP r(*c_);
+    fmpq_mpoly_make_monic(r.p_, p_, c_->c);
+    return r;
+  }
+  bool is_zero() const { return fmpq_mpoly_is_zero(p_, c_->c); }
+  slong degree(slong v) const { return fmpq_mpoly_degree_si(p_, v, c_->c); }
+  slong total_degree() const { return fmpq_mpoly_total_degree_si(p_, c_->c); }
+  // irreducible factors over Q with their multiplicities (the constant dropped)
+  std::vector<std::pair<QP, long>> factors() const {
+    fmpq_mpoly_factor_t f;
+    fmpq_mpoly_factor_init(f, c_->c);
+    if (!fmpq_mpoly_factor(f, p_, c_->c)) throw_internal("prove: FLINT factorisation failed");
+    std::vector<std::pair<QP, long>> out;
+    for (slong i = 0; i < f->num; ++i) {
+      QP g(*c_);
+      fmpq_mpoly_set(g.p_, f->poly + i, c_->c);
+      out.emplace_back(g, fmpz_get_si(f->exp + i));
+    }
+    fmpq_mpoly_factor_clear(f, c_->c);
+    return out;
+  }
+  // the number a polynomial takes at the point `vals` (one value per variable)
+  Rational value(const std::vector<Rational>& vals) const {
+    std::vector<fmpq*> ptrs;
+    std::vector<Rational> copy = vals;
+    for (auto& x : copy) ptrs.push_back(x.raw());
+    Rational out;
+    if (!fmpq_mpoly_evaluate_all_fmpq(out.raw(), p_, ptrs.data(), c_->c)) throw_internal("prove: FLINT evaluation failed");
+    return out;
+  }
+  // the value with variable v set to q
+  QP at(slong v, const Rational& q) const {
+    QP r(*c_);
+    if (!fmpq_mpoly_evaluate_one_fmpq(r.p_, p_, v, q.raw(), c_->c)) throw_internal("prove: FLINT evaluation failed");
+    return r;
+  }
+
+ private:
+  const QCtx* c_;
+  fmpq_mpoly_t p_;
+};
+
+// A compact pair over Q (proofs/19): g(k) = sum_h c_h/(1 + r_h k) at
+// k = 1..s, N(0) = sum c, Q(0) = 1, deg N <= H-1, deg Q <= H. With
+// s = 2H-1-m the solutions of N(k) = g(k) Q(k) form an m-parameter family;
+// the parameters are the top coefficients q_H = t_1, q_{H-1} = t_2, ...
+// (variables 1..m of the context; variable 0 is k). False when the system for
+// the other unknowns is singular.
+bool family_over_q(const std::vector<Rational>& r, const std::vector<Rational>& c, int m, const QCtx& ctx, QP& N, QP& Q) {
+  const int H = static_cast<int>(r.size()), s = 2 * H - 1 - m, nq = H - m;
+  Rational n0(0);
+  for (const auto& x : c) n0 += x;
+  fmpq_mat_t A, B, X;
+  fmpq_mat_init(A, s, s);
+  fmpq_mat_init(B, s, m + 1);
+  fmpq_mat_init(X, s, m + 1);
+  auto kp = [](long k, int e) {
+    Rational p(1);
+    for (int i = 0; i < e; ++i) p *= Rational(k);
+    return p;
+  };
+  for (int row = 0; row < s; ++row) {
+    const long k = row + 1;
+    Rational g(0);
+    for (int h = 0; h < H; ++h) g += c[h] / (Rational(1) + r[h] * Rational(k));
+    for (int a = 1; a < H; ++a) fmpq_set(fmpq_mat_entry(A, row, a - 1), kp(k, a).raw());
+    for (int b = 1; b <= nq; ++b) fmpq_set(fmpq_mat_entry(A, row, H - 1 + b - 1), (Rational(0) - g * kp(k, b)).raw());
+    fmpq_set(fmpq_mat_entry(B, row, 0), (g - n0).raw());
+    for (int p = 1; p <= m; ++p) fmpq_set(fmpq_mat_entry(B, row, p), (g * kp(k, H - p + 1)).raw());
+  }
+  const bool ok = fmpq_mat_solve(X, A, B);
+  if (ok) {
+    const QP k = QP::gen(ctx, 0);
+    auto coef = [&](int row) {  // the unknown in this row, as x_0 + sum_p x_p t_p
+      QP v(ctx, Rational(0));
+      for (int p = 0; p <= m; ++p) {
+        Rational x;
+        fmpq_set(x.raw(), fmpq_mat_entry(X, row, p));
+        v = v + (p == 0 ? QP(ctx, x) : x * QP::gen(ctx, p));
+      }
+      return v;
+    };
+    N = QP(ctx, n0);
+    for (int a = 1; a < H; ++a) N = N + coef(a - 1) * k.pow(a);
+    Q = QP(ctx, Rational(1));
+    for (int b = 1; b <= nq; ++b) Q = Q + coef(H - 1 + b - 1) * k.pow(b);
+    for (int p = 1; p <= m; ++p) Q = Q + QP::gen(ctx, p) * k.pow(H - p + 1);
+  }
+  fmpq_mat_clear(X);
+  fmpq_mat_clear(B);
+  fmpq_mat_clear(A);
+  return ok;
+}
+
+// Distinct positive rational poles and distinct nonzero residues.
+void draw_pair(Rng& rng, int H, std::vector<Rational>& r, std::vector<Rational>& c) {
+  r.clear();
+  c.clear();
+  while (static_cast<int>(r.size()) < H) {
+    const Rational x(rng.uniform_int(1, 64), 16);
+    if (std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
+  }
+  while (static_cast<int>(c.size()) < H) {
+    const Rational x = rand_q_nonzero(rng, 64, 16);
+    if (std::find(c.begin(), c.end(), x) == c.end()) c.push_back(x);
+  }
+}
+
+// 18: the compact schedule's query count and longest query, exhaustive over
+// the plans make_plan really emits, and its labelling graph.
+void check_compact_count(const ProveOptions&, bool broken, LemmaCheck& out) {
+  long plans = 0, queries = 0;
+  for (int d = 1; d <= 12; ++d) {
+    QMat B(d, d), Dl(d, d);
+    for (int i = 0; i < d; ++i)
+      for (int j = 0; j < d; ++j) {
+        B(i, j) = Rational(i <= j ? (i == j ? 1 : (i + j) % 3 - 1) : 0);
+        Dl(i, j) = Rational(i >= j ? (i == j ? 2 : (i * j) % 3 - 1) : 0);
+      }
+    for (int H = 1; H <= compact_max_heads; ++H) {
+      const long sH = H == 1 ? 1 : H == 2 ? 3 : 2 * H - 2;
+      const long want = 1 + 2L * H * d + (H >= 2 && !broken ? d - 1 : 0) + sH * d * (d - 1);
+      const Plan p = make_plan(Schedule::compact, B, Dl, H);
+      const auto qs = p.queries();
+      long longest = 0;
+      for (const auto& q : qs) longest = std::max(longest, query_length(q));
+      const std::string at = "compact d=" + std::to_string(d) + " H=" + std::to_string(H);
+      require(static_cast<long>(qs.size()) == want, at + ": scheduler emits " + std::to_string(qs.size()) + " queries, formula says " + std::to_string(want));
+      require(compact_query_count(d, H) == want && schedule_query_count(Schedule::compact, d, H) == want, at + ": library count function disagrees");
+      require(compact_samples(H) == sH, at + ": s_H disagrees");
+      require(longest == 2L * H + 1, at + ": longest query " + std::to_string(longest) + " != 2H+1");
+      // the graph: every base pair but the root is the target of exactly one step
+      std::vector<int> targeted(static_cast<size_t>(d) * d, 0);
+      for (const LabelStep& st : p.labelling) {
+        ++targeted[st.target];
+        const PairSpec& t = p.pairs[st.target];
+        if (st.rel == Relation::predicted) {
+          require(t.j == 0 && st.ref == p.root(), at + ": a predicted step off the first final token");
+          require((H >= 2) == (st.link >= 0), at + ": links exactly when H >= 2");
+          if (st.link >= 0)
+            require(p.pairs[st.link].samples == 2 && p.pairs[st.link].offset == Dl.col(0) + Dl.col(t.i) && p.pairs[st.link].final_token == B.col(0),
+                    at + ": a link is not the one-value pair (delta_1 + delta_i, b_1)");
+        } else {
+          require(st.rel == Relation::poles && t.j >= 1 && p.pairs[st.ref].i == t.i && p.pairs[st.ref].j == 0,
+                  at + ": a pole step whose reference is not the same offset at b_1");
+          require(t.samples == sH + 1, at + ": a pole pair with the wrong sample count");
+        }
+      }
+      for (int q = 0; q < d * d; ++q) require(targeted[q] == (q == p.root() ? 0 : 1), at + ": base pair " + std::to_string(q) + " labelled " + std::to_string(targeted[q]) + " times");
+      ++plans;
+      queries += static_cast<long>(qs.size());
+    }
+  }
+  // the two points
+  require(compact_query_count(4, 3) <= 90 && compact_query_count(8, 4) <= 432, "1.5 x the floor missed at (4,3) or (8,4)");
+  out.cases = plans;
+  out.detail = "exhaustive: " + std::to_string(plans) + " compact plans (d=1..12, H=1..8), " + std::to_string(queries) +
+               " queries counted and measured from make_plan(...).queries(), labelling graphs checked; (4,3): " + std::to_string(compact_query_count(4, 3)) +
+               " <= 90, (8,4): " + std::to_string(compact_query_count(8, 4)) + " <= 432";
+}
+
+// 19: with the residues known, 2H-2 values determine the poles (H >= 3): the
+// common roots of R_h(t) = Res_k(Q_t, N_t + c_h k Q_t') over C are exactly
+// t = 0 (where q_H vanishes) and the truth t* = prod r_h. Broken: H = 2 with
+// s = 2, where a second common root exists.
+void check_known_residues(const ProveOptions& o, bool broken, LemmaCheck& out) {
+  std::ostringstream det;
+  Rng rng(o.seed ^ 0x1919);
+  // (a) the pointwise elimination, symbolically: for every t,
+  //     S_h = Qb M_t - (Nb + c k Qb') Q_t,  M_t = N_t + c k Q_t',
+  //     so at a root rho of Q_t, S_h(rho) = Qb(rho) M_t(rho)
+  for (int H = 2; H <= 4; ++H) {
+    // variables: k, T, c, and the coefficients of Na, Nb (H each) and Qa, Qb (H+1 each)
+    const slong nv = 3 + 2 * H + 2 * (H + 1);
+    QCtx ctx(nv);
+    const QP k = QP::gen(ctx, 0), T = QP::gen(ctx, 1), cc = QP::gen(ctx, 2);
+    auto poly = [&](slong first, int len) {
+      QP p(ctx, Rational(0));
+      for (int i = 0; i < len; ++i) p = p + QP::gen(ctx, first + i) * k.pow(i);
+      return p;
+    };
+    const QP Na = poly(3, H), Nb = poly(3 + H, H), Qa = poly(3 + 2 * H, H + 1), Qb = poly(3 + 3 * H + 1, H + 1);
+    const QP Qt = Qa + T * Qb, Mt = Na + T * Nb + cc * k * Qt.deriv(0);
+    const QP S = Na * Qb - Nb * Qa + cc * k * (Qa.deriv(0) * Qb - Qb.deriv(0) * Qa);
+    require(S == Qb * Mt - (Nb + cc * k * Qb.deriv(0)) * Qt, "the pointwise elimination identity fails for H = " + std::to_string(H));
+    ++out.cases;
+  }
+  det << "symbolic: S_h = Qb M_t - (Nb + c k Qb') Q_t for H = 2, 3, 4; ";
+  // (b) uniqueness over C on random exact instances
+  const long n = scaled(o, 12);
+  long singular = 0;
+  for (int H = broken ? 2 : 3; H <= (broken ? 2 : 5); ++H)
+    for (long t = 0; t < (broken ? 3 * n : n); ++t) {
+      std::vector<Rational> r, c;
+      draw_pair(rng, H, r, c);
+      QCtx ctx(2);  // k, t
+      QP N(ctx), Q(ctx);
+      if (!family_over_q(r, c, 1, ctx, N, Q)) {
+        ++singular;
+        continue;
+      }
+      const QP k = QP::gen(ctx, 0), tv = QP::gen(ctx, 1);
+      QP G(ctx, Rational(0));
+      for (int h = 0; h < H; ++h) {
+        const QP R = QP::resultant(Q, N + c[h] * (k * Q.deriv(0)), 0);
+        require(!R.is_zero() && R.degree(1) <= 2 * H, "R_h is zero or of degree above 2H");
+        G = h == 0 ? R : QP::gcd(G, R);
+      }
+      Rational tstar(1);
+      for (const auto& x : r) tstar *= x;
+      QP q(ctx);
+      while (G.divides(tv, q)) G = q;  // the root t = 0, where the family's degree drops
+      require(G.monic() == tv - QP(ctx, tstar),
+              "H=" + std::to_string(H) + " case " + std::to_string(t) + ": the common roots of the R_h are not only 0 and t* = prod r_h (gcd of degree " +
+                  std::to_string(G.degree(1)) + " once t is divided out): the values do not determine the poles");
+      ++out.cases;
+    }
+  det << out.cases - 3 << " random exact pairs (H = 3, 4, 5, s = 2H-2): gcd of the R_h = t^a (t - t*) over Q, so the known residues fix the poles"
+      << " (" << singular << " singular family systems skipped); ";
+  // (c) the running stage in Q(tau): exact equality of every pole
+  const Field<QTau> F(8);
+  for (long t = 0; t < n; ++t) {
+    const int H = 1 + static_cast<int>(t % 5);
+    std::vector<Rational> r, c;
+    draw_pair(rng, H, r, c);
+    std::vector<long> e;
+    while (static_cast<int>(e.size()) < H) {
+      const long x = rng.uniform_int(-30, 30);
+      if (std::find(e.begin(), e.end(), x) == e.end()) e.push_back(x);
+    }
+    std::vector<QTau> f, cq;
+    for (int kk = 0; kk <= compact_samples(H); ++kk) {
+      QTau v(Rational(1, 3));
+      for (int h = 0; h < H; ++h) v += QTau(c[h]) / (QTau(Rational(1)) + QTauAccess::tau_pow(e[h]) * QTau(Rational(kk)));
+      f.push_back(v);
+    }
+    for (const auto& x : c) cq.push_back(QTau(x));
+    const PairFit<QTau> fit = fit_known_residues(F, f, cq);
+    for (int h = 0; h < H; ++h) require(QTauAccess::equal(fit.r[h], QTauAccess::tau_pow(e[h])), "fit_known_residues misses a pole exactly");
+    ++out.cases;
+  }
+  det << n << " exact fit_known_residues runs in Q(tau) (H = 1..5), every pole equal";
+  out.detail = det.str();
+}
+
+// 20: what blocks further savings. (a) The closed form of the ratio to the
+// floor: at most 1.5 for every d iff H <= 4, and for H = 5..8 iff d <= 9, 6,
+// 5, 4. (b) s = H values do not determine H poles: at H = 2, s = 2, a second
+// member of the family with two positive poles and the same residues fits on
+// some instances. (c) s = 2H-1-m with m = 2: the eliminant of two R_h in the
+// remaining parameter, and its degree.
+void check_compact_limits(const ProveOptions& o, bool broken, LemmaCheck& out) {
+  std::ostringstream det;
+  long cells = 0;
+  for (long d = 1; d <= 64; ++d)
+    for (long H = 1; H <= compact_max_heads; ++H) {
+      // C <= 1.5 H (d^2 + d)  <=>  2 C <= 3 H (d^2 + d)
+      const bool within = 2 * compact_query_count(d, H) <= 3 * H * (d * d + d);
+      const long dmax = H <= 4 ? 64 : H == 5 ? 9 : H == 6 ? 6 : H == 7 ? 5 : 4;
+      const bool predicted = broken ? (H <= 5 || d <= dmax) : d <= dmax;
+      require(within == predicted, "ratio closed form wrong at d=" + std::to_string(d) + " H=" + std::to_string(H));
+      ++cells;
+    }
+  out.cases += cells;
+  det << cells << " (d, H) cells (d <= 64): ratio <= 1.5 iff H <= 4, or d <= 9, 6, 5, 4 for H = 5..8; ";
+  // (b) H = 2, s = 2: the common roots of R_1, R_2 besides 0 are t* and t2,
+  // both rational (G = (t - t*)(t - t2) has rational coefficients). The
+  // member Q_{t2} = t2 k^2 + q_1 k + 1 is a second model with the same
+  // residues and limit, fitting the same values, when it has two distinct
+  // negative roots (two positive poles): t2 > 0, q_1 > 0, q_1^2 > 4 t2.
+  Rng rng(o.seed ^ 0x2020);
+  const long n = scaled(o, 40);
+  long second = 0, valid = 0, tried = 0;
+  for (long t = 0; t < n; ++t) {
+    std::vector<Rational> r, c;
+    draw_pair(rng, 2, r, c);
+    QCtx ctx(2);
+    QP N(ctx), Q(ctx);
+    if (!family_over_q(r, c, 1, ctx, N, Q)) continue;
+    ++tried;
+    const QP k = QP::gen(ctx, 0), tv = QP::gen(ctx, 1);
+    QP G = QP::gcd(QP::resultant(Q, N + c[0] * (k * Q.deriv(0)), 0), QP::resultant(Q, N + c[1] * (k * Q.deriv(0)), 0));
+    QP q(ctx);
+    while (G.divides(tv, q)) G = q;
+    Rational tstar = r[0] * r[1];
+    QP lin(ctx);
+    require(G.monic().divides(tv - QP(ctx, tstar), lin), "t* is not a common root at H = 2");
+    if (lin.degree(1) != 1) continue;
+    ++second;
+    const Rational t2 = Rational(0) - lin.value({Rational(0), Rational(0)});  // lin = t - t2
+    const QP Q2 = Q.at(1, t2);
+    const Rational q1 = Q2.deriv(0).value({Rational(0), Rational(0)});
+    if (t2.sign() > 0 && q1.sign() > 0 && q1 * q1 > Rational(4) * t2 && !(t2 == tstar)) ++valid;
+  }
+  out.cases += tried;
+  require(valid > 0, "no instance with a second valid model at s = H = 2");
+  det << tried << " H = 2 instances with s = 2: " << second << " have a second common value, " << valid
+      << " of them a second valid model (two positive poles, the same residues): s = H does not determine the poles; ";
+  // (c) m = 2 (s = 2H-3): the two-parameter family, R_h(t1, t2) of total
+  // degree <= 2H, and the eliminant E(t1) = Res_t2(R_1, R_2), of degree up to
+  // (2H)^2, that a univariate route would have to solve
+  long emax = 0, emin = 1L << 30, spurious = 0, checked = 0, m2cases = 0;
+  const long m2 = 2 * std::max(1L, o.multiplier);
+  for (long t = 0; t < m2; ++t) {
+    const int H = 4;
+    std::vector<Rational> r, c;
+    draw_pair(rng, H, r, c);
+    QCtx ctx(3);  // k, t1 = q_H, t2 = q_{H-1}
+    QP N(ctx), Q(ctx);
+    if (!family_over_q(r, c, 2, ctx, N, Q)) continue;
+    const QP k = QP::gen(ctx, 0), t1 = QP::gen(ctx, 1);
+    std::vector<QP> R;
+    for (int h = 0; h < H; ++h) R.push_back(QP::resultant(Q, N + c[h] * (k * Q.deriv(0)), 0));
+    Rational tstar(1);
+    for (const auto& x : r) tstar *= x;
+    // eliminants of head 1 with each other head; their gcd holds every t1
+    // that some common point (t1, t2) of all the R_h has
+    QP G(ctx);
+    for (int h = 1; h < H; ++h) {
+      const QP E = QP::resultant(R[0], R[h], 2);
+      require(!E.is_zero(), "an eliminant vanishes identically");
+      require(E.value({Rational(0), tstar, Rational(0)}).is_zero(), "the truth t1* = prod r_h is not a root of an eliminant");
+      const long de = E.degree(1);
+      require(de <= 4L * H * H, "an eliminant's degree exceeds (2H)^2");
+      emax = std::max(emax, de);
+      emin = std::min(emin, de);
+      G = h == 1 ? E : QP::gcd(G, E);
+    }
+    QP q(ctx);
+    while (G.divides(t1, q)) G = q;
+    // t1* is a simple common value; every other one is a double root of the
+    // gcd, and (checked exactly where it is rational) a member whose Q has a
+    // double root that N shares: H - 1 poles, no model, yet every R_h vanishes
+    bool truth_simple = false;
+    for (const auto& [fac, mult] : G.factors()) {
+      if (fac.monic() == t1 - QP(ctx, tstar)) {
+        truth_simple = mult == 1;
+        continue;
+      }
+      require(mult >= 2, "a spurious common value of multiplicity 1");
+      spurious += fac.degree(1);
+      if (fac.degree(1) != 1) continue;
+      const QP mono = fac.monic();  // t1 - a0
+      const Rational a0 = Rational(0) - mono.value({Rational(0), Rational(0), Rational(0)});
+      QP gb = QP::gcd(R[0].at(1, a0), R[1].at(1, a0)).monic();  // b - b0
+      if (gb.degree(2) != 1) continue;
+      const Rational b0 = Rational(0) - gb.value({Rational(0), Rational(0), Rational(0)});
+      const QP Qm = Q.at(1, a0).at(2, b0), Nm = N.at(1, a0).at(2, b0);
+      require(QP::gcd(QP::gcd(Qm, Qm.deriv(0)), Nm).degree(0) >= 1, "a spurious common value whose member has no double root shared by N");
+      ++checked;
+    }
+    require(truth_simple, "t1* is not a simple common value");
+    ++out.cases;
+    ++m2cases;
+  }
+  det << "m = 2 at H = 4 (s = 5 = H + 1), " << m2cases << " cases: eliminants Res_t2(R_1, R_h) of degree " << emin << ".." << emax
+      << " in t1 (Bezout bound (2H)^2 = 64; the one-parameter route solves degree 2H - 2 = 6); besides t1* (simple) their common values are "
+      << spurious << " spurious ones, all double, " << checked
+      << " of them rational and checked to be members with a double root shared by N (H - 1 poles, no model): s = H + 1 would fix the poles, "
+         "at the price of this elimination and the exclusion of such members";
+  out.detail = det.str();
+}
+
 struct Entry {
   const char* id;
   const char* title;
@@ -1730,6 +2165,12 @@ const std::vector<Entry>& registry() {
       {"15-path-crossings", "p -> q -> -p crosses each hyperplane once; the sign system", "exact randomized", check_path_crossings},
       {"16-transformer-canonical", "the transformer's canonical form preserves T", "exact randomized", check_transformer_canonical},
       {"17-baselines", "prior-work baselines: two-token sigmoid identity, isolation in orthogonal subspaces, the lift", "exact randomized", check_baselines},
+      {"18-compact-query-count", "compact schedule: 1+2Hd+(d-1)+s_H d(d-1) queries of length <= 2H+1, and its labelling graph", "exhaustive",
+       check_compact_count},
+      {"19-known-residue-poles", "known residues and 2H-2 values fix the H poles: the common roots of the R_h are 0 and t* only", "symbolic + exact randomized",
+       check_known_residues},
+      {"20-compact-limits", "what blocks further savings: the ratio's closed form, s = H values not enough, the m = 2 eliminant", "exhaustive + exact randomized",
+       check_compact_limits},
       {"30-pair-sensitivity-closed-form", "a pair's inverse Jacobian in closed form; the predicted kappa of a design", "Arb balls + MPFR + jets",
        check_pair_closed_form},
       {"31-mean-value-certified-bound", "verified ball solves; the mean-value bound holds and is first-order tight", "exact + Arb + MPFR randomized",

@@ -45,7 +45,7 @@ ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
   for (size_t p = 0; p < plan.pairs.size(); ++p) {
     const Query q{Run{plan.pairs[p].final_token + plan.pairs[p].offset, 1}, Run{plan.pairs[p].final_token, 1}};
     const double deg = answer_score_spread(truth, q).approx_double() * static_cast<double>(c.L);
-    c.total_degree += deg * (plan.samples - 1);
+    c.total_degree += deg * (plan.pairs[p].samples - 1);
     if (deg > c.max_degree) {
       c.max_degree = deg;
       c.worst_pair = static_cast<int>(p);
@@ -263,6 +263,10 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   report_verdict(r, v);
   r["queries"] = black_box.queries();
   r["max_length"] = black_box.max_length();
+  // queries beyond the plan are the fallback's (lean, compact), also when the
+  // fallback itself ended the run
+  const long planned = learner_plan(truth.d, lo).query_count();
+  if (black_box.queries() > planned && !r.contains("fallback_queries")) r["fallback_queries"] = black_box.queries() - planned;
   if constexpr (Field<T>::is_exact) r["L"] = QTauAccess::L(F);
 }
 
@@ -624,6 +628,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   r["schedule"] = schedule_name(o.schedule);
   r["heads_true"] = canon.heads.size();
   r["paper_bound"] = paper_query_bound(truth.d, lo.H);
+  if (o.schedule != Schedule::paper) r["schedule_count"] = schedule_query_count(o.schedule, truth.d, lo.H);
   r["max_length_bound"] = 2 * lo.H + 1;
   if (o.oracle_bits > 0) r["oracle_bits"] = o.oracle_bits;
   if (!o.noise_eps.is_zero()) {
@@ -632,6 +637,10 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   }
   r["token_range"] = lo.tokens.range;
   r["token_den"] = lo.tokens.den;
+  if (o.schedule == Schedule::compact && o.certificate)
+    throw Error(ErrorKind::usage,
+                "--certificate: the certificate checker replays the paper and lean schedules only; it cannot check a compact run "
+                "(pairs with fewer values, one-value links, pairs fitted with their residues known)");
   if (o.samples_per_pair != 0 && o.certificate)
     throw Error(ErrorKind::usage, "--certificate records the paper's 2H+1 values per pair: it cannot be combined with --samples-per-pair");
   if (o.samples_per_pair != 0) {
@@ -680,7 +689,10 @@ std::string recover_report(const nlohmann::json& r) {
     o << "  queries          " << r["queries"] << " (oversampled: 1 + (K-1) per pair; the paper's count 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
     o << "  longest query    " << r["max_length"] << " (bound K = " << r["max_length_bound"] << ")\n";
   } else {
-    o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
+    o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"];
+    if (r["schedule"] == "lean" && r.contains("schedule_count")) o << "; lean 1+2H(d^2+d-1) = " << r["schedule_count"];
+    if (r["schedule"] == "compact" && r.contains("schedule_count")) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << r["schedule_count"];
+    o << ")\n";
     o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
   }
   if (r.contains("pilot_queries")) {
@@ -694,9 +706,14 @@ std::string recover_report(const nlohmann::json& r) {
   }
   if (r.contains("kappa_rms") && !r.contains("noise_pattern"))
     o << "  kappa at truth   " << r["kappa"].dump() << " (kappa_rms " << r["kappa_rms"].dump() << ")\n";
-  if (r.contains("fallback_pairs"))
-    o << "  lean fallback    " << r["fallback_pairs"] << " across links asked for where residues could not label, " << r["fallback_queries"]
-      << " extra queries (included above)\n";
+  if (r.contains("fallback_pairs")) {
+    if (r["schedule"] == "compact")
+      o << "  fallback         " << r["fallback_pairs"] << " pair extensions and one-value across links asked for where residues could not label, "
+        << r["fallback_queries"] << " extra queries (included above)\n";
+    else
+      o << "  lean fallback    " << r["fallback_pairs"] << " across links asked for where residues could not label, " << r["fallback_queries"]
+        << " extra queries (included above)\n";
+  }
   if (r.contains("repaired_pairs")) {
     o << "  repairs          " << r["repairs"] << " degenerate pair(s) repaired, " << r["repair_queries"] << " extra queries (included above)\n";
     for (const auto& p : r["repaired_pairs"])

@@ -90,6 +90,11 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
                                 " (--learner-heads)");
   check_plan_size(truth.d, H, o.schedule == Schedule::paper, o.samples_per_pair, told || !from_file ? ErrorKind::usage : ErrorKind::input,
                   told ? "--learner-heads/--max-heads" : what);
+  if (o.schedule == Schedule::compact && H > compact_max_heads)
+    throw Error(told || !from_file ? ErrorKind::usage : ErrorKind::input,
+                (told ? std::string("--learner-heads/--max-heads") : what) + ": the compact schedule takes H (or H0) <= " +
+                    std::to_string(compact_max_heads) + " (its links try all H! assignments of heads); use --schedule lean");
+  if (o.schedule == Schedule::compact && o.samples_per_pair != 0) throw Error(ErrorKind::usage, "--samples-per-pair: the compact schedule does not oversample");
   if (o.arith == Arith::exact) {
     const bool own_tokens = o.tokens.range > 0;
     const TokenSpec tok = own_tokens ? o.tokens : default_tokens(Arith::exact);

@@ -9,6 +9,7 @@
 
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/model_oracle.hpp"
+#include "mhaq/stages/3-fit/known_residues.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/tools/jet_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
@@ -93,7 +94,7 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B>>>& heads
 // max over base pairs of the inf-norm of d(P, r, c)/d(samples): stage 3 run
 // on jets of the pair's own samples (regenerated from its fit).
 template <class B>
-double pair_condition(const Field<Jet<B>>& F, const Plan& plan, const std::vector<PairFit<Jet<B>>>& fits) {
+double pair_condition(const Field<Jet<B>>& F, const Plan& plan, const std::vector<PairFit<Jet<B>>>& fits, const std::vector<PairSpec>& fallback) {
   const Field<B>& base = F.base;
   double worst = 0;
   for (int p = 0; p < plan.d * plan.d; ++p) {
@@ -101,11 +102,23 @@ double pair_condition(const Field<Jet<B>>& F, const Plan& plan, const std::vecto
     for (const auto& x : fits[p].r) v.r.push_back(x.value());
     for (const auto& x : fits[p].c) v.c.push_back(x.value());
     std::vector<Jet<B>> f;
-    for (int k = 0; k < plan.samples; ++k) f.push_back(Jet<B>::variable(fit_value(base, v, k), k));
-    const PairFit<Jet<B>> jf = interpolate_pair(F, f, v.heads());
-    std::vector<const Jet<B>*> outs{&jf.P};
+    // a fully sampled pair is interpolated; a compact pair is fitted with its
+    // residues known (constants here: the pair's own values move only its
+    // poles), from 2H values by the linear route when the fallback served it
+    const PairSpec& ps = plan.pairs[p];
+    bool extended = false;
+    for (const PairSpec& e : fallback) extended = extended || (plan.schedule == Schedule::compact && e.kind == PairKind::across && e.i == ps.i && e.j == ps.j);
+    const int K = extended ? 2 * v.heads() : ps.samples;
+    for (int k = 0; k < K; ++k) f.push_back(Jet<B>::variable(fit_value(base, v, k), k));
+    std::vector<Jet<B>> c;
+    for (const auto& x : v.c) c.emplace_back(x);
+    const bool full = ps.samples == plan.samples;
+    const PairFit<Jet<B>> jf = full ? interpolate_pair(F, f, v.heads()) : extended ? fit_known_limit(F, f, c) : fit_known_residues(F, f, c);
+    std::vector<const Jet<B>*> outs;
+    if (full) outs.push_back(&jf.P);
     for (const auto& x : jf.r) outs.push_back(&x);
-    for (const auto& x : jf.c) outs.push_back(&x);
+    if (full)
+      for (const auto& x : jf.c) outs.push_back(&x);
     for (const Jet<B>* x : outs) {
       Ball s(0L);
       for (const auto& e : x->grad()) s += abs_ball(base.enclose(e.second));
@@ -212,7 +225,7 @@ Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, l
       S.H = H;
       S.columns = static_cast<long>(fabs.size());
       if (!compose(Field<Ball>{}, res.heads, order, fabs, true, S)) continue;
-      S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits);
+      S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs);
       return S;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::unable) throw;
@@ -236,7 +249,7 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
   std::vector<int> order(S.H);
   for (int h = 0; h < S.H; ++h) order[h] = h;
   compose(field, res.heads, order, answer_abs(field, answers), false, S);
-  S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits);
+  S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs);
   return S;
 }
 
@@ -255,24 +268,34 @@ Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::ve
 template <class T>
 double pair_error_log2(const Field<T>& F, const Plan& plan, const std::vector<T>& answers, int H, double acc_log2) {
   const int d = plan.d;
-  if (static_cast<long>(answers.size()) < plan.query_index(d * d - 1, plan.samples - 1) + 1) return kInf;
+  if (static_cast<long>(answers.size()) < plan.query_count()) return kInf;
   const Field<Jet<T>> FJ(F);
   auto samples = [&](int p, const T& f0) {
     std::vector<T> f{f0};
-    for (int k = 1; k < plan.samples; ++k) f.push_back(answers[plan.query_index(p, k)]);
+    for (int k = 1; k < plan.pairs[p].samples; ++k) f.push_back(answers[plan.query_index(p, k)]);
     return f;
   };
   try {
     Chaining<T> chain{answers[0], {}, {}, plan.B.col(0)};
     if (!inverse(plan.Delta, chain.DeltaInv)) return kInf;
-    for (int i = 0; i < d; ++i) chain.vdelta.push_back(interpolate_pair(F, samples(plan.base_index(i, 0), answers[0]), H).P - answers[0]);
-    // every pair of the plan (links decide the labelling), relative error of each output
+    std::vector<PairFit<T>> first;  // the pairs (i, 1)
+    for (int i = 0; i < d; ++i) {
+      first.push_back(interpolate_pair(F, samples(plan.base_index(i, 0), answers[0]), H));
+      chain.vdelta.push_back(first.back().P - answers[0]);
+    }
+    // every pair of the plan that is fitted (links decide the labelling; the
+    // compact schedule's one-value links are predicted, not fitted), relative
+    // error of each output
     double worst = 0;
     for (size_t p = 0; p < plan.pairs.size(); ++p) {
-      const std::vector<T> f = samples(static_cast<int>(p), chain.f0(F, plan.pairs[p].final_token));
-      std::vector<Jet<T>> fj;
+      const PairSpec& ps = plan.pairs[p];
+      const bool full = ps.samples == plan.samples;
+      if (!full && ps.kind != PairKind::base) continue;
+      const std::vector<T> f = samples(static_cast<int>(p), chain.f0(F, ps.final_token));
+      std::vector<Jet<T>> fj, cj;
       for (size_t k = 0; k < f.size(); ++k) fj.push_back(Jet<T>::variable(f[k], static_cast<int>(k)));
-      const PairFit<Jet<T>> jf = interpolate_pair(FJ, fj, H);
+      for (const auto& x : first[ps.i].c) cj.emplace_back(x);
+      const PairFit<Jet<T>> jf = full ? interpolate_pair(FJ, fj, H) : fit_known_residues(FJ, fj, cj);
       std::vector<const Jet<T>*> outs{&jf.P};
       for (const auto& x : jf.r) outs.push_back(&x);
       for (const auto& x : jf.c) outs.push_back(&x);

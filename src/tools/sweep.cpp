@@ -336,23 +336,30 @@ std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path,
 std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows) {
   long top = 0;
   for (const auto& r : rows) top = std::max(top, r.bits);
-  std::map<std::pair<std::string, int>, std::vector<const SweepRow*>> by;
-  std::vector<std::string> order;  // designs in the order the rows first show them
+  // (schedule, design) in the order the rows first show them (the grid's order), H ascending
+  using Key = std::pair<std::string, std::string>;
+  std::vector<Key> order;
+  std::map<std::pair<Key, int>, std::vector<const SweepRow*>> by;
   for (const auto& r : rows) {
-    if (std::find(order.begin(), order.end(), r.design) == order.end()) order.push_back(r.design);
-    by[{r.design, r.H}].push_back(&r);
+    const Key k{r.schedule, r.design};
+    if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
+    by[{k, r.H}].push_back(&r);
   }
   std::vector<SweepSummary> out;
-  for (const auto& dname : order)
+  for (const auto& sd : order)
     for (const auto& [key, rs] : by) {
-      if (key.first != dname) continue;
+      if (key.first != sd) continue;
       SweepSummary s;
-      s.design = dname;
+      s.schedule = sd.first;
+      s.design = sd.second;
       s.H = key.second;
-      std::vector<double> ob, pr, ph;
+      std::vector<double> ob, pr, qs, ph;
       for (const SweepRow* r : rs) {
         ++s.rows;
-        if (r->status == "ok") ++s.ok;
+        if (r->status == "ok") {
+          ++s.ok;
+          qs.push_back(static_cast<double>(r->queries));
+        }
         if (r->bits == top && r->kappa_rms > 0) ph.push_back(r->predicted_bits_lost() / r->H);
         if (r->saturated() || !(r->kappa_rms > 0)) continue;
         ++s.used;
@@ -361,6 +368,7 @@ std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows) {
       }
       s.observed = median(ob);
       s.predicted = median(pr);
+      s.queries = median(qs);
       s.units = static_cast<long>(ph.size());
       s.per_head = median(ph);
       out.push_back(s);
@@ -412,7 +420,7 @@ std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const st
   std::vector<std::string> designs;
   for (const auto& s : sweep_summary(rows)) {
     if (std::find(designs.begin(), designs.end(), s.design) == designs.end()) designs.push_back(s.design);
-    if (s.used > 0 && s.design == f.design) l << s.H << ' ' << fmt("%.4f", s.observed) << ' ' << fmt("%.4f", s.predicted) << "\n";
+    if (s.used > 0 && s.design == f.design && s.schedule == f.schedule) l << s.H << ' ' << fmt("%.4f", s.observed) << ' ' << fmt("%.4f", s.predicted) << "\n";
   }
   // bits lost per head, one data block per design
   std::ostringstream ph;
@@ -421,7 +429,7 @@ std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const st
     if (i) ph << "\n\n";
     ph << "# design " << designs[i] << "\n";
     for (const auto& s : sweep_summary(rows))
-      if (s.design == designs[i] && s.units > 0) ph << s.H << ' ' << fmt("%.4f", s.per_head) << "\n";
+      if (s.design == designs[i] && s.schedule == f.schedule && s.units > 0) ph << s.H << ' ' << fmt("%.4f", s.per_head) << "\n";
   }
   std::string gp3 = "reset\nset terminal svg size 800,560 font 'sans,12' background rgb 'white'\nset output 'bits_lost_per_head_vs_H.svg'\n"
                     "set title 'mhaq sweep: bits lost per head by query design (d=" + std::to_string(f.d) + ", median over trials)'\n"

@@ -62,7 +62,25 @@ void check_options(const VerifyOptions& o) {
   if (o.claim == 4 && o.model_kind != "attention") throw Error(ErrorKind::usage, "--claim 4 is about attention models (no --model-kind)");
   if (o.design != Design::paper && o.arith == Arith::exact && o.claim != 4)
     throw Error(ErrorKind::usage, "--design scaled|tuned needs --arith ball, mpfr or double (exact runs use the paper design)");
+  if (o.schedule == Schedule::compact && o.max_h + (o.unknown_h ? o.h0_extra : 0) > compact_max_heads)
+    throw Error(ErrorKind::usage, "--schedule compact takes H (or H0 = H + --h0-extra) <= " + std::to_string(compact_max_heads) +
+                                      ": lower --max-h or --h0-extra");
 }
+
+// The schedule's query count as a formula, for the claim texts.
+std::string count_formula(Schedule s, const char* H) {
+  const std::string h(H);
+  switch (s) {
+    case Schedule::paper: return "4" + h + "d^2 - 2" + h + " + 1";
+    case Schedule::lean: return "1 + 2" + h + "(d^2 + d - 1)";
+    case Schedule::compact: return "1 + 2" + h + "d + (d - 1) + s_" + h + " d(d - 1)";
+  }
+  return "?";
+}
+// Schwartz-Zippel applies to the paper schedule's degenerate events, which are
+// polynomial in the draws (proofs/09); the compact schedule's link and
+// pole-choice events are not (proofs/19).
+bool bound_applies(const VerifyOptions& o) { return o.schedule == Schedule::paper; }
 bool runs_attention(const VerifyOptions& o) { return o.model_kind != "transformer"; }
 bool runs_transformer(const VerifyOptions& o) { return o.model_kind != "attention"; }
 
@@ -82,7 +100,7 @@ RecoverOptions recover_options(const VerifyOptions& o, const TrialSpec& t, int m
   r.bits = o.bits;
   r.heads = 0;
   r.max_heads = max_heads;
-  r.schedule = Schedule::paper;
+  r.schedule = o.schedule;
   r.seed = t.seed;
   r.tokens = TokenSpec{token_range_of(o), token_den_of(o)};
   r.design = o.design;
@@ -100,8 +118,9 @@ json run_recover(const Model& m, const RecoverOptions& ro) {
   }
 }
 
-// repaired: a correct recovery that needed repaired pairs (learner.hpp, Repair);
-// it is not a pass of the query-count claims, which are asserted on unrepaired runs only.
+// repaired: a correct recovery that needed repaired pairs (learner.hpp, Repair)
+// or the fallback's extra queries (lean, compact: equal residues); it is not a
+// pass of the query-count claims, which are asserted on the plain runs only.
 enum class TrialVerdict { pass, fail, degenerate, unable, not_identifiable, repaired };
 
 struct Outcome {
@@ -116,6 +135,8 @@ double number_or(const json& r, const char* key, double dflt) {
 
 // A trial's recovery, judged by recover's status (tools/judge.hpp) and
 // re-checked against the truth here, so a wrong "ok" would still fail.
+bool repaired_run(const json& r) { return r.value("repairs", 0) > 0 || r.value("fallback_queries", 0) > 0; }
+
 Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
   const std::string st = r.value("status", "");
   const std::string why = r.value("message", "");
@@ -130,14 +151,14 @@ Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
   switch (o.arith) {
     case Arith::exact:
       if (!r.value("exact_match", false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
-      return {r.value("repairs", 0) > 0 ? TrialVerdict::repaired : TrialVerdict::pass, 0, ""};
+      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, 0, ""};
     case Arith::ball:
       if (!r.value("contains_truth", false)) return {TrialVerdict::fail, number_or(r, "max_radius", 0), "status ok but some output ball misses the truth"};
-      return {r.value("repairs", 0) > 0 ? TrialVerdict::repaired : TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
+      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
     default: {
       const double e = number_or(r, "max_rel_error", INFINITY);
       if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
-      return {r.value("repairs", 0) > 0 ? TrialVerdict::repaired : TrialVerdict::pass, e, ""};
+      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, e, ""};
     }
   }
 }
@@ -222,6 +243,7 @@ std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_h
   s << " --arith " << arith_name(o.arith);
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) s << " --bits " << o.bits;
   s << " --token-range " << token_range_of(o);
+  if (o.schedule != Schedule::paper) s << " --schedule " << schedule_name(o.schedule);
   if (max_heads > 0) s << " --max-heads " << max_heads;
   if (o.design != Design::paper) s << " --design " << design_name(o.design);
   s << " --json";
@@ -294,7 +316,8 @@ std::string distribution_text(const VerifyOptions& o, const std::string& range, 
     << "}; model kind 3/5 plain (H fresh heads), 1/5 share_w (H+1 heads, heads 1 and 2 share W and merge), 1/5 cancel_v "
        "(H+2 heads, the last two share W with opposite v and vanish); W entries uniform in [-"
     << g.w_range << ", " << g.w_range << "]/" << g.w_den << ", v entries uniform in [-" << g.v_range << ", " << g.v_range << "]/"
-    << g.v_den << " (mhaq generate defaults for " << arith_name(o.arith) << "); learner: paper schedule, B and Delta entries uniform integers in "
+    << g.v_den << " (mhaq generate defaults for " << arith_name(o.arith) << "); learner: " << schedule_name(o.schedule)
+    << " schedule, B and Delta entries uniform integers in "
     << range << (token_den_of(o) != 1 ? "/" + std::to_string(token_den_of(o)) : std::string())
     << ", singular draws redrawn before any query; runs: "
     << (runs ? std::string(runs) : rates ? std::string("H known only; the same trials (models and seeds) for every R")
@@ -531,10 +554,10 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
   const long R = token_range_of(o);
   const long S = 2 * R + 1;
   ClaimTally c1{"1", std::string(o.arith == Arith::exact ? "exact " : "") + "recovery of the canonical (W_h, v_h) up to permutation, H known (" + recovery_criterion(o) + ")"};
-  ClaimTally c2{"2", "H known: exactly 4Hd^2 - 2H + 1 value queries"};
+  ClaimTally c2{"2", "H known: exactly " + count_formula(o.schedule, "H") + " value queries"};
   ClaimTally c3{"3", "H known: no query longer than 2H + 1 tokens"};
-  ClaimTally c4{"4", "only H0 = H+" + std::to_string(o.h0_extra) + " known: exactly 4H0d^2 - 2H0 + 1 queries, none longer than 2H0 + 1, recovery (" +
-                         recovery_criterion(o) + ")"};
+  ClaimTally c4{"4", "only H0 = H+" + std::to_string(o.h0_extra) + " known: exactly " + count_formula(o.schedule, "H0") +
+                         " queries, none longer than 2H0 + 1, recovery (" + recovery_criterion(o) + ")"};
   long max_dev2 = 0, max_excess3 = -1000000, max_len3 = 0, max_dev4 = 0, max_excess4 = -1000000;
   double bound_sum = 0;
   int deg_known = 0, deg_h0 = 0, vacuous = 0, rep_known = 0;
@@ -580,11 +603,12 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     if (rec1.v == TrialVerdict::pass || rec1.v == TrialVerdict::repaired) c1.value(rec1.figure);
     if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
     const bool deg1 = rec1.v == TrialVerdict::degenerate;
-    const bool rep1 = rec1.v == TrialVerdict::repaired;
+    // a run that asked the fallback's extra queries is counted apart whatever its status
+    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.value("fallback_queries", 0) > 0;
     deg_known += deg1;
     rep_known += rep1;
     // claim 2
-    const long want2 = paper_query_bound(t.d, H);
+    const long want2 = schedule_query_count(o.schedule, t.d, H);
     if (sent1) {
       max_dev2 = std::max(max_dev2, std::labs(q1 - want2));
       c2.value(static_cast<double>(std::labs(q1 - want2)));
@@ -593,7 +617,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
       c2.add(TrialVerdict::repaired);  // not asserted: claim 2 is about the unrepaired runs
     } else if (sent1 && q1 != want2) {
       c2.add(TrialVerdict::fail);
-      record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula 4Hd^2-2H+1 = " + std::to_string(want2));
+      record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula " + count_formula(o.schedule, "H") + " = " + std::to_string(want2));
     } else {
       c2.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
     }
@@ -611,9 +635,11 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     } else {
       c3.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
     }
-    const json sz = schwartz_zippel(t.d, H, S);
-    bound_sum += sz["bound"].get<double>();
-    vacuous += sz["bound"].get<double>() >= 1.0;
+    const json sz = bound_applies(o) ? schwartz_zippel(t.d, H, S) : json{{"bound", nullptr}};
+    if (bound_applies(o)) {
+      bound_sum += sz["bound"].get<double>();
+      vacuous += sz["bound"].get<double>() >= 1.0;
+    }
     json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
             {"cancel_v", t.cancel_v}, {"status_known_h", r1.value("status", "")}, {"bound", sz["bound"]}};
     // claim 4
@@ -622,15 +648,15 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
       const json& r4 = rec["h0"];
       const bool sent4 = r4.value("queries", 0) > 0;
       const long q4 = r4.value("design_queries", r4.value("queries", 0L)), l4 = r4.value("max_length", 0L);
-      const long want4 = paper_query_bound(t.d, H0);
+      const long want4 = schedule_query_count(o.schedule, t.d, H0);
       Outcome rec4 = recovery_outcome(o, r4, H);
       if (sent4) {
         max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
         max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
       }
-      if (rec4.v == TrialVerdict::repaired) {
+      if (rec4.v == TrialVerdict::repaired || r4.value("fallback_queries", 0) > 0) {
         // counts and lengths are asserted on unrepaired runs only
-      } else if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula 4H0d^2-2H0+1 = " + std::to_string(want4)};
+      } else if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula " + count_formula(o.schedule, "H0") + " = " + std::to_string(want4)};
       else if (sent4 && l4 > 2L * H0 + 1) rec4 = {TrialVerdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
       else if (rec4.v == TrialVerdict::pass && r4.value("heads_found", -1) != H)
         rec4 = {TrialVerdict::fail, 0, "heads_found " + std::to_string(r4.value("heads_found", -1)) + " != canonical " + std::to_string(H)};
@@ -668,10 +694,12 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
            {"degenerate_h0", deg_h0},
            {"repaired_known_h", rep_known},
            {"observed_rate", n ? static_cast<double>(deg_known) / n : 0.0},
-           {"mean_bound", n ? bound_sum / n : 0.0},
+           {"mean_bound", bound_applies(o) ? json(n ? bound_sum / n : 0.0) : json(nullptr)},
            {"vacuous_trials", vacuous},
-           {"rate_within_bound", n == 0 || static_cast<double>(deg_known) / n <= bound_sum / n},
-           {"derivation", "proofs/09-schwartz-zippel.md"}};
+           {"rate_within_bound", !bound_applies(o) || n == 0 || static_cast<double>(deg_known) / n <= bound_sum / n},
+           {"bound_applies", bound_applies(o)},
+           {"derivation", bound_applies(o) ? "proofs/09-schwartz-zippel.md"
+                                           : "none: the compact schedule's link and pole-choice events are not polynomial in the draws (proofs/19)"}};
   int total_fail = 0;
   for (const auto& c : claims) total_fail += c["failures"].get<int>();
   return json{{"command", "verify"},
@@ -682,6 +710,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
               {"trials", n},
               {"tolerance", (o.arith == Arith::mpfr || o.arith == Arith::ieee) ? json(tolerance_of(o)) : json(nullptr)},
               {"model_kind", o.model_kind},
+              {"schedule", schedule_name(o.schedule)},
               {"distribution", verify_distribution(o)},
               {"claims", claims},
               {"schwartz_zippel", szj},
@@ -698,6 +727,7 @@ json verify(const VerifyOptions& o) {
 std::string verify_report(const json& v) {
   std::ostringstream s;
   s << "mhaq verify: " << v["trials"] << " trials, seed " << v["seed"] << ", arith " << v["arith"].get<std::string>();
+  if (v.value("schedule", "paper") != "paper") s << ", schedule " << v["schedule"].get<std::string>();
   if (v["arith"] != "exact") s << " (" << v["bits"] << " bits)";
   s << "\ndistribution: " << v["distribution"].get<std::string>() << "\n\n";
   char line[512];
@@ -721,11 +751,16 @@ std::string verify_report(const json& v) {
     return s.str();
   }
   const auto& z = v["schwartz_zippel"];
-  s << "\nrepaired runs (H known; own column above, not counted as passes of claims 2 and 3): " << z["repaired_known_h"];
+  s << "\nrepaired runs (H known; repaired pairs or fallback queries; own column above, not counted as passes of claims 2 and 3): " << z["repaired_known_h"];
   s << "\nunrepaired degenerate draws (H known): " << z["degenerate_known_h"] << " of " << z["trials"] << ", observed rate "
-    << fixed(z["observed_rate"].get<double>()) << "; Schwartz-Zippel bound (|S| = " << z["S"] << ", mean over trials) "
-    << fmt(z["mean_bound"].get<double>()) << (z["rate_within_bound"].get<bool>() ? " (rate within bound)" : " (RATE EXCEEDS BOUND)")
-    << "; bound vacuous (>= 1) in " << z["vacuous_trials"] << " trials; H0 runs degenerate: " << z["degenerate_h0"] << " (same draws)\n";
+    << fixed(z["observed_rate"].get<double>());
+  if (z.value("bound_applies", true))
+    s << "; Schwartz-Zippel bound (|S| = " << z["S"] << ", mean over trials) " << fmt(z["mean_bound"].get<double>())
+      << (z["rate_within_bound"].get<bool>() ? " (rate within bound)" : " (RATE EXCEEDS BOUND)") << "; bound vacuous (>= 1) in " << z["vacuous_trials"]
+      << " trials";
+  else
+    s << "; no Schwartz-Zippel bound for this schedule (" << z["derivation"].get<std::string>() << ")";
+  s << "; H0 runs degenerate: " << z["degenerate_h0"] << " (same draws)\n";
   bool any = false;
   for (const auto& c : v["claims"])
     for (const auto& f : c["failing_trials"]) {
@@ -742,6 +777,9 @@ int verify_exit_code(const json& v) { return v["status"] == "ok" ? 0 : exit_code
 
 json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
   check_options(base);
+  if (!bound_applies(base))
+    throw Error(ErrorKind::usage, "--rates compares with the Schwartz-Zippel bound of the paper schedule (proofs/09); there is none for --schedule " +
+                                      std::string(schedule_name(base.schedule)));
   for (long R : ranges)
     if (R < 1) throw Error(ErrorKind::usage, "token ranges must be positive");
   // One item per (range, trial): the known-H run of that trial at that range.

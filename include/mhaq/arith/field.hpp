@@ -8,12 +8,20 @@
 //   log(r)           log of a positive number
 //   is_zero, is_positive, equal     three-valued decisions (Truth)
 //   solve            a linear system; Truth says whether it is nonsingular
+//   solve_scaled     the same up to a common nonzero factor lambda of the field's
+//                    choosing (exact: the least common denominator, so that the
+//                    solution's entries are polynomials in tau and cheap to multiply)
 //   real_roots       the roots of a polynomial with real distinct roots
+//   common_roots     one root of each of several polynomials, chosen by a common
+//                    value of a rational function (the compact schedule's pole solve)
 //   relu             max(x, 0), with the field's sign decision (balls: the hull when undecided)
 //   nearest          the multiple of 1/den nearest to x (approx_: a choice of the
 //                    learner's, e.g. where to put a query, never a decision)
 //   enclose          conversion to an Arb ball (an interval containing x)
 //   str              a printable form (reporting only)
+//   enclose_roots    roots of pole polynomials computed by fn from x, on
+//                    enclosures when the field is exact (a rigorous filter whose
+//                    roots are read as -tau^n; the caller checks them exactly)
 //   filtered, refine, certify       the filter-then-certify strategy of a
 //                    nonlinear square system (CGAL's Filtered_predicate),
 //                    used by the pair fits (stages/3-fit)
@@ -83,6 +91,27 @@ struct Roots {
   std::string why;  // for no / unknown
 };
 
+// Roots of several polynomials chosen by a common value (the compact
+// schedule's pole solve, proofs/19). Given S_0..S_{m-1} and a rational
+// function phi = U/V, it seeks the value z such that every S_h has a root
+// rho_h with phi(rho_h) = z, over all complex roots of all S_h.
+//   ok == yes: exactly one such z, and for it exactly one root of each S_h;
+//              roots[h] is that root of S_h, and it is real;
+//   ok == no:  certainly no such z (fail = none), certainly more than one
+//              (several), a polynomial with a multiple root, whose roots
+//              cannot be told apart (multiple; exact), or (exact) the root
+//              found is not of the form -tau^n that the root of a pole
+//              polynomial has (unrepresentable);
+//   ok == unknown: undecided at this precision or tolerance.
+template <class T>
+struct CommonRoots {
+  enum class Fail { none, several, multiple, unrepresentable };
+  Truth ok = Truth::unknown;
+  Fail fail = Fail::none;
+  std::vector<T> roots;
+  std::string why;  // for no / unknown
+};
+
 template <class T>
 struct Field;
 
@@ -116,7 +145,13 @@ struct Field<QTau> {
   Truth equal(const QTau& a, const QTau& b) const { return is_zero(a - b); }
   Truth equal(const QTau& a, const QTau& b, const QTau&) const { return equal(a, b); }
   Truth solve(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) const;  // no: singular
+  Truth solve_scaled(Mat<QTau>& X, QTau& lambda, const Mat<QTau>& A, const Mat<QTau>& B) const;  // X = lambda A^-1 B in Z[tau]
   Roots<QTau> real_roots(const std::vector<QTau>& c) const;  // roots -tau^-n, Newton polygon + exact check
+  // Decided on enclosures at rising precision (the ball test below is rigorous
+  // for the exact polynomials), the roots then found exactly as -tau^n and
+  // checked by substitution. Never unknown: a choice still undecided at the
+  // precision cap (values that coincide exactly) is reported as several.
+  CommonRoots<QTau> common_roots(const std::vector<std::vector<QTau>>& S, const std::vector<QTau>& U, const std::vector<QTau>& V) const;
   QTau relu(const QTau& x) const;
   Rational nearest(const QTau& x, long den) const;
   Ball enclose(const QTau& x) const;
@@ -124,6 +159,17 @@ struct Field<QTau> {
 
   template <class Fn>
   std::optional<std::vector<QTau>> filtered(const std::vector<QTau>& f, Fn&& fn) const { return fn(*this, f); }
+  // fn(Field<Ball>, enclosures of x) at 128..4096 bits: the ball computation
+  // is rigorous for the exact x, so a root it returns is isolated around
+  // one exact root; each is read as -tau^-n (pole_root_in). nullopt when the
+  // balls cannot decide, fn fails in balls, or a root is not of that form:
+  // the caller then runs fn in exact arithmetic. The caller checks the roots
+  // it gets exactly.
+  template <class Fn>
+  std::optional<std::vector<QTau>> enclose_roots(const std::vector<QTau>& x, Fn&& fn) const;
+  // The element -tau^-n in the negative ball rho: 1 (out set), 0 (the ball
+  // does not pin n: more precision), -1 (no such element).
+  int pole_root_in(const Ball& rho, QTau& out) const;
   template <class Sys>
   void refine(const Sys&, std::vector<QTau>&) const {}
   template <class Sys>
@@ -153,7 +199,13 @@ struct Field<Ball> {
   Truth equal(const Ball& a, const Ball& b) const { return is_zero(a - b); }
   Truth equal(const Ball& a, const Ball& b, const Ball&) const { return equal(a, b); }
   Truth solve(Mat<Ball>& X, const Mat<Ball>& A, const Mat<Ball>& B) const;  // unknown unless certified nonsingular
+  Truth solve_scaled(Mat<Ball>& X, Ball& lambda, const Mat<Ball>& A, const Mat<Ball>& B) const { lambda = from(Rational(1)); return solve(X, A, B); }
   Roots<Ball> real_roots(const std::vector<Ball>& c) const;  // interval Newton isolation
+  // Rigorous for every choice of coefficients inside the balls: every root of
+  // every S_h is isolated (Arb's root inclusion), a root is excluded when its
+  // value ball meets none of another polynomial's value balls, and yes means
+  // exactly one root of S_0 survives, with one partner in every other S_h.
+  CommonRoots<Ball> common_roots(const std::vector<std::vector<Ball>>& S, const std::vector<Ball>& U, const std::vector<Ball>& V) const;
   Ball relu(const Ball& x) const;
   Rational nearest(const Ball& x, long den) const;
   Ball enclose(const Ball& x) const { return x; }
@@ -162,6 +214,8 @@ struct Field<Ball> {
   // Filter: the approximate solution is computed in MPFR from the midpoints.
   template <class Fn>
   std::optional<std::vector<Ball>> filtered(const std::vector<Ball>& f, Fn&& fn) const;
+  template <class Fn>
+  std::optional<std::vector<Ball>> enclose_roots(const std::vector<Ball>& x, Fn&& fn) const { return fn(*this, x); }
   template <class Sys>
   void refine(const Sys&, std::vector<Ball>&) const {}
   // Krawczyk test (proofs/10): yes when every choice of targets inside their
@@ -191,7 +245,9 @@ struct Field<Mpfr> {
   Truth equal(const Mpfr& a, const Mpfr& b) const;
   Truth equal(const Mpfr& a, const Mpfr& b, const Mpfr& scale) const;
   Truth solve(Mat<Mpfr>& X, const Mat<Mpfr>& A, const Mat<Mpfr>& B) const;
+  Truth solve_scaled(Mat<Mpfr>& X, Mpfr& lambda, const Mat<Mpfr>& A, const Mat<Mpfr>& B) const { lambda = from(Rational(1)); return solve(X, A, B); }
   Roots<Mpfr> real_roots(const std::vector<Mpfr>& c) const;
+  CommonRoots<Mpfr> common_roots(const std::vector<std::vector<Mpfr>>& S, const std::vector<Mpfr>& U, const std::vector<Mpfr>& V) const;
   Mpfr relu(const Mpfr& x) const;
   Rational nearest(const Mpfr& x, long den) const;
   Ball enclose(const Mpfr& x) const;
@@ -200,6 +256,8 @@ struct Field<Mpfr> {
 
   template <class Fn>
   std::optional<std::vector<Mpfr>> filtered(const std::vector<Mpfr>& f, Fn&& fn) const { return fn(*this, f); }
+  template <class Fn>
+  std::optional<std::vector<Mpfr>> enclose_roots(const std::vector<Mpfr>& x, Fn&& fn) const { return fn(*this, x); }
   // Damped Gauss-Newton on the system's own equations (least squares when
   // it has more equations than unknowns), after re-solving its linear part.
   template <class Sys>
@@ -230,7 +288,12 @@ struct Field<double> {
   Truth equal(const double& a, const double& b) const;
   Truth equal(const double& a, const double& b, const double& scale) const;
   Truth solve(Mat<double>& X, const Mat<double>& A, const Mat<double>& B) const;
+  Truth solve_scaled(Mat<double>& X, double& lambda, const Mat<double>& A, const Mat<double>& B) const { lambda = 1.0; return solve(X, A, B); }
   Roots<double> real_roots(const std::vector<double>& c) const;
+  // approx_ (both float fields): the values are compared at the tolerance; yes
+  // when exactly one root of S_0 is not certainly excluded and each other S_h
+  // has exactly one partner; never no (a float cannot tell none from rounding).
+  CommonRoots<double> common_roots(const std::vector<std::vector<double>>& S, const std::vector<double>& U, const std::vector<double>& V) const;
   double relu(const double& x) const;
   Rational nearest(const double& x, long den) const;
   Ball enclose(const double& x) const;
@@ -239,6 +302,8 @@ struct Field<double> {
 
   template <class Fn>
   std::optional<std::vector<double>> filtered(const std::vector<double>& f, Fn&& fn) const { return fn(*this, f); }
+  template <class Fn>
+  std::optional<std::vector<double>> enclose_roots(const std::vector<double>& x, Fn&& fn) const { return fn(*this, x); }
   template <class Sys>
   void refine(const Sys& sys, std::vector<double>& x) const;
   template <class Sys>
@@ -250,7 +315,8 @@ struct Field<double> {
 // fields of arith/jet.hpp, satisfy it (static_asserts below and in jet.hpp).
 template <class F>
 concept ArithField = requires(const F& f, const typename F::value_type& x, const Rational& q, Mat<typename F::value_type>& X,
-                              const Mat<typename F::value_type>& A, const std::vector<typename F::value_type>& c) {
+                              const Mat<typename F::value_type>& A, const std::vector<typename F::value_type>& c,
+                              const std::vector<std::vector<typename F::value_type>>& S, typename F::value_type& y) {
   typename F::value_type;
   requires std::copyable<typename F::value_type>;
   { F::tag } -> std::convertible_to<Arith>;
@@ -272,7 +338,9 @@ concept ArithField = requires(const F& f, const typename F::value_type& x, const
   { f.equal(x, x) } -> std::same_as<Truth>;
   { f.equal(x, x, x) } -> std::same_as<Truth>;
   { f.solve(X, A, A) } -> std::same_as<Truth>;
+  { f.solve_scaled(X, y, A, A) } -> std::same_as<Truth>;
   { f.real_roots(c) } -> std::same_as<Roots<typename F::value_type>>;
+  { f.common_roots(S, c, c) } -> std::same_as<CommonRoots<typename F::value_type>>;
   { f.relu(x) } -> std::same_as<typename F::value_type>;
   { f.nearest(x, 1L) } -> std::same_as<Rational>;
   { f.enclose(x) } -> std::same_as<Ball>;

@@ -251,6 +251,38 @@ bool krawczyk_slope(const Field<Ball>& F, const Sys& sys, const std::vector<Ball
 }
 }  // namespace detail
 
+template <class Fn>
+std::optional<std::vector<QTau>> Field<QTau>::enclose_roots(const std::vector<QTau>& x, Fn&& fn) const {
+  for (long prec = 128; prec <= 4096; prec *= 2) {
+    PrecisionScope scope(prec);
+    std::vector<Ball> xb;
+    for (const QTau& v : x) xb.push_back(enclose(v));
+    std::optional<std::vector<Ball>> r;
+    try {
+      r = fn(Field<Ball>{}, xb);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::unable) continue;
+      if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage) throw;
+      return std::nullopt;  // a decision the exact route makes and words itself
+    }
+    if (!r) return std::nullopt;
+    std::vector<QTau> out;
+    bool wider = false;
+    for (const Ball& b : *r) {
+      QTau q;
+      const int k = pole_root_in(b, q);
+      if (k < 0) return std::nullopt;
+      if (k == 0) {
+        wider = true;
+        break;
+      }
+      out.push_back(std::move(q));
+    }
+    if (!wider) return out;
+  }
+  return std::nullopt;
+}
+
 template <class Sys>
 Truth Field<Ball>::certify(const Sys& sys, std::vector<Ball>& x) const {
   // Krawczyk operator on the first n equations: with Y ~ J(xt)^{-1} and a box
@@ -291,6 +323,9 @@ Truth Field<Ball>::certify(const Sys& sys, std::vector<Ball>& x) const {
     mag_mul_2exp_si(t, t, -prec + 4);
     mag_add(&w[i], &w[i], t);
     mag_clear(t);
+    // a box that contains x: when x is already an enclosure of the truth, the
+    // unique solution the test proves in the box is the truth
+    mag_max(&w[i], &w[i], arb_radref(x[i].raw()));
   }
   bool ok = false;
   std::vector<Ball> X(n), K(n);

@@ -6,7 +6,7 @@
 //
 //  * arithmetic, exp and log: the usual rules;
 //  * solve: X = A^{-1} B, dX = A^{-1} (dB - dA X);
-//  * real_roots: p(rho) = 0, d rho = -(sum_m dc_m rho^m) / p'(rho);
+//  * real_roots, common_roots: p(rho) = 0, d rho = -(sum_m dc_m rho^m) / p'(rho);
 //  * refine / certify of a system model(x) = targets: certify lets the base
 //    field certify the values (refine keeps them), and the implicit function theorem gives
 //    dx = J(x)^{-1} d targets (J^+ in the least-squares sense when the base
@@ -171,6 +171,11 @@ struct Field<Jet<B>> {
     return Truth::yes;
   }
 
+  Truth solve_scaled(Mat<J>& X, J& lambda, const Mat<J>& A, const Mat<J>& Bm) const {
+    lambda = from(Rational(1));
+    return solve(X, A, Bm);
+  }
+
   Roots<J> real_roots(const std::vector<J>& c) const {
     std::vector<B> cv;
     for (const auto& x : c) cv.push_back(x.value());
@@ -188,6 +193,31 @@ struct Field<Jet<B>> {
     return out;
   }
 
+  CommonRoots<J> common_roots(const std::vector<std::vector<J>>& S, const std::vector<J>& U, const std::vector<J>& V) const {
+    auto vals = [](const std::vector<J>& c) {
+      std::vector<B> v;
+      for (const auto& x : c) v.push_back(x.value());
+      return v;
+    };
+    std::vector<std::vector<B>> Sv;
+    for (const auto& p : S) Sv.push_back(vals(p));
+    CommonRoots<B> r = base.common_roots(Sv, vals(U), vals(V));
+    CommonRoots<J> out;
+    out.ok = r.ok;
+    out.why = r.why;
+    out.fail = static_cast<typename CommonRoots<J>::Fail>(r.fail);
+    if (r.ok != Truth::yes) return out;
+    // each root is a simple root of its own polynomial: the common value
+    // selected it, the polynomial alone fixes it nearby
+    for (size_t h = 0; h < S.size(); ++h) {
+      const B& rho = r.roots[h];
+      const J p = poly_eval(S[h], J(rho));
+      const B inv = -(B(1L) / poly_eval(poly_derivative(base, Sv[h]), rho));
+      out.roots.push_back(J(rho, J::scaled(p.grad(), inv)));
+    }
+    return out;
+  }
+
   // The approximation is the base field's own (values only): the derivatives
   // come from certify(), by the implicit function theorem, so carrying them
   // through the approximate route would be wasted work.
@@ -197,6 +227,16 @@ struct Field<Jet<B>> {
     if (!xv) return std::nullopt;
     std::vector<J> out;
     for (const auto& v : *xv) out.emplace_back(v);
+    return out;
+  }
+  // Values only, from the base field's route: the derivatives come from the
+  // caller's refine() (the implicit function theorem on its own equations).
+  template <class Fn>
+  std::optional<std::vector<J>> enclose_roots(const std::vector<J>& x, Fn&& fn) const {
+    const std::optional<std::vector<B>> r = base.enclose_roots(values(x), fn);
+    if (!r) return std::nullopt;
+    std::vector<J> out;
+    for (const auto& v : *r) out.emplace_back(v);
     return out;
   }
   // Derivatives only: the implicit function theorem at the current values

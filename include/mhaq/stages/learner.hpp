@@ -33,7 +33,7 @@ struct LearnOptions {
   int threads = 1;            // pair fits run in parallel; results do not depend on it
   int samples_per_pair = 0;   // 0: the paper's 2H+1 values per pair; K > 2H+1: oversampling
   bool self_check = true;     // re-evaluate the heads on every answer (no query cost)
-  bool lean_fallback = true;  // lean: ask for an across link where residues cannot label
+  bool lean_fallback = true;  // lean and compact: ask for an across link where residues cannot label (equal v_h)
   bool repair = true;         // repair degenerate pairs from their links and residues (below) instead of failing the run
   // The design's B and Delta when they were chosen before the run (the
   // scaled and tuned designs, stages/2-schedule/design.hpp); empty: drawn
@@ -78,9 +78,12 @@ struct LearnResult {
   std::vector<PairFit<T>> fits;      // per pair of plan.pairs, heads in the pair's own order
   std::vector<PairFit<T>> labelled;  // per base pair (plan.base_index), heads in the order of `heads`
   int heads_found = 0;               // minimal type found (claim 3); equals H when H is known
-  // Lean fallback: the across links asked for after the plan (2H queries each).
+  // Fallback: the queries asked for after the plan where residues could not
+  // label (lean: across links, 2H queries each; compact: a pair's values up to
+  // k = 2H-1 and one value of its across link, PairSpec::first_k marking the
+  // first value asked).
   std::vector<PairSpec> fallback_pairs;
-  std::vector<PairFit<T>> fallback_fits;
+  std::vector<PairFit<T>> fallback_fits;  // lean only: the across links' fits
   long fallback_queries = 0;
   // Degenerate pairs repaired (see Repair); the run's query count is the plan's plus repair_queries.
   std::vector<Repair> repairs;

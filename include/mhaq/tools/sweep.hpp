@@ -73,16 +73,19 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, std::size_t unit);
 std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path, bool resume, int threads,
                                 const std::function<void(std::size_t, std::size_t)>& progress);
 
-// Per-(design, H) summary over unsaturated ok rows: median observed and
-// predicted bits lost; and the median predicted bits lost per head
-// (log2 kappa_rms / H) over the rows at the grid's highest precision.
+// Per-(schedule, design, H) summary over unsaturated ok rows: median observed
+// and predicted bits lost, the median query count of the ok rows (the
+// trade-off between schedules: fewer queries against more bits lost), and the
+// median predicted bits lost per head (log2 kappa_rms / H) over the rows at
+// the grid's highest precision.
 struct SweepSummary {
+  std::string schedule;
   std::string design = "paper";
   int H = 0;
   long units = 0;             // rows at the highest precision with a kappa
   double per_head = 0;        // median log2(kappa_rms) / H over them
   long rows = 0, ok = 0, used = 0;
-  double observed = 0, predicted = 0;  // medians
+  double observed = 0, predicted = 0, queries = 0;  // medians
 };
 std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows);
 

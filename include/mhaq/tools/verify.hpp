@@ -11,6 +11,7 @@
 
 #include "mhaq/arith/field.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
 
 namespace mhaq {
 
@@ -39,6 +40,9 @@ struct VerifyOptions {
   // How every run's B and Delta are chosen (not exact). The count claims are
   // asserted on the design's own queries; a tuned run's pilot is reported.
   Design design = Design::paper;
+  // The learner's schedule for claims 1-4 (claims 2 and 4 then count that
+  // schedule's queries: stages/2-schedule/schedule.hpp, schedule_query_count).
+  Schedule schedule = Schedule::paper;
 };
 
 // One claim-5 trial's draw: (d, H, m) cycling over (2,1,2), (2,2,3), (3,2,3),

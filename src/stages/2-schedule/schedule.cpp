@@ -4,11 +4,12 @@
 
 namespace mhaq {
 
-const char* schedule_name(Schedule s) { return s == Schedule::paper ? "paper" : "lean"; }
+const char* schedule_name(Schedule s) { return s == Schedule::paper ? "paper" : s == Schedule::lean ? "lean" : "compact"; }
 Schedule parse_schedule(const std::string& s) {
   if (s == "paper") return Schedule::paper;
   if (s == "lean") return Schedule::lean;
-  throw Error(ErrorKind::usage, "unknown schedule \"" + s + "\" (expected paper or lean)");
+  if (s == "compact") return Schedule::compact;
+  throw Error(ErrorKind::usage, "unknown schedule \"" + s + "\" (expected paper, lean or compact)");
 }
 
 const char* pair_kind_name(PairKind k) { return k == PairKind::base ? "base" : k == PairKind::within ? "within-link" : "across-link"; }
@@ -18,6 +19,54 @@ std::string pair_name(const PairSpec& p) {
 
 long paper_query_bound(long d, long H) { return 4 * H * d * d - 2 * H + 1; }
 long lean_query_count(long d, long H) { return 1 + 2 * H * (d * d + d - 1); }
+int compact_samples(int H) { return H == 1 ? 1 : H == 2 ? 3 : 2 * H - 2; }
+long compact_query_count(long d, long H) {
+  return 1 + 2 * H * d + (H >= 2 ? d - 1 : 0) + static_cast<long>(compact_samples(static_cast<int>(H))) * d * (d - 1);
+}
+long schedule_query_count(Schedule s, long d, long H) {
+  switch (s) {
+    case Schedule::paper: return paper_query_bound(d, H);
+    case Schedule::lean: return lean_query_count(d, H);
+    case Schedule::compact: return compact_query_count(d, H);
+  }
+  return 0;
+}
+
+namespace {
+void index_queries(Plan& p) {
+  p.start.clear();
+  long next = 1;  // queries()[0] is [b_1]
+  for (const PairSpec& s : p.pairs) {
+    p.start.push_back(next);
+    next += s.samples - 1;
+  }
+}
+
+// Compact (proofs/18, 19): the pairs (i, 1) in full, one predicted within link
+// per offset i >= 2 at b_1, and every (i, j >= 2) with its residues known.
+Plan compact_plan(Plan p) {
+  const int d = p.d, H = p.H;
+  if (H > compact_max_heads)
+    throw Error(ErrorKind::usage, "the compact schedule takes H (or H0) <= " + std::to_string(compact_max_heads) +
+                                      ": its links try all H! assignments of heads");
+  const int s = compact_samples(H) + 1;
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i < d; ++i) p.pairs.push_back({PairKind::base, i, j, p.Delta.col(i), p.B.col(j), j == 0 ? p.samples : s});
+  if (H >= 2)
+    for (int i = 1; i < d; ++i) {
+      p.labelling.push_back({p.base_index(i, 0), p.root(), static_cast<int>(p.pairs.size()), Relation::predicted, std::nullopt});
+      p.pairs.push_back({PairKind::within, i, 0, p.Delta.col(0) + p.Delta.col(i), p.B.col(0), 2});
+    }
+  else
+    for (int i = 1; i < d; ++i) p.labelling.push_back({p.base_index(i, 0), p.root(), -1, Relation::predicted, std::nullopt});
+  for (int j = 1; j < d; ++j)
+    for (int i = 0; i < d; ++i)
+      p.labelling.push_back({p.base_index(i, j), p.base_index(i, 0), -1, Relation::poles,
+                             PairSpec{PairKind::across, i, j, p.Delta.col(i), p.B.col(0) + p.B.col(j), 2}});
+  index_queries(p);
+  return p;
+}
+}  // namespace
 
 Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples) {
   if (samples != 0 && samples < 2 * H + 1)
@@ -31,20 +80,24 @@ Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples)
   p.Delta = Delta;
   const int d = p.d;
   p.first = {Run{B.col(0), 1}};
+  if (s == Schedule::compact) {
+    if (samples != 0) throw Error(ErrorKind::usage, "the compact schedule does not oversample (--samples-per-pair)");
+    return compact_plan(std::move(p));
+  }
   for (int j = 0; j < d; ++j)
-    for (int i = 0; i < d; ++i) p.pairs.push_back({PairKind::base, i, j, Delta.col(i), B.col(j)});
+    for (int i = 0; i < d; ++i) p.pairs.push_back({PairKind::base, i, j, Delta.col(i), B.col(j), p.samples});
   const int within_tokens = s == Schedule::paper ? d : 1;
   std::vector<std::vector<int>> within(d, std::vector<int>(d, -1));  // [j][i]
   for (int j = 0; j < within_tokens; ++j)
     for (int i = 1; i < d; ++i) {
       within[j][i] = static_cast<int>(p.pairs.size());
-      p.pairs.push_back({PairKind::within, i, j, Delta.col(0) + Delta.col(i), B.col(j)});
+      p.pairs.push_back({PairKind::within, i, j, Delta.col(0) + Delta.col(i), B.col(j), p.samples});
     }
   if (s == Schedule::paper) {
     // across links first: (1, j) from (1, 1); then within links at every b_j
     for (int j = 1; j < d; ++j) {
       p.labelling.push_back({p.base_index(0, j), p.root(), static_cast<int>(p.pairs.size()), Relation::across, std::nullopt});
-      p.pairs.push_back({PairKind::across, 0, j, Delta.col(0), B.col(0) + B.col(j)});
+      p.pairs.push_back({PairKind::across, 0, j, Delta.col(0), B.col(0) + B.col(j), p.samples});
     }
     for (int j = 0; j < d; ++j)
       for (int i = 1; i < d; ++i) p.labelling.push_back({p.base_index(i, j), p.base_index(0, j), within[j][i], Relation::within, std::nullopt});
@@ -53,21 +106,22 @@ Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples)
     for (int j = 1; j < d; ++j)
       for (int i = 0; i < d; ++i)
         p.labelling.push_back({p.base_index(i, j), p.base_index(i, 0), -1, Relation::residue,
-                               PairSpec{PairKind::across, i, j, Delta.col(i), B.col(0) + B.col(j)}});
+                               PairSpec{PairKind::across, i, j, Delta.col(i), B.col(0) + B.col(j), p.samples}});
   }
+  index_queries(p);
   return p;
 }
 
 std::vector<Query> Plan::pair_queries(const PairSpec& pr) const {
   std::vector<Query> out;
   const QVec a = pr.final_token + pr.offset;
-  for (long k = 1; k < samples; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
+  for (long k = pr.first_k; k < pr.samples; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
   return out;
 }
 
 std::vector<Query> Plan::queries() const {
   std::vector<Query> out;
-  out.reserve(1 + pairs.size() * (samples - 1));
+  out.reserve(static_cast<size_t>(query_count()));
   out.push_back(first);
   for (const auto& pr : pairs)
     for (auto& q : pair_queries(pr)) out.push_back(std::move(q));

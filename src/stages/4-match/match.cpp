@@ -187,6 +187,55 @@ PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typ
   return out;
 }
 
+template <ArithField F>
+Assignment predicted_assignment(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& cur,
+                                const typename F::value_type& f0, const typename F::value_type& f1, Relation rel) {
+  using T = typename F::value_type;
+  const int H = ref.heads();
+  Assignment out;
+  if (cur.heads() != H || (rel != Relation::within && rel != Relation::across)) return out;
+  const T one = fld.from(Rational(1));
+  // term[h][g]: head h of ref with head g of cur; allowed[h][g]: not certainly
+  // excluded by the residues (across)
+  std::vector<std::vector<T>> term(H);
+  std::vector<std::vector<char>> allowed(H, std::vector<char>(H, 1));
+  T scale = fld.abs(f0 - f1), cscale = fld.from(Rational(0));
+  for (int h = 0; h < H; ++h) cscale = cscale + fld.abs(ref.c[h]) + fld.abs(cur.c[h]);
+  for (int h = 0; h < H; ++h)
+    for (int g = 0; g < H; ++g) {
+      const T rho = ref.r[h] * cur.r[g];
+      term[h].push_back((rel == Relation::within ? ref.c[h] + cur.c[g] : ref.c[h]) * rho / (one + rho));
+      scale = scale + fld.abs(term[h].back());
+      if (rel == Relation::across) allowed[h][g] = fld.equal(ref.c[h], cur.c[g], cscale) != Truth::no;
+    }
+  const T target = f0 - f1;
+  std::vector<std::vector<int>> possible, certain;
+  std::vector<int> perm(H);
+  std::vector<char> used(H, 0);
+  // depth-first over assignments, partial sums shared by common prefixes
+  std::function<void(int, const T&)> walk = [&](int h, const T& sum) {
+    if (h == H) {
+      const Truth t = fld.equal(sum, target, scale);
+      if (t != Truth::no) possible.push_back(perm);
+      if (t == Truth::yes) certain.push_back(perm);
+      return;
+    }
+    for (int g = 0; g < H; ++g) {
+      if (used[g] || !allowed[h][g]) continue;
+      used[g] = 1;
+      perm[h] = g;
+      walk(h + 1, sum + term[h][g]);
+      used[g] = 0;
+    }
+  };
+  walk(0, fld.from(Rational(0)));
+  if (possible.empty()) return out;
+  out.perm = possible.front();
+  out.kind = possible.size() == 1 ? Assignment::Kind::unique : Assignment::Kind::several;
+  out.certain = certain.size() > 1;
+  return out;
+}
+
 std::vector<int> unique_or_throw(const Assignment& a, const std::string& what) {
   switch (a.kind) {
     case Assignment::Kind::unique: return a.perm;
@@ -204,7 +253,9 @@ std::vector<int> unique_or_throw(const Assignment& a, const std::string& what) {
                                           const PairFit<F::value_type>*, Relation);                                 \
   template PairFit<F::value_type> derive_from_link<F>(const F&, const PairFit<F::value_type>&, const PairFit<F::value_type>&,   \
                                                       const std::vector<F::value_type>&, const PairFit<F::value_type>&, Relation,  \
-                                                      const F::value_type&, Assignment&);
+                                                      const F::value_type&, Assignment&);            \
+  template Assignment predicted_assignment<F>(const F&, const PairFit<F::value_type>&, const PairFit<F::value_type>&,  \
+                                              const F::value_type&, const F::value_type&, Relation);
 MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
 #undef MHAQ_INSTANTIATE
 

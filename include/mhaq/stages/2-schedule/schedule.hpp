@@ -17,7 +17,7 @@
 
 namespace mhaq {
 
-enum class Schedule { paper, lean };
+enum class Schedule { paper, lean, compact };
 const char* schedule_name(Schedule s);
 Schedule parse_schedule(const std::string& s);  // throws Error(usage)
 
@@ -30,29 +30,39 @@ struct PairSpec {
   int i, j;  // offset index, final-token index (0-based)
   QVec offset;
   QVec final_token;
+  int samples = 0;  // values k = 0..samples-1 (k = 0 is chained, not queried)
+  int first_k = 1;  // the first value queried (a compact fallback extends a pair past its planned values)
 };
 std::string pair_name(const PairSpec& p);  // "within-link pair (i=2, j=1)"
 
 // How a base pair's heads are put into the global order.
-//   within:  link poles = ref poles * target poles, link residues = ref + target residues
-//   across:  link poles = ref poles * target poles, residues all equal
-//   residue: target residues = ref residues (no link pair; lean schedule)
-enum class Relation { within, across, residue };
+//   within:    link poles = ref poles * target poles, link residues = ref + target residues
+//   across:    link poles = ref poles * target poles, residues all equal
+//   residue:   target residues = ref residues (no link pair; lean schedule)
+//   predicted: a within link with one value f(1), predicted from ref and target
+//              for each assignment of heads; the one that matches labels the
+//              target (compact schedule, proofs/18)
+//   poles:     the target's residues are the ref's (same offset), so it is
+//              fitted with them known and comes out in the ref's order; only
+//              its poles are unknown (compact schedule, proofs/19)
+enum class Relation { within, across, residue, predicted, poles };
 struct LabelStep {
   int target;  // index into Plan::pairs of a base pair
   int ref;     // a base pair labelled by an earlier step, or the root
   int link;    // index into Plan::pairs of the link pair; -1 for residue
   Relation rel;
-  // Residue steps only: the across link that decides the step when two heads'
-  // residues cannot be told apart (equal v_h); the learner asks for it only
-  // then, at 2H extra queries (lean fallback, ALGORITHM.md section 5).
+  // Residue steps (lean) and poles steps (compact) only: the across link that
+  // decides the step when two heads' residues cannot be told apart (equal
+  // v_h); the learner asks for it only then (ALGORITHM.md section 5). Lean:
+  // the whole link, 2H queries. Compact: one value of the link, predicted for
+  // each assignment, after the pair's own values up to k = 2H-1 (proofs/19).
   std::optional<PairSpec> fallback;
 };
 
 struct Plan {
   Schedule schedule = Schedule::paper;
   int d = 0, H = 0;
-  int samples = 0;  // values per pair, k = 0..samples-1 (2H+1 unless oversampling)
+  int samples = 0;  // values of a fully fitted pair, k = 0..samples-1 (2H+1 unless oversampling); PairSpec::samples per pair
   QMat B, Delta;    // columns b_j and delta_i
   std::vector<PairSpec> pairs;
   std::vector<LabelStep> labelling;  // in order: every base pair but the root is a target once
@@ -60,20 +70,34 @@ struct Plan {
 
   int base_index(int i, int j) const { return j * d + i; }  // base pairs come first, column by column
   int root() const { return base_index(0, 0); }
+  std::vector<long> start;            // index in queries() of each pair's k = 1 query
   // Every query in the order the learner sends it: first, then each pair's k = 1..samples-1.
   std::vector<Query> queries() const;
-  // Index in queries() of pair p's k-th query (k >= 1).
-  long query_index(long p, long k) const { return 1 + p * (samples - 1) + (k - 1); }
+  long query_count() const { return start.empty() ? 1 : start.back() + pairs.back().samples - 1; }
+  // Index in queries() of pair p's k-th query (1 <= k < pairs[p].samples).
+  long query_index(long p, long k) const { return start[p] + (k - 1); }
   // The queries of one pair (k = 1..samples-1), e.g. a fallback pair's.
   std::vector<Query> pair_queries(const PairSpec& p) const;
 };
 
 // Paper: d^2 base pairs, d(d-1) within links, d-1 across links.
 // Lean: d^2 base pairs and d-1 within links at b_1; residues label the rest.
-// samples = values per pair (0: the paper's 2H+1; more: oversampling).
+// Compact: base pairs (i, 1) fitted fully (2H values), d-1 within links at
+//   b_1 with one value each (H >= 2), and base pairs (i, j >= 2) with
+//   compact_samples(H) values each, fitted with their residues known.
+// samples = values per pair (0: the paper's 2H+1; more: oversampling, not compact).
 Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples = 0);
 long paper_query_bound(long d, long H);  // 4 H d^2 - 2H + 1
 long lean_query_count(long d, long H);   // 1 + 2H (d^2 + d - 1)
+// Values k >= 1 of a compact pair (i, j >= 2): 1 (H = 1), 3 (H = 2), 2H - 2 (H >= 3).
+int compact_samples(int H);
+// 1 + 2Hd + (d - 1 if H >= 2) + compact_samples(H) d (d - 1)
+long compact_query_count(long d, long H);
+// The query count of schedule s (no oversampling), and its longest query (2H + 1).
+long schedule_query_count(Schedule s, long d, long H);
+// Largest H (or H0) the compact schedule takes: its links are decided by
+// predicting one value for each of the H! assignments of heads.
+constexpr int compact_max_heads = 8;
 
 // Token entries: uniform integers in [-range, range], divided by den.
 struct TokenSpec {

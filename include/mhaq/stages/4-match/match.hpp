@@ -55,6 +55,21 @@ PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typ
                                                  const std::vector<typename F::value_type>& known_c, const PairFit<typename F::value_type>& partial,
                                                  Relation rel, const typename F::value_type& P, Assignment& a);
 
+// The compact schedule's within link at b_1 (proofs/18): the pair with offset
+// delta_1 + delta_i has poles r_h r'_{perm h} and residues c_h + c'_{perm h}
+// for the right assignment perm (ref head h is cur head perm[h]), so its one
+// value f(1) is predicted from the two fits and f(0) = v^T b_1:
+//     f(1) = f(0) - sum_h (c_h + c'_{perm h}) rho_h / (1 + rho_h),   rho_h = r_h r'_{perm h}.
+// Every one of the H! assignments is tried; those whose prediction is not
+// certainly different from f1 are possible (Assignment: none, unique or several).
+// Relation::across (the compact fallback, proofs/19): the link (delta_i, b_1 + b_j)
+// of ref = (i, 1) and cur = (i, j) has poles r_h r'_{perm h} and the residues
+// c_h of both, so only assignments that pair equal residues are tried, and
+//     f(1) = f(0) - sum_h c_h rho_h / (1 + rho_h).
+template <ArithField F>
+Assignment predicted_assignment(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& cur,
+                                const typename F::value_type& f0, const typename F::value_type& f1, Relation rel = Relation::within);
+
 // The unique assignment, or the error it means:
 //   none -> Error(inconsistent): the answers fit no model with this many heads;
 //   several, certain -> Error(degenerate): an ambiguous link at this draw;
