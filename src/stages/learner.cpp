@@ -288,7 +288,7 @@ class Path {
     Assignment a;
     PairFit<T> f;
     if (link >= 0 && degenerate_[alt].empty() && degenerate_[link].empty())
-      f = derive_from_link(fld_, res_.fits[alt], res_.fits[link], {}, res_.fits[root], Relation::across, res_.fits[root].P, a);
+      f = derive_from_link(fld_, res_.fits[alt], res_.fits[link], {}, Relation::across, res_.fits[root].P, a);
     if (a.kind != Assignment::Kind::unique)
       throw_degenerate(pair_name(plan_.pairs[root]) + ": " + degenerate_[root] + "; not repairable (the pairs its repair needs are degenerate too)");
     res_.repairs.push_back({root, degenerate_[root],
@@ -356,18 +356,21 @@ class Path {
     Assignment a;
     if (tdeg) {
       // the target from its link: poles r(ref) r(target); residues c(ref) + c(target)
-      // (heads matched by the residues of the same offset elsewhere, or by the
-      // target's own visible heads) or c(ref) (across)
+      // (within: heads matched by the residues of the same offset at another
+      // final token, labelled already) or c(ref) (across). A within link is
+      // never matched through the degenerate target's own fit: colliding
+      // poles merge heads there, so the true assignment need not be among
+      // the compatible ones and a unique match could be wrong (a fuzzing
+      // finding: an exact run that reproduced every answer with wrong heads).
       const std::vector<T> none;
       PairFit<T> f;
       std::string by;
-      if (s.rel == Relation::within && other >= 0) {
-        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], res_.labelled[other].c, fits[s.target], s.rel, fits[s.target].P, a);
+      if (s.rel == Relation::within) {
+        if (other < 0) return false;
+        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], res_.labelled[other].c, s.rel, fits[s.target].P, a);
         by = ", heads matched by the residues of " + pair_name(plan_.pairs[other]);
-      }
-      if (a.kind != Assignment::Kind::unique) {
-        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], none, fits[s.target], s.rel, fits[s.target].P, a);
-        by = s.rel == Relation::within ? ", heads matched by the pair's own visible heads (a zero residue hides a head)" : "";
+      } else {
+        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], none, s.rel, fits[s.target].P, a);
       }
       if (a.kind != Assignment::Kind::unique) return false;
       set_label(s.target, std::move(f));
