@@ -603,8 +603,8 @@ bool contains_exact(const Ball& b, long bits, const std::function<void(arb_t, lo
 
 std::string short_dump(const json& j) {
   if (j.is_structured() && j.size() > 16) return json_shown(j);  // not dumped whole
-  std::string s = j.dump();
-  return s.size() > 72 ? clean_text(s.substr(0, 69)) + "..." : s;
+  std::string s = j.dump();  // JSON escapes control characters below 0x20, not DEL: cleaned either way
+  return s.size() > 72 ? clean_text(s.substr(0, 69)) + "..." : clean_text(s);
 }
 
 // Compares the file against the re-derived document; every differing leaf is
