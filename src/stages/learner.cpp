@@ -27,6 +27,8 @@ Plan learner_plan(int d, const LearnOptions& opt, int* redraws) {
 
 namespace {
 
+constexpr int kWitnessQueries = 3;  // per repaired run (proofs/21)
+
 [[noreturn]] void rethrow_with(const Error& e, const std::string& where) { throw Error(e.kind(), where + ": " + e.what()); }
 
 template <class T>
@@ -50,6 +52,7 @@ class Path {
       throw;
     }
     res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found);
+    if (!res_.repairs.empty()) witness();
     if (opt_.self_check) self_check();
     res_.answers = static_cast<long>(answers_.size());
   }
@@ -288,7 +291,7 @@ class Path {
     Assignment a;
     PairFit<T> f;
     if (link >= 0 && degenerate_[alt].empty() && degenerate_[link].empty())
-      f = derive_from_link(fld_, res_.fits[alt], res_.fits[link], {}, Relation::across, res_.fits[root].P, a);
+      f = derive_from_link(fld_, res_.fits[alt], res_.fits[link], {}, res_.fits[root], Relation::across, res_.fits[root].P, a);
     if (a.kind != Assignment::Kind::unique)
       throw_degenerate(pair_name(plan_.pairs[root]) + ": " + degenerate_[root] + "; not repairable (the pairs its repair needs are degenerate too)");
     res_.repairs.push_back({root, degenerate_[root],
@@ -356,21 +359,18 @@ class Path {
     Assignment a;
     if (tdeg) {
       // the target from its link: poles r(ref) r(target); residues c(ref) + c(target)
-      // (within: heads matched by the residues of the same offset at another
-      // final token, labelled already) or c(ref) (across). A within link is
-      // never matched through the degenerate target's own fit: colliding
-      // poles merge heads there, so the true assignment need not be among
-      // the compatible ones and a unique match could be wrong (a fuzzing
-      // finding: an exact run that reproduced every answer with wrong heads).
+      // (heads matched by the residues of the same offset elsewhere, or by the
+      // target's own visible heads) or c(ref) (across)
       const std::vector<T> none;
       PairFit<T> f;
       std::string by;
-      if (s.rel == Relation::within) {
-        if (other < 0) return false;
-        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], res_.labelled[other].c, s.rel, fits[s.target].P, a);
+      if (s.rel == Relation::within && other >= 0) {
+        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], res_.labelled[other].c, fits[s.target], s.rel, fits[s.target].P, a);
         by = ", heads matched by the residues of " + pair_name(plan_.pairs[other]);
-      } else {
-        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], none, s.rel, fits[s.target].P, a);
+      }
+      if (a.kind != Assignment::Kind::unique) {
+        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], none, fits[s.target], s.rel, fits[s.target].P, a);
+        by = s.rel == Relation::within ? ", heads matched by the pair's own visible heads (a zero residue hides a head)" : "";
       }
       if (a.kind != Assignment::Kind::unique) return false;
       set_label(s.target, std::move(f));
@@ -468,6 +468,45 @@ class Path {
       const LabelStep& st = *steps[s];
       const Assignment a = label_assignment(fld_, res_.labelled[st.ref], res_.fits[st.target], &res_.fallback_fits[s], Relation::across);
       res_.labelled[st.target] = permuted(res_.fits[st.target], unique_or_throw(a, "fallback " + pair_name(res_.fallback_pairs[s])));
+    }
+  }
+
+  // ---- a repaired run: fresh witness queries (proofs/21-repair-witness.md)
+  // A repair matches heads through relations of this draw; on a very special
+  // draw those can hold for a wrong matching too, and the plan's answers then
+  // fit a second model (fuzzing found one whose heads reproduced every
+  // answer). Two canonical models that differ as functions differ at almost
+  // every sequence of length 2H+1, so fresh random sequences, predicted from
+  // the recovered heads and then asked, tell them apart: a certain
+  // disagreement ends the run degenerate. Their own seed stream leaves the
+  // plan's draws as they were; the queries count as repair_queries.
+  void witness() {
+    Rng rng(opt_.seed ^ 0x7769746e65737331ULL);
+    const long before = oracle_.queries();
+    const long n = 2L * opt_.H + 1;
+    for (int w = 0; w < kWitnessQueries; ++w) {
+      // tokens on the plan's grid (the same L); the final token nonzero, since
+      // at x_N = 0 every score vanishes and models with equal sum_h v_h agree
+      Query q;
+      for (long r = 0; r < n; ++r) {
+        QVec x(static_cast<size_t>(d_));
+        for (bool zero = true; zero;) {
+          zero = true;
+          for (int i = 0; i < d_; ++i) {
+            x[static_cast<size_t>(i)] = Rational(rng.uniform_int(-opt_.tokens.range, opt_.tokens.range), static_cast<unsigned long>(opt_.tokens.den));
+            zero = zero && x[static_cast<size_t>(i)].is_zero();
+          }
+          zero = zero && r == n - 1;
+        }
+        q.push_back(Run{std::move(x), 1});
+      }
+      const T predicted = evaluate_heads(fld_, res_.heads, q);
+      queries_.push_back(q);
+      answers_.push_back(oracle_.query(q));
+      res_.repair_queries = oracle_.queries() - before;
+      if (fld_.equal(predicted, answers_.back()) == Truth::no)
+        throw_degenerate("the repaired pairs do not determine the heads at this draw: fresh witness query " + std::to_string(w + 1) +
+                         " disagrees with the recovered heads (the plan's answers fit more than one model)");
     }
   }
 

@@ -609,7 +609,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     rep_known += rep1;
     // claim 2
     const long want2 = schedule_query_count(o.schedule, t.d, H);
-    if (sent1) {
+    if (sent1 && !rep1) {  // repaired runs ask extra queries (repair_queries): not part of the claim
       max_dev2 = std::max(max_dev2, std::labs(q1 - want2));
       c2.value(static_cast<double>(std::labs(q1 - want2)));
     }
@@ -650,11 +650,12 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
       const long q4 = r4.value("design_queries", r4.value("queries", 0L)), l4 = r4.value("max_length", 0L);
       const long want4 = schedule_query_count(o.schedule, t.d, H0);
       Outcome rec4 = recovery_outcome(o, r4, H);
-      if (sent4) {
+      const bool rep4 = rec4.v == TrialVerdict::repaired || r4.value("fallback_queries", 0) > 0;
+      if (sent4 && !rep4) {
         max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
         max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
       }
-      if (rec4.v == TrialVerdict::repaired || r4.value("fallback_queries", 0) > 0) {
+      if (rep4) {
         // counts and lengths are asserted on unrepaired runs only
       } else if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula " + count_formula(o.schedule, "H0") + " = " + std::to_string(want4)};
       else if (sent4 && l4 > 2L * H0 + 1) rec4 = {TrialVerdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};

@@ -55,7 +55,11 @@ struct LearnOptions {
 //     against the same offset at another final token.
 // Both routes cost no extra query. A repair is exact (or enclosing) like the
 // step it replaces, and the learner's self-check re-verifies every answer,
-// the degenerate pair's included. Pairs that cannot be repaired this way
+// the degenerate pair's included. A repaired run then asks three fresh random
+// witness queries of length 2H+1, predicted from the recovered heads first
+// (proofs/21): on a draw special enough for a wrong matching to fit every
+// answer they disagree, and the run ends degenerate. They are the run's
+// repair_queries. Pairs that cannot be repaired this way
 // (the root pair, or a base pair whose link is degenerate too) leave the run
 // degenerate, as before.
 struct Repair {

@@ -159,24 +159,30 @@ Assignment label_assignment(const F& fld, const PairFit<typename F::value_type>&
 
 template <ArithField F>
 PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& link,
-                                                 const std::vector<typename F::value_type>& known_c,
+                                                 const std::vector<typename F::value_type>& known_c, const PairFit<typename F::value_type>& partial,
                                                  Relation rel, const typename F::value_type& P, Assignment& a) {
   using T = typename F::value_type;
   const int H = ref.heads();
   a = Assignment{};
-  const bool within = rel == Relation::within;
-  if (link.heads() != H || (rel != Relation::across && !within) || (within && static_cast<int>(known_c.size()) != H)) return {};
+  const bool by_known = !known_c.empty();
+  if (link.heads() != H || rel == Relation::residue || (by_known && static_cast<int>(known_c.size()) != H)) return {};
   auto cscale = fld.from(Rational(0));
   for (int h = 0; h < H; ++h) cscale = cscale + fld.abs(ref.c[h]) + fld.abs(link.c[h]);
   a = match_heads(H, [&](int h, int l) {
-    return within ? fld.equal(link.c[l], ref.c[h] + known_c[h], cscale) : fld.equal(link.c[l], ref.c[h], cscale);
+    if (rel == Relation::across) return fld.equal(link.c[l], ref.c[h], cscale);
+    if (by_known) return fld.equal(link.c[l], ref.c[h] + known_c[h], cscale);
+    // a visible head of the target, or one whose residue is zero there
+    Truth t = fld.equal(link.c[l], ref.c[h], cscale);
+    for (int g = 0; g < partial.heads() && t != Truth::yes; ++g)
+      t = truth_or(t, truth_and(fld.equal(link.r[l], ref.r[h] * partial.r[g]), fld.equal(link.c[l], ref.c[h] + partial.c[g], cscale)));
+    return t;
   });
   if (a.kind != Assignment::Kind::unique) return {};
   PairFit<T> out{P, {}, {}};
   for (int h = 0; h < H; ++h) {
     const int l = a.perm[h];
     out.r.push_back(link.r[l] / ref.r[h]);
-    out.c.push_back(within ? known_c[h] : ref.c[h]);
+    out.c.push_back(rel == Relation::across ? ref.c[h] : by_known ? known_c[h] : link.c[l] - ref.c[h]);
   }
   return out;
 }
@@ -246,7 +252,7 @@ std::vector<int> unique_or_throw(const Assignment& a, const std::string& what) {
   template Assignment label_assignment<F>(const F&, const PairFit<F::value_type>&, const PairFit<F::value_type>&, \
                                           const PairFit<F::value_type>*, Relation);                                 \
   template PairFit<F::value_type> derive_from_link<F>(const F&, const PairFit<F::value_type>&, const PairFit<F::value_type>&,   \
-                                                      const std::vector<F::value_type>&, Relation,  \
+                                                      const std::vector<F::value_type>&, const PairFit<F::value_type>&, Relation,  \
                                                       const F::value_type&, Assignment&);            \
   template Assignment predicted_assignment<F>(const F&, const PairFit<F::value_type>&, const PairFit<F::value_type>&,  \
                                               const F::value_type&, const F::value_type&, Relation);

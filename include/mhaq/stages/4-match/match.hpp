@@ -44,16 +44,15 @@ Assignment label_assignment(const F& fld, const PairFit<typename F::value_type>&
 // Repair of a degenerate base pair from its link (learner.hpp, Repair): the
 // link's poles are r_h(ref) r_h(target); its residues are c_h(ref) + c_h(target)
 // (within) or c_h(ref) (across). Within links tie each link head to a head of
-// `ref` through the target's residues `known_c` (the same offset at another
-// final token, in the global order; residues do not depend on the final
-// token); without them a within link is not used (Assignment::none): the
-// degenerate target's own fit cannot stand in, since colliding poles merge
-// heads there and the true assignment may then be incompatible. Returns the
+// `ref` through the target's residues: `known_c` (the same offset at another
+// final token, in the global order) when it is not empty; otherwise the
+// target's own degenerate fit `partial` (its visible heads' poles and
+// residues, a head with zero residue being invisible there). Returns the
 // target's fit in the order of `ref` (r_h = link pole / ref pole, c_h = its
 // residue, P = `P`) and Assignment::unique in `a`; otherwise `a` says why not.
 template <ArithField F>
 PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& link,
-                                                 const std::vector<typename F::value_type>& known_c,
+                                                 const std::vector<typename F::value_type>& known_c, const PairFit<typename F::value_type>& partial,
                                                  Relation rel, const typename F::value_type& P, Assignment& a);
 
 // The compact schedule's within link at b_1 (proofs/18): the pair with offset
