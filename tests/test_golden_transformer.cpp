@@ -229,6 +229,34 @@ TEST_CASE("transformer golden: malformed files are input errors, sizes checked f
     const GoldenCheckResult r = golden_check(j.dump());
     CHECK(has_mismatch_at(r, "answers[0].exact.den"));
   }
+  {  // the checker's arithmetic is bounded from the shapes, before any token is read:
+     // d = 64, 256 neurons, 16 queries of 4096 runs is past max_golden_eval_work
+    json j = orig;
+    const int d = 64;
+    json W = json::array(), U = json::array();
+    for (int a = 0; a < d; ++a) {
+      json row = json::array();
+      for (int b = 0; b < d; ++b) row.push_back(a == b ? "1" : "0");
+      W.push_back(row);
+      U.push_back(a == 0 ? "1" : "0");
+    }
+    json neurons = json::array();
+    for (int k = 0; k < 256; ++k) neurons.push_back(json{{"u", "1"}, {"U", json::array({U})}});
+    j["model"] = json{{"format", "mhaq-transformer"}, {"version", 1}, {"d", d}, {"heads", json::array({json{{"W", W}}})}, {"neurons", neurons}};
+    j["inputs"]["model_source"] = "file";
+    j["inputs"].erase("generate");
+    json runs = json::array();
+    for (int r = 0; r < 4096; ++r) runs.push_back(json::object());
+    j["queries"] = json::array();
+    for (int q = 0; q < 16; ++q) j["queries"].push_back(json{{"index", q}, {"runs", runs}});
+    try {
+      (void)golden_check(j.dump());
+      FAIL("expected an input error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::input);
+      CHECK(std::string(e.what()).find("multiply-adds") != std::string::npos);
+    }
+  }
   // the message names the path
   json j = orig;
   j["queries"][4]["runs"][0]["token"][1] = "1/17";

@@ -1053,8 +1053,24 @@ ojson transformer_summary_json(const Oracle<QTau>& box, const TransformerLearnRe
 // at most limits::max_tau_exponent, and their sum over the file at most
 // limits::max_golden_tau_total. The learner's region probes leave [-1, 1], so
 // the bound is computed from the file's own tokens.
+// The rational arithmetic is bounded too, from the shapes alone before any
+// token is parsed: the checker spends about (runs + d) d H m multiply-adds on
+// a query (every neuron re-scores every run), summed over the file at most
+// limits::max_golden_eval_work.
 void check_transformer_query_work(const json& fq, const TransformerModel& m, long den, long L) {
   long total = 0;
+  {
+    const long per = static_cast<long>(m.d) * m.heads() * m.neurons();  // <= 64 * 64 * 256
+    long work = 0;
+    for (size_t i = 0; i < fq.size(); ++i) {
+      const std::string qp = json_index_path("queries", i);
+      const json& runs = need_array(fq[i], "runs", qp, static_cast<size_t>(check::limits::max_runs));
+      work += (static_cast<long>(runs.size()) + m.d) * per;  // at most 2^33 per query, and the sum stops past 2^30: no overflow
+      if (work > limits::max_golden_eval_work)
+        throw_input("queries: re-deriving the answers would take more than " + std::to_string(limits::max_golden_eval_work) +
+                    " rational multiply-adds ((runs + d) d H m summed over the queries, at " + qp + ")");
+    }
+  }
   const Rational cap(limits::max_tau_exponent);
   for (size_t i = 0; i < fq.size(); ++i) {
     const std::string qp = json_index_path("queries", i);

@@ -44,6 +44,8 @@ constexpr long max_digits = 100000;        // golden --digits, golden files' dig
 constexpr long max_golden_heads = 6;       // golden export --heads/--max-heads; heads_learner in golden files
 // transformer golden files: the answers' tau-degrees summed over the file (the checker's work)
 constexpr long max_golden_tau_total = 1L << 26;
+// transformer golden files: (runs + d) d H m summed over the queries (the checker's rational arithmetic)
+constexpr long max_golden_eval_work = 1L << 30;
 // ---- runs
 constexpr long max_threads = 1024;         // --threads (0 = all hardware threads)
 constexpr long max_trials = 1000000;       // verify --trials, sweep --trials
