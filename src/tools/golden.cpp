@@ -1125,6 +1125,12 @@ std::string golden_export_transformer(const GoldenInputs& in) {
   const TransformerLearnResult<QTau> res = learn_transformer(black_box, lo);
   const long L = QTauAccess::L(black_box.field());
   const TransformerModel got = learned_model(res, in.transformer.d);
+  // golden check requires the learned transformer to be the canonical model,
+  // so a run that does not recover it (recover's status mismatch) writes nothing
+  if (got.u.empty() || !transformer_equal_canonical(got.canonical(), canon))
+    throw Error(ErrorKind::mismatch, "golden export: the transformer learner's result (" + std::to_string(got.heads()) + " heads, " +
+                                         std::to_string(got.neurons()) + " neurons) differs from the canonical truth (" + std::to_string(canon.heads()) +
+                                         " heads, " + std::to_string(canon.neurons()) + " neurons); no golden file is written for a run that does not recover its model");
 
   ojson doc = transformer_header_json(L, in.digits);
   doc["inputs"] = transformer_inputs_json(in, lo.H);
