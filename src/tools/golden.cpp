@@ -1195,7 +1195,7 @@ GoldenCheckResult golden_check_transformer(const json& doc, int threads) {
     TransformerGenerateOptions& o = in.transformer_generate;
     const std::string gp = "inputs.generate";
     o.d = static_cast<int>(need_int(g, "d", gp, 1, max_d));
-    o.heads = static_cast<int>(need_int(g, "heads", gp, 1, max_golden_heads));
+    o.heads = static_cast<int>(need_int(g, "heads", gp, 1, max_heads));  // drawn heads; the canonical count is held to max_golden_heads
     o.neurons = static_cast<int>(need_int(g, "neurons", gp, 1, max_neurons));
     o.seed = need_u64(g, "seed", gp);
     o.w_range = need_int(g, "w_range", gp, 1, max_entry_range);
