@@ -113,7 +113,10 @@ TEST_CASE("the README's limits table lists every constant with the value in the 
                                          {"max_sweep_rows", max_sweep_rows},
                                          {"max_list_values", max_list_values},
                                          {"max_multiplier", max_multiplier},
-                                         {"max_runs", check::limits::max_runs}};
+                                         {"max_runs", check::limits::max_runs},
+                                         {"max_golden_queries", check::limits::max_golden_queries},
+                                         {"max_golden_tau_total", max_golden_tau_total},
+                                         {"max_golden_eval_work", max_golden_eval_work}};
   std::ifstream in(std::string(MHAQ_SOURCE_DIR) + "/README.md");
   std::stringstream ss;
   ss << in.rdbuf();

@@ -130,7 +130,7 @@ def load(path):
         raise InputError(f"{path}: not an mhaq-golden version 1 file")
     model = g["model"]
     if model.get("format") != "mhaq-model":
-        # The one-layer transformer of claim 5 would come with its own model format and evaluator here.
+        # Transformer golden files (model format mhaq-transformer) are checked by check_transformer.py.
         raise InputError(f"{path}: model format {model.get('format')!r} is not supported by this checker")
     d = int(model["d"])
     heads = []

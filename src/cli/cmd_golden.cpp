@@ -7,6 +7,8 @@
 #include "mhaq/tools/golden.hpp"
 #include "mhaq/base/io.hpp"
 #include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
+#include "mhaq/base/json_in.hpp"
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
@@ -27,6 +29,12 @@ Command make_golden() {
     std::uint64_t seed = 1;
     long digits = 60;
     bool share_w = false, cancel_v = false, json = false, cjson = false;
+    int ffn = 0;  // > 0: draw a one-layer transformer with this many neurons
+    bool zero_neuron = false, parallel_neurons = false;
+    CLI::Option* max_heads_opt = nullptr;
+    CLI::Option* arith_opt = nullptr;
+    CLI::Option* design_opt = nullptr;
+    CLI::Option* bits_opt = nullptr;
     CLI::Option* d_opt = nullptr;
     CLI::Option* heads_opt = nullptr;
   };
@@ -42,11 +50,11 @@ Command make_golden() {
                                 ->check(int_in(1, max_heads));
             e->add_option("--seed", st->seed, "seed for the model draw and the learner's draws")->check(seed_value());
             e->add_option("--digits", st->digits, "significant digits of every decimal string (default 60)")->check(int_in(1, max_digits));
-            e->add_option("--max-heads", st->max_heads, "tell the learner only this upper bound H0 on the head count (claim 3)")->check(int_in(1, max_heads));
-            e->add_option("--arith", st->arith, "exact (default) | ball | mpfr: also record a run in that arithmetic, exactly")
+            st->max_heads_opt = e->add_option("--max-heads", st->max_heads, "tell the learner only this upper bound H0 on the head count (claim 3)")->check(int_in(1, max_heads));
+            st->arith_opt = e->add_option("--arith", st->arith, "exact (default) | ball | mpfr: also record a run in that arithmetic, exactly")
                 ->check(CLI::IsMember({"exact", "ball", "mpfr"}));
-            e->add_option("--bits", st->bits, "precision in bits for ball and mpfr (default 256)")->check(int_in(min_bits, max_bits));
-            e->add_option("--design", st->design,
+            st->bits_opt = e->add_option("--bits", st->bits, "precision in bits for ball and mpfr (default 256)")->check(int_in(min_bits, max_bits));
+            st->design_opt = e->add_option("--design", st->design,
                           "paper (default) | scaled | tuned: B and Delta on the exact grid, scaled drawn from the seed, tuned chosen by a pilot on an MPFR oracle "
                           "of the model at --bits (256 for exact files); golden check re-derives them")
                 ->check(CLI::IsMember({"paper", "scaled", "tuned"}));
@@ -54,6 +62,10 @@ Command make_golden() {
                 ->check(int_in(0, max_threads));
             e->add_flag("--share-w", st->share_w, "drawn model: heads 1 and 2 share W (the canonical form merges them)");
             e->add_flag("--cancel-v", st->cancel_v, "drawn model: the last two heads cancel");
+            e->add_option("--ffn", st->ffn, "draw a one-layer transformer with this many FFN neurons (a transformer model file is recognised by its format)")
+                ->check(int_in(1, max_neurons));
+            e->add_flag("--zero-neuron", st->zero_neuron, "drawn transformer: one more neuron with U = 0 (the canonical form drops it)");
+            e->add_flag("--parallel-neurons", st->parallel_neurons, "drawn transformer: one more neuron positively parallel to the first (merged)");
             e->add_option("-o,--output", st->out, "output file (default: standard output)");
             e->add_flag("--json", st->json, "with -o: print a one-object JSON summary");
             mo->excludes(st->d_opt);
@@ -75,8 +87,66 @@ Command make_golden() {
               in.design = parse_design(st->design);
               in.max_heads = st->max_heads;
               in.threads = st->threads == 0 ? hardware_threads() : st->threads;
+              // A transformer, decided as recover decides it: --ffn (or a
+              // neuron flag) for a drawn model, the file's "format" for a file.
+              nlohmann::json doc;
+              bool file_transformer = false;
               if (!st->model_path.empty()) {
-                in.model = read_model_file(st->model_path);
+                const std::string text = read_file_text(st->model_path, "model file");
+                try {
+                  doc = parse_json_text(text);
+                } catch (const Error& e) {
+                  throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
+                }
+                file_transformer = is_transformer_json(doc);
+              }
+              if (st->ffn > 0 || st->zero_neuron || st->parallel_neurons || file_transformer) {
+                if (st->max_heads_opt->count() > 0 || st->arith_opt->count() > 0 || st->bits_opt->count() > 0 || st->design_opt->count() > 0 || st->cancel_v ||
+                    (file_transformer && st->heads_opt->count() > 0))
+                  throw Error(ErrorKind::usage, "transformer golden files take --model FILE or --d/--heads/--ffn [--share-w --zero-neuron --parallel-neurons], "
+                                                "--seed, --digits and --threads (exact, paper schedule, the canonical head count)");
+                in.is_transformer = true;
+                std::string what = "the drawn transformer";
+                if (!st->model_path.empty()) {
+                  if (st->ffn > 0 || st->zero_neuron || st->parallel_neurons) throw Error(ErrorKind::usage, "--ffn and the neuron flags draw a model; not with --model");
+                  if (!file_transformer) throw Error(ErrorKind::usage, "--ffn draws a transformer; --model takes a transformer file as it is");
+                  try {
+                    in.transformer = transformer_from_json(doc);
+                  } catch (const Error& e) {
+                    throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
+                  }
+                  in.model_source = "file";
+                  what = clean_text(st->model_path);
+                } else {
+                  if (st->d_opt->count() == 0 || st->heads_opt->count() == 0 || st->ffn < 1)
+                    throw Error(ErrorKind::usage, "golden export of a drawn transformer needs --d D --heads H --ffn M [--seed S]");
+                  TransformerGenerateOptions g;
+                  g.d = st->d;
+                  g.heads = st->heads;
+                  g.neurons = st->ffn;
+                  g.seed = st->seed;
+                  g.share_w = st->share_w;
+                  g.zero_neuron = st->zero_neuron;
+                  g.parallel_neurons = st->parallel_neurons;
+                  in.transformer = generate_transformer(g);
+                  in.transformer_generate = g;
+                  in.model_source = "generated";
+                }
+                // limits before any work: the learner's H (the canonical count), its plan, exact tau degrees
+                const long H = in.transformer.canonical().heads();
+                const ErrorKind kind = st->model_path.empty() ? ErrorKind::usage : ErrorKind::input;
+                if (H > limits::max_golden_heads)
+                  throw Error(kind, what + ": the canonical form has " + std::to_string(H) + " heads, more than the limit of " +
+                                        std::to_string(limits::max_golden_heads) + " for golden files");
+                RecoverOptions o;
+                o.arith = Arith::exact;
+                check_transformer_limits(in.transformer, o, st->model_path);
+              } else if (!st->model_path.empty()) {
+                try {
+                  in.model = model_from_json(doc, "");
+                } catch (const Error& e) {
+                  throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
+                }
                 in.model_source = "file";
                 in.heads = st->heads;
               } else {
@@ -92,7 +162,7 @@ Command make_golden() {
                 in.model_source = "generated";
                 in.generate = g;
               }
-              {  // limits before any work: the learner's H, the plan, exact tau degrees (golden runs are exact)
+              if (!in.is_transformer) {  // limits before any work: the learner's H, the plan, exact tau degrees (golden runs are exact)
                 const bool file = !st->model_path.empty();
                 const std::string what = file ? clean_text(st->model_path) : std::string("the drawn model");
                 const long H = in.max_heads > 0 ? in.max_heads : in.heads > 0 ? in.heads : in.model.canonical().num_heads();

@@ -177,6 +177,16 @@ out("golden", "defect_duplicate_key.json", gs["seed_exact_d2_h1.json"].replace('
 out("golden", "defect_invalid_utf8.json", gs["seed_exact_d2_h1.json"].encode().replace(b'"paper"', b'"pa\xc0\xafper"', 1))
 out("golden", "defect_w_entry_1e30.json", edit(g, lambda j: j["model"]["heads"][0]["W"][0].__setitem__(0, "1e30")))
 out("golden", "defect_generate_cancel_v_one_head.json", edit(g, lambda j: j["inputs"]["generate"].__setitem__("cancel_v", True)))
+# transformer golden files (model_kind "transformer")
+gs["seed_transformer_d1_h1_m1.json"] = made(["golden", "export", "--d", "1", "--heads", "1", "--ffn", "1", "--seed", "1", "--digits", "12", "-o"], "gt.json")
+out("golden", "seed_transformer_d1_h1_m1.json", gs["seed_transformer_d1_h1_m1.json"])
+gt = json.loads(gs["seed_transformer_d1_h1_m1.json"])
+out("golden", "defect_transformer_token_off_grid.json", edit(gt, lambda j: j["queries"][3]["runs"][0]["token"].__setitem__(0, "1/17")))
+out("golden", "defect_transformer_token_1e6.json", edit(gt, lambda j: j["queries"][3]["runs"][0]["token"].__setitem__(0, "1000000")))
+out("golden", "defect_transformer_model_kind.json", edit(gt, lambda j: j.__setitem__("model_kind", "mlp")))
+out("golden", "defect_transformer_no_neurons.json", edit(gt, lambda j: j["model"].__setitem__("neurons", [])))
+out("golden", "defect_transformer_attention_model.json", edit(gt, lambda j: j.__setitem__("model", {"format": "mhaq-model", "version": 1, "d": 1, "heads": [{"W": [["1"]], "v": ["1"]}]})))
+out("golden", "defect_transformer_empty_runs.json", edit(gt, lambda j: j["queries"][2].__setitem__("runs", [])))
 
 # ---------------------------------------------------------------- recover (bytes choose a tiny model and options)
 for i, b in enumerate([b"\x00\x10\x21\x32\x43\x54\x65\x76\x01\x02\x03", b"\x03\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb\xcc\x00\x01",

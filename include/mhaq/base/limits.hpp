@@ -42,6 +42,10 @@ constexpr long max_digits = 100000;        // golden --digits, golden files' dig
 // golden files re-run the exact learner, whose work grows steeply with H
 // (d=1: H=6 about 2 s, H=8 about 30 s): export and check both stop at 6
 constexpr long max_golden_heads = 6;       // golden export --heads/--max-heads; heads_learner in golden files
+// transformer golden files: the answers' tau-degrees summed over the file (the checker's work)
+constexpr long max_golden_tau_total = 1L << 26;
+// transformer golden files: (runs + d) d H m summed over the queries (the checker's rational arithmetic)
+constexpr long max_golden_eval_work = 1L << 30;
 // ---- runs
 constexpr long max_threads = 1024;         // --threads (0 = all hardware threads)
 constexpr long max_trials = 1000000;       // verify --trials, sweep --trials
@@ -57,6 +61,7 @@ static_assert(check::limits::max_token_range == max_token_range && check::limits
 static_assert(check::limits::max_tau_exponent == max_tau_exponent && check::limits::max_L == max_L);
 static_assert(check::limits::min_bits == min_bits && check::limits::max_bits == max_bits);
 static_assert(check::limits::max_plan_queries == max_plan_queries);
+static_assert(check::limits::max_neurons == max_neurons && check::limits::max_digits == max_digits);
 
 }  // namespace mhaq::limits
 

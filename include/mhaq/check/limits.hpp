@@ -20,5 +20,8 @@ constexpr long min_bits = 16;               // ball, mpfr: bits (double: 53)
 constexpr long max_bits = 1L << 16;
 constexpr long max_plan_queries = 1L << 17; // the query formula's value for d and H
 constexpr long max_runs = 4096;             // runs of one query
+constexpr long max_neurons = 256;           // transformer golden files: model.neurons
+constexpr long max_digits = 100000;         // golden files: digits
+constexpr long max_golden_queries = 1L << 19; // transformer golden files: queries (both attention passes, regions, verification)
 
 }  // namespace mhaq::check::limits

@@ -10,6 +10,7 @@
 
 #include "mhaq/arith/field.hpp"
 #include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/arith/rational.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
@@ -38,9 +39,18 @@ struct GoldenInputs {
   // searches on that grid. Recorded as inputs.design (absent: paper, so paper
   // files are unchanged) and re-derived by golden check.
   Design design = Design::paper;
+  // A one-layer transformer instead of an attention model (SCHEMA.md,
+  // "Transformer files"): the exact transformer learner runs on a
+  // TransformerOracle<QTau>; `model`, `heads`, `max_heads`, `arith` and
+  // `design` are then unused (exact, paper, the canonical head count).
+  bool is_transformer = false;
+  TransformerModel transformer;
+  TransformerGenerateOptions transformer_generate;  // recorded when model_source == "generated"
 };
 
-// Runs learn<QTau> on a ModelOracle<QTau> (exactly as `mhaq recover --arith
+// Runs learn<QTau> on a ModelOracle<QTau> (for a transformer:
+// learn_transformer<QTau> on a TransformerOracle<QTau>, as `mhaq recover
+// --arith exact` does) (exactly as `mhaq recover --arith
 // exact` does) and returns the JSON vector set. Output bytes depend only on
 // the inputs. Throws Error(degenerate) when the learner's draw is degenerate.
 std::string golden_export(const GoldenInputs& in);
@@ -55,8 +65,11 @@ struct GoldenCheckResult {
 // evaluate_exact, decimals with Arb, per-pair values by interpolating the
 // file's own answers, heads by a fresh learner run checked against the
 // canonical model; ball/mpfr fields by re-running that learner, and ball
-// answers, pair values and heads must contain the exact truth). Malformed
-// files throw Error(input).
+// answers, pair values and heads must contain the exact truth). A transformer
+// file ("model_kind": "transformer") has its answers re-derived by the
+// separate checker's own evaluator (mhaq/check/golden_transformer.hpp) and
+// its queries, learned transformer and summary by a fresh exact transformer
+// learner run. Malformed files throw Error(input).
 GoldenCheckResult golden_check(const std::string& text, int threads = 1);
 
 // Correctly rounded (round-to-nearest; ties, possible only for rationals, to
