@@ -117,6 +117,15 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
   res.heads_found = att.heads_found;
   for (const auto& h : att.heads) res.W.push_back(h.W);
   res.queries_attention = rec.queries.size();
+  // With d = 1 every hyperplane ubar_j x = 0 is the point 0: the path crosses
+  // all neurons at once and sees one jump, while with two or more heads the
+  // neurons' pre-activations sum_h U_{h,j} z_h still differ on general
+  // sequences. Such a recovery could pass every check and be wrong (found on
+  // --d 1 --heads 2 --ffn 2 --seed 4), so the condition is refused here.
+  if (d == 1 && res.heads_found >= 2)
+    throw_not_identifiable("d = 1 with " + std::to_string(res.heads_found) +
+                           " heads: every neuron's hyperplane is the point 0, so the path cannot separate neurons whose pre-activations "
+                           "differ on general sequences (condition: no two hyperplanes ubar_j^T x = 0 coincide)");
   // ---- regions along p -> q -> -p
   Rng rng(opt.seed ^ 0x7472616e73666d72ULL);  // the path's own stream
   const long g = opt.tokens.den;
