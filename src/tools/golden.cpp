@@ -746,6 +746,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     res = std::make_unique<LearnResult<QTau>>(learn(black_box, lo));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
     out.mismatches.push_back(std::string("heads: re-running the exact learner failed (") + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
   }
   const long L = QTauAccess::L(black_box.field());
@@ -808,6 +809,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
         fitted[p] = true;
         exact_fits[p] = pf;
       } catch (const Error& e) {
+        out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
         out.mismatches.push_back("pairs[" + std::to_string(p) + "]: the file's answers do not interpolate (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
       }
       // Independent of the chaining: f(0) straight from the model.
@@ -872,6 +874,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
       exp[arith_s] = binary_run(exp, model, lo, arith, bits);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+      out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
       out.mismatches.push_back(arith_s + ": re-running the " + arith_s + " learner failed (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
       // reported once: the run's fields are then not compared one by one
       const json& fa2 = doc["answers"];
@@ -1244,6 +1247,7 @@ GoldenCheckResult golden_check_transformer(const json& doc, int threads) {
     res = std::make_unique<TransformerLearnResult<QTau>>(learn_transformer(black_box, lo));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
     out.mismatches.push_back(std::string("learned: re-running the exact transformer learner failed (") + kind_name(e.kind()) +
                              "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
   }

@@ -58,6 +58,7 @@ std::string golden_export(const GoldenInputs& in);
 struct GoldenCheckResult {
   std::vector<std::string> mismatches;  // "answers[17].decimal: file has ..., re-derived ..."
   long fields_checked = 0;              // leaves compared
+  bool internal_error = false;          // a re-derivation ended in an internal error (a bug, reported as a mismatch too)
   bool ok() const { return mismatches.empty(); }
 };
 
