@@ -77,10 +77,15 @@ case "$what" in
       mkdir -p "$work/$h"
       cp tests/fuzz/corpus/$h/* "$work/$h/"
       # A finding (crash, sanitizer report, internal error, checker rejecting an ok certificate) exits non-zero.
-      ./build-san/fuzz_$h -max_total_time="${FUZZ_SECONDS:-30}" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+      # Deterministic by default: a fixed seed and a fixed number of runs (about 30 s each
+      # here); FUZZ_SECONDS=N runs for N seconds per harness instead (soak, not reproducible).
+      case $h in model) runs=60000 ;; certificate) runs=40000 ;; golden) runs=30000 ;; recover) runs=2500 ;; esac
+      limit=(-runs="${FUZZ_RUNS:-$runs}" -seed=1)
+      [[ -n ${FUZZ_SECONDS:-} ]] && limit=(-max_total_time="$FUZZ_SECONDS")
+      ./build-san/fuzz_$h "${limit[@]}" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
         -dict=tests/fuzz/mhaq.dict -artifact_prefix="$work/$h-" -print_final_stats=1 "$work/$h" 2>"$work/$h.log" \
         || { tail -40 "$work/$h.log"; echo "quickstart fuzz: fuzz_$h found a problem"; exit 1; }
-      echo "fuzz_$h: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$h.log" | grep -o '[0-9]*$') executions in ${FUZZ_SECONDS:-30} s, no findings"
+      echo "fuzz_$h: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$h.log" | grep -o '[0-9]*$') executions (${limit[*]}), no findings"
     done
     ;;
   *) echo "usage: bash tests/quickstart.sh demo|test|asan|fuzz" >&2; exit 2 ;;
