@@ -10,10 +10,11 @@ using namespace mhaq;
 using nlohmann::json;
 
 namespace {
-json exact_recover(const Model& m, std::uint64_t seed, int max_heads = 0) {
+json exact_recover(const Model& m, std::uint64_t seed, int max_heads = 0, bool repair = true) {
   RecoverOptions o;
   o.seed = seed;
   o.max_heads = max_heads;
+  o.repair = repair;
   return recover(m, o);
 }
 // A degenerate learner draw is legal and reported; redraw (a fresh full run)
@@ -65,7 +66,7 @@ TEST_CASE("cancelling v and zero v: dropped") {
   CHECK(r["heads_true"] == 1);
   CHECK(r["heads_recovered"] == 1);
   CHECK(r["exact_match"] == true);
-  CHECK(r["queries"] == paper_query_bound(2, 1));
+  CHECK(r["queries"] == paper_query_bound(2, 1) + r.value("repair_queries", 0L));  // a repaired draw asks more, counted apart
 }
 
 TEST_CASE("a v_h orthogonal to a drawn offset: degenerate, with known H and with H0") {
@@ -74,13 +75,26 @@ TEST_CASE("a v_h orthogonal to a drawn offset: degenerate, with known H and with
   Model m;
   m.d = 2;
   m.heads = {head2(2, -1, 0, 1, {d1[1], -d1[0]}), head2(0, 3, -2, 0, {Rational(1), Rational(2)})};
-  const json r = exact_recover(m, seed);
+  // without repairs the draw is degenerate at the first offset ...
+  const json r = exact_recover(m, seed, 0, false);
   CHECK(r["status"] == "degenerate");
   CHECK(r["message"].get<std::string>().find("singular") != std::string::npos);
-  const json r0 = exact_recover(m, seed, 3);
+  const json r0 = exact_recover(m, seed, 3, false);
   CHECK(r0["status"] == "degenerate");
   CHECK(r0["message"].get<std::string>().find("shows 1 heads") != std::string::npos);
   CHECK(r0["queries"] == paper_query_bound(2, 3));
+  // ... and with them (the default) delta_1 is drawn afresh: the queries that
+  // use it are asked again, counted as repair queries, and the run is exact
+  for (int H0 : {0, 3}) {
+    const json f = exact_recover(m, seed, H0);
+    INFO(f.dump().substr(0, 600));
+    CHECK(f["status"] == "ok");
+    CHECK(f["exact_match"] == true);
+    REQUIRE(f["repaired_pairs"].size() >= 1);
+    CHECK(f["repaired_pairs"][0]["route"].get<std::string>().find("delta_1 drawn afresh") != std::string::npos);
+    CHECK(f["queries"] == paper_query_bound(2, H0 ? 3 : 2) + f["repair_queries"].get<long>());
+    CHECK(f["repair_queries"].get<long>() > 0);
+  }
 }
 
 TEST_CASE("two heads with equal pole at drawn pairs: degenerate") {

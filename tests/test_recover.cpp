@@ -183,16 +183,23 @@ Model zero_residue_model(std::uint64_t seed, long* out_den = nullptr) {
 }
 }  // namespace
 
-TEST_CASE("degenerate draw: a zero residue is reported as degenerate, in every arithmetic") {
+TEST_CASE("degenerate draw: a zero residue is reported as degenerate without repairs, and repaired by a fresh offset with them") {
   const Model m = zero_residue_model(42);
   REQUIRE(m.canonical().heads.size() == 2);
   for (Arith a : {Arith::exact, Arith::ball}) {
     const json r = run_recover(m, a, 42, 128);
     INFO(arith_name(a) << " " << r.dump().substr(0, 300));
     if (a == Arith::exact) {
-      CHECK(r["status"] == "degenerate");
-      CHECK(r["message"].get<std::string>().find("singular") != std::string::npos);
-      CHECK(recover_exit_code(r) == 4);
+      CHECK(r["status"] == "ok");  // the first offset drawn afresh
+      CHECK(r["exact_match"] == true);
+      CHECK(r["repair_queries"].get<long>() > 0);
+      RecoverOptions o;
+      o.seed = 42;
+      o.repair = false;
+      const json n = recover(m, o);
+      CHECK(n["status"] == "degenerate");
+      CHECK(n["message"].get<std::string>().find("singular") != std::string::npos);
+      CHECK(recover_exit_code(n) == 4);
     } else {
       // the ball learner draws other tokens (finer grid), so it must simply succeed
       CHECK(r["status"] == "ok");
@@ -208,13 +215,16 @@ TEST_CASE("degenerate draw through the CLI: message and exit code 4; malformed f
     std::ofstream f(path);
     f << model_to_json_text(m);
   }
-  auto r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " --seed 42 --json 2>/dev/null");
+  auto r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " --seed 42 --no-repair --json 2>/dev/null");
   CHECK(r.code == 4);
   const json j = json::parse(r.out);
   CHECK(j["status"] == "degenerate");
-  r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " --seed 42 2>&1 >/dev/null");
+  r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " --seed 42 --no-repair 2>&1 >/dev/null");
   CHECK(r.code == 4);
   CHECK(r.out.find("degenerate") != std::string::npos);
+  r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " --seed 42 2>/dev/null");
+  CHECK(r.code == 0);  // repaired: delta_1 drawn afresh
+  CHECK(r.out.find("drawn afresh") != std::string::npos);
 
   const std::string bad = "test_recover_bad.json";
   for (const std::string& text :

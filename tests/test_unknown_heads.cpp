@@ -77,7 +77,7 @@ TEST_CASE("a learner told fewer heads than the true canonical count never return
   MESSAGE(caught << " of " << trials << " reported as inconsistent (others as degenerate draws)");
 }
 
-TEST_CASE("unknown H: a pair where every head is invisible shows type (0,0) and is reported as degenerate") {
+TEST_CASE("unknown H: a pair where every head is invisible shows type (0,0): degenerate without repairs, a fresh offset with them") {
   // Found by `mhaq verify --trials 200 --seed 1` (trial 72): the one canonical
   // head has a zero residue at pair (1,1), so f is constant there.
   GenerateOptions g;
@@ -88,9 +88,18 @@ TEST_CASE("unknown H: a pair where every head is invisible shows type (0,0) and 
   RecoverOptions o;
   o.seed = g.seed;
   o.max_heads = 3;
+  o.repair = false;
   const json r = recover(generate_model(g), o);
   INFO(r.dump().substr(0, 300));
   CHECK(r["status"] == "degenerate");
   CHECK(r["message"].get<std::string>().find("shows 0 heads") != std::string::npos);
   CHECK(r["queries"] == paper_query_bound(4, 3));
+  o.repair = true;  // the default: delta_1 drawn afresh, its queries asked again
+  const json f = recover(generate_model(g), o);
+  INFO(f.dump().substr(0, 600));
+  CHECK(f["status"] == "ok");
+  CHECK(f["exact_match"] == true);
+  CHECK(f["queries"] == paper_query_bound(4, 3) + f["repair_queries"].get<long>());
+  REQUIRE(f["repaired_pairs"].size() >= 1);
+  CHECK(f["repaired_pairs"][0]["route"].get<std::string>().find("drawn afresh") != std::string::npos);
 }

@@ -3,6 +3,7 @@
 #include "mhaq/stages/learner.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -120,7 +121,10 @@ class Path {
       if (fits[p].heads() == m || !degenerate_[p].empty()) continue;
       const std::string why = "shows " + std::to_string(fits[p].heads()) + " heads where other pairs show " + std::to_string(m) +
                               " (colliding poles or a zero residue at this draw)";
-      if (!repairable(p)) throw_degenerate(pair_name(plan_.pairs[p]) + ": " + why);
+      if (!repairable(p)) {
+        res_.failed_offset = plan_.pairs[p].i;
+        throw_degenerate(pair_name(plan_.pairs[p]) + ": " + why);
+      }
       degenerate_[p] = why;
     }
     res_.heads_found = m;
@@ -270,9 +274,11 @@ class Path {
     if (!pending.empty()) {
       for (const LabelStep* s : pending) {
         const int bad = !degenerate_[s->target].empty() ? s->target : s->link;
-        if (bad >= 0 && !degenerate_[bad].empty())
+        if (bad >= 0 && !degenerate_[bad].empty()) {
+          res_.failed_offset = plan_.pairs[bad].i;
           throw_degenerate(pair_name(plan_.pairs[bad]) + ": " + degenerate_[bad] +
                            "; not repairable from the other pairs (its link or the pairs its repair needs are degenerate too)");
+        }
       }
       throw_degenerate(pair_name(plan_.pairs[pending.front()->target]) + ": cannot be labelled (the pairs it depends on are degenerate)");
     }
@@ -292,8 +298,10 @@ class Path {
     PairFit<T> f;
     if (link >= 0 && degenerate_[alt].empty() && degenerate_[link].empty())
       f = derive_from_link(fld_, res_.fits[alt], res_.fits[link], {}, res_.fits[root], Relation::across, res_.fits[root].P, a);
-    if (a.kind != Assignment::Kind::unique)
+    if (a.kind != Assignment::Kind::unique) {
+      res_.failed_offset = plan_.pairs[root].i;
       throw_degenerate(pair_name(plan_.pairs[root]) + ": " + degenerate_[root] + "; not repairable (the pairs its repair needs are degenerate too)");
+    }
     res_.repairs.push_back({root, degenerate_[root],
                             "derived from " + pair_name(plan_.pairs[link]) + " (poles divided by those of " + pair_name(plan_.pairs[alt]) +
                                 ", heads matched by their common residues)",
@@ -544,13 +552,93 @@ class Path {
 
 }  // namespace
 
+namespace {
+// Passes queries through, keeping every answer: a query asked again (a
+// second attempt on a plan that shares it) is answered from the record and
+// not sent.
+template <class T>
+class KeepingOracle final : public Oracle<T> {
+ public:
+  explicit KeepingOracle(Oracle<T>& inner) : inner_(inner) {}
+  int dim() const override { return inner_.dim(); }
+  const Field<T>& field() const override { return inner_.field(); }
+  long sent() const { return sent_; }
+
+ private:
+  static std::string key(const Query& q) {
+    std::string k;
+    for (const Run& r : q) {
+      k += std::to_string(r.count) + ':';
+      for (const Rational& x : r.token) k += x.str() + ',';
+      k += ';';
+    }
+    return k;
+  }
+  T answer(const Query& q) override {
+    const std::string k = key(q);
+    const auto it = kept_.find(k);
+    if (it != kept_.end()) return it->second;
+    ++sent_;
+    T a = inner_.query(q);
+    kept_.emplace(k, a);
+    return a;
+  }
+  Oracle<T>& inner_;
+  std::map<std::string, T> kept_;
+  long sent_ = 0;
+};
+}  // namespace
+
 template <class T>
 LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   if (opt.H < 1) throw Error(ErrorKind::usage, "head count must be at least 1");
   LearnResult<T> res;
   res.plan = learner_plan(oracle.dim(), opt, &res.redraws);
-  Path<T>(oracle, opt, res).run();
-  return res;
+  KeepingOracle<T> keep(oracle);
+  std::string first_error;
+  try {
+    Path<T>(keep, opt, res).run();
+    return res;
+  } catch (const Error& e) {
+    // One fresh offset (Repair): the paper schedule with its own draws only.
+    if (e.kind() != ErrorKind::degenerate || res.failed_offset < 0 || !opt.repair || opt.schedule != Schedule::paper || opt.draws ||
+        opt.samples_per_pair != 0 || oracle.dim() < 2)
+      throw;
+    first_error = e.what();
+  }
+  const int i = res.failed_offset;
+  const int d = oracle.dim();
+  Rng rng(opt.seed ^ 0x6672657368ULL);  // the fresh offset's own stream
+  QMat Delta = res.plan.Delta;
+  for (int attempt = 0;; ++attempt) {
+    if (attempt == 64) throw_degenerate(first_error + "; a fresh offset was singular 64 times");
+    for (int r = 0; r < d; ++r) Delta(r, i) = Rational(rng.uniform_int(-opt.tokens.range, opt.tokens.range), static_cast<unsigned long>(opt.tokens.den));
+    if (!det(Delta).is_zero()) break;
+  }
+  LearnResult<T> again;
+  again.plan = make_plan(opt.schedule, res.plan.B, Delta, opt.H, opt.samples_per_pair);
+  again.redraws = res.redraws;
+  LearnOptions o2 = opt;
+  o2.repair = true;
+  const long before = keep.sent();
+  try {
+    Path<T>(keep, o2, again).run();
+  } catch (const Error& e) {
+    throw Error(e.kind(), first_error + "; after a fresh offset delta_" + std::to_string(i + 1) + ": " + e.what());
+  }
+  const long asked = keep.sent() - before;
+  // the witnesses of the new run (if it repaired pairs) were asked after its plan
+  const long plan_asked = asked - again.repair_queries;
+  Repair fresh;
+  fresh.pair = again.plan.base_index(i, 0);
+  fresh.reason = first_error;
+  fresh.route = "offset delta_" + std::to_string(i + 1) + " drawn afresh: the " + std::to_string(plan_asked) +
+                " queries that use it asked, the others kept";
+  fresh.queries = plan_asked;
+  again.repairs.insert(again.repairs.begin(), fresh);
+  again.repair_queries += plan_asked;
+  again.answers = static_cast<long>(again.plan.query_count()) + again.repair_queries;
+  return again;
 }
 
 #define MHAQ_INSTANTIATE(F) template LearnResult<F::value_type> learn<F::value_type>(Oracle<F::value_type>&, const LearnOptions&);

@@ -37,21 +37,30 @@ std::vector<Query> verification_queries(Rng& rng, int d, int n, const TokenSpec&
 // at a distance from the origin, where every hyperplane passes, so their
 // crossings are spread along the path (proofs/15).
 void draw_path(Rng& rng, int d, long g, QVec& p, QVec& q) {
-  p = draw_vec(rng, d, 4 * g, g);
-  QVec q0 = draw_vec(rng, d, 4 * g, g);
+  // p nonzero; q orthogonal to p (d > 1) and nonzero, else drawn again (a q
+  // parallel to p once left q unset: a query of dimension 0, found by
+  // verify --model-kind transformer --trials 100)
+  do {
+    p = draw_vec(rng, d, 4 * g, g);
+  } while (dot(p, p).is_zero());
   const Rational pp = dot(p, p);
-  if (!pp.is_zero() && d > 1) {
-    const Rational c = dot(q0, p) / pp;
-    for (int a = 0; a < d; ++a) q0[a] = q0[a] - c * p[a];
-    // rescale to about |p| (k/1024 ~ sqrt(pp/qq), integer square root) and
-    // back onto the grid: a choice, not a decision, made without floats
-    const Rational qq = dot(q0, q0);
-    if (qq.is_zero()) return;
-    const Rational ratio2 = pp / qq * Rational(1024 * 1024);
-    const Rational scale = ratio2.isqrt_floor() / Rational(1024);
-    for (int a = 0; a < d; ++a) q0[a] = (q0[a] * scale * Rational(g)).floor() / Rational(g);
+  for (;;) {
+    QVec q0 = draw_vec(rng, d, 4 * g, g);
+    if (d > 1) {
+      const Rational c = dot(q0, p) / pp;
+      for (int a = 0; a < d; ++a) q0[a] = q0[a] - c * p[a];
+      // rescale to about |p| (k/1024 ~ sqrt(pp/qq), integer square root) and
+      // back onto the grid: a choice, not a decision, made without floats
+      const Rational qq = dot(q0, q0);
+      if (qq.is_zero()) continue;
+      const Rational ratio2 = pp / qq * Rational(1024 * 1024);
+      const Rational scale = ratio2.isqrt_floor() / Rational(1024);
+      for (int a = 0; a < d; ++a) q0[a] = (q0[a] * scale * Rational(g)).floor() / Rational(g);
+    }
+    if (dot(q0, q0).is_zero()) continue;
+    q = q0;
+    return;
   }
-  q = q0;
 }
 
 // Conditions on the recovered neurons that the design relies on: ubar_j != 0

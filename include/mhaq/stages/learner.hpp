@@ -62,6 +62,12 @@ struct LearnOptions {
 // repair_queries. Pairs that cannot be repaired this way
 // (the root pair, or a base pair whose link is degenerate too) leave the run
 // degenerate, as before.
+// A draw that stays degenerate after these repairs (a zero residue on the
+// first offset, a base pair whose link is degenerate too) gets one more
+// chance: the offending offset delta_i is drawn afresh and the plan's queries
+// that use it are asked (the others keep their answers); the new run is a
+// plain run of the new plan (its own repairs and witnesses apply), and the
+// queries asked again are repair_queries.
 struct Repair {
   int pair = -1;        // index into plan.pairs of the degenerate pair
   std::string reason;   // why it was degenerate
@@ -92,6 +98,10 @@ struct LearnResult {
   // Degenerate pairs repaired (see Repair); the run's query count is the plan's plus repair_queries.
   std::vector<Repair> repairs;
   long repair_queries = 0;
+  // The offset index i (delta_i) of the pair an unrepairable degenerate draw
+  // was found at, -1 otherwise: learn() then draws that offset afresh once and
+  // asks only the queries that use it (Repair with pair = the new base pair (i, 1)).
+  int failed_offset = -1;
   // The learner's own check: do the heads reproduce every answer? yes/no, or
   // unknown when some comparison could not be decided (balls, tolerances).
   Truth self_check = Truth::unknown;
