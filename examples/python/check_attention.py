@@ -241,6 +241,14 @@ def check_file(path, impl, max_ulps, quiet, out):
         ok = err is not None and err <= limit + dec_err
         rows.append({"index": i, "length": len(X), "answer": ref, "computed": y, "error_ulps": err_ulps,
                      "bound_ulps": bound_ulps, "correctly_rounded": y == ref, "ok": ok})
+    header = f"{path}: d={d}, {len(heads)} head{'s' if len(heads) != 1 else ''}, {len(rows)} queries, answers to {digits} digits"
+    return finish_file(path, rows, digits, header, max_ulps, quiet, out)
+
+
+def finish_file(path, rows, digits, header, max_ulps, quiet, out):
+    """Summarise one file's per-query rows: append them to `out` (--json) or
+    print the header, the table and the worst case. True when every query is
+    within its bound. Shared with check_transformer.py."""
     worst = max(rows, key=lambda r: (math.isnan(r["error_ulps"]) or r["error_ulps"] == math.inf, r["error_ulps"]))
     failed = [r for r in rows if not r["ok"]]
     summary = {"file": path, "queries": len(rows), "failed": len(failed), "worst_error_ulps": worst["error_ulps"],
@@ -249,7 +257,7 @@ def check_file(path, impl, max_ulps, quiet, out):
     if out is not None:
         out.append({"summary": summary, "queries": rows})
         return not failed
-    print(f"{path}: d={d}, {len(heads)} head{'s' if len(heads) != 1 else ''}, {len(rows)} queries, answers to {digits} digits")
+    print(header)
     if not quiet:
         print(f"  {'query':>5} {'len':>4} {'exact answer (float64)':>24} {'computed':>24} {'error/ulp':>10} {'bound/ulp':>10}")
         for r in rows:
@@ -262,25 +270,27 @@ def check_file(path, impl, max_ulps, quiet, out):
     return not failed
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description="Check a float64 attention implementation against mhaq golden vectors.")
-    p.add_argument("files", nargs="+", help="golden files (mhaq golden export)")
-    p.add_argument("--variant", choices=sorted(VARIANTS), default="correct", help="implementation to check (default: correct)")
+def run_cli(argv, prog, description, files_help, variants, check_file):
+    """The command line shared by the checkers: files, --variant, --max-ulps,
+    --quiet, --json; exit 0 (pass), 10 (a query outside its bound), 3 (input)."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("files", nargs="+", help=files_help)
+    p.add_argument("--variant", choices=sorted(variants), default="correct", help="implementation to check (default: correct)")
     p.add_argument("--max-ulps", type=float, default=None, help="fixed tolerance in ulps instead of the a-priori bound")
     p.add_argument("--quiet", action="store_true", help="summary lines only")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     a = p.parse_args(argv)
-    impl = VARIANTS[a.variant]
+    impl = variants[a.variant]
     out = [] if a.json else None
     ok = True
     try:
         for f in a.files:
             ok = check_file(f, impl, a.max_ulps, a.quiet, out) and ok
     except InputError as e:
-        print(f"check_attention: input error: {e}", file=sys.stderr)
+        print(f"{prog}: input error: {e}", file=sys.stderr)
         return 3
-    except (KeyError, TypeError, ValueError) as e:
-        print(f"check_attention: input error: missing or malformed field: {e!r}", file=sys.stderr)
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        print(f"{prog}: input error: missing or malformed field: {e!r}", file=sys.stderr)
         return 3
     if out is not None:
         def finite(x):  # strict JSON: non-finite numbers (an overflowed result) become null
@@ -295,6 +305,11 @@ def main(argv=None):
     else:
         print(f"variant {a.variant}: " + ("PASS" if ok else "FAIL"))
     return 0 if ok else 10
+
+
+def main(argv=None):
+    return run_cli(argv, "check_attention", "Check a float64 attention implementation against mhaq golden vectors.",
+                   "golden files (mhaq golden export)", VARIANTS, check_file)
 
 
 if __name__ == "__main__":

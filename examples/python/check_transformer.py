@@ -50,7 +50,6 @@ can fail: `no-relu` drops the ReLU (T becomes linear in the z_h), and
 Exit status: 0 every query passes, 10 some query does not, 3 unreadable or
 unsupported file, 2 usage.
 """
-import argparse
 import json
 import math
 import os
@@ -60,7 +59,7 @@ from fractions import Fraction
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_attention import InputError, U, a_priori_bound, gamma, rational, ulp  # noqa: E402
+from check_attention import InputError, U, a_priori_bound, finish_file, gamma, rational, run_cli, ulp  # noqa: E402
 
 
 # ---------------------------------------------------------------- the implementation under test
@@ -209,61 +208,14 @@ def check_file(path, impl, max_ulps, quiet, out):
         ok = err is not None and err <= limit + dec_err
         rows.append({"index": i, "length": len(X), "answer": ref, "computed": y, "error_ulps": err_ulps,
                      "bound_ulps": bound_ulps, "correctly_rounded": y == ref, "ok": ok})
-    worst = max(rows, key=lambda r: (math.isnan(r["error_ulps"]) or r["error_ulps"] == math.inf, r["error_ulps"]))
-    failed = [r for r in rows if not r["ok"]]
-    summary = {"file": path, "queries": len(rows), "failed": len(failed), "worst_error_ulps": worst["error_ulps"],
-               "worst_query": worst["index"], "max_bound_ulps": max(r["bound_ulps"] for r in rows),
-               "correctly_rounded": sum(r["correctly_rounded"] for r in rows), "digits": digits}
-    if out is not None:
-        out.append({"summary": summary, "queries": rows})
-        return not failed
-    print(f"{path}: transformer, d={d}, {len(Ws)} head{'s' if len(Ws) != 1 else ''}, {len(neurons)} neuron{'s' if len(neurons) != 1 else ''}, "
-          f"{len(rows)} queries, answers to {digits} digits")
-    if not quiet:
-        print(f"  {'query':>5} {'len':>4} {'exact answer (float64)':>24} {'computed':>24} {'error/ulp':>10} {'bound/ulp':>10}")
-        for r in rows:
-            print(f"  {r['index']:>5} {r['length']:>4} {r['answer']:>24.17g} {r['computed']:>24.17g} {r['error_ulps']:>10.3g} "
-                  f"{r['bound_ulps']:>10.3g}  {'ok' if r['ok'] else 'FAIL'}")
-    kind = f"fixed bound {max_ulps} ulps" if max_ulps is not None else "a-priori bound"
-    print(f"  worst error {worst['error_ulps']:.3g} ulps (query {worst['index']}); "
-          f"{summary['correctly_rounded']} of {len(rows)} correctly rounded; largest bound {summary['max_bound_ulps']:.3g} ulps; "
-          + (f"every query within its {kind}" if not failed else f"{len(failed)} queries OUTSIDE the {kind}"))
-    return not failed
+    header = (f"{path}: transformer, d={d}, {len(Ws)} head{'s' if len(Ws) != 1 else ''}, {len(neurons)} neuron{'s' if len(neurons) != 1 else ''}, "
+              f"{len(rows)} queries, answers to {digits} digits")
+    return finish_file(path, rows, digits, header, max_ulps, quiet, out)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Check a float64 one-layer transformer implementation against mhaq golden vectors.")
-    p.add_argument("files", nargs="+", help="transformer golden files (mhaq golden export --ffn M, or --model TRANSFORMER.json)")
-    p.add_argument("--variant", choices=sorted(VARIANTS), default="correct", help="implementation to check (default: correct)")
-    p.add_argument("--max-ulps", type=float, default=None, help="fixed tolerance in ulps instead of the a-priori bound")
-    p.add_argument("--quiet", action="store_true", help="summary lines only")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    a = p.parse_args(argv)
-    impl = VARIANTS[a.variant]
-    out = [] if a.json else None
-    ok = True
-    try:
-        for f in a.files:
-            ok = check_file(f, impl, a.max_ulps, a.quiet, out) and ok
-    except InputError as e:
-        print(f"check_transformer: input error: {e}", file=sys.stderr)
-        return 3
-    except (KeyError, TypeError, ValueError, IndexError) as e:
-        print(f"check_transformer: input error: missing or malformed field: {e!r}", file=sys.stderr)
-        return 3
-    if out is not None:
-        def finite(x):
-            if isinstance(x, float):
-                return x if math.isfinite(x) else None
-            if isinstance(x, dict):
-                return {k: finite(v) for k, v in x.items()}
-            if isinstance(x, list):
-                return [finite(v) for v in x]
-            return x
-        print(json.dumps(finite({"variant": a.variant, "ok": ok, "files": out}), allow_nan=False))
-    else:
-        print(f"variant {a.variant}: " + ("PASS" if ok else "FAIL"))
-    return 0 if ok else 10
+    return run_cli(argv, "check_transformer", "Check a float64 one-layer transformer implementation against mhaq golden vectors.",
+                   "transformer golden files (mhaq golden export --ffn M, or --model TRANSFORMER.json)", VARIANTS, check_file)
 
 
 if __name__ == "__main__":
