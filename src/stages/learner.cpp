@@ -553,9 +553,11 @@ class Path {
 }  // namespace
 
 namespace {
-// Passes queries through, keeping every answer: a query asked again (a
-// second attempt on a plan that shares it) is answered from the record and
-// not sent.
+// Passes queries through, keeping every answer. Once serve_kept() is on (a
+// second attempt on a plan that shares queries with the first), a query asked
+// before is answered from the record and not sent. Off during the first
+// attempt, so that a plan whose draw repeats a query still sends every one
+// (claims 2 and 3 count them).
 template <class T>
 class KeepingOracle final : public Oracle<T> {
  public:
@@ -563,6 +565,7 @@ class KeepingOracle final : public Oracle<T> {
   int dim() const override { return inner_.dim(); }
   const Field<T>& field() const override { return inner_.field(); }
   long sent() const { return sent_; }
+  void serve_kept() { serve_ = true; }
 
  private:
   static std::string key(const Query& q) {
@@ -576,8 +579,10 @@ class KeepingOracle final : public Oracle<T> {
   }
   T answer(const Query& q) override {
     const std::string k = key(q);
-    const auto it = kept_.find(k);
-    if (it != kept_.end()) return it->second;
+    if (serve_) {
+      const auto it = kept_.find(k);
+      if (it != kept_.end()) return it->second;
+    }
     ++sent_;
     T a = inner_.query(q);
     kept_.emplace(k, a);
@@ -586,6 +591,7 @@ class KeepingOracle final : public Oracle<T> {
   Oracle<T>& inner_;
   std::map<std::string, T> kept_;
   long sent_ = 0;
+  bool serve_ = false;
 };
 }  // namespace
 
@@ -621,6 +627,7 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   LearnOptions o2 = opt;
   o2.repair = true;
   const long before = keep.sent();
+  keep.serve_kept();
   try {
     Path<T>(keep, o2, again).run();
   } catch (const Error& e) {
