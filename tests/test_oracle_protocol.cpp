@@ -138,7 +138,8 @@ TEST_CASE("every fault ends with its name, the last query, within the timeout; t
       {"no_radius", Fault::no_radius, "no \"radius\""},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.mode);
+    const std::string mode = c.mode;
+    CAPTURE(mode);
     const std::string tr = dir.path + "/" + c.mode + ".jsonl";
     ExternalOptions o = options(faults_cmd(c.mode, dir), 2);
     o.transcript = tr;

@@ -139,14 +139,14 @@ std::string ChildProcess::receive(const std::string& context) {
     const size_t nl = buffer_.find('\n');
     if (nl != std::string::npos) {
       if (static_cast<long>(nl) + 1 > max_line_)
-        throw OracleFailure(Fault::line_too_long, "a line of " + std::to_string(nl + 1) + " bytes, over the limit of " + std::to_string(max_line_) + context);
+        throw OracleFailure(Fault::line_too_long, "a line of " + std::to_string(nl + 1) + " bytes, over the limit of " + std::to_string(max_line_) + " bytes" + context);
       std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
       if (!line.empty() && line.back() == '\r') line.pop_back();
       return line;
     }
     if (static_cast<long>(buffer_.size()) >= max_line_)
-      throw OracleFailure(Fault::line_too_long, "more than " + std::to_string(max_line_) + " bytes without a newline" + context);
+      throw OracleFailure(Fault::line_too_long, "no newline in the first " + std::to_string(max_line_) + " bytes: a line over the limit of " + std::to_string(max_line_) + " bytes" + context);
     pollfd p{from_child_, POLLIN, 0};
     const int ms = remaining_ms(deadline);
     const int pr = ms == 0 ? 0 : ::poll(&p, 1, ms);

@@ -150,9 +150,10 @@ ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind
     if (!exists) append_transcript(transcript_header(d, kind).dump() + "\n");
   }
   child_ = std::make_unique<ChildProcess>(opt_.command, opt_.timeout_seconds, max_line_bytes);
+  const std::string at = " (during the handshake, no query sent yet)";
   try {
-    child_->send(hello_line(d, kind, arith), " (during the handshake)");
-    hello_ = parse_hello(child_->receive(" (during the handshake)"), d, " (during the handshake)");
+    child_->send(hello_line(d, kind, arith), at);
+    hello_ = parse_hello(child_->receive(at), d, at);
   } catch (const OracleFailure&) {
     child_->kill_now();
     if (transcript_) std::fclose(transcript_);
