@@ -205,6 +205,7 @@ TEST_CASE("resume after a fault asks exactly the missing queries, and the answer
   ExternalSession s(o, 2, ModelKind::attention, "double");
   const std::vector<double> resumed = ask_all(s);
   CHECK(s.asked() == 2);
+  CHECK(s.replayed() == 8);
   REQUIRE(resumed.size() == straight.size());
   for (size_t i = 0; i < straight.size(); ++i) CHECK(resumed[i] == straight[i]);
   s.finish();

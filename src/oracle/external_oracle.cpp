@@ -118,6 +118,7 @@ ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind
       const Query q = query_from_runs(json_member(j, "runs", where), d, where + ".runs");
       try {
         cache_[key(q)].push_back(parse_answer(json_member(j, "answer", where), false, where + ".answer"));
+        ++resumed_[key(q)];
       } catch (const OracleFailure& f) {
         throw_input(where + ": " + f.detail());
       }
@@ -193,6 +194,8 @@ Answer ExternalSession::answer(const Query& q) {
     if (it == cache_.end()) return std::nullopt;
     size_t& n = cache_next_[k];
     if (n >= it->second.size()) return std::nullopt;
+    const auto r = resumed_.find(k);
+    if (r != resumed_.end() && n < r->second) ++replayed_;
     return it->second[n++];
   };
   if (auto a = take()) return *a;

@@ -210,11 +210,39 @@ template <class T>
 void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
-  ModelOracle<T> oracle(truth, lo.tokens.den, noise);
-  RecordingOracle<T> rec(oracle);
+  std::unique_ptr<Oracle<T>> oracle;
+  std::unique_ptr<ExternalSession> session;
+  Rational stated_eps = o.noise_eps;  // the answers' stated error, for the floats' kappa estimate
+  if (o.external) {
+    if constexpr (Field<T>::is_exact) {
+      throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
+    } else {
+      try {
+        session = std::make_unique<ExternalSession>(o.external->transport, truth.d, oracle_protocol::ModelKind::attention, arith_name(o.arith));
+      } catch (const oracle_protocol::OracleFailure& f) {
+        report_verdict(r, {Status::oracle_failed, f.what()});
+        r["queries"] = 0;
+        r["max_length"] = 0;
+        r["heads_recovered"] = 0;
+        return;
+      }
+      auto ext = std::make_unique<ExternalOracle<T>>(*session, o.external->error);
+      r["oracle"] = session->hello().name;
+      r["oracle_error"] = ext->bound().str();
+      if (ext->bound().abs) stated_eps = *ext->bound().abs;
+      if (ext->bound().rel && stated_eps < *ext->bound().rel) stated_eps = *ext->bound().rel;
+      session->expect(learner_plan(truth.d, lo).queries());
+      oracle = std::move(ext);
+    }
+  } else {
+    oracle = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, noise);
+  }
+  RecordingOracle<T> rec(*oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
-  RunFacts facts = known_truth_facts(o.arith, canon);
+  const bool truth_known = !o.external || o.external->truth_known;
+  RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
+  facts.arith = o.arith;
   float_tolerance(r, facts, F, o.tolerance);
   Verdict v;
   try {
@@ -239,17 +267,18 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
       r["repaired_pairs"] = list;
     }
     r["heads"] = heads_json(F, res.heads);
-    facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, o.oracle_bits, o.noise_eps, r);
+    facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, o.oracle_bits, stated_eps, r);
     if (o.arith == Arith::mpfr || o.arith == Arith::ieee) {
       r["error_estimate"] = pow2_json(facts.estimate_log2);
       r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
     }
-    compare_with_truth(r, facts, canon, res.heads);
+    if (truth_known) compare_with_truth(r, facts, canon, res.heads);
     if constexpr (!Field<T>::is_exact) {
       if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
     }
     if constexpr (std::is_same_v<T, Ball>) r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(res.heads));
     v = judge(facts);
+    if (session) o.external->exit_note = session->finish();
     if (o.certificate && v.status == Status::ok) {
       if (!res.repairs.empty()) r["certificate_note"] = "certificates do not cover repaired pairs";
       else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
@@ -263,6 +292,10 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   report_verdict(r, v);
   r["queries"] = black_box.queries();
   r["max_length"] = black_box.max_length();
+  if (session) {
+    o.external->asked = session->asked();
+    o.external->replayed = session->replayed();
+  }
   // queries beyond the plan are the fallback's (lean, compact) or, in the
   // paper schedule, a repaired run's witnesses (proofs/21), also when they
   // ended the run
@@ -606,8 +639,16 @@ void design_kappa(json& r, const Model& canon, const LearnOptions& lo) {
 }  // namespace
 
 nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
-  truth.validate();
-  const Model canon = truth.canonical();
+  // with an external oracle and no model, truth holds only d (no heads)
+  const bool truth_known = !o.external || o.external->truth_known;
+  if (truth_known) truth.validate();
+  Model canon = truth_known ? truth.canonical() : truth;
+  if (o.external) {
+    if (o.arith == Arith::exact) throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
+    if (!truth_known && o.heads < 1 && o.max_heads < 1) throw Error(ErrorKind::usage, "--oracle without --model needs the learner's --heads H (or --max-heads H0)");
+    if (o.oracle_bits != 0 || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || o.design != Design::paper)
+      throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --oracle-bits, --noise, --target-error, --certificate or --design");
+  }
   json r;
   LearnOptions lo;
   lo.H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : canon.num_heads();
@@ -633,7 +674,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   r["heads_known"] = lo.heads_is_bound ? "upper bound H0" : "exact";
   r["seed"] = o.seed;
   r["schedule"] = schedule_name(o.schedule);
-  r["heads_true"] = canon.heads.size();
+  if (truth_known) r["heads_true"] = canon.heads.size();
   r["paper_bound"] = paper_query_bound(truth.d, lo.H);
   if (o.schedule != Schedule::paper) r["schedule_count"] = schedule_query_count(o.schedule, truth.d, lo.H);
   r["max_length_bound"] = 2 * lo.H + 1;
@@ -658,6 +699,17 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     r["max_length_bound"] = o.samples_per_pair;
   }
   choose_design(r, truth, o, lo);
+  if (o.external && o.external->max_queries > 0) {
+    const long need = learner_plan(truth.d, lo).query_count();
+    if (need > o.external->max_queries) {
+      report_verdict(r, {Status::over_budget, "the plan needs " + std::to_string(need) + " queries, more than --max-queries " +
+                                                  std::to_string(o.external->max_queries) + ": refused before asking any"});
+      r["queries"] = 0;
+      r["max_length"] = 0;
+      r["heads_recovered"] = 0;
+      return r;
+    }
+  }
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {
@@ -672,7 +724,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   }
   ExactSolverScope solver(o.exact_solver);
   if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
-  if (o.design != Design::paper && o.noise_eps.is_zero()) design_kappa(r, canon, lo);
+  if (o.design != Design::paper && o.noise_eps.is_zero() && truth_known) design_kappa(r, canon, lo);
   dispatch(r, truth, canon, o, lo, noise);
   if (o.design == Design::tuned) {
     r["design_queries"] = r["queries"];
@@ -729,7 +781,9 @@ std::string recover_report(const nlohmann::json& r) {
   if (r.contains("exact_cost"))
     o << "  exact cost       answers up to tau-degree " << r["exact_cost"]["max_answer_degree"].get<double>() << " (budget --max-degree "
       << r["exact_cost"]["max_degree_budget"] << "), L = " << r["exact_cost"]["L"] << "\n";
-  o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
+  if (r.contains("oracle")) o << "  oracle           " << r["oracle"].get<std::string>() << "; stated error " << r["oracle_error"].get<std::string>() << "\n";
+  if (r.contains("heads_true")) o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
+  else o << "  heads            " << r["heads_recovered"] << " recovered (no --model: no truth to compare with)\n";
   if (r.contains("self_check")) o << "  self-check       " << r["self_check"].get<std::string>() << " (the heads reproduce every answer)\n";
   if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
   if (r.contains("contains_truth"))

@@ -81,6 +81,7 @@ class ExternalSession {
   oracle_protocol::OracleHello hello_;
   std::map<std::string, std::vector<oracle_protocol::Answer>> cache_;  // FIFO per query
   std::map<std::string, size_t> cache_next_;
+  std::map<std::string, size_t> resumed_;  // the first entries of each cache_ list came from the resume file
   std::vector<Query> expected_;
   size_t pos_ = 0;
   long next_id_ = 0, batch_no_ = 0, asked_ = 0, replayed_ = 0;
