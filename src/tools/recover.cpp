@@ -646,8 +646,8 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   if (o.external) {
     if (o.arith == Arith::exact) throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
     if (!truth_known && o.heads < 1 && o.max_heads < 1) throw Error(ErrorKind::usage, "--oracle without --model needs the learner's --heads H (or --max-heads H0)");
-    if (o.oracle_bits != 0 || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || o.design != Design::paper)
-      throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --oracle-bits, --noise, --target-error, --certificate or --design");
+    if (o.oracle_bits != 0 || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || o.design == Design::tuned)
+      throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --oracle-bits, --noise, --target-error, --certificate or --design tuned");
   }
   json r;
   LearnOptions lo;
@@ -724,7 +724,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   }
   ExactSolverScope solver(o.exact_solver);
   if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
-  if (o.design != Design::paper && o.noise_eps.is_zero() && truth_known) design_kappa(r, canon, lo);
+  if (o.design != Design::paper && o.noise_eps.is_zero() && !o.external) design_kappa(r, canon, lo);
   dispatch(r, truth, canon, o, lo, noise);
   if (o.design == Design::tuned) {
     r["design_queries"] = r["queries"];
