@@ -1,4 +1,4 @@
-#include "mhaq/tools/json_out.hpp"
+#include "mhaq/run/json_out.hpp"
 
 #include "mhaq/arith/qtau_access.hpp"
 

@@ -1,6 +1,6 @@
 // Golden test vectors: export (from a real exact learner run) and an
 // independent re-derivation of every field. Schema: tests/golden/SCHEMA.md.
-#include "mhaq/tools/golden.hpp"
+#include "mhaq/evidence/golden.hpp"
 
 #include <arb.h>
 #include <arb_poly.h>
@@ -20,14 +20,14 @@
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
-#include "mhaq/tools/json_out.hpp"
-#include "mhaq/tools/recover_limits.hpp"
+#include "mhaq/run/json_out.hpp"
+#include "mhaq/run/recover_limits.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
-#include "mhaq/tools/design.hpp"
+#include "mhaq/analysis/design_search.hpp"
 #include "mhaq/check/golden_transformer.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/stages/transformer_learner.hpp"

@@ -12,9 +12,9 @@
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
-#include "mhaq/tools/jet_oracle.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/report.hpp"
+#include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/run/report.hpp"
 
 namespace mhaq {
 

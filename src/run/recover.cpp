@@ -1,4 +1,4 @@
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 
 #include <arb.h>
 
@@ -10,10 +10,10 @@
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
-#include "mhaq/tools/certificate.hpp"
-#include "mhaq/tools/design.hpp"
-#include "mhaq/tools/report.hpp"
-#include "mhaq/tools/sensitivity.hpp"
+#include "mhaq/run/certificate.hpp"
+#include "mhaq/analysis/design_search.hpp"
+#include "mhaq/run/report.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
 
 namespace mhaq {
 
@@ -527,7 +527,7 @@ template double max_rel_error_log2<Ball>(const std::vector<LearnedHead<Ball>>&, 
 
 namespace {
 
-// The tuned design's pilot (tools/design.hpp): the same hidden model behind
+// The tuned design's pilot (analysis/design_search.hpp): the same hidden model behind
 // its own oracle instance (the black box asked again), the learner-side
 // choice made from its answers only. A worst-case sign pattern belongs to
 // the main run's queries, so the pilot's noise is uniform then.

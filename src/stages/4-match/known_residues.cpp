@@ -1,7 +1,7 @@
-// Stage 3, compact schedule: pairs fitted with their residues known
-// (include/mhaq/stages/3-fit/known_residues.hpp, proofs/19), written once for
-// every field.
-#include "mhaq/stages/3-fit/known_residues.hpp"
+// Stage 4, compact schedule: pairs fitted with their residues known from
+// already matched heads (include/mhaq/stages/4-match/known_residues.hpp,
+// proofs/19), written once for every field.
+#include "mhaq/stages/4-match/known_residues.hpp"
 
 #include "mhaq/arith/all_fields.hpp"
 #include "mhaq/stages/4-match/match.hpp"

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "mhaq/arith/rational.hpp"
-#include "mhaq/tools/judge.hpp"
+#include "mhaq/run/judge.hpp"
 
 namespace mhaq {
 

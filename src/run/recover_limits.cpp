@@ -1,4 +1,4 @@
-#include "mhaq/tools/recover_limits.hpp"
+#include "mhaq/run/recover_limits.hpp"
 
 #include <flint/fmpq.h>
 

@@ -1,5 +1,5 @@
 // The baselines on a hidden model, `mhaq compare` and the contrast study.
-#include "mhaq/tools/baseline.hpp"
+#include "mhaq/evidence/baseline.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,9 +11,9 @@
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
-#include "mhaq/tools/jet_oracle.hpp"
-#include "mhaq/tools/report.hpp"
-#include "mhaq/tools/sensitivity.hpp"
+#include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/run/report.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
 
 namespace mhaq {
 

@@ -1,6 +1,6 @@
 // mhaq verify: the theorem checker (issue 3). See include/mhaq/verify.hpp and
 // proofs/09-schwartz-zippel.md for the bound.
-#include "mhaq/tools/verify.hpp"
+#include "mhaq/evidence/verify.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +15,7 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/base/random.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 
 namespace mhaq {
@@ -133,7 +133,7 @@ double number_or(const json& r, const char* key, double dflt) {
   return r.contains(key) && r[key].is_number() ? r[key].get<double>() : dflt;
 }
 
-// A trial's recovery, judged by recover's status (tools/judge.hpp) and
+// A trial's recovery, judged by recover's status (run/judge.hpp) and
 // re-checked against the truth here, so a wrong "ok" would still fail.
 bool repaired_run(const json& r) { return r.value("repairs", 0) > 0 || r.value("fallback_queries", 0) > 0; }
 

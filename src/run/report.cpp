@@ -1,4 +1,4 @@
-#include "mhaq/tools/report.hpp"
+#include "mhaq/run/report.hpp"
 
 #include <arb.h>
 

@@ -12,7 +12,7 @@
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover_options.hpp"
 
 namespace mhaq {
 

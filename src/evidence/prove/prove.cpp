@@ -1,6 +1,6 @@
 // Machine checks of the lemmas in proofs/ (see include/mhaq/prove.hpp).
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/prove.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/evidence/prove.hpp"
 
 #include <arb.h>
 #include <arb_poly.h>
@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "mhaq/arith/qtau_access.hpp"
-#include "mhaq/stages/3-fit/known_residues.hpp"
+#include "mhaq/stages/4-match/known_residues.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/arith/field.hpp"
@@ -27,11 +27,11 @@
 #include "mhaq/base/random.hpp"
 #include "mhaq/arith/rational.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
-#include "mhaq/tools/sensitivity.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
-#include "mhaq/tools/baseline.hpp"
-#include "mhaq/tools/design.hpp"
+#include "mhaq/evidence/baseline.hpp"
+#include "mhaq/analysis/design_search.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
 #include <arb_mat.h>
 

@@ -26,7 +26,7 @@ struct HeadsEstimate {
 // approx_ first-order prediction, for the paper schedule run with final
 // tokens B and offsets Delta on a model equal to `est`, of
 //   kappa_rms = max_k sqrt(sum_j (J_kj f_j)^2) / s_k
-// (tools/sensitivity.hpp), composed from the base pairs' own Jacobians, the
+// (analysis/sensitivity.hpp), composed from the base pairs' own Jacobians, the
 // chaining of f(0) through the limits of the first column and the final
 // solves W = Delta^{-T} L B^{-1}, v = -Delta^{-T} C (proofs/30). Links only
 // label heads, so they do not enter. log2; +inf when B or Delta is singular

@@ -1,5 +1,5 @@
 // Certificate writer (format: tests/golden/CERTIFICATE.md).
-#include "mhaq/tools/certificate.hpp"
+#include "mhaq/run/certificate.hpp"
 
 #include <arb.h>
 
@@ -10,7 +10,7 @@
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/stages/4-match/match.hpp"
-#include "mhaq/tools/json_out.hpp"
+#include "mhaq/run/json_out.hpp"
 #include "mhaq/model/model_oracle.hpp"
 
 namespace mhaq {

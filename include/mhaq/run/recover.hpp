@@ -1,6 +1,6 @@
 // The recover driver: builds the oracle for a hidden model, runs the learner
 // through the Oracle interface only, compares the result with the canonical
-// truth and lets the judge (tools/judge.hpp) give the verdict. It is the one
+// truth and lets the judge (run/judge.hpp) give the verdict. It is the one
 // place where model and learner meet.
 #pragma once
 #include <cstdint>
@@ -14,40 +14,10 @@
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/tools/judge.hpp"
+#include "mhaq/run/judge.hpp"
+#include "mhaq/run/recover_options.hpp"
 
 namespace mhaq {
-
-struct RecoverOptions {
-  Arith arith = Arith::exact;
-  long bits = 256;        // ball, mpfr
-  int heads = 0;          // learner's H; 0 = canonical count of the truth (known H)
-  int max_heads = 0;      // > 0: only the bound H0 is known (claim 3); overrides heads
-  Schedule schedule = Schedule::paper;
-  std::uint64_t seed = 1;  // learner's randomness
-  TokenSpec tokens{0, 0};  // 0 = default for the arithmetic
-  long oracle_bits = 0;    // approximate oracle: answers rounded to this many bits (0 = off)
-  Rational noise_eps;      // approximate oracle: added noise uniform in [-eps, eps]
-  std::uint64_t noise_seed = 1;
-  int threads = 1;         // learner threads (0 = all hardware threads); output does not depend on it
-  NoisePattern noise_pattern = NoisePattern::uniform;  // uniform, or signs = the worst case of the first-order error
-  int samples_per_pair = 0;  // 0: 2H+1 (the paper's count); K > 2H+1: oversampling, least-squares pair fits
-  Rational target_error;     // > 0 (ball only): raise precision until the balls certify this relative error
-  long max_bits = 1L << 14;  // cap of the precision doubling for target_error
-  int neurons = 0;           // transformers: the learner's neuron count (0: found by the learner; balls are told the canonical count)
-  Rational tolerance;        // floats: tolerance on max_rel_error; 0 = 2^(acc/4), acc = log2 of the answers' accuracy
-  bool repair = true;      // repair degenerate pairs (stages/learner.hpp, Repair); false: such a draw ends degenerate
-  ExactSolver exact_solver = ExactSolver::sparse;  // exact: the Q(tau) linear solver (same result, different time)
-  // Exact cost guard: the largest tau-degree an answer of the plan may have
-  // (L times a head-summed score range, known before any answer is computed);
-  // 0 = kDefaultMaxDegree. A plan beyond it ends over_budget (exit 11) before any work.
-  long max_degree = 0;
-  // When set, a run that ends ok stores its certificate here (recover
-  // --certificate; include/mhaq/tools/certificate.hpp).
-  std::string* certificate = nullptr;
-  // How B and Delta are chosen (stages/2-schedule/design.hpp, tools/design.hpp).
-  Design design = Design::paper;
-};
 
 // The default exact budget on the tau-degree of one answer (recover --max-degree).
 inline constexpr long kDefaultMaxDegree = 20000;
@@ -110,7 +80,7 @@ bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& 
 template <class T>
 double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon);
 
-// Shared by recover and the baselines (tools/baseline.hpp):
+// Shared by recover and the baselines (evidence/baseline.hpp):
 // the heads as JSON strings (F.str);
 template <class T>
 nlohmann::json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs);

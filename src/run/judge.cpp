@@ -1,4 +1,4 @@
-#include "mhaq/tools/judge.hpp"
+#include "mhaq/run/judge.hpp"
 
 #include <cstdio>
 

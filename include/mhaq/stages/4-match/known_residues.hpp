@@ -1,7 +1,9 @@
-// Stage 3, compact schedule: a pair whose residues are already known
-// (proofs/19). A pair (i, j) has the residues c_h = -v_h^T delta_i of the
-// pair (i, 1), its f(0) is chained and P = f(0) - sum_h c_h, so only its H
-// poles are unknown. With g(k) = f(k) - P = N(k)/Q(k), deg N <= H-1,
+// Stage 4, compact schedule: a pair whose residues are already known from
+// the matched heads of the pair (i, 1) (proofs/19); its poles are matched to
+// those residues, so it sits with the matching. A pair (i, j) has the
+// residues c_h = -v_h^T delta_i of the pair (i, 1), its f(0) is chained
+// and P = f(0) - sum_h c_h, so only its H poles are unknown. With
+// g(k) = f(k) - P = N(k)/Q(k), deg N <= H-1,
 // Q(0) = 1 and N(0) = sum_h c_h, the values k = 1..s give s linear equations
 // N(k) = g(k) Q(k) in the 2H-1 unknowns n_1..n_{H-1}, q_1..q_H:
 //
@@ -15,7 +17,7 @@
 //     and t = -Q_a(rho)/Q_b(rho) is the same for every head.
 //     Field::common_roots finds the one choice of roots with a common t.
 //
-// Rigor as in stage 3: exact -> exact; ball -> on success every output
+// Rigor as in the pair fit (stages/3-fit): exact -> exact; ball -> on success every output
 // contains the truth (the choice is rigorous, then tightened by a Krawczyk
 // test on the pair's own equations k = 1..H); floats -> approx_, refined on
 // those equations. Failures are typed errors:

@@ -8,7 +8,7 @@
 
 #include "mhaq/baselines/prior_work.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 
 namespace mhaq {
 

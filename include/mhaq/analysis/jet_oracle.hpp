@@ -1,4 +1,4 @@
-// The oracle the sensitivity analysis differentiates through (tools/sensitivity).
+// The oracle the sensitivity analysis differentiates through (analysis/sensitivity).
 #pragma once
 #include "mhaq/arith/jet.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"

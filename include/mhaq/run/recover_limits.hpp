@@ -9,7 +9,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 
 namespace mhaq {
 

@@ -1,5 +1,5 @@
 // Query designs: the first-order prediction and the tuned design (design.hpp).
-#include "mhaq/tools/design.hpp"
+#include "mhaq/analysis/design_search.hpp"
 
 #include <algorithm>
 #include <cmath>

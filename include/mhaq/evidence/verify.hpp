@@ -35,7 +35,7 @@ struct VerifyOptions {
   // 0: the claims table above. 4: only the paper's claim 4 (approximate
   // answers): per trial eps log-uniform on [1e-40, 1e-14], the MPFR learner
   // at `bits` under uniform and worst-case noise, the certified (mean-value)
-  // bound, kappa and the observed errors (tools/sensitivity.hpp, proofs/31).
+  // bound, kappa and the observed errors (analysis/sensitivity.hpp, proofs/31).
   int claim = 0;
   // How every run's B and Delta are chosen (not exact). The count claims are
   // asserted on the design's own queries; a tuned run's pilot is reported.

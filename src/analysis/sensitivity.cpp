@@ -1,6 +1,6 @@
 // First-order sensitivity of the recovered parameters (proofs/11): the
 // learner's own stages run on jets.
-#include "mhaq/tools/sensitivity.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
 
 #include <arb.h>
 
@@ -9,9 +9,9 @@
 
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/3-fit/known_residues.hpp"
+#include "mhaq/stages/4-match/known_residues.hpp"
 #include "mhaq/stages/4-match/match.hpp"
-#include "mhaq/tools/jet_oracle.hpp"
+#include "mhaq/analysis/jet_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 
 namespace mhaq {

@@ -1,5 +1,5 @@
 // Precision-loss study: see sweep.hpp.
-#include "mhaq/tools/sweep.hpp"
+#include "mhaq/evidence/sweep.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,9 +18,9 @@
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/model_oracle.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/design.hpp"
-#include "mhaq/tools/sensitivity.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/analysis/design_search.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
 
 namespace mhaq {
 
