@@ -5,7 +5,10 @@
 #    tests/golden/*.md ([text](target), ![alt](target), [ref]: target) names a
 #    file or folder that exists; a link with #anchor into a markdown page names
 #    one of its headings (GitHub's heading ids). Code blocks and `code spans`
-#    are not links. External links (http:, https:, mailto:) are not checked.
+#    are not links, but a code span that quotes a repository path
+#    (`src/...`, `include/...`, `tests/...`, `proofs/...`, `docs/...`,
+#    `examples/...`, `cmake/...`, relative to the top) must name an existing
+#    file or folder. External links (http:, https:, mailto:) are not checked.
 # 2. No comment in src/, include/ or CMakeLists.txt cites a file outside the
 #    repository (ALGORITHM.md, ../shared/...) or an issue number ("issue 15"):
 #    the mathematics lives in docs/math/ and proofs/, history in the commits.
@@ -47,6 +50,7 @@ def anchors(path):
 
 link_re = re.compile(r'!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
 ref_re = re.compile(r'^\s*\[[^\]]+\]:\s*(\S+)')
+code_path_re = re.compile(r'`((?:src|include|tests|proofs|docs|examples|cmake)/[A-Za-z0-9_./*+-]+)`')
 
 pages = [os.path.join(root, 'README.md')]
 pages += sorted(glob.glob(os.path.join(root, 'docs', '**', '*.md'), recursive=True))
@@ -84,6 +88,12 @@ for page in pages:
                 continue
             if frag and target.endswith('.md') and frag not in anchors(target):
                 problems.append(f'{where}: no heading with id "{frag}" in {os.path.relpath(target, root)}')
+        # A repository path quoted as code (`src/...`, `include/mhaq/...`) names a file that exists.
+        for m in code_path_re.finditer(line):
+            t = m.group(1).rstrip('/.')
+            nlinks += 1
+            if '*' not in t and not os.path.exists(os.path.join(root, t)):
+                problems.append(f'{os.path.relpath(page, root)}:{lineno}: path `{t}`: no such file or folder')
 
 # Comments in the code: no citation of files outside the repository, no issue numbers.
 bad = [(re.compile(r'ALGORITHM\.md'), 'cites ALGORITHM.md, which is not in the repository (cite docs/math/ or proofs/)'),
