@@ -16,11 +16,28 @@ namespace mhaq {
 using nlohmann::json;
 using namespace oracle_protocol;
 
+namespace {
+// Float weights (a torch model's, say) have W denominators beyond a machine
+// word: the grid oracles' integer path does not apply to them.
+template <class Fn>
+bool fits_grid(Fn&& fn) {
+  try {
+    fn();
+    return true;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::input) throw;
+    return false;
+  }
+}
+}  // namespace
+
 ServedModel::ServedModel(Model m, Arith arith, long bits) : transformer_(false), attention_(std::move(m)), d_(attention_.d), arith_(arith), bits_(bits) {
   attention_.validate();
+  grid_ = fits_grid([&] { (void)attention_.w_denominator(); });
 }
 ServedModel::ServedModel(TransformerModel m, Arith arith, long bits) : transformer_(true), tm_(std::move(m)), d_(tm_.d), arith_(arith), bits_(bits) {
   tm_.validate();
+  grid_ = fits_grid([&] { (void)tm_.w_denominator(); });
 }
 ServedModel::~ServedModel() = default;
 
@@ -49,7 +66,7 @@ Ball ServedModel::enclose(const Query& q, long prec) {
   const bool small = fmpz_bits(l) <= 40;
   const long den = small ? fmpz_get_si(l) : 0;
   fmpz_clear(l);
-  if (!small) return transformer_ ? evaluate_transformer_ball(tm_, q) : evaluate_ball(attention_, q);
+  if (!small || !grid_) return transformer_ ? evaluate_transformer_ball(tm_, q) : evaluate_ball(attention_, q);
   auto& o = by_grid_[{den, prec}];
   if (!o) {
     if (transformer_) o = std::make_unique<TransformerOracle<Ball>>(tm_, den);

@@ -31,6 +31,7 @@ class ServedModel {
  private:
   Ball enclose(const Query& q, long prec);
   bool transformer_;
+  bool grid_ = true;  // the model's W denominators fit the grid oracles of model/ (else the generic evaluation)
   Model attention_;
   TransformerModel tm_;
   int d_;
