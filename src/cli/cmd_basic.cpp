@@ -254,6 +254,8 @@ Command make_recover() {
             const bool oracle = !st->oracle.empty();
             if (!oracle && (!st->oracle_error.empty() || !st->transcript.empty() || !st->resume.empty() || st->max_queries != 0))
               throw Error(ErrorKind::usage, "--oracle-error, --transcript, --resume and --max-queries go with --oracle CMD");
+            if (oracle && a == Arith::exact)
+              throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
             if (oracle && (st->t.ffn > 0 || file_transformer))
               throw Error(ErrorKind::usage, "--oracle learns attention models for now; a transformer oracle is not wired into recover yet");
             if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons || file_transformer) {
