@@ -9,8 +9,8 @@
 #include <string>
 
 #include "mhaq/model/model.hpp"
-#include "mhaq/tools/judge.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/judge.hpp"
+#include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
