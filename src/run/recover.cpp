@@ -21,7 +21,8 @@ std::uint64_t learner_seed(std::uint64_t seed) { return seed * 0x9E3779B97F4A7C1
 
 TokenSpec default_tokens(Arith a) {
   // Exact: integers in [-5, 5]. Larger ranges make degenerate draws rarer but
-  // raise tau-degrees (cost grows roughly as range^4); see README.
+  // raise tau-degrees (cost grows roughly as range^4); see
+  // docs/math/exact-arithmetic.md.
   if (a == Arith::exact) return TokenSpec{5, 1};
   return TokenSpec{1L << 20, 1L << 20};
 }
