@@ -1,6 +1,7 @@
 // Exact linear solves over Q(tau): fraction-free LU, and evaluation/interpolation
 // modulo word-size primes with an exact check (see qtau_solve.hpp).
 #include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 
 #include <flint/fmpq.h>
@@ -89,34 +90,11 @@ void set_exact_solve_observer(ExactSolveObserver fn, void* ctx) {
 
 // ------------------------------------------------------------ RAII helpers
 namespace {
-struct Fz {
-  fmpz_t v;
-  Fz() { fmpz_init(v); }
-  Fz(const Fz& o) { fmpz_init_set(v, o.v); }
-  Fz& operator=(const Fz& o) { fmpz_set(v, o.v); return *this; }
-  ~Fz() { fmpz_clear(v); }
-};
-struct Zp {
-  fmpz_poly_t p;
-  Zp() { fmpz_poly_init(p); }
-  Zp(const Zp& o) { fmpz_poly_init(p); fmpz_poly_set(p, o.p); }
-  Zp& operator=(const Zp& o) { fmpz_poly_set(p, o.p); return *this; }
-  ~Zp() { fmpz_poly_clear(p); }
-};
-struct Np {
-  nmod_poly_t p;
-  explicit Np(const nmod_t& mod) { nmod_poly_init_mod(p, mod); }
-  Np(const Np& o) { nmod_poly_init_mod(p, o.p->mod); nmod_poly_set(p, o.p); }
-  Np& operator=(const Np& o) { nmod_poly_set(p, o.p); return *this; }
-  ~Np() { nmod_poly_clear(p); }
-};
-struct PolyMat {
-  fmpz_poly_mat_t m;
-  PolyMat(long r, long c) { fmpz_poly_mat_init(m, r, c); }
-  ~PolyMat() { fmpz_poly_mat_clear(m); }
-  PolyMat(const PolyMat&) = delete;
-  PolyMat& operator=(const PolyMat&) = delete;
-};
+using flint::Fmpz;
+using flint::FmpzPoly;
+using flint::FmpzPolyMat;
+using flint::NmodPoly;
+
 struct Tree {
   mp_ptr* t = nullptr;
   slong len = 0;
@@ -138,8 +116,8 @@ bool solve_fflu(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) {
   // Clear denominators row by row, then fraction-free LU over Z[tau]
   // (FLINT fmpz_poly_mat_solve_fflu).
   const int n = A.rows(), k = B.cols();
-  PolyMat a(n, n), b(n, k), x(n, k);
-  Zp lcm, t, den;
+  FmpzPolyMat a(n, n), b(n, k), x(n, k);
+  FmpzPoly lcm, t, den;
   for (int i = 0; i < n; ++i) {
     fmpz_poly_one(lcm.p);
     for (int j = 0; j < n; ++j) fmpz_poly_lcm(lcm.p, lcm.p, QTauAccess::raw(A(i, j))->den);
@@ -176,12 +154,12 @@ namespace {
 struct Term {
   int num = -1;  // -1: the entry is zero
   int den = 0;
-  Fz cn, cd;
+  Fmpz cn, cd;
 };
 
 struct Setup {
   int n = 0, k = 0;            // A is n x n, B is n x k
-  std::vector<Zp> P;           // P[0] = 1
+  std::vector<FmpzPoly> P;           // P[0] = 1
   std::vector<char> is_den;    // P[s] occurs as a denominator
   std::vector<Term> terms;     // row-major n x (n + k)
   long max_total_degree = 0;   // max over entries of deg num + deg den
@@ -196,7 +174,7 @@ int intern(Setup& S, const fmpz_poly_t p, fmpz_t c) {
   if (len == 1) { fmpz_poly_get_coeff_fmpz(c, p, 0); return 0; }
   _fmpz_vec_content(c, p->coeffs, len);
   if (fmpz_sgn(p->coeffs + len - 1) < 0) fmpz_neg(c, c);
-  Zp prim;
+  FmpzPoly prim;
   fmpz_poly_scalar_divexact_fmpz(prim.p, p, c);
   for (size_t s = 1; s < S.P.size(); ++s)
     if (fmpz_poly_length(S.P[s].p) == len && fmpz_poly_equal(S.P[s].p, prim.p)) return static_cast<int>(s);
@@ -208,7 +186,7 @@ int intern(Setup& S, const fmpz_poly_t p, fmpz_t c) {
 void build_setup(Setup& S, const Mat<QTau>& A, const Mat<QTau>& B) {
   S.n = A.rows();
   S.k = B.cols();
-  S.P.assign(1, Zp());
+  S.P.assign(1, FmpzPoly());
   fmpz_poly_one(S.P[0].p);
   S.is_den.assign(1, 0);
   S.terms.assign(static_cast<size_t>(S.n) * (S.n + S.k), Term());
@@ -341,7 +319,7 @@ bool rational_reconstruct(nmod_poly_t a, nmod_poly_t b, const nmod_poly_t R, con
     nmod_poly_one(b);
     return true;
   }
-  Np r0(mod), r1(mod), t0(mod), t1(mod), q(mod), r2(mod), t2(mod), tmp(mod);
+  NmodPoly r0(mod), r1(mod), t0(mod), t1(mod), q(mod), r2(mod), t2(mod), tmp(mod);
   nmod_poly_set(r0.p, Z);
   nmod_poly_set(r1.p, R);
   nmod_poly_one(t1.p);
@@ -366,8 +344,8 @@ bool rational_reconstruct(nmod_poly_t a, nmod_poly_t b, const nmod_poly_t R, con
 // The solution mod p: X(j) = alpha[j] / beta, beta monic (the lcm of the
 // entries' reduced denominators), j = i * k + c.
 struct Image {
-  Np beta;
-  std::vector<Np> alpha;
+  NmodPoly beta;
+  std::vector<NmodPoly> alpha;
   explicit Image(nmod_t mod) : beta(mod) {}
 };
 
@@ -400,7 +378,7 @@ PrimeStatus run_prime(const Setup& S, nmod_t mod, slong M, std::uint64_t seed, I
   std::vector<char> bad(Mx, 0);
   {
     Tree tree(xs.data(), Mx, mod);
-    Np red(mod);
+    NmodPoly red(mod);
     for (size_t s = 1; s < np; ++s) {
       fmpz_poly_get_nmod_poly(red.p, S.P[s].p);
       if (nmod_poly_length(red.p) != fmpz_poly_length(S.P[s].p)) return PrimeStatus::bad_prime;  // p divides a leading coefficient
@@ -450,10 +428,10 @@ PrimeStatus run_prime(const Setup& S, nmod_t mod, slong M, std::uint64_t seed, I
   Tree tree(good_x.data(), M, mod);
   std::vector<mp_limb_t> wts(M), buf(M), bval(M, 1);
   _nmod_poly_interpolation_weights(wts.data(), tree.t, M, mod);
-  Np Z(mod), R(mod), a(mod), b(mod), tmp(mod);
+  NmodPoly Z(mod), R(mod), a(mod), b(mod), tmp(mod);
   nmod_poly_product_roots_nmod_vec(Z.p, good_x.data(), M);
   nmod_poly_one(out.beta.p);
-  out.alpha.assign(y.size(), Np(mod));
+  out.alpha.assign(y.size(), NmodPoly(mod));
   bool beta_one = true;
   for (size_t j = 0; j < y.size(); ++j) {
     if (beta_one) std::copy(y[j].begin(), y[j].end(), buf.begin());
@@ -653,7 +631,7 @@ PrimeStatus run_prime_sparse(const Setup& S, const PrimeInfo& pr, nmod_t mod, st
   for (int i = 1; i < kTwoAdic; ++i) ginv_pow2[i] = nmod_mul(ginv_pow2[i - 1], ginv_pow2[i - 1], mod);
   std::vector<std::vector<std::pair<long, mp_limb_t>>> ent(y.size());
   long shift = 0;
-  Np Lam(mod);
+  NmodPoly Lam(mod);
   for (size_t j = 0; j < y.size(); ++j) {
     const int L = Ls[j];
     if (L == 0) continue;
@@ -685,7 +663,7 @@ PrimeStatus run_prime_sparse(const Setup& S, const PrimeInfo& pr, nmod_t mod, st
   }
   nmod_poly_zero(out.beta.p);
   nmod_poly_set_coeff_ui(out.beta.p, shift, 1);
-  out.alpha.assign(y.size(), Np(mod));
+  out.alpha.assign(y.size(), NmodPoly(mod));
   for (size_t j = 0; j < y.size(); ++j)
     for (const auto& [e, c] : ent[j]) nmod_poly_set_coeff_ui(out.alpha[j].p, e + shift, c);
   return PrimeStatus::ok;
@@ -707,8 +685,8 @@ std::vector<slong> signature(const Image& im) {
 
 // Accumulated CRT residues of every coefficient of beta and the alphas.
 struct Crt {
-  Fz m;                                 // product of the primes so far
-  std::vector<std::vector<Fz>> coeffs;  // [0] beta, [1 + j] alpha_j
+  Fmpz m;                                 // product of the primes so far
+  std::vector<std::vector<Fmpz>> coeffs;  // [0] beta, [1 + j] alpha_j
   std::vector<slong> sig;
   int primes = 0;
 };
@@ -733,9 +711,9 @@ void crt_add(Crt& C, const Image& im, mp_limb_t p) {
 
 // Rational reconstruction of every coefficient, then integer polynomials
 // betaZ, alphaZ[j] with a common scale. False if some coefficient fails.
-bool crt_lift(const Crt& C, Zp& betaZ, std::vector<Zp>& alphaZ) {
-  std::vector<std::vector<Fz>> num(C.coeffs.size()), den(C.coeffs.size());
-  Fz L;
+bool crt_lift(const Crt& C, FmpzPoly& betaZ, std::vector<FmpzPoly>& alphaZ) {
+  std::vector<std::vector<Fmpz>> num(C.coeffs.size()), den(C.coeffs.size());
+  Fmpz L;
   fmpz_one(L.v);
   for (size_t i = 0; i < C.coeffs.size(); ++i) {
     num[i].resize(C.coeffs[i].size());
@@ -746,8 +724,8 @@ bool crt_lift(const Crt& C, Zp& betaZ, std::vector<Zp>& alphaZ) {
       if (!fmpz_is_one(den[i][c].v)) fmpz_lcm(L.v, L.v, den[i][c].v);
     }
   }
-  Fz t;
-  auto build = [&](size_t i, Zp& out) {
+  Fmpz t;
+  auto build = [&](size_t i, FmpzPoly& out) {
     fmpz_poly_zero(out.p);
     for (size_t c = C.coeffs[i].size(); c-- > 0;) {
       if (fmpz_is_zero(num[i][c].v)) continue;
@@ -757,7 +735,7 @@ bool crt_lift(const Crt& C, Zp& betaZ, std::vector<Zp>& alphaZ) {
     }
   };
   build(0, betaZ);
-  alphaZ.assign(C.coeffs.size() - 1, Zp());
+  alphaZ.assign(C.coeffs.size() - 1, FmpzPoly());
   for (size_t j = 0; j + 1 < C.coeffs.size(); ++j) build(j + 1, alphaZ[j]);
   return !fmpz_poly_is_zero(betaZ.p);
 }
@@ -779,7 +757,7 @@ void mul_sparse_aware(fmpz_poly_t out, const fmpz_poly_t a, const fmpz_poly_t b)
     fmpz_poly_mul(out, a, b);
     return;
   }
-  Zp r;
+  FmpzPoly r;
   fmpz_poly_fit_length(r.p, la + lb - 1);
   _fmpz_vec_zero(r.p->coeffs, la + lb - 1);
   for (slong i : ia)
@@ -792,11 +770,11 @@ void mul_sparse_aware(fmpz_poly_t out, const fmpz_poly_t a, const fmpz_poly_t b)
 // Exact check of A X = B with X(j) = alphaZ[j] / betaZ, in Z[tau]: row i times
 // the lcm of its denominators, entries grouped by their (numerator,
 // denominator) polynomials, one product per group.
-bool verify_exact(const Setup& S, const Zp& betaZ, const std::vector<Zp>& alphaZ) {
+bool verify_exact(const Setup& S, const FmpzPoly& betaZ, const std::vector<FmpzPoly>& alphaZ) {
   const int n = S.n, k = S.k;
-  Zp ell, cof, G, acc, prod, negb;
+  FmpzPoly ell, cof, G, acc, prod, negb;
   fmpz_poly_neg(negb.p, betaZ.p);
-  Fz Lint, sc;
+  Fmpz Lint, sc;
   for (int i = 0; i < n; ++i) {
     // row lcm: integer part and polynomial part
     fmpz_one(Lint.v);
@@ -823,7 +801,7 @@ bool verify_exact(const Setup& S, const Zp& betaZ, const std::vector<Zp>& alphaZ
       std::sort(keys.begin(), keys.end());
       for (size_t g = 0; g < keys.size();) {
         const int den = keys[g].first;
-        Zp inner;
+        FmpzPoly inner;
         for (; g < keys.size() && keys[g].first == den; ++g) {
           const int num = keys[g].second;
           fmpz_poly_zero(G.p);
@@ -880,14 +858,14 @@ void set_canonical(QTau& x, const fmpz_poly_t num, const fmpz_poly_t den) {
   slong v = 0;
   while (fmpz_is_zero(num->coeffs + v)) ++v;
   const slong e = dl - 1, s = std::min(v, e);
-  Fz g;
+  Fmpz g;
   _fmpz_vec_content(g.v, num->coeffs, fmpz_poly_length(num));
   fmpz_gcd(g.v, g.v, den->coeffs + e);
   if (fmpz_sgn(den->coeffs + e) < 0) fmpz_neg(g.v, g.v);
   fmpz_poly_shift_right(r->num, num, s);
   fmpz_poly_scalar_divexact_fmpz(r->num, r->num, g.v);
   fmpz_poly_zero(r->den);
-  Fz c;
+  Fmpz c;
   fmpz_divexact(c.v, den->coeffs + e, g.v);
   fmpz_poly_set_coeff_fmpz(r->den, e - s, c.v);
 }
@@ -944,8 +922,8 @@ Outcome modular_attempt(Mode mode, const Setup& S, Mat<QTau>& X) {
     }
     C.sig = sig;
     crt_add(C, im, ps[pi].p);
-    Zp betaZ;
-    std::vector<Zp> alphaZ;
+    FmpzPoly betaZ;
+    std::vector<FmpzPoly> alphaZ;
     if (!crt_lift(C, betaZ, alphaZ)) continue;  // coefficients need more primes
     const std::int64_t t0 = now_ns();
     const bool ok = any_nonsingular && verify_exact(S, betaZ, alphaZ);
@@ -989,8 +967,8 @@ bool solve_modular(Mode first, Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>
 namespace {
 // P / (D tau^s) with P in Z[tau], D > 0, s >= 0.
 struct Laurent {
-  Zp P;
-  Fz D;
+  FmpzPoly P;
+  Fmpz D;
   slong s = 0;
 };
 
@@ -1008,7 +986,7 @@ bool as_laurent(const QTau& x, Laurent& out) {
 
 // Canonical QTau of a Laurent element.
 void from_laurent(QTau& x, const Laurent& l) {
-  Zp den;
+  FmpzPoly den;
   fmpz_poly_set_coeff_fmpz(den.p, l.s, l.D.v);
   set_canonical(x, l.P.p, den.p);
 }
@@ -1020,12 +998,12 @@ void laurent_add(Laurent& acc, const Laurent& y) {
     acc = y;
     return;
   }
-  Fz L, fa, fy;
+  Fmpz L, fa, fy;
   fmpz_lcm(L.v, acc.D.v, y.D.v);
   fmpz_divexact(fa.v, L.v, acc.D.v);
   fmpz_divexact(fy.v, L.v, y.D.v);
   const slong s = std::max(acc.s, y.s);
-  Zp t;
+  FmpzPoly t;
   fmpz_poly_scalar_mul_fmpz(acc.P.p, acc.P.p, fa.v);
   fmpz_poly_shift_left(acc.P.p, acc.P.p, s - acc.s);
   fmpz_poly_scalar_mul_fmpz(t.p, y.P.p, fy.v);
@@ -1047,7 +1025,7 @@ void laurent_scale(Laurent& y, const fmpz_t u, const fmpz_t v, slong e) {
 }
 
 // x = (u / v) tau^e exactly? (canonical form: one of num, den is a constant)
-bool as_monomial(const QTau& x, Fz& u, Fz& v, slong& e) {
+bool as_monomial(const QTau& x, Fmpz& u, Fmpz& v, slong& e) {
   const fmpz_poly_struct* num = QTauAccess::raw(x)->num;
   const fmpz_poly_struct* den = QTauAccess::raw(x)->den;
   const slong nl = fmpz_poly_length(num), dl = fmpz_poly_length(den);
@@ -1074,7 +1052,7 @@ QTau qtau_laurent(const std::vector<std::pair<long, Rational>>& terms) {
     lo = std::min(lo, t.first);
   }
   l.s = -lo;
-  Fz c, prev;
+  Fmpz c, prev;
   for (const auto& t : terms) {
     fmpz_divexact(c.v, l.D.v, fmpq_denref(t.second.raw()));
     fmpz_mul(c.v, c.v, fmpq_numref(t.second.raw()));
@@ -1088,7 +1066,7 @@ QTau qtau_laurent(const std::vector<std::pair<long, Rational>>& terms) {
 
 QTau qtau_poly_eval(const std::vector<QTau>& c, const QTau& x) {
   if (c.empty()) return QTau();
-  Fz u, v;
+  Fmpz u, v;
   slong e = 0;
   std::vector<Laurent> lc(c.size());
   bool fast = as_monomial(x, u, v, e);
@@ -1101,7 +1079,7 @@ QTau qtau_poly_eval(const std::vector<QTau>& c, const QTau& x) {
   // sum_m c_m (u/v)^m tau^{m e}
   Laurent acc;
   fmpz_one(acc.D.v);
-  Fz um, vm;
+  Fmpz um, vm;
   fmpz_one(um.v);
   fmpz_one(vm.v);
   for (size_t m = 0; m < c.size(); ++m) {
@@ -1118,7 +1096,7 @@ QTau qtau_poly_eval(const std::vector<QTau>& c, const QTau& x) {
 }
 
 QTau qtau_mul(const QTau& a, const QTau& b) {
-  Fz u, v;
+  Fmpz u, v;
   slong e = 0;
   Laurent l;
   for (int side = 0; side < 2; ++side) {
@@ -1149,7 +1127,7 @@ QTau qtau_div(const QTau& a, const QTau& b) {
     bool prop = len == Bp->length - vb;
     const fmpz* ha = A->coeffs + A->length - 1;
     const fmpz* hb = Bp->coeffs + Bp->length - 1;
-    Fz x, y;
+    Fmpz x, y;
     for (slong i = 0; prop && i < len; ++i) {  // hb A' == ha B'
       fmpz_mul(x.v, hb, A->coeffs + va + i);
       fmpz_mul(y.v, ha, Bp->coeffs + vb + i);
@@ -1157,7 +1135,7 @@ QTau qtau_div(const QTau& a, const QTau& b) {
     }
     if (prop) {
       // a / b = (ha beta) / (hb alpha) tau^{va - i - vb + j}
-      Fz n, d, g;
+      Fmpz n, d, g;
       fmpz_mul(n.v, ha, lb.D.v);
       fmpz_mul(d.v, hb, la.D.v);
       if (fmpz_sgn(d.v) < 0) {
@@ -1184,10 +1162,10 @@ QTau qtau_div(const QTau& a, const QTau& b) {
 namespace {
 // Numerator and denominator of sum_h num[h]/den[h] as integer polynomials,
 // without any gcd: x_h = (a_h d_h) / (b_h c_h) for num = a/b, den = c/d.
-void fraction_sum_parts(const std::vector<QTau>& num, const std::vector<QTau>& den, Zp& top, Zp& bottom) {
+void fraction_sum_parts(const std::vector<QTau>& num, const std::vector<QTau>& den, FmpzPoly& top, FmpzPoly& bottom) {
   const size_t H = num.size();
   if (den.size() != H) throw_internal("qtau_fraction_sum_equals: size mismatch");
-  std::vector<Zp> nu(H), de(H);
+  std::vector<FmpzPoly> nu(H), de(H);
   for (size_t h = 0; h < H; ++h) {
     if (QTauAccess::is_zero(den[h])) throw_internal("Q(tau) division by zero");
     mul_sparse_aware(nu[h].p, QTauAccess::raw(num[h])->num, QTauAccess::raw(den[h])->den);
@@ -1196,7 +1174,7 @@ void fraction_sum_parts(const std::vector<QTau>& num, const std::vector<QTau>& d
   // prefix products of the denominators; top = sum_h nu_h prod_{g != h} de_g
   fmpz_poly_zero(top.p);
   fmpz_poly_one(bottom.p);
-  Zp t;
+  FmpzPoly t;
   for (size_t h = 0; h < H; ++h) {
     // top/bottom + nu_h/de_h = (top de_h + nu_h bottom) / (bottom de_h)
     mul_sparse_aware(top.p, top.p, de[h].p);
@@ -1208,7 +1186,7 @@ void fraction_sum_parts(const std::vector<QTau>& num, const std::vector<QTau>& d
 }  // namespace
 
 bool qtau_fraction_sum_equals(const std::vector<QTau>& num, const std::vector<QTau>& den, const QTau& value) {
-  Zp top, bottom, l, r;
+  FmpzPoly top, bottom, l, r;
   fraction_sum_parts(num, den, top, bottom);
   // top / bottom == e / f  <=>  top f == e bottom  (bottom, f nonzero)
   mul_sparse_aware(l.p, top.p, QTauAccess::raw(value)->den);
