@@ -87,7 +87,7 @@ void eval_at(Ball& out, const fmpz_poly_t p, const Ball& tau) {
 }  // namespace
 
 // ============================================================ exact: Q(tau)
-Field<QTau>::Field(long L) : L_(L) {
+Field<QTau>::Field(long L, ExactSolver solver) : L_(L), solver_(solver) {
   if (L < 1 || L > (1L << 40)) throw_input("exact arithmetic: L = " + std::to_string(L) + " outside [1, 2^40]");
 }
 
@@ -139,12 +139,12 @@ Truth Field<QTau>::is_positive(const QTau& x) const {
 QTau Field<QTau>::abs(const QTau& x) const { return is_positive(x) == Truth::no ? -x : x; }
 
 Truth Field<QTau>::solve(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) const {
-  return truth_of(qtau_solve(current_exact_solver(), X, A, B));
+  return truth_of(qtau_solve(solver_, X, A, B));
 }
 
 Truth Field<QTau>::solve_scaled(Mat<QTau>& X, QTau& lambda, const Mat<QTau>& A, const Mat<QTau>& B) const {
   Mat<QTau> Y;
-  if (!qtau_solve(current_exact_solver(), Y, A, B)) return Truth::no;
+  if (!qtau_solve(solver_, Y, A, B)) return Truth::no;
   // lambda: the least common multiple of the solution's denominators (a
   // polynomial in tau), so that every lambda Y_ij is a polynomial in tau
   fmpz_poly_t L, q;

@@ -25,7 +25,6 @@ namespace mhaq {
 
 // ------------------------------------------------------------ selection, stats
 namespace {
-std::atomic<int> g_solver{static_cast<int>(ExactSolver::sparse)};
 std::atomic<ExactSolveObserver> g_observer{nullptr};
 std::atomic<void*> g_observer_ctx{nullptr};
 
@@ -56,8 +55,6 @@ ExactSolver parse_exact_solver(const std::string& s) {
   if (s == "sparse") return ExactSolver::sparse;
   throw Error(ErrorKind::usage, "unknown exact solver \"" + s + "\" (expected fflu, modular or sparse)");
 }
-void set_exact_solver(ExactSolver s) { g_solver.store(static_cast<int>(s)); }
-ExactSolver current_exact_solver() { return static_cast<ExactSolver>(g_solver.load()); }
 
 ExactSolveStats exact_solve_stats() {
   ExactSolveStats s;
@@ -1215,7 +1212,7 @@ bool qtau_solve(ExactSolver s, Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>
   return ok;
 }
 
-bool qtau_rational_interpolate(const std::vector<QTau>& f, int H, std::vector<QTau>& N, std::vector<QTau>& Q) {
+bool qtau_rational_interpolate(ExactSolver s, const std::vector<QTau>& f, int H, std::vector<QTau>& N, std::vector<QTau>& Q) {
   const int n = 2 * H + 1;
   if (H < 1 || static_cast<int>(f.size()) != n) throw_internal("qtau_rational_interpolate: need 2H+1 samples");
   Mat<QTau> A(n, n), rhs(n, 1), x;
@@ -1228,7 +1225,7 @@ bool qtau_rational_interpolate(const std::vector<QTau>& f, int H, std::vector<QT
     }
     rhs(k, 0) = f[k];
   }
-  if (!qtau_solve(current_exact_solver(), x, A, rhs)) return false;
+  if (!qtau_solve(s, x, A, rhs)) return false;
   N.clear();
   Q.assign(1, QTau(Rational(1)));
   for (int m = 0; m <= H; ++m) N.push_back(x(m, 0));
