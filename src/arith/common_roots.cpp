@@ -366,6 +366,29 @@ CommonRoots<QTau> Field<QTau>::common_roots(const std::vector<std::vector<QTau>>
 // ============================================================ floats
 namespace {
 
+// The approximate roots z of the polynomial with midpoint coefficients c
+// (degree >= 1), each with the midpoint of phi(z) = U(z) / V(z); `any` marks
+// a root where V's midpoint vanishes.
+void approximate_values(const std::vector<Ball>& c, const std::vector<Ball>& UB, const std::vector<Ball>& VB, long prec, Isolated& iso) {
+  const long deg = static_cast<long>(c.size()) - 1;
+  AcbVec r(deg);
+  approximate_roots(c, prec, r);
+  for (long i = 0; i < deg; ++i) {
+    Cx z, u, v, q;
+    acb_set(z.v, r.v + i);
+    eval(u, UB, z, prec);
+    eval(v, VB, z, prec);
+    acb_get_mid(u.v, u.v);
+    acb_get_mid(v.v, v.v);
+    const bool unbounded = acb_is_zero(v.v);
+    if (!unbounded) acb_div(q.v, u.v, v.v, prec);
+    acb_get_mid(q.v, q.v);
+    iso.root.push_back(z);
+    iso.value.push_back(q);
+    iso.any.push_back(unbounded);
+  }
+}
+
 template <class T, class F, class ToArf, class FromArf>
 CommonRoots<T> float_common_roots(const F& fld, const std::vector<std::vector<T>>& S, const std::vector<T>& U, const std::vector<T>& V,
                                   ToArf to_arf, FromArf from_arf) {
@@ -397,22 +420,7 @@ CommonRoots<T> float_common_roots(const F& fld, const std::vector<std::vector<T>
       out.why = "polynomial " + std::to_string(h) + " has no roots at this precision";
       return out;
     }
-    AcbVec r(deg);
-    approximate_roots(c, prec, r);
-    for (long i = 0; i < deg; ++i) {
-      Cx z, u, v, q;
-      acb_set(z.v, r.v + i);
-      eval(u, UB, z, prec);
-      eval(v, VB, z, prec);
-      acb_get_mid(u.v, u.v);
-      acb_get_mid(v.v, v.v);
-      const bool unbounded = acb_is_zero(v.v);
-      if (!unbounded) acb_div(q.v, u.v, v.v, prec);
-      acb_get_mid(q.v, q.v);
-      iso[h].root.push_back(z);
-      iso[h].value.push_back(q);
-      iso[h].any.push_back(unbounded);
-    }
+    approximate_values(c, UB, VB, prec, iso[h]);
   }
   // relative distance of two values, log2
   auto rel = [&](size_t h, size_t a, size_t g, size_t b) {
