@@ -268,8 +268,28 @@ template <class T>
 void run(json& r, const TransformerModel& truth, const TransformerModel& canon, const RecoverOptions& o, const TransformerLearnOptions& lo) {
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
-  TransformerOracle<T> oracle(truth, lo.tokens.den);
-  RecordingOracle<T> rec(oracle);
+  // an external oracle when given (recover --oracle), else the model's own
+  std::unique_ptr<Oracle<T>> oracle;
+  std::unique_ptr<ExternalSession> session;
+  if constexpr (!Field<T>::is_exact) {
+    if (o.external) {
+      try {
+        session = std::make_unique<ExternalSession>(o.external->transport, truth.d, oracle_protocol::ModelKind::transformer, arith_name(o.arith));
+      } catch (const oracle_protocol::OracleFailure& f) {
+        report_verdict(r, {Status::oracle_failed, f.what()});
+        r["queries"] = 0;
+        r["max_length"] = 0;
+        r["heads_recovered"] = 0;
+        return;
+      }
+      auto ext = std::make_unique<ExternalOracle<T>>(*session, o.external->error);
+      r["oracle"] = session->hello().name;
+      r["oracle_error"] = ext->bound().str();
+      oracle = std::move(ext);
+    }
+  }
+  if (!oracle) oracle = std::make_unique<TransformerOracle<T>>(truth, lo.tokens.den);
+  RecordingOracle<T> rec(*oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
   RunFacts facts;
@@ -301,6 +321,7 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
     }
     compare(r, facts, truth, canon, res, F, lo.tokens.den, o.seed);
     v = judge(facts);
+    if (session) o.external->exit_note = session->finish();
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
@@ -310,6 +331,10 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
   report_verdict(r, v);
   r["queries"] = black_box.queries();
   r["max_length"] = black_box.max_length();
+  if (session) {
+    o.external->asked = session->asked();
+    o.external->replayed = session->replayed();
+  }
   if constexpr (Field<T>::is_exact) r["L"] = QTauAccess::L(F);
 }
 }  // namespace
@@ -372,7 +397,15 @@ std::string transformer_report(const nlohmann::json& r) {
     o << "  path             " << r["path"]["probes"] << " region evaluations, " << r["path"]["crossings"] << " neuron hyperplanes crossed\n";
   o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
   o << "  neurons          " << r["neurons_recovered"] << " recovered, " << r["neurons_true"] << " in the canonical truth\n";
-  if (r.contains("self_check")) o << "  self-check       " << r["self_check"].get<std::string>() << "; verification sequences " << r["verification"].get<std::string>() << "\n";
+  if (r.contains("self_check")) {
+    o << "  self-check       " << self_check_phrase(r["self_check"].get<std::string>(), true) << "\n";
+    const std::string v = r["verification"].get<std::string>();
+    o << "  verification     " << v
+      << (v == "yes"  ? " (the fresh general sequences agree with the recovered transformer)"
+          : v == "no" ? " (a fresh general sequence disagrees with the recovered transformer)"
+                      : " (no fresh general sequence contradicts the recovered transformer, but this arithmetic cannot prove agreement)")
+      << "\n";
+  }
   if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (canonical form, equality in Q)" : "NO") << "\n";
   if (r.contains("functional_check"))
     o << "  functional check T - T' = 0 on " << r["functional_check"]["zero_differences"] << " of " << r["functional_check"]["sequences"]
