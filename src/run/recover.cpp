@@ -11,6 +11,7 @@
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/run/certificate.hpp"
+#include "mhaq/run/external_run.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/run/report.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
@@ -211,34 +212,14 @@ template <class T>
 void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
-  std::unique_ptr<Oracle<T>> oracle;
-  std::unique_ptr<ExternalSession> session;
-  Rational stated_eps = o.noise_eps;  // the answers' stated error, for the floats' kappa estimate
-  if (o.external) {
-    if constexpr (Field<T>::is_exact) {
-      throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
-    } else {
-      try {
-        session = std::make_unique<ExternalSession>(o.external->transport, truth.d, oracle_protocol::ModelKind::attention, arith_name(o.arith));
-      } catch (const oracle_protocol::OracleFailure& f) {
-        report_verdict(r, {Status::oracle_failed, f.what()});
-        r["queries"] = 0;
-        r["max_length"] = 0;
-        r["heads_recovered"] = 0;
-        return;
-      }
-      auto ext = std::make_unique<ExternalOracle<T>>(*session, o.external->error);
-      r["oracle"] = session->hello().name;
-      r["oracle_error"] = ext->bound().str();
-      if (ext->bound().abs) stated_eps = *ext->bound().abs;
-      if (ext->bound().rel && stated_eps < *ext->bound().rel) stated_eps = *ext->bound().rel;
-      session->expect(learner_plan(truth.d, lo).queries());
-      oracle = std::move(ext);
-    }
-  } else {
-    oracle = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, noise, o.exact_solver);
+  ExternalSetup<T> ext;  // recover --oracle: the oracle the learner asks instead of the model's
+  ext.stated_eps = o.noise_eps;
+  if constexpr (!Field<T>::is_exact) {
+    if (o.external && !start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, learner_plan(truth.d, lo).queries(), ext)) return;
   }
-  RecordingOracle<T> rec(*oracle);
+  if (!ext.oracle) ext.oracle = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, noise, o.exact_solver);
+  const Rational& stated_eps = ext.stated_eps;  // the answers' stated error, for the floats' kappa estimate
+  RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
   const bool truth_known = !o.external || o.external->truth_known;
@@ -279,7 +260,7 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     }
     if constexpr (std::is_same_v<T, Ball>) r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(res.heads));
     v = judge(facts);
-    if (session) o.external->exit_note = session->finish();
+    finish_external(o, ext.session.get(), true);
     if (o.certificate && v.status == Status::ok) {
       if (!res.repairs.empty()) r["certificate_note"] = "certificates do not cover repaired pairs";
       else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
@@ -293,10 +274,8 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   report_verdict(r, v);
   r["queries"] = black_box.queries();
   r["max_length"] = black_box.max_length();
-  if (session) {
-    o.external->asked = session->asked();
-    o.external->replayed = session->replayed();
-  }
+  finish_external(o, ext.session.get(), false);
+  external_remedy(r, o);
   // queries beyond the plan are the fallback's (lean, compact) or, in the
   // paper schedule, a repaired run's witnesses (proofs/21), also when they
   // ended the run
@@ -644,12 +623,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   const bool truth_known = !o.external || o.external->truth_known;
   if (truth_known) truth.validate();
   Model canon = truth_known ? truth.canonical() : truth;
-  if (o.external) {
-    if (o.arith == Arith::exact) throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
-    if (!truth_known && o.heads < 1 && o.max_heads < 1) throw Error(ErrorKind::usage, "--oracle without --model needs the learner's --heads H (or --max-heads H0)");
-    if (o.oracle_bits != 0 || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || o.design == Design::tuned)
-      throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --oracle-bits, --noise, --target-error, --certificate or --design tuned");
-  }
+  if (o.external) check_external_options(o, truth_known);
   json r;
   LearnOptions lo;
   lo.H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : canon.num_heads();
@@ -700,17 +674,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     r["max_length_bound"] = o.samples_per_pair;
   }
   choose_design(r, truth, o, lo);
-  if (o.external && o.external->max_queries > 0) {
-    const long need = learner_plan(truth.d, lo).query_count();
-    if (need > o.external->max_queries) {
-      report_verdict(r, {Status::over_budget, "the plan needs " + std::to_string(need) + " queries, more than --max-queries " +
-                                                  std::to_string(o.external->max_queries) + ": refused before asking any"});
-      r["queries"] = 0;
-      r["max_length"] = 0;
-      r["heads_recovered"] = 0;
-      return r;
-    }
-  }
+  if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count())) return r;
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {
