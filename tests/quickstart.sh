@@ -21,7 +21,7 @@ install_missing() {  # packages... : apt-get install those not installed
   fi
 }
 install_missing build-essential cmake python3 libgmp-dev libmpfr-dev libboost-dev libflint-dev libflint-arb-dev \
-      doctest-dev nlohmann-json3-dev libcli11-dev gnuplot-nox python3-numpy pkgconf ccache
+      doctest-dev nlohmann-json3-dev libcli11-dev gnuplot-nox python3-numpy python3-torch pkgconf ccache
 # A compiler cache: the MPI build (tests/mpi_ci.sh) differs from build/ in one
 # object, and CI builds both.
 launcher=()
