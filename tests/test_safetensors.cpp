@@ -197,7 +197,7 @@ TEST_CASE("malformed safetensors files: each an input error naming the problem")
   std::string rank9 = one("F32", "[1,1,1,1,1,1,1,1,1]", f32(1));
   std::string many = one("F16", "[" + std::to_string(limits::max_file_entries + 1) + "]", std::string(static_cast<size_t>(2 * (limits::max_file_entries + 1)), '\0'));
   const std::vector<Case> cases{
-      {"fewer than 8 bytes", "\x05\x00\x00", "", "fewer than the 8-byte header length"},
+      {"fewer than 8 bytes", std::string("\x05\x00\x00", 3), "", "fewer than the 8-byte header length"},
       {"header length past the end of the file", le64(100) + "{}", "", "runs past the end of the file"},
       {"header length beyond the limit", big_header, "", "more than the limit of 16777216 bytes"},
       {"header not JSON", file("{\"x\": [1,"), "", "not valid JSON"},
@@ -220,7 +220,7 @@ TEST_CASE("malformed safetensors files: each an input error naming the problem")
       {"bytes after the last tensor", file("{" + ok_entry + "}", f32(1) + f32(2) + f32(3)), "", "after the last tensor"},
       {"duplicate tensor names", file("{" + ok_entry + "," + ok_entry + "}", f32(1) + f32(2)), "", "duplicate key \"x\""},
       {"metadata not strings", file(R"({"__metadata__":{"a":1}})"), "", "__metadata__.a must be a string"},
-      {"NaN in F32", one("F32", "[2]", f32(1) + "\x00\x00\xc0\x7f"), "", "element [1] (file byte "},
+      {"NaN in F32", one("F32", "[2]", f32(1) + std::string("\x00\x00\xc0\x7f", 4)), "", "element [1] (file byte 66) is NaN"},
       {"+inf in F16", one("F16", "[1,2]", u16(0x3C00) + u16(0x7C00)), "", "element [0][1] (file byte 66) is +infinity"},
       {"-inf in BF16", one("BF16", "[1]", u16(0xFF80)), "", "is -infinity"},
       {"NaN in F64", one("F64", "[1]", std::string("\x01\x00\x00\x00\x00\x00\xf0\x7f", 8)), "", "is NaN"},

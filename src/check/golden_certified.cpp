@@ -78,16 +78,32 @@ std::string sci(bool neg, const fmpz_t M, long E, long D) {
   char* c = fmpz_get_str(nullptr, 10, M);
   std::string s(c);
   flint_free(c);
-  std::string out = neg ? "-" : "";
-  out += s.substr(0, 1);
-  if (D > 1) out += "." + s.substr(1);
+  std::string out;
+  if (neg) out.push_back('-');
+  out.push_back(s[0]);
+  if (D > 1) {
+    out.push_back('.');
+    out.append(s, 1, std::string::npos);
+  }
   const long aE = std::labs(E);
-  return out + "e" + (E < 0 ? "-" : "+") + (aE < 10 ? "0" : "") + std::to_string(aE);
+  out.push_back('e');
+  out.push_back(E < 0 ? '-' : '+');
+  if (aE < 10) out.push_back('0');
+  out.append(std::to_string(aE));
+  return out;
 }
 
 // Exact: ties to even.
 std::string decimal_of(const fmpq_t x, long D) {
-  if (fmpq_is_zero(x)) return std::string("0") + (D > 1 ? "." + std::string(static_cast<size_t>(D - 1), '0') : "") + "e+00";
+  if (fmpq_is_zero(x)) {
+    std::string z("0");
+    if (D > 1) {
+      z.push_back('.');
+      z.append(static_cast<size_t>(D - 1), '0');
+    }
+    z.append("e+00");
+    return z;
+  }
   fmpq_t a, y;
   fmpq_init(a);
   fmpq_init(y);

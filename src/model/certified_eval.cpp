@@ -34,16 +34,31 @@ std::string sci(bool neg, const fmpz_t M, long E, long D) {
   const std::string s(c);
   flint_free(c);
   if (static_cast<long>(s.size()) != D) throw_internal("certified decimal: mantissa has the wrong length");
-  std::string out = neg ? "-" : "";
-  out += s[0];
-  if (D > 1) out += "." + s.substr(1);
+  std::string out;
+  if (neg) out.push_back('-');
+  out.push_back(s[0]);
+  if (D > 1) {
+    out.push_back('.');
+    out.append(s, 1, std::string::npos);
+  }
   const long aE = E < 0 ? -E : E;
-  out += std::string("e") + (E < 0 ? "-" : "+") + (aE < 10 ? "0" : "") + std::to_string(aE);
+  out.push_back('e');
+  out.push_back(E < 0 ? '-' : '+');
+  if (aE < 10) out.push_back('0');
+  out.append(std::to_string(aE));
   return out;
 }
 
 std::string rational_decimal(const Rational& x, long D) {
-  if (x.is_zero()) return std::string("0") + (D > 1 ? "." + std::string(static_cast<size_t>(D - 1), '0') : "") + "e+00";
+  if (x.is_zero()) {
+    std::string z("0");
+    if (D > 1) {
+      z.push_back('.');
+      z.append(static_cast<size_t>(D - 1), '0');
+    }
+    z.append("e+00");
+    return z;
+  }
   Rational a = x.sign() < 0 ? -x : x;
   Z lo, hi, p, q, r, r2;
   pow10(lo.v, D - 1);

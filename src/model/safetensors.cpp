@@ -278,7 +278,7 @@ const SafetensorsTensor* SafetensorsFile::find(const std::string& tensor) const 
 
 const SafetensorsTensor& SafetensorsFile::get(const std::string& tensor, const std::string& what) const {
   const SafetensorsTensor* t = find(tensor);
-  if (!t) throw_input(name_ + ": no tensor " + quote_text(tensor) + " (named in " + what + "); the file has " + std::to_string(tensors_.size()) + " tensors");
+  if (!t) throw_input(name_ + ": no tensor " + quote_text(tensor) + " (named in " + what + "); the file has " + std::to_string(tensors_.size()) + (tensors_.size() == 1 ? " tensor" : " tensors"));
   return *t;
 }
 
