@@ -14,8 +14,11 @@ set -euo pipefail
 M="$1"
 src="$2"
 fail() { echo "FAIL: $*" >&2; exit 1; }
-py=python3
-"$py" -c 'import torch, mpmath' 2>/dev/null || fail "python3 needs torch and mpmath (Debian: python3-torch python3-mpmath)"
+py=""
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null && "$p" -c 'import torch, mpmath, numpy' 2>/dev/null; then py="$p"; break; fi
+done
+[[ -n "$py" ]] || fail "no python3 with torch, mpmath and NumPy (Debian: python3-torch python3-mpmath python3-numpy)"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 E="$src/examples/python"
