@@ -12,6 +12,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
+#include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/safetensors.hpp"
 #include "test_util.hpp"
@@ -273,4 +274,43 @@ TEST_CASE("convert --safetensors: exit 3 on a malformed file, a factored model f
   CHECK(r.code == 2);
   r = test::run(bin + " convert --safetensors " + good + " --map " + dir + "/nonexistent.json 2>&1");
   CHECK(r.code == 3);
+}
+
+TEST_CASE("certified answers: correctly rounded decimals, rational cases exact, zero and ties end in unable") {
+  auto model = [](std::vector<std::pair<long, Rational>> heads) {  // d = 1: (W, v) per head
+    Model m;
+    m.d = 1;
+    for (auto& [w, v] : heads) {
+      HeadQ h{QMat(1, 1), QVec{v}};
+      h.W(0, 0) = Rational(w);
+      m.heads.push_back(h);
+    }
+    return m;
+  };
+  auto query = [](std::vector<Rational> xs) {
+    Query q;
+    for (auto& x : xs) q.push_back(Run{QVec{x}, 1});
+    return q;
+  };
+  // f = e / (1 + e) for W = 1, v = 1 on the tokens 0, 1 (mpmath: 0.731058578630004879251159241821836...)
+  const CertifiedValue a = certified_answer(model({{1, Rational(1)}}), query({Rational(0), Rational(1)}), 30, 1 << 14);
+  CHECK(a.decimal == "7.31058578630004879251159241822e-01");
+  CHECK(a.bits == certified_start_bits(30));
+  CHECK_FALSE(a.rational);
+  // scores 3 and 18, values -1/2 and -3 (mpmath: -2.999999235244432685938187133043914...)
+  const CertifiedValue b = certified_answer(model({{2, Rational(-1)}}), query({Rational(1, 2), Rational(3)}), 30, 1 << 14);
+  CHECK(b.decimal == "-2.99999923524443268593818713304e+00");
+  // equal scores: the mean of the values, exactly; 1/8 at 2 digits is a tie that rounds to even
+  const CertifiedValue c = certified_answer(model({{0, Rational(1)}}), query({Rational(1, 4), Rational(0)}), 2, 1 << 14);
+  CHECK(c.rational);
+  CHECK(c.bits == 0);
+  CHECK(c.decimal == "1.2e-01");
+  CHECK(c.mid == "1/8");
+  // two heads that cancel: f = 0 but no ball decides it -> unable at the cap
+  try {
+    (void)certified_answer(model({{1, Rational(1)}, {1, Rational(-1)}}), query({Rational(0), Rational(1)}), 10, 512);
+    FAIL("a zero value was decided by a ball");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::unable);
+  }
 }

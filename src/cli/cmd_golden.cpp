@@ -189,7 +189,11 @@ Command make_golden() {
                   throw Error(kind, (told ? std::string("--heads/--max-heads") : what + ": the canonical form") + " has " + std::to_string(H) +
                                         " heads, more than the limit of " + std::to_string(limits::max_golden_heads) + " for golden files");
                 check_plan_size(in.model.d, H, true, 0, kind, told ? std::string("--heads/--max-heads") : what);
-                check_exact_tau_degree(in.model, default_tokens(Arith::exact), file ? ErrorKind::input : ErrorKind::usage, what);
+                try {
+                  check_exact_tau_degree(in.model, default_tokens(Arith::exact), file ? ErrorKind::input : ErrorKind::usage, what);
+                } catch (const Error& e) {  // real weights: point to the file kind that fits them
+                  throw Error(e.kind(), std::string(e.what()) + (file ? "; for real weights, golden export --certified certifies every answer without Q(tau)" : ""));
+                }
               }
               const std::string text = golden_export(in);
               if (st->out.empty()) {
