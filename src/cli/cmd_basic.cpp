@@ -11,9 +11,9 @@
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/tools/baseline.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/recover_limits.hpp"
+#include "mhaq/evidence/baseline.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/run/recover_limits.hpp"
 #include "options.hpp"
 
 

@@ -14,7 +14,7 @@
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/base/text.hpp"
 #include "mhaq/base/limits.hpp"
-#include "mhaq/tools/sweep.hpp"
+#include "mhaq/evidence/sweep.hpp"
 #include "options.hpp"
 
 namespace mhaq::cli {

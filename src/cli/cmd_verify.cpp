@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/limits.hpp"
-#include "mhaq/tools/verify.hpp"
+#include "mhaq/evidence/verify.hpp"
 #include "options.hpp"
 
 namespace mhaq::cli {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mhaq/arith/numbers.hpp"
+#include "mhaq/base/precision.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
@@ -13,8 +14,8 @@
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/tools/json_out.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/json_out.hpp"
+#include "mhaq/run/recover.hpp"
 
 namespace mhaq {
 

@@ -9,7 +9,7 @@
 
 #include "mhaq/arith/all_fields.hpp"
 #include "mhaq/base/parallel.hpp"
-#include "mhaq/stages/3-fit/known_residues.hpp"
+#include "mhaq/stages/4-match/known_residues.hpp"
 
 namespace mhaq {
 

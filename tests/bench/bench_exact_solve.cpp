@@ -20,7 +20,7 @@
 
 #include "mhaq/arith/qtau_solve.hpp"
 #include "mhaq/arith/qtau_access.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 
 using namespace mhaq;
 

@@ -15,20 +15,9 @@
 #include <utility>
 
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/base/precision.hpp"
 
 namespace mhaq {
-
-long working_precision();  // bits
-class PrecisionScope {
- public:
-  explicit PrecisionScope(long bits);
-  ~PrecisionScope();
-  PrecisionScope(const PrecisionScope&) = delete;
-  PrecisionScope& operator=(const PrecisionScope&) = delete;
-
- private:
-  long saved_;
-};
 
 // ---------------------------------------------------------------- QTau
 // An element of Q(tau), tau = e^{1/L}, as the learner may see it: a real

@@ -17,7 +17,7 @@
 
 #include "mhaq/model/model.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
-#include "mhaq/tools/golden.hpp"
+#include "mhaq/evidence/golden.hpp"
 
 namespace mhaq {
 

@@ -112,7 +112,7 @@ struct LearnResult {
 // Runs the learner. Throws Error(degenerate | unable | inconsistent |
 // not_identifiable) when a stage cannot finish; the learner never returns
 // parameters it could not derive. self_check == no is returned, not thrown:
-// the judge (tools/judge.hpp) weighs it against the run's error estimate.
+// the judge (run/judge.hpp) weighs it against the run's error estimate.
 template <class T>
 LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt);
 

@@ -9,7 +9,7 @@
 //           tokens', with s chosen per H (design_offset_scale);
 //   tuned   adaptive: a pilot run's answers give an estimate of the heads,
 //           and B and Delta are chosen to minimise the first-order
-//           amplification predicted on that estimate (tools/design.hpp).
+//           amplification predicted on that estimate (analysis/design_search.hpp).
 //
 // Exact-grid rationals only: the draws are the learner's own choices, and
 // everything here is exact in Q (no number type is named).
