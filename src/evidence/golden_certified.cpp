@@ -133,6 +133,9 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
   std::vector<const char*> source;
   ojson run;
   if (in.learner) {
+    if (H > limits::max_golden_heads)
+      throw_input("the learner's H = " + std::to_string(H) + " is more than the limit of " + std::to_string(limits::max_golden_heads) +
+                  " for golden files (--no-learner has no such limit)");
     check_plan_size(in.model.d, H, true, 0, ErrorKind::usage, "golden export");
     LearnOptions lo;
     lo.H = H;
@@ -204,10 +207,12 @@ GoldenCheckResult golden_check_certified(const json& doc, int threads) {
   const json& inj = json_member(doc, "inputs", "");
   if (!inj.is_object()) throw_input("inputs: expected an object");
   in.seed = json_u64(json_member(inj, "seed", "inputs"), "inputs.seed");
-  in.heads = static_cast<int>(json_long(json_member(inj, "heads_learner", "inputs"), 1, limits::max_heads, "inputs.heads_learner"));
   const json& lj = json_member(inj, "learner", "inputs");
   if (!lj.is_boolean()) throw_input("inputs.learner: expected true or false");
   in.learner = lj.get<bool>();
+  // the check re-runs the learner: the same head limit as export
+  in.heads = static_cast<int>(json_long(json_member(inj, "heads_learner", "inputs"), 1, in.learner ? limits::max_golden_heads : limits::max_file_heads,
+                                        "inputs.heads_learner"));
   if (in.learner) {
     const json& b = json_member(doc, "ball", "");
     in.bits = json_long(json_member(b, "bits", "ball"), limits::min_bits, limits::max_bits, "ball.bits");

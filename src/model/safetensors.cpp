@@ -526,11 +526,10 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   fm.per_head_O = false;
   // Element (i = input coordinate, j = output coordinate) of a projection.
   auto proj = [&](const Mat2& t, long i, long j) -> const Rational& { return m.out_in ? t.at(j, i) : t.at(i, j); };
-  Mat2 Q, K, V;
+  Mat2 all, Qs, Ks, Vs;  // the fused tensor, or the three separate ones
   long q_off = 0, k_off = 0, v_off = 0;
   if (tin) {
-    const Mat2 all = load(f, *tin);
-    Q = K = V = all;
+    all = load(f, *tin);
     for (size_t b = 0; b < 3; ++b) {
       const long off = static_cast<long>(b) * qk_cols;
       if (m.split[b] == 'q') q_off = off;
@@ -538,10 +537,13 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
       if (m.split[b] == 'v') v_off = off;
     }
   } else {
-    Q = load(f, *tq);
-    K = load(f, *tk);
-    V = load(f, *tv);
+    Qs = load(f, *tq);
+    Ks = load(f, *tk);
+    Vs = load(f, *tv);
   }
+  const Mat2& Q = tin ? all : Qs;
+  const Mat2& K = tin ? all : Ks;
+  const Mat2& V = tin ? all : Vs;
   for (long h = 0; h < H; ++h) {
     FactoredHead fh{QMat(static_cast<int>(d), static_cast<int>(d_k)), QMat(static_cast<int>(d), static_cast<int>(d_k)),
                     QMat(static_cast<int>(d), static_cast<int>(d_v)), QMat()};
