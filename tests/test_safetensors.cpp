@@ -15,6 +15,7 @@
 #include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/safetensors.hpp"
+#include "mhaq/model/transformer.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -59,7 +60,8 @@ std::string input_error(const std::string& bytes, const std::string& map = "") {
     if (map.empty()) {
       for (const auto& t : f.tensors()) (void)f.values(t);
     } else {
-      (void)safetensors_to_factored(f, safetensors_map_from_json(parse_json_text(map), "map.json"));
+      QMat ffn;
+      (void)safetensors_to_factored(f, safetensors_map_from_json(parse_json_text(map), "map.json"), &ffn);
     }
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::input) return std::string("not an input error: ") + e.what();
@@ -237,6 +239,8 @@ TEST_CASE("malformed safetensors files: each an input error naming the problem")
       {"readout of the wrong length", layer(), std::string(map2).replace(map2.find("[\"1\",\"-1/2\"]"), 12, "[\"1\"]"), "the map's readout has 1 entries"},
       {"irrational scale", layer(), std::string(map2).replace(map2.find("\"scale\":\"1\""), 11, "\"scale\":\"1/sqrt(3)\""), "is irrational"},
       {"unknown layout", layer(), std::string(map2).replace(map2.find("out_in"), 6, "columns"), "layout: must be \"out_in\""},
+      {"ffn whose in dimension is not d_out", layer(R"(,"f":{"dtype":"F32","shape":[2,3],"data_offsets":[64,88]})", f32s({1, 2, 3, 4, 5, 6})),
+       std::string(map2).replace(map2.find("\"scale\""), 7, "\"ffn\":\"f\",\"scale\""), "must be the output projection's d_out = 2"},
       {"d beyond max_d", one("F32", "[1,65]", std::string(260, '\0')),
        R"({"format":"mhaq-safetensors-map","heads":1,"layout":"out_in","q":"x","k":"x","v":"x","out":"x","readout":["1"],"scale":"1"})",
        "token dimension d = 65 (the projections' in dimension) is more than the limit max_d = 64"},
@@ -312,5 +316,37 @@ TEST_CASE("certified answers: correctly rounded decimals, rational cases exact, 
     FAIL("a zero value was decided by a ball");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::unable);
+  }
+}
+
+TEST_CASE("a map with an FFN writes a factored transformer file: U_{h,j} = V_h O_h ffn[:, j], exactly") {
+  // ffn (out_in, m = 3 neurons x d_out = 2); readout inline, one entry per neuron
+  const std::string bytes = layer(R"(,"f":{"dtype":"F32","shape":[3,2],"data_offsets":[64,88]})", f32s({1, -2, 0.5f, 3, 0, 1}));
+  std::string map = map2;
+  map.replace(map.find("[\"1\",\"-1/2\"]"), 12, "[\"1\",\"-1\",\"1/2\"],\"ffn\":\"f\"");
+  QMat ffn;
+  const FactoredModel fm = safetensors_to_factored(SafetensorsFile::from_bytes(bytes), safetensors_map_from_json(parse_json_text(map), "m"), &ffn);
+  REQUIRE(ffn.rows() == 2);
+  REQUIRE(ffn.cols() == 3);
+  CHECK(ffn(1, 0) == Rational(-2));  // ffn[:, j] is row j of the stored (m x d_out) tensor
+  CHECK(ffn(0, 1) == Rational(1, 2));
+  const TransformerModel t = transformer_from_json_text(factored_transformer_to_json_text(fm, ffn));
+  REQUIRE(t.heads() == 2);
+  REQUIRE(t.neurons() == 3);
+  for (int h = 0; h < 2; ++h) {
+    const FactoredHead& fh = fm.heads[static_cast<size_t>(h)];
+    CHECK(t.W[static_cast<size_t>(h)](1, 0) == fm.scale * fh.K(1, 0) * fh.Q(0, 0));  // W_h = scale K_h Q_h^T, d_k = 1
+    for (int j = 0; j < 3; ++j) {
+      const QVec Uhj = matvec(fm.heads[static_cast<size_t>(h)].V, matvec(fm.heads[static_cast<size_t>(h)].O, ffn.col(j)));
+      CHECK(t.U[static_cast<size_t>(h)][static_cast<size_t>(j)] == Uhj);
+    }
+  }
+  CHECK(t.u[2] == Rational(1, 2));
+  // without a place for the FFN the conversion refuses (a programming error, not an input error)
+  try {
+    (void)safetensors_to_factored(SafetensorsFile::from_bytes(bytes), safetensors_map_from_json(parse_json_text(map), "m"));
+    FAIL("converted an FFN without returning it");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::internal);
   }
 }

@@ -63,15 +63,21 @@ def main():
     p.add_argument("--heads", type=int, default=2)
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float64")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--ffn", type=int, default=0, help="also an FFN first layer torch.nn.Linear(d, M, bias=False); u then has M entries")
     a = p.parse_args()
     mha, u = make_layer(a.d, a.heads, DTYPES[a.dtype][0], a.seed)
     os.makedirs(a.out_dir, exist_ok=True)
     state = mha.state_dict()  # in_proj_weight (3d x d: q; k; v rows), out_proj.weight (d x d)
-    save_safetensors(os.path.join(a.out_dir, "attention.safetensors"),
-                     {"in_proj_weight": state["in_proj_weight"], "out_proj.weight": state["out_proj.weight"], "readout": u})
+    tensors = {"in_proj_weight": state["in_proj_weight"], "out_proj.weight": state["out_proj.weight"], "readout": u}
     m = {"format": "mhaq-safetensors-map", "version": 1, "heads": a.heads, "layout": "out_in",
          "in_proj": "in_proj_weight", "in_proj_split": ["q", "k", "v"], "out": "out_proj.weight", "readout": "readout",
          "scale": "1/sqrt(d_k)"}
+    if a.ffn:  # T(X) = sum_j u_j ReLU((ffn.weight @ attention(X))_j)
+        ffn = torch.nn.Linear(a.d, a.ffn, bias=False, dtype=u.dtype)
+        tensors["ffn.weight"] = ffn.weight
+        tensors["readout"] = torch.randn(a.ffn, dtype=torch.float64).to(u.dtype)
+        m["ffn"] = "ffn.weight"
+    save_safetensors(os.path.join(a.out_dir, "attention.safetensors"), tensors)
     with open(os.path.join(a.out_dir, "map.json"), "w") as f:
         json.dump(m, f, indent=1)
         f.write("\n")

@@ -13,6 +13,7 @@
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
+#include "mhaq/model/transformer.hpp"
 
 namespace mhaq {
 
@@ -309,10 +310,10 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (looks_like_bias(it.key()))
       throw_input(where + ": " + clean_text(it.key()) + ": bias terms are not supported: the mhaq model is bias-free (export the layer with bias=False)");
-    static const std::vector<std::string> keys{"format", "version", "heads", "layout", "q", "k", "v", "in_proj", "in_proj_split", "out", "readout", "scale"};
+    static const std::vector<std::string> keys{"format", "version", "heads", "layout", "q", "k", "v", "in_proj", "in_proj_split", "out", "readout", "scale", "ffn"};
     if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
       throw_input(where + ": unknown field " + quote_text(it.key()) +
-                  " (a map has format, version, heads, layout, q/k/v or in_proj (+ in_proj_split), out, readout, scale)");
+                  " (a map has format, version, heads, layout, q/k/v or in_proj (+ in_proj_split), out, readout, scale and optionally ffn)");
   }
   if (!j.contains("format") || j["format"] != "mhaq-safetensors-map") throw_input(where + ": format: must be \"mhaq-safetensors-map\"");
   if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
@@ -357,6 +358,7 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
   }
   if (!j.contains("out")) throw_input(where + ": out: missing (the output projection's tensor)");
   m.out = name("out");
+  if (j.contains("ffn")) m.ffn = name("ffn");
   const json& r = json_member(j, "readout", where);
   if (r.is_string()) {
     m.readout_tensor = name("readout");
@@ -450,10 +452,11 @@ void refuse_biases(const SafetensorsFile& f, const std::vector<std::string>& map
 }
 }  // namespace
 
-FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m) {
+FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn_out) {
   const std::string fn = f.name();
+  if (!m.ffn.empty() && !ffn_out) throw_internal("safetensors_to_factored: the map has an FFN and no place to put it");
   std::vector<std::string> mapped;
-  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor})
+  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn})
     if (!s->empty()) mapped.push_back(*s);
   for (const auto& name : mapped) (void)f.get(name, "the map");
   refuse_biases(f, mapped);
@@ -502,17 +505,31 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
                 std::to_string(in_dim(to)) + " must be H * d_v = " + std::to_string(H * d_v));
   const long d_out = out_dim(to);
   if (d_out > limits::max_inner_dim) throw_input(fn + ": d_out = " + std::to_string(d_out) + ": more than the limit max_inner_dim = " + std::to_string(limits::max_inner_dim));
+  // The readout has one entry per output (attention) or per FFN neuron (transformer).
+  const SafetensorsTensor* tf = nullptr;
+  long n_read = d_out;
+  std::string read_what = "d_out = " + std::to_string(d_out);
+  if (!m.ffn.empty()) {
+    tf = &rank2(f, m.ffn, "ffn");
+    if (in_dim(*tf) != d_out)
+      throw_input(fn + ": tensor " + quote_text(m.ffn) + " (ffn, layout " + lay + ") has shape " + dims_text(tf->shape) + ": its in dimension " +
+                  std::to_string(in_dim(*tf)) + " must be the output projection's d_out = " + std::to_string(d_out));
+    n_read = out_dim(*tf);
+    if (n_read > limits::max_neurons)
+      throw_input(fn + ": tensor " + quote_text(m.ffn) + " (ffn) has " + std::to_string(n_read) + " neurons, more than the limit max_neurons = " +
+                  std::to_string(limits::max_neurons));
+    read_what = "m = " + std::to_string(n_read) + " (the FFN's neurons)";
+  }
   const SafetensorsTensor* tr = nullptr;
   if (!m.readout_tensor.empty()) {
     tr = &f.get(m.readout_tensor, "the map's readout");
-    if (tr->shape.size() != 1 || tr->shape[0] != d_out)
-      throw_input(fn + ": tensor " + quote_text(m.readout_tensor) + " (readout) has shape " + dims_text(tr->shape) + "; expected a vector of d_out = " +
-                  std::to_string(d_out) + " entries");
-  } else if (static_cast<long>(m.readout.size()) != d_out) {
-    throw_input(fn + ": the map's readout has " + std::to_string(m.readout.size()) + " entries; the output projection " + quote_text(m.out) + " has d_out = " +
-                std::to_string(d_out));
+    if (tr->shape.size() != 1 || tr->shape[0] != n_read)
+      throw_input(fn + ": tensor " + quote_text(m.readout_tensor) + " (readout) has shape " + dims_text(tr->shape) + "; expected a vector of " + read_what +
+                  " entries");
+  } else if (static_cast<long>(m.readout.size()) != n_read) {
+    throw_input(fn + ": the map's readout has " + std::to_string(m.readout.size()) + " entries; expected " + read_what);
   }
-  const long entries = H * (d * (2 * d_k + d_v) + d_v * d_out) + d_out;
+  const long entries = H * (d * (2 * d_k + d_v) + d_v * d_out) + d_out + (tf ? d_out * n_read : 0);
   if (entries > limits::max_file_entries)
     throw_input(fn + ": the mapped layer has " + std::to_string(entries) + " entries, more than the limit of " + std::to_string(limits::max_file_entries) +
                 " entries in a model file");
@@ -564,6 +581,13 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
     fm.heads[static_cast<size_t>(h)].O = std::move(block);
   }
   fm.readout = tr ? f.values(*tr) : m.readout;
+  if (tf) {
+    const Mat2 F1 = load(f, *tf);
+    QMat ffn(static_cast<int>(d_out), static_cast<int>(n_read));
+    for (long r = 0; r < d_out; ++r)
+      for (long c = 0; c < n_read; ++c) ffn(static_cast<int>(r), static_cast<int>(c)) = proj(F1, r, c);
+    *ffn_out = std::move(ffn);
+  }
   return fm;
 }
 
@@ -596,6 +620,23 @@ std::string factored_to_json_text(const FactoredModel& f) {
     o += ",\n \"O\": " + mat(O, "       ");
   }
   return o + ",\n \"readout\": " + vec(f.readout) + "}\n";
+}
+
+std::string factored_transformer_to_json_text(const FactoredModel& f, const QMat& ffn) {
+  // The attention part as written for a model file, then the FFN before the readout.
+  std::string o = factored_to_json_text(f);
+  const std::string from = "{\"format\": \"" + std::string(factored_format) + "\"";
+  o.replace(0, from.size(), "{\"format\": \"" + std::string(transformer_factored_format) + "\"");
+  const size_t r = o.rfind(",\n \"readout\": ");
+  std::string F = ",\n \"ffn\": [";
+  for (int i = 0; i < ffn.rows(); ++i) {
+    F += i ? ",\n         [" : "[";
+    for (int j = 0; j < ffn.cols(); ++j) F += (j ? ", " : "") + json(ffn(i, j).str()).dump();
+    F += "]";
+  }
+  F += "]";
+  o.insert(r, F);
+  return o;
 }
 
 }  // namespace mhaq

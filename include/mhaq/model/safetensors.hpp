@@ -83,13 +83,17 @@ Rational decode_element(StDtype t, const unsigned char* p, const std::string& wh
 // {"format": "mhaq-safetensors-map", "version": 1, "heads": H,
 //  "layout": "out_in" | "in_out",
 //  "q": NAME, "k": NAME, "v": NAME   |   "in_proj": NAME [, "in_proj_split": ["q","k","v"]],
-//  "out": NAME, "readout": NAME | [exact entries], "scale": "1/sqrt(d_k)" | "p/q"}
+//  "out": NAME, "readout": NAME | [exact entries], "scale": "1/sqrt(d_k)" | "p/q"
+//  [, "ffn": NAME]}
+// With "ffn" (the FFN's first layer, m x d_out in out_in) the layer is a
+// one-layer transformer (transformer.hpp) and the readout has m entries, one
+// per neuron.
 // "out_in": matrices stored as torch.nn.Linear stores them (out_features x
 // in_features; the layer computes W x); "in_out": stored as x^T W.
 struct SafetensorsMap {
   int heads = 0;
   bool out_in = true;
-  std::string q, k, v, in_proj, out, readout_tensor;
+  std::string q, k, v, in_proj, out, readout_tensor, ffn;
   std::vector<char> split{'q', 'k', 'v'};  // order of the fused in-projection's blocks
   std::vector<Rational> readout;           // inline readout, when readout_tensor is empty
   std::string scale_text;                  // as written
@@ -104,8 +108,13 @@ Rational map_scale(const std::string& text, long d_k, const std::string& where);
 // O = the output projection as (H*d_v) x d_out, u = the readout. Biases
 // next to a mapped tensor, missing tensors, wrong ranks and shapes that do
 // not agree are Error(input) naming the tensor.
-FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m);
+// With a map's "ffn", `ffn` receives the FFN's first layer as d_out x m and
+// the returned readout has m entries (Error(internal) when ffn is null).
+FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn = nullptr);
 // The factored model as a model file (factored.hpp), every entry exact.
 std::string factored_to_json_text(const FactoredModel& f);
+// A factored transformer file (transformer.hpp): the attention of `f`, the
+// FFN's first layer `ffn` (d_out x m) and f.readout (m entries).
+std::string factored_transformer_to_json_text(const FactoredModel& f, const QMat& ffn);
 
 }  // namespace mhaq
