@@ -1,4 +1,4 @@
-// The learner of ALGORITHM.md sections 3-6: the path through the stages,
+// The learner of docs/math/ (pairs, schedules, unknown H, degeneracies): the path through the stages,
 // written once for every field.
 #include "mhaq/stages/learner.hpp"
 
@@ -482,8 +482,8 @@ class Path {
   // ---- a repaired run: fresh witness queries (proofs/21-repair-witness.md)
   // A repair matches heads through relations of this draw; on a very special
   // draw those can hold for a wrong matching too, and the plan's answers then
-  // fit a second model (fuzzing found one whose heads reproduced every
-  // answer). Two canonical models that differ as functions differ at almost
+  // fit a second model whose heads reproduce every answer (tiny token ranges
+  // such as [-1, 1] make this likely; proofs/21 keeps an instance). Two canonical models that differ as functions differ at almost
   // every sequence of length 2H+1, so fresh random sequences, predicted from
   // the recovered heads and then asked, tell them apart: a certain
   // disagreement ends the run degenerate. Their own seed stream leaves the

@@ -41,13 +41,13 @@ struct LearnOptions {
   std::optional<Draws> draws;
 };
 
-// A repaired pair (issue 14). A pair is degenerate at this draw when its own
+// A repaired pair (docs/math/degeneracies.md). A pair is degenerate at this draw when its own
 // type-(H,H) fit is singular (two heads' poles collide there, or a residue is
 // zero; with only a bound H0: it shows fewer heads than the others), or when
 // its link is ambiguous. The run is not thrown away: the pair's heads are
 // derived from what the other pairs already determine, by the bilinearity of
 // log r in the offset and the independence of residues from the final token
-// (ALGORITHM.md section 4):
+// (docs/math/schedules.md, proofs/03):
 //   * a degenerate base pair (i, j): from its link, whose poles are the
 //     products r_h(ref) r_h(i, j), heads matched through residues known
 //     elsewhere (c_h(i) at another final token, or c_h(1) for across links);

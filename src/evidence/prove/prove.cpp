@@ -2195,7 +2195,7 @@ void check_repair_witness(const ProveOptions& o, bool broken, LemmaCheck& out) {
   // Q(tau) is an identity), e.g. a final token in the kernel of W_h - W_g; on
   // the grid each witness meets one with probability about 1/(2R+1) or less.
   require(missed * 20 <= out.cases, std::to_string(missed) + " of " + std::to_string(out.cases) + " model pairs agree at all three witnesses");
-  // The finding: tokens in [-1, 1], seed 12389; the repair matched heads wrongly.
+  // A pinned instance: tokens in [-1, 1], seed 12389, where the repair built from the plan's answers alone matches heads wrongly.
   Model truth, wrong;
   truth.d = wrong.d = 2;
   auto head = [&](const char* w00, const char* w01, const char* w10, const char* w11, const char* v0, const char* v1) {
