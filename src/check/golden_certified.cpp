@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "check_internal.hpp"
+#include "golden_read.hpp"
 #include "mhaq/check/limits.hpp"
 
 namespace mhaq::check {
@@ -14,61 +15,6 @@ namespace mhaq::check {
 namespace {
 
 using json = nlohmann::json;
-
-[[noreturn]] void bad(const std::string& path, const std::string& what) {
-  throw InputError((path.empty() ? std::string("top level") : path) + ": " + what);
-}
-std::string at(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
-std::string at(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
-
-const json& need(const json& j, const std::string& path, const std::string& key) {
-  if (!j.is_object()) bad(path, "not an object");
-  auto it = j.find(key);
-  if (it == j.end()) bad(at(path, key), "missing");
-  return *it;
-}
-const json& need_array(const json& j, const std::string& path, const std::string& key, size_t max) {
-  const json& a = need(j, path, key);
-  if (!a.is_array()) bad(at(path, key), "not an array");
-  if (a.size() > max) bad(at(path, key), std::to_string(a.size()) + " entries, more than the limit of " + std::to_string(max));
-  return a;
-}
-long need_long(const json& j, const std::string& path, const std::string& key, long lo, long hi) {
-  const json& a = need(j, path, key);
-  if (!a.is_number_integer()) bad(at(path, key), "not an integer");
-  if (a.is_number_unsigned() && a.get<unsigned long>() > static_cast<unsigned long>(hi)) bad(at(path, key), "out of range");
-  const long v = a.get<long>();
-  if (v < lo || v > hi) bad(at(path, key), "out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return v;
-}
-
-Qn rational(const json& j, const std::string& path, size_t max) {
-  if (!j.is_string()) bad(path, "not a rational string \"p/q\"");
-  const std::string& s = j.get_ref<const std::string&>();
-  if (s.size() > max) bad(path, "number of " + std::to_string(s.size()) + " characters, more than the limit of " + std::to_string(max));
-  const size_t slash = s.find('/');
-  const std::string ns = s.substr(0, slash), ds = slash == std::string::npos ? std::string("1") : s.substr(slash + 1);
-  auto digits = [](const std::string& x, size_t from) { return x.size() > from && x.find_first_not_of("0123456789", from) == std::string::npos; };
-  if (!digits(ns, !ns.empty() && ns[0] == '-' ? 1 : 0) || !digits(ds, 0)) bad(path, "not a rational \"p/q\"");
-  Qn q;
-  fmpz_t n, d;
-  fmpz_init(n);
-  fmpz_init(d);
-  fmpz_set_str(n, ns.c_str(), 10);
-  fmpz_set_str(d, ds.c_str(), 10);
-  const bool zero = fmpz_is_zero(d);
-  if (!zero) fmpq_set_fmpz_frac(q.v, n, d);
-  fmpz_clear(n);
-  fmpz_clear(d);
-  if (zero) bad(path, "zero denominator");
-  return q;
-}
-std::vector<Qn> qvec(const json& j, const std::string& path, int d) {
-  if (!j.is_array() || static_cast<long>(j.size()) != d) bad(path, "expected an array of " + std::to_string(d) + " rationals");
-  std::vector<Qn> out;
-  for (size_t i = 0; i < j.size(); ++i) out.push_back(rational(j[i], at(path, i), static_cast<size_t>(limits::max_entry_chars)));
-  return out;
-}
 
 void pow10(fmpz_t out, long k) {
   fmpz_set_ui(out, 10);
@@ -231,8 +177,8 @@ CertifiedGoldenAnswers certified_golden_answers(const json& doc) {
     if (static_cast<long>(W.size()) != d) bad(at(hp, "W"), "expected " + std::to_string(d) + " rows");
     RatHead rh;
     for (size_t r = 0; r < W.size(); ++r)
-      for (auto& x : qvec(W[r], at(at(hp, "W"), r), d)) rh.W.push_back(std::move(x));
-    rh.v = qvec(need(hs[h], hp, "v"), at(hp, "v"), d);
+      for (auto& x : read_qvec(W[r], at(at(hp, "W"), r), d, static_cast<size_t>(limits::max_entry_chars))) rh.W.push_back(std::move(x));
+    rh.v = read_qvec(need(hs[h], hp, "v"), at(hp, "v"), d, static_cast<size_t>(limits::max_entry_chars));
     heads.push_back(std::move(rh));
   }
   const std::vector<RatHead> canon = canonical(heads);
@@ -255,13 +201,13 @@ CertifiedGoldenAnswers certified_golden_answers(const json& doc) {
     for (size_t r = 0; r < runs.size(); ++r) {
       const std::string rp = at(at(qp, "runs"), r);
       Run run;
-      run.token = qvec(need(runs[r], rp, "token"), at(rp, "token"), d);
+      run.token = read_qvec(need(runs[r], rp, "token"), at(rp, "token"), d, static_cast<size_t>(limits::max_entry_chars));
       run.count = need_long(runs[r], rp, "count", 1, 1L << 30);
       q.push_back(std::move(run));
     }
     const json& ball = need(as[i], ap, "ball");
-    const Qn mid = rational(need(ball, at(ap, "ball"), "mid"), at(at(ap, "ball"), "mid"), static_cast<size_t>(limits::max_number_chars));
-    const Qn rad = rational(need(ball, at(ap, "ball"), "rad"), at(at(ap, "ball"), "rad"), static_cast<size_t>(limits::max_number_chars));
+    const Qn mid = read_rational(need(ball, at(ap, "ball"), "mid"), at(at(ap, "ball"), "mid"), static_cast<size_t>(limits::max_number_chars));
+    const Qn rad = read_rational(need(ball, at(ap, "ball"), "rad"), at(at(ap, "ball"), "rad"), static_cast<size_t>(limits::max_number_chars));
     if (fmpq_sgn(rad.v) < 0) bad(at(at(ap, "ball"), "rad"), "negative radius");
     Qn exact;
     std::string dec;

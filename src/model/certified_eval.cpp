@@ -49,7 +49,36 @@ std::string sci(bool neg, const fmpz_t M, long E, long D) {
   return out;
 }
 
-std::string rational_decimal(const Rational& x, long D) {
+std::string arf_str(const arf_t x) {
+  fmpz_t m, e;
+  fmpz_init(m);
+  fmpz_init(e);
+  arf_get_fmpz_2exp(m, e, x);
+  Rational q;
+  fmpz_set(fmpq_numref(q.raw()), m);
+  if (fmpz_sgn(e) >= 0) {
+    fmpz_mul_2exp(fmpq_numref(q.raw()), fmpq_numref(q.raw()), fmpz_get_ui(e));
+  } else {
+    fmpz_neg(e, e);
+    fmpz_one(fmpq_denref(q.raw()));
+    fmpz_mul_2exp(fmpq_denref(q.raw()), fmpq_denref(q.raw()), fmpz_get_ui(e));
+    fmpq_canonicalise(q.raw());
+  }
+  fmpz_clear(m);
+  fmpz_clear(e);
+  return q.str();
+}
+
+struct HeadTerms {
+  std::vector<Rational> t;  // s_r - max s, <= 0
+  std::vector<Rational> c;  // v^T x_r
+  std::vector<long> count;
+  bool rational = false;
+  Rational value;  // when rational
+};
+}  // namespace
+
+std::string decimal_of_rational(const Rational& x, long D) {
   if (x.is_zero()) {
     std::string z("0");
     if (D > 1) {
@@ -85,8 +114,7 @@ std::string rational_decimal(const Rational& x, long D) {
   return sci(x.sign() < 0, q.v, E, D);
 }
 
-// The correctly rounded decimal of every point of v, when they all round alike.
-bool ball_decimal(const arb_t v, long D, long prec, std::string& out) {
+bool decimal_of_ball(const arb_t v, long D, long prec, std::string& out) {
   if (!arb_is_finite(v) || arb_contains_zero(v)) return false;
   const bool neg = arb_is_negative(v);
   A a, y, p10, alo, ahi, z;
@@ -117,40 +145,10 @@ bool ball_decimal(const arb_t v, long D, long prec, std::string& out) {
   return false;
 }
 
-std::string arf_str(const arf_t x) {
-  fmpz_t m, e;
-  fmpz_init(m);
-  fmpz_init(e);
-  arf_get_fmpz_2exp(m, e, x);
-  Rational q;
-  fmpz_set(fmpq_numref(q.raw()), m);
-  if (fmpz_sgn(e) >= 0) {
-    fmpz_mul_2exp(fmpq_numref(q.raw()), fmpq_numref(q.raw()), fmpz_get_ui(e));
-  } else {
-    fmpz_neg(e, e);
-    fmpz_one(fmpq_denref(q.raw()));
-    fmpz_mul_2exp(fmpq_denref(q.raw()), fmpq_denref(q.raw()), fmpz_get_ui(e));
-    fmpq_canonicalise(q.raw());
-  }
-  fmpz_clear(m);
-  fmpz_clear(e);
-  return q.str();
-}
-
-struct HeadTerms {
-  std::vector<Rational> t;  // s_r - max s, <= 0
-  std::vector<Rational> c;  // v^T x_r
-  std::vector<long> count;
-  bool rational = false;
-  Rational value;  // when rational
-};
-}  // namespace
-
 long certified_start_bits(long digits) { return static_cast<long>(3.33 * static_cast<double>(digits)) + 64; }
 
 CertifiedValue certified_answer(const Model& m, const Query& q, long digits, long max_bits) {
   if (q.empty()) throw_input("certified answer: an empty query");
-  const int d = m.d;
   const QVec& xN = q.back().token;
   std::vector<HeadTerms> hs;
   Rational exact_sum;
@@ -188,13 +186,12 @@ CertifiedValue certified_answer(const Model& m, const Query& q, long digits, lon
     else all_rational = false;
     hs.push_back(std::move(ht));
   }
-  (void)d;
   CertifiedValue out;
   if (all_rational) {
     out.rational = true;
-    out.decimal = rational_decimal(exact_sum, digits);
+    out.decimal = decimal_of_rational(exact_sum, digits);
     out.mid = exact_sum.str();
-    out.rad = "0";
+    out.rad.assign(1, '0');  // (assigning a literal trips a gcc 12 -Wrestrict false positive)
     return out;
   }
   A f, num, den, w, c, t;
@@ -215,7 +212,7 @@ CertifiedValue certified_answer(const Model& m, const Query& q, long digits, lon
       arb_div(t.v, num.v, den.v, prec);
       arb_add(f.v, f.v, t.v, prec);
     }
-    if (ball_decimal(f.v, digits, prec, out.decimal)) {
+    if (decimal_of_ball(f.v, digits, prec, out.decimal)) {
       out.bits = prec;
       out.mid = arf_str(arb_midref(f.v));
       arf_t r;

@@ -450,6 +450,43 @@ void refuse_biases(const SafetensorsFile& f, const std::vector<std::string>& map
     }
   }
 }
+// The readout has one entry per output (attention) or per FFN neuron
+// (transformer): the FFN's and the readout's tensors, checked from the header.
+struct ReadoutShape {
+  const SafetensorsTensor* ffn = nullptr;
+  const SafetensorsTensor* readout = nullptr;  // null: the map's inline entries
+  long entries = 0;
+};
+ReadoutShape readout_shape(const SafetensorsFile& f, const SafetensorsMap& m, long d_out) {
+  const SafetensorsTensor* tf = nullptr;
+  const std::string fn = f.name();
+  const std::string lay = m.out_in ? "out_in: (out x in)" : "in_out: (in x out)";
+  auto out_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[0] : t.shape[1]; };
+  auto in_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[1] : t.shape[0]; };
+  long n_read = d_out;
+  std::string read_what = "d_out = " + std::to_string(d_out);
+  if (!m.ffn.empty()) {
+    tf = &rank2(f, m.ffn, "ffn");
+    if (in_dim(*tf) != d_out)
+      throw_input(fn + ": tensor " + quote_text(m.ffn) + " (ffn, layout " + lay + ") has shape " + dims_text(tf->shape) + ": its in dimension " +
+                  std::to_string(in_dim(*tf)) + " must be the output projection's d_out = " + std::to_string(d_out));
+    n_read = out_dim(*tf);
+    if (n_read > limits::max_neurons)
+      throw_input(fn + ": tensor " + quote_text(m.ffn) + " (ffn) has " + std::to_string(n_read) + " neurons, more than the limit max_neurons = " +
+                  std::to_string(limits::max_neurons));
+    read_what = "m = " + std::to_string(n_read) + " (the FFN's neurons)";
+  }
+  const SafetensorsTensor* tr = nullptr;
+  if (!m.readout_tensor.empty()) {
+    tr = &f.get(m.readout_tensor, "the map's readout");
+    if (tr->shape.size() != 1 || tr->shape[0] != n_read)
+      throw_input(fn + ": tensor " + quote_text(m.readout_tensor) + " (readout) has shape " + dims_text(tr->shape) + "; expected a vector of " + read_what +
+                  " entries");
+  } else if (static_cast<long>(m.readout.size()) != n_read) {
+    throw_input(fn + ": the map's readout has " + std::to_string(m.readout.size()) + " entries; expected " + read_what);
+  }
+  return ReadoutShape{tf, tr, n_read};
+}
 }  // namespace
 
 FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn_out) {
@@ -505,30 +542,9 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
                 std::to_string(in_dim(to)) + " must be H * d_v = " + std::to_string(H * d_v));
   const long d_out = out_dim(to);
   if (d_out > limits::max_inner_dim) throw_input(fn + ": d_out = " + std::to_string(d_out) + ": more than the limit max_inner_dim = " + std::to_string(limits::max_inner_dim));
-  // The readout has one entry per output (attention) or per FFN neuron (transformer).
-  const SafetensorsTensor* tf = nullptr;
-  long n_read = d_out;
-  std::string read_what = "d_out = " + std::to_string(d_out);
-  if (!m.ffn.empty()) {
-    tf = &rank2(f, m.ffn, "ffn");
-    if (in_dim(*tf) != d_out)
-      throw_input(fn + ": tensor " + quote_text(m.ffn) + " (ffn, layout " + lay + ") has shape " + dims_text(tf->shape) + ": its in dimension " +
-                  std::to_string(in_dim(*tf)) + " must be the output projection's d_out = " + std::to_string(d_out));
-    n_read = out_dim(*tf);
-    if (n_read > limits::max_neurons)
-      throw_input(fn + ": tensor " + quote_text(m.ffn) + " (ffn) has " + std::to_string(n_read) + " neurons, more than the limit max_neurons = " +
-                  std::to_string(limits::max_neurons));
-    read_what = "m = " + std::to_string(n_read) + " (the FFN's neurons)";
-  }
-  const SafetensorsTensor* tr = nullptr;
-  if (!m.readout_tensor.empty()) {
-    tr = &f.get(m.readout_tensor, "the map's readout");
-    if (tr->shape.size() != 1 || tr->shape[0] != n_read)
-      throw_input(fn + ": tensor " + quote_text(m.readout_tensor) + " (readout) has shape " + dims_text(tr->shape) + "; expected a vector of " + read_what +
-                  " entries");
-  } else if (static_cast<long>(m.readout.size()) != n_read) {
-    throw_input(fn + ": the map's readout has " + std::to_string(m.readout.size()) + " entries; expected " + read_what);
-  }
+  const ReadoutShape rs = readout_shape(f, m, d_out);
+  const SafetensorsTensor *tf = rs.ffn, *tr = rs.readout;
+  const long n_read = rs.entries;
   const long entries = H * (d * (2 * d_k + d_v) + d_v * d_out) + d_out + (tf ? d_out * n_read : 0);
   if (entries > limits::max_file_entries)
     throw_input(fn + ": the mapped layer has " + std::to_string(entries) + " entries, more than the limit of " + std::to_string(limits::max_file_entries) +

@@ -13,6 +13,8 @@
 // This evaluator serves golden export of certified files and golden check's
 // comparison; the separate checker (src/check) keeps its own.
 #pragma once
+#include <arb.h>
+
 #include <string>
 
 #include "mhaq/model/model.hpp"
@@ -27,6 +29,15 @@ struct CertifiedValue {
   long bits = 0;        // working precision that decided it (0: rational, decided exactly)
   bool rational = false;
 };
+
+// Correctly rounded (to nearest, ties to even) decimal of x in scientific
+// form "[-]d.ddd...e[+-]XX" with exactly D significant digits; zero is
+// "0.000...e+00". Exact.
+std::string decimal_of_rational(const Rational& x, long D);
+// The same decimal for every point of the ball v, decided at `prec` bits:
+// true and `out` set when all points of v round alike (v finite, not
+// containing zero, the exponent and the rounding certain), false otherwise.
+bool decimal_of_ball(const arb_t v, long D, long prec, std::string& out);
 
 // Precision of the first attempt for `digits` digits: 3.33 digits + 64 bits.
 long certified_start_bits(long digits);
