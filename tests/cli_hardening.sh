@@ -197,6 +197,8 @@ for f in "$C"/safetensors/defect_*.safetensors; do
     run "safetensors $(basename "$f") ($map)" 3 "$M" convert --safetensors "$f" --map "$tmp/map_$map.json" --json; json_error "$(basename "$f")" input
   done
 done
+run "certified golden check" 0 "$M" golden check "$C/golden/seed_certified.json"
+run "certified golden check (no learner)" 0 "$M" golden check "$C/golden/seed_certified_no_learner.json"
 run "safetensors seed converts" 0 "$M" convert --safetensors "$C/safetensors/seed_qkvo_F64.safetensors" --map "$tmp/map_qkvo.json" -o "$tmp/st.json"
 
 # ---- valid inputs stay valid
