@@ -20,6 +20,7 @@
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
+#include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/run/recover_limits.hpp"
 #include "mhaq/stages/learner.hpp"
@@ -362,7 +363,7 @@ ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, long bi
     heads.push_back(ojson{{"W", W}, {"v", v}});
   }
   ojson run{{"queries", black_box.queries()}, {"max_length", black_box.max_length()}, {"heads_recovered", res.heads.size()}, {"heads", heads}};
-  if constexpr (std::is_same_v<T, Ball>) run["contains_truth"] = ball_heads_contain(res.heads, model.canonical());
+  ArithPolicy<T>::balls([&](const auto& heads) { run["contains_truth"] = ball_heads_contain(heads, model.canonical()); }, res.heads);
   return run;
 }
 

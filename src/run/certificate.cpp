@@ -10,6 +10,7 @@
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/model/model_oracle.hpp"
 
@@ -31,21 +32,28 @@ Rational rat_of(const QTau& x, const char* what) {
   return q;
 }
 
+// Values, poles and answers: exact runs as rationals, tau-powers and Q(tau)
+// elements; the binary arithmetics as their exact dyadic values.
+ojson value_json(const QTau& x) { return rat_of(x, "a recovered value").str(); }
 template <class T>
 ojson value_json(const T& x) {
-  if constexpr (std::is_same_v<T, QTau>) return rat_of(x, "a recovered value").str();
-  else return binary_json(x);
+  return binary_json(x);
 }
 
+ojson pole_json(const QTau& r, const QTau& c) {
+  long n = 0;
+  if (!QTauAccess::is_tau_power(r, n)) throw_internal("certificate: a pole is not a power of tau");
+  return ojson{{"n", n}, {"c", value_json(c)}};
+}
 template <class T>
 ojson pole_json(const T& r, const T& c) {
-  if constexpr (std::is_same_v<T, QTau>) {
-    long n = 0;
-    if (!QTauAccess::is_tau_power(r, n)) throw_internal("certificate: a pole is not a power of tau");
-    return ojson{{"n", n}, {"c", value_json(c)}};
-  } else {
-    return ojson{{"r", value_json(r)}, {"c", value_json(c)}};
-  }
+  return ojson{{"r", value_json(r)}, {"c", value_json(c)}};
+}
+
+ojson answer_json(const QTau& x) { return qtau_json(x); }
+template <class T>
+ojson answer_json(const T& x) {
+  return binary_json(x);
 }
 
 // ---- tolerances (mpfr, double): rigorous bounds of the run's actual errors
@@ -57,11 +65,15 @@ struct Mag {
   Mag& operator=(const Mag&) = delete;
 };
 
-template <class T>
-Ball exact_ball(const T& x) {
+// The binary value as a ball of radius 0 (exact).
+Ball exact_ball(const Mpfr& x) {
   Ball b;
-  if constexpr (std::is_same_v<T, Mpfr>) arf_set_mpfr(arb_midref(b.raw()), x.raw());  // exact, radius 0
-  else arb_set_d(b.raw(), x);
+  arf_set_mpfr(arb_midref(b.raw()), x.raw());
+  return b;
+}
+Ball exact_ball(double x) {
+  Ball b;
+  arb_set_d(b.raw(), x);
   return b;
 }
 template <class T>
@@ -190,13 +202,13 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
 template <class T>
 std::string certificate_text(const Model& truth, const RecoverOptions& o, const LearnOptions& lo, const RecordingOracle<T>& rec,
                              const LearnResult<T>& res) {
-  constexpr Arith tag = Field<T>::tag;
-  const long bits = tag == Arith::ieee ? 53 : o.bits;
+  constexpr Arith tag = ArithPolicy<T>::arith;
+  const long bits = ArithPolicy<T>::reported_bits(o.bits);
   const int d = truth.d, H = lo.H;
   ojson doc{{"format", "mhaq-certificate"}, {"version", certificate_version}, {"mhaq_version", mhaq_version_string}, {"arith", arith_name(tag)}};
   if (!res.fallback_pairs.empty()) throw Error(ErrorKind::usage, "certificates do not cover the lean schedule's fallback links");
-  if constexpr (tag == Arith::exact) doc["L"] = QTauAccess::L(rec.field());
-  else doc["bits"] = bits;
+  ArithPolicy<T>::exact([&](const auto& F) { doc["L"] = QTauAccess::L(F); }, rec.field());
+  ArithPolicy<T>::approximate([&](const auto&) { doc["bits"] = bits; }, rec.field());
   doc["value_format"] = tag == Arith::exact ? kExactFormat : tag == Arith::ball ? kBallFormat : kFloatFormat;
   doc["inputs"] = ojson{{"seed", o.seed},
                         {"learner_seed", lo.seed},
@@ -215,14 +227,13 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
                         {"max_length", rec.max_length()},
                         {"length_bound", 2 * H + 1},
                         {"heads_recovered", res.heads.size()}};
-  if constexpr (!Field<T>::is_rigorous) doc["tolerances"] = tolerances_json(truth, lo, rec, res, bits);
+  ArithPolicy<T>::floats([&](const auto& R, const auto& S) { doc["tolerances"] = tolerances_json(truth, lo, R, S, bits); }, rec, res);
   doc["model"] = model_json(truth);
   doc["plan"] = plan_json(res.plan, res.redraws);
   ojson qs = ojson::array(), as = ojson::array();
   for (size_t i = 0; i < rec.queries.size(); ++i) {
     qs.push_back(query_json(i, rec.queries[i]));
-    if constexpr (tag == Arith::exact) as.push_back(qtau_json(rec.answers[i]));
-    else as.push_back(binary_json(rec.answers[i]));
+    as.push_back(answer_json(rec.answers[i]));
   }
   doc["queries"] = qs;
   doc["answers"] = as;
