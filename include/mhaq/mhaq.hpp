@@ -1,5 +1,5 @@
 // mhaq's public entry points in one include (the installed package's
-// umbrella header; README "Using mhaq as a library").
+// umbrella header; docs/library.md).
 //
 //  * model:   Model, HeadQ (exact rational W_h, v_h), canonical(), model files
 //             (model_from_json_text, read_model_file), generate_model

@@ -1,4 +1,4 @@
-// sweep: the precision-loss study (issue 4).
+// sweep: the precision-loss study (docs/studies/precision.md).
 #include <unistd.h>
 
 #include <chrono>

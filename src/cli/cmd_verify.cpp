@@ -1,4 +1,4 @@
-// verify: the theorem checker (issue 3).
+// verify: the theorem checker (docs/studies/verify.md).
 #include <iostream>
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-// mhaq verify: the theorem checker (issue 3). See include/mhaq/verify.hpp and
+// mhaq verify: the theorem checker (docs/studies/verify.md). See include/mhaq/evidence/verify.hpp and
 // proofs/09-schwartz-zippel.md for the bound.
 #include "mhaq/evidence/verify.hpp"
 

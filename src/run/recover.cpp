@@ -23,7 +23,8 @@ std::uint64_t learner_seed(std::uint64_t seed) { return seed * 0x9E3779B97F4A7C1
 
 TokenSpec default_tokens(Arith a) {
   // Exact: integers in [-5, 5]. Larger ranges make degenerate draws rarer but
-  // raise tau-degrees (cost grows roughly as range^4); see README.
+  // raise tau-degrees (cost grows roughly as range^4); see
+  // docs/math/exact-arithmetic.md.
   if (a == Arith::exact) return TokenSpec{5, 1};
   return TokenSpec{1L << 20, 1L << 20};
 }
@@ -145,7 +146,7 @@ template <class T>
 void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
-  ModelOracle<T> oracle(truth, lo.tokens.den, noise);
+  ModelOracle<T> oracle(truth, lo.tokens.den, noise, o.exact_solver);
   RecordingOracle<T> rec(oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
@@ -606,7 +607,6 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     auto_precision(r, truth, canon, o, lo);
     return r;
   }
-  ExactSolverScope solver(o.exact_solver);
   if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
   if (o.design != Design::paper && o.noise_eps.is_zero()) design_kappa(r, canon, lo);
   dispatch(r, truth, canon, o, lo, noise);
@@ -620,6 +620,14 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
 RecoverResult recover_run(const Model& truth, const RecoverOptions& o) { return typed_result(recover(truth, o)); }
 
 int recover_exit_code(const nlohmann::json& r) { return typed_result(r).exit_code(); }
+
+std::string self_check_phrase(const std::string& v, bool transformer) {
+  const std::string who = transformer ? "the recovered transformer" : "the heads";
+  if (v == "yes") return "yes (" + who + (transformer ? " reproduces" : " reproduce") + " every answer)";
+  if (v == "no") return "no (an answer " + who + (transformer ? " does" : " do") + " not reproduce)";
+  return v + " (no answer contradicts " + who + ", but this arithmetic cannot prove that " + (transformer ? "it reproduces" : "they reproduce") +
+         " every answer)";
+}
 
 std::string recover_report(const nlohmann::json& r) {
   std::ostringstream o;
@@ -635,6 +643,8 @@ std::string recover_report(const nlohmann::json& r) {
     o << "  longest query    " << r["max_length"] << " (bound K = " << r["max_length_bound"] << ")\n";
   } else {
     o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"];
+    // A repaired run asks more than its plan: say so where the count is, not only further down.
+    if (r.value("repair_queries", 0L) > 0) o << "; " << r["repair_queries"] << " of them repair queries";
     if (r["schedule"] == "lean" && r.contains("schedule_count")) o << "; lean 1+2H(d^2+d-1) = " << r["schedule_count"];
     if (r["schedule"] == "compact" && r.contains("schedule_count")) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << r["schedule_count"];
     o << ")\n";
@@ -668,7 +678,7 @@ std::string recover_report(const nlohmann::json& r) {
     o << "  exact cost       answers up to tau-degree " << r["exact_cost"]["max_answer_degree"].get<double>() << " (budget --max-degree "
       << r["exact_cost"]["max_degree_budget"] << "), L = " << r["exact_cost"]["L"] << "\n";
   o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
-  if (r.contains("self_check")) o << "  self-check       " << r["self_check"].get<std::string>() << " (the heads reproduce every answer)\n";
+  if (r.contains("self_check")) o << "  self-check       " << self_check_phrase(r["self_check"].get<std::string>()) << "\n";
   if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
   if (r.contains("contains_truth"))
     o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius_decimal"].get<std::string>() << "\n";

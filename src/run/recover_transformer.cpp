@@ -358,7 +358,15 @@ std::string transformer_report(const nlohmann::json& r) {
     o << "  path             " << r["path"]["probes"] << " region evaluations, " << r["path"]["crossings"] << " neuron hyperplanes crossed\n";
   o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
   o << "  neurons          " << r["neurons_recovered"] << " recovered, " << r["neurons_true"] << " in the canonical truth\n";
-  if (r.contains("self_check")) o << "  self-check       " << r["self_check"].get<std::string>() << "; verification sequences " << r["verification"].get<std::string>() << "\n";
+  if (r.contains("self_check")) {
+    o << "  self-check       " << self_check_phrase(r["self_check"].get<std::string>(), true) << "\n";
+    const std::string v = r["verification"].get<std::string>();
+    o << "  verification     " << v
+      << (v == "yes"  ? " (the fresh general sequences agree with the recovered transformer)"
+          : v == "no" ? " (a fresh general sequence disagrees with the recovered transformer)"
+                      : " (no fresh general sequence contradicts the recovered transformer, but this arithmetic cannot prove agreement)")
+      << "\n";
+  }
   if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (canonical form, equality in Q)" : "NO") << "\n";
   if (r.contains("functional_check"))
     o << "  functional check T - T' = 0 on " << r["functional_check"]["zero_differences"] << " of " << r["functional_check"]["sequences"]

@@ -1,4 +1,4 @@
-// Query designs beyond the paper's (issue 13): the first-order prediction of
+// Query designs beyond the paper's (docs/math/designs.md): the first-order prediction of
 // a design's amplification from an estimate of the heads, and the adaptive
 // `tuned` design that chooses B and Delta from a pilot run's answers.
 //

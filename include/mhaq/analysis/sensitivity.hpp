@@ -1,5 +1,5 @@
 // First-order sensitivity of the recovered parameters to the oracle's answers
-// (claim 4, ALGORITHM.md section 9, proofs/11).
+// (claim 4; docs/math/conditioning.md, proofs/11).
 //
 // Parameters are the canonical heads' entries, in head order: for head h the
 // d*d entries of W_h (row-major), then the d entries of v_h. The error of a

@@ -46,7 +46,7 @@ std::string baseline_report(const nlohmann::json& r);
 // mhaq (paper, lean) and the baselines that apply (single-head always;
 // orthogonal with the known bases when given, and with axis-aligned guessed
 // bases when 2 <= H <= d), all at o.arith. {"format": "mhaq-compare", ...,
-// "rows": [...]} (schema in README).
+// "rows": [...]} (schema in docs/studies/baselines.md).
 nlohmann::json compare_methods(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& o);
 std::string compare_report(const nlohmann::json& c);
 

@@ -1,4 +1,4 @@
-// Precision-loss study (issue 4): a grid over d, H, precision, token scale,
+// Precision-loss study (docs/studies/precision.md): a grid over d, H, precision, token scale,
 // schedule and trials. Every trial draws a model and the learner's queries,
 // runs the MPFR learner (oracle and learner at p bits) and records the
 // observed error next to the first-order prediction from kappa

@@ -1,4 +1,4 @@
-// The theorem checker behind `mhaq verify` (issue 3): repeated random trials
+// The theorem checker behind `mhaq verify` (docs/studies/verify.md): repeated random trials
 // of the paper's claims 1-3 over a stated distribution of models and learner
 // draws, and the Schwartz-Zippel bound on degenerate draws (proofs/09).
 // Everything here is deterministic in the options: the same options give the

@@ -101,4 +101,11 @@ int recover_exit_code(const nlohmann::json& r);
 // Human-readable report of a recover result.
 std::string recover_report(const nlohmann::json& r);
 
+// The report's reading of a self-check value ("yes", "no", "unknown") of an
+// attention run, or of a transformer run when transformer is set: unknown
+// means no answer certainly differs from the heads' prediction, but the
+// arithmetic cannot prove equality (balls overlap, floats agree within a
+// tolerance). It is not a failure, and it is never worded as a success.
+std::string self_check_phrase(const std::string& value, bool transformer = false);
+
 }  // namespace mhaq

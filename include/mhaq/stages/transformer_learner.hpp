@@ -46,7 +46,7 @@ struct TransformerLearnResult {
 };
 
 // Throws Error(degenerate | unable | inconsistent | not_identifiable); a
-// condition of ALGORITHM.md section 10 that fails is not_identifiable, named.
+// condition of docs/math/transformer.md that fails is not_identifiable, named.
 template <class T>
 TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const TransformerLearnOptions& opt);
 
