@@ -1,3 +1,4 @@
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/model/model_oracle.hpp"
 
 #include <flint/fmpz.h>
@@ -221,17 +222,13 @@ long learner_bits(const F&) {
 void round_answer(Ball out, const Ball& exact, const OracleNoise& noise, Ball& answer) {
   const Ball err = out - exact;
   arb_get_mid_arb(out.raw(), out.raw());
-  mag_t e, epsm;
-  mag_init(e);
-  mag_init(epsm);
-  arb_get_mag(e, err.raw());
+  flint::Mag e, epsm;
+  arb_get_mag(e.v, err.raw());
   const Ball eb(noise.eps);
-  arb_get_mag(epsm, eb.raw());
-  if (noise.pattern == NoisePattern::envelope) mag_add(e, e, epsm);
-  else mag_max(e, e, epsm);
-  arb_add_error_mag(out.raw(), e);
-  mag_clear(e);
-  mag_clear(epsm);
+  arb_get_mag(epsm.v, eb.raw());
+  if (noise.pattern == NoisePattern::envelope) mag_add(e.v, e.v, epsm.v);
+  else mag_max(e.v, e.v, epsm.v);
+  arb_add_error_mag(out.raw(), e.v);
   answer = out;
 }
 void round_answer(const Ball& out, const Ball&, const OracleNoise&, Mpfr& answer) { arf_get_mpfr(answer.raw(), arb_midref(out.raw()), MPFR_RNDN); }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/report.hpp"
 
@@ -70,21 +71,19 @@ long ArithOps<Ball>::reported_bits(long bits) {
 }
 template <>
 void ArithOps<Ball>::compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got) {
-  mag_t mx;
-  mag_init(mx);
+  flint::Mag mx;
   for (const auto& g : got)
     for (int i = 0; i < canon.d; ++i) {
-      mag_max(mx, mx, arb_radref(g.v[i].raw()));
-      for (int j = 0; j < canon.d; ++j) mag_max(mx, mx, arb_radref(g.W(i, j).raw()));
+      mag_max(mx.v, mx.v, arb_radref(g.v[i].raw()));
+      for (int j = 0; j < canon.d; ++j) mag_max(mx.v, mx.v, arb_radref(g.W(i, j).raw()));
     }
   double l2 = -kInf;
-  if (!mag_is_zero(mx)) {
+  if (!mag_is_zero(mx.v)) {
     Ball b;
-    arf_set_mag(arb_midref(b.raw()), mx);
+    arf_set_mag(arb_midref(b.raw()), mx.v);
     arb_log_base_ui(b.raw(), b.raw(), 2, 64);
     l2 = b.mid_double();
   }
-  mag_clear(mx);
   const bool c = ball_heads_contain(got, canon);
   r["contains_truth"] = c;
   r["max_radius"] = pow2_json(l2);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <numeric>
 
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/stages/4-match/match.hpp"
@@ -57,13 +58,6 @@ ojson answer_json(const T& x) {
 }
 
 // ---- tolerances (mpfr, double): rigorous bounds of the run's actual errors
-struct Mag {
-  mag_t m;
-  Mag() { mag_init(m); }
-  ~Mag() { mag_clear(m); }
-  Mag(const Mag&) = delete;
-  Mag& operator=(const Mag&) = delete;
-};
 
 // The binary value as a ball of radius 0 (exact).
 Ball exact_ball(const Mpfr& x) {
@@ -84,9 +78,9 @@ Rational exact_rational(const T& x) {
 // m = max(m, upper bound of |x - y|)
 void raise_to_dist(mag_t m, const Ball& x, const Ball& y) {
   Ball d = x - y;
-  Mag t;
-  arb_get_mag(t.m, d.raw());
-  mag_max(m, m, t.m);
+  flint::Mag t;
+  arb_get_mag(t.v, d.raw());
+  mag_max(m, m, t.v);
 }
 
 // The head assignment with the least worst entry error (stages/4-match's
@@ -100,9 +94,9 @@ std::vector<int> best_match(int n, const std::function<double(int, int)>& cost) 
 }
 double log2_dist(const Ball& x, const Ball& y) {
   Ball d = x - y;
-  Mag t;
-  arb_get_mag(t.m, d.raw());
-  return mag_is_zero(t.m) ? -1e300 : mag_get_d_log2_approx(t.m);
+  flint::Mag t;
+  arb_get_mag(t.v, d.raw());
+  return mag_is_zero(t.v) ? -1e300 : mag_get_d_log2_approx(t.v);
 }
 
 // The smallest power of two >= 2 m (and >= 2^floor_exp), as an exact rational.
@@ -128,8 +122,8 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
   const int d = truth.d;
   std::vector<Ball> X;
   for (const auto& q : rec.queries) X.push_back(evaluate_ball(truth, q));
-  Mag ans, pairs, heads;
-  for (size_t i = 0; i < X.size(); ++i) raise_to_dist(ans.m, exact_ball(rec.answers[i]), X[i]);
+  flint::Mag ans, pairs, heads;
+  for (size_t i = 0; i < X.size(); ++i) raise_to_dist(ans.v, exact_ball(rec.answers[i]), X[i]);
 
   const int H = lo.H;
   const Ball one(1L);
@@ -142,9 +136,9 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
     for (int k = 0; k <= 2 * H; ++k) {
       Ball e = exact_ball(f.P);
       for (size_t h = 0; h < f.r.size(); ++h) e = e + exact_ball(f.c[h]) / (one + exact_ball(f.r[h]) * Ball(static_cast<long>(k)));
-      raise_to_dist(pairs.m, e, k == 0 ? Ball(dot(v, s.final_token)) : X[res.plan.query_index(static_cast<long>(p), k)]);
+      raise_to_dist(pairs.v, e, k == 0 ? Ball(dot(v, s.final_token)) : X[res.plan.query_index(static_cast<long>(p), k)]);
     }
-    raise_to_dist(pairs.m, exact_ball(f.P), Ball(dot(v, a)));
+    raise_to_dist(pairs.v, exact_ball(f.P), Ball(dot(v, a)));
     // true poles and residues of the heads visible at this pair
     std::vector<Ball> rt, ct;
     for (const auto& h : canon.heads) {
@@ -160,8 +154,8 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
       return std::max(log2_dist(exact_ball(f.r[g]), rt[h]), log2_dist(exact_ball(f.c[g]), ct[h]));
     });
     for (size_t g = 0; g < m.size(); ++g) {
-      raise_to_dist(pairs.m, exact_ball(f.r[g]), rt[m[g]]);
-      raise_to_dist(pairs.m, exact_ball(f.c[g]), ct[m[g]]);
+      raise_to_dist(pairs.v, exact_ball(f.r[g]), rt[m[g]]);
+      raise_to_dist(pairs.v, exact_ball(f.c[g]), ct[m[g]]);
     }
   }
 
@@ -175,7 +169,7 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
     }
     hm.heads.push_back(std::move(q));
   }
-  for (size_t i = 0; i < X.size(); ++i) raise_to_dist(heads.m, evaluate_ball(hm, rec.queries[i]), X[i]);
+  for (size_t i = 0; i < X.size(); ++i) raise_to_dist(heads.v, evaluate_ball(hm, rec.queries[i]), X[i]);
   if (hm.heads.size() == canon.heads.size()) {
     const auto m = best_match(static_cast<int>(hm.heads.size()), [&](int g, int h) {
       double c = -1e300;
@@ -187,14 +181,14 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
     });
     for (size_t g = 0; g < m.size(); ++g)
       for (int i = 0; i < d; ++i) {
-        raise_to_dist(heads.m, Ball(hm.heads[g].v[i]), Ball(canon.heads[m[g]].v[i]));
-        for (int j = 0; j < d; ++j) raise_to_dist(heads.m, Ball(hm.heads[g].W(i, j)), Ball(canon.heads[m[g]].W(i, j)));
+        raise_to_dist(heads.v, Ball(hm.heads[g].v[i]), Ball(canon.heads[m[g]].v[i]));
+        for (int j = 0; j < d; ++j) raise_to_dist(heads.v, Ball(hm.heads[g].W(i, j)), Ball(canon.heads[m[g]].W(i, j)));
       }
   }
   const long floor_exp = -(bits + 40);
-  return ojson{{"answers", pow2_above(ans.m, floor_exp).str()},
-               {"pairs", pow2_above(pairs.m, floor_exp).str()},
-               {"heads", pow2_above(heads.m, floor_exp).str()}};
+  return ojson{{"answers", pow2_above(ans.v, floor_exp).str()},
+               {"pairs", pow2_above(pairs.v, floor_exp).str()},
+               {"heads", pow2_above(heads.v, floor_exp).str()}};
 }
 
 }  // namespace
