@@ -33,6 +33,7 @@
 #include "mhaq/check/golden_transformer.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
+#include "mhaq/evidence/golden_certified.hpp"
 
 namespace mhaq {
 
@@ -248,6 +249,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   if (need_str(doc, "format", "") != "mhaq-golden") throw_input("format: must be \"mhaq-golden\"");
   const long version = need_int(doc, "version", "", 0, 1L << 30);
   if (version != golden_version) throw_input("version: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
+  if (doc.contains("arith") && doc["arith"] == "certified") return golden_check_certified(doc, threads);  // real weights, no Q(tau)
   if (doc.contains("model_kind")) {  // absent: an attention file
     const std::string kind = need_str(doc, "model_kind", "");
     if (kind != "transformer") throw_input("model_kind: must be \"transformer\" (absent for attention files), got " + quote_text(kind));

@@ -64,6 +64,8 @@ class ModelOracle final : public Oracle<T> {
 // the oracle is approximate; the other arithmetics round an enclosure.
 template <>
 QTau ModelOracle<QTau>::answer(const Query& q);
+template <>
+Field<QTau> ModelOracle<QTau>::make_field() const;
 
 // The arithmetic an oracle's answers live in: Q(tau) with L = w_den token_den^2
 // (exact), the stated accuracy of rounding and noise (floats), or balls.
