@@ -297,11 +297,11 @@ Command make_recover() {
               o.tolerance = parse_tolerance(st->tolerance, st->tol_opt, a);
               check_transformer_limits(truth, o, st->model_path);
               if (oracle) o.external = &ext;
-              const nlohmann::json r = recover_transformer(truth, o);
-              const int code = recover_exit_code(r);
-              emit(st->json, r, transformer_report(r));
+              const RecoverResult r = recover_transformer_run(truth, o);
+              const int code = r.exit_code();
+              emit(st->json, r.doc, transformer_report(r.doc));
               if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
-              if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
+              if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
               return code;
             }
             Model truth;
@@ -364,32 +364,32 @@ Command make_recover() {
             std::string certificate;
             if (!st->certificate.empty()) o.certificate = &certificate;
             check_recover_limits(truth, o, st->model_path);
-            nlohmann::json r = recover(truth, o);
+            RecoverResult r = recover_run(truth, o);
             std::string human_extra;
             if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
-              r["model_conversion"] = conversion_json(file_info);
+              r.doc["model_conversion"] = conversion_json(file_info);
               human_extra += "  model file       " + file_info.summary() + "\n";
             }
-            const int code = recover_exit_code(r);
+            const int code = r.exit_code();
             std::string note;
             if (!st->certificate.empty()) {
               // Written only for a run that ended ok and agrees with the truth.
               if (code == 0 && !certificate.empty()) {
                 write_file_atomic(st->certificate, certificate);
-                r["certificate"] = st->certificate;
+                r.doc["certificate"] = st->certificate;
                 note = "  certificate      " + st->certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
               } else {
-                note = "  certificate      not written (" + r.value("certificate_note", std::string("the run did not end ok")) + ")\n";
+                note = "  certificate      not written (" + r.certificate_note.value_or("the run did not end ok") + ")\n";
               }
             }
-            emit(st->json, r, recover_report(r) + human_extra + note);
+            emit(st->json, r.doc, recover_report(r.doc) + human_extra + note);
             if (oracle) {
               // on standard error: a resumed run's output must equal an uninterrupted one's
               std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries";
               if (!st->resume.empty()) std::cerr << ", " << ext.replayed << " answered from " << clean_text(st->resume);
               std::cerr << (ext.exit_note.empty() ? std::string() : "; " + ext.exit_note) << "\n";
             }
-            if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
+            if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
             return code;
           }};
 }
@@ -438,23 +438,23 @@ Command make_demo() {
             std::string redraw_note;
             auto run_until_ok = [&](RecoverOptions o) {
               for (int attempt = 0;; ++attempt) {
-                auto r = recover(m, o);
-                if (r["status"] != "degenerate" || attempt == 7) return r;
+                RecoverResult r = recover_run(m, o);
+                if (r.status != Status::degenerate || attempt == 7) return r;
                 redraw_note += "  (" + std::string(arith_name(o.arith)) + " learner seed " + std::to_string(o.seed) +
-                               " drew a degenerate query set: " + r["message"].get<std::string>() + "; redrawn)\n";
+                               " drew a degenerate query set: " + r.message + "; redrawn)\n";
                 ++o.seed;
               }
             };
             const auto re = run_until_ok(ex);
             const auto rb = run_until_ok(ba);
             // claim 5: a one-layer transformer, exact
-            nlohmann::json rt;
+            RecoverResult rt;
             {
               RecoverOptions o = ex;
               for (int attempt = 0;; ++attempt) {
-                rt = recover_transformer(demo_transformer(), o);
-                if (rt["status"] != "degenerate" || attempt == 7) break;
-                redraw_note += "  (transformer learner seed " + std::to_string(o.seed) + " drew a degenerate path: " + rt["message"].get<std::string>() +
+                rt = recover_transformer_run(demo_transformer(), o);
+                if (rt.status != Status::degenerate || attempt == 7) break;
+                redraw_note += "  (transformer learner seed " + std::to_string(o.seed) + " drew a degenerate path: " + rt.message +
                                "; redrawn)\n";
                 ++o.seed;
               }
@@ -464,14 +464,14 @@ Command make_demo() {
                 "The learner sends [a x k, b] pair queries, interpolates each pair's type-(H,H)\n"
                 "rational function, reads poles and residues, links heads across pairs and\n"
                 "solves for the canonical (W_h, v_h).\n\n" +
-                redraw_note + recover_report(re) + "\n" + recover_report(rb) +
+                redraw_note + recover_report(re.doc) + "\n" + recover_report(rb.doc) +
                 "\nA hidden one-layer transformer (2 heads on R^2, then two ReLU neurons) is\n"
                 "recovered from value queries too: W from the odd part T(X) - T(-X), then the\n"
                 "regions along a path and the signs of the neurons' jumps (claim 5).\n\n" +
-                transformer_report(rt);
-            const nlohmann::json j{{"exact", re}, {"ball", rb}, {"transformer", rt}};
+                transformer_report(rt.doc);
+            const nlohmann::json j{{"exact", re.doc}, {"ball", rb.doc}, {"transformer", rt.doc}};
             emit(st->json, j, human);
-            return std::max({recover_exit_code(re), recover_exit_code(rb), recover_exit_code(rt)});
+            return std::max({re.exit_code(), rb.exit_code(), rt.exit_code()});
           }};
 }
 

@@ -12,7 +12,9 @@
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/report.hpp"
+#include "mhaq/run/run_result.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
 
 namespace mhaq {
@@ -148,38 +150,37 @@ BaselineOptions baseline_options(const BaselineRun& b, const RecoverOptions& o) 
   return bo;
 }
 
-// The baseline's own kappa: its algorithm replayed on jets over the answers.
+// The baseline's own kappa: its algorithm replayed on jets over the answers
+// (approximate arithmetics); floats also get the first-order error estimate.
 template <class T>
 void baseline_kappa(json& r, RunFacts& facts, const Field<T>& F, int d, const BaselineOptions& bo, const RecordingOracle<T>& rec, const RecoverOptions& o) {
-  if constexpr (!Field<T>::is_exact) {
-    ReplayOracle<T> replay(d, F, rec.queries, rec.answers);
-    JetOracle<T> jo(replay);
-    const BaselineResult<Jet<T>> jr = learn_baseline<Field<Jet<T>>>(jo, bo);
-    const Sensitivity S = sensitivity_of_jet_heads(F, d, jr.heads, rec.answers);
-    r["kappa"] = S.kappa;
-    r["kappa_rel"] = S.kappa_rel;
-    if constexpr (!Field<T>::is_rigorous) {
-      long p = F.precision();
-      if (o.oracle_bits > 0) p = std::min(p, o.oracle_bits);
-      facts.estimate_log2 = first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, o.noise_eps);
-      r["error_estimate"] = pow2_json(facts.estimate_log2);
-      r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
-    }
-  } else {
-    (void)r, (void)facts, (void)F, (void)d, (void)bo, (void)rec, (void)o;
-  }
+  ReplayOracle<T> replay(d, F, rec.queries, rec.answers);
+  JetOracle<T> jo(replay);
+  const BaselineResult<Jet<T>> jr = learn_baseline<Field<Jet<T>>>(jo, bo);
+  const Sensitivity S = sensitivity_of_jet_heads(F, d, jr.heads, rec.answers);
+  r["kappa"] = S.kappa;
+  r["kappa_rel"] = S.kappa_rel;
+  ArithPolicy<T>::floats(
+      [&](const auto& G) {
+        long p = G.precision();
+        if (o.oracle_bits > 0) p = std::min(p, o.oracle_bits);
+        facts.estimate_log2 = first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, o.noise_eps);
+        r["error_estimate"] = pow2_json(facts.estimate_log2);
+        r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+      },
+      F);
 }
 
 template <class T>
 void run_baseline(json& r, const Model& truth, const Model& canon, const BaselineOptions& bo, const RecoverOptions& o, const OracleNoise& noise) {
-  std::unique_ptr<PrecisionScope> scope;
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  using P = ArithPolicy<T>;
+  const auto scope = P::precision(o.bits);
   ModelOracle<T> oracle(truth, bo.tokens.den << bo.max_scale_log2, noise);
   RecordingOracle<T> rec(oracle);
   Oracle<T>& black_box = rec;  // the baseline gets this reference and nothing else
   const Field<T>& F = black_box.field();
   RunFacts facts = known_truth_facts(o.arith, canon);
-  float_tolerance(r, facts, F, o.tolerance);
+  P::tolerance(r, facts, F, o.tolerance, true);
   bool returned = false;
   Verdict v;
   try {
@@ -189,11 +190,13 @@ void run_baseline(json& r, const Model& truth, const Model& canon, const Baselin
     r["heads_recovered"] = res.heads.size();
     r["redraws"] = res.redraws;
     r["heads"] = heads_json(F, res.heads);
-    baseline_kappa(r, facts, F, truth.d, bo, rec, o);
-    compare_with_truth(r, facts, canon, res.heads);
-    if constexpr (!Field<T>::is_exact) {
-      if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
-    }
+    P::approximate([&](const auto& G, const auto& R) { baseline_kappa(r, facts, G, truth.d, bo, R, o); }, F, rec);
+    P::compare(r, facts, canon, res.heads);
+    P::approximate(
+        [&](const auto& heads) {
+          if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(heads, canon));
+        },
+        res.heads);
     v = judge(facts);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
@@ -216,8 +219,7 @@ json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o)
   json r;
   r["method"] = baseline_method_name(b.method);
   r["arith"] = arith_name(o.arith);
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) r["bits"] = o.bits;
-  if (o.arith == Arith::ieee) r["bits"] = 53;
+  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r["bits"] = b;
   r["d"] = truth.d;
   r["seed"] = o.seed;
   r["heads_true"] = canon.num_heads();
@@ -238,12 +240,7 @@ json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o)
     r["noise_eps"] = o.noise_eps.str();
     r["noise_seed"] = o.noise_seed;
   }
-  switch (o.arith) {
-    case Arith::exact: run_baseline<QTau>(r, truth, canon, bo, o, noise); break;
-    case Arith::ball: run_baseline<Ball>(r, truth, canon, bo, o, noise); break;
-    case Arith::mpfr: run_baseline<Mpfr>(r, truth, canon, bo, o, noise); break;
-    case Arith::ieee: run_baseline<double>(r, truth, canon, bo, o, noise); break;
-  }
+  with_arith(o.arith, [&]<class T>() { run_baseline<T>(r, truth, canon, bo, o, noise); });
   return r;
 }
 
@@ -267,12 +264,13 @@ double rel_error_of(const json& r) {
   return std::nan("");
 }
 json row_of(const std::string& method, const json& r) {
-  json row{{"method", method}, {"arith", r["arith"]}, {"status", r["status"]}, {"queries", r["queries"]}, {"max_length", r["max_length"]},
-           {"heads_true", r["heads_true"]}, {"heads_recovered", r.value("heads_recovered", 0)}, {"error", error_text(r)}};
+  const RecoverResult t = typed_result(r);
+  json row{{"method", method}, {"arith", r["arith"]}, {"status", status_name(t.status)}, {"queries", t.queries}, {"max_length", t.max_length},
+           {"heads_true", t.heads_true}, {"heads_recovered", t.heads_recovered}, {"error", error_text(r)}};
   const double e = rel_error_of(r);
   row["max_rel_error"] = std::isnan(e) ? json(nullptr) : std::isinf(e) ? json("inf") : json(e);
   // wrong: parameters returned that disagree with the known truth
-  row["wrong"] = r.contains("wrong") ? r["wrong"].get<bool>() : (r["status"] == "mismatch" && r.value("heads_recovered", 0) > 0);
+  row["wrong"] = r.contains("wrong") ? r["wrong"].get<bool>() : (t.status == Status::mismatch && t.heads_recovered > 0);
   for (const char* k : {"message", "exact_match", "contains_truth", "kappa", "observed_error", "query_bound", "paper_bound", "bases_source"})
     if (r.contains(k)) row[k] = r[k];
   return row;

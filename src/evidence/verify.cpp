@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <array>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "mhaq/base/distribute.hpp"
@@ -15,7 +16,9 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/base/random.hpp"
+#include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/recover.hpp"
+#include "mhaq/run/run_result.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 
 namespace mhaq {
@@ -129,38 +132,40 @@ struct Outcome {
   std::string reason;
 };
 
-double number_or(const json& r, const char* key, double dflt) {
-  return r.contains(key) && r[key].is_number() ? r[key].get<double>() : dflt;
-}
-
 // A trial's recovery, judged by recover's status (run/judge.hpp) and
 // re-checked against the truth here, so a wrong "ok" would still fail.
-bool repaired_run(const json& r) { return r.value("repairs", 0) > 0 || r.value("fallback_queries", 0) > 0; }
-
-Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
-  const std::string st = r.value("status", "");
-  const std::string why = r.value("message", "");
-  if (st == "degenerate") return {TrialVerdict::degenerate, 0, "degenerate draw: " + why};
-  if (st == "not_identifiable") return {TrialVerdict::not_identifiable, 0, "not identifiable: " + why};
-  if (st == "unable") {
-    if (o.arith == Arith::exact) return {TrialVerdict::fail, 0, "status unable in exact mode: " + why};
-    return {TrialVerdict::unable, 0, "unable: " + why};
+// The verdict of a status that is not ok, or nothing for ok.
+std::optional<Outcome> status_outcome(const VerifyOptions& o, const RecoverResult& r) {
+  const std::string why = r.message;
+  switch (r.status) {
+    case Status::ok: return std::nullopt;
+    case Status::degenerate: return Outcome{TrialVerdict::degenerate, 0, "degenerate draw: " + why};
+    case Status::not_identifiable: return Outcome{TrialVerdict::not_identifiable, 0, "not identifiable: " + why};
+    case Status::unable:
+      if (truth_test_of(o.arith) == TruthTest::equality) return Outcome{TrialVerdict::fail, 0, "status unable in exact mode: " + why};
+      return Outcome{TrialVerdict::unable, 0, "unable: " + why};
+    default: return Outcome{TrialVerdict::fail, 0, std::string("status ") + status_name(r.status) + ": " + why};
   }
-  if (st != "ok") return {TrialVerdict::fail, 0, "status " + st + ": " + why};
-  if (r.value("heads_recovered", -1) != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(r.value("heads_recovered", -1)) + " heads recovered, canonical truth has " + std::to_string(H)};
-  switch (o.arith) {
-    case Arith::exact:
-      if (!r.value("exact_match", false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
-      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, 0, ""};
-    case Arith::ball:
-      if (!r.value("contains_truth", false)) return {TrialVerdict::fail, number_or(r, "max_radius", 0), "status ok but some output ball misses the truth"};
-      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
-    default: {
-      const double e = number_or(r, "max_rel_error", INFINITY);
+}
+
+Outcome recovery_outcome(const VerifyOptions& o, const RecoverResult& r, int H) {
+  if (auto s = status_outcome(o, r)) return *s;
+  if (r.heads_recovered != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(r.heads_recovered) + " heads recovered, canonical truth has " + std::to_string(H)};
+  const TrialVerdict good = r.repaired() ? TrialVerdict::repaired : TrialVerdict::pass;
+  switch (truth_test_of(o.arith)) {
+    case TruthTest::equality:
+      if (!r.exact_match.value_or(false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
+      return {good, 0, ""};
+    case TruthTest::containment:
+      if (!r.contains_truth.value_or(false)) return {TrialVerdict::fail, r.max_radius.value_or(0), "status ok but some output ball misses the truth"};
+      return {good, r.max_radius.value_or(0), ""};
+    case TruthTest::rel_error: {
+      const double e = r.max_rel_error.value_or(INFINITY);
       if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
-      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, e, ""};
+      return {good, e, ""};
     }
   }
+  throw_internal("recovery_outcome: unknown truth test");
 }
 
 struct ClaimTally {
@@ -193,20 +198,22 @@ struct ClaimTally {
 };
 
 std::string recovery_criterion(const VerifyOptions& o) {
-  switch (o.arith) {
-    case Arith::exact: return "equality in Q";
-    case Arith::ball: return "every output ball contains the truth";
-    default: return "max rel. error <= " + fmt(tolerance_of(o));
+  switch (truth_test_of(o.arith)) {
+    case TruthTest::equality: return "equality in Q";
+    case TruthTest::containment: return "every output ball contains the truth";
+    case TruthTest::rel_error: break;
   }
+  return "max rel. error <= " + fmt(tolerance_of(o));
 }
 
 std::string recovery_worst_text(const VerifyOptions& o, const ClaimTally& c) {
   if (!c.any_value) return "-";
-  switch (o.arith) {
-    case Arith::exact: return "error 0 (exact)";
-    case Arith::ball: return "max radius " + fmt(c.worst);
-    default: return "max rel. error " + fmt(c.worst);
+  switch (truth_test_of(o.arith)) {
+    case TruthTest::equality: return "error 0 (exact)";
+    case TruthTest::containment: return "max radius " + fmt(c.worst);
+    case TruthTest::rel_error: break;
   }
+  return "max rel. error " + fmt(c.worst);
 }
 
 void record_failure(ClaimTally& c, const VerifyOptions& o, const TrialSpec& t, int max_heads, const std::string& reason) {
@@ -278,33 +285,25 @@ std::string transformer_replay(const VerifyOptions& o, const TransformerTrialSpe
 }
 
 // A claim-5 run, judged like recovery_outcome and re-checked against the truth.
-Outcome transformer_outcome(const VerifyOptions& o, const json& r) {
-  const std::string st = r.value("status", "");
-  const std::string why = r.value("message", "");
-  if (st == "degenerate") return {TrialVerdict::degenerate, 0, "degenerate draw: " + why};
-  if (st == "not_identifiable") return {TrialVerdict::not_identifiable, 0, "not identifiable: " + why};
-  if (st == "unable") {
-    if (o.arith == Arith::exact) return {TrialVerdict::fail, 0, "status unable in exact mode: " + why};
-    return {TrialVerdict::unable, 0, "unable: " + why};
-  }
-  if (st != "ok") return {TrialVerdict::fail, 0, "status " + st + ": " + why};
-  if (r.value("neurons_recovered", -1) != r.value("neurons_true", -2) || r.value("heads_recovered", -1) != r.value("heads_true", -2))
+Outcome transformer_outcome(const VerifyOptions& o, const RecoverResult& r) {
+  if (auto s = status_outcome(o, r)) return *s;
+  if (r.neurons_recovered.value_or(-1) != r.neurons_true.value_or(-2) || r.heads_recovered != r.heads_true)
     return {TrialVerdict::fail, 0, "status ok but the recovered head or neuron count differs from the canonical truth"};
-  switch (o.arith) {
-    case Arith::exact:
-      if (!r.value("exact_match", false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
-      if (!r.contains("functional_check") || !r["functional_check"].value("all_zero", false))
-        return {TrialVerdict::fail, 0, "status ok but T - T' is not zero on every fresh sequence"};
+  switch (truth_test_of(o.arith)) {
+    case TruthTest::equality:
+      if (!r.exact_match.value_or(false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
+      if (!r.functional_all_zero.value_or(false)) return {TrialVerdict::fail, 0, "status ok but T - T' is not zero on every fresh sequence"};
       return {TrialVerdict::pass, 0, ""};
-    case Arith::ball:
-      if (!r.value("contains_truth", false)) return {TrialVerdict::fail, number_or(r, "max_radius", 0), "status ok but some output ball misses the truth"};
-      return {TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
-    default: {
-      const double e = number_or(r, "max_rel_error", INFINITY);
+    case TruthTest::containment:
+      if (!r.contains_truth.value_or(false)) return {TrialVerdict::fail, r.max_radius.value_or(0), "status ok but some output ball misses the truth"};
+      return {TrialVerdict::pass, r.max_radius.value_or(0), ""};
+    case TruthTest::rel_error: {
+      const double e = r.max_rel_error.value_or(INFINITY);
       if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
       return {TrialVerdict::pass, e, ""};
     }
   }
+  throw_internal("transformer_outcome: unknown truth test");
 }
 }  // namespace
 
@@ -484,27 +483,26 @@ json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
   json trials = json::array();
   for (const json& rec : records) {
     const TrialSpec t = spec_of(rec);
-    const json& u = rec["uniform"];
-    const json& w = rec["worst"];
-    const std::string su = u.value("status", ""), sw = w.value("status", "");
-    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"eps", rec["eps"]}, {"status", su}};
-    if (su == "degenerate" || sw == "degenerate" || !u.contains("kappa") || !u["kappa"].is_number()) {
+    const RecoverResult u = typed_result(rec["uniform"]);
+    const RecoverResult w = typed_result(rec["worst"]);
+    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"eps", rec["eps"]}, {"status", status_name(u.status)}};
+    if (u.status == Status::degenerate || w.status == Status::degenerate || !u.kappa) {
       c.add(TrialVerdict::degenerate);
       trials.push_back(tj);
       continue;
     }
-    const double ke = u["kappa_times_eps"].get<double>();
-    const bool has_bound = u.contains("certified_bound") && u["certified_bound"].is_number();
-    const double cb = has_bound ? u["certified_bound"].get<double>() : INFINITY;
+    const double ke = u.kappa_times_eps.value();
+    const bool has_bound = u.certified_bound.has_value();
+    const double cb = u.certified_bound.value_or(INFINITY);
     const bool first = ke <= 1e-6;
     tj["kappa_times_eps"] = ke;
     tj["certified_bound"] = has_bound ? json(cb) : json(nullptr);
     std::string why;
     bool observed = false;
-    for (const json* r : {&u, &w})
-      if (r->contains("observed_error") && (*r)["observed_error"].is_number()) {
+    for (const RecoverResult* r : {&u, &w})
+      if (r->observed_error) {
         observed = true;
-        const double e = (*r)["observed_error"].get<double>();
+        const double e = *r->observed_error;
         if (has_bound) {
           worst_obs = std::max(worst_obs, e / cb);
           if (e > cb) why = "observed error " + fmt(e) + " above the certified bound " + fmt(cb);
@@ -512,7 +510,7 @@ json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
       }
     if (first) {
       ++asserted;
-      if (!has_bound) why = "no certified bound where kappa eps = " + fmt(ke) + " <= 1e-6: " + u.value("certified_note", "");
+      if (!has_bound) why = "no certified bound where kappa eps = " + fmt(ke) + " <= 1e-6: " + u.certified_note.value_or("");
       else if (cb > 4 * ke) why = "certified bound " + fmt(cb / ke) + " x kappa eps, beyond the factor 4";
       if (has_bound) worst_ratio = std::max(worst_ratio, cb / ke);
     } else {
@@ -569,7 +567,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
   for (const json& rec : records) {
     if (rec.contains("transformer")) {
       const json& tr = rec["transformer"];
-      const json& r5 = tr["result"];
+      const RecoverResult r5 = typed_result(tr["result"]);
       const Outcome out = transformer_outcome(o, r5);
       c5.add(out.v);
       if (out.v == TrialVerdict::pass) c5.value(out.figure);
@@ -585,7 +583,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
                                   {"command", transformer_replay(o, ts, rec["seed"].get<std::uint64_t>())}});
       }
       if (out.v == TrialVerdict::pass) {
-        const long q = r5.value("queries", 0L);
+        const long q = r5.queries;
         max_q5 = std::max(max_q5, q);
         max_ratio5 = std::max(max_ratio5, static_cast<double>(q) / static_cast<double>(paper_query_bound(tr["d"].get<int>(), tr["H"].get<int>())));
       }
@@ -593,10 +591,10 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     if (!rec.contains("known")) continue;
     const TrialSpec t = spec_of(rec);
     const int H = t.H;
-    const json& r1 = rec["known"];
-    const bool sent1 = r1.value("queries", 0) > 0;
+    const RecoverResult r1 = typed_result(rec["known"]);
+    const bool sent1 = r1.queries > 0;
     // a tuned run's pilot is not part of the design's count (reported as pilot_queries)
-    const long q1 = r1.value("design_queries", r1.value("queries", 0L)), l1 = r1.value("max_length", 0L);
+    const long q1 = r1.design_queries.value_or(r1.queries), l1 = r1.max_length;
     // claim 1
     const Outcome rec1 = recovery_outcome(o, r1, H);
     c1.add(rec1.v);
@@ -604,7 +602,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
     const bool deg1 = rec1.v == TrialVerdict::degenerate;
     // a run that asked the fallback's extra queries is counted apart whatever its status
-    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.value("fallback_queries", 0) > 0;
+    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.fallback_queries > 0;
     deg_known += deg1;
     rep_known += rep1;
     // claim 2
@@ -641,16 +639,16 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
       vacuous += sz["bound"].get<double>() >= 1.0;
     }
     json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
-            {"cancel_v", t.cancel_v}, {"status_known_h", r1.value("status", "")}, {"bound", sz["bound"]}};
+            {"cancel_v", t.cancel_v}, {"status_known_h", status_name(r1.status)}, {"bound", sz["bound"]}};
     // claim 4
     if (o.unknown_h) {
       const int H0 = rec["H0"].get<int>();
-      const json& r4 = rec["h0"];
-      const bool sent4 = r4.value("queries", 0) > 0;
-      const long q4 = r4.value("design_queries", r4.value("queries", 0L)), l4 = r4.value("max_length", 0L);
+      const RecoverResult r4 = typed_result(rec["h0"]);
+      const bool sent4 = r4.queries > 0;
+      const long q4 = r4.design_queries.value_or(r4.queries), l4 = r4.max_length;
       const long want4 = schedule_query_count(o.schedule, t.d, H0);
       Outcome rec4 = recovery_outcome(o, r4, H);
-      const bool rep4 = rec4.v == TrialVerdict::repaired || r4.value("fallback_queries", 0) > 0;
+      const bool rep4 = rec4.v == TrialVerdict::repaired || r4.fallback_queries > 0;
       if (sent4 && !rep4) {
         max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
         max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
@@ -659,14 +657,14 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
         // counts and lengths are asserted on unrepaired runs only
       } else if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula " + count_formula(o.schedule, "H0") + " = " + std::to_string(want4)};
       else if (sent4 && l4 > 2L * H0 + 1) rec4 = {TrialVerdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
-      else if (rec4.v == TrialVerdict::pass && r4.value("heads_found", -1) != H)
-        rec4 = {TrialVerdict::fail, 0, "heads_found " + std::to_string(r4.value("heads_found", -1)) + " != canonical " + std::to_string(H)};
+      else if (rec4.v == TrialVerdict::pass && r4.heads_found.value_or(-1) != H)
+        rec4 = {TrialVerdict::fail, 0, "heads_found " + std::to_string(r4.heads_found.value_or(-1)) + " != canonical " + std::to_string(H)};
       c4.add(rec4.v);
       if (rec4.v == TrialVerdict::pass || rec4.v == TrialVerdict::repaired) c4.value(rec4.figure);
       if (rec4.v == TrialVerdict::fail) record_failure(c4, o, t, H0, rec4.reason);
       deg_h0 += rec4.v == TrialVerdict::degenerate;
       tj["H0"] = H0;
-      tj["status_h0"] = r4.value("status", "");
+      tj["status_h0"] = status_name(r4.status);
     }
     trials.push_back(tj);
   }
@@ -809,7 +807,7 @@ json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
       const json rec = json::parse(texts[ri * per + i]);
       const TrialSpec t = spec_of(rec);
       const int H = t.H;
-      const Outcome out = recovery_outcome(o, rec["known"], H);
+      const Outcome out = recovery_outcome(o, typed_result(rec["known"]), H);
       const double b = schwartz_zippel_bound(t.d, H, S);
       ++n;
       bsum += b;

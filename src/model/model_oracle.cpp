@@ -1,3 +1,4 @@
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/model/model_oracle.hpp"
 
 #include <flint/fmpz.h>
@@ -162,7 +163,7 @@ template <class T>
 ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise, ExactSolver solver)
     : model_(std::move(m)), token_den_(token_den), noise_(std::move(noise)), solver_(solver), noise_rng_(noise_.seed) {
   model_.validate();
-  if (noise_.pattern == NoisePattern::envelope && !std::is_same_v<T, Ball>)
+  if (noise_.pattern == NoisePattern::envelope && Field<T>::tag != Arith::ball)
     throw Error(ErrorKind::usage, "the envelope noise pattern needs a ball learner (--arith ball)");
   if (noise_.bits < 0 || noise_.eps.sign() < 0) throw Error(ErrorKind::usage, "oracle bits and noise must be non-negative");
   if (token_den_ < 1) throw Error(ErrorKind::usage, "token denominator must be positive");
@@ -170,24 +171,26 @@ ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise, ExactSol
   field_ = make_field();
 }
 
+// Floats state the accuracy of this oracle: its rounding and its noise, or
+// the learner's own precision, whichever is coarser (FloatTolerance).
 template <class T>
-Field<T> oracle_field(long w_den, long token_den, const OracleNoise& noise, ExactSolver solver) {
-  if constexpr (Field<T>::is_exact) {
-    const __int128 L = static_cast<__int128>(w_den) * token_den * token_den;
-    if (L > (static_cast<__int128>(1) << 40)) throw_input("exact oracle: L = m q^2 too large; use smaller denominators");
-    return Field<T>(static_cast<long>(L), solver);
-  } else if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
-    // The accuracy this oracle states: its rounding and its noise, or the
-    // learner's own precision, whichever is coarser (FloatTolerance).
-    Field<T> f;
-    double acc = -static_cast<double>(f.precision());
-    if (noise.bits > 0) acc = std::max(acc, -static_cast<double>(noise.bits));
-    if (!noise.eps.is_zero()) acc = std::max(acc, std::log2(std::fabs(noise.eps.approx_double())));
-    f.tol.acc_log2 = acc;
-    return f;
-  } else {
-    return Field<T>{};
-  }
+Field<T> oracle_field(long, long, const OracleNoise& noise, ExactSolver) {
+  Field<T> f;
+  double acc = -static_cast<double>(f.precision());
+  if (noise.bits > 0) acc = std::max(acc, -static_cast<double>(noise.bits));
+  if (!noise.eps.is_zero()) acc = std::max(acc, std::log2(std::fabs(noise.eps.approx_double())));
+  f.tol.acc_log2 = acc;
+  return f;
+}
+template <>
+Field<QTau> oracle_field<QTau>(long w_den, long token_den, const OracleNoise&, ExactSolver solver) {
+  const __int128 L = static_cast<__int128>(w_den) * token_den * token_den;
+  if (L > (static_cast<__int128>(1) << 40)) throw_input("exact oracle: L = m q^2 too large; use smaller denominators");
+  return Field<QTau>(static_cast<long>(L), solver);
+}
+template <>
+Field<Ball> oracle_field<Ball>(long, long, const OracleNoise&, ExactSolver) {
+  return Field<Ball>{};
 }
 
 void check_query_grid(const Query& q, int d, long token_den) {
@@ -205,98 +208,110 @@ void check_query_grid(const Query& q, int d, long token_den) {
   }
 }
 
+// Only the exact field depends on the W denominators (L = m token_den^2).
 template <class T>
 Field<T> ModelOracle<T>::make_field() const {
-  // Only the exact field depends on the W denominators (L = m token_den^2).
-  if constexpr (Field<T>::is_exact) return oracle_field<T>(model_.w_denominator(), token_den_, noise_, solver_);
-  else return oracle_field<T>(1, token_den_, noise_, solver_);
+  return oracle_field<T>(1, token_den_, noise_, solver_);
+}
+template <>
+Field<QTau> ModelOracle<QTau>::make_field() const {
+  return oracle_field<QTau>(model_.w_denominator(), token_den_, noise_, solver_);
+}
+
+namespace {
+// The learner's precision: the working precision, 53 for IEEE doubles.
+long learner_bits(const Field<double>&) { return 53; }
+template <class F>
+long learner_bits(const F&) {
+  return working_precision();
+}
+
+// The answer in the learner's arithmetic from the rounded, noisy midpoint
+// `out` of the enclosure `exact` of the true value. A ball is that midpoint
+// with a radius covering the exact value: max(|out - exact|, eps); the
+// envelope covers every value within eps of the (rounded) answer as well:
+// |out - exact| + eps. Floats are the midpoint, rounded to nearest.
+void round_answer(Ball out, const Ball& exact, const OracleNoise& noise, Ball& answer) {
+  const Ball err = out - exact;
+  arb_get_mid_arb(out.raw(), out.raw());
+  flint::Mag e, epsm;
+  arb_get_mag(e.v, err.raw());
+  const Ball eb(noise.eps);
+  arb_get_mag(epsm.v, eb.raw());
+  if (noise.pattern == NoisePattern::envelope) mag_add(e.v, e.v, epsm.v);
+  else mag_max(e.v, e.v, epsm.v);
+  arb_add_error_mag(out.raw(), e.v);
+  answer = out;
+}
+void round_answer(const Ball& out, const Ball&, const OracleNoise&, Mpfr& answer) { arf_get_mpfr(answer.raw(), arb_midref(out.raw()), MPFR_RNDN); }
+void round_answer(const Ball& out, const Ball&, const OracleNoise&, double& answer) { answer = arf_get_d(arb_midref(out.raw()), ARF_RND_NEAR); }
+}  // namespace
+
+template <>
+QTau ModelOracle<QTau>::answer(const Query& q) {
+  check_query_grid(q, model_.d, token_den_);
+  QTau out;
+  if (!evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) out = evaluate(model_, q, field_);
+  if (!noise_.active()) return out;
+  // An approximate answer is still an element of Q(tau): the p-bit rounding
+  // is a dyadic rational, and the noise is rational. An exact learner must
+  // then report that no exact model fits (it never guesses parameters).
+  if (noise_.bits > 0) {
+    PrecisionScope scope(noise_.bits + 64);
+    Ball exact;
+    if (!evaluate_int(*int_model_, model_.d, q, token_den_, Field<Ball>{}, exact)) exact = evaluate(model_, q, Field<Ball>{});
+    arb_set_round(exact.raw(), exact.raw(), noise_.bits);
+    fmpq_t r;
+    fmpq_init(r);
+    arf_get_fmpq(r, arb_midref(exact.raw()));
+    Rational rq;
+    fmpq_set(rq.raw(), r);
+    fmpq_clear(r);
+    out = QTau(rq);
+  }
+  const long index = answered_++;
+  if (noise_.pattern == NoisePattern::signs && index >= static_cast<long>(noise_.signs.size()))
+    throw_internal("noise sign pattern shorter than the query list");
+  const Rational u = noise_.pattern == NoisePattern::signs ? Rational(static_cast<long>(noise_.signs[index]))
+                                                           : Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52);
+  return out + QTau(u * noise_.eps);
 }
 
 template <class T>
 T ModelOracle<T>::answer(const Query& q) {
   check_query_grid(q, model_.d, token_den_);
-  if constexpr (Field<T>::is_exact) {
+  if (!noise_.active()) {
     T out;
-    if (!evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) out = evaluate(model_, q, field_);
-    if (!noise_.active()) return out;
-    // An approximate answer is still an element of Q(tau): the p-bit rounding
-    // is a dyadic rational, and the noise is rational. An exact learner must
-    // then report that no exact model fits (it never guesses parameters).
-    if (noise_.bits > 0) {
-      PrecisionScope scope(noise_.bits + 64);
-      Ball exact;
-      if (!evaluate_int(*int_model_, model_.d, q, token_den_, Field<Ball>{}, exact)) exact = evaluate(model_, q, Field<Ball>{});
-      arb_set_round(exact.raw(), exact.raw(), noise_.bits);
-      fmpq_t r;
-      fmpq_init(r);
-      arf_get_fmpq(r, arb_midref(exact.raw()));
-      Rational rq;
-      fmpq_set(rq.raw(), r);
-      fmpq_clear(r);
-      out = QTau(rq);
-    }
-    const long index = answered_++;
-    if (noise_.pattern == NoisePattern::signs && index >= static_cast<long>(noise_.signs.size()))
-      throw_internal("noise sign pattern shorter than the query list");
-    const Rational u = noise_.pattern == NoisePattern::signs ? Rational(static_cast<long>(noise_.signs[index]))
-                                                             : Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52);
-    return out + QTau(u * noise_.eps);
-  } else {
-    if (!noise_.active()) {
-      T out;
-      if (evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) return out;
-      return evaluate(model_, q, field_);
-    }
-    // Enclose the exact value well beyond every precision in play, round the
-    // midpoint to the oracle's bits, add the noise exactly.
-    const long learner = Field<T>::tag == Arith::ieee ? 53 : working_precision();
-    const long wp = std::max(noise_.bits, learner) + 64;
-    Ball exact, out;
-    {
-      PrecisionScope scope(wp);
-      if (!evaluate_int(*int_model_, model_.d, q, token_den_, Field<Ball>{}, exact)) exact = evaluate(model_, q, Field<Ball>{});
-    }
-    arb_set_arf(out.raw(), arb_midref(exact.raw()));
-    if (noise_.bits > 0) arb_set_round(out.raw(), out.raw(), noise_.bits);
-    const long index = answered_++;
-    if (noise_.pattern != NoisePattern::envelope) {
-      Ball u;
-      if (noise_.pattern == NoisePattern::uniform) {
-        u = Ball(Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52));
-      } else {
-        if (index >= static_cast<long>(noise_.signs.size())) throw_internal("noise sign pattern shorter than the query list");
-        u = Ball(static_cast<long>(noise_.signs[index]));
-      }
-      arb_mul_fmpz(u.raw(), u.raw(), fmpq_numref(noise_.eps.raw()), wp);
-      arb_div_fmpz(u.raw(), u.raw(), fmpq_denref(noise_.eps.raw()), wp);
-      arb_add(out.raw(), out.raw(), u.raw(), wp);
-    }
-    if constexpr (std::is_same_v<T, Ball>) {
-      // The ball is the rounded, noisy midpoint with radius covering the exact
-      // value: max(|out - exact|, eps). The envelope covers every value within
-      // eps of the (rounded) answer as well: |out - exact| + eps.
-      const Ball err = out - exact;
-      arb_get_mid_arb(out.raw(), out.raw());
-      mag_t e, epsm;
-      mag_init(e);
-      mag_init(epsm);
-      arb_get_mag(e, err.raw());
-      const Ball eb(noise_.eps);
-      arb_get_mag(epsm, eb.raw());
-      if (noise_.pattern == NoisePattern::envelope) mag_add(e, e, epsm);
-      else mag_max(e, e, epsm);
-      arb_add_error_mag(out.raw(), e);
-      mag_clear(e);
-      mag_clear(epsm);
-      return out;
-    } else if constexpr (std::is_same_v<T, Mpfr>) {
-      Mpfr x;
-      arf_get_mpfr(x.raw(), arb_midref(out.raw()), MPFR_RNDN);
-      return x;
-    } else {
-      return arf_get_d(arb_midref(out.raw()), ARF_RND_NEAR);
-    }
+    if (evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) return out;
+    return evaluate(model_, q, field_);
   }
+  // Enclose the exact value well beyond every precision in play, round the
+  // midpoint to the oracle's bits, add the noise exactly.
+  const long learner = learner_bits(field_);
+  const long wp = std::max(noise_.bits, learner) + 64;
+  Ball exact, out;
+  {
+    PrecisionScope scope(wp);
+    if (!evaluate_int(*int_model_, model_.d, q, token_den_, Field<Ball>{}, exact)) exact = evaluate(model_, q, Field<Ball>{});
+  }
+  arb_set_arf(out.raw(), arb_midref(exact.raw()));
+  if (noise_.bits > 0) arb_set_round(out.raw(), out.raw(), noise_.bits);
+  const long index = answered_++;
+  if (noise_.pattern != NoisePattern::envelope) {
+    Ball u;
+    if (noise_.pattern == NoisePattern::uniform) {
+      u = Ball(Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52));
+    } else {
+      if (index >= static_cast<long>(noise_.signs.size())) throw_internal("noise sign pattern shorter than the query list");
+      u = Ball(static_cast<long>(noise_.signs[index]));
+    }
+    arb_mul_fmpz(u.raw(), u.raw(), fmpq_numref(noise_.eps.raw()), wp);
+    arb_div_fmpz(u.raw(), u.raw(), fmpq_denref(noise_.eps.raw()), wp);
+    arb_add(out.raw(), out.raw(), u.raw(), wp);
+  }
+  T a;
+  round_answer(out, exact, noise_, a);
+  return a;
 }
 
 const char* noise_pattern_name(NoisePattern p) {
@@ -341,8 +356,6 @@ Rational answer_score_spread(const Model& m, const Query& q) {
 
 Ball evaluate_ball(const Model& m, const Query& q) { return evaluate(m, q, Field<Ball>{}); }
 
-template Field<QTau> oracle_field<QTau>(long, long, const OracleNoise&, ExactSolver);
-template Field<Ball> oracle_field<Ball>(long, long, const OracleNoise&, ExactSolver);
 template Field<Mpfr> oracle_field<Mpfr>(long, long, const OracleNoise&, ExactSolver);
 template Field<double> oracle_field<double>(long, long, const OracleNoise&, ExactSolver);
 template class ModelOracle<QTau>;

@@ -7,9 +7,11 @@
 #include <functional>
 #include <numeric>
 
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/model/model_oracle.hpp"
 
@@ -31,37 +33,41 @@ Rational rat_of(const QTau& x, const char* what) {
   return q;
 }
 
+// Values, poles and answers: exact runs as rationals, tau-powers and Q(tau)
+// elements; the binary arithmetics as their exact dyadic values.
+ojson value_json(const QTau& x) { return rat_of(x, "a recovered value").str(); }
 template <class T>
 ojson value_json(const T& x) {
-  if constexpr (std::is_same_v<T, QTau>) return rat_of(x, "a recovered value").str();
-  else return binary_json(x);
+  return binary_json(x);
 }
 
+ojson pole_json(const QTau& r, const QTau& c) {
+  long n = 0;
+  if (!QTauAccess::is_tau_power(r, n)) throw_internal("certificate: a pole is not a power of tau");
+  return ojson{{"n", n}, {"c", value_json(c)}};
+}
 template <class T>
 ojson pole_json(const T& r, const T& c) {
-  if constexpr (std::is_same_v<T, QTau>) {
-    long n = 0;
-    if (!QTauAccess::is_tau_power(r, n)) throw_internal("certificate: a pole is not a power of tau");
-    return ojson{{"n", n}, {"c", value_json(c)}};
-  } else {
-    return ojson{{"r", value_json(r)}, {"c", value_json(c)}};
-  }
+  return ojson{{"r", value_json(r)}, {"c", value_json(c)}};
+}
+
+ojson answer_json(const QTau& x) { return qtau_json(x); }
+template <class T>
+ojson answer_json(const T& x) {
+  return binary_json(x);
 }
 
 // ---- tolerances (mpfr, double): rigorous bounds of the run's actual errors
-struct Mag {
-  mag_t m;
-  Mag() { mag_init(m); }
-  ~Mag() { mag_clear(m); }
-  Mag(const Mag&) = delete;
-  Mag& operator=(const Mag&) = delete;
-};
 
-template <class T>
-Ball exact_ball(const T& x) {
+// The binary value as a ball of radius 0 (exact).
+Ball exact_ball(const Mpfr& x) {
   Ball b;
-  if constexpr (std::is_same_v<T, Mpfr>) arf_set_mpfr(arb_midref(b.raw()), x.raw());  // exact, radius 0
-  else arb_set_d(b.raw(), x);
+  arf_set_mpfr(arb_midref(b.raw()), x.raw());
+  return b;
+}
+Ball exact_ball(double x) {
+  Ball b;
+  arb_set_d(b.raw(), x);
   return b;
 }
 template <class T>
@@ -72,9 +78,9 @@ Rational exact_rational(const T& x) {
 // m = max(m, upper bound of |x - y|)
 void raise_to_dist(mag_t m, const Ball& x, const Ball& y) {
   Ball d = x - y;
-  Mag t;
-  arb_get_mag(t.m, d.raw());
-  mag_max(m, m, t.m);
+  flint::Mag t;
+  arb_get_mag(t.v, d.raw());
+  mag_max(m, m, t.v);
 }
 
 // The head assignment with the least worst entry error (stages/4-match's
@@ -88,9 +94,9 @@ std::vector<int> best_match(int n, const std::function<double(int, int)>& cost) 
 }
 double log2_dist(const Ball& x, const Ball& y) {
   Ball d = x - y;
-  Mag t;
-  arb_get_mag(t.m, d.raw());
-  return mag_is_zero(t.m) ? -1e300 : mag_get_d_log2_approx(t.m);
+  flint::Mag t;
+  arb_get_mag(t.v, d.raw());
+  return mag_is_zero(t.v) ? -1e300 : mag_get_d_log2_approx(t.v);
 }
 
 // The smallest power of two >= 2 m (and >= 2^floor_exp), as an exact rational.
@@ -116,8 +122,8 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
   const int d = truth.d;
   std::vector<Ball> X;
   for (const auto& q : rec.queries) X.push_back(evaluate_ball(truth, q));
-  Mag ans, pairs, heads;
-  for (size_t i = 0; i < X.size(); ++i) raise_to_dist(ans.m, exact_ball(rec.answers[i]), X[i]);
+  flint::Mag ans, pairs, heads;
+  for (size_t i = 0; i < X.size(); ++i) raise_to_dist(ans.v, exact_ball(rec.answers[i]), X[i]);
 
   const int H = lo.H;
   const Ball one(1L);
@@ -130,9 +136,9 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
     for (int k = 0; k <= 2 * H; ++k) {
       Ball e = exact_ball(f.P);
       for (size_t h = 0; h < f.r.size(); ++h) e = e + exact_ball(f.c[h]) / (one + exact_ball(f.r[h]) * Ball(static_cast<long>(k)));
-      raise_to_dist(pairs.m, e, k == 0 ? Ball(dot(v, s.final_token)) : X[res.plan.query_index(static_cast<long>(p), k)]);
+      raise_to_dist(pairs.v, e, k == 0 ? Ball(dot(v, s.final_token)) : X[res.plan.query_index(static_cast<long>(p), k)]);
     }
-    raise_to_dist(pairs.m, exact_ball(f.P), Ball(dot(v, a)));
+    raise_to_dist(pairs.v, exact_ball(f.P), Ball(dot(v, a)));
     // true poles and residues of the heads visible at this pair
     std::vector<Ball> rt, ct;
     for (const auto& h : canon.heads) {
@@ -148,8 +154,8 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
       return std::max(log2_dist(exact_ball(f.r[g]), rt[h]), log2_dist(exact_ball(f.c[g]), ct[h]));
     });
     for (size_t g = 0; g < m.size(); ++g) {
-      raise_to_dist(pairs.m, exact_ball(f.r[g]), rt[m[g]]);
-      raise_to_dist(pairs.m, exact_ball(f.c[g]), ct[m[g]]);
+      raise_to_dist(pairs.v, exact_ball(f.r[g]), rt[m[g]]);
+      raise_to_dist(pairs.v, exact_ball(f.c[g]), ct[m[g]]);
     }
   }
 
@@ -163,7 +169,7 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
     }
     hm.heads.push_back(std::move(q));
   }
-  for (size_t i = 0; i < X.size(); ++i) raise_to_dist(heads.m, evaluate_ball(hm, rec.queries[i]), X[i]);
+  for (size_t i = 0; i < X.size(); ++i) raise_to_dist(heads.v, evaluate_ball(hm, rec.queries[i]), X[i]);
   if (hm.heads.size() == canon.heads.size()) {
     const auto m = best_match(static_cast<int>(hm.heads.size()), [&](int g, int h) {
       double c = -1e300;
@@ -175,14 +181,14 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
     });
     for (size_t g = 0; g < m.size(); ++g)
       for (int i = 0; i < d; ++i) {
-        raise_to_dist(heads.m, Ball(hm.heads[g].v[i]), Ball(canon.heads[m[g]].v[i]));
-        for (int j = 0; j < d; ++j) raise_to_dist(heads.m, Ball(hm.heads[g].W(i, j)), Ball(canon.heads[m[g]].W(i, j)));
+        raise_to_dist(heads.v, Ball(hm.heads[g].v[i]), Ball(canon.heads[m[g]].v[i]));
+        for (int j = 0; j < d; ++j) raise_to_dist(heads.v, Ball(hm.heads[g].W(i, j)), Ball(canon.heads[m[g]].W(i, j)));
       }
   }
   const long floor_exp = -(bits + 40);
-  return ojson{{"answers", pow2_above(ans.m, floor_exp).str()},
-               {"pairs", pow2_above(pairs.m, floor_exp).str()},
-               {"heads", pow2_above(heads.m, floor_exp).str()}};
+  return ojson{{"answers", pow2_above(ans.v, floor_exp).str()},
+               {"pairs", pow2_above(pairs.v, floor_exp).str()},
+               {"heads", pow2_above(heads.v, floor_exp).str()}};
 }
 
 }  // namespace
@@ -190,13 +196,13 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
 template <class T>
 std::string certificate_text(const Model& truth, const RecoverOptions& o, const LearnOptions& lo, const RecordingOracle<T>& rec,
                              const LearnResult<T>& res) {
-  constexpr Arith tag = Field<T>::tag;
-  const long bits = tag == Arith::ieee ? 53 : o.bits;
+  constexpr Arith tag = ArithPolicy<T>::arith;
+  const long bits = ArithPolicy<T>::reported_bits(o.bits);
   const int d = truth.d, H = lo.H;
   ojson doc{{"format", "mhaq-certificate"}, {"version", certificate_version}, {"mhaq_version", mhaq_version_string}, {"arith", arith_name(tag)}};
   if (!res.fallback_pairs.empty()) throw Error(ErrorKind::usage, "certificates do not cover the lean schedule's fallback links");
-  if constexpr (tag == Arith::exact) doc["L"] = QTauAccess::L(rec.field());
-  else doc["bits"] = bits;
+  ArithPolicy<T>::exact([&](const auto& F) { doc["L"] = QTauAccess::L(F); }, rec.field());
+  ArithPolicy<T>::approximate([&](const auto&) { doc["bits"] = bits; }, rec.field());
   doc["value_format"] = tag == Arith::exact ? kExactFormat : tag == Arith::ball ? kBallFormat : kFloatFormat;
   doc["inputs"] = ojson{{"seed", o.seed},
                         {"learner_seed", lo.seed},
@@ -215,14 +221,13 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
                         {"max_length", rec.max_length()},
                         {"length_bound", 2 * H + 1},
                         {"heads_recovered", res.heads.size()}};
-  if constexpr (!Field<T>::is_rigorous) doc["tolerances"] = tolerances_json(truth, lo, rec, res, bits);
+  ArithPolicy<T>::floats([&](const auto& R, const auto& S) { doc["tolerances"] = tolerances_json(truth, lo, R, S, bits); }, rec, res);
   doc["model"] = model_json(truth);
   doc["plan"] = plan_json(res.plan, res.redraws);
   ojson qs = ojson::array(), as = ojson::array();
   for (size_t i = 0; i < rec.queries.size(); ++i) {
     qs.push_back(query_json(i, rec.queries[i]));
-    if constexpr (tag == Arith::exact) as.push_back(qtau_json(rec.answers[i]));
-    else as.push_back(binary_json(rec.answers[i]));
+    as.push_back(answer_json(rec.answers[i]));
   }
   doc["queries"] = qs;
   doc["answers"] = as;

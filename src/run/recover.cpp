@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <type_traits>
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/certificate.hpp"
 #include "mhaq/run/external_run.hpp"
 #include "mhaq/analysis/design_search.hpp"
@@ -80,51 +82,6 @@ json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs) {
   return out;
 }
 
-// ---- comparison with the truth, one overload per arithmetic
-void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got) {
-  const bool m = exact_heads_match(got, canon);
-  r["exact_match"] = m;
-  f.agrees = m;
-  if (!m) f.disagreement = "the recovered heads differ from the canonical truth (exact comparison in Q)";
-}
-void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got) {
-  mag_t mx, t;
-  mag_init(mx);
-  mag_init(t);
-  for (const auto& g : got)
-    for (int i = 0; i < canon.d; ++i) {
-      mag_max(mx, mx, arb_radref(g.v[i].raw()));
-      for (int j = 0; j < canon.d; ++j) mag_max(mx, mx, arb_radref(g.W(i, j).raw()));
-    }
-  double l2 = -kInf;
-  if (!mag_is_zero(mx)) {
-    Ball b;
-    arf_set_mag(arb_midref(b.raw()), mx);
-    arb_log_base_ui(b.raw(), b.raw(), 2, 64);
-    l2 = b.mid_double();
-  }
-  mag_clear(mx);
-  mag_clear(t);
-  const bool c = ball_heads_contain(got, canon);
-  r["contains_truth"] = c;
-  r["max_radius"] = pow2_json(l2);
-  r["max_radius_decimal"] = decimal_of_log2(l2);
-  f.agrees = c;
-  if (!c) f.disagreement = "some output ball misses the canonical truth";
-}
-namespace {
-template <class T>
-void compare_float(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got) {
-  const double l2 = max_rel_error_log2(got, canon);
-  r["max_rel_error"] = pow2_json(l2);
-  r["max_rel_error_decimal"] = decimal_of_log2(l2);
-  f.agrees = l2 <= f.tolerance_log2;
-  if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(l2) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
-}
-}  // namespace
-void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got) { compare_float(r, f, canon, got); }
-void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got) { compare_float(r, f, canon, got); }
-
 RunFacts known_truth_facts(Arith a, const Model& canon) {
   RunFacts f;
   f.arith = a;
@@ -141,24 +98,6 @@ double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, 
   return std::log2(d + std::sqrt(static_cast<double>(d))) + m + std::log2(std::exp2(l2 - m) + std::exp2(l2n - m));
 }
 
-template <class T>
-void float_tolerance(json& r, RunFacts& facts, const Field<T>& F, const Rational& tolerance) {
-  if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
-    // the default tolerance follows the answers' accuracy: the learner's
-    // precision, the oracle's rounding and its noise, whichever is coarsest
-    facts.tolerance_log2 = tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(tolerance);
-    r["tolerance"] = pow2_json(facts.tolerance_log2);
-    r["tolerance_decimal"] = decimal_of_log2(facts.tolerance_log2);
-    char b[200];
-    std::snprintf(b, sizeof b, "equal within 2^%.0f relative, different beyond 2^%.0f, undecided between (answers accurate to 2^%.0f; floating-point judgement)",
-                  F.tol.yes_log2(F.precision()), F.tol.no_log2(F.precision()), F.tol.acc(F.precision()));
-    r["decision_tolerance"] = b;
-  }
-}
-template void float_tolerance<QTau>(json&, RunFacts&, const Field<QTau>&, const Rational&);
-template void float_tolerance<Ball>(json&, RunFacts&, const Field<Ball>&, const Rational&);
-template void float_tolerance<Mpfr>(json&, RunFacts&, const Field<Mpfr>&, const Rational&);
-template void float_tolerance<double>(json&, RunFacts&, const Field<double>&, const Rational&);
 template json heads_json<QTau>(const Field<QTau>&, const std::vector<LearnedHead<QTau>>&);
 template json heads_json<Ball>(const Field<Ball>&, const std::vector<LearnedHead<Ball>>&);
 template json heads_json<Mpfr>(const Field<Mpfr>&, const std::vector<LearnedHead<Mpfr>>&);
@@ -184,7 +123,6 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
     return std::numeric_limits<double>::quiet_NaN();
   }
 }
-double error_estimate(const Field<QTau>&, int, const LearnOptions&, const RecordingOracle<QTau>&, long, const Rational&, json&) { return 0; }
 
 // A float learner's "inconsistent" or "not identifiable" rests on tolerance decisions; it stands
 // only when the pair fits are accurate enough at this precision for those
@@ -204,19 +142,20 @@ Verdict reclassify(const Field<T>& F, int d, const LearnOptions& lo, const Recor
                 std::isfinite(err) ? err : 0.0, F.tol.no_log2(F.precision()));
   return {Status::unable, e.what() + std::string(std::isfinite(err) ? b : "; but at this precision some pair cannot be fitted reliably")};
 }
-Verdict reclassify(const Field<QTau>&, int, const LearnOptions&, const RecordingOracle<QTau>&, const Error& e) { return {status_of(e.kind()), e.what()}; }
-Verdict reclassify(const Field<Ball>&, int, const LearnOptions&, const RecordingOracle<Ball>&, const Error& e) { return {status_of(e.kind()), e.what()}; }
-double error_estimate(const Field<Ball>&, int, const LearnOptions&, const RecordingOracle<Ball>&, long, const Rational&, json&) { return 0; }
 
 template <class T>
 void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
-  std::unique_ptr<PrecisionScope> scope;
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  using P = ArithPolicy<T>;
+  const auto scope = P::precision(o.bits);
   ExternalSetup<T> ext;  // recover --oracle: the oracle the learner asks instead of the model's
   ext.stated_eps = o.noise_eps;
-  if constexpr (!Field<T>::is_exact) {
-    if (o.external && !start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, learner_plan(truth.d, lo).queries(), ext)) return;
-  }
+  bool started = true;
+  P::approximate(
+      [&](auto& e) {
+        if (o.external) started = start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, learner_plan(truth.d, lo).queries(), e);
+      },
+      ext);
+  if (!started) return;
   if (!ext.oracle) ext.oracle = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, noise, o.exact_solver);
   const Rational& stated_eps = ext.stated_eps;  // the answers' stated error, for the floats' kappa estimate
   RecordingOracle<T> rec(*ext.oracle);
@@ -225,8 +164,10 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   const bool truth_known = !o.external || o.external->truth_known;
   RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
   facts.arith = o.arith;
-  float_tolerance(r, facts, F, o.tolerance);
+  P::tolerance(r, facts, F, o.tolerance, true);
   Verdict v;
+  bool fallback_counted = false;  // fallback_queries already written
+  long repair_queries = 0;        // the learner's own count of repair queries
   try {
     const LearnResult<T> res = learn(black_box, lo);
     facts.self_check = res.self_check;
@@ -239,9 +180,11 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     if (!res.fallback_pairs.empty()) {
       r["fallback_pairs"] = res.fallback_pairs.size();
       r["fallback_queries"] = res.fallback_queries;
+      fallback_counted = true;
     }
     r["repairs"] = res.repairs.size();
     r["repair_queries"] = res.repair_queries;
+    repair_queries = res.repair_queries;
     if (!res.repairs.empty()) {
       json list = json::array();
       for (const Repair& p : res.repairs)
@@ -249,16 +192,20 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
       r["repaired_pairs"] = list;
     }
     r["heads"] = heads_json(F, res.heads);
-    facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, o.oracle_bits, stated_eps, r);
-    if (o.arith == Arith::mpfr || o.arith == Arith::ieee) {
-      r["error_estimate"] = pow2_json(facts.estimate_log2);
-      r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
-    }
-    if (truth_known) compare_with_truth(r, facts, canon, res.heads);
-    if constexpr (!Field<T>::is_exact) {
-      if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
-    }
-    if constexpr (std::is_same_v<T, Ball>) r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(res.heads));
+    P::floats(
+        [&](const auto& G, const auto& R) {
+          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, o.oracle_bits, stated_eps, r);
+          r["error_estimate"] = pow2_json(facts.estimate_log2);
+          r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+        },
+        F, rec);
+    if (truth_known) P::compare(r, facts, canon, res.heads);
+    P::approximate(
+        [&](const auto& heads) {
+          if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(heads, canon));
+        },
+        res.heads);
+    P::balls([&](const auto& heads) { r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(heads)); }, res.heads);
     v = judge(facts);
     finish_external(o, ext.session.get(), true);
     if (o.certificate && v.status == Status::ok) {
@@ -268,7 +215,8 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     }
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
-    v = reclassify(F, truth.d, lo, rec, e);
+    v = {status_of(e.kind()), e.what()};
+    P::floats([&](const auto& G, const auto& R) { v = reclassify(G, truth.d, lo, R, e); }, F, rec);
     r["heads_recovered"] = 0;
   }
   report_verdict(r, v);
@@ -282,21 +230,16 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   const long planned = learner_plan(truth.d, lo).query_count();
   if (black_box.queries() > planned) {
     if (lo.schedule != Schedule::paper) {
-      if (!r.contains("fallback_queries")) r["fallback_queries"] = black_box.queries() - planned;
-    } else if (r.value("repair_queries", 0L) == 0) {
+      if (!fallback_counted) r["fallback_queries"] = black_box.queries() - planned;
+    } else if (repair_queries == 0) {
       r["repair_queries"] = black_box.queries() - planned;
     }
   }
-  if constexpr (Field<T>::is_exact) r["L"] = QTauAccess::L(F);
+  P::exact([&](const auto& G) { r["L"] = QTauAccess::L(G); }, F);
 }
 
 void dispatch(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
-  switch (o.arith) {
-    case Arith::exact: run<QTau>(r, truth, canon, o, lo, noise); break;
-    case Arith::ball: run<Ball>(r, truth, canon, o, lo, noise); break;
-    case Arith::mpfr: run<Mpfr>(r, truth, canon, o, lo, noise); break;
-    case Arith::ieee: run<double>(r, truth, canon, o, lo, noise); break;
-  }
+  with_arith(o.arith, [&]<class T>() { run<T>(r, truth, canon, o, lo, noise); });
 }
 
 // Claim 4 side by side: kappa (first-order amplification at the true answers),
@@ -409,16 +352,17 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
     oa.bits = p;
     json ra = r;
     dispatch(ra, truth, canon, oa, lo, OracleNoise{});
-    calls += ra.value("queries", 0L);
-    const bool ok = ra["status"] == "ok" && ra["certified_relative_error"].is_number() &&
-                    std::log2(ra["certified_relative_error"].get<double>()) <= log2_T;
-    attempts.push_back({{"bits", p}, {"status", ra["status"]}, {"certified_relative_error", ra.value("certified_relative_error", json(nullptr))}});
+    const RecoverResult t = typed_result(ra);
+    calls += t.queries;
+    const json cre = t.certified_relative_error ? json(*t.certified_relative_error) : json(nullptr);
+    const bool ok = t.status == Status::ok && t.certified_relative_error && std::log2(*t.certified_relative_error) <= log2_T;
+    attempts.push_back({{"bits", p}, {"status", status_name(t.status)}, {"certified_relative_error", cre}});
     if (ok || p >= o.max_bits) {
-      r = ra;
+      r = std::move(ra);
       r["bits"] = p;
       r["bits_used"] = p;
-      if (!ok && r["status"] == "ok")
-        report_verdict(r, {Status::unable, "relative error " + ra["certified_relative_error"].dump() + " not certified below the target at the cap of " +
+      if (!ok && t.status == Status::ok)
+        report_verdict(r, {Status::unable, "relative error " + cre.dump() + " not certified below the target at the cap of " +
                                                std::to_string(o.max_bits) + " bits"});
       break;
     }
@@ -546,8 +490,7 @@ namespace {
 // the main run's queries, so the pilot's noise is uniform then.
 template <class T>
 TunedDesign tuned_pilot(const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
-  std::unique_ptr<PrecisionScope> scope;
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  const auto scope = ArithPolicy<T>::precision(o.bits);
   OracleNoise pn{o.oracle_bits, o.noise_eps, o.noise_seed ^ 0x9170ULL, NoisePattern::uniform, {}};
   ModelOracle<T> model_oracle(truth, lo.tokens.den, pn);
   Oracle<T>& black_box = model_oracle;
@@ -580,12 +523,10 @@ void choose_design(json& r, const Model& truth, const RecoverOptions& o, LearnOp
   }
   if (!o.target_error.is_zero()) throw Error(ErrorKind::usage, "--design tuned cannot be combined with --target-error");
   TunedDesign td;
-  switch (o.arith) {
-    case Arith::ball: td = tuned_pilot<Ball>(truth, o, lo); break;
-    case Arith::mpfr: td = tuned_pilot<Mpfr>(truth, o, lo); break;
-    case Arith::ieee: td = tuned_pilot<double>(truth, o, lo); break;
-    case Arith::exact: break;
-  }
+  // exact runs were refused above: the pilot is an approximate run
+  with_arith(o.arith, [&]<class T>() {
+    ArithPolicy<T>::approximate([&](auto number) { td = tuned_pilot<typename decltype(number)::type>(truth, o, lo); }, std::type_identity<T>{});
+  });
   lo.draws = td.draws;
   r["pilot_queries"] = td.pilot_queries;
   r["pilot_status"] = td.pilot_status;
@@ -642,8 +583,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
   r["arith"] = arith_name(o.arith);
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) r["bits"] = o.bits;
-  if (o.arith == Arith::ieee) r["bits"] = 53;
+  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r["bits"] = b;
   r["d"] = truth.d;
   r["H"] = lo.H;
   r["heads_known"] = lo.heads_is_bound ? "upper bound H0" : "exact";
@@ -697,7 +637,9 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   return r;
 }
 
-int recover_exit_code(const nlohmann::json& r) { return status_exit_code(parse_status(r.value("status", ""))); }
+RecoverResult recover_run(const Model& truth, const RecoverOptions& o) { return typed_result(recover(truth, o)); }
+
+int recover_exit_code(const nlohmann::json& r) { return typed_result(r).exit_code(); }
 
 std::string self_check_phrase(const std::string& v, bool transformer) {
   const std::string who = transformer ? "the recovered transformer" : "the heads";

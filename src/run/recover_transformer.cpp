@@ -9,6 +9,7 @@
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
+#include "mhaq/run/arith_policy.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
@@ -117,7 +118,7 @@ void compare(json& r, RunFacts& f, const TransformerModel& truth, const Transfor
     arb_log_base_ui(q.raw(), q.raw(), 2, working_precision());
     return q.mid_double();
   };
-  const bool rigorous = Field<T>::is_rigorous;
+  const bool rigorous = ArithPolicy<T>::truth_test == TruthTest::containment;
   if (static_cast<int>(res.W.size()) != H || static_cast<int>(res.neurons.size()) != m) {
     f.agrees = false;
     f.disagreement = std::to_string(res.W.size()) + " heads and " + std::to_string(res.neurons.size()) + " neurons recovered; the canonical truth has " +
@@ -205,75 +206,70 @@ void compare(json& r, RunFacts& f, const TransformerModel& truth, const Transfor
 // sum_j |d theta / d a_j| |a_j| 2^-p over the block's norm.
 template <class T>
 double error_estimate(const Field<T>& F, int d, const TransformerLearnOptions& lo, const RecordingOracle<T>& rec, json& r) {
-  if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
-    try {
-      TransformerLearnOptions l = lo;
-      l.checks = false;
-      ReplayOracle<T> replay(d, F, rec.queries, rec.answers);
-      JetOracle<T> jets(replay);
-      const TransformerLearnResult<Jet<T>> res = learn_transformer<Jet<T>>(jets, l);
-      std::vector<Ball> aabs;
-      for (const auto& a : rec.answers) {
-        Ball b = F.enclose(a);
-        arb_abs(b.raw(), b.raw());
-        aabs.push_back(b);
-      }
-      const double p = static_cast<double>(F.precision());
-      auto block = [&](const std::vector<const Jet<T>*>& xs) {
-        Ball s(0L), n2(0L);
-        for (const Jet<T>* x : xs) {
-          for (const auto& [j, dv] : x->grad()) {
-            Ball e = F.enclose(dv);
-            arb_abs(e.raw(), e.raw());
-            s += e * aabs[j];
-          }
-          const Ball v = F.enclose(x->value());
-          n2 += v * v;
-        }
-        arb_sqrt(n2.raw(), n2.raw(), 64);
-        if (!arb_is_positive(n2.raw())) n2 = Ball(1L);
-        s /= n2;
-        return arf_is_zero(arb_midref(s.raw())) ? -kInf : std::log2(s.mid_double()) - p;
-      };
-      double hw = -kInf, nw = -kInf;
-      for (const auto& W : res.W) {
-        std::vector<const Jet<T>*> xs;
-        for (int i = 0; i < d; ++i)
-          for (int j = 0; j < d; ++j) xs.push_back(&W(i, j));
-        hw = std::max(hw, block(xs));
-      }
-      for (const auto& n : res.neurons) {
-        std::vector<const Jet<T>*> xs;
-        for (const auto& Uh : n.U)
-          for (const auto& x : Uh) xs.push_back(&x);
-        nw = std::max(nw, block(xs));
-      }
-      const double m = std::max(hw, nw);
-      return std::isinf(m) && m < 0 ? -kInf : m + std::log2(std::exp2(hw - m) + std::exp2(nw - m));
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-      r["estimate_note"] = e.what();
-      return std::numeric_limits<double>::quiet_NaN();
+  try {
+    TransformerLearnOptions l = lo;
+    l.checks = false;
+    ReplayOracle<T> replay(d, F, rec.queries, rec.answers);
+    JetOracle<T> jets(replay);
+    const TransformerLearnResult<Jet<T>> res = learn_transformer<Jet<T>>(jets, l);
+    std::vector<Ball> aabs;
+    for (const auto& a : rec.answers) {
+      Ball b = F.enclose(a);
+      arb_abs(b.raw(), b.raw());
+      aabs.push_back(b);
     }
-  } else {
-    (void)F;
-    (void)d;
-    (void)lo;
-    (void)rec;
-    (void)r;
-    return 0;
+    const double p = static_cast<double>(F.precision());
+    auto block = [&](const std::vector<const Jet<T>*>& xs) {
+      Ball s(0L), n2(0L);
+      for (const Jet<T>* x : xs) {
+        for (const auto& [j, dv] : x->grad()) {
+          Ball e = F.enclose(dv);
+          arb_abs(e.raw(), e.raw());
+          s += e * aabs[j];
+        }
+        const Ball v = F.enclose(x->value());
+        n2 += v * v;
+      }
+      arb_sqrt(n2.raw(), n2.raw(), 64);
+      if (!arb_is_positive(n2.raw())) n2 = Ball(1L);
+      s /= n2;
+      return arf_is_zero(arb_midref(s.raw())) ? -kInf : std::log2(s.mid_double()) - p;
+    };
+    double hw = -kInf, nw = -kInf;
+    for (const auto& W : res.W) {
+      std::vector<const Jet<T>*> xs;
+      for (int i = 0; i < d; ++i)
+        for (int j = 0; j < d; ++j) xs.push_back(&W(i, j));
+      hw = std::max(hw, block(xs));
+    }
+    for (const auto& n : res.neurons) {
+      std::vector<const Jet<T>*> xs;
+      for (const auto& Uh : n.U)
+        for (const auto& x : Uh) xs.push_back(&x);
+      nw = std::max(nw, block(xs));
+    }
+    const double m = std::max(hw, nw);
+    return std::isinf(m) && m < 0 ? -kInf : m + std::log2(std::exp2(hw - m) + std::exp2(nw - m));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    r["estimate_note"] = e.what();
+    return std::numeric_limits<double>::quiet_NaN();
   }
 }
 
 template <class T>
 void run(json& r, const TransformerModel& truth, const TransformerModel& canon, const RecoverOptions& o, const TransformerLearnOptions& lo) {
-  std::unique_ptr<PrecisionScope> scope;
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  using P = ArithPolicy<T>;
+  const auto scope = P::precision(o.bits);
   // an external oracle when given (recover --oracle; the learner is adaptive: no queries sent ahead), else the model's own
   ExternalSetup<T> ext;
-  if constexpr (!Field<T>::is_exact) {
-    if (o.external && !start_external(r, o, truth.d, oracle_protocol::ModelKind::transformer, {}, ext)) return;
-  }
+  bool started = true;
+  P::approximate(
+      [&](auto& e) {
+        if (o.external) started = start_external(r, o, truth.d, oracle_protocol::ModelKind::transformer, {}, e);
+      },
+      ext);
+  if (!started) return;
   if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, lo.tokens.den);
   RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
@@ -282,11 +278,7 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
   facts.arith = o.arith;
   facts.truth_known = true;
   facts.heads_true = canon.heads();
-  if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
-    facts.tolerance_log2 = o.tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(o.tolerance);
-    r["tolerance"] = pow2_json(facts.tolerance_log2);
-    r["tolerance_decimal"] = decimal_of_log2(facts.tolerance_log2);
-  }
+  P::tolerance(r, facts, F, o.tolerance, false);
   Verdict v;
   try {
     const TransformerLearnResult<T> res = learn_transformer(black_box, lo);
@@ -300,11 +292,13 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
     r["queries_by_phase"] = {{"attention", res.queries_attention}, {"regions", res.queries_regions}, {"verification", res.queries_verify}};
     r["path"] = {{"probes", res.probes}, {"crossings", res.crossings}, {"undecided_flats", res.undecided_flats}};
     r["model"] = learned_json(F, res);
-    facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, r);
-    if (o.arith == Arith::mpfr || o.arith == Arith::ieee) {
-      r["error_estimate"] = pow2_json(facts.estimate_log2);
-      r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
-    }
+    P::floats(
+        [&](const auto& G, const auto& R) {
+          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, r);
+          r["error_estimate"] = pow2_json(facts.estimate_log2);
+          r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+        },
+        F, rec);
     compare(r, facts, truth, canon, res, F, lo.tokens.den, o.seed);
     v = judge(facts);
     finish_external(o, ext.session.get(), true);
@@ -319,7 +313,7 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
   r["max_length"] = black_box.max_length();
   finish_external(o, ext.session.get(), false);
   external_remedy(r, o);
-  if constexpr (Field<T>::is_exact) r["L"] = QTauAccess::L(F);
+  P::exact([&](const auto& G) { r["L"] = QTauAccess::L(G); }, F);
 }
 }  // namespace
 
@@ -341,8 +335,7 @@ nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverO
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
   r["model_kind"] = "transformer";
   r["arith"] = arith_name(o.arith);
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) r["bits"] = o.bits;
-  if (o.arith == Arith::ieee) r["bits"] = 53;
+  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r["bits"] = b;
   r["d"] = truth.d;
   r["H"] = lo.H;
   r["heads_known"] = "exact";
@@ -353,14 +346,11 @@ nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverO
   r["neurons_true"] = canon.neurons();
   r["attention_paper_bound"] = paper_query_bound(truth.d, lo.H);
   r["token_den"] = den;
-  switch (o.arith) {
-    case Arith::exact: run<QTau>(r, truth, canon, o, lo); break;
-    case Arith::ball: run<Ball>(r, truth, canon, o, lo); break;
-    case Arith::mpfr: run<Mpfr>(r, truth, canon, o, lo); break;
-    case Arith::ieee: run<double>(r, truth, canon, o, lo); break;
-  }
+  with_arith(o.arith, [&]<class T>() { run<T>(r, truth, canon, o, lo); });
   return r;
 }
+
+RecoverResult recover_transformer_run(const TransformerModel& truth, const RecoverOptions& o) { return typed_result(recover_transformer(truth, o)); }
 
 std::string transformer_report(const nlohmann::json& r) {
   std::ostringstream o;

@@ -60,11 +60,21 @@ class ModelOracle final : public Oracle<T> {
   long answered_ = 0;  // answers given so far (index into noise_.signs)
   std::shared_ptr<const IntModel> int_model_;
 };
+// Exact answers are elements of Q(tau), rounded and perturbed exactly when
+// the oracle is approximate; the other arithmetics round an enclosure.
+template <>
+QTau ModelOracle<QTau>::answer(const Query& q);
+template <>
+Field<QTau> ModelOracle<QTau>::make_field() const;
 
 // The arithmetic an oracle's answers live in: Q(tau) with L = w_den token_den^2
 // (exact), the stated accuracy of rounding and noise (floats), or balls.
 template <class T>
 Field<T> oracle_field(long w_den, long token_den, const OracleNoise& noise, ExactSolver solver = ExactSolver::sparse);
+template <>
+Field<QTau> oracle_field<QTau>(long w_den, long token_den, const OracleNoise& noise, ExactSolver solver);
+template <>
+Field<Ball> oracle_field<Ball>(long w_den, long token_den, const OracleNoise& noise, ExactSolver solver);
 // Error(input) unless every token has dimension d and entries in (1/token_den)Z.
 void check_query_grid(const Query& q, int d, long token_den);
 

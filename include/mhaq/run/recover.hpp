@@ -16,6 +16,7 @@
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/recover_options.hpp"
+#include "mhaq/run/run_result.hpp"
 
 namespace mhaq {
 
@@ -56,6 +57,8 @@ double default_tolerance_log2(long bits);
 // queries counts the pilot's too. With target_error: bits_used, bits_start, kappa_estimate,
 // attempts.
 nlohmann::json recover(const Model& truth, const RecoverOptions& o);
+// The same run as a typed result (run/run_result.hpp), as the tools use it.
+RecoverResult recover_run(const Model& truth, const RecoverOptions& o);
 
 // The same for a hidden one-layer transformer (claim 5): the transformer
 // learner through the oracle only, then the comparison with the canonical
@@ -63,6 +66,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o);
 // max_rel_error) and the judge. Fields as recover's plus model_kind,
 // neurons_true, neurons_recovered, queries_by_phase.
 nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o);
+RecoverResult recover_transformer_run(const TransformerModel& truth, const RecoverOptions& o);
 std::string transformer_report(const nlohmann::json& r);
 
 // Exact recovered heads equal the canonical heads of the truth (entries
@@ -80,23 +84,11 @@ bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& 
 template <class T>
 double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon);
 
-// Shared by recover and the baselines (evidence/baseline.hpp):
-// the heads as JSON strings (F.str);
+// Shared by recover and the baselines (evidence/baseline.hpp): the heads as
+// JSON strings (F.str). The comparison with the truth and the tolerance are
+// the arithmetic's policy (run/arith_policy.hpp).
 template <class T>
 nlohmann::json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs);
-// the comparison with the canonical truth, into r and f: exact_match
-// (equality in Q), contains_truth and max_radius (balls), or max_rel_error
-// against f.tolerance_log2 (floats); f.agrees and f.disagreement are set;
-void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got);
-void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got);
-void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got);
-void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got);
-// floats: the run's tolerance on max_rel_error (tolerance, or 0 for
-// 2^(acc/4)) into f.tolerance_log2, and the decision tolerance into r;
-// nothing for exact and balls.
-template <class T>
-void float_tolerance(nlohmann::json& r, RunFacts& f, const Field<T>& F, const Rational& tolerance);
-
 // The judge's facts of a run whose truth is known (canon), before it runs.
 RunFacts known_truth_facts(Arith a, const Model& canon);
 // A float run's first-order error estimate in the metric of max_rel_error

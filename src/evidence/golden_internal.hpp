@@ -1,0 +1,56 @@
+// What the golden-file sources share (golden.cpp: decimals, export and the
+// JSON they write; golden_check.cpp: the readers and the comparison;
+// golden_transformer.cpp: transformer files). Not a public header.
+#pragma once
+#include <arb.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/flint_wrappers.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/evidence/golden.hpp"
+#include "mhaq/run/json_out.hpp"
+#include "mhaq/stages/learner.hpp"
+
+namespace mhaq {
+
+std::string golden_export_transformer(const GoldenInputs& in);
+GoldenCheckResult golden_check_transformer(const nlohmann::json& doc, int threads);
+
+namespace golden_internal {
+
+// ---- export (golden.cpp)
+// How the files write decimals (the header's decimal_format).
+extern const char* kDecimalFormat;
+void check_digits(long D);
+TokenSpec golden_design_grid();  // the token grid of files with a design
+void qtau_arb(arb_t out, const QTau& x, long L, long prec);
+ojson answer_json(size_t index, const QTau& x, long L, long digits);
+ojson poles_json(const std::vector<long>& n, const std::vector<std::string>& c, long L);
+ojson heads_json(const std::vector<LearnedHead<QTau>>& hs);
+std::optional<Draws> golden_design(const GoldenInputs& in, const LearnOptions& lo, long& pilot_queries);
+ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& tok, long pilot_queries = 0);
+ojson header_json(long L, long digits, Arith arith, long bits);
+LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpec& tok, int threads);
+ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, Arith arith, long bits);
+
+// ---- readers and comparison (golden_check.cpp): every malformed field is
+// Error(input) naming its JSON path
+const nlohmann::json& need(const nlohmann::json& j, const std::string& key, const std::string& path);
+const nlohmann::json& need_array(const nlohmann::json& j, const std::string& key, const std::string& path,
+                                 size_t max = static_cast<size_t>(limits::max_plan_queries));
+long need_int(const nlohmann::json& j, const std::string& key, const std::string& path, long lo, long hi);
+std::uint64_t need_u64(const nlohmann::json& j, const std::string& key, const std::string& path);
+std::string need_str(const nlohmann::json& j, const std::string& key, const std::string& path);
+bool need_bool(const nlohmann::json& j, const std::string& key, const std::string& path);
+Rational parse_rat(const nlohmann::json& e, const std::string& path, size_t max_chars = static_cast<size_t>(limits::max_entry_chars));
+// Compares a file's field with the re-derived one, counting it in out.
+void diff(const nlohmann::json& got, const nlohmann::json& exp, const std::string& path, GoldenCheckResult& out);
+
+}  // namespace golden_internal
+}  // namespace mhaq
