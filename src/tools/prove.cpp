@@ -2243,6 +2243,12 @@ void check_repair_witness(const ProveOptions& o, bool broken, LemmaCheck& out) {
                std::to_string(agree) + " planned queries and differ at the learner's first witness";
 }
 
+}  // namespace
+
+void check_single_crossing(const ProveOptions& o, bool broken, LemmaCheck& out);  // prove_single_crossing.cpp
+
+namespace {
+
 struct Entry {
   const char* id;
   const char* title;
@@ -2276,6 +2282,8 @@ const std::vector<Entry>& registry() {
        check_compact_limits},
       {"21-repair-witness", "distinct canonical models differ at a random sequence of length 2H+1: a repaired run's witnesses", "exact randomized",
        check_repair_witness},
+      {"22-single-crossing", "a crossing accepted by the single-crossing test is one hyperplane up to the certified angle", "exact randomized + blind run",
+       check_single_crossing},
       {"30-pair-sensitivity-closed-form", "a pair's inverse Jacobian in closed form; the predicted kappa of a design", "Arb balls + MPFR + jets",
        check_pair_closed_form},
       {"31-mean-value-certified-bound", "verified ball solves; the mean-value bound holds and is first-order tight", "exact + Arb + MPFR randomized",

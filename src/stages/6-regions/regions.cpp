@@ -3,12 +3,14 @@
 #include "mhaq/stages/6-regions/regions.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <optional>
 
 #include "mhaq/arith/all_fields.hpp"
+#include "mhaq/stages/6-regions/resolution.hpp"
 
 namespace mhaq {
 
@@ -92,6 +94,55 @@ Truth equal_values(const Field<T>& fld, const RegionValues<T>& a, const RegionVa
   return t;
 }
 
+
+// Differences of two flat vectors compared entrywise against their overall scale.
+template <class T>
+Truth equal_flat(const Field<T>& fld, const std::vector<T>& a, const std::vector<T>& b) {
+  T scale = fld.from(Rational(0));
+  for (size_t i = 0; i < a.size(); ++i) scale = scale + fld.abs(a[i]) + fld.abs(b[i]);
+  Truth t = Truth::yes;
+  for (size_t i = 0; i < a.size() && t != Truth::no; ++i) t = truth_and(t, fld.equal(a[i], b[i], scale));
+  return t;
+}
+
+// sqrt(x . x) to about 2^-10, by an integer square root: sizes for placing
+// test points (choices, made without floats).
+Rational approx_norm(const QVec& x) {
+  const Rational s = dot(x, x) * Rational(1L << 20);
+  return s.isqrt_floor() / Rational(1L << 10);
+}
+
+QVec scaled(const QVec& x, const Rational& c) {
+  QVec y = x;
+  for (auto& v : y) v *= c;
+  return y;
+}
+
+QVec plus(const QVec& x, const QVec& y, const Rational& c) {  // x + c y
+  QVec z = x;
+  for (size_t i = 0; i < z.size(); ++i) z[i] += c * y[i];
+  return z;
+}
+
+QVec to_grid(const QVec& x, long den) {
+  QVec y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = (x[i] * Rational(den) + Rational(1, 2)).floor() / Rational(den);
+  return y;
+}
+
+template <class T>
+std::string vec_str(const Field<T>& fld, const std::vector<T>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fld.str(v[i]);
+  return s + ")";
+}
+
+std::string qvec_str(const QVec& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
+  return s + ")";
+}
+
 }  // namespace
 
 template <ArithField F>
@@ -101,7 +152,11 @@ RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename
   // that straddles a hyperplane is not: the values at x and at 2x must agree,
   // and every extra sample must fit; otherwise the point is doubled again.
   using T = typename F::value_type;
-  auto at_scale = [&](const QVec& at, Truth& stable) {
+  // Successive scales use offsets of opposite signs: at a token exactly on a
+  // hyperplane (possible on the grid) a pair's sign pattern depends on the
+  // offsets and not on the scale, so +Delta and -Delta give different mixed
+  // values there, while off every hyperplane both give the region's.
+  auto at_scale = [&](const QVec& at, Truth& stable, bool negate) {
     // two heads with equal poles at an offset make its system singular at this
     // point only: the next offsets Delta + k E are tried, E with every entry
     // nonzero (1/8 on the diagonal, +-1/16 off it: still on the token grid), so that an offset
@@ -111,6 +166,9 @@ RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename
       for (int r = 0; r < D.rows(); ++r)
         for (int c = 0; c < D.cols(); ++c) D(r, c) += Rational(k) * (r == c ? Rational(1, 8) : Rational((r + c) % 2 ? 1 : -1, 16));
       if (det(D).is_zero()) continue;
+      if (negate)
+        for (int r = 0; r < D.rows(); ++r)
+          for (int c = 0; c < D.cols(); ++c) D(r, c) = -D(r, c);
       try {
         return at_point(fld, oracle, W, at, D, stable);
       } catch (const Error& e) {
@@ -121,12 +179,12 @@ RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename
   };
   QVec at = x;
   Truth st_prev = Truth::unknown;
-  RegionValues<T> prev = at_scale(at, st_prev);
+  RegionValues<T> prev = at_scale(at, st_prev, false);
   for (int s = 0; s < design.max_scale_ups; ++s) {
     QVec next = at;
     for (auto& c : next) c *= Rational(2);  // same region, offsets relatively halved
     Truth st = Truth::unknown;
-    RegionValues<T> cur = at_scale(next, st);
+    RegionValues<T> cur = at_scale(next, st, s % 2 == 0);
     if (st_prev != Truth::no && st != Truth::no && equal_values(fld, prev, cur) != Truth::no) return cur;
     at = next;
     prev = std::move(cur);
@@ -143,10 +201,24 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
                                                  const RegionDesign& design, int neurons_told) {
   using T = typename F::value_type;
   PathSearch<T> out;
-  auto probe = [&](const QVec& x) {
-    if (++out.probes > design.max_probes)
-      throw_unable("the path search needed more than " + std::to_string(design.max_probes) + " region evaluations");
-    return region_values(fld, oracle, W, x, design);
+  // A probe that lands exactly on a hyperplane (its pairs flip at every
+  // scale) is moved by one grid step, at most twice; the moved point replaces
+  // it. A pair flipping everywhere after that is the ubar_j = 0 condition.
+  auto probe = [&](QVec& x, bool may_move = true) {
+    const int d = static_cast<int>(x.size());
+    for (int attempt = 0;; ++attempt) {
+      if (++out.probes > design.max_probes)
+        throw_unable("the path search needed more than " + std::to_string(design.max_probes) + " region evaluations");
+      QVec y = x;
+      if (attempt > 0) y[(attempt - 1) % d] += Rational(1, design.grid_den);
+      try {
+        RegionValues<T> e = region_values(fld, oracle, W, y, design);
+        x = y;
+        return e;
+      } catch (const Error& err) {
+        if (err.kind() != ErrorKind::not_identifiable || attempt >= 2 || !may_move) throw;
+      }
+    }
   };
   struct Piece {
     QVec a, b;
@@ -154,13 +226,15 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
     int depth;
     long zoom = 1;
   };
-  QVec mp = p;
+  QVec p0 = p, q0 = q, mp = p;
   for (auto& c : mp) c = -c;
-  const RegionValues<T> ep = probe(p), eq = probe(q), em = probe(mp);
+  // the path's corners stay put (p and -p must stay antipodal): a corner on a
+  // hyperplane ends this path attempt
+  const RegionValues<T> ep = probe(p0, false), eq = probe(q0, false), em = probe(mp, false);
   out.start = ep;
   out.end = em;
   // depth-first, in path order, so crossings come out ordered
-  std::vector<Piece> stack{{q, mp, eq, em, 0, 1}, {p, q, ep, eq, 0, 1}};
+  std::vector<Piece> stack{{q0, mp, eq, em, 0, 1}, {p0, q0, ep, eq, 0, 1}};
   auto point_at = [&](const QVec& a, const QVec& b, const T& t) {
     QVec x(a.size());
     for (size_t c = 0; c < a.size(); ++c) x[c] = fld.nearest(fld.from(a[c]) + t * fld.from(b[c] - a[c]), design.grid_den);
@@ -170,14 +244,24 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
   while (!stack.empty() && !found_all()) {
     Piece pc = std::move(stack.back());
     stack.pop_back();
+    static const bool trace = std::getenv("MHAQ_TRACE_PATH") != nullptr;  // TEMP
+    if (trace) std::fprintf(stderr, "piece depth %d a=%s b=%s ea=%s eb=%s\n", pc.depth, qvec_str(pc.a).c_str(), qvec_str(pc.b).c_str(), vec_str(fld, pc.ea.flat()).c_str(), vec_str(fld, pc.eb.flat()).c_str());
     const Truth same = equal_values(fld, pc.ea, pc.eb);
     if (same == Truth::yes) continue;
     if (same == Truth::unknown) {
       ++out.undecided_flats;
       continue;
     }
-    if (pc.depth > 40 || pc.a == pc.b)
-      throw_degenerate("two crossings of the path lie closer together than the token grid resolves (another seed moves the path)");
+    auto too_close = [&]() {
+      const std::vector<T> fa0 = pc.ea.flat(), fb0 = pc.eb.flat();
+      std::vector<T> jj(fa0.size());
+      for (size_t i = 0; i < jj.size(); ++i) jj[i] = fb0[i] - fa0[i];
+      throw_degenerate("two or more neuron hyperplanes cross the path between " + qvec_str(pc.a) + " and " + qvec_str(pc.b) +
+                       " (combined jump " + vec_str(fld, jj) + "), closer together than the token grid resolves" +
+                       (out.resolution_deg >= 0 ? " (the crossings certified so far resolve " + std::to_string(out.resolution_deg) + " degrees)" : std::string()) +
+                       "; they are distinct hyperplanes that this path cannot separate (another seed moves the path)");
+    };
+    if (pc.depth > 40 || pc.a == pc.b) too_close();
     // Zoom: the regions are cones, so 2a -> 2b crosses the same hyperplanes in
     // the same order with twice the grid resolution (queries at 2x have larger
     // scores, hence higher degrees in exact mode: only where needed, at most 64x).
@@ -202,7 +286,10 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
     // only: a jump with zero normal, which no hyperplane explains.
     Truth zero_normal = Truth::yes;
     for (int c = 0; c < d; ++c) zero_normal = truth_and(zero_normal, fld.is_zero(n[c]));
-    if (zero_normal == Truth::yes)
+    // Three or more crossings in one piece can also sum to a zero normal:
+    // such a piece is bisected first, and only a zero normal that persists
+    // through many halvings is taken as the condition failing.
+    if (zero_normal == Truth::yes && pc.depth >= 12)
       throw_not_identifiable("the region values jump with zero hyperplane normal sum_h jump_h: some neuron's pre-activation does not follow "
                              "the final token (condition ubar_j = sum_h U_{h,j} != 0 fails)");
     const T na = dot_q(fld, pc.a, n), nb = dot_q(fld, pc.b, n);
@@ -222,17 +309,136 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
     const T eta = fld.from(Rational(4) / (Rational(design.probe_den) * span));
     const T qa = t * fld.from(Rational(1, 4)), qb = (fld.from(Rational(1)) - t) * fld.from(Rational(1, 4));
     const T tl = t - (fld.is_positive(qa - eta) == Truth::yes ? eta : qa), tr = t + (fld.is_positive(qb - eta) == Truth::yes ? eta : qb);
-    const QVec xl = point_at(pc.a, pc.b, tl), xr = point_at(pc.a, pc.b, tr);
-    if (xl == pc.a || xr == pc.b || xl == xr)
-      throw_degenerate("two crossings of the path lie closer together than the token grid resolves (another seed moves the path)");
+    QVec xl = point_at(pc.a, pc.b, tl), xr = point_at(pc.a, pc.b, tr);
+    if (xl == pc.a || xr == pc.b || xl == xr) too_close();
     const RegionValues<T> el = probe(xl), er = probe(xr);
-    if (opposite == Truth::yes && equal_values(fld, el, pc.ea) != Truth::no && equal_values(fld, er, pc.eb) != Truth::no &&
+    if (zero_normal != Truth::yes && opposite == Truth::yes && equal_values(fld, el, pc.ea) != Truth::no && equal_values(fld, er, pc.eb) != Truth::no &&
         equal_values(fld, el, er) == Truth::no) {
       Crossing<T> c;
       const std::vector<T> vl = el.flat(), vr = er.flat();
       for (size_t i = 0; i < vl.size(); ++i) c.jump.push_back(vr[i] - vl[i]);
       c.before = xl;
       c.after = xr;
+      if (!design.single_crossing_test || d == 1) {  // d = 1: every hyperplane is the point 0 (no angle to resolve)
+        out.crossings.push_back(std::move(c));
+        continue;
+      }
+      // ---- the single-crossing test (proofs/22)
+      const long fine = 1L << 24;
+      QVec nq(d);
+      for (int i = 0; i < d; ++i) nq[i] = fld.nearest(n[i], fine);
+      c.normal = nq;
+      const QVec s = pc.b - pc.a;
+      const Rational tq = fld.nearest(t, fine), tlq = fld.nearest(tl, fine), trq = fld.nearest(tr, fine);
+      const QVec xc = plus(pc.a, s, tq);  // the predicted crossing
+      Rational ns = dot(nq, s);
+      if (ns.sign() < 0) ns = -ns;
+      const Rational xn = approx_norm(xc), nn = approx_norm(nq);
+      const int after_side = dot(nq, xr).sign();
+      auto uncertified = [&](const std::string& why) {
+        throw_degenerate("the path's crossing near " + qvec_str(xc) + " (jump " + vec_str(fld, c.jump) + ", predicted normal " + qvec_str(nq) +
+                         ") is not certified as one neuron's hyperplane: " + why + " (another seed draws another path)");
+      };
+      if (ns.is_zero() || xn.is_zero() || nn.is_zero() || after_side == 0 || dot(nq, xl).sign() != -after_side)
+        uncertified("the predicted hyperplane does not separate the close probes");
+      // Test points sit window |x| from the predicted hyperplane, scaled (the
+      // regions are cones) until |n^T y| >= ||J||_1: a pair [(y + delta) x k, y]
+      // moves a pre-activation of the jump's neurons by at most
+      // sum_h |J_h^T delta| <= ||J||_1 / 2 (offset entries below 1/2, in the
+      // units of n), so no pair of a test point straddles their hyperplanes.
+      Rational J1(0);
+      for (const T& x : c.jump) {
+        const Rational r = fld.nearest(x, fine);
+        J1 += r.sign() < 0 ? -r : r;
+      }
+      J1 += Rational(1, 16);
+      Rational Z(1);
+      while (design.window * xn * nn * Z < J1) Z *= Rational(2);
+      auto try_probe = [&](QVec& x, RegionValues<T>& e) {
+        try {
+          ++out.test_probes;
+          e = probe(x);
+          return true;
+        } catch (const Error& err) {
+          if (err.kind() != ErrorKind::not_identifiable && err.kind() != ErrorKind::degenerate) throw;
+          return false;  // a pair that flips at every scale: another hyperplane runs through the test point
+        }
+      };
+      std::vector<std::pair<QVec, QVec>> pairs;
+      const Rational tau = design.window * xn * nn / ns;  // moves xc by window |xc| across the predicted hyperplane
+      // a close probe already within the window serves as that side's test point
+      const bool left_in = !(tq - tau > tlq), right_in = !(tq + tau < trq);
+      if (left_in && right_in) {
+        pairs.push_back({xl, xr});
+      } else {
+        QVec ym = left_in ? scaled(xl, Z) : to_grid(scaled(plus(xc, s, -tau), Z), design.grid_den);
+        QVec yp = right_in ? scaled(xr, Z) : to_grid(scaled(plus(xc, s, tau), Z), design.grid_den);
+        if (dot(nq, ym).sign() != -after_side || dot(nq, yp).sign() != after_side) uncertified("a test point fell on the wrong side");
+        RegionValues<T> em = el, ep = er;
+        if ((!left_in && !try_probe(ym, em)) || (!right_in && !try_probe(yp, ep)))
+          uncertified("a test pair near the predicted crossing meets another hyperplane");
+        if (trace) std::fprintf(stderr, "  near test xl=%s xr=%s ym=%s yp=%s el=%s em=%s ep=%s er=%s\n", qvec_str(xl).c_str(), qvec_str(xr).c_str(), qvec_str(ym).c_str(), qvec_str(yp).c_str(), vec_str(fld, el.flat()).c_str(), vec_str(fld, em.flat()).c_str(), vec_str(fld, ep.flat()).c_str(), vec_str(fld, er.flat()).c_str());
+        if (equal_values(fld, em, el) == Truth::no || equal_values(fld, ep, er) == Truth::no) {
+          // another hyperplane inside the window: the piece holds two or more
+          // crossings, now separated by the test points (same plane, same
+          // order, all at the test points' scale so that rounding to the grid
+          // keeps them in order)
+          stack.push_back({yp, scaled(xr, Z), ep, er, pc.depth + 1, pc.zoom});
+          stack.push_back({ym, yp, em, ep, pc.depth + 1, pc.zoom});
+          stack.push_back({scaled(xl, Z), ym, el, em, pc.depth + 1, pc.zoom});
+          continue;
+        }
+        pairs.push_back({ym, yp});
+      }
+      if (d >= 3) {
+        // far from the path: directions of the predicted hyperplane orthogonal
+        // to the crossing; a single hyperplane shows the same jump there
+        const QVec xp = plus(xc, nq, -dot(xc, nq) / dot(nq, nq));
+        std::vector<QVec> dirs;
+        for (int e = 0; e < d && static_cast<int>(dirs.size()) < d - 2; ++e) {
+          QVec v(d, Rational(0));
+          v[e] = Rational(1);
+          v = plus(v, nq, -dot(v, nq) / dot(nq, nq));
+          if (!dot(xp, xp).is_zero()) v = plus(v, xp, -dot(v, xp) / dot(xp, xp));
+          for (const auto& m : dirs) v = plus(v, m, -dot(v, m) / dot(m, m));
+          if (!dot(v, v).is_zero()) dirs.push_back(v);
+        }
+        const Rational R = J1 / (design.window * nn) * Rational(2);  // |z|: then |n^T z+-| = 2 ||J||_1 (the rule above, doubled for the rounding of z)
+        const Rational off = design.window * R / nn * Rational(after_side);
+        const std::vector<T> vj = c.jump;
+        for (const QVec& m : dirs) {
+          bool shown = false;
+          // the direction itself, then halfway towards the crossing (another
+          // hyperplane may run through the first test point by chance)
+          for (int variant = 0; variant < 2 && !shown; ++variant) {
+            QVec z = m;
+            if (variant == 1) z = plus(scaled(m, Rational(1) / approx_norm(m)), xp, Rational(1) / approx_norm(xp));
+            const Rational zn = approx_norm(z);
+            if (zn.is_zero()) continue;
+            z = scaled(z, R / zn);
+            QVec zm = to_grid(plus(z, nq, -off), design.grid_den), zp = to_grid(plus(z, nq, off), design.grid_den);
+            if (dot(nq, zm).sign() != -after_side || dot(nq, zp).sign() != after_side) continue;
+            RegionValues<T> ezm, ezp;
+            if (!try_probe(zm, ezm) || !try_probe(zp, ezp)) continue;
+            const std::vector<T> fm = ezm.flat(), fp = ezp.flat();
+            std::vector<T> jz(fm.size());
+            for (size_t i = 0; i < fm.size(); ++i) jz[i] = fp[i] - fm[i];
+            if (equal_flat(fld, jz, vj) == Truth::no) continue;
+            pairs.push_back({zm, zp});
+            shown = true;
+          }
+          if (!shown)
+            uncertified("far from the path along the predicted hyperplane the jump differs: two hyperplanes meet near the path, or the jump "
+                        "is two neurons'");
+        }
+      }
+      std::vector<long double> nl(d);
+      for (int i = 0; i < d; ++i) nl[i] = static_cast<long double>(nq[i].approx_double());
+      const double phi = separating_half_angle(pairs, nl);
+      if (!(phi < std::acos(-1.0) / 2)) uncertified("the test pairs do not confine the hyperplane");
+      c.resolution_deg = resolution_degrees(phi);
+      if (trace) std::fprintf(stderr, "  accepted jump %s normal %s pairs %zu resolution %g\n", vec_str(fld, c.jump).c_str(), qvec_str(nq).c_str(), pairs.size(), c.resolution_deg);
+      out.resolution_deg = std::max(out.resolution_deg, c.resolution_deg);
       out.crossings.push_back(std::move(c));
       continue;
     }
