@@ -323,7 +323,11 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
         out.crossings.push_back(std::move(c));
         continue;
       }
-      // ---- the single-crossing test (proofs/22)
+      // ---- the single-crossing test (proofs/22), on single tokens: a
+      // one-token sequence [y] has attention output y in every head, so
+      // g(y) = T([y]) = sum_{j active at y} u_j ubar_j^T y = ebar(y)^T y with
+      // ebar = sum_h e_h, piecewise linear with a kink on every hyperplane,
+      // and no exponentials at any scale.
       const long fine = 1L << 24;
       QVec nq(d);
       for (int i = 0; i < d; ++i) nq[i] = fld.nearest(n[i], fine);
@@ -341,58 +345,75 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
       };
       if (ns.is_zero() || xn.is_zero() || nn.is_zero() || after_side == 0 || dot(nq, xl).sign() != -after_side)
         uncertified("the predicted hyperplane does not separate the close probes");
-      // Test points sit window |x| from the predicted hyperplane, scaled (the
-      // regions are cones) until |n^T y| >= ||J||_1: a pair [(y + delta) x k, y]
-      // moves a pre-activation of the jump's neurons by at most
-      // sum_h |J_h^T delta| <= ||J||_1 / 2 (offset entries below 1/2, in the
-      // units of n), so no pair of a test point straddles their hyperplanes.
-      Rational J1(0);
-      for (const T& x : c.jump) {
-        const Rational r = fld.nearest(x, fine);
-        J1 += r.sign() < 0 ? -r : r;
-      }
-      J1 += Rational(1, 16);
-      Rational Z(1);
-      while (design.window * xn * nn * Z < J1) Z *= Rational(2);
-      auto try_probe = [&](QVec& x, RegionValues<T>& e) {
-        try {
-          ++out.test_probes;
-          e = probe(x);
-          return true;
-        } catch (const Error& err) {
-          if (err.kind() != ErrorKind::not_identifiable && err.kind() != ErrorKind::degenerate) throw;
-          return false;  // a pair that flips at every scale: another hyperplane runs through the test point
+      std::vector<T> eb(d, fld.from(Rational(0))), ea(d, fld.from(Rational(0)));
+      for (int h = 0; h < H; ++h)
+        for (int i = 0; i < d; ++i) {
+          eb[i] = eb[i] + el.e[h][i];
+          ea[i] = ea[i] + er.e[h][i];
         }
+      auto g_at = [&](const QVec& y) {
+        ++out.test_probes;
+        return oracle.query({Run{y, 1}});
       };
+      auto lin = [&](const std::vector<T>& e, const QVec& y) { return dot_q(fld, y, e); };
+      auto same = [&](const T& a, const T& b) { return fld.equal(a, b, fld.abs(a) + fld.abs(b)); };
+      // test points window |y| from the predicted hyperplane, scaled (cones)
+      // until that distance is at least 1 (16 grid steps)
+      Rational Z(1);
+      while (design.window * xn * Z < Rational(1)) Z *= Rational(2);
       std::vector<std::pair<QVec, QVec>> pairs;
       const Rational tau = design.window * xn * nn / ns;  // moves xc by window |xc| across the predicted hyperplane
-      // a close probe already within the window serves as that side's test point
       const bool left_in = !(tq - tau > tlq), right_in = !(tq + tau < trq);
       if (left_in && right_in) {
-        pairs.push_back({xl, xr});
+        pairs.push_back({xl, xr});  // the close probes already lie within the window
       } else {
-        QVec ym = left_in ? scaled(xl, Z) : to_grid(scaled(plus(xc, s, -tau), Z), design.grid_den);
-        QVec yp = right_in ? scaled(xr, Z) : to_grid(scaled(plus(xc, s, tau), Z), design.grid_den);
+        const QVec ym = left_in ? xl : to_grid(scaled(plus(xc, s, -tau), Z), design.grid_den);
+        const QVec yp = right_in ? xr : to_grid(scaled(plus(xc, s, tau), Z), design.grid_den);
         if (dot(nq, ym).sign() != -after_side || dot(nq, yp).sign() != after_side) uncertified("a test point fell on the wrong side");
-        RegionValues<T> em = el, ep = er;
-        if ((!left_in && !try_probe(ym, em)) || (!right_in && !try_probe(yp, ep)))
-          uncertified("a test pair near the predicted crossing meets another hyperplane");
-        if (trace) std::fprintf(stderr, "  near test xl=%s xr=%s ym=%s yp=%s el=%s em=%s ep=%s er=%s\n", qvec_str(xl).c_str(), qvec_str(xr).c_str(), qvec_str(ym).c_str(), qvec_str(yp).c_str(), vec_str(fld, el.flat()).c_str(), vec_str(fld, em.flat()).c_str(), vec_str(fld, ep.flat()).c_str(), vec_str(fld, er.flat()).c_str());
-        if (equal_values(fld, em, el) == Truth::no || equal_values(fld, ep, er) == Truth::no) {
-          // another hyperplane inside the window: the piece holds two or more
-          // crossings, now separated by the test points (same plane, same
-          // order, all at the test points' scale so that rounding to the grid
-          // keeps them in order)
-          stack.push_back({yp, scaled(xr, Z), ep, er, pc.depth + 1, pc.zoom});
-          stack.push_back({ym, yp, em, ep, pc.depth + 1, pc.zoom});
-          stack.push_back({scaled(xl, Z), ym, el, em, pc.depth + 1, pc.zoom});
+        // each side: the before (after) region's linear function, at the test
+        // point and one grid step beside it (a token exactly on some other
+        // hyperplane agrees with both sides of it)
+        bool fits = true;
+        for (int side = -1; side <= 1 && fits; side += 2) {
+          if ((side < 0 && left_in) || (side > 0 && right_in)) continue;
+          const QVec& y = side < 0 ? ym : yp;
+          QVec y2 = y;
+          y2[0] += Rational(1, design.grid_den);
+          const std::vector<T>& e = side < 0 ? eb : ea;
+          fits = same(g_at(y), lin(e, y)) != Truth::no && same(g_at(y2), lin(e, y2)) != Truth::no;
+        }
+        if (trace) std::fprintf(stderr, "  near test ym=%s yp=%s fits=%d\n", qvec_str(ym).c_str(), qvec_str(yp).c_str(), static_cast<int>(fits));
+        if (!fits) {
+          // another hyperplane within the window: the piece holds two or more
+          // crossings. It is split at the window's edges, with region values
+          // there at a scale whose pairs stay affordable (at most 256); a
+          // window the grid cannot resolve at that scale is reported.
+          Rational Zc(1);
+          while (xn * Zc * Rational(2) <= Rational(256)) Zc *= Rational(2);
+          if (Zc > Z) Zc = Z;
+          // split points: the window's edges, or halfway to the close probes if that is further
+          const Rational dl = std::max(tau, (tq - tlq) / Rational(2)), dr = std::max(tau, (trq - tq) / Rational(2));
+          QVec sm = to_grid(scaled(plus(xc, s, -dl), Zc), design.grid_den), sp = to_grid(scaled(plus(xc, s, dr), Zc), design.grid_den);
+          QVec al = scaled(xl, Zc), ar = scaled(xr, Zc);
+          if (sm == sp || sm == al || sp == ar || dot(nq, sm).sign() != -after_side || dot(nq, sp).sign() != after_side)
+            throw_degenerate("two or more neuron hyperplanes cross the path within " + std::to_string(design.window.approx_double() * 180 / 3.14159265358979) +
+                             " degrees of the predicted hyperplane " + qvec_str(nq) + " near " + qvec_str(xc) + " (combined jump " + vec_str(fld, c.jump) +
+                             "), closer together than the token grid resolves at an affordable scale; distinct hyperplanes that this path cannot "
+                             "separate (another seed moves the path)");
+          RegionValues<T> esm = probe(sm), esp = probe(sp);
+          stack.push_back({sp, ar, esp, er, pc.depth + 1, pc.zoom});
+          stack.push_back({sm, sp, esm, esp, pc.depth + 1, pc.zoom});
+          stack.push_back({al, sm, el, esm, pc.depth + 1, pc.zoom});
           continue;
         }
         pairs.push_back({ym, yp});
       }
       if (d >= 3) {
         // far from the path: directions of the predicted hyperplane orthogonal
-        // to the crossing; a single hyperplane shows the same jump there
+        // to the crossing. With y(t) = z0 + t o crossing it, a single
+        // hyperplane makes g(y(1)) + g(y(-1)) - 2 g(y(0)) equal the kink
+        // term's, K(t) = side ReLU(side n^T y(t)), whatever the linear part
+        // of g there (other neurons' states differ far from the path).
         const QVec xp = plus(xc, nq, -dot(xc, nq) / dot(nq, nq));
         std::vector<QVec> dirs;
         for (int e = 0; e < d && static_cast<int>(dirs.size()) < d - 2; ++e) {
@@ -403,32 +424,34 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
           for (const auto& m : dirs) v = plus(v, m, -dot(v, m) / dot(m, m));
           if (!dot(v, v).is_zero()) dirs.push_back(v);
         }
-        const Rational R = J1 / (design.window * nn) * Rational(2);  // |z|: then |n^T z+-| = 2 ||J||_1 (the rule above, doubled for the rounding of z)
-        const Rational off = design.window * R / nn * Rational(after_side);
-        const std::vector<T> vj = c.jump;
+        Rational R = Z * xn;
+        if (R * design.window < Rational(1)) R = Rational(1) / design.window;
+        const QVec o = to_grid(scaled(nq, design.window * R / nn * Rational(after_side)), design.grid_den);
+        auto kink = [&](const QVec& y) {
+          const T v = dot_q(fld, y, n);
+          return after_side > 0 ? fld.relu(v) : -fld.relu(-v);
+        };
         for (const QVec& m : dirs) {
           bool shown = false;
           // the direction itself, then halfway towards the crossing (another
-          // hyperplane may run through the first test point by chance)
+          // hyperplane may run through the first test line by chance)
           for (int variant = 0; variant < 2 && !shown; ++variant) {
             QVec z = m;
             if (variant == 1) z = plus(scaled(m, Rational(1) / approx_norm(m)), xp, Rational(1) / approx_norm(xp));
             const Rational zn = approx_norm(z);
             if (zn.is_zero()) continue;
-            z = scaled(z, R / zn);
-            QVec zm = to_grid(plus(z, nq, -off), design.grid_den), zp = to_grid(plus(z, nq, off), design.grid_den);
+            const QVec z0 = to_grid(scaled(z, R / zn), design.grid_den);
+            const QVec zm = plus(z0, o, Rational(-1)), zp = plus(z0, o, Rational(1));
             if (dot(nq, zm).sign() != -after_side || dot(nq, zp).sign() != after_side) continue;
-            RegionValues<T> ezm, ezp;
-            if (!try_probe(zm, ezm) || !try_probe(zp, ezp)) continue;
-            const std::vector<T> fm = ezm.flat(), fp = ezp.flat();
-            std::vector<T> jz(fm.size());
-            for (size_t i = 0; i < fm.size(); ++i) jz[i] = fp[i] - fm[i];
-            if (equal_flat(fld, jz, vj) == Truth::no) continue;
+            const T lhs = g_at(zp) + g_at(zm) - fld.from(Rational(2)) * g_at(z0);
+            const T rhs = kink(zp) + kink(zm) - fld.from(Rational(2)) * kink(z0);
+            if (trace) std::fprintf(stderr, "  far test z0=%s lhs=%s rhs=%s\n", qvec_str(z0).c_str(), fld.str(lhs).c_str(), fld.str(rhs).c_str());
+            if (same(lhs, rhs) == Truth::no) continue;
             pairs.push_back({zm, zp});
             shown = true;
           }
           if (!shown)
-            uncertified("far from the path along the predicted hyperplane the jump differs: two hyperplanes meet near the path, or the jump "
+            uncertified("far from the path along the predicted hyperplane its kink differs: two hyperplanes meet near the path, or the jump "
                         "is two neurons'");
         }
       }

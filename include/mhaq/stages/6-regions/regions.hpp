@@ -46,13 +46,13 @@ struct RegionDesign {
   int max_scale_ups = 4;  // a pair whose extra sample disagrees: the probe point is doubled (same region, relatively smaller offsets)
   int max_probes = 400;   // region evaluations the path search may spend
   // The single-crossing test (proofs/22): a crossing is accepted only when
-  // test pairs within `window` radians of its predicted hyperplane, on both
-  // sides, show its jump: in the path's plane at the predicted crossing and,
-  // for d >= 3, far from the path along the hyperplane. Off: the close
+  // single tokens within `window` radians of its predicted hyperplane, on
+  // both sides, show its kink: in the path's plane at the predicted crossing
+  // and, for d >= 3, far from the path along the hyperplane. Off: the close
   // probes alone decide (a rule that merges two hyperplanes a few degrees
   // apart into one jump; kept as the broken variant of proofs/22).
   bool single_crossing_test = true;
-  Rational window{1, 512};
+  Rational window{1, 4096};
 };
 
 // Region values at final token x, from 1 + d(H+1) queries. Throws
