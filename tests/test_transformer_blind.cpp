@@ -160,14 +160,16 @@ bool violates_stated_condition(const TransformerModel& c) {
   for (long code = 1; code < total; ++code) {
     QVec s(static_cast<size_t>(H) * d, Rational(0));
     long x = code;
+    bool some = false;
     for (int j = 0; j < m; ++j, x /= 3) {
       const int coef = static_cast<int>(x % 3) - 1;
+      some = some || coef != 0;
       if (coef)
         for (size_t i = 0; i < s.size(); ++i) s[i] += Rational(coef) * w[j][i];
     }
     bool zero = true;
     for (const auto& e : s) zero = zero && e.is_zero();
-    if (zero) return true;
+    if (zero && some) return true;
   }
   return false;
 }

@@ -109,14 +109,16 @@ std::string violated_condition(const TransformerModel& c) {
   for (long code = 1; code < total; ++code) {
     QVec s(w.empty() ? 0 : w[0].size(), Rational(0));
     long x = code;
+    bool some = false;
     for (int j = 0; j < m; ++j, x /= 3) {
       const int coef = static_cast<int>(x % 3) - 1;
+      some = some || coef != 0;
       if (coef)
         for (size_t i = 0; i < s.size(); ++i) s[i] += Rational(coef) * c.u[j] * w[j][i];
     }
     bool zero = true;
     for (const auto& e : s) zero = zero && e.is_zero();
-    if (zero) return "a signed subset of the jumps u_j U_{.,j} sums to zero";
+    if (zero && some) return "a signed subset of the jumps u_j U_{.,j} sums to zero";
   }
   return "";
 }

@@ -108,8 +108,12 @@ Truth equal_flat(const Field<T>& fld, const std::vector<T>& a, const std::vector
 // sqrt(x . x) to about 2^-10, by an integer square root: sizes for placing
 // test points (choices, made without floats).
 Rational approx_norm(const QVec& x) {
-  const Rational s = dot(x, x) * Rational(1L << 20);
-  return s.isqrt_floor() / Rational(1L << 10);
+  const Rational s = dot(x, x) * Rational(1L << 40);
+  const Rational r = s.isqrt_floor() / Rational(1L << 20);
+  if (!r.is_zero()) return r;
+  Rational m(0);  // a tiny vector: its largest entry, never zero for a nonzero vector
+  for (const auto& v : x) m = std::max(m, v.sign() < 0 ? -v : v);
+  return m;
 }
 
 QVec scaled(const QVec& x, const Rational& c) {
@@ -244,8 +248,6 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
   while (!stack.empty() && !found_all()) {
     Piece pc = std::move(stack.back());
     stack.pop_back();
-    static const bool trace = std::getenv("MHAQ_TRACE_PATH") != nullptr;  // TEMP
-    if (trace) std::fprintf(stderr, "piece depth %d a=%s b=%s ea=%s eb=%s\n", pc.depth, qvec_str(pc.a).c_str(), qvec_str(pc.b).c_str(), vec_str(fld, pc.ea.flat()).c_str(), vec_str(fld, pc.eb.flat()).c_str());
     const Truth same = equal_values(fld, pc.ea, pc.eb);
     if (same == Truth::yes) continue;
     if (same == Truth::unknown) {
@@ -382,7 +384,6 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
           const std::vector<T>& e = side < 0 ? eb : ea;
           fits = same(g_at(y), lin(e, y)) != Truth::no && same(g_at(y2), lin(e, y2)) != Truth::no;
         }
-        if (trace) std::fprintf(stderr, "  near test ym=%s yp=%s fits=%d\n", qvec_str(ym).c_str(), qvec_str(yp).c_str(), static_cast<int>(fits));
         if (!fits) {
           // another hyperplane within the window: the piece holds two or more
           // crossings. It is split at the window's edges, with region values
@@ -437,6 +438,7 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
           // hyperplane may run through the first test line by chance)
           for (int variant = 0; variant < 2 && !shown; ++variant) {
             QVec z = m;
+            if (variant == 1 && dot(xp, xp).is_zero()) continue;
             if (variant == 1) z = plus(scaled(m, Rational(1) / approx_norm(m)), xp, Rational(1) / approx_norm(xp));
             const Rational zn = approx_norm(z);
             if (zn.is_zero()) continue;
@@ -445,7 +447,6 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
             if (dot(nq, zm).sign() != -after_side || dot(nq, zp).sign() != after_side) continue;
             const T lhs = g_at(zp) + g_at(zm) - fld.from(Rational(2)) * g_at(z0);
             const T rhs = kink(zp) + kink(zm) - fld.from(Rational(2)) * kink(z0);
-            if (trace) std::fprintf(stderr, "  far test z0=%s lhs=%s rhs=%s\n", qvec_str(z0).c_str(), fld.str(lhs).c_str(), fld.str(rhs).c_str());
             if (same(lhs, rhs) == Truth::no) continue;
             pairs.push_back({zm, zp});
             shown = true;
@@ -460,7 +461,6 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
       const double phi = separating_half_angle(pairs, nl);
       if (!(phi < std::acos(-1.0) / 2)) uncertified("the test pairs do not confine the hyperplane");
       c.resolution_deg = resolution_degrees(phi);
-      if (trace) std::fprintf(stderr, "  accepted jump %s normal %s pairs %zu resolution %g\n", vec_str(fld, c.jump).c_str(), qvec_str(nq).c_str(), pairs.size(), c.resolution_deg);
       out.resolution_deg = std::max(out.resolution_deg, c.resolution_deg);
       out.crossings.push_back(std::move(c));
       continue;
