@@ -1,6 +1,6 @@
-# Install rules (issue 17): public headers, libmhaq and libmhaq_check, the
+# Install rules (docs/library.md): public headers, libmhaq and libmhaq_check, the
 # mhaq program, a relocatable CMake package and a pkg-config file.
-#   find_package(mhaq 0.1 REQUIRED)   ->  mhaq::mhaq (learner, oracles, tools), mhaq::check (certificate checker)
+#   find_package(mhaq 0.1 REQUIRED)   ->  mhaq::mhaq (learner, oracles, analysis, run drivers, evidence), mhaq::check (certificate checker)
 # The config finds GMP/MPFR, FLINT and Arb with the find modules installed
 # next to it (Debian ships no CMake config for them), and nlohmann_json (and
 # MPI for -DMHAQ_MPI=ON builds) with their own configs.

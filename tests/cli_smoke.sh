@@ -23,7 +23,21 @@ one_json() {  # the output is exactly one JSON object
 check "demo" 0 "$M" demo
 grep -q "exact match      yes" "$tmp/out" || { echo "FAIL demo: no exact match line"; fail=$((fail + 1)); }
 grep -q "functional check T - T' = 0 on 20 of 20" "$tmp/out" || { echo "FAIL demo: no transformer functional check"; fail=$((fail + 1)); }
+grep -q "unknown (the heads reproduce" "$tmp/out" && { echo "FAIL demo: a self-check line contradicts itself"; fail=$((fail + 1)); }
 check "demo --json" 0 "$M" demo --json; one_json "demo --json"
+# The showcase attention runs are unrepaired draws that send exactly the paper's
+# 4Hd^2-2H+1 queries (claim 2), none longer than 2H+1.
+python3 - "$tmp/out" <<'PY' || { echo "FAIL demo: the showcase run is not an unrepaired draw with 4Hd^2-2H+1 queries"; fail=$((fail + 1)); }
+import json, sys
+j = json.load(open(sys.argv[1]))
+for arith in ("exact", "ball"):
+    r = j[arith]
+    d, H = r["d"], r["H"]
+    assert r["status"] == "ok", (arith, r["status"])
+    assert r.get("repair_queries", 0) == 0 and "repaired_pairs" not in r, (arith, "repaired")
+    assert r["queries"] == 4 * H * d * d - 2 * H + 1 == 69, (arith, r["queries"])
+    assert r["max_length"] == 2 * H + 1, (arith, r["max_length"])
+PY
 check "generate" 0 "$M" generate --d 3 --heads 2 --seed 4 -o "$tmp/m.json"
 check "generate same seed same bytes" 0 "$M" generate --d 3 --heads 2 --seed 4 -o "$tmp/m2.json"
 cmp -s "$tmp/m.json" "$tmp/m2.json" || { echo "FAIL generate not deterministic"; fail=$((fail + 1)); }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian 12 machine, build mhaq, then either run the demo or
 # pass the test suite.   usage: bash tests/quickstart.sh demo|test|asan|fuzz
-#   demo  build (build/) and recover the built-in model
+#   demo  build the mhaq program only (build/) and recover the built-in models
 #   test  build (build/) and run the test suite through ctest
 #   asan  build with AddressSanitizer and UBSan (build-san/) and run the test suite;
 #         with clang (installed here if apt can) the same build is instrumented
@@ -46,8 +46,14 @@ configure_san() {
 case "$what" in
   demo|test)
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
-    cmake --build build -j2
-    if [[ "$what" == demo ]]; then ./build/mhaq demo; else ctest --test-dir build -j2 --output-on-failure; fi
+    if [[ "$what" == demo ]]; then
+      # The demo needs the program only: no test program, benchmark or example is built.
+      cmake --build build -j2 --target mhaq
+      ./build/mhaq demo
+    else
+      cmake --build build -j2
+      ctest --test-dir build -j2 --output-on-failure
+    fi
     ;;
   asan)
     # clang 14 and its fuzzer runtime, from Debian, where apt can install them

@@ -11,7 +11,7 @@
 #include "mhaq/baselines/prior_work.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
-#include "mhaq/tools/baseline.hpp"
+#include "mhaq/evidence/baseline.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

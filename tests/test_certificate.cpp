@@ -12,7 +12,7 @@
 
 #include "mhaq/check/certificate_check.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -9,10 +9,10 @@
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/3-fit/known_residues.hpp"
+#include "mhaq/stages/4-match/known_residues.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/sensitivity.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "mhaq/arith/qtau_access.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -9,10 +9,10 @@
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
-#include "mhaq/tools/design.hpp"
-#include "mhaq/tools/golden.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/sensitivity.hpp"
+#include "mhaq/analysis/design_search.hpp"
+#include "mhaq/evidence/golden.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

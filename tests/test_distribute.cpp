@@ -11,7 +11,7 @@
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
-#include "mhaq/tools/verify.hpp"
+#include "mhaq/evidence/verify.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "mhaq/model/model.hpp"
-#include "mhaq/tools/judge.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/judge.hpp"
+#include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -67,7 +67,7 @@ TEST_CASE("cost guard: the degree estimate bounds the answers' tau-degree and a 
 TEST_CASE("cost guard through the CLI: exit 11 and the message, unless --max-degree raises the budget") {
   const std::string bin = MHAQ_BINARY;
   const std::string big = write_file("exact_scale_big.json", kBigEntry), close = write_file("exact_scale_close.json", kCloseHeads);
-  // beyond the hard limit max_tau_exponent (README limits table): refused as
+  // beyond the hard limit max_tau_exponent (docs/limits.md): refused as
   // input before any work, whatever the budget
   for (const std::string& f : {big, close}) {
     const auto res = test::run(bin + " recover --model " + f + " --max-degree 1048576 2>&1");

@@ -15,9 +15,9 @@
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
-#include "mhaq/tools/golden.hpp"
+#include "mhaq/evidence/golden.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

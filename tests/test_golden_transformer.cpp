@@ -14,7 +14,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/check/golden_transformer.hpp"
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/tools/golden.hpp"
+#include "mhaq/evidence/golden.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

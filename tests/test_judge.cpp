@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "mhaq/tools/judge.hpp"
+#include "mhaq/run/judge.hpp"
 #include "test_util.hpp"
 
 using nlohmann::json;

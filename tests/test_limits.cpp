@@ -1,4 +1,4 @@
-// The stated limits (include/mhaq/base/limits.hpp, the README's limits table):
+// The stated limits (include/mhaq/base/limits.hpp, the table in docs/limits.md):
 // for each one, the program accepts the limit and refuses limit + 1 (where a
 // size can only take some values, the nearest value beyond the limit), with
 // the documented exit code and a message naming the option or the field.
@@ -85,7 +85,7 @@ std::string model_text(int d, const std::string& w00 = "1/2") {
 
 }  // namespace
 
-TEST_CASE("the README's limits table lists every constant with the value in the code") {
+TEST_CASE("the limits table of docs/limits.md lists every constant with the value in the code") {
   const std::map<std::string, long> code{{"max_d", max_d},
                                          {"max_heads", max_heads},
                                          {"max_file_heads", max_file_heads},
@@ -117,10 +117,11 @@ TEST_CASE("the README's limits table lists every constant with the value in the 
                                          {"max_golden_queries", check::limits::max_golden_queries},
                                          {"max_golden_tau_total", max_golden_tau_total},
                                          {"max_golden_eval_work", max_golden_eval_work}};
-  std::ifstream in(std::string(MHAQ_SOURCE_DIR) + "/README.md");
+  std::ifstream in(std::string(MHAQ_SOURCE_DIR) + "/docs/limits.md");
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string readme = ss.str();
+  REQUIRE(!readme.empty());
   // rows: | `name` | value | ...
   const std::regex row(R"(\|\s*`(m(?:ax|in)_[a-zA-Z_]+)`\s*\|\s*([0-9][0-9,]*)\s*\|)");
   std::map<std::string, long> table;

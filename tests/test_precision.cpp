@@ -10,9 +10,9 @@
 
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model_oracle.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/sensitivity.hpp"
-#include "mhaq/tools/sweep.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
+#include "mhaq/evidence/sweep.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "test_util.hpp"
 

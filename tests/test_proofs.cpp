@@ -6,7 +6,7 @@
 #include <string>
 
 #include "mhaq/base/error.hpp"
-#include "mhaq/tools/prove.hpp"
+#include "mhaq/evidence/prove.hpp"
 
 namespace {
 long multiplier() {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "mhaq/base/random.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -14,7 +14,7 @@
 #include "mhaq/base/random.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model_oracle.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/tools/judge.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/verify.hpp"
+#include "mhaq/run/judge.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/evidence/verify.hpp"
 #include "mhaq/base/error.hpp"
 #include "test_util.hpp"
 

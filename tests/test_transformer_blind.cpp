@@ -15,8 +15,8 @@
 
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/transformer_blind.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/run/transformer_blind.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -1,7 +1,7 @@
 // Claim 3 (only H0 >= H known) and a learner told too few heads.
 #include <doctest/doctest.h>
 
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

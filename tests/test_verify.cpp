@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/verify.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/evidence/verify.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;

@@ -1,5 +1,5 @@
 // mhaq's public entry points in one include (the installed package's
-// umbrella header; README "Using mhaq as a library").
+// umbrella header; docs/library.md).
 //
 //  * model:   Model, HeadQ (exact rational W_h, v_h), canonical(), model files
 //             (model_from_json_text, read_model_file), generate_model
@@ -24,7 +24,7 @@
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/tools/golden.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/sweep.hpp"
-#include "mhaq/tools/verify.hpp"
+#include "mhaq/evidence/golden.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/evidence/sweep.hpp"
+#include "mhaq/evidence/verify.hpp"

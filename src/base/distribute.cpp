@@ -20,7 +20,7 @@
 #include <thread>
 #include <utility>
 
-#include "mhaq/arith/numbers.hpp"
+#include "mhaq/base/precision.hpp"
 #include "mhaq/base/error.hpp"
 
 #ifdef MHAQ_HAVE_MPI

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "mhaq/arith/numbers.hpp"
+#include "mhaq/base/precision.hpp"
 
 namespace mhaq {
 

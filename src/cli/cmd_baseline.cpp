@@ -4,7 +4,7 @@
 
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
-#include "mhaq/tools/baseline.hpp"
+#include "mhaq/evidence/baseline.hpp"
 
 namespace mhaq::cli {
 

@@ -4,7 +4,7 @@
 
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
-#include "mhaq/tools/golden.hpp"
+#include "mhaq/evidence/golden.hpp"
 #include "mhaq/base/io.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
@@ -12,8 +12,8 @@
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/recover_limits.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/run/recover_limits.hpp"
 #include "options.hpp"
 
 namespace mhaq::cli {

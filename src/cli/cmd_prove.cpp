@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/limits.hpp"
-#include "mhaq/tools/prove.hpp"
+#include "mhaq/evidence/prove.hpp"
 #include "options.hpp"
 
 namespace mhaq::cli {

@@ -1,4 +1,4 @@
-// sweep: the precision-loss study (issue 4).
+// sweep: the precision-loss study (docs/studies/precision.md).
 #include <unistd.h>
 
 #include <chrono>
@@ -14,7 +14,7 @@
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/base/text.hpp"
 #include "mhaq/base/limits.hpp"
-#include "mhaq/tools/sweep.hpp"
+#include "mhaq/evidence/sweep.hpp"
 #include "options.hpp"
 
 namespace mhaq::cli {

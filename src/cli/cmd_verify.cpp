@@ -1,11 +1,11 @@
-// verify: the theorem checker (issue 3).
+// verify: the theorem checker (docs/studies/verify.md).
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/limits.hpp"
-#include "mhaq/tools/verify.hpp"
+#include "mhaq/evidence/verify.hpp"
 #include "options.hpp"
 
 namespace mhaq::cli {

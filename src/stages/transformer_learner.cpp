@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "mhaq/base/parallel.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/stages/self_check.hpp"
 
 namespace mhaq {
 
@@ -37,9 +37,9 @@ std::vector<Query> verification_queries(Rng& rng, int d, int n, const TokenSpec&
 // at a distance from the origin, where every hyperplane passes, so their
 // crossings are spread along the path (proofs/15).
 void draw_path(Rng& rng, int d, long g, QVec& p, QVec& q) {
-  // p nonzero; q orthogonal to p (d > 1) and nonzero, else drawn again (a q
-  // parallel to p once left q unset: a query of dimension 0, found by
-  // verify --model-kind transformer --trials 100)
+  // p nonzero; q orthogonal to p (d > 1) and nonzero, else drawn again: a q
+  // parallel to p has a zero orthogonal part, which would leave q without a
+  // usable direction and the path degenerate
   do {
     p = draw_vec(rng, d, 4 * g, g);
   } while (dot(p, p).is_zero());
@@ -175,8 +175,8 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
   // With d = 1 every hyperplane ubar_j x = 0 is the point 0: the path crosses
   // all neurons at once and sees one jump, while with two or more heads the
   // neurons' pre-activations sum_h U_{h,j} z_h still differ on general
-  // sequences. Such a recovery could pass every check and be wrong (found on
-  // --d 1 --heads 2 --ffn 2 --seed 4), so the condition is refused here.
+  // sequences. Such a recovery can pass every check of the path and still
+  // merge two distinct neurons into one, so the condition is refused here.
   if (d == 1 && res.heads_found >= 2)
     throw_not_identifiable("d = 1 with " + std::to_string(res.heads_found) +
                            " heads: every neuron's hyperplane is the point 0, so the path cannot separate neurons whose pre-activations "
@@ -218,19 +218,11 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
       if (!opt.checks) return res;
       // ---- checks: every answer, then general sequences
       const size_t answered = rec.queries.size();
-      std::vector<Truth> same(answered, Truth::unknown);
-      parallel_for(0, answered, opt.threads,
-                   [&](size_t i) { same[i] = fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, rec.queries[i]), rec.answers[i]); });
-      res.self_check = Truth::yes;
       res.self_check_failed = -1;
-      for (size_t i = 0; i < answered; ++i) {
-        if (same[i] == Truth::no) {
-          res.self_check = Truth::no;
-          res.self_check_failed = static_cast<long>(i);
-          break;
-        }
-        res.self_check = truth_and(res.self_check, same[i]);
-      }
+      res.self_check = self_check_answers(
+          answered, opt.threads,
+          [&](size_t i) { return fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, rec.queries[i]), rec.answers[i]); },
+          res.self_check_failed);
       // A miss here is not a stated condition: every crossing passed the
       // single-crossing test, so two neurons merged into one jump lie within
       // the certified resolution of each other (or share a hyperplane, which

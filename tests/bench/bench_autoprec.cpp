@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 
 using namespace mhaq;
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 
 using namespace mhaq;
 

@@ -20,7 +20,7 @@
 
 #include "mhaq/arith/qtau_solve.hpp"
 #include "mhaq/arith/qtau_access.hpp"
-#include "mhaq/tools/recover.hpp"
+#include "mhaq/run/recover.hpp"
 
 using namespace mhaq;
 
@@ -69,8 +69,7 @@ struct RunStats {
 };
 
 RunStats run_once(const Model& m, const Model& canon, const LearnOptions& lo, ExactSolver s, Systems* rec) {
-  ExactSolverScope scope(s);
-  ModelOracle<QTau> inner(m, lo.tokens.den);
+  ModelOracle<QTau> inner(m, lo.tokens.den, {}, s);
   TimedOracle o(inner);
   reset_exact_solve_stats();
   if (rec) set_exact_solve_observer(record, rec);

@@ -5,7 +5,7 @@
 
 #include "fuzz.hpp"
 #include "mhaq/base/error.hpp"
-#include "mhaq/tools/golden.hpp"
+#include "mhaq/evidence/golden.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

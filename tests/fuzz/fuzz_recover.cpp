@@ -13,8 +13,8 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/check/certificate_check.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/tools/recover.hpp"
-#include "mhaq/tools/recover_limits.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/run/recover_limits.hpp"
 
 namespace {
 struct Bytes {

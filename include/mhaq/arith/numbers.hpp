@@ -15,24 +15,13 @@
 #include <utility>
 
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/base/precision.hpp"
 
 namespace mhaq {
 
-long working_precision();  // bits
-class PrecisionScope {
- public:
-  explicit PrecisionScope(long bits);
-  ~PrecisionScope();
-  PrecisionScope(const PrecisionScope&) = delete;
-  PrecisionScope& operator=(const PrecisionScope&) = delete;
-
- private:
-  long saved_;
-};
-
 // ---------------------------------------------------------------- QTau
 // An element of Q(tau), tau = e^{1/L}, as the learner may see it: a real
-// number with field operations only (ALGORITHM.md section 8). Its polynomial
+// number with field operations only (docs/math/exact-arithmetic.md). Its polynomial
 // structure in tau (numerator, denominator, valuation, "is it tau^n") is
 // private; only the arithmetic layer reaches it, through QTauAccess
 // (arith/qtau_access.hpp), to decide signs, take exact roots and logarithms,

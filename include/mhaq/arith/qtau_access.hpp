@@ -2,8 +2,8 @@
 // (Field<QTau>'s roots, logarithm and sign tests), the oracle, and tools that
 // store or print exact values (golden files, certificates, proofs) include
 // this header. The learner's stages never do: reading the tau-structure of an
-// answer would reveal more than the real number it stands for (ALGORITHM.md
-// section 8), and tests/stage_purity.sh checks that no stage file includes it.
+// answer would reveal more than the real number it stands for
+// (docs/math/exact-arithmetic.md, proofs/08), and tests/stage_purity.sh checks that no stage file includes it.
 #pragma once
 #include <flint/fmpz_poly_q.h>
 

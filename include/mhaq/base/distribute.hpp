@@ -1,4 +1,5 @@
-// Deterministic sharded map over processes and threads (issue 17).
+// Deterministic sharded map over processes and threads, so that a study's
+// output bytes do not depend on how many ranks or threads ran it (docs/mpi.md).
 //
 // A job is n independent items and a pure function item -> serialized result.
 // Item i runs on rank i % size (MPI world rank and size; one rank without

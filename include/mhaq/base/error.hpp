@@ -1,6 +1,6 @@
 // Error kinds and process exit codes. Each kind of failure has its own code
-// and its own remedy; tools/judge.hpp maps run outcomes onto the same codes
-// (README, "Statuses and exit codes").
+// and its own remedy; run/judge.hpp maps run outcomes onto the same codes
+// (docs/commands.md, "Statuses and exit codes").
 #pragma once
 #include <stdexcept>
 #include <string>

@@ -1,6 +1,6 @@
 // Stated limits for every size that a user (an option) or a file controls,
-// checked before any allocation that depends on them. The README's limits
-// table lists these constants; tests/test_limits.cpp runs the program at each
+// checked before any allocation that depends on them. The table in
+// docs/limits.md lists these constants; tests/test_limits.cpp runs the program at each
 // limit and one past it. Options out of range are usage errors (exit 2),
 // file fields out of range are input errors (exit 3) naming file and path.
 // Writer and reader agree: mhaq never writes what it would refuse to read.

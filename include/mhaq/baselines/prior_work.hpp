@@ -1,5 +1,5 @@
 // The prior-work baselines (Bhattamishra, Shah, Hahn, Kanade, arXiv
-// 2601.16873; ALGORITHM.md section 11), reconstructed, so that mhaq can be
+// 2601.16873; docs/math/baselines.md, proofs/17), reconstructed, so that mhaq can be
 // compared with them on the same models through the same oracle interface.
 //
 //  * single head: [e_i] gives v_i (d queries); [u + e_j, e_j] gives

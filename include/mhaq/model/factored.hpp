@@ -1,6 +1,6 @@
 // Factored model files: per-head query, key and value matrices, an output
 // projection and a readout vector, converted exactly to the canonical
-// (W_h, v_h) of the mhaq model (ALGORITHM.md section 1).
+// (W_h, v_h) of the mhaq model (docs/math/model.md, docs/formats.md).
 //
 // Row-vector convention: x^T Q_h is the head's query (Q_h, K_h are d x d_k,
 // V_h is d x d_v). For tokens x_1..x_N,

@@ -1,4 +1,4 @@
-// The one-layer transformer of claim 5 (ALGORITHM.md section 10): multi-head
+// The one-layer transformer of claim 5 (docs/math/transformer.md): multi-head
 // attention followed by a bias-free ReLU feed-forward network, output a scalar
 // at the final token,
 //

@@ -78,7 +78,7 @@ namespace mhaq {
 
 // The odd part X -> T(X) - T(-X) of another oracle (two of its queries per
 // answer). For a one-layer transformer it is a multi-head attention model
-// with value vectors sum_j u_j U_{h,j} (ALGORITHM.md section 10, proofs/13).
+// with value vectors sum_j u_j U_{h,j} (docs/math/transformer.md, proofs/13).
 template <class T>
 class OddPartOracle final : public Oracle<T> {
  public:

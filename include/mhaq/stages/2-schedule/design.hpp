@@ -1,5 +1,5 @@
-// Stage 2: query designs, i.e. how B and Delta are chosen (ALGORITHM.md
-// sections 4 and 9). The schedule (which pairs, which links) is the same for
+// Stage 2: query designs, i.e. how B and Delta are chosen
+// (docs/math/designs.md, docs/math/conditioning.md). The schedule (which pairs, which links) is the same for
 // every design; only the final tokens b_j and the offsets delta_i differ.
 //
 //   paper   B and Delta drawn uniformly from the arithmetic's token grid (the
@@ -9,7 +9,7 @@
 //           tokens', with s chosen per H (design_offset_scale);
 //   tuned   adaptive: a pilot run's answers give an estimate of the heads,
 //           and B and Delta are chosen to minimise the first-order
-//           amplification predicted on that estimate (tools/design.hpp).
+//           amplification predicted on that estimate (analysis/design_search.hpp).
 //
 // Exact-grid rationals only: the draws are the learner's own choices, and
 // everything here is exact in Q (no number type is named).
@@ -27,7 +27,7 @@ const char* design_name(Design d);
 Design parse_design(const std::string& s);  // throws Error(usage)
 
 // The scaled design's offset scale for H heads, relative to the final
-// tokens' (README "Query designs": the per-H optimum of the median predicted
+// tokens' (docs/math/designs.md: the per-H optimum of the median predicted
 // kappa_rms over 60 models per H at d = 4, default model distribution, seeds
 // apart from every committed study): 2 for H = 1, 5/2 for H = 2..5, 3 beyond.
 Rational design_offset_scale(int H);

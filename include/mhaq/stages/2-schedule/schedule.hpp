@@ -3,7 +3,7 @@
 // learner sends exactly Plan::queries(), in order. proofs/05 counts that list.
 //
 // A plan also carries its labelling graph: which link pair ties which base
-// pairs, and by which relation (ALGORITHM.md sections 4-5, proofs/03). The
+// pairs, and by which relation (docs/math/schedules.md, proofs/03). The
 // learner walks it; nothing else computes the plan's index layout.
 #pragma once
 #include <cstdint>
@@ -53,7 +53,7 @@ struct LabelStep {
   Relation rel;
   // Residue steps (lean) and poles steps (compact) only: the across link that
   // decides the step when two heads' residues cannot be told apart (equal
-  // v_h); the learner asks for it only then (ALGORITHM.md section 5). Lean:
+  // v_h); the learner asks for it only then (docs/math/schedules.md). Lean:
   // the whole link, 2H queries. Compact: one value of the link, predicted for
   // each assignment, after the pair's own values up to k = 2H-1 (proofs/19).
   std::optional<PairSpec> fallback;

@@ -1,5 +1,5 @@
 // Stage 3: pair fits. For a pair (a, b) the answers to [a x k, b] are
-//     f(k) = P + sum_h c_h / (1 + r_h k)          (ALGORITHM.md section 3, proofs/01)
+//     f(k) = P + sum_h c_h / (1 + r_h k)          (docs/math/pairs.md, proofs/01)
 // and 2H+1 values fix P, the poles r_h and the residues c_h (proofs/02).
 //
 // Rigor: exact -> exact; ball -> on success every output contains the truth;

@@ -1,6 +1,6 @@
 // Stage 4: matching heads. Each pair returns its heads in no particular order;
 // link pairs (or residues, in the lean schedule) put them in one order
-// (ALGORITHM.md section 4, proofs/03). One assignment routine serves every
+// (docs/math/schedules.md, proofs/03). One assignment routine serves every
 // place that matches heads: labelling, the comparison with a known truth,
 // and the error metrics.
 #pragma once

@@ -3,7 +3,7 @@
 // For a final token x, let S(x) be the set of neurons active at x
 // (ubar_j^T x > 0). Along a pair [(x + delta) x k, x] with delta small, no
 // neuron changes sign, so the transformer is the attention model with value
-// vectors e_h(S) = sum_{j in S} u_j U_{h,j} (ALGORITHM.md section 10, proofs/14):
+// vectors e_h(S) = sum_{j in S} u_j U_{h,j} (docs/math/transformer.md, proofs/14):
 //
 //     f(k) - f(0) = sum_h alpha_h(k) e_h^T delta,   alpha_h(k) = r_h k / (1 + r_h k),
 //

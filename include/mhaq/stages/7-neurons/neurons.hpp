@@ -1,5 +1,5 @@
-// Stage 7 (transformer): the neurons from the path's jumps (ALGORITHM.md
-// section 10 step 4, proofs/16). Along p -> -p every neuron switches exactly
+// Stage 7 (transformer): the neurons from the path's jumps
+// (docs/math/transformer.md, step 4; proofs/15, proofs/16). Along p -> -p every neuron switches exactly
 // once, so the jumps satisfy
 //
 //     sum_j sigma_j jump_j = sum_j u_j U_{.,j} = E(p) + E(-p),

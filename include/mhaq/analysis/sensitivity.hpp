@@ -1,0 +1,126 @@
+// First-order sensitivity of the recovered parameters to the oracle's answers
+// (claim 4; docs/math/conditioning.md, proofs/11).
+//
+// Parameters are the canonical heads' entries, in head order: for head h the
+// d*d entries of W_h (row-major), then the d entries of v_h. The error of a
+// recovery is measured entrywise against a per-head scale:
+//
+//     err = max over heads h, entries k of |theta'_k - theta_k| / s_k,
+//     s_k = ||W_h||_F for entries of W_h,  s_k = ||v_h||_2 for entries of v_h
+//     (a norm that is zero counts as 1: absolute error, as max_rel_error).
+//
+// J = d theta / d answers is not derived by hand: the learner itself runs on
+// jets (arith/jet.hpp) over the answers, so J comes from the same stages that
+// learn (pair fits by the implicit function theorem, the chaining of f(0), the
+// labelling and the final solves). With it:
+//
+//   kappa     = max_k sum_j |J_kj| / s_k: err <= kappa * eps + O(eps^2) when
+//               every answer is off by at most eps, and the sign pattern
+//               sign(J_{k*, j}) of the maximising row attains it to first order;
+//   kappa_rel = max_k sum_j |J_kj| |f_j| / s_k: the same per unit *relative*
+//               answer error (worst case);
+//   kappa_rms = max_k sqrt(sum_j (J_kj f_j)^2) / s_k: per unit relative error
+//               when the answer errors are independent (typical of rounding).
+//
+// Rigor: sensitivity_from_model runs the jets over Arb balls at increasing
+// precision until every row sum is certified to relative accuracy 2^-40; the
+// stored doubles are the midpoints (approx_, accurate to about 12 digits).
+// sensitivity_from_answers is the estimate a black-box user can compute from
+// the answers of one run (approx_).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/jet.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/stages/learner.hpp"
+
+namespace mhaq {
+
+struct Sensitivity {
+  int d = 0, H = 0;
+  long columns = 0;  // one per answer, in the order sent
+  long bits = 0;     // precision at which the row sums were computed
+  std::vector<double> J;           // rows() x columns, row-major
+  std::vector<double> scale;       // s_k per row
+  std::vector<double> answer_abs;  // |f_j| per column
+  double kappa = 0, kappa_rel = 0, kappa_rms = 0;
+  long kappa_row = 0;              // the row attaining kappa
+  double pair_cond = 0;            // max over base pairs of ||d(P,r,c)/d(samples)||_inf (a pair fit's own amplification)
+
+  int rows() const { return H * (d * d + d); }
+  int row_W(int h, int i, int j) const { return h * (d * d + d) + i * d + j; }
+  int row_v(int h, int i) const { return h * (d * d + d) + d * d + i; }
+  // sign(J[kappa_row][j]) per answer (+1 where the entry is zero): the answer
+  // perturbation eps * signs that attains kappa to first order.
+  std::vector<signed char> worst_signs() const;
+};
+
+// J at the true answers of `canon` for the learner with options `lo` (known
+// H = canon's head count), rows in canon's head order. `token_den` is the
+// oracle's token grid. constant_answer >= 0 (proofs/11's broken variant only)
+// treats that answer as a constant.
+Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, long token_den, int constant_answer = -1);
+
+// J of heads that some algorithm computed on jets over `answers` (the q-th
+// answer the variable q; e.g. a baseline replayed on a JetOracle): rows in
+// the heads' order, kappa, kappa_rel and kappa_rms as above.
+template <class T>
+Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::vector<LearnedHead<Jet<T>>>& heads, const std::vector<T>& answers);
+
+// J at a run's own answers (no model): the learner replayed on jets over the
+// recorded queries and answers, at the run's own precision; rows in the
+// run's head order.
+template <class T>
+Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
+                                     const std::vector<T>& answers);
+
+// log2 of the largest first-order relative error of a pair's fit (P, r, c)
+// over every pair of the plan, when every answer is off by a relative 2^acc,
+// from the run's own answers (the first column's limits chain f(0)).
+// +inf when some base pair cannot be fitted at all. It tells a float run
+// whether its tolerance decisions can be trusted at this precision.
+template <class T>
+double pair_error_log2(const Field<T>& field, const Plan& plan, const std::vector<T>& answers, int H, double acc_log2);
+
+// log2 of the entrywise error metric above (-inf when zero); heads are
+// matched to the truth by the bottleneck assignment (stages/4-match). approx_
+// for floats; for balls the midpoints are used. +inf when the head counts
+// differ. (log2, because errors at 1024 bits underflow doubles.)
+template <class T>
+double param_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon);
+
+// log2 of a certified upper bound of sup |x - theta_k| / s_k over every x in
+// the balls, under the assignment of recovered to true heads (by containment)
+// that minimises it. Returns false when no assignment contains the truth.
+bool certified_param_error_log2(const std::vector<LearnedHead<Ball>>& got, const Model& canon, double& bound);
+
+// The mean-value certified bound (claim 4, proofs/31). The learner runs on
+// jets over balls whose answers are the envelope balls Y of `noise` (every
+// value the approximate oracle may return, around the truth). The values
+// then enclose every intermediate quantity over Y and the gradients enclose
+// the Jacobian J(y') at every y' in Y, so for any answers y + e within the
+// oracle's perturbation bounds u_j (the envelope radii),
+//     |theta_k(y + e) - theta_k| <= sum_j sup_Y |J_kj| u_j
+// by the mean-value theorem along the segment from y to y + e (Y is convex
+// and every step of the learner is certified smooth on it). Divided by the
+// true head's scale (a lower bound), maximised over entries: the bound on
+// the entrywise error metric above, for every perturbation at once. Because
+// J varies by O(eps) over Y, it is (1 + O(eps)) kappa eps, not the chained
+// enclosure of a plain ball run.
+struct MeanValueBound {
+  bool ok = false;
+  double log2_bound = 0;  // log2 of the certified bound on the error metric
+  std::string why;        // when !ok: the step that could not be certified
+};
+MeanValueBound certified_mean_value_bound(const Model& canon, const LearnOptions& lo, long token_den, const OracleNoise& noise);
+
+// log2 of the certified relative radius: max over entries of rad_k / (lower
+// bound of the head's scale computed from the balls themselves). Needs no
+// truth: it bounds the relative error of the midpoints, and it is what
+// --target-error certifies. +inf when a scale is not certainly positive.
+double certified_relative_radius_log2(const std::vector<LearnedHead<Ball>>& got);
+
+}  // namespace mhaq

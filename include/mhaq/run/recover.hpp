@@ -1,0 +1,119 @@
+// The recover driver: builds the oracle for a hidden model, runs the learner
+// through the Oracle interface only, compares the result with the canonical
+// truth and lets the judge (run/judge.hpp) give the verdict. It is the one
+// place where model and learner meet.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "mhaq/arith/field.hpp"
+#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/model/transformer.hpp"
+#include "mhaq/stages/2-schedule/design.hpp"
+#include "mhaq/stages/learner.hpp"
+#include "mhaq/run/judge.hpp"
+#include "mhaq/run/recover_options.hpp"
+
+namespace mhaq {
+
+// The default exact budget on the tau-degree of one answer (recover --max-degree).
+inline constexpr long kDefaultMaxDegree = 20000;
+
+// The exact cost estimate of a plan, before any work: the largest and the
+// summed tau-degree bound of its answers (L * answer_score_spread), and L.
+struct ExactCost {
+  long L = 1;
+  double max_degree = 0, total_degree = 0;
+  int worst_pair = -1;  // index into the plan's pairs
+};
+ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den);
+
+// Default token draws: exact mode small integers; other modes a fine dyadic
+// grid on [-1, 1] (2^20 steps), exactly representable in every arithmetic.
+TokenSpec default_tokens(Arith a);
+// Seed of the learner's own stream, derived from --seed (model draws use --seed directly).
+std::uint64_t learner_seed(std::uint64_t seed);
+// Default generated-model distributions per arithmetic.
+GenerateOptions default_generate(Arith a);
+// The default tolerance of a float run on max_rel_error whose answers are
+// accurate to `bits` bits (the learner's precision, the oracle's rounding or
+// its noise, whichever is coarsest): 2^(-bits/4).
+double default_tolerance_log2(long bits);
+
+// Runs one recovery. Every run outcome is reported in the returned object
+// ("status", one of the judge's statuses), not thrown; usage/input errors are
+// thrown. Fields: status, message and remedy (unless ok), queries,
+// max_length, paper_bound, heads_true, heads_recovered, self_check, and
+// exact_match | contains_truth, max_radius | max_rel_error, tolerance,
+// error_estimate. With noise: kappa, kappa_times_eps, certified_bound (the
+// mean-value bound), ball_bound (the plain ball run's), observed_error.
+// With a design other than paper: design, kappa and kappa_rms at the truth;
+// tuned also pilot_queries, pilot_status, kappa_predicted and
+// kappa_rms_predicted (on the pilot's estimate), design_queries, and
+// queries counts the pilot's too. With target_error: bits_used, bits_start, kappa_estimate,
+// attempts.
+nlohmann::json recover(const Model& truth, const RecoverOptions& o);
+
+// The same for a hidden one-layer transformer (claim 5): the transformer
+// learner through the oracle only, then the comparison with the canonical
+// truth (exact_match, functional_check on 20 fresh sequences, containment or
+// max_rel_error) and the judge. Fields as recover's plus model_kind,
+// neurons_true, neurons_recovered, queries_by_phase.
+nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o);
+std::string transformer_report(const nlohmann::json& r);
+
+// Exact recovered heads equal the canonical heads of the truth (entries
+// equal in Q), up to permutation.
+bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon);
+
+// Ball recovered heads contain the canonical heads of the truth (every entry
+// contains the true rational), under some one-to-one assignment.
+bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon);
+
+// The baseline's relative error ||W - W'||_F / ||W||_F + ||v - v'|| / ||v||
+// (a norm that is 0 counts as 1, so heads with W = 0 are measured by the
+// absolute error), worst head, under the best assignment of recovered to true
+// heads (bottleneck matching); log2, +inf when the head counts differ.
+template <class T>
+double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon);
+
+// Shared by recover and the baselines (evidence/baseline.hpp):
+// the heads as JSON strings (F.str);
+template <class T>
+nlohmann::json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs);
+// the comparison with the canonical truth, into r and f: exact_match
+// (equality in Q), contains_truth and max_radius (balls), or max_rel_error
+// against f.tolerance_log2 (floats); f.agrees and f.disagreement are set;
+void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got);
+void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got);
+void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got);
+void compare_with_truth(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got);
+// floats: the run's tolerance on max_rel_error (tolerance, or 0 for
+// 2^(acc/4)) into f.tolerance_log2, and the decision tolerance into r;
+// nothing for exact and balls.
+template <class T>
+void float_tolerance(nlohmann::json& r, RunFacts& f, const Field<T>& F, const Rational& tolerance);
+
+// The judge's facts of a run whose truth is known (canon), before it runs.
+RunFacts known_truth_facts(Arith a, const Model& canon);
+// A float run's first-order error estimate in the metric of max_rel_error
+// (log2): (d + sqrt d)(kappa_rel 2^-p + kappa eps).
+double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, const Rational& eps);
+
+// Exit code for a recover result: the judge's code for its status.
+int recover_exit_code(const nlohmann::json& r);
+
+// Human-readable report of a recover result.
+std::string recover_report(const nlohmann::json& r);
+
+// The report's reading of a self-check value ("yes", "no", "unknown") of an
+// attention run, or of a transformer run when transformer is set: unknown
+// means no answer certainly differs from the heads' prediction, but the
+// arithmetic cannot prove equality (balls overlap, floats agree within a
+// tolerance). It is not a failure, and it is never worded as a success.
+std::string self_check_phrase(const std::string& value, bool transformer = false);
+
+}  // namespace mhaq

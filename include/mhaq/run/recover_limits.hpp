@@ -1,0 +1,43 @@
+// The limits (base/limits.hpp) that recover() depends on, checked before it
+// allocates anything: the CLI calls check_recover_limits after parsing, and
+// recover() itself can call it first thing (it throws, never returns a status).
+#pragma once
+#include <flint/fmpz.h>
+
+#include <string>
+
+#include "mhaq/base/error.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
+#include "mhaq/run/recover.hpp"
+
+namespace mhaq {
+
+// Checks options and model against the limits: --bits, --max-bits,
+// --oracle-bits, --learner-heads / --max-heads / --heads, --threads,
+// --token-range, --token-den, --samples-per-pair, the plan's query count, the
+// learner's H (the canonical head count when not given), and in exact mode
+// L = m den^2 and the a-priori tau-degree bound (exact_tau_degree_bound).
+// Option values out of range are Error(usage) naming the option. Sizes that
+// come from the model are Error(input) prefixed with `model_file` when it is
+// non-empty (a file), Error(usage) otherwise (a drawn model).
+void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file = "");
+
+// The same for a transformer truth (recover_transformer): d, heads and neurons
+// of the truth, --learner-heads, --learner-neurons, the attention part's plan,
+// and in exact mode the attention part's L and tau-degree bound (its tokens:
+// entries in [-1, 1] on the 1/16 grid).
+void check_transformer_limits(const TransformerModel& truth, const RecoverOptions& o, const std::string& model_file = "");
+
+// A priori bound on the tau-degree of one exact answer over the plan's
+// queries [a x k, b]: the exponent of head h is L (a-b)^T W_h b with
+// |a-b|, |b| <= 2R/den entrywise and L = m den^2, so the degree of the
+// answer's denominator is at most 4 m R^2 sum_h sum_ij |W_h,ij| (m = lcm of
+// the W denominators). Sets out to that bound.
+void exact_tau_degree_bound(fmpz_t out, const Model& m, long token_range);
+
+// Error(kind) "<what>: ..." unless L = m den^2 <= limits::max_L and the bound
+// above is at most limits::max_tau_exponent.
+void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind kind, const std::string& what);
+
+}  // namespace mhaq

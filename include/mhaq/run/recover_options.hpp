@@ -1,0 +1,47 @@
+// The options of one recover run (run/recover.hpp), apart from the driver so
+// that the certificate writer (run/certificate.hpp) can read them without
+// depending on the driver that calls it.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "mhaq/arith/field.hpp"
+#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/stages/2-schedule/design.hpp"
+#include "mhaq/stages/learner.hpp"
+
+namespace mhaq {
+
+struct RecoverOptions {
+  Arith arith = Arith::exact;
+  long bits = 256;        // ball, mpfr
+  int heads = 0;          // learner's H; 0 = canonical count of the truth (known H)
+  int max_heads = 0;      // > 0: only the bound H0 is known (claim 3); overrides heads
+  Schedule schedule = Schedule::paper;
+  std::uint64_t seed = 1;  // learner's randomness
+  TokenSpec tokens{0, 0};  // 0 = default for the arithmetic
+  long oracle_bits = 0;    // approximate oracle: answers rounded to this many bits (0 = off)
+  Rational noise_eps;      // approximate oracle: added noise uniform in [-eps, eps]
+  std::uint64_t noise_seed = 1;
+  int threads = 1;         // learner threads (0 = all hardware threads); output does not depend on it
+  NoisePattern noise_pattern = NoisePattern::uniform;  // uniform, or signs = the worst case of the first-order error
+  int samples_per_pair = 0;  // 0: 2H+1 (the paper's count); K > 2H+1: oversampling, least-squares pair fits
+  Rational target_error;     // > 0 (ball only): raise precision until the balls certify this relative error
+  long max_bits = 1L << 14;  // cap of the precision doubling for target_error
+  int neurons = 0;           // transformers: the learner's neuron count (0: found by the learner; balls are told the canonical count)
+  Rational tolerance;        // floats: tolerance on max_rel_error; 0 = 2^(acc/4), acc = log2 of the answers' accuracy
+  bool repair = true;      // repair degenerate pairs (stages/learner.hpp, Repair); false: such a draw ends degenerate
+  ExactSolver exact_solver = ExactSolver::sparse;  // exact: the Q(tau) linear solver (same result, different time)
+  // Exact cost guard: the largest tau-degree an answer of the plan may have
+  // (L times a head-summed score range, known before any answer is computed);
+  // 0 = kDefaultMaxDegree. A plan beyond it ends over_budget (exit 11) before any work.
+  long max_degree = 0;
+  // When set, a run that ends ok stores its certificate here (recover
+  // --certificate; include/mhaq/run/certificate.hpp).
+  std::string* certificate = nullptr;
+  // How B and Delta are chosen (stages/2-schedule/design.hpp, analysis/design_search.hpp).
+  Design design = Design::paper;
+};
+
+}  // namespace mhaq

@@ -1,0 +1,482 @@
+// First-order sensitivity of the recovered parameters (proofs/11): the
+// learner's own stages run on jets.
+#include "mhaq/analysis/sensitivity.hpp"
+
+#include <arb.h>
+
+#include <cmath>
+#include <limits>
+
+#include "mhaq/base/error.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/stages/4-match/known_residues.hpp"
+#include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+
+namespace mhaq {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double mid_double(const Ball& x) { return arf_get_d(arb_midref(x.raw()), ARF_RND_NEAR); }
+bool accurate(const Ball& x) { return arb_rel_accuracy_bits(x.raw()) >= 40 || arb_is_zero(x.raw()); }
+Ball abs_ball(const Ball& x) {
+  Ball r;
+  arb_abs(r.raw(), x.raw());
+  return r;
+}
+Ball norm2(const std::vector<Ball>& xs) {
+  Ball s(0L);
+  for (const auto& x : xs) s += x * x;
+  arb_sqrt(s.raw(), s.raw(), working_precision());
+  return s;
+}
+
+// J and the kappas from the learner's heads on jets. order[h] is the learned
+// head standing for row head h. False when `certified` and some row sum is
+// not accurate to 40 bits (the caller raises the precision).
+template <class B>
+bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B>>>& heads, const std::vector<int>& order,
+             const std::vector<Ball>& fabs, bool certified, Sensitivity& S) {
+  const int d = S.d, H = S.H;
+  const long cols = S.columns;
+  S.J.assign(static_cast<size_t>(S.rows()) * cols, 0.0);
+  S.scale.assign(S.rows(), 0.0);
+  S.answer_abs.assign(cols, 0.0);
+  for (long j = 0; j < cols; ++j) S.answer_abs[j] = mid_double(fabs[j]);
+  S.kappa = S.kappa_rel = S.kappa_rms = 0;
+  S.bits = working_precision();
+  for (int h = 0; h < H; ++h) {
+    const LearnedHead<Jet<B>>& g = heads[order[h]];
+    std::vector<Ball> w, v;
+    for (int i = 0; i < d; ++i) {
+      v.push_back(base.enclose(g.v[i].value()));
+      for (int j = 0; j < d; ++j) w.push_back(base.enclose(g.W(i, j).value()));
+    }
+    const Ball sw = norm2(w), sv = norm2(v);
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b <= d; ++b) {
+        const Jet<B>& x = b < d ? g.W(a, b) : g.v[a];
+        const int row = b < d ? S.row_W(h, a, b) : S.row_v(h, a);
+        // a head's scale; a W (or v) that is zero to the working precision
+        // counts as 1, so its entries are measured by their absolute error
+        // (as max_rel_error does)
+        const Ball& sc0 = b < d ? sw : sv;
+        const bool zero = !arb_is_positive(sc0.raw()) || mid_double(sc0) < std::exp2(-static_cast<double>(working_precision()) / 2);
+        const Ball sc = zero ? Ball(1L) : sc0;
+        Ball s1(0L), srel(0L), s2(0L);
+        for (const auto& [col, dv] : x.grad()) {
+          const Ball e = base.enclose(dv);
+          const Ball ae = abs_ball(e);
+          s1 += ae;
+          const Ball y = ae * fabs[col];
+          srel += y;
+          s2 += y * y;
+          S.J[static_cast<size_t>(row) * cols + col] = mid_double(e);
+        }
+        if (certified && (!accurate(s1) || !accurate(srel) || !accurate(s2))) return false;
+        const double scale = mid_double(sc);
+        S.scale[row] = scale;
+        const double k1 = mid_double(s1) / scale;
+        if (k1 > S.kappa) {
+          S.kappa = k1;
+          S.kappa_row = row;
+        }
+        S.kappa_rel = std::max(S.kappa_rel, mid_double(srel) / scale);
+        S.kappa_rms = std::max(S.kappa_rms, std::sqrt(mid_double(s2)) / scale);
+      }
+  }
+  return true;
+}
+
+// max over base pairs of the inf-norm of d(P, r, c)/d(samples): stage 3 run
+// on jets of the pair's own samples (regenerated from its fit).
+template <class B>
+double pair_condition(const Field<Jet<B>>& F, const Plan& plan, const std::vector<PairFit<Jet<B>>>& fits, const std::vector<PairSpec>& fallback) {
+  const Field<B>& base = F.base;
+  double worst = 0;
+  for (int p = 0; p < plan.d * plan.d; ++p) {
+    PairFit<B> v{fits[p].P.value(), {}, {}};
+    for (const auto& x : fits[p].r) v.r.push_back(x.value());
+    for (const auto& x : fits[p].c) v.c.push_back(x.value());
+    std::vector<Jet<B>> f;
+    // a fully sampled pair is interpolated; a compact pair is fitted with its
+    // residues known (constants here: the pair's own values move only its
+    // poles), from 2H values by the linear route when the fallback served it
+    const PairSpec& ps = plan.pairs[p];
+    bool extended = false;
+    for (const PairSpec& e : fallback) extended = extended || (plan.schedule == Schedule::compact && e.kind == PairKind::across && e.i == ps.i && e.j == ps.j);
+    const int K = extended ? 2 * v.heads() : ps.samples;
+    for (int k = 0; k < K; ++k) f.push_back(Jet<B>::variable(fit_value(base, v, k), k));
+    std::vector<Jet<B>> c;
+    for (const auto& x : v.c) c.emplace_back(x);
+    const bool full = ps.samples == plan.samples;
+    const PairFit<Jet<B>> jf = full ? interpolate_pair(F, f, v.heads()) : extended ? fit_known_limit(F, f, c) : fit_known_residues(F, f, c);
+    std::vector<const Jet<B>*> outs;
+    if (full) outs.push_back(&jf.P);
+    for (const auto& x : jf.r) outs.push_back(&x);
+    if (full)
+      for (const auto& x : jf.c) outs.push_back(&x);
+    for (const Jet<B>* x : outs) {
+      Ball s(0L);
+      for (const auto& e : x->grad()) s += abs_ball(base.enclose(e.second));
+      worst = std::max(worst, mid_double(s));
+    }
+  }
+  return worst;
+}
+
+template <class B>
+std::vector<Ball> answer_abs(const Field<B>& base, const std::vector<B>& answers) {
+  std::vector<Ball> out;
+  for (const auto& a : answers) out.push_back(abs_ball(base.enclose(a)));
+  return out;
+}
+
+// Scaled entrywise distance (a ball) between recovered head g and true head h.
+template <class Get, class G>
+Ball head_distance(const G& g, const HeadQ& h, int d, Get entry) {
+  std::vector<Ball> w, v;
+  for (int i = 0; i < d; ++i) {
+    v.emplace_back(h.v[i]);
+    for (int j = 0; j < d; ++j) w.emplace_back(h.W(i, j));
+  }
+  Ball sw = norm2(w), sv = norm2(v);
+  if (arb_is_zero(sw.raw())) sw = Ball(1L);  // a zero norm counts as 1 (absolute error)
+  if (arb_is_zero(sv.raw())) sv = Ball(1L);
+  Ball worst(0L);
+  for (int i = 0; i < d; ++i) {
+    Ball e = abs_ball(entry(g.v[i]) - Ball(h.v[i]));
+    e /= sv;
+    arb_max(worst.raw(), worst.raw(), e.raw(), working_precision());
+    for (int j = 0; j < d; ++j) {
+      Ball f = abs_ball(entry(g.W(i, j)) - Ball(h.W(i, j)));
+      f /= sw;
+      arb_max(worst.raw(), worst.raw(), f.raw(), working_precision());
+    }
+  }
+  return worst;
+}
+
+// log2 of an upper bound of a nonnegative ball's magnitude (rounded up); -inf for 0.
+double log2_upper(const Ball& x) {
+  mag_t m;
+  mag_init(m);
+  arb_get_mag(m, x.raw());
+  double out = -kInf;
+  if (!mag_is_zero(m)) {
+    Ball l;
+    arf_set_mag(arb_midref(l.raw()), m);
+    arb_log_base_ui(l.raw(), l.raw(), 2, 64);
+    arb_get_ubound_arf(arb_midref(l.raw()), l.raw(), 64);
+    out = arf_get_d(arb_midref(l.raw()), ARF_RND_UP);
+  }
+  mag_clear(m);
+  return out;
+}
+double log2_mid(const Ball& x) {
+  if (arf_is_zero(arb_midref(x.raw()))) return -kInf;
+  Ball l;
+  arf_abs(arb_midref(l.raw()), arb_midref(x.raw()));
+  arb_log_base_ui(l.raw(), l.raw(), 2, 64);
+  return arf_get_d(arb_midref(l.raw()), ARF_RND_NEAR);
+}
+
+long metric_precision() { return std::max(working_precision(), 53L) + 64; }
+
+}  // namespace
+
+std::vector<signed char> Sensitivity::worst_signs() const {
+  std::vector<signed char> s(columns);
+  for (long j = 0; j < columns; ++j) s[j] = J[static_cast<size_t>(kappa_row) * columns + j] < 0 ? -1 : 1;
+  return s;
+}
+
+Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, long token_den, int constant_answer) {
+  LearnOptions l = lo;
+  l.H = canon.num_heads();
+  l.heads_is_bound = false;
+  l.self_check = false;
+  for (long prec = 128; prec <= (1L << 16); prec *= 2) {
+    PrecisionScope scope(prec);
+    try {
+      ModelOracle<Ball> inner(canon, token_den);
+      JetOracle<Ball> oracle(inner, constant_answer);
+      const LearnResult<Jet<Ball>> res = learn<Jet<Ball>>(oracle, l);
+      // rows in canon's order: each true head's learned head, by the bottleneck assignment
+      const int H = canon.num_heads();
+      std::vector<std::vector<double>> cost(H, std::vector<double>(H));
+      for (int h = 0; h < H; ++h)
+        for (int g = 0; g < H; ++g)
+          cost[h][g] = log2_mid(head_distance(res.heads[g], canon.heads[h], canon.d, [](const Jet<Ball>& x) { return x.value(); }));
+      const std::vector<int> order = bottleneck_matching(cost);
+      if (order.empty()) throw_internal("sensitivity: no assignment of learned to true heads");
+      std::vector<Ball> fabs;
+      {
+        ModelOracle<Ball> again(canon, token_den);
+        for (const auto& q : res.plan.queries()) fabs.push_back(abs_ball(again.query(q)));
+        for (const auto& p : res.fallback_pairs)
+          for (const auto& q : res.plan.pair_queries(p)) fabs.push_back(abs_ball(again.query(q)));
+      }
+      Sensitivity S;
+      S.d = canon.d;
+      S.H = H;
+      S.columns = static_cast<long>(fabs.size());
+      if (!compose(Field<Ball>{}, res.heads, order, fabs, true, S)) continue;
+      S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs);
+      return S;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::unable) throw;
+    }
+  }
+  throw_unable("sensitivity: row sums not certified below 2^16 bits");
+}
+
+template <class T>
+Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
+                                     const std::vector<T>& answers) {
+  LearnOptions l = lo;
+  l.self_check = false;
+  ReplayOracle<T> replay(d, field, queries, answers);
+  JetOracle<T> oracle(replay);
+  const LearnResult<Jet<T>> res = learn<Jet<T>>(oracle, l);
+  Sensitivity S;
+  S.d = d;
+  S.H = res.heads_found;
+  S.columns = static_cast<long>(answers.size());
+  std::vector<int> order(S.H);
+  for (int h = 0; h < S.H; ++h) order[h] = h;
+  compose(field, res.heads, order, answer_abs(field, answers), false, S);
+  S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs);
+  return S;
+}
+
+template <class T>
+Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::vector<LearnedHead<Jet<T>>>& heads, const std::vector<T>& answers) {
+  Sensitivity S;
+  S.d = d;
+  S.H = static_cast<int>(heads.size());
+  S.columns = static_cast<long>(answers.size());
+  std::vector<int> order(S.H);
+  for (int h = 0; h < S.H; ++h) order[h] = h;
+  compose(field, heads, order, answer_abs(field, answers), false, S);
+  return S;
+}
+
+template <class T>
+double pair_error_log2(const Field<T>& F, const Plan& plan, const std::vector<T>& answers, int H, double acc_log2) {
+  const int d = plan.d;
+  if (static_cast<long>(answers.size()) < plan.query_count()) return kInf;
+  const Field<Jet<T>> FJ(F);
+  auto samples = [&](int p, const T& f0) {
+    std::vector<T> f{f0};
+    for (int k = 1; k < plan.pairs[p].samples; ++k) f.push_back(answers[plan.query_index(p, k)]);
+    return f;
+  };
+  try {
+    Chaining<T> chain{answers[0], {}, {}, plan.B.col(0)};
+    if (!inverse(plan.Delta, chain.DeltaInv)) return kInf;
+    std::vector<PairFit<T>> first;  // the pairs (i, 1)
+    for (int i = 0; i < d; ++i) {
+      first.push_back(interpolate_pair(F, samples(plan.base_index(i, 0), answers[0]), H));
+      chain.vdelta.push_back(first.back().P - answers[0]);
+    }
+    // every pair of the plan that is fitted (links decide the labelling; the
+    // compact schedule's one-value links are predicted, not fitted), relative
+    // error of each output
+    double worst = 0;
+    for (size_t p = 0; p < plan.pairs.size(); ++p) {
+      const PairSpec& ps = plan.pairs[p];
+      const bool full = ps.samples == plan.samples;
+      if (!full && ps.kind != PairKind::base) continue;
+      const std::vector<T> f = samples(static_cast<int>(p), chain.f0(F, ps.final_token));
+      std::vector<Jet<T>> fj, cj;
+      for (size_t k = 0; k < f.size(); ++k) fj.push_back(Jet<T>::variable(f[k], static_cast<int>(k)));
+      for (const auto& x : first[ps.i].c) cj.emplace_back(x);
+      const PairFit<Jet<T>> jf = full ? interpolate_pair(FJ, fj, H) : fit_known_residues(FJ, fj, cj);
+      std::vector<const Jet<T>*> outs{&jf.P};
+      for (const auto& x : jf.r) outs.push_back(&x);
+      for (const auto& x : jf.c) outs.push_back(&x);
+      // poles relative to themselves, P and residues relative to the pair's residue scale
+      Ball cscale(0L);
+      for (const auto& x : jf.c) cscale += abs_ball(F.enclose(x.value()));
+      for (size_t o = 0; o < outs.size(); ++o) {
+        const Jet<T>* x = outs[o];
+        Ball s(0L);
+        for (size_t k = 0; k < x->grad().size(); ++k) s += abs_ball(F.enclose(x->grad()[k].second)) * abs_ball(F.enclose(f[x->grad()[k].first]));
+        const bool pole = o >= 1 && o <= jf.r.size();
+        const Ball mag = pole ? abs_ball(F.enclose(x->value())) : cscale;
+        if (arb_is_positive(mag.raw())) s /= mag;
+        worst = std::max(worst, mid_double(s));
+      }
+    }
+    return worst > 0 ? std::log2(worst) + acc_log2 : -kInf;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    return kInf;
+  }
+}
+
+template <class T>
+double param_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon) {
+  if (got.size() != canon.heads.size()) return kInf;
+  PrecisionScope scope(metric_precision());
+  const size_t H = got.size();
+  const Field<T> F{};
+  auto mid = [&F](const T& x) {
+    Ball b = F.enclose(x);
+    arb_get_mid_arb(b.raw(), b.raw());
+    return b;
+  };
+  std::vector<std::vector<double>> cost(H, std::vector<double>(H));
+  for (size_t h = 0; h < H; ++h)
+    for (size_t g = 0; g < H; ++g) cost[h][g] = log2_mid(head_distance(got[g], canon.heads[h], canon.d, mid));
+  double best = kInf;
+  bottleneck_matching(cost, &best);
+  return best;
+}
+
+bool certified_param_error_log2(const std::vector<LearnedHead<Ball>>& got, const Model& canon, double& bound) {
+  if (got.size() != canon.heads.size()) return false;
+  PrecisionScope scope(metric_precision());
+  const int d = canon.d;
+  const size_t H = got.size();
+  std::vector<std::vector<double>> cost(H, std::vector<double>(H, kInf));
+  for (size_t h = 0; h < H; ++h)
+    for (size_t g = 0; g < H; ++g) {
+      bool in = true;
+      for (int i = 0; i < d && in; ++i) {
+        in = got[g].v[i].contains(canon.heads[h].v[i]);
+        for (int j = 0; j < d && in; ++j) in = got[g].W(i, j).contains(canon.heads[h].W(i, j));
+      }
+      // sup over the balls of |x - theta| / s: the ball x - theta bounds it
+      if (in) cost[h][g] = log2_upper(head_distance(got[g], canon.heads[h], d, [](const Ball& x) { return x; }));
+    }
+  double b = kInf;
+  if (bottleneck_matching(cost, &b).empty() && H > 0) return false;
+  bound = b;
+  return true;
+}
+
+MeanValueBound certified_mean_value_bound(const Model& canon, const LearnOptions& lo, long token_den, const OracleNoise& noise) {
+  MeanValueBound out;
+  LearnOptions l = lo;
+  l.self_check = false;
+  OracleNoise env = noise;
+  env.pattern = NoisePattern::envelope;
+  const int d = canon.d, H = canon.num_heads();
+  try {
+    ModelOracle<Ball> inner(canon, token_den, env);
+    RecordingOracle<Ball> rec(inner);
+    JetOracle<Ball> oracle(rec);
+    const LearnResult<Jet<Ball>> res = learn<Jet<Ball>>(oracle, l);
+    if (static_cast<int>(res.heads.size()) != H) {
+      out.why = "the run found " + std::to_string(res.heads.size()) + " heads, the truth has " + std::to_string(H);
+      return out;
+    }
+    PrecisionScope scope(metric_precision());
+    // u_j: the perturbation bound of answer j, the envelope's radius
+    std::vector<Ball> u;
+    for (const Ball& a : rec.answers) {
+      Ball r;
+      arf_set_mag(arb_midref(r.raw()), arb_radref(a.raw()));
+      u.push_back(r);
+    }
+    // rows: learned head g against true head h, when g's value balls contain h
+    std::vector<std::vector<double>> cost(H, std::vector<double>(H, kInf));
+    for (int h = 0; h < H; ++h)
+      for (int g = 0; g < H; ++g) {
+        const LearnedHead<Jet<Ball>>& x = res.heads[g];
+        const HeadQ& t = canon.heads[h];
+        bool in = true;
+        for (int i = 0; i < d && in; ++i) {
+          in = x.v[i].value().contains(t.v[i]);
+          for (int j = 0; j < d && in; ++j) in = x.W(i, j).value().contains(t.W(i, j));
+        }
+        if (!in) continue;
+        std::vector<Ball> w, v;
+        for (int i = 0; i < d; ++i) {
+          v.emplace_back(t.v[i]);
+          for (int j = 0; j < d; ++j) w.emplace_back(t.W(i, j));
+        }
+        Ball sw = norm2(w), sv = norm2(v);
+        if (arb_is_zero(sw.raw())) sw = Ball(1L);
+        if (arb_is_zero(sv.raw())) sv = Ball(1L);
+        Ball worst(0L);
+        for (int a = 0; a < d; ++a)
+          for (int b = 0; b <= d; ++b) {
+            const Jet<Ball>& e = b < d ? x.W(a, b) : x.v[a];
+            Ball s(0L);
+            for (const auto& [col, dv] : e.grad()) {
+              Ball m;  // sup |J_kj| over the box, times u_j
+              arb_get_abs_ubound_arf(arb_midref(m.raw()), dv.raw(), metric_precision());
+              s += m * u[col];
+            }
+            s /= b < d ? sw : sv;
+            arb_max(worst.raw(), worst.raw(), s.raw(), metric_precision());
+          }
+        cost[h][g] = log2_upper(worst);
+      }
+    double b = kInf;
+    if (bottleneck_matching(cost, &b).empty() || !std::isfinite(b)) {
+      out.why = "no assignment of the run's heads contains the truth";
+      return out;
+    }
+    out.ok = true;
+    out.log2_bound = b;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::inconsistent) throw;
+    out.why = std::string(kind_name(e.kind())) + ": " + e.what();
+  }
+  return out;
+}
+
+double certified_relative_radius_log2(const std::vector<LearnedHead<Ball>>& got) {
+  PrecisionScope scope(metric_precision());
+  double worst = -kInf;
+  for (const auto& g : got) {
+    const int d = static_cast<int>(g.v.size());
+    std::vector<Ball> w, v;
+    for (int i = 0; i < d; ++i) {
+      v.push_back(g.v[i]);
+      for (int j = 0; j < d; ++j) w.push_back(g.W(i, j));
+    }
+    const Ball sw = norm2(w), sv = norm2(v);
+    if (!arb_is_positive(sw.raw()) || !arb_is_positive(sv.raw())) return kInf;
+    auto rel = [](const Ball& x, const Ball& s) {  // rad / lower(scale), rounded up
+      Ball r;
+      arf_set_mag(arb_midref(r.raw()), arb_radref(x.raw()));
+      Ball lo;
+      arb_get_lbound_arf(arb_midref(lo.raw()), s.raw(), working_precision());
+      arb_div(r.raw(), r.raw(), lo.raw(), working_precision());
+      return log2_upper(r);
+    };
+    for (int i = 0; i < d; ++i) {
+      worst = std::max(worst, rel(g.v[i], sv));
+      for (int j = 0; j < d; ++j) worst = std::max(worst, rel(g.W(i, j), sw));
+    }
+  }
+  return worst;
+}
+
+template Sensitivity sensitivity_from_answers<Mpfr>(const Field<Mpfr>&, int, const LearnOptions&, const std::vector<Query>&,
+                                                    const std::vector<Mpfr>&);
+template Sensitivity sensitivity_from_answers<double>(const Field<double>&, int, const LearnOptions&, const std::vector<Query>&,
+                                                      const std::vector<double>&);
+template Sensitivity sensitivity_from_answers<Ball>(const Field<Ball>&, int, const LearnOptions&, const std::vector<Query>&,
+                                                    const std::vector<Ball>&);
+#define MHAQ_INSTANTIATE(T) \
+  template Sensitivity sensitivity_of_jet_heads<T>(const Field<T>&, int, const std::vector<LearnedHead<Jet<T>>>&, const std::vector<T>&);
+MHAQ_INSTANTIATE(Mpfr)
+MHAQ_INSTANTIATE(double)
+MHAQ_INSTANTIATE(Ball)
+#undef MHAQ_INSTANTIATE
+template double pair_error_log2<Mpfr>(const Field<Mpfr>&, const Plan&, const std::vector<Mpfr>&, int, double);
+template double pair_error_log2<double>(const Field<double>&, const Plan&, const std::vector<double>&, int, double);
+template double param_error_log2<Mpfr>(const std::vector<LearnedHead<Mpfr>>&, const Model&);
+template double param_error_log2<double>(const std::vector<LearnedHead<double>>&, const Model&);
+template double param_error_log2<Ball>(const std::vector<LearnedHead<Ball>>&, const Model&);
+
+}  // namespace mhaq

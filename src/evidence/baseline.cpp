@@ -1,0 +1,456 @@
+// The baselines on a hidden model, `mhaq compare` and the contrast study.
+#include "mhaq/evidence/baseline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "mhaq/base/random.hpp"
+#include "mhaq/model/factored.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/run/report.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
+
+namespace mhaq {
+
+using nlohmann::json;
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+bool bases_from_json_text(const std::string& text, int d, std::vector<QMat>& bases) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw_input(std::string("bases: not valid JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("bases")) return false;
+  if (j.contains("format") && j["format"] != "mhaq-bases" && j["format"] != "mhaq-model") throw_input("bases: \"format\" must be \"mhaq-bases\"");
+  if (j.contains("d") && j["d"] != d) throw_input("bases: \"d\" is " + j["d"].dump() + ", the model has d = " + std::to_string(d));
+  const json& b = j["bases"];
+  if (!b.is_array()) throw_input("bases: expected an array with one list of basis vectors per head");
+  bases.clear();
+  for (size_t h = 0; h < b.size(); ++h) {
+    const std::string where = "bases[" + std::to_string(h) + "]";
+    if (!b[h].is_array() || b[h].empty()) throw_input(where + ": expected a non-empty list of vectors");
+    QMat P(d, static_cast<int>(b[h].size()));
+    for (size_t c = 0; c < b[h].size(); ++c) {
+      const json& v = b[h][c];
+      if (!v.is_array() || v.size() != static_cast<size_t>(d)) throw_input(where + "[" + std::to_string(c) + "]: expected " + std::to_string(d) + " entries");
+      for (int r = 0; r < d; ++r) P(r, static_cast<int>(c)) = rational_from_json(v[r], where + "[" + std::to_string(c) + "][" + std::to_string(r) + "]");
+    }
+    bases.push_back(std::move(P));
+  }
+  validate_bases(bases, d);
+  return true;
+}
+
+std::string bases_json(const std::vector<QMat>& bases) {
+  json out = json::array();
+  for (const auto& P : bases) {
+    json hb = json::array();
+    for (int c = 0; c < P.cols(); ++c) {
+      json v = json::array();
+      for (int r = 0; r < P.rows(); ++r) v.push_back(P(r, c).str());
+      hb.push_back(v);
+    }
+    out.push_back(hb);
+  }
+  return out.dump();
+}
+
+Model generate_orthogonal_model(const GenerateOptions& g, std::vector<QMat>& bases) {
+  if (g.heads < 1 || g.heads > g.d) throw Error(ErrorKind::usage, "--orthogonal needs 1 <= heads <= d (one subspace of dimension >= 1 per head)");
+  if (g.share_w || g.cancel_v) throw Error(ErrorKind::usage, "--orthogonal heads have distinct subspaces: no --share-w or --cancel-v");
+  const int d = g.d;
+  Rng rng(g.seed ^ 0x6f7274686f676f6eULL);
+  // an orthogonal basis with entries in {0, 1, -1}
+  std::vector<int> perm(d);
+  for (int i = 0; i < d; ++i) perm[i] = i;
+  for (int i = d - 1; i > 0; --i) std::swap(perm[i], perm[rng.uniform_int(0, i)]);
+  std::vector<QVec> cols;
+  for (int i = 0; i < d;) {
+    QVec a(d), b(d);
+    const Rational s(rng.uniform_int(0, 1) ? 1 : -1);
+    if (i + 1 < d && rng.uniform_int(0, 1)) {
+      a[perm[i]] = s, a[perm[i + 1]] = s;
+      b[perm[i]] = s, b[perm[i + 1]] = -s;
+      cols.push_back(a), cols.push_back(b);
+      i += 2;
+    } else {
+      a[perm[i]] = s;
+      cols.push_back(a);
+      ++i;
+    }
+  }
+  for (int i = d - 1; i > 0; --i) std::swap(cols[i], cols[rng.uniform_int(0, i)]);
+  bases.clear();
+  Model m;
+  m.d = d;
+  int next = 0;
+  for (int h = 0; h < g.heads; ++h) {
+    const int k = d / g.heads + (h < d % g.heads ? 1 : 0);
+    QMat P(d, k);
+    for (int c = 0; c < k; ++c)
+      for (int r = 0; r < d; ++r) P(r, c) = cols[next + c][r];
+    next += k;
+    // A_h (k x k, not zero) and b_h (not zero), drawn like W and v
+    QMat A(k, k);
+    QVec b(k);
+    for (;;) {
+      bool az = true, bz = true;
+      for (int r = 0; r < k; ++r) {
+        for (int c = 0; c < k; ++c) {
+          A(r, c) = Rational(rng.uniform_int(-g.w_range, g.w_range), static_cast<unsigned long>(g.w_den));
+          az = az && A(r, c).is_zero();
+        }
+        b[r] = Rational(rng.uniform_int(-g.v_range, g.v_range), static_cast<unsigned long>(g.v_den));
+        bz = bz && b[r].is_zero();
+      }
+      if (!az && !bz) break;
+    }
+    HeadQ head{QMat(d, d), matvec(P, b)};
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < d; ++c)
+        for (int s = 0; s < k; ++s)
+          for (int t = 0; t < k; ++t) head.W(r, c) = head.W(r, c) + P(r, s) * A(s, t) * P(c, t);
+    m.heads.push_back(std::move(head));
+    bases.push_back(std::move(P));
+  }
+  m.validate();
+  return m;
+}
+
+std::string model_with_bases_to_json_text(const Model& m, const std::vector<QMat>& bases) {
+  std::string t = model_to_json_text(m);
+  const size_t end = t.rfind('}');
+  return t.substr(0, end) + ",\n \"bases\": " + bases_json(bases) + "}\n";
+}
+
+namespace {
+
+BaselineOptions baseline_options(const BaselineRun& b, const RecoverOptions& o) {
+  BaselineOptions bo;
+  bo.method = b.method;
+  bo.bases = b.bases;
+  bo.seed = learner_seed(o.seed);
+  bo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
+  // exact answers carry no noise: the prior work's scaling only for the
+  // approximate arithmetics (powers of two keep the tokens exact)
+  bo.max_scale_log2 = o.arith == Arith::exact ? 0 : 16;
+  bo.w_bound = b.w_bound;
+  return bo;
+}
+
+// The baseline's own kappa: its algorithm replayed on jets over the answers.
+template <class T>
+void baseline_kappa(json& r, RunFacts& facts, const Field<T>& F, int d, const BaselineOptions& bo, const RecordingOracle<T>& rec, const RecoverOptions& o) {
+  if constexpr (!Field<T>::is_exact) {
+    ReplayOracle<T> replay(d, F, rec.queries, rec.answers);
+    JetOracle<T> jo(replay);
+    const BaselineResult<Jet<T>> jr = learn_baseline<Field<Jet<T>>>(jo, bo);
+    const Sensitivity S = sensitivity_of_jet_heads(F, d, jr.heads, rec.answers);
+    r["kappa"] = S.kappa;
+    r["kappa_rel"] = S.kappa_rel;
+    if constexpr (!Field<T>::is_rigorous) {
+      long p = F.precision();
+      if (o.oracle_bits > 0) p = std::min(p, o.oracle_bits);
+      facts.estimate_log2 = first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, o.noise_eps);
+      r["error_estimate"] = pow2_json(facts.estimate_log2);
+      r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+    }
+  } else {
+    (void)r, (void)facts, (void)F, (void)d, (void)bo, (void)rec, (void)o;
+  }
+}
+
+template <class T>
+void run_baseline(json& r, const Model& truth, const Model& canon, const BaselineOptions& bo, const RecoverOptions& o, const OracleNoise& noise) {
+  std::unique_ptr<PrecisionScope> scope;
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  ModelOracle<T> oracle(truth, bo.tokens.den << bo.max_scale_log2, noise);
+  RecordingOracle<T> rec(oracle);
+  Oracle<T>& black_box = rec;  // the baseline gets this reference and nothing else
+  const Field<T>& F = black_box.field();
+  RunFacts facts = known_truth_facts(o.arith, canon);
+  float_tolerance(r, facts, F, o.tolerance);
+  bool returned = false;
+  Verdict v;
+  try {
+    const BaselineResult<T> res = learn_baseline<Field<T>>(black_box, bo);
+    returned = true;
+    facts.heads_recovered = static_cast<int>(res.heads.size());
+    r["heads_recovered"] = res.heads.size();
+    r["redraws"] = res.redraws;
+    r["heads"] = heads_json(F, res.heads);
+    baseline_kappa(r, facts, F, truth.d, bo, rec, o);
+    compare_with_truth(r, facts, canon, res.heads);
+    if constexpr (!Field<T>::is_exact) {
+      if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
+    }
+    v = judge(facts);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
+    v = {status_of(e.kind()), e.what()};
+    r["heads_recovered"] = 0;
+  }
+  r["self_check"] = "none";  // the prior work does not check its assumptions
+  r["wrong"] = returned && !facts.agrees;
+  report_verdict(r, v);
+  r["queries"] = black_box.queries();
+  r["max_length"] = black_box.max_length();
+}
+
+}  // namespace
+
+json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o) {
+  truth.validate();
+  const Model canon = truth.canonical();
+  const BaselineOptions bo = baseline_options(b, o);
+  json r;
+  r["method"] = baseline_method_name(b.method);
+  r["arith"] = arith_name(o.arith);
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) r["bits"] = o.bits;
+  if (o.arith == Arith::ieee) r["bits"] = 53;
+  r["d"] = truth.d;
+  r["seed"] = o.seed;
+  r["heads_true"] = canon.num_heads();
+  if (b.method == BaselineMethod::orthogonal) {
+    r["bases_source"] = b.bases_source;
+    json dims = json::array();
+    for (const auto& P : b.bases) dims.push_back(P.cols());
+    r["subspace_dims"] = dims;
+  }
+  r["query_bound"] = baseline_query_count(truth.d, bo);
+  r["max_length_bound"] = 2;
+  r["token_range"] = bo.tokens.range;
+  r["token_den"] = bo.tokens.den;
+  r["scale_log2_max"] = bo.max_scale_log2;
+  const OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::uniform, {}};
+  if (o.oracle_bits > 0) r["oracle_bits"] = o.oracle_bits;
+  if (!o.noise_eps.is_zero()) {
+    r["noise_eps"] = o.noise_eps.str();
+    r["noise_seed"] = o.noise_seed;
+  }
+  switch (o.arith) {
+    case Arith::exact: run_baseline<QTau>(r, truth, canon, bo, o, noise); break;
+    case Arith::ball: run_baseline<Ball>(r, truth, canon, bo, o, noise); break;
+    case Arith::mpfr: run_baseline<Mpfr>(r, truth, canon, bo, o, noise); break;
+    case Arith::ieee: run_baseline<double>(r, truth, canon, bo, o, noise); break;
+  }
+  return r;
+}
+
+namespace {
+// What a row's comparison with the truth says, in one string.
+std::string error_text(const json& r) {
+  if (r.contains("exact_match")) return r["exact_match"].get<bool>() ? "0 (equal in Q)" : "differs (exact)";
+  if (r.contains("contains_truth")) return std::string(r["contains_truth"].get<bool>() ? "contains" : "MISSES") + ", radius " + r["max_radius_decimal"].get<std::string>();
+  if (r.contains("max_rel_error_decimal")) return r["max_rel_error_decimal"].get<std::string>();
+  return "-";
+}
+// max_rel_error as a double (+inf for a wrong head count, 0 for exact equality), NaN when no parameters were compared
+double rel_error_of(const json& r) {
+  if (r.contains("exact_match")) return r["exact_match"].get<bool>() ? 0.0 : kInf;
+  if (r.contains("max_rel_error_decimal")) {
+    const std::string s = r["max_rel_error_decimal"];
+    if (s == "inf") return kInf;
+    if (r["max_rel_error"].is_number()) return r["max_rel_error"].get<double>();
+    return 0.0;  // below double's range
+  }
+  return std::nan("");
+}
+json row_of(const std::string& method, const json& r) {
+  json row{{"method", method}, {"arith", r["arith"]}, {"status", r["status"]}, {"queries", r["queries"]}, {"max_length", r["max_length"]},
+           {"heads_true", r["heads_true"]}, {"heads_recovered", r.value("heads_recovered", 0)}, {"error", error_text(r)}};
+  const double e = rel_error_of(r);
+  row["max_rel_error"] = std::isnan(e) ? json(nullptr) : std::isinf(e) ? json("inf") : json(e);
+  // wrong: parameters returned that disagree with the known truth
+  row["wrong"] = r.contains("wrong") ? r["wrong"].get<bool>() : (r["status"] == "mismatch" && r.value("heads_recovered", 0) > 0);
+  for (const char* k : {"message", "exact_match", "contains_truth", "kappa", "observed_error", "query_bound", "paper_bound", "bases_source"})
+    if (r.contains(k)) row[k] = r[k];
+  return row;
+}
+}  // namespace
+
+namespace {
+// One row per method: mhaq's schedules at mo, the baselines that apply at bo.
+json method_rows(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& mo, const RecoverOptions& bo) {
+  const int H = truth.canonical().num_heads();
+  json rows = json::array();
+  for (Schedule s : {Schedule::paper, Schedule::lean, Schedule::compact}) {
+    if (s == Schedule::compact && H > compact_max_heads) continue;  // its links try all H! assignments
+    RecoverOptions ro = mo;
+    ro.schedule = s;
+    rows.push_back(row_of(std::string("mhaq-") + schedule_name(s), recover(truth, ro)));
+  }
+  rows.push_back(row_of("single-head", baseline(truth, BaselineRun{BaselineMethod::single_head, {}, "", Rational(1)}, bo)));
+  if (bases) rows.push_back(row_of("orthogonal-known", baseline(truth, BaselineRun{BaselineMethod::orthogonal, *bases, "known", Rational(1)}, bo)));
+  if (H >= 2 && H <= truth.d)
+    rows.push_back(row_of("orthogonal-axis", baseline(truth, BaselineRun{BaselineMethod::orthogonal, axis_bases(truth.d, H), "axis-aligned guess", Rational(1)}, bo)));
+  return rows;
+}
+}  // namespace
+
+json compare_methods(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& o) {
+  const Model canon = truth.canonical();
+  const int H = canon.num_heads();
+  json c{{"format", "mhaq-compare"}, {"version", 1}, {"d", truth.d}, {"heads_true", H}, {"arith", arith_name(o.arith)}, {"seed", o.seed}};
+  if (!o.noise_eps.is_zero()) c["noise_eps"] = o.noise_eps.str();
+  c["rows"] = method_rows(truth, bases, o, o);
+  return c;
+}
+
+std::string compare_report(const json& c) {
+  std::ostringstream o;
+  o << "mhaq compare: " << c["arith"].get<std::string>() << ", d=" << c["d"] << ", " << c["heads_true"] << " canonical heads, seed " << c["seed"];
+  if (c.contains("noise_eps")) o << ", noise " << c["noise_eps"].get<std::string>();
+  o << "\n";
+  char b[256];
+  std::snprintf(b, sizeof b, "  %-17s %7s %7s  %-12s %-6s %s\n", "method", "queries", "longest", "status", "wrong", "error vs truth");
+  o << b;
+  for (const auto& r : c["rows"]) {
+    std::string extra;
+    if (r.contains("observed_error")) extra += "  observed " + r["observed_error"].dump();
+    if (r.contains("kappa")) extra += "  kappa " + r["kappa"].dump();
+    std::snprintf(b, sizeof b, "  %-17s %7ld %7ld  %-12s %-6s %s%s\n", r["method"].get<std::string>().c_str(), r["queries"].get<long>(), r["max_length"].get<long>(),
+                  r["status"].get<std::string>().c_str(), r["wrong"].get<bool>() ? "WRONG" : "-", r["error"].get<std::string>().c_str(), extra.c_str());
+    o << b;
+  }
+  return o.str();
+}
+
+std::string baseline_report(const json& r) {
+  std::ostringstream o;
+  o << "mhaq baseline: " << r["method"].get<std::string>() << " (prior work), " << r["arith"].get<std::string>();
+  if (r.contains("bits")) o << " (" << r["bits"] << " bits)";
+  o << ", d=" << r["d"] << ", seed " << r["seed"] << "\n";
+  o << "  status           " << r["status"].get<std::string>() << "\n";
+  if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
+  if (r.contains("bases_source")) o << "  bases            " << r["bases_source"].get<std::string>() << ", subspace dimensions " << r["subspace_dims"].dump() << "\n";
+  o << "  queries          " << r["queries"] << " (sum of k^2 + k over the head subspaces = " << r["query_bound"] << ")\n";
+  o << "  longest query    " << r["max_length"] << " (bound 2)\n";
+  o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
+  o << "  error vs truth   " << error_text(r) << (r["wrong"].get<bool>() ? "  -- WRONG parameters, and the baseline does not notice" : "") << "\n";
+  if (r.contains("kappa")) o << "  kappa            " << r["kappa"].dump() << " (the baseline's own noise amplification)\n";
+  if (r.contains("observed_error")) o << "  observed error   " << r["observed_error"].dump() << "\n";
+  if (r.contains("heads") && r["d"].get<int>() <= 4) {
+    int h = 0;
+    for (const auto& hd : r["heads"]) o << "  head " << ++h << ": v = " << hd["v"].dump() << "\n          W = " << hd["W"].dump() << "\n";
+  }
+  return o.str();
+}
+
+// ------------------------------------------------------------------ the study
+json compare_study(const StudyOptions& s) {
+  if (s.trials < 1) throw Error(ErrorKind::usage, "--trials must be positive");
+  json fams = json::array();
+  for (const auto& fam : s.families) {
+    if (fam != "single" && fam != "orthogonal" && fam != "general") throw Error(ErrorKind::usage, "study family must be single, orthogonal or general");
+    struct Acc {
+      int runs = 0, ok = 0, wrong = 0, off = 0, failed = 0, degenerate = 0;
+      std::vector<double> queries, errors;
+    };
+    std::vector<std::string> names;
+    std::vector<Acc> acc;
+    auto tally = [&](const json& row) {
+      const std::string m = row["method"];
+      auto it = std::find(names.begin(), names.end(), m);
+      if (it == names.end()) names.push_back(m), acc.emplace_back(), it = names.end() - 1;
+      Acc& a = acc[it - names.begin()];
+      ++a.runs;
+      a.queries.push_back(row["queries"].get<double>());
+      const bool ok = row["status"] == "ok";
+      a.ok += ok;
+      a.wrong += row["wrong"].get<bool>();
+      a.degenerate += row["status"] == "degenerate";
+      const bool has = !row["max_rel_error"].is_null();
+      const double e = !has ? std::nan("") : row["max_rel_error"].is_string() ? kInf : row["max_rel_error"].get<double>();
+      if (has) a.errors.push_back(e);
+      if (has && e > 0.1) ++a.off;
+      if (!ok && !row["wrong"].get<bool>()) ++a.failed;
+    };
+    json trials = json::array();
+    for (int i = 0; i < s.trials; ++i) {
+      GenerateOptions g;
+      g.seed = s.seed * 1000003ULL + static_cast<std::uint64_t>(i) * 7919ULL + (fam == "single" ? 1 : fam == "orthogonal" ? 2 : 3);
+      std::vector<QMat> bases;
+      Model m;
+      std::string kind = "plain";
+      if (fam == "single") {
+        static const int ds[] = {2, 3, 4, 6};
+        g.d = ds[i % 4];
+        g.heads = 1;
+        m = generate_model(g);
+      } else if (fam == "orthogonal") {
+        g.heads = 2 + i % 2;
+        g.d = g.heads + 1 + (i / 2) % 2;
+        m = generate_orthogonal_model(g, bases);
+      } else {
+        const int H = 2 + i % 2;
+        g.d = 3 + (i / 2) % 2;
+        g.heads = H;
+        if (i % 5 == 3) g.share_w = true, g.heads = H + 1, kind = "share_w";
+        if (i % 5 == 4) g.cancel_v = true, g.heads = H + 2, kind = "cancel_v";
+        m = generate_model(g);
+      }
+      RecoverOptions mo;
+      mo.arith = s.arith;
+      mo.bits = s.bits;
+      mo.seed = static_cast<std::uint64_t>(i) + 1;
+      RecoverOptions bo = mo;
+      bo.arith = s.baseline_arith;
+      const int H = m.canonical().num_heads();
+      const json rows = method_rows(m, bases.empty() ? nullptr : &bases, mo, bo);
+      for (const auto& row : rows) tally(row);
+      trials.push_back({{"trial", i}, {"d", m.d}, {"heads", H}, {"kind", kind}, {"model_seed", g.seed}, {"rows", rows}});
+    }
+    json methods = json::array();
+    auto median = [](std::vector<double> v) -> json {
+      if (v.empty()) return nullptr;
+      std::sort(v.begin(), v.end());
+      const double x = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+      return std::isinf(x) ? json("inf") : json(x);
+    };
+    for (size_t k = 0; k < names.size(); ++k) {
+      const Acc& a = acc[k];
+      methods.push_back({{"method", names[k]}, {"arith", arith_name(names[k].rfind("mhaq", 0) == 0 ? s.arith : s.baseline_arith)}, {"runs", a.runs}, {"ok", a.ok},
+                         {"wrong", a.wrong}, {"off_0_1", a.off}, {"failed", a.failed}, {"degenerate", a.degenerate},
+                         {"success_rate", static_cast<double>(a.ok) / a.runs}, {"wrong_rate", static_cast<double>(a.wrong) / a.runs},
+                         {"off_0_1_rate", static_cast<double>(a.off) / a.runs}, {"median_queries", median(a.queries)}, {"median_error", median(a.errors)}});
+    }
+    fams.push_back({{"family", fam}, {"trials", s.trials}, {"methods", methods}, {"runs", trials}});
+  }
+  return {{"format", "mhaq-compare-study"}, {"version", 1}, {"seed", s.seed}, {"arith", arith_name(s.arith)}, {"baseline_arith", arith_name(s.baseline_arith)},
+          {"bits", s.bits}, {"families", fams}};
+}
+
+std::string study_report(const json& j) {
+  std::ostringstream o;
+  o << "mhaq compare --study: mhaq at " << j["arith"].get<std::string>() << ", baselines at " << j["baseline_arith"].get<std::string>() << " (" << j["bits"]
+    << " bits for ball/mpfr), seed " << j["seed"] << "\n";
+  char b[256];
+  for (const auto& f : j["families"]) {
+    o << "\nfamily " << f["family"].get<std::string>() << " (" << f["trials"] << " models)\n";
+    std::snprintf(b, sizeof b, "  %-17s %-6s %5s %5s %6s %6s %7s %6s %9s  %s\n", "method", "arith", "runs", "ok", "wrong", "off>.1", "failed", "degen", "med.queries",
+                  "median error");
+    o << b;
+    for (const auto& m : f["methods"]) {
+      const std::string mq = m["median_queries"].is_null() ? "-" : m["median_queries"].dump();
+      const std::string me = m["median_error"].is_null() ? "-" : m["median_error"].is_string() ? "inf" : decimal_of_log2(m["median_error"].get<double>() > 0 ? std::log2(m["median_error"].get<double>()) : -kInf);
+      std::snprintf(b, sizeof b, "  %-17s %-6s %5d %5d %6d %6d %7d %6d %9s  %s\n", m["method"].get<std::string>().c_str(), m["arith"].get<std::string>().c_str(),
+                    m["runs"].get<int>(), m["ok"].get<int>(), m["wrong"].get<int>(), m["off_0_1"].get<int>(), m["failed"].get<int>(), m["degenerate"].get<int>(),
+                    mq.c_str(), me.c_str());
+      o << b;
+    }
+  }
+  return o.str();
+}
+
+}  // namespace mhaq

@@ -1,0 +1,905 @@
+// mhaq verify: the theorem checker (docs/studies/verify.md). See include/mhaq/evidence/verify.hpp and
+// proofs/09-schwartz-zippel.md for the bound.
+#include "mhaq/evidence/verify.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <array>
+#include <map>
+#include <sstream>
+
+#include "mhaq/base/distribute.hpp"
+#include "mhaq/base/error.hpp"
+#include "mhaq/base/parallel.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
+#include "mhaq/run/transformer_blind.hpp"
+#include "mhaq/base/random.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
+
+namespace mhaq {
+
+using nlohmann::json;
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+long token_range_of(const VerifyOptions& o) { return o.token_range > 0 ? o.token_range : default_tokens(o.arith).range; }
+long token_den_of(const VerifyOptions& o) { return default_tokens(o.arith).den; }
+long bits_of(const VerifyOptions& o) { return o.arith == Arith::ieee ? 53 : o.bits; }
+double tolerance_of(const VerifyOptions& o) { return o.tolerance > 0 ? o.tolerance : std::exp2(-static_cast<double>(bits_of(o)) / 4.0); }
+
+std::string fmt(double x, int prec = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", prec, x);
+  return buf;
+}
+std::string fixed(double x, int prec = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", prec, x);
+  return buf;
+}
+
+void check_options(const VerifyOptions& o) {
+  if (o.trials < 0) throw Error(ErrorKind::usage, "--trials must be non-negative");
+  if (o.min_d < 1 || o.max_d < o.min_d || o.max_d > 16) throw Error(ErrorKind::usage, "need 1 <= --min-d <= --max-d <= 16");
+  if (o.max_h < 1 || o.max_h > 16) throw Error(ErrorKind::usage, "--max-h must be in [1, 16]");
+  if (o.h0_extra < 0) throw Error(ErrorKind::usage, "--h0-extra must be non-negative");
+  if (o.token_range < 0) throw Error(ErrorKind::usage, "--token-range must be positive");
+  if ((o.arith == Arith::ball || o.arith == Arith::mpfr) && o.bits < 16) throw Error(ErrorKind::usage, "--bits must be at least 16");
+  if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 or positive");
+  if (o.model_kind != "attention" && o.model_kind != "transformer" && o.model_kind != "all")
+    throw Error(ErrorKind::usage, "--model-kind must be attention, transformer or all");
+  if (o.claim != 0 && o.claim != 4)
+    throw Error(ErrorKind::usage, "--claim: only 4 (approximate answers) is a study of its own; claims 1-3 and 5 run without --claim");
+  if (o.claim == 4 && o.model_kind != "attention") throw Error(ErrorKind::usage, "--claim 4 is about attention models (no --model-kind)");
+  if (o.design != Design::paper && o.arith == Arith::exact && o.claim != 4)
+    throw Error(ErrorKind::usage, "--design scaled|tuned needs --arith ball, mpfr or double (exact runs use the paper design)");
+  if (o.schedule == Schedule::compact && o.max_h + (o.unknown_h ? o.h0_extra : 0) > compact_max_heads)
+    throw Error(ErrorKind::usage, "--schedule compact takes H (or H0 = H + --h0-extra) <= " + std::to_string(compact_max_heads) +
+                                      ": lower --max-h or --h0-extra");
+}
+
+// The schedule's query count as a formula, for the claim texts.
+std::string count_formula(Schedule s, const char* H) {
+  const std::string h(H);
+  switch (s) {
+    case Schedule::paper: return "4" + h + "d^2 - 2" + h + " + 1";
+    case Schedule::lean: return "1 + 2" + h + "(d^2 + d - 1)";
+    case Schedule::compact: return "1 + 2" + h + "d + (d - 1) + s_" + h + " d(d - 1)";
+  }
+  return "?";
+}
+// Schwartz-Zippel applies to the paper schedule's degenerate events, which are
+// polynomial in the draws (proofs/09); the compact schedule's link and
+// pole-choice events are not (proofs/19).
+bool bound_applies(const VerifyOptions& o) { return o.schedule == Schedule::paper; }
+bool runs_attention(const VerifyOptions& o) { return o.model_kind != "transformer"; }
+bool runs_transformer(const VerifyOptions& o) { return o.model_kind != "attention"; }
+
+Model trial_model(const VerifyOptions& o, const TrialSpec& t) {
+  GenerateOptions g = default_generate(o.arith);
+  g.d = t.d;
+  g.heads = t.raw_heads;
+  g.seed = t.seed;
+  g.share_w = t.share_w;
+  g.cancel_v = t.cancel_v;
+  return generate_model(g);
+}
+
+RecoverOptions recover_options(const VerifyOptions& o, const TrialSpec& t, int max_heads) {
+  RecoverOptions r;
+  r.arith = o.arith;
+  r.bits = o.bits;
+  r.heads = 0;
+  r.max_heads = max_heads;
+  r.schedule = o.schedule;
+  r.seed = t.seed;
+  r.tokens = TokenSpec{token_range_of(o), token_den_of(o)};
+  r.design = o.design;
+  return r;  // recover judges each run at its default tolerance; claim 1 applies verify's own (tolerance_of)
+}
+
+// Runs recover; a thrown degenerate (e.g. a model whose canonical form is
+// empty) is folded into a status object like recover's own.
+json run_recover(const Model& m, const RecoverOptions& ro) {
+  try {
+    return recover(m, ro);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::degenerate) throw;
+    return json{{"status", "degenerate"}, {"message", e.what()}, {"queries", 0}, {"max_length", 0}, {"heads_recovered", 0}};
+  }
+}
+
+// repaired: a correct recovery that needed repaired pairs (learner.hpp, Repair)
+// or the fallback's extra queries (lean, compact: equal residues); it is not a
+// pass of the query-count claims, which are asserted on the plain runs only.
+enum class TrialVerdict { pass, fail, degenerate, unable, not_identifiable, repaired };
+
+struct Outcome {
+  TrialVerdict v = TrialVerdict::pass;
+  double figure = 0;  // recovery: 0 (exact), max radius (ball), max rel error (floats)
+  std::string reason;
+};
+
+double number_or(const json& r, const char* key, double dflt) {
+  return r.contains(key) && r[key].is_number() ? r[key].get<double>() : dflt;
+}
+
+// A trial's recovery, judged by recover's status (run/judge.hpp) and
+// re-checked against the truth here, so a wrong "ok" would still fail.
+bool repaired_run(const json& r) { return r.value("repairs", 0) > 0 || r.value("fallback_queries", 0) > 0; }
+
+Outcome recovery_outcome(const VerifyOptions& o, const json& r, int H) {
+  const std::string st = r.value("status", "");
+  const std::string why = r.value("message", "");
+  if (st == "degenerate") return {TrialVerdict::degenerate, 0, "degenerate draw: " + why};
+  if (st == "not_identifiable") return {TrialVerdict::not_identifiable, 0, "not identifiable: " + why};
+  if (st == "unable") {
+    if (o.arith == Arith::exact) return {TrialVerdict::fail, 0, "status unable in exact mode: " + why};
+    return {TrialVerdict::unable, 0, "unable: " + why};
+  }
+  if (st != "ok") return {TrialVerdict::fail, 0, "status " + st + ": " + why};
+  if (r.value("heads_recovered", -1) != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(r.value("heads_recovered", -1)) + " heads recovered, canonical truth has " + std::to_string(H)};
+  switch (o.arith) {
+    case Arith::exact:
+      if (!r.value("exact_match", false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
+      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, 0, ""};
+    case Arith::ball:
+      if (!r.value("contains_truth", false)) return {TrialVerdict::fail, number_or(r, "max_radius", 0), "status ok but some output ball misses the truth"};
+      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
+    default: {
+      const double e = number_or(r, "max_rel_error", INFINITY);
+      if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
+      return {repaired_run(r) ? TrialVerdict::repaired : TrialVerdict::pass, e, ""};
+    }
+  }
+}
+
+struct ClaimTally {
+  ClaimTally(std::string i, std::string t) : id(std::move(i)), text(std::move(t)) {}
+  std::string id, text;
+  int trials = 0, passes = 0, failures = 0, degenerate = 0, unable = 0, not_identifiable = 0, repaired = 0;
+  bool any_value = false;
+  double worst = 0;
+  std::string worst_text;
+  json failing = json::array();
+
+  void add(TrialVerdict v) {
+    ++trials;
+    if (v == TrialVerdict::pass) ++passes;
+    else if (v == TrialVerdict::fail) ++failures;
+    else if (v == TrialVerdict::degenerate) ++degenerate;
+    else if (v == TrialVerdict::not_identifiable) ++not_identifiable;
+    else if (v == TrialVerdict::repaired) ++repaired;
+    else ++unable;
+  }
+  void value(double x) {
+    if (!any_value || x > worst) worst = x;
+    any_value = true;
+  }
+  json to_json() const {
+    return json{{"claim", id + ". " + text}, {"id", id},         {"trials", trials},   {"passes", passes},
+                {"failures", failures},      {"degenerate", degenerate}, {"repaired", repaired}, {"unable", unable}, {"not_identifiable", not_identifiable}, {"worst", worst_text},
+                {"worst_value", any_value && std::isfinite(worst) ? json(worst) : json(nullptr)}, {"failing_trials", failing}};
+  }
+};
+
+std::string recovery_criterion(const VerifyOptions& o) {
+  switch (o.arith) {
+    case Arith::exact: return "equality in Q";
+    case Arith::ball: return "every output ball contains the truth";
+    default: return "max rel. error <= " + fmt(tolerance_of(o));
+  }
+}
+
+std::string recovery_worst_text(const VerifyOptions& o, const ClaimTally& c) {
+  if (!c.any_value) return "-";
+  switch (o.arith) {
+    case Arith::exact: return "error 0 (exact)";
+    case Arith::ball: return "max radius " + fmt(c.worst);
+    default: return "max rel. error " + fmt(c.worst);
+  }
+}
+
+void record_failure(ClaimTally& c, const VerifyOptions& o, const TrialSpec& t, int max_heads, const std::string& reason) {
+  c.failing.push_back(json{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"reason", reason},
+                           {"command", replay_command(o, t, max_heads)}});
+}
+
+}  // namespace
+
+std::uint64_t trial_seed(std::uint64_t seed, int index) {
+  // 40-bit seeds keep the replay command short; distinct trials get distinct streams.
+  return (splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(index)) & ((1ULL << 40) - 1)) + 1;
+}
+
+TrialSpec draw_trial(const VerifyOptions& o, int index) {
+  TrialSpec t;
+  t.index = index;
+  t.seed = trial_seed(o.seed, index);
+  Rng rng(splitmix64(t.seed ^ 0x7665726966790000ULL));  // "verify": a stream separate from the model's and the learner's
+  t.d = static_cast<int>(rng.uniform_int(o.min_d, o.max_d));
+  t.H = static_cast<int>(rng.uniform_int(1, o.max_h));
+  const long kind = rng.uniform_int(0, 4);  // 0-2 plain, 3 shared W, 4 cancelling pair
+  t.share_w = kind == 3;
+  t.cancel_v = kind == 4;
+  t.raw_heads = t.H + (t.share_w ? 1 : 0) + (t.cancel_v ? 2 : 0);
+  return t;
+}
+
+std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_heads) {
+  std::ostringstream s;
+  s << "mhaq recover --d " << t.d << " --heads " << t.raw_heads << " --seed " << t.seed;
+  if (t.share_w) s << " --share-w";
+  if (t.cancel_v) s << " --cancel-v";
+  s << " --arith " << arith_name(o.arith);
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) s << " --bits " << o.bits;
+  s << " --token-range " << token_range_of(o);
+  if (o.schedule != Schedule::paper) s << " --schedule " << schedule_name(o.schedule);
+  if (max_heads > 0) s << " --max-heads " << max_heads;
+  if (o.design != Design::paper) s << " --design " << design_name(o.design);
+  s << " --json";
+  return s.str();
+}
+
+TransformerTrialSpec draw_transformer_trial(const VerifyOptions& o, int index) {
+  static const int sizes[4][3] = {{2, 1, 2}, {2, 2, 3}, {3, 2, 3}, {3, 2, 4}};
+  TransformerTrialSpec t;
+  t.d = sizes[index % 4][0];
+  t.H = sizes[index % 4][1];
+  t.m = sizes[index % 4][2];
+  Rng rng(splitmix64(trial_seed(o.seed, index) ^ 0x7472616e73000000ULL));  // "trans": separate from the attention trial's draw
+  const long kind = rng.uniform_int(0, 3);  // plain, shared W, zero neuron, parallel neurons
+  t.share_w = kind == 1 && t.H >= 2;
+  t.zero_neuron = kind == 2 || (kind == 1 && t.H < 2);
+  t.parallel_neurons = kind == 3;
+  return t;
+}
+
+namespace {
+std::string transformer_replay(const VerifyOptions& o, const TransformerTrialSpec& t, std::uint64_t seed) {
+  std::ostringstream s;
+  s << "mhaq recover --d " << t.d << " --heads " << t.H << " --ffn " << t.m << " --seed " << seed;
+  if (t.share_w) s << " --share-w";
+  if (t.zero_neuron) s << " --zero-neuron";
+  if (t.parallel_neurons) s << " --parallel-neurons";
+  s << " --arith " << arith_name(o.arith);
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) s << " --bits " << o.bits;
+  s << " --json";
+  return s.str();
+}
+
+// A claim-5 run, judged like recovery_outcome and re-checked against the truth.
+Outcome transformer_outcome(const VerifyOptions& o, const json& r) {
+  const std::string st = r.value("status", "");
+  const std::string why = r.value("message", "");
+  if (st == "degenerate") return {TrialVerdict::degenerate, 0, "degenerate draw: " + why};
+  if (st == "not_identifiable") return {TrialVerdict::not_identifiable, 0, "not identifiable: " + why};
+  if (st == "unable") {
+    if (o.arith == Arith::exact) return {TrialVerdict::fail, 0, "status unable in exact mode: " + why};
+    return {TrialVerdict::unable, 0, "unable: " + why};
+  }
+  if (st != "ok") return {TrialVerdict::fail, 0, "status " + st + ": " + why};
+  if (r.value("neurons_recovered", -1) != r.value("neurons_true", -2) || r.value("heads_recovered", -1) != r.value("heads_true", -2))
+    return {TrialVerdict::fail, 0, "status ok but the recovered head or neuron count differs from the canonical truth"};
+  switch (o.arith) {
+    case Arith::exact:
+      if (!r.value("exact_match", false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
+      if (!r.contains("functional_check") || !r["functional_check"].value("all_zero", false))
+        return {TrialVerdict::fail, 0, "status ok but T - T' is not zero on every fresh sequence"};
+      return {TrialVerdict::pass, 0, ""};
+    case Arith::ball:
+      if (!r.value("contains_truth", false)) return {TrialVerdict::fail, number_or(r, "max_radius", 0), "status ok but some output ball misses the truth"};
+      return {TrialVerdict::pass, number_or(r, "max_radius", 0), ""};
+    default: {
+      const double e = number_or(r, "max_rel_error", INFINITY);
+      if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
+      return {TrialVerdict::pass, e, ""};
+    }
+  }
+}
+}  // namespace
+
+namespace {
+std::string distribution_text(const VerifyOptions& o, const std::string& range, bool rates, const char* runs = nullptr) {
+  const GenerateOptions g = default_generate(o.arith);
+  std::ostringstream s;
+  s << "per trial: d uniform on {" << o.min_d << ".." << o.max_d << "}, canonical head count H uniform on {1.." << o.max_h
+    << "}; model kind 3/5 plain (H fresh heads), 1/5 share_w (H+1 heads, heads 1 and 2 share W and merge), 1/5 cancel_v "
+       "(H+2 heads, the last two share W with opposite v and vanish); W entries uniform in [-"
+    << g.w_range << ", " << g.w_range << "]/" << g.w_den << ", v entries uniform in [-" << g.v_range << ", " << g.v_range << "]/"
+    << g.v_den << " (mhaq generate defaults for " << arith_name(o.arith) << "); learner: " << schedule_name(o.schedule)
+    << " schedule, B and Delta entries uniform integers in "
+    << range << (token_den_of(o) != 1 ? "/" + std::to_string(token_den_of(o)) : std::string())
+    << ", singular draws redrawn before any query; runs: "
+    << (runs ? std::string(runs) : rates ? std::string("H known only; the same trials (models and seeds) for every R")
+              : "H known, and only H0 = H+" + std::to_string(o.h0_extra) + " known (same model and draws)")
+    << "; H = the model's canonical head count; trial seeds derived from --seed";
+  return s.str();
+}
+}  // namespace
+
+std::string verify_distribution(const VerifyOptions& o) {
+  if (o.claim == 4) {
+    VerifyOptions o4 = o;
+    o4.arith = Arith::mpfr;
+    return distribution_text(o4, "[-" + std::to_string(token_range_of(o4)) + ", " + std::to_string(token_range_of(o4)) + "]", false, "H known") +
+           "; design " + design_name(o.design) + "; claim 4: eps = m 10^e with e uniform on {-40..-15} and m on {1..9} (so in [1e-40, 1e-14]), "
+           "every answer of an MPFR oracle off by a seeded uniform amount in [-eps, eps], and again by eps times the sign pattern of kappa's row "
+           "(the worst case to first order); the MPFR learner at " + std::to_string(o.bits) +
+           " bits (H known); certified bound: the mean-value bound of proofs/31 (learner on jets over balls of the envelope)";
+  }
+  std::string s;
+  if (runs_attention(o)) s = distribution_text(o, "[-" + std::to_string(token_range_of(o)) + ", " + std::to_string(token_range_of(o)) + "]", false);
+  if (runs_transformer(o))
+    s += std::string(s.empty() ? "" : "; ") +
+         "claim 5 trials: (d, H, m) = (2,1,2), (2,2,3), (3,2,3), (3,2,4) by trial index, variant uniform over plain, shared W "
+         "(H >= 2; a zero neuron when H = 1), a zero neuron, parallel neurons; entries as mhaq generate --ffn; learner: the "
+         "transformer learner (odd-part attention, regions along p -> q -> -p), told H, the neuron count found";
+  return s;
+}
+
+json schwartz_zippel(int d, int H, long S) {
+  // Events and degrees in the entries of B and Delta (proofs/09).
+  const long pairs = 2L * d * d - 1;            // base + within + across pairs of the paper schedule
+  const long offsets = 2L * d - 1;              // distinct offsets: delta_i, delta_1 + delta_i
+  const long links = static_cast<long>(d) * d - 1;  // d(d-1) within + (d-1) across links
+  const long res_events = static_cast<long>(H) * offsets;                    // v_h^T offset = 0, degree 1
+  const long col_events = pairs * (static_cast<long>(H) * (H - 1) / 2);      // offset^T (W_h - W_g) b = 0, degree 2
+  const long link_events = links * static_cast<long>(H) * (H - 1) * std::max(0, H - 2);  // spurious link match, degree 2
+  const long degree_sum = res_events * 1 + col_events * 2 + link_events * 2;
+  const double raw = static_cast<double>(degree_sum) / static_cast<double>(S);
+  // Redrawing singular B/Delta conditions the draw on det B det Delta != 0:
+  // P(E | nonsingular) <= P(E) / P(nonsingular), P(one matrix singular) <= sum_{k=1..d} S^-k.
+  double sing = 0;
+  for (int k = 1; k <= d; ++k) sing += std::pow(static_cast<double>(S), -k);
+  const double ns = (1 - sing) * (1 - sing);
+  const double bound = std::min(1.0, ns > 0 ? raw / ns : 1.0);
+  return json{{"d", d},
+              {"H", H},
+              {"S", S},
+              {"pairs", pairs},
+              {"residue_events", res_events},
+              {"collision_events", col_events},
+              {"link_events", link_events},
+              {"degree_sum", degree_sum},
+              {"unconditioned", raw},
+              {"nonsingular_lower", ns},
+              {"bound", bound}};
+}
+
+double schwartz_zippel_bound(int d, int H, long S) { return schwartz_zippel(d, H, S)["bound"].get<double>(); }
+
+namespace {
+// A recover result as the tally sees it: everything but the heads (a record
+// crosses process boundaries, and the verdicts never read the heads).
+json without_heads(json r) {
+  r.erase("heads");
+  return r;
+}
+
+TrialSpec spec_of(const json& rec) {
+  TrialSpec t;
+  t.index = rec["trial"].get<int>();
+  t.seed = rec["seed"].get<std::uint64_t>();
+  t.d = rec["d"].get<int>();
+  t.H = rec["H"].get<int>();
+  t.raw_heads = rec["raw_heads"].get<int>();
+  t.share_w = rec["share_w"].get<bool>();
+  t.cancel_v = rec["cancel_v"].get<bool>();
+  return t;
+}
+
+int threads_of(const VerifyOptions& o) { return o.threads == 0 ? hardware_threads() : o.threads; }
+
+// The records of trials 0..n-1 of o, computed across threads and ranks; on
+// ranks other than 0 the list is empty.
+std::vector<json> trial_records(const VerifyOptions& o) {
+  auto texts = distributed_map(static_cast<size_t>(o.trials), threads_of(o),
+                               [&](size_t i) { return verify_trial(o, static_cast<int>(i)).dump(); });
+  std::vector<json> recs;
+  recs.reserve(texts.size());
+  for (auto& t : texts) {
+    recs.push_back(json::parse(t));
+    std::string().swap(t);  // about 0.7 kB a trial: do not hold text and tree at once
+  }
+  return recs;
+}
+}  // namespace
+
+json verify_trial(const VerifyOptions& o, int index) {
+  TrialSpec t = draw_trial(o, index);
+  json rec{{"trial", index}, {"seed", t.seed}};
+  if (o.claim == 4) {
+    VerifyOptions o4 = o;
+    o4.arith = Arith::mpfr;
+    const Model m = trial_model(o4, t);
+    t.H = m.canonical().num_heads();
+    Rng rng(splitmix64(t.seed ^ 0x636c61696d340000ULL));  // "claim4"
+    const long e = rng.uniform_int(-40, -15), mant = rng.uniform_int(1, 9);
+    const std::string eps = std::to_string(mant) + "e" + std::to_string(e);
+    RecoverOptions ro = recover_options(o4, t, 0);
+    ro.noise_eps = Rational::parse(eps);
+    ro.noise_seed = t.seed;
+    ro.tolerance = Rational(1, 10);  // a study of the error itself: the run's own tolerance only has to admit it
+    rec.update(json{{"d", t.d}, {"H", t.H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w}, {"cancel_v", t.cancel_v}, {"eps", eps}});
+    auto keep = [](const json& r) {
+      json k;
+      for (const char* f : {"status", "kappa", "kappa_times_eps", "certified_bound", "certified_note", "ball_bound", "observed_error", "queries", "pilot_queries"})
+        if (r.contains(f)) k[f] = r[f];
+      return k;
+    };
+    rec["uniform"] = keep(run_recover(m, ro));
+    ro.noise_pattern = NoisePattern::signs;
+    rec["worst"] = keep(t.H > 0 ? run_recover(m, ro) : json{{"status", "degenerate"}});
+    return rec;
+  }
+  if (runs_attention(o)) {
+    const Model m = trial_model(o, t);
+    t.H = m.canonical().num_heads();
+    rec.update(json{{"d", t.d}, {"H", t.H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w}, {"cancel_v", t.cancel_v}});
+    rec["known"] = without_heads(run_recover(m, recover_options(o, t, 0)));
+    if (o.unknown_h) {
+      rec["H0"] = t.H + o.h0_extra;
+      rec["h0"] = without_heads(run_recover(m, recover_options(o, t, t.H + o.h0_extra)));
+    }
+  }
+  if (runs_transformer(o)) {
+    const TransformerTrialSpec ts = draw_transformer_trial(o, index);
+    TransformerGenerateOptions g;
+    g.d = ts.d;
+    g.heads = ts.H;
+    g.neurons = ts.m;
+    g.seed = t.seed;
+    g.share_w = ts.share_w;
+    g.zero_neuron = ts.zero_neuron;
+    g.parallel_neurons = ts.parallel_neurons;
+    RecoverOptions ro;
+    ro.arith = o.arith;
+    ro.bits = o.bits;
+    ro.seed = t.seed;
+    const TransformerModel tm = generate_transformer(g);
+    json r = recover_transformer(tm, ro);
+    r.erase("model");
+    rec["transformer"] = json{{"d", ts.d}, {"H", ts.H}, {"m", ts.m}, {"share_w", ts.share_w}, {"zero_neuron", ts.zero_neuron},
+                              {"parallel_neurons", ts.parallel_neurons}, {"result", r}, {"condition", violated_condition(tm.canonical())}};
+  }
+  return rec;
+}
+
+namespace {
+// The claim-4 row (VerifyOptions::claim == 4).
+json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
+  ClaimTally c{"4", "approximate answers, every answer off by at most eps (uniform and worst-case noise): the observed parameter error never exceeds "
+                    "the certified bound, and the bound is at most 4 kappa eps wherever kappa eps <= 1e-6"};
+  double worst_ratio = 0, worst_obs = 0;
+  long asserted = 0, beyond = 0, beyond_bound = 0;
+  json trials = json::array();
+  for (const json& rec : records) {
+    const TrialSpec t = spec_of(rec);
+    const json& u = rec["uniform"];
+    const json& w = rec["worst"];
+    const std::string su = u.value("status", ""), sw = w.value("status", "");
+    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"eps", rec["eps"]}, {"status", su}};
+    if (su == "degenerate" || sw == "degenerate" || !u.contains("kappa") || !u["kappa"].is_number()) {
+      c.add(TrialVerdict::degenerate);
+      trials.push_back(tj);
+      continue;
+    }
+    const double ke = u["kappa_times_eps"].get<double>();
+    const bool has_bound = u.contains("certified_bound") && u["certified_bound"].is_number();
+    const double cb = has_bound ? u["certified_bound"].get<double>() : INFINITY;
+    const bool first = ke <= 1e-6;
+    tj["kappa_times_eps"] = ke;
+    tj["certified_bound"] = has_bound ? json(cb) : json(nullptr);
+    std::string why;
+    bool observed = false;
+    for (const json* r : {&u, &w})
+      if (r->contains("observed_error") && (*r)["observed_error"].is_number()) {
+        observed = true;
+        const double e = (*r)["observed_error"].get<double>();
+        if (has_bound) {
+          worst_obs = std::max(worst_obs, e / cb);
+          if (e > cb) why = "observed error " + fmt(e) + " above the certified bound " + fmt(cb);
+        }
+      }
+    if (first) {
+      ++asserted;
+      if (!has_bound) why = "no certified bound where kappa eps = " + fmt(ke) + " <= 1e-6: " + u.value("certified_note", "");
+      else if (cb > 4 * ke) why = "certified bound " + fmt(cb / ke) + " x kappa eps, beyond the factor 4";
+      if (has_bound) worst_ratio = std::max(worst_ratio, cb / ke);
+    } else {
+      ++beyond;
+      beyond_bound += has_bound;
+    }
+    TrialVerdict v = why.empty() ? TrialVerdict::pass : TrialVerdict::fail;
+    if (v == TrialVerdict::pass && first && !observed) v = TrialVerdict::unable;  // the learner itself did not finish: nothing observed
+    c.add(v);
+    if (v == TrialVerdict::fail) {
+      c.failing.push_back(json{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"reason", why},
+ {"command", replay_command([&] { VerifyOptions m = o; m.arith = Arith::mpfr; return m; }(), t, 0) + " --noise " + rec["eps"].get<std::string>() + " --noise-seed " + std::to_string(t.seed)}});
+    }
+    trials.push_back(tj);
+  }
+  if (asserted) c.value(worst_ratio);
+  c.worst_text = "bound / (kappa eps) <= " + fixed(worst_ratio, 6) + " over the " + std::to_string(asserted) + " trials with kappa eps <= 1e-6; observed / bound <= " +
+                 fixed(worst_obs, 6) + "; beyond 1e-6 a bound in " + std::to_string(beyond_bound) + " of " + std::to_string(beyond);
+  const json cj = c.to_json();
+  return json{{"command", "verify"},
+              {"status", c.failures == 0 && c.passes > 0 ? "ok" : "mismatch"},
+              {"claim", 4},
+              {"arith", "mpfr"},
+              {"bits", o.bits},
+              {"design", design_name(o.design)},
+              {"seed", o.seed},
+              {"trials", static_cast<int>(records.size())},
+              {"distribution", verify_distribution(o)},
+              {"claims", json::array({cj})},
+              {"worst_bound_ratio", worst_ratio},
+              {"worst_observed_over_bound", worst_obs},
+              {"trial_list", trials}};
+}
+}  // namespace
+
+json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
+  check_options(o);
+  if (o.claim == 4) return claim4_tally(o, records);
+  const long R = token_range_of(o);
+  const long S = 2 * R + 1;
+  ClaimTally c1{"1", std::string(o.arith == Arith::exact ? "exact " : "") + "recovery of the canonical (W_h, v_h) up to permutation, H known (" + recovery_criterion(o) + ")"};
+  ClaimTally c2{"2", "H known: exactly " + count_formula(o.schedule, "H") + " value queries"};
+  ClaimTally c3{"3", "H known: no query longer than 2H + 1 tokens"};
+  ClaimTally c4{"4", "only H0 = H+" + std::to_string(o.h0_extra) + " known: exactly " + count_formula(o.schedule, "H0") +
+                         " queries, none longer than 2H0 + 1, recovery (" + recovery_criterion(o) + ")"};
+  long max_dev2 = 0, max_excess3 = -1000000, max_len3 = 0, max_dev4 = 0, max_excess4 = -1000000;
+  double bound_sum = 0;
+  int deg_known = 0, deg_h0 = 0, vacuous = 0, rep_known = 0;
+  json trials = json::array();
+  ClaimTally c5{"5", std::string("one-layer transformer (attention, bias-free ReLU FFN) recovered up to functional equivalence from value queries (") +
+                         (o.arith == Arith::exact ? "canonical equality in Q and T - T' = 0 on 20 fresh sequences" : recovery_criterion(o)) + ")"};
+  long max_q5 = 0;
+  double max_ratio5 = 0;
+  for (const json& rec : records) {
+    if (rec.contains("transformer")) {
+      const json& tr = rec["transformer"];
+      const json& r5 = tr["result"];
+      Outcome out = transformer_outcome(o, r5);
+      // not identifiable only for a model that violates a stated condition
+      if (out.v == TrialVerdict::not_identifiable && tr.value("condition", std::string()).empty())
+        out = {TrialVerdict::fail, 0, "not_identifiable for a model that meets every stated condition: " + r5.value("message", std::string())};
+      c5.add(out.v);
+      if (out.v == TrialVerdict::pass) c5.value(out.figure);
+      if (out.v == TrialVerdict::fail) {
+        TransformerTrialSpec ts;
+        ts.d = tr["d"].get<int>();
+        ts.H = tr["H"].get<int>();
+        ts.m = tr["m"].get<int>();
+        ts.share_w = tr["share_w"].get<bool>();
+        ts.zero_neuron = tr["zero_neuron"].get<bool>();
+        ts.parallel_neurons = tr["parallel_neurons"].get<bool>();
+        c5.failing.push_back(json{{"trial", rec["trial"]}, {"seed", rec["seed"]}, {"d", ts.d}, {"H", ts.H}, {"reason", out.reason},
+                                  {"command", transformer_replay(o, ts, rec["seed"].get<std::uint64_t>())}});
+      }
+      if (out.v == TrialVerdict::pass) {
+        const long q = r5.value("queries", 0L);
+        max_q5 = std::max(max_q5, q);
+        max_ratio5 = std::max(max_ratio5, static_cast<double>(q) / static_cast<double>(paper_query_bound(tr["d"].get<int>(), tr["H"].get<int>())));
+      }
+    }
+    if (!rec.contains("known")) continue;
+    const TrialSpec t = spec_of(rec);
+    const int H = t.H;
+    const json& r1 = rec["known"];
+    const bool sent1 = r1.value("queries", 0) > 0;
+    // a tuned run's pilot is not part of the design's count (reported as pilot_queries)
+    const long q1 = r1.value("design_queries", r1.value("queries", 0L)), l1 = r1.value("max_length", 0L);
+    // claim 1
+    const Outcome rec1 = recovery_outcome(o, r1, H);
+    c1.add(rec1.v);
+    if (rec1.v == TrialVerdict::pass || rec1.v == TrialVerdict::repaired) c1.value(rec1.figure);
+    if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
+    const bool deg1 = rec1.v == TrialVerdict::degenerate;
+    // a run that asked the fallback's extra queries is counted apart whatever its status
+    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.value("fallback_queries", 0) > 0;
+    deg_known += deg1;
+    rep_known += rep1;
+    // claim 2
+    const long want2 = schedule_query_count(o.schedule, t.d, H);
+    if (sent1 && !rep1) {  // repaired runs ask extra queries (repair_queries): not part of the claim
+      max_dev2 = std::max(max_dev2, std::labs(q1 - want2));
+      c2.value(static_cast<double>(std::labs(q1 - want2)));
+    }
+    if (rep1) {
+      c2.add(TrialVerdict::repaired);  // not asserted: claim 2 is about the unrepaired runs
+    } else if (sent1 && q1 != want2) {
+      c2.add(TrialVerdict::fail);
+      record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula " + count_formula(o.schedule, "H") + " = " + std::to_string(want2));
+    } else {
+      c2.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
+    }
+    // claim 3
+    if (sent1) {
+      max_excess3 = std::max(max_excess3, l1 - (2L * H + 1));
+      max_len3 = std::max(max_len3, l1);
+      c3.value(static_cast<double>(l1 - (2L * H + 1)));
+    }
+    if (rep1) {
+      c3.add(TrialVerdict::repaired);
+    } else if (sent1 && l1 > 2L * H + 1) {
+      c3.add(TrialVerdict::fail);
+      record_failure(c3, o, t, 0, "longest query " + std::to_string(l1) + " tokens, bound 2H+1 = " + std::to_string(2 * H + 1));
+    } else {
+      c3.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
+    }
+    const json sz = bound_applies(o) ? schwartz_zippel(t.d, H, S) : json{{"bound", nullptr}};
+    if (bound_applies(o)) {
+      bound_sum += sz["bound"].get<double>();
+      vacuous += sz["bound"].get<double>() >= 1.0;
+    }
+    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
+            {"cancel_v", t.cancel_v}, {"status_known_h", r1.value("status", "")}, {"bound", sz["bound"]}};
+    // claim 4
+    if (o.unknown_h) {
+      const int H0 = rec["H0"].get<int>();
+      const json& r4 = rec["h0"];
+      const bool sent4 = r4.value("queries", 0) > 0;
+      const long q4 = r4.value("design_queries", r4.value("queries", 0L)), l4 = r4.value("max_length", 0L);
+      const long want4 = schedule_query_count(o.schedule, t.d, H0);
+      Outcome rec4 = recovery_outcome(o, r4, H);
+      const bool rep4 = rec4.v == TrialVerdict::repaired || r4.value("fallback_queries", 0) > 0;
+      if (sent4 && !rep4) {
+        max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
+        max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
+      }
+      if (rep4) {
+        // counts and lengths are asserted on unrepaired runs only
+      } else if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula " + count_formula(o.schedule, "H0") + " = " + std::to_string(want4)};
+      else if (sent4 && l4 > 2L * H0 + 1) rec4 = {TrialVerdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
+      else if (rec4.v == TrialVerdict::pass && r4.value("heads_found", -1) != H)
+        rec4 = {TrialVerdict::fail, 0, "heads_found " + std::to_string(r4.value("heads_found", -1)) + " != canonical " + std::to_string(H)};
+      c4.add(rec4.v);
+      if (rec4.v == TrialVerdict::pass || rec4.v == TrialVerdict::repaired) c4.value(rec4.figure);
+      if (rec4.v == TrialVerdict::fail) record_failure(c4, o, t, H0, rec4.reason);
+      deg_h0 += rec4.v == TrialVerdict::degenerate;
+      tj["H0"] = H0;
+      tj["status_h0"] = r4.value("status", "");
+    }
+    trials.push_back(tj);
+  }
+  c1.worst_text = recovery_worst_text(o, c1);
+  c2.worst_text = c2.any_value ? "max |queries - formula| = " + std::to_string(max_dev2) : "-";
+  c3.worst_text = c3.any_value ? "max (longest - (2H+1)) = " + std::to_string(max_excess3) + " (longest query seen " + std::to_string(max_len3) + ")" : "-";
+  c4.worst_text = c4.trials ? recovery_worst_text(o, c4) + "; max |queries - formula| = " + std::to_string(max_dev4) +
+                                  "; max (longest - (2H0+1)) = " + (max_excess4 > -1000000 ? std::to_string(max_excess4) : std::string("-"))
+                            : "-";
+  json claims = json::array();
+  if (runs_attention(o)) {
+    claims = json::array({c1.to_json(), c2.to_json(), c3.to_json()});
+    if (o.unknown_h) claims.push_back(c4.to_json());
+  }
+  if (runs_transformer(o)) {
+    c5.worst_text = c5.any_value ? recovery_worst_text(o, c5) + "; most queries " + std::to_string(max_q5) + " (" + fmt(max_ratio5) +
+                                       " x the attention count 4Hd^2-2H+1)"
+                                 : "-";
+    claims.push_back(c5.to_json());
+  }
+  const int n = static_cast<int>(records.size());
+  json szj{{"token_range", R},
+           {"S", S},
+           {"trials", n},
+           {"degenerate_known_h", deg_known},
+           {"degenerate_h0", deg_h0},
+           {"repaired_known_h", rep_known},
+           {"observed_rate", n ? static_cast<double>(deg_known) / n : 0.0},
+           {"mean_bound", bound_applies(o) ? json(n ? bound_sum / n : 0.0) : json(nullptr)},
+           {"vacuous_trials", vacuous},
+           {"rate_within_bound", !bound_applies(o) || n == 0 || static_cast<double>(deg_known) / n <= bound_sum / n},
+           {"bound_applies", bound_applies(o)},
+           {"derivation", bound_applies(o) ? "proofs/09-schwartz-zippel.md"
+                                           : "none: the compact schedule's link and pole-choice events are not polynomial in the draws (proofs/19)"}};
+  int total_fail = 0;
+  for (const auto& c : claims) total_fail += c["failures"].get<int>();
+  return json{{"command", "verify"},
+              {"status", total_fail == 0 ? "ok" : "mismatch"},
+              {"arith", arith_name(o.arith)},
+              {"bits", bits_of(o)},
+              {"seed", o.seed},
+              {"trials", n},
+              {"tolerance", (o.arith == Arith::mpfr || o.arith == Arith::ieee) ? json(tolerance_of(o)) : json(nullptr)},
+              {"model_kind", o.model_kind},
+              {"schedule", schedule_name(o.schedule)},
+              {"distribution", verify_distribution(o)},
+              {"claims", claims},
+              {"schwartz_zippel", szj},
+              {"trial_list", trials}};
+}
+
+json verify(const VerifyOptions& o) {
+  check_options(o);
+  const std::vector<json> recs = trial_records(o);
+  if (!is_root()) return nullptr;
+  return verify_tally(o, recs);
+}
+
+std::string verify_report(const json& v) {
+  std::ostringstream s;
+  s << "mhaq verify: " << v["trials"] << " trials, seed " << v["seed"] << ", arith " << v["arith"].get<std::string>();
+  if (v.value("schedule", "paper") != "paper") s << ", schedule " << v["schedule"].get<std::string>();
+  if (v["arith"] != "exact") s << " (" << v["bits"] << " bits)";
+  s << "\ndistribution: " << v["distribution"].get<std::string>() << "\n\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-4s %6s %6s %6s %6s %6s %6s  %s\n", "", "trials", "passes", "repair", "fail", "degen", "unable", "worst");
+  s << line;
+  for (const auto& c : v["claims"]) {
+    s << c["claim"].get<std::string>() << "\n";
+    std::snprintf(line, sizeof line, "%-4s %6d %6d %6d %6d %6d %6d  %s\n", "", c["trials"].get<int>(), c["passes"].get<int>(), c["repaired"].get<int>(), c["failures"].get<int>(),
+                  c["degenerate"].get<int>(), c["unable"].get<int>(), c["worst"].get<std::string>().c_str());
+    s << line;
+  }
+  if (v.contains("claim")) {
+    bool anyf = false;
+    for (const auto& f : v["claims"][0]["failing_trials"]) {
+      if (!anyf) s << "\nfailing trials:\n";
+      anyf = true;
+      s << "  trial " << f["trial"] << " (seed " << f["seed"] << ", d=" << f["d"] << ", H=" << f["H"] << "): " << f["reason"].get<std::string>()
+        << "\n    replay: " << f["command"].get<std::string>() << "\n";
+    }
+    s << (v["status"] == "ok" ? "\nclaim 4 holds on every trial\n" : "\nCLAIM 4 FAILED\n");
+    return s.str();
+  }
+  if (v.value("model_kind", std::string("attention")) == "transformer") {
+    // the attention claims' footer (repairs, degenerate draws, Schwartz-Zippel) does not apply
+    for (const auto& c : v["claims"])
+      s << "\nnot identifiable: " << c["not_identifiable"] << " (each one a model that violates a stated condition; any other is a failure)\n";
+    bool any = false;
+    for (const auto& c : v["claims"])
+      for (const auto& f : c["failing_trials"]) {
+        if (!any) s << "\nfailing trials:\n";
+        any = true;
+        s << "  claim " << c["id"].get<std::string>() << ", trial " << f["trial"] << " (seed " << f["seed"] << ", d=" << f["d"] << ", H=" << f["H"]
+          << "): " << f["reason"].get<std::string>() << "\n    replay: " << f["command"].get<std::string>() << "\n";
+      }
+    s << (v["status"] == "ok" ? "\nclaim 5 holds on every trial that is not degenerate\n" : "\nCLAIM 5 FAILED\n");
+    return s.str();
+  }
+  const auto& z = v["schwartz_zippel"];
+  s << "\nrepaired runs (H known; repaired pairs or fallback queries; own column above, not counted as passes of claims 2 and 3): " << z["repaired_known_h"];
+  s << "\nunrepaired degenerate draws (H known): " << z["degenerate_known_h"] << " of " << z["trials"] << ", observed rate "
+    << fixed(z["observed_rate"].get<double>());
+  if (z.value("bound_applies", true))
+    s << "; Schwartz-Zippel bound (|S| = " << z["S"] << ", mean over trials) " << fmt(z["mean_bound"].get<double>())
+      << (z["rate_within_bound"].get<bool>() ? " (rate within bound)" : " (RATE EXCEEDS BOUND)") << "; bound vacuous (>= 1) in " << z["vacuous_trials"]
+      << " trials";
+  else
+    s << "; no Schwartz-Zippel bound for this schedule (" << z["derivation"].get<std::string>() << ")";
+  s << "; H0 runs degenerate: " << z["degenerate_h0"] << " (same draws)\n";
+  bool any = false;
+  for (const auto& c : v["claims"])
+    for (const auto& f : c["failing_trials"]) {
+      if (!any) s << "\nfailing trials:\n";
+      any = true;
+      s << "  claim " << c["id"].get<std::string>() << ", trial " << f["trial"] << " (seed " << f["seed"] << ", d=" << f["d"] << ", H=" << f["H"]
+        << "): " << f["reason"].get<std::string>() << "\n    replay: " << f["command"].get<std::string>() << "\n";
+    }
+  s << (v["status"] == "ok" ? "\nall claims hold on every non-degenerate trial\n" : "\nSOME CLAIMS FAILED\n");
+  return s.str();
+}
+
+int verify_exit_code(const json& v) { return v["status"] == "ok" ? 0 : exit_code(ErrorKind::mismatch); }
+
+json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
+  check_options(base);
+  if (!bound_applies(base))
+    throw Error(ErrorKind::usage, "--rates compares with the Schwartz-Zippel bound of the paper schedule (proofs/09); there is none for --schedule " +
+                                      std::string(schedule_name(base.schedule)));
+  for (long R : ranges)
+    if (R < 1) throw Error(ErrorKind::usage, "token ranges must be positive");
+  // One item per (range, trial): the known-H run of that trial at that range.
+  const size_t per = static_cast<size_t>(base.trials);
+  auto options_at = [&](size_t r) {
+    VerifyOptions o = base;
+    o.token_range = ranges[r];
+    o.unknown_h = false;
+    return o;
+  };
+  const auto texts = distributed_map(ranges.size() * per, threads_of(base),
+                                     [&](size_t k) { return verify_trial(options_at(k / per), static_cast<int>(k % per)).dump(); });
+  if (!is_root()) return nullptr;
+  json rows = json::array();
+  bool all_within = true;
+  int wrong = 0;
+  json failing = json::array();
+  for (size_t ri = 0; ri < ranges.size(); ++ri) {
+    const long R = ranges[ri];
+    const VerifyOptions o = options_at(ri);
+    const long S = 2 * R + 1;
+    int deg = 0, n = 0, unrepaired = 0;
+    double bsum = 0;
+    std::map<std::pair<int, int>, std::array<double, 3>> cells;  // (d,H) -> trials, degenerate, bound sum
+    for (size_t i = 0; i < per; ++i) {
+      const json rec = json::parse(texts[ri * per + i]);
+      const TrialSpec t = spec_of(rec);
+      const int H = t.H;
+      const Outcome out = recovery_outcome(o, rec["known"], H);
+      const double b = schwartz_zippel_bound(t.d, H, S);
+      ++n;
+      bsum += b;
+      // a repaired draw was degenerate too (the event the bound is about)
+      const bool dg = out.v == TrialVerdict::degenerate || out.v == TrialVerdict::repaired;
+      deg += dg;
+      unrepaired += out.v == TrialVerdict::degenerate;
+      auto& c = cells[{t.d, H}];
+      c[0] += 1;
+      c[1] += dg;
+      c[2] += b;
+      if (out.v == TrialVerdict::fail) {
+        ++wrong;
+        failing.push_back(json{{"R", R}, {"trial", t.index}, {"seed", t.seed}, {"reason", out.reason}, {"command", replay_command(o, t, 0)}});
+      }
+    }
+    json cj = json::array();
+    for (const auto& [k, c] : cells) {
+      const double rate = c[1] / c[0], mb = c[2] / c[0];
+      cj.push_back(json{{"d", k.first}, {"H", k.second}, {"trials", static_cast<int>(c[0])}, {"degenerate", static_cast<int>(c[1])},
+                        {"observed_rate", rate}, {"bound", mb}, {"within", rate <= mb}});
+      all_within = all_within && rate <= mb;
+    }
+    const double rate = n ? static_cast<double>(deg) / n : 0, mb = n ? bsum / n : 0;
+    all_within = all_within && rate <= mb;
+    rows.push_back(json{{"token_range", R}, {"S", S}, {"trials", n}, {"degenerate", deg}, {"unrepaired", unrepaired}, {"observed_rate", rate}, {"mean_bound", mb},
+                        {"within", rate <= mb}, {"cells", cj}});
+  }
+  return json{{"command", "verify --rates"},
+              {"status", all_within && wrong == 0 ? "ok" : "mismatch"},
+              {"arith", arith_name(base.arith)},
+              {"seed", base.seed},
+              {"trials_per_range", base.trials},
+              {"distribution", distribution_text(base, "[-R, R] for each R below", true)},
+              {"rates", rows},
+              {"all_within_bound", all_within},
+              {"wrong_answers", wrong},
+              {"failing_trials", failing},
+              {"derivation", "proofs/09-schwartz-zippel.md"}};
+}
+
+std::string rate_report(const json& r) {
+  std::ostringstream s;
+  s << "mhaq verify --rates: " << r["trials_per_range"] << " trials per token range, seed " << r["seed"] << ", arith "
+    << r["arith"].get<std::string>() << " (H known runs)\ndistribution: " << r["distribution"].get<std::string>() << "\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%4s %4s %7s %6s %9s %11s\n", "R", "|S|", "trials", "degen", "observed", "SZ bound");
+  s << line;
+  for (const auto& row : r["rates"]) {
+    std::snprintf(line, sizeof line, "%4ld %4ld %7d %6d %9.3f %11.3f%s\n", row["token_range"].get<long>(), row["S"].get<long>(), row["trials"].get<int>(),
+                  row["degenerate"].get<int>(), row["observed_rate"].get<double>(), row["mean_bound"].get<double>(),
+                  row["within"].get<bool>() ? "" : "  EXCEEDS BOUND");
+    s << line;
+  }
+  s << "\nper (d, H): observed rate / bound\n";
+  // one line per cell, one column per R
+  std::map<std::pair<int, int>, std::string> cl;
+  for (const auto& row : r["rates"])
+    for (const auto& c : row["cells"]) {
+      std::snprintf(line, sizeof line, "  R=%ld: %d/%d = %.3f <= %.3f%s", row["token_range"].get<long>(), c["degenerate"].get<int>(), c["trials"].get<int>(),
+                    c["observed_rate"].get<double>(), c["bound"].get<double>(), c["within"].get<bool>() ? "" : " EXCEEDS");
+      cl[{c["d"].get<int>(), c["H"].get<int>()}] += line;
+    }
+  for (const auto& [k, txt] : cl) s << "  d=" << k.first << " H=" << k.second << ":" << txt << "\n";
+  for (const auto& f : r["failing_trials"])
+    s << "WRONG ANSWER at R=" << f["R"] << ", trial " << f["trial"] << ": " << f["reason"].get<std::string>() << "\n  replay: " << f["command"].get<std::string>() << "\n";
+  s << (r["status"] == "ok" ? "\nevery observed rate is within its bound\n" : "\nFAILED: a rate exceeds its bound or an answer was wrong\n");
+  return s.str();
+}
+
+int rate_exit_code(const json& r) { return r["status"] == "ok" ? 0 : exit_code(ErrorKind::mismatch); }
+
+}  // namespace mhaq

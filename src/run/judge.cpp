@@ -1,0 +1,98 @@
+#include "mhaq/run/judge.hpp"
+
+#include <cstdio>
+
+namespace mhaq {
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::degenerate: return "degenerate";
+    case Status::unable: return "unable";
+    case Status::mismatch: return "mismatch";
+    case Status::inconsistent: return "inconsistent";
+    case Status::not_identifiable: return "not_identifiable";
+    case Status::rejected: return "checker_rejected";
+    case Status::over_budget: return "over_budget";
+  }
+  return "?";
+}
+
+int status_exit_code(Status s) {
+  switch (s) {
+    case Status::ok: return 0;
+    case Status::degenerate: return exit_code(ErrorKind::degenerate);
+    case Status::unable: return exit_code(ErrorKind::unable);
+    case Status::mismatch: return exit_code(ErrorKind::mismatch);
+    case Status::inconsistent: return exit_code(ErrorKind::inconsistent);
+    case Status::not_identifiable: return exit_code(ErrorKind::not_identifiable);
+    case Status::rejected: return exit_code(ErrorKind::rejected);
+    case Status::over_budget: return exit_code(ErrorKind::budget);
+  }
+  return exit_code(ErrorKind::internal);
+}
+
+const char* status_remedy(Status s) {
+  switch (s) {
+    case Status::ok: return "";
+    case Status::degenerate: return "this draw of the learner's queries is degenerate: try another --seed";
+    case Status::unable: return "precision too low: raise --bits (or use --arith exact)";
+    case Status::mismatch: return "the result disagrees with the known truth: this is a bug, please report it with the command line";
+    case Status::inconsistent: return "the answers fit no model with the stated head count: is H too small, or are the answers approximate?";
+    case Status::not_identifiable: return "no seed helps: the model, or the stated head count, violates a condition the learner needs (named above); docs/math/transformer.md and docs/math/unknown-heads.md state each condition";
+    case Status::rejected: return "the checker rejected the file: it is wrong or has been tampered with";
+    case Status::over_budget:
+      return "the exact run would exceed its budget: use a smaller --token-range, or ball mode (--arith ball --bits P), or raise --max-degree";
+  }
+  return "";
+}
+
+Status parse_status(const std::string& s) {
+  for (Status t : {Status::ok, Status::degenerate, Status::unable, Status::mismatch, Status::inconsistent, Status::not_identifiable, Status::rejected, Status::over_budget})
+    if (s == status_name(t)) return t;
+  throw_internal("unknown status \"" + s + "\"");
+}
+
+Status status_of(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::degenerate: return Status::degenerate;
+    case ErrorKind::unable: return Status::unable;
+    case ErrorKind::mismatch: return Status::mismatch;
+    case ErrorKind::inconsistent: return Status::inconsistent;
+    case ErrorKind::not_identifiable: return Status::not_identifiable;
+    case ErrorKind::rejected: return Status::rejected;
+    case ErrorKind::budget: return Status::over_budget;
+    default: throw_internal(std::string("error kind ") + kind_name(k) + " is not a run outcome");
+  }
+}
+
+namespace {
+std::string pow2(double l2) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3g", std::exp2(l2));
+  if (!std::isfinite(std::exp2(l2)) || std::exp2(l2) == 0) std::snprintf(b, sizeof b, "2^%.1f", l2);
+  return b;
+}
+}  // namespace
+
+Verdict judge(const RunFacts& f) {
+  const bool floats = f.arith == Arith::mpfr || f.arith == Arith::ieee;
+  const bool estimate_ok = !std::isnan(f.estimate_log2) && f.estimate_log2 <= f.tolerance_log2;
+  if (f.self_check == Truth::no) {
+    const std::string at = "the recovered heads do not reproduce answer " + std::to_string(f.self_check_failed + 1);
+    if (floats && !estimate_ok)
+      return {Status::unable, at + ", and the run's error estimate " + (std::isnan(f.estimate_log2) ? std::string("is unknown") : pow2(f.estimate_log2)) +
+                                  " exceeds the tolerance " + pow2(f.tolerance_log2) + ": precision too low to tell"};
+    return {Status::inconsistent, at + ": the answers are not those of a model with " + std::to_string(f.heads_recovered) + " heads"};
+  }
+  if (floats && !estimate_ok)
+    return {Status::unable, std::isnan(f.estimate_log2)
+                                ? "no error estimate could be computed at this precision"
+                                : "estimated error " + pow2(f.estimate_log2) + " exceeds the tolerance " + pow2(f.tolerance_log2)};
+  if (f.truth_known && f.heads_recovered != f.heads_true)
+    return {Status::mismatch, std::to_string(f.heads_recovered) + " heads recovered, the canonical truth has " + std::to_string(f.heads_true)};
+  if (f.truth_known && !f.agrees) return {Status::mismatch, f.disagreement};
+  return {Status::ok, ""};
+}
+
+}  // namespace mhaq

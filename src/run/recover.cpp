@@ -1,0 +1,779 @@
+#include "mhaq/run/recover.hpp"
+
+#include <arb.h>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/base/parallel.hpp"
+#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/run/certificate.hpp"
+#include "mhaq/analysis/design_search.hpp"
+#include "mhaq/run/report.hpp"
+#include "mhaq/analysis/sensitivity.hpp"
+
+namespace mhaq {
+
+std::uint64_t learner_seed(std::uint64_t seed) { return seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL; }
+
+TokenSpec default_tokens(Arith a) {
+  // Exact: integers in [-5, 5]. Larger ranges make degenerate draws rarer but
+  // raise tau-degrees (cost grows roughly as range^4); see
+  // docs/math/exact-arithmetic.md.
+  if (a == Arith::exact) return TokenSpec{5, 1};
+  return TokenSpec{1L << 20, 1L << 20};
+}
+
+GenerateOptions default_generate(Arith a) {
+  GenerateOptions g;
+  if (a != Arith::exact) {
+    g.w_range = 3L << 14;
+    g.w_den = 1L << 16;  // W uniform on [-3/4, 3/4] (sd 0.43, close to the baseline's N(0, 1/d))
+    g.v_range = 1L << 16;
+    g.v_den = 1L << 16;  // v uniform on [-1, 1]
+  }
+  return g;
+}
+
+ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
+  ExactCost c;
+  c.L = QTauAccess::L(oracle_field<QTau>(truth.w_denominator(), token_den, OracleNoise{}));
+  // A pair's queries [a x k, b] share their scores, so one query per pair
+  // gives the pair's degree bound; [b_1] alone has degree 0.
+  for (size_t p = 0; p < plan.pairs.size(); ++p) {
+    const Query q{Run{plan.pairs[p].final_token + plan.pairs[p].offset, 1}, Run{plan.pairs[p].final_token, 1}};
+    const double deg = answer_score_spread(truth, q).approx_double() * static_cast<double>(c.L);
+    c.total_degree += deg * (plan.pairs[p].samples - 1);
+    if (deg > c.max_degree) {
+      c.max_degree = deg;
+      c.worst_pair = static_cast<int>(p);
+    }
+  }
+  return c;
+}
+
+double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
+
+using nlohmann::json;
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+template <class T>
+json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs) {
+  json out = json::array();
+  for (const auto& h : hs) {
+    json W = json::array();
+    for (int i = 0; i < h.W.rows(); ++i) {
+      json row = json::array();
+      for (int j = 0; j < h.W.cols(); ++j) row.push_back(F.str(h.W(i, j)));
+      W.push_back(row);
+    }
+    json v = json::array();
+    for (const auto& x : h.v) v.push_back(F.str(x));
+    out.push_back({{"W", W}, {"v", v}});
+  }
+  return out;
+}
+
+// ---- comparison with the truth, one overload per arithmetic
+void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got) {
+  const bool m = exact_heads_match(got, canon);
+  r["exact_match"] = m;
+  f.agrees = m;
+  if (!m) f.disagreement = "the recovered heads differ from the canonical truth (exact comparison in Q)";
+}
+void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got) {
+  mag_t mx, t;
+  mag_init(mx);
+  mag_init(t);
+  for (const auto& g : got)
+    for (int i = 0; i < canon.d; ++i) {
+      mag_max(mx, mx, arb_radref(g.v[i].raw()));
+      for (int j = 0; j < canon.d; ++j) mag_max(mx, mx, arb_radref(g.W(i, j).raw()));
+    }
+  double l2 = -kInf;
+  if (!mag_is_zero(mx)) {
+    Ball b;
+    arf_set_mag(arb_midref(b.raw()), mx);
+    arb_log_base_ui(b.raw(), b.raw(), 2, 64);
+    l2 = b.mid_double();
+  }
+  mag_clear(mx);
+  mag_clear(t);
+  const bool c = ball_heads_contain(got, canon);
+  r["contains_truth"] = c;
+  r["max_radius"] = pow2_json(l2);
+  r["max_radius_decimal"] = decimal_of_log2(l2);
+  f.agrees = c;
+  if (!c) f.disagreement = "some output ball misses the canonical truth";
+}
+namespace {
+template <class T>
+void compare_float(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got) {
+  const double l2 = max_rel_error_log2(got, canon);
+  r["max_rel_error"] = pow2_json(l2);
+  r["max_rel_error_decimal"] = decimal_of_log2(l2);
+  f.agrees = l2 <= f.tolerance_log2;
+  if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(l2) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
+}
+}  // namespace
+void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got) { compare_float(r, f, canon, got); }
+void compare_with_truth(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got) { compare_float(r, f, canon, got); }
+
+RunFacts known_truth_facts(Arith a, const Model& canon) {
+  RunFacts f;
+  f.arith = a;
+  f.truth_known = true;
+  f.heads_true = canon.num_heads();
+  return f;
+}
+
+double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, const Rational& eps) {
+  const double l2 = std::log2(kappa_rel) - static_cast<double>(p);
+  const double l2n = eps.is_zero() ? -kInf : std::log2(kappa) + log2_abs(eps);
+  const double m = std::max(l2, l2n);
+  if (std::isinf(m) && m < 0) return -kInf;  // no head to be wrong about
+  return std::log2(d + std::sqrt(static_cast<double>(d))) + m + std::log2(std::exp2(l2 - m) + std::exp2(l2n - m));
+}
+
+template <class T>
+void float_tolerance(json& r, RunFacts& facts, const Field<T>& F, const Rational& tolerance) {
+  if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
+    // the default tolerance follows the answers' accuracy: the learner's
+    // precision, the oracle's rounding and its noise, whichever is coarsest
+    facts.tolerance_log2 = tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(tolerance);
+    r["tolerance"] = pow2_json(facts.tolerance_log2);
+    r["tolerance_decimal"] = decimal_of_log2(facts.tolerance_log2);
+    char b[200];
+    std::snprintf(b, sizeof b, "equal within 2^%.0f relative, different beyond 2^%.0f, undecided between (answers accurate to 2^%.0f; floating-point judgement)",
+                  F.tol.yes_log2(F.precision()), F.tol.no_log2(F.precision()), F.tol.acc(F.precision()));
+    r["decision_tolerance"] = b;
+  }
+}
+template void float_tolerance<QTau>(json&, RunFacts&, const Field<QTau>&, const Rational&);
+template void float_tolerance<Ball>(json&, RunFacts&, const Field<Ball>&, const Rational&);
+template void float_tolerance<Mpfr>(json&, RunFacts&, const Field<Mpfr>&, const Rational&);
+template void float_tolerance<double>(json&, RunFacts&, const Field<double>&, const Rational&);
+template json heads_json<QTau>(const Field<QTau>&, const std::vector<LearnedHead<QTau>>&);
+template json heads_json<Ball>(const Field<Ball>&, const std::vector<LearnedHead<Ball>>&);
+template json heads_json<Mpfr>(const Field<Mpfr>&, const std::vector<LearnedHead<Mpfr>>&);
+template json heads_json<double>(const Field<double>&, const std::vector<LearnedHead<double>>&);
+
+namespace {
+
+// ---- the run's own first-order error estimate (floats), in the metric of
+// max_rel_error: E <= (d + sqrt d) err_entrywise, and err_entrywise is about
+// kappa_rel 2^-p for rounding at p bits plus kappa eps for noise of size eps.
+template <class T>
+double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, long oracle_bits, const Rational& eps,
+                      json& r) {
+  try {
+    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers);
+    r["kappa_estimate"] = S.kappa;
+    long p = F.precision();
+    if (oracle_bits > 0) p = std::min(p, oracle_bits);
+    return first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, eps);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    r["estimate_note"] = e.what();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+double error_estimate(const Field<QTau>&, int, const LearnOptions&, const RecordingOracle<QTau>&, long, const Rational&, json&) { return 0; }
+
+// A float learner's "inconsistent" or "not identifiable" rests on tolerance decisions; it stands
+// only when the pair fits are accurate enough at this precision for those
+// decisions (their first-order error below the tolerance's "no" threshold).
+// Otherwise the failure may be rounding: unable.
+template <class T>
+Verdict reclassify(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const Error& e) {
+  const Verdict v{status_of(e.kind()), e.what()};
+  if (e.kind() != ErrorKind::inconsistent && e.kind() != ErrorKind::not_identifiable) return v;
+  const Plan plan = learner_plan(d, lo);
+  const double acc = F.tol.acc(F.precision());
+  const double err = pair_error_log2(F, plan, rec.answers, lo.H, acc);
+  // a margin of 2^6: a link compares products and sums of several fits, to first order
+  if (err + 6 <= F.tol.no_log2(F.precision())) return v;
+  char b[160];
+  std::snprintf(b, sizeof b, "; but at this precision the pair fits are accurate only to about 2^%.0f, beyond the decision tolerance 2^%.0f",
+                std::isfinite(err) ? err : 0.0, F.tol.no_log2(F.precision()));
+  return {Status::unable, e.what() + std::string(std::isfinite(err) ? b : "; but at this precision some pair cannot be fitted reliably")};
+}
+Verdict reclassify(const Field<QTau>&, int, const LearnOptions&, const RecordingOracle<QTau>&, const Error& e) { return {status_of(e.kind()), e.what()}; }
+Verdict reclassify(const Field<Ball>&, int, const LearnOptions&, const RecordingOracle<Ball>&, const Error& e) { return {status_of(e.kind()), e.what()}; }
+double error_estimate(const Field<Ball>&, int, const LearnOptions&, const RecordingOracle<Ball>&, long, const Rational&, json&) { return 0; }
+
+template <class T>
+void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
+  std::unique_ptr<PrecisionScope> scope;
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  ModelOracle<T> oracle(truth, lo.tokens.den, noise, o.exact_solver);
+  RecordingOracle<T> rec(oracle);
+  Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
+  const Field<T>& F = black_box.field();
+  RunFacts facts = known_truth_facts(o.arith, canon);
+  float_tolerance(r, facts, F, o.tolerance);
+  Verdict v;
+  try {
+    const LearnResult<T> res = learn(black_box, lo);
+    facts.self_check = res.self_check;
+    facts.self_check_failed = res.self_check_failed;
+    facts.heads_recovered = static_cast<int>(res.heads.size());
+    r["heads_recovered"] = res.heads.size();
+    r["heads_found"] = res.heads_found;
+    r["redraws"] = res.redraws;
+    r["self_check"] = truth_name(res.self_check);
+    if (!res.fallback_pairs.empty()) {
+      r["fallback_pairs"] = res.fallback_pairs.size();
+      r["fallback_queries"] = res.fallback_queries;
+    }
+    r["repairs"] = res.repairs.size();
+    r["repair_queries"] = res.repair_queries;
+    if (!res.repairs.empty()) {
+      json list = json::array();
+      for (const Repair& p : res.repairs)
+        list.push_back({{"pair", pair_name(res.plan.pairs[p.pair])}, {"reason", p.reason}, {"route", p.route}, {"queries", p.queries}});
+      r["repaired_pairs"] = list;
+    }
+    r["heads"] = heads_json(F, res.heads);
+    facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, o.oracle_bits, o.noise_eps, r);
+    if (o.arith == Arith::mpfr || o.arith == Arith::ieee) {
+      r["error_estimate"] = pow2_json(facts.estimate_log2);
+      r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+    }
+    compare_with_truth(r, facts, canon, res.heads);
+    if constexpr (!Field<T>::is_exact) {
+      if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
+    }
+    if constexpr (std::is_same_v<T, Ball>) r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(res.heads));
+    v = judge(facts);
+    if (o.certificate && v.status == Status::ok) {
+      if (!res.repairs.empty()) r["certificate_note"] = "certificates do not cover repaired pairs";
+      else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
+      else r["certificate_note"] = "certificates do not cover the lean schedule's fallback links";
+    }
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
+    v = reclassify(F, truth.d, lo, rec, e);
+    r["heads_recovered"] = 0;
+  }
+  report_verdict(r, v);
+  r["queries"] = black_box.queries();
+  r["max_length"] = black_box.max_length();
+  // queries beyond the plan are the fallback's (lean, compact) or, in the
+  // paper schedule, a repaired run's witnesses (proofs/21), also when they
+  // ended the run
+  const long planned = learner_plan(truth.d, lo).query_count();
+  if (black_box.queries() > planned) {
+    if (lo.schedule != Schedule::paper) {
+      if (!r.contains("fallback_queries")) r["fallback_queries"] = black_box.queries() - planned;
+    } else if (r.value("repair_queries", 0L) == 0) {
+      r["repair_queries"] = black_box.queries() - planned;
+    }
+  }
+  if constexpr (Field<T>::is_exact) r["L"] = QTauAccess::L(F);
+}
+
+void dispatch(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
+  switch (o.arith) {
+    case Arith::exact: run<QTau>(r, truth, canon, o, lo, noise); break;
+    case Arith::ball: run<Ball>(r, truth, canon, o, lo, noise); break;
+    case Arith::mpfr: run<Mpfr>(r, truth, canon, o, lo, noise); break;
+    case Arith::ieee: run<double>(r, truth, canon, o, lo, noise); break;
+  }
+}
+
+// Claim 4 side by side: kappa (first-order amplification at the true answers),
+// a certified bound from a ball run whose answers are every value within eps
+// (envelope), and the observed error of the run itself. With the worst
+// pattern the run's noise is eps * sign(J) of kappa's row.
+void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, OracleNoise& noise) {
+  Ball eb(o.noise_eps);
+  const double eps = eb.mid_double();
+  if (lo.heads_is_bound || lo.H != canon.num_heads()) {
+    r["kappa"] = nullptr;
+    r["kappa_note"] = "kappa needs the learner's H to equal the canonical head count";
+    if (o.noise_pattern == NoisePattern::signs) throw Error(ErrorKind::usage, "--noise-pattern worst needs the true head count");
+    return;
+  }
+  try {
+    const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
+    r["kappa"] = S.kappa;
+    r["kappa_times_eps"] = S.kappa * eps;
+    r["kappa_rel"] = S.kappa_rel;
+    r["kappa_rms"] = S.kappa_rms;
+    r["kappa_pair"] = S.pair_cond;
+    if (o.noise_pattern == NoisePattern::signs) noise.signs = S.worst_signs();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
+    if (o.noise_pattern == NoisePattern::signs) throw;
+    r["kappa"] = nullptr;
+    r["kappa_note"] = e.what();
+  }
+  const long cbits = o.arith == Arith::ball || o.arith == Arith::mpfr ? o.bits : 256;
+  PrecisionScope scope(cbits);
+  const OracleNoise env{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::envelope, {}};
+  r["certified_bits"] = cbits;
+  // the mean-value bound: the learner on jets over the envelope balls (proofs/31)
+  const MeanValueBound mv = certified_mean_value_bound(canon, lo, lo.tokens.den, env);
+  if (mv.ok) {
+    r["certified_bound"] = pow2_json(mv.log2_bound);
+  } else {
+    r["certified_bound"] = nullptr;
+    r["certified_note"] = mv.why;
+  }
+  // the plain ball run on the same envelope: a second, independent bound
+  ModelOracle<Ball> envo(canon, lo.tokens.den, env);
+  try {
+    LearnOptions l = lo;
+    l.self_check = false;
+    const LearnResult<Ball> res = learn<Ball>(envo, l);
+    double b = 0;
+    if (!certified_param_error_log2(res.heads, canon, b)) throw_internal("certified run: balls do not contain the truth");
+    r["ball_bound"] = pow2_json(b);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
+    r["ball_bound"] = nullptr;
+    r["ball_note"] = std::string(kind_name(e.kind())) + ": " + e.what();
+  }
+}
+
+// --target-error T (balls): estimate kappa from the learner's own float run
+// (no model access), start at the precision it predicts, double until the
+// balls certify relative error <= T or the cap is reached (Ziv's strategy).
+void auto_precision(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+  if (o.arith != Arith::ball) throw Error(ErrorKind::usage, "--target-error needs --arith ball (only balls certify an error)");
+  if (o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
+  if (o.noise_eps.sign() != 0 || o.oracle_bits != 0) throw Error(ErrorKind::usage, "--target-error raises the oracle's precision: no --noise or --oracle-bits");
+  if (lo.heads_is_bound) throw Error(ErrorKind::usage, "--target-error needs a known head count (balls cannot certify H0 > H)");
+  const double log2_T = log2_abs(o.target_error);
+  r["target_error"] = o.target_error.str();
+  long calls = 0;
+  // 1. estimate: a float run whose own error (about kappa_rel 2^-p) leaves at
+  // least 32 good bits; kappa is only needed to within a few bits.
+  double lk = NAN, lpair = NAN;
+  long est_bits = 0;
+  for (long pe = 64; pe <= o.max_bits && std::isnan(lk); pe *= 2) {
+    PrecisionScope scope(pe);
+    ModelOracle<Mpfr> oracle(truth, lo.tokens.den);
+    RecordingOracle<Mpfr> rec(oracle);
+    try {
+      LearnOptions l = lo;
+      l.self_check = false;
+      (void)learn<Mpfr>(rec, l);
+      calls += oracle.queries();
+      const Sensitivity S = sensitivity_from_answers(rec.field(), truth.d, l, rec.queries, rec.answers);
+      if (std::log2(S.kappa_rel) <= pe - 32.0) {
+        lk = std::log2(S.kappa_rel);
+        lpair = std::log2(S.pair_cond);
+        est_bits = pe;
+      }
+    } catch (const Error& e) {
+      calls += oracle.queries();
+      if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::inconsistent) throw;
+    }
+  }
+  if (std::isnan(lk)) {
+    report_verdict(r, {Status::unable, "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate"});
+    r["heads_recovered"] = 0;
+    r["oracle_calls"] = calls;
+    return;
+  }
+  r["kappa_estimate"] = std::exp2(lk);
+  r["estimate_bits"] = est_bits;
+  // 2. start: the balls' radius grows like kappa_rel 2^-p; the pair
+  // certificate (Krawczyk) needs roughly 2 log2(pair amplification) bits.
+  const long guard = 16;
+  long p = static_cast<long>(std::ceil(std::max(lk - log2_T, 2 * lpair))) + guard;
+  p = std::clamp(p, 64L, o.max_bits);
+  r["bits_start"] = p;
+  json attempts = json::array();
+  for (;;) {
+    RecoverOptions oa = o;
+    oa.bits = p;
+    json ra = r;
+    dispatch(ra, truth, canon, oa, lo, OracleNoise{});
+    calls += ra.value("queries", 0L);
+    const bool ok = ra["status"] == "ok" && ra["certified_relative_error"].is_number() &&
+                    std::log2(ra["certified_relative_error"].get<double>()) <= log2_T;
+    attempts.push_back({{"bits", p}, {"status", ra["status"]}, {"certified_relative_error", ra.value("certified_relative_error", json(nullptr))}});
+    if (ok || p >= o.max_bits) {
+      r = ra;
+      r["bits"] = p;
+      r["bits_used"] = p;
+      if (!ok && r["status"] == "ok")
+        report_verdict(r, {Status::unable, "relative error " + ra["certified_relative_error"].dump() + " not certified below the target at the cap of " +
+                                               std::to_string(o.max_bits) + " bits"});
+      break;
+    }
+    p = std::min(2 * p, o.max_bits);
+  }
+  r["attempts"] = attempts;
+  r["oracle_calls"] = calls;
+}
+
+// The cost guard: refuses, before any query, a plan whose exact answers would
+// exceed the degree budget (the oracle's and the learner's work both grow with it).
+bool exact_within_budget(json& r, const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
+  if (o.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
+  const long budget = o.max_degree > 0 ? o.max_degree : kDefaultMaxDegree;
+  const Plan plan = learner_plan(truth.d, lo);
+  const ExactCost c = exact_cost(truth, plan, lo.tokens.den);
+  r["exact_cost"] = {{"L", c.L}, {"max_answer_degree", c.max_degree}, {"total_answer_degree", c.total_degree}, {"max_degree_budget", budget}};
+  if (c.max_degree <= static_cast<double>(budget)) return true;
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "exact answers would reach tau-degree %.3g (L = %ld, %s; tau = e^{1/L}), beyond the budget --max-degree %ld: refused before any query. "
+                "Degrees grow with L = (W denominator) x (token denominator)^2 and with the token range squared: use a smaller --token-range, "
+                "or --arith ball --bits 256 (balls do not grow with the degree), or raise --max-degree (time and memory grow at least linearly with it)",
+                c.max_degree, c.L, pair_name(plan.pairs[c.worst_pair]).c_str(), budget);
+  report_verdict(r, {Status::over_budget, b});
+  r["queries"] = 0;
+  r["max_length"] = 0;
+  r["heads_recovered"] = 0;
+  return false;
+}
+
+}  // namespace
+
+bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
+  if (got.size() != canon.heads.size()) return false;
+  const Assignment a = match_heads(static_cast<int>(got.size()), [&](int h, int g) {
+    for (int i = 0; i < canon.d; ++i) {
+      if (!got[g].v[i].contains(canon.heads[h].v[i])) return Truth::no;
+      for (int j = 0; j < canon.d; ++j)
+        if (!got[g].W(i, j).contains(canon.heads[h].W(i, j))) return Truth::no;
+    }
+    return Truth::yes;
+  });
+  return a.kind != Assignment::Kind::none;
+}
+
+bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon) {
+  if (got.size() != canon.heads.size()) return false;
+  const Assignment a = match_heads(static_cast<int>(got.size()), [&](int h, int g) {
+    for (int i = 0; i < canon.d; ++i) {
+      if (!QTauAccess::equal(got[g].v[i], QTau(canon.heads[h].v[i]))) return Truth::no;
+      for (int j = 0; j < canon.d; ++j)
+        if (!QTauAccess::equal(got[g].W(i, j), QTau(canon.heads[h].W(i, j)))) return Truth::no;
+    }
+    return Truth::yes;
+  });
+  return a.kind != Assignment::Kind::none;
+}
+
+template <class T>
+double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon) {
+  if (got.size() != canon.heads.size()) return kInf;
+  PrecisionScope scope(std::max(working_precision(), 53L) + 64);
+  const Field<T> F{};
+  const size_t H = got.size();
+  const int d = canon.d;
+  auto mid = [&F](const T& x) {
+    Ball b = F.enclose(x);
+    arb_get_mid_arb(b.raw(), b.raw());
+    return b;
+  };
+  // ||a|| as a ball from squares; a norm that is zero counts as 1
+  auto norm_or_one = [](const Ball& sq) {
+    Ball s = sq;
+    if (arb_is_zero(s.raw())) return Ball(1L);
+    arb_sqrt(s.raw(), s.raw(), working_precision());
+    return s;
+  };
+  std::vector<std::vector<double>> cost(H, std::vector<double>(H));
+  for (size_t h = 0; h < H; ++h) {
+    Ball nw(0L), nv(0L);
+    for (int i = 0; i < d; ++i) {
+      const Ball v(canon.heads[h].v[i]);
+      nv += v * v;
+      for (int j = 0; j < d; ++j) {
+        const Ball w(canon.heads[h].W(i, j));
+        nw += w * w;
+      }
+    }
+    const Ball sw = norm_or_one(nw), sv = norm_or_one(nv);
+    for (size_t g = 0; g < H; ++g) {
+      Ball dw(0L), dv(0L);
+      for (int i = 0; i < d; ++i) {
+        const Ball e = mid(got[g].v[i]) - Ball(canon.heads[h].v[i]);
+        dv += e * e;
+        for (int j = 0; j < d; ++j) {
+          const Ball f = mid(got[g].W(i, j)) - Ball(canon.heads[h].W(i, j));
+          dw += f * f;
+        }
+      }
+      arb_sqrt(dw.raw(), dw.raw(), working_precision());
+      arb_sqrt(dv.raw(), dv.raw(), working_precision());
+      Ball e = dw / sw + dv / sv;
+      if (arf_is_zero(arb_midref(e.raw()))) {
+        cost[h][g] = -kInf;
+      } else {
+        arb_log_base_ui(e.raw(), e.raw(), 2, working_precision());
+        cost[h][g] = e.mid_double();
+      }
+    }
+  }
+  double best = kInf;
+  bottleneck_matching(cost, &best);
+  return best;
+}
+template double max_rel_error_log2<Mpfr>(const std::vector<LearnedHead<Mpfr>>&, const Model&);
+template double max_rel_error_log2<double>(const std::vector<LearnedHead<double>>&, const Model&);
+template double max_rel_error_log2<Ball>(const std::vector<LearnedHead<Ball>>&, const Model&);
+
+namespace {
+
+// The tuned design's pilot (analysis/design_search.hpp): the same hidden model behind
+// its own oracle instance (the black box asked again), the learner-side
+// choice made from its answers only. A worst-case sign pattern belongs to
+// the main run's queries, so the pilot's noise is uniform then.
+template <class T>
+TunedDesign tuned_pilot(const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
+  std::unique_ptr<PrecisionScope> scope;
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  OracleNoise pn{o.oracle_bits, o.noise_eps, o.noise_seed ^ 0x9170ULL, NoisePattern::uniform, {}};
+  ModelOracle<T> model_oracle(truth, lo.tokens.den, pn);
+  Oracle<T>& black_box = model_oracle;
+  TunedOptions t;
+  t.H = lo.H;
+  t.heads_is_bound = lo.heads_is_bound;
+  t.seed = lo.seed;
+  t.tokens = lo.tokens;
+  t.threads = lo.threads;
+  t.pilot_bits = o.arith == Arith::ieee ? 53 : o.bits;
+  double acc = -static_cast<double>(t.pilot_bits);
+  if (o.oracle_bits > 0) acc = std::max(acc, -static_cast<double>(o.oracle_bits));
+  if (!o.noise_eps.is_zero()) acc = std::max(acc, log2_abs(o.noise_eps));
+  t.answer_acc_log2 = acc;
+  return choose_tuned_design(black_box, t);
+}
+
+void choose_design(json& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo) {
+  r["design"] = design_name(o.design);
+  if (o.design == Design::paper) return;
+  if (o.arith == Arith::exact)
+    throw Error(ErrorKind::usage, std::string("--design ") + design_name(o.design) +
+                                      " improves the conditioning under approximate answers; exact answers lose nothing, and exact runs stay float-free: "
+                                      "use --design paper, or --arith ball|mpfr|double");
+  if (o.certificate) throw Error(ErrorKind::usage, "--certificate records the paper design's runs only");
+  if (o.design == Design::scaled) {
+    Rng rng(lo.seed);
+    lo.draws = draw_scaled(rng, truth.d, lo.H, lo.tokens);
+    return;
+  }
+  if (!o.target_error.is_zero()) throw Error(ErrorKind::usage, "--design tuned cannot be combined with --target-error");
+  TunedDesign td;
+  switch (o.arith) {
+    case Arith::ball: td = tuned_pilot<Ball>(truth, o, lo); break;
+    case Arith::mpfr: td = tuned_pilot<Mpfr>(truth, o, lo); break;
+    case Arith::ieee: td = tuned_pilot<double>(truth, o, lo); break;
+    case Arith::exact: break;
+  }
+  lo.draws = td.draws;
+  r["pilot_queries"] = td.pilot_queries;
+  r["pilot_status"] = td.pilot_status;
+  r["pilot_schedule"] = "lean";
+  r["pilot_heads"] = td.pilot_heads;
+  r["design_searched"] = td.searched;
+  if (td.searched) {
+    r["kappa_predicted"] = pow2_json(td.log2_kappa_predicted_worst);
+    r["kappa_rms_predicted"] = pow2_json(td.log2_kappa_predicted);
+    r["kappa_rms_predicted_start"] = pow2_json(td.log2_kappa_start);
+    r["design_evaluations"] = td.evaluations;
+  }
+}
+
+// kappa and kappa_rms of the chosen design at the truth (the same
+// sensitivity as with --noise), for runs of a design other than the paper's.
+void design_kappa(json& r, const Model& canon, const LearnOptions& lo) {
+  if (lo.heads_is_bound || lo.H != canon.num_heads()) return;
+  try {
+    const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
+    r["kappa"] = S.kappa;
+    r["kappa_rms"] = S.kappa_rms;
+    r["kappa_rel"] = S.kappa_rel;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
+    r["kappa"] = nullptr;
+    r["kappa_note"] = e.what();
+  }
+}
+
+}  // namespace
+
+nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
+  truth.validate();
+  const Model canon = truth.canonical();
+  json r;
+  LearnOptions lo;
+  lo.H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : canon.num_heads();
+  lo.heads_is_bound = o.max_heads > 0;
+  if (lo.H < 1) {
+    // Every head cancels: f is identically zero. The learner is told only the
+    // bound H0 = 1 and must find that no head is visible.
+    lo.H = 1;
+    lo.heads_is_bound = true;
+    r["note"] = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
+  }
+  lo.schedule = o.schedule;
+  lo.repair = o.repair;
+  lo.seed = learner_seed(o.seed);  // the learner's stream is separate from any model-generation stream
+  lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
+  if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
+  lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
+  r["arith"] = arith_name(o.arith);
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) r["bits"] = o.bits;
+  if (o.arith == Arith::ieee) r["bits"] = 53;
+  r["d"] = truth.d;
+  r["H"] = lo.H;
+  r["heads_known"] = lo.heads_is_bound ? "upper bound H0" : "exact";
+  r["seed"] = o.seed;
+  r["schedule"] = schedule_name(o.schedule);
+  r["heads_true"] = canon.heads.size();
+  r["paper_bound"] = paper_query_bound(truth.d, lo.H);
+  if (o.schedule != Schedule::paper) r["schedule_count"] = schedule_query_count(o.schedule, truth.d, lo.H);
+  r["max_length_bound"] = 2 * lo.H + 1;
+  if (o.oracle_bits > 0) r["oracle_bits"] = o.oracle_bits;
+  if (!o.noise_eps.is_zero()) {
+    r["noise_eps"] = o.noise_eps.str();
+    r["noise_seed"] = o.noise_seed;
+  }
+  r["token_range"] = lo.tokens.range;
+  r["token_den"] = lo.tokens.den;
+  if (o.schedule == Schedule::compact && o.certificate)
+    throw Error(ErrorKind::usage,
+                "--certificate: the certificate checker replays the paper and lean schedules only; it cannot check a compact run "
+                "(pairs with fewer values, one-value links, pairs fitted with their residues known)");
+  if (o.samples_per_pair != 0 && o.certificate)
+    throw Error(ErrorKind::usage, "--certificate records the paper's 2H+1 values per pair: it cannot be combined with --samples-per-pair");
+  if (o.samples_per_pair != 0) {
+    if (o.samples_per_pair <= 2 * lo.H + 1)
+      throw Error(ErrorKind::usage, "--samples-per-pair must exceed 2H+1 = " + std::to_string(2 * lo.H + 1) + " (the default is exactly 2H+1)");
+    lo.samples_per_pair = o.samples_per_pair;
+    r["samples_per_pair"] = o.samples_per_pair;
+    r["max_length_bound"] = o.samples_per_pair;
+  }
+  choose_design(r, truth, o, lo);
+  if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
+  OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
+  if (!o.noise_eps.is_zero()) {
+    r["noise_pattern"] = noise_pattern_name(o.noise_pattern);
+    noise_analysis(r, canon, o, lo, noise);
+  } else if (o.noise_pattern != NoisePattern::uniform) {
+    throw Error(ErrorKind::usage, "--noise-pattern needs --noise EPS");
+  }
+  if (!o.target_error.is_zero()) {
+    auto_precision(r, truth, canon, o, lo);
+    return r;
+  }
+  if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
+  if (o.design != Design::paper && o.noise_eps.is_zero()) design_kappa(r, canon, lo);
+  dispatch(r, truth, canon, o, lo, noise);
+  if (o.design == Design::tuned) {
+    r["design_queries"] = r["queries"];
+    r["queries"] = r["queries"].get<long>() + r["pilot_queries"].get<long>();
+  }
+  return r;
+}
+
+int recover_exit_code(const nlohmann::json& r) { return status_exit_code(parse_status(r.value("status", ""))); }
+
+std::string self_check_phrase(const std::string& v, bool transformer) {
+  const std::string who = transformer ? "the recovered transformer" : "the heads";
+  if (v == "yes") return "yes (" + who + (transformer ? " reproduces" : " reproduce") + " every answer)";
+  if (v == "no") return "no (an answer " + who + (transformer ? " does" : " do") + " not reproduce)";
+  return v + " (no answer contradicts " + who + ", but this arithmetic cannot prove that " + (transformer ? "it reproduces" : "they reproduce") +
+         " every answer)";
+}
+
+std::string recover_report(const nlohmann::json& r) {
+  std::ostringstream o;
+  o << "mhaq recover: " << r["arith"].get<std::string>();
+  if (r.contains("bits")) o << " (" << r["bits"] << " bits)";
+  o << ", d=" << r["d"] << (r["heads_known"] == "exact" ? ", H=" : ", H0=") << r["H"] << ", schedule " << r["schedule"].get<std::string>() << ", seed " << r["seed"] << "\n";
+  o << "  status           " << r["status"].get<std::string>() << "\n";
+  if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
+  if (r.contains("remedy")) o << "  what to do       " << r["remedy"].get<std::string>() << "\n";
+  if (r.contains("note")) o << "  note             " << r["note"].get<std::string>() << "\n";
+  if (r.contains("samples_per_pair")) {
+    o << "  queries          " << r["queries"] << " (oversampled: 1 + (K-1) per pair; the paper's count 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
+    o << "  longest query    " << r["max_length"] << " (bound K = " << r["max_length_bound"] << ")\n";
+  } else {
+    o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"];
+    // A repaired run asks more than its plan: say so where the count is, not only further down.
+    if (r.value("repair_queries", 0L) > 0) o << "; " << r["repair_queries"] << " of them repair queries";
+    if (r["schedule"] == "lean" && r.contains("schedule_count")) o << "; lean 1+2H(d^2+d-1) = " << r["schedule_count"];
+    if (r["schedule"] == "compact" && r.contains("schedule_count")) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << r["schedule_count"];
+    o << ")\n";
+    o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
+  }
+  if (r.contains("pilot_queries")) {
+    o << "  design           tuned: a pilot (lean schedule) spent " << r["pilot_queries"] << " queries (included above; the design's own run "
+      << r["design_queries"] << "), pilot " << r["pilot_status"].get<std::string>() << "\n";
+    if (r.contains("kappa_rms_predicted"))
+      o << "  kappa predicted  " << r["kappa_predicted"].dump() << " (kappa_rms " << r["kappa_rms_predicted"].dump() << ", on the pilot's estimate; the scaled start "
+        << r["kappa_rms_predicted_start"].dump() << ")\n";
+  } else if (r.contains("design") && r["design"] != "paper") {
+    o << "  design           " << r["design"].get<std::string>() << "\n";
+  }
+  if (r.contains("kappa_rms") && !r.contains("noise_pattern"))
+    o << "  kappa at truth   " << r["kappa"].dump() << " (kappa_rms " << r["kappa_rms"].dump() << ")\n";
+  if (r.contains("fallback_pairs")) {
+    if (r["schedule"] == "compact")
+      o << "  fallback         " << r["fallback_pairs"] << " pair extensions and one-value across links asked for where residues could not label, "
+        << r["fallback_queries"] << " extra queries (included above)\n";
+    else
+      o << "  lean fallback    " << r["fallback_pairs"] << " across links asked for where residues could not label, " << r["fallback_queries"]
+        << " extra queries (included above)\n";
+  }
+  if (r.contains("repaired_pairs")) {
+    o << "  repairs          " << r["repairs"] << " degenerate pair(s) repaired, " << r["repair_queries"] << " extra queries (included above)\n";
+    for (const auto& p : r["repaired_pairs"])
+      o << "    " << p["pair"].get<std::string>() << ": " << p["reason"].get<std::string>() << "; " << p["route"].get<std::string>() << "\n";
+  }
+  if (r.contains("exact_cost"))
+    o << "  exact cost       answers up to tau-degree " << r["exact_cost"]["max_answer_degree"].get<double>() << " (budget --max-degree "
+      << r["exact_cost"]["max_degree_budget"] << "), L = " << r["exact_cost"]["L"] << "\n";
+  o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
+  if (r.contains("self_check")) o << "  self-check       " << self_check_phrase(r["self_check"].get<std::string>()) << "\n";
+  if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
+  if (r.contains("contains_truth"))
+    o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius_decimal"].get<std::string>() << "\n";
+  if (r.contains("decision_tolerance")) o << "  decisions        " << r["decision_tolerance"].get<std::string>() << "\n";
+  if (r.contains("tolerance_decimal")) {
+    o << "  tolerance        " << r["tolerance_decimal"].get<std::string>() << " on max_rel_error";
+    if (r.contains("error_estimate_decimal")) o << "; the run's own estimate " << r["error_estimate_decimal"].get<std::string>() << " (from kappa)";
+    o << "\n";
+  }
+  if (r.contains("max_rel_error_decimal")) o << "  max rel. error   " << r["max_rel_error_decimal"].get<std::string>() << " (best assignment of heads)\n";
+  if (r.contains("samples_per_pair")) o << "  oversampling     " << r["samples_per_pair"] << " values per pair (least squares)\n";
+  if (r.contains("noise_pattern")) {
+    o << "  noise            eps = " << r["noise_eps"].get<std::string>() << ", " << r["noise_pattern"].get<std::string>() << " pattern\n";
+    o << "  kappa            " << r["kappa"].dump() << (r.contains("kappa_times_eps") ? "  (kappa * eps = " + r["kappa_times_eps"].dump() + ")" : "") << "\n";
+    o << "  certified bound  " << r["certified_bound"].dump() << " (mean-value form: the Jacobian enclosed over every answer within eps, " << r["certified_bits"]
+      << " bits)" << (r.contains("certified_note") ? "; " + r["certified_note"].get<std::string>() : "") << "\n";
+    o << "  ball bound       " << r["ball_bound"].dump() << " (plain ball run on every answer within eps)"
+      << (r.contains("ball_note") ? "; " + r["ball_note"].get<std::string>() : "") << "\n";
+    o << "  observed error   " << (r.contains("observed_error") ? r["observed_error"].dump() : "-") << "\n";
+  }
+  if (r.contains("bits_used")) {
+    o << "  target error     " << r["target_error"].get<std::string>() << ", kappa estimate " << r["kappa_estimate"].dump() << " (float run at "
+      << r["estimate_bits"] << " bits)\n";
+    o << "  precision        started at " << r["bits_start"] << " bits, used " << r["bits_used"] << " bits; " << r["attempts"].size()
+      << " ball attempt(s), " << r["oracle_calls"] << " oracle calls in all\n";
+  }
+  if (r.contains("certified_relative_error") && !r.contains("noise_pattern"))
+    o << "  certified rel. error " << r["certified_relative_error"].dump() << " (ball radius / head norm)\n";
+  if (r.contains("heads") && r["d"].get<int>() <= 4) {
+    int h = 0;
+    for (const auto& hd : r["heads"]) o << "  head " << ++h << ": v = " << hd["v"].dump() << "\n          W = " << hd["W"].dump() << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace mhaq

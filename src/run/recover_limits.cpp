@@ -1,0 +1,130 @@
+#include "mhaq/run/recover_limits.hpp"
+
+#include <flint/fmpq.h>
+
+#include "mhaq/base/limits.hpp"
+#include "mhaq/base/text.hpp"
+
+namespace mhaq {
+
+void exact_tau_degree_bound(fmpz_t out, const Model& m, long token_range) {
+  fmpz_t lcm, t;
+  fmpz_init_set_ui(lcm, 1);
+  fmpz_init(t);
+  fmpq_t sum;
+  fmpq_init(sum);
+  for (const auto& h : m.heads)
+    for (int i = 0; i < h.W.rows(); ++i)
+      for (int j = 0; j < h.W.cols(); ++j) {
+        const fmpq* w = h.W(i, j).raw();
+        fmpz_lcm(lcm, lcm, fmpq_denref(w));
+        if (fmpq_sgn(w) >= 0) fmpq_add(sum, sum, w);
+        else fmpq_sub(sum, sum, w);
+      }
+  // m * sum|W| is an integer: every entry's denominator divides m
+  fmpz_mul(t, fmpq_numref(sum), lcm);
+  fmpz_divexact(t, t, fmpq_denref(sum));
+  fmpz_mul_ui(t, t, 4);
+  fmpz_mul_si(t, t, token_range);
+  fmpz_mul_si(t, t, token_range);
+  fmpz_set(out, t);
+  fmpq_clear(sum);
+  fmpz_clear(t);
+  fmpz_clear(lcm);
+}
+
+void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind kind, const std::string& what) {
+  fmpz_t b, L;
+  fmpz_init(b);
+  fmpz_init(L);
+  fmpz_one(L);
+  for (const auto& h : m.heads)
+    for (int i = 0; i < h.W.rows(); ++i)
+      for (int j = 0; j < h.W.cols(); ++j) fmpz_lcm(L, L, fmpq_denref(h.W(i, j).raw()));
+  fmpz_mul_si(L, L, tokens.den);
+  fmpz_mul_si(L, L, tokens.den);
+  exact_tau_degree_bound(b, m, tokens.range);
+  const bool L_ok = fmpz_cmp_si(L, limits::max_L) <= 0, b_ok = fmpz_cmp_si(b, limits::max_tau_exponent) <= 0;
+  auto str = [](const fmpz_t z) {
+    char* s = fmpz_get_str(nullptr, 10, z);
+    std::string o(s);
+    flint_free(s);
+    return o.size() > 40 ? o.substr(0, 3) + "...(" + std::to_string(o.size()) + " digits)" : o;
+  };
+  const std::string Ls = str(L), bs = str(b);
+  fmpz_clear(b);
+  fmpz_clear(L);
+  if (!L_ok)
+    throw Error(kind, what + ": exact mode needs L = (lcm of the W denominators) * token_den^2 = " + Ls + " <= " + std::to_string(limits::max_L) +
+                          "; use smaller denominators");
+  if (!b_ok)
+    throw Error(kind, what + ": exact mode: the answers' powers of tau could reach degree " + bs + " (4 m R^2 sum|W| with R = token range " +
+                          std::to_string(tokens.range) + "), more than the limit of " + std::to_string(limits::max_tau_exponent) +
+                          "; use smaller W entries or --token-range, or --arith ball");
+}
+
+void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file) {
+  using namespace limits;
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) check_option("--bits", o.bits, min_bits, max_bits);
+  check_option("--max-bits", o.max_bits, 64, max_bits);
+  check_option("--oracle-bits", o.oracle_bits, 0, max_bits);
+  check_option("--learner-heads", o.heads, 0, max_heads);
+  check_option("--max-heads", o.max_heads, 0, max_heads);
+  check_option("--threads", o.threads, 0, max_threads);
+  if (o.tokens.range != 0 || o.tokens.den != 0) {
+    check_option("--token-range", o.tokens.range, 1, max_token_range);
+    check_option("--token-den", o.tokens.den, 1, max_token_den);
+  }
+  check_option("--samples-per-pair", o.samples_per_pair, 0, max_samples_per_pair);
+  check_option("--max-degree", o.max_degree, 0, max_tau_exponent);  // the cost budget (recover.hpp) within the hard limit
+  const bool from_file = !model_file.empty();
+  const ErrorKind model_kind = from_file ? ErrorKind::input : ErrorKind::usage;
+  const std::string what = from_file ? clean_text(model_file) : std::string("the drawn model");
+  if (truth.d < 1 || truth.d > max_d) throw Error(model_kind, what + ": d must be in [1, " + std::to_string(max_d) + "], got " + std::to_string(truth.d));
+  if (truth.num_heads() > max_file_heads)
+    throw Error(model_kind, what + ": " + std::to_string(truth.num_heads()) + " heads, more than the limit of " + std::to_string(max_file_heads));
+  const bool told = o.max_heads > 0 || o.heads > 0;
+  const long H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : truth.canonical().num_heads();
+  if (H > max_heads)
+    throw Error(model_kind, what + ": the canonical form has " + std::to_string(H) + " heads, more than the learner's limit of " + std::to_string(max_heads) +
+                                " (--learner-heads)");
+  check_plan_size(truth.d, H, o.schedule == Schedule::paper, o.samples_per_pair, told || !from_file ? ErrorKind::usage : ErrorKind::input,
+                  told ? "--learner-heads/--max-heads" : what);
+  if (o.schedule == Schedule::compact && H > compact_max_heads)
+    throw Error(told || !from_file ? ErrorKind::usage : ErrorKind::input,
+                (told ? std::string("--learner-heads/--max-heads") : what) + ": the compact schedule takes H (or H0) <= " +
+                    std::to_string(compact_max_heads) + " (its links try all H! assignments of heads); use --schedule lean");
+  if (o.schedule == Schedule::compact && o.samples_per_pair != 0) throw Error(ErrorKind::usage, "--samples-per-pair: the compact schedule does not oversample");
+  if (o.arith == Arith::exact) {
+    const bool own_tokens = o.tokens.range > 0;
+    const TokenSpec tok = own_tokens ? o.tokens : default_tokens(Arith::exact);
+    check_exact_tau_degree(truth, tok, from_file && !own_tokens ? ErrorKind::input : ErrorKind::usage, what);
+  }
+}
+
+void check_transformer_limits(const TransformerModel& truth, const RecoverOptions& o, const std::string& model_file) {
+  using namespace limits;
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) check_option("--bits", o.bits, min_bits, max_bits);
+  check_option("--learner-heads", o.heads, 0, max_heads);
+  check_option("--learner-neurons", o.neurons, 0, max_neurons);
+  check_option("--threads", o.threads, 0, max_threads);
+  const bool from_file = !model_file.empty();
+  const ErrorKind model_kind = from_file ? ErrorKind::input : ErrorKind::usage;
+  const std::string what = from_file ? clean_text(model_file) : std::string("the drawn transformer");
+  if (truth.d < 1 || truth.d > max_d) throw Error(model_kind, what + ": d must be in [1, " + std::to_string(max_d) + "], got " + std::to_string(truth.d));
+  if (truth.heads() > max_heads)
+    throw Error(model_kind, what + ": " + std::to_string(truth.heads()) + " heads, more than the limit of " + std::to_string(max_heads));
+  if (truth.neurons() > max_neurons)
+    throw Error(model_kind, what + ": " + std::to_string(truth.neurons()) + " neurons, more than the limit of " + std::to_string(max_neurons));
+  const long H = o.heads > 0 ? o.heads : truth.heads();  // the canonical count is at most this
+  check_plan_size(truth.d, H, o.schedule == Schedule::paper, 0, o.heads > 0 || !from_file ? ErrorKind::usage : ErrorKind::input,
+                  o.heads > 0 ? "--learner-heads" : what);
+  if (o.arith == Arith::exact) {
+    Model att;  // the attention part's W (check_exact_tau_degree reads only W)
+    att.d = truth.d;
+    for (const auto& W : truth.W) att.heads.push_back({W, QVec(static_cast<size_t>(truth.d), Rational(0))});
+    check_exact_tau_degree(att, TokenSpec{16, 16}, model_kind, what);
+  }
+}
+
+}  // namespace mhaq

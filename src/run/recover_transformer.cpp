@@ -1,0 +1,406 @@
+// recover for a hidden one-layer transformer (claim 5).
+#include <arb.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/base/parallel.hpp"
+#include "mhaq/base/random.hpp"
+#include "mhaq/model/transformer_oracle.hpp"
+#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/stages/transformer_learner.hpp"
+#include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/run/report.hpp"
+
+namespace mhaq {
+
+namespace {
+using nlohmann::json;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+template <class T>
+json learned_json(const Field<T>& F, const TransformerLearnResult<T>& res) {
+  json heads = json::array(), neurons = json::array();
+  for (const auto& W : res.W) {
+    json m = json::array();
+    for (int i = 0; i < W.rows(); ++i) {
+      json row = json::array();
+      for (int j = 0; j < W.cols(); ++j) row.push_back(F.str(W(i, j)));
+      m.push_back(row);
+    }
+    heads.push_back({{"W", m}});
+  }
+  for (const auto& n : res.neurons) {
+    json U = json::array();
+    for (const auto& Uh : n.U) {
+      json v = json::array();
+      for (const auto& x : Uh) v.push_back(F.str(x));
+      U.push_back(v);
+    }
+    neurons.push_back({{"u", F.str(n.u)}, {"U", U}});
+  }
+  return {{"heads", heads}, {"neurons", neurons}};
+}
+
+// The fresh sequences of the functional check: 20, of lengths 1..8, tokens
+// on the oracle's grid within [-1, 1], from their own seeded stream.
+std::vector<Query> functional_sequences(int d, long den, std::uint64_t seed) {
+  Rng rng(seed ^ 0x66756e6374696f6eULL);
+  std::vector<Query> out;
+  for (int t = 0; t < 20; ++t) {
+    const long len = 1 + t % 8;
+    Query q;
+    for (long i = 0; i < len; ++i) {
+      QVec x(d);
+      for (auto& c : x) c = Rational(rng.uniform_int(-den, den), static_cast<unsigned long>(den));
+      q.push_back(Run{x, 1});
+    }
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+// ---- exact: the learned parameters are rationals; canonical equality and T - T' = 0
+void compare(json& r, RunFacts& f, const TransformerModel& truth, const TransformerModel& canon, const TransformerLearnResult<QTau>& res,
+             const Field<QTau>& F, long den, std::uint64_t seed) {
+  TransformerModel got;
+  got.d = truth.d;
+  auto rat = [](const QTau& x) {
+    Rational q;
+    if (!QTauAccess::is_rational(x, q)) throw_internal("transformer: a recovered exact parameter is not rational");
+    return q;
+  };
+  for (const auto& W : res.W) {
+    QMat M(truth.d, truth.d);
+    for (int i = 0; i < truth.d; ++i)
+      for (int j = 0; j < truth.d; ++j) M(i, j) = rat(W(i, j));
+    got.W.push_back(M);
+  }
+  got.U.assign(got.W.size(), {});
+  for (const auto& n : res.neurons) {
+    got.u.push_back(rat(n.u));
+    for (size_t h = 0; h < got.W.size(); ++h) {
+      QVec v(truth.d);
+      for (int a = 0; a < truth.d; ++a) v[a] = rat(n.U[h][a]);
+      got.U[h].push_back(v);
+    }
+  }
+  const bool eq = !got.u.empty() && transformer_equal_canonical(got.canonical(), canon);
+  r["exact_match"] = eq;
+  int zero = 0;
+  const auto seqs = functional_sequences(truth.d, den, seed);
+  for (const auto& q : seqs) {
+    const QTau diff = evaluate_transformer_exact(got, q, QTauAccess::L(F)) - evaluate_transformer_exact(truth, q, QTauAccess::L(F));
+    zero += F.is_zero(diff) == Truth::yes;
+  }
+  r["functional_check"] = {{"sequences", seqs.size()}, {"lengths", "1-8"}, {"zero_differences", zero}, {"all_zero", zero == static_cast<int>(seqs.size())}};
+  f.agrees = eq;  // the functional check is a report (equal canonical forms are equal functions)
+  if (!f.agrees) f.disagreement = eq ? "T - T' is not zero on a fresh sequence" : "the recovered transformer differs from the canonical truth (exact comparison)";
+}
+
+// ---- ball and float: match heads by W, neurons by (u, U); containment or relative error
+template <class T>
+void compare(json& r, RunFacts& f, const TransformerModel& truth, const TransformerModel& canon, const TransformerLearnResult<T>& res,
+             const Field<T>& F, long, std::uint64_t seed) {
+  const int d = canon.d, H = canon.heads(), m = canon.neurons();
+  PrecisionScope scope(std::max(working_precision(), 53L) + 64);
+  auto ball = [&F](const T& x) { return F.enclose(x); };
+  auto log2_rel = [](const Ball& diff2, const Ball& norm2) {  // log2 sqrt(diff2 / norm2), a zero norm counting as 1
+    Ball q = arb_is_zero(norm2.raw()) ? diff2 : diff2 / norm2;
+    if (arf_is_zero(arb_midref(q.raw()))) return -kInf;
+    arb_sqrt(q.raw(), q.raw(), working_precision());
+    arb_log_base_ui(q.raw(), q.raw(), 2, working_precision());
+    return q.mid_double();
+  };
+  const bool rigorous = Field<T>::is_rigorous;
+  if (static_cast<int>(res.W.size()) != H || static_cast<int>(res.neurons.size()) != m) {
+    f.agrees = false;
+    f.disagreement = std::to_string(res.W.size()) + " heads and " + std::to_string(res.neurons.size()) + " neurons recovered; the canonical truth has " +
+                     std::to_string(H) + " and " + std::to_string(m);
+    if (rigorous) r["contains_truth"] = false;
+    else r["max_rel_error"] = nullptr;
+    return;
+  }
+  // heads: by containment (balls) or least relative error of W (floats)
+  std::vector<std::vector<double>> hc(H, std::vector<double>(H));
+  for (int h = 0; h < H; ++h)
+    for (int g = 0; g < H; ++g) {
+      Ball d2(0L), n2(0L);
+      bool in = true;
+      for (int i = 0; i < d; ++i)
+        for (int j = 0; j < d; ++j) {
+          const Ball x = ball(res.W[g](i, j)), t(canon.W[h](i, j));
+          in = in && x.contains(canon.W[h](i, j));
+          Ball e = x - t;
+          arb_get_mid_arb(e.raw(), e.raw());
+          d2 += e * e;
+          n2 += t * t;
+        }
+      hc[h][g] = rigorous ? (in ? 0 : kInf) : log2_rel(d2, n2);
+    }
+  double hworst = kInf;
+  const std::vector<int> hp = bottleneck_matching(hc, &hworst);
+  // neurons under that head order: u equal, U by containment or relative error
+  std::vector<std::vector<double>> nc(m, std::vector<double>(m, kInf));
+  if (!hp.empty())
+    for (int j = 0; j < m; ++j)
+      for (int k = 0; k < m; ++k) {
+        if (!ball(res.neurons[k].u).contains(canon.u[j])) continue;
+        Ball d2(0L), n2(0L);
+        bool in = true;
+        for (int h = 0; h < H; ++h)
+          for (int a = 0; a < d; ++a) {
+            const Ball x = ball(res.neurons[k].U[hp[h]][a]), t(canon.U[h][j][a]);
+            in = in && x.contains(canon.U[h][j][a]);
+            Ball e = x - t;
+            arb_get_mid_arb(e.raw(), e.raw());
+            d2 += e * e;
+            n2 += t * t;
+          }
+        nc[j][k] = rigorous ? (in ? 0 : kInf) : log2_rel(d2, n2);
+      }
+  double nworst = kInf;
+  const bool nmatch = !hp.empty() && !bottleneck_matching(nc, &nworst).empty();
+  if (rigorous) {
+    double rad = -kInf;
+    auto upd = [&](const T& x) {
+      const Ball b = ball(x);
+      if (!mag_is_zero(arb_radref(b.raw()))) {
+        Ball l;
+        arf_set_mag(arb_midref(l.raw()), arb_radref(b.raw()));
+        arb_log_base_ui(l.raw(), l.raw(), 2, 64);
+        rad = std::max(rad, l.mid_double());
+      }
+    };
+    for (const auto& W : res.W)
+      for (int i = 0; i < d; ++i)
+        for (int j = 0; j < d; ++j) upd(W(i, j));
+    for (const auto& n : res.neurons)
+      for (const auto& Uh : n.U)
+        for (const auto& x : Uh) upd(x);
+    const bool c = nmatch && std::isfinite(hworst) && std::isfinite(nworst);
+    r["contains_truth"] = c;
+    r["max_radius"] = pow2_json(rad);
+    r["max_radius_decimal"] = decimal_of_log2(rad);
+    f.agrees = c;
+    if (!c) f.disagreement = "some output ball misses the canonical truth";
+  } else {
+    const double e = nmatch ? std::log2(std::exp2(hworst) + std::exp2(nworst)) : kInf;
+    r["max_rel_error"] = pow2_json(e);
+    r["max_rel_error_decimal"] = decimal_of_log2(e);
+    f.agrees = e <= f.tolerance_log2;
+    if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(e) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
+  }
+  (void)truth;
+  (void)seed;
+}
+
+// The run's own first-order error estimate (floats): the learner replayed on
+// jets over its recorded answers; per head and neuron, sum over entries of
+// sum_j |d theta / d a_j| |a_j| 2^-p over the block's norm.
+template <class T>
+double error_estimate(const Field<T>& F, int d, const TransformerLearnOptions& lo, const RecordingOracle<T>& rec, json& r) {
+  if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
+    try {
+      TransformerLearnOptions l = lo;
+      l.checks = false;
+      ReplayOracle<T> replay(d, F, rec.queries, rec.answers);
+      JetOracle<T> jets(replay);
+      const TransformerLearnResult<Jet<T>> res = learn_transformer<Jet<T>>(jets, l);
+      std::vector<Ball> aabs;
+      for (const auto& a : rec.answers) {
+        Ball b = F.enclose(a);
+        arb_abs(b.raw(), b.raw());
+        aabs.push_back(b);
+      }
+      const double p = static_cast<double>(F.precision());
+      auto block = [&](const std::vector<const Jet<T>*>& xs) {
+        Ball s(0L), n2(0L);
+        for (const Jet<T>* x : xs) {
+          for (const auto& [j, dv] : x->grad()) {
+            Ball e = F.enclose(dv);
+            arb_abs(e.raw(), e.raw());
+            s += e * aabs[j];
+          }
+          const Ball v = F.enclose(x->value());
+          n2 += v * v;
+        }
+        arb_sqrt(n2.raw(), n2.raw(), 64);
+        if (!arb_is_positive(n2.raw())) n2 = Ball(1L);
+        s /= n2;
+        return arf_is_zero(arb_midref(s.raw())) ? -kInf : std::log2(s.mid_double()) - p;
+      };
+      double hw = -kInf, nw = -kInf;
+      for (const auto& W : res.W) {
+        std::vector<const Jet<T>*> xs;
+        for (int i = 0; i < d; ++i)
+          for (int j = 0; j < d; ++j) xs.push_back(&W(i, j));
+        hw = std::max(hw, block(xs));
+      }
+      for (const auto& n : res.neurons) {
+        std::vector<const Jet<T>*> xs;
+        for (const auto& Uh : n.U)
+          for (const auto& x : Uh) xs.push_back(&x);
+        nw = std::max(nw, block(xs));
+      }
+      const double m = std::max(hw, nw);
+      return std::isinf(m) && m < 0 ? -kInf : m + std::log2(std::exp2(hw - m) + std::exp2(nw - m));
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+      r["estimate_note"] = e.what();
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+  } else {
+    (void)F;
+    (void)d;
+    (void)lo;
+    (void)rec;
+    (void)r;
+    return 0;
+  }
+}
+
+template <class T>
+void run(json& r, const TransformerModel& truth, const TransformerModel& canon, const RecoverOptions& o, const TransformerLearnOptions& lo) {
+  std::unique_ptr<PrecisionScope> scope;
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
+  TransformerOracle<T> oracle(truth, lo.tokens.den);
+  RecordingOracle<T> rec(oracle);
+  Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
+  const Field<T>& F = black_box.field();
+  RunFacts facts;
+  facts.arith = o.arith;
+  facts.truth_known = true;
+  facts.heads_true = canon.heads();
+  if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
+    facts.tolerance_log2 = o.tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(o.tolerance);
+    r["tolerance"] = pow2_json(facts.tolerance_log2);
+    r["tolerance_decimal"] = decimal_of_log2(facts.tolerance_log2);
+  }
+  Verdict v;
+  try {
+    const TransformerLearnResult<T> res = learn_transformer(black_box, lo);
+    facts.self_check = res.self_check;
+    facts.self_check_failed = res.self_check_failed;
+    facts.heads_recovered = static_cast<int>(res.W.size());
+    r["heads_recovered"] = res.W.size();
+    r["neurons_recovered"] = res.neurons.size();
+    r["self_check"] = truth_name(res.self_check);
+    r["verification"] = truth_name(res.verification);
+    r["queries_by_phase"] = {{"attention", res.queries_attention}, {"regions", res.queries_regions}, {"verification", res.queries_verify}};
+    r["path"] = {{"probes", res.probes}, {"crossings", res.crossings}, {"undecided_flats", res.undecided_flats}, {"test_probes", res.test_probes}};
+    r["angular_resolution_deg"] = res.resolution_deg >= 0 ? json(res.resolution_deg) : json(nullptr);
+    r["queries_targeted"] = res.queries_targeted;
+    r["model"] = learned_json(F, res);
+    facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, r);
+    if (o.arith == Arith::mpfr || o.arith == Arith::ieee) {
+      r["error_estimate"] = pow2_json(facts.estimate_log2);
+      r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+    }
+    // the status the answers alone give; the truth is compared afterwards
+    RunFacts blind = facts;
+    blind.truth_known = false;
+    r["blind_status"] = status_name(judge(blind).status);
+    compare(r, facts, truth, canon, res, F, lo.tokens.den, o.seed);
+    v = judge(facts);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
+    v = {status_of(e.kind()), e.what()};
+    r["blind_status"] = status_name(v.status);
+    r["heads_recovered"] = 0;
+    r["neurons_recovered"] = 0;
+  }
+  report_verdict(r, v);
+  r["queries"] = black_box.queries();
+  r["max_length"] = black_box.max_length();
+  if constexpr (Field<T>::is_exact) r["L"] = QTauAccess::L(F);
+}
+}  // namespace
+
+nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o) {
+  truth.validate();
+  const TransformerModel canon = truth.canonical();
+  if (canon.heads() == 0 || canon.neurons() == 0) throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to recover");
+  json r;
+  TransformerLearnOptions lo;
+  lo.H = o.heads > 0 ? o.heads : canon.heads();
+  // balls cannot certify that two region values are equal, so they are told
+  // the neuron count (a certified crossing count then accounts for them all)
+  lo.neurons = o.neurons > 0 ? o.neurons : o.arith == Arith::ball ? canon.neurons() : 0;
+  lo.schedule = o.schedule;
+  lo.seed = learner_seed(o.seed);
+  const long den = o.tokens.den > 0 ? o.tokens.den : o.arith == Arith::exact ? 16 : 1L << 20;
+  lo.tokens = TokenSpec{den, den};
+  if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
+  lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
+  r["model_kind"] = "transformer";
+  r["arith"] = arith_name(o.arith);
+  if (o.arith == Arith::ball || o.arith == Arith::mpfr) r["bits"] = o.bits;
+  if (o.arith == Arith::ieee) r["bits"] = 53;
+  r["d"] = truth.d;
+  r["H"] = lo.H;
+  r["heads_known"] = "exact";
+  r["neurons_told"] = lo.neurons;
+  r["seed"] = o.seed;
+  r["schedule"] = schedule_name(o.schedule);
+  r["heads_true"] = canon.heads();
+  r["neurons_true"] = canon.neurons();
+  r["attention_paper_bound"] = paper_query_bound(truth.d, lo.H);
+  r["token_den"] = den;
+  switch (o.arith) {
+    case Arith::exact: run<QTau>(r, truth, canon, o, lo); break;
+    case Arith::ball: run<Ball>(r, truth, canon, o, lo); break;
+    case Arith::mpfr: run<Mpfr>(r, truth, canon, o, lo); break;
+    case Arith::ieee: run<double>(r, truth, canon, o, lo); break;
+  }
+  return r;
+}
+
+std::string transformer_report(const nlohmann::json& r) {
+  std::ostringstream o;
+  o << "mhaq recover: transformer, " << r["arith"].get<std::string>();
+  if (r.contains("bits")) o << " (" << r["bits"] << " bits)";
+  o << ", d=" << r["d"] << ", H=" << r["H"] << ", seed " << r["seed"] << "\n";
+  o << "  status           " << r["status"].get<std::string>() << "\n";
+  if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
+  if (r.contains("remedy")) o << "  what to do       " << r["remedy"].get<std::string>() << "\n";
+  o << "  queries          " << r["queries"];
+  if (r.contains("queries_by_phase")) {
+    const auto& q = r["queries_by_phase"];
+    o << " (attention part " << q["attention"] << " = 2 x (4Hd^2-2H+1) = 2 x " << r["attention_paper_bound"] << ", regions " << q["regions"]
+      << ", verification " << q["verification"] << ")";
+  }
+  o << "\n  longest query    " << r["max_length"] << "\n";
+  if (r.contains("path"))
+    o << "  path             " << r["path"]["probes"] << " region evaluations, " << r["path"]["crossings"] << " neuron hyperplanes crossed\n";
+  o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
+  o << "  neurons          " << r["neurons_recovered"] << " recovered, " << r["neurons_true"] << " in the canonical truth\n";
+  if (r.contains("self_check")) {
+    o << "  self-check       " << self_check_phrase(r["self_check"].get<std::string>(), true) << "\n";
+    const std::string v = r["verification"].get<std::string>();
+    o << "  verification     " << v
+      << (v == "yes"  ? " (the fresh general sequences agree with the recovered transformer)"
+          : v == "no" ? " (a fresh general sequence disagrees with the recovered transformer)"
+                      : " (no fresh general sequence contradicts the recovered transformer, but this arithmetic cannot prove agreement)")
+      << "\n";
+  }
+  if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (canonical form, equality in Q)" : "NO") << "\n";
+  if (r.contains("functional_check"))
+    o << "  functional check T - T' = 0 on " << r["functional_check"]["zero_differences"] << " of " << r["functional_check"]["sequences"]
+      << " fresh sequences\n";
+  if (r.contains("contains_truth"))
+    o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius_decimal"].get<std::string>() << "\n";
+  if (r.contains("tolerance_decimal")) {
+    o << "  tolerance        " << r["tolerance_decimal"].get<std::string>() << " on max_rel_error";
+    if (r.contains("error_estimate_decimal")) o << "; the run's own estimate " << r["error_estimate_decimal"].get<std::string>();
+    o << "\n";
+  }
+  if (r.contains("max_rel_error_decimal")) o << "  max rel. error   " << r["max_rel_error_decimal"].get<std::string>() << "\n";
+  return o.str();
+}
+
+}  // namespace mhaq

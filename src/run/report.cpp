@@ -1,0 +1,47 @@
+#include "mhaq/run/report.hpp"
+
+#include <arb.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "mhaq/arith/numbers.hpp"
+
+namespace mhaq {
+
+using nlohmann::json;
+
+std::string decimal_of_log2(double l2) {
+  if (std::isnan(l2)) return "nan";
+  if (std::isinf(l2)) return l2 < 0 ? "0" : "inf";
+  const double e10 = l2 * std::log10(2.0);
+  double ex = std::floor(e10), m = std::pow(10.0, e10 - ex);
+  if (m >= 9.995) { m /= 10; ex += 1; }
+  char b[48];
+  std::snprintf(b, sizeof b, "%.2fe%+.0f", m, ex);
+  return b;
+}
+
+json pow2_json(double l2) {
+  if (std::isinf(l2) && l2 < 0) return json(0.0);
+  const double x = std::exp2(l2);
+  return std::isfinite(l2) && std::isnormal(x) ? json(x) : json(nullptr);
+}
+
+double log2_abs(const Rational& q) {
+  PrecisionScope scope(128);
+  Ball t(q);
+  arb_abs(t.raw(), t.raw());
+  arb_log_base_ui(t.raw(), t.raw(), 2, 128);
+  return t.mid_double();
+}
+
+void report_verdict(json& r, const Verdict& v) {
+  r["status"] = status_name(v.status);
+  if (v.status != Status::ok) {
+    r["message"] = v.message;
+    r["remedy"] = status_remedy(v.status);
+  }
+}
+
+}  // namespace mhaq
