@@ -188,6 +188,19 @@ open('$tmp/big.json', 'w').write(json.dumps(m))"
 run "a numeric string of 50 MB" 3 "$M" recover --model "$tmp/big.json" --json; json_error "50 MB string" input
 run "a model file of 200 MB" 3 bash -c "head -c 200000000 /dev/zero | '$M' recover --model /dev/stdin"; says "file limit" "more than the limit of 134217728 bytes"
 
+# ---- safetensors: every malformed file of the corpus is an input error, with maps for its tensor names
+echo '{"format":"mhaq-safetensors-map","heads":1,"layout":"out_in","q":"q","k":"k","v":"v","out":"o","readout":"u","scale":"1"}' >"$tmp/map_qkvo.json"
+echo '{"format":"mhaq-safetensors-map","heads":1,"layout":"out_in","in_proj":"in_proj_weight","out":"out_proj.weight","readout":["1"],"scale":"1"}' >"$tmp/map_fused.json"
+echo '{"format":"mhaq-safetensors-map","heads":1,"layout":"out_in","q":"x","k":"x","v":"x","out":"x","readout":["1"],"scale":"1"}' >"$tmp/map_x.json"
+for f in "$C"/safetensors/defect_*.safetensors; do
+  for map in qkvo fused x; do
+    run "safetensors $(basename "$f") ($map)" 3 "$M" convert --safetensors "$f" --map "$tmp/map_$map.json" --json; json_error "$(basename "$f")" input
+  done
+done
+run "certified golden check" 0 "$M" golden check "$C/golden/seed_certified.json"
+run "certified golden check (no learner)" 0 "$M" golden check "$C/golden/seed_certified_no_learner.json"
+run "safetensors seed converts" 0 "$M" convert --safetensors "$C/safetensors/seed_qkvo_F64.safetensors" --map "$tmp/map_qkvo.json" -o "$tmp/st.json"
+
 # ---- valid inputs stay valid
 run "recover a generated model" 0 "$M" recover --model "$tmp/m.json" --seed 3
 run "golden check" 0 "$M" golden check "$tmp/g.json"

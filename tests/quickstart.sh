@@ -21,7 +21,7 @@ install_missing() {  # packages... : apt-get install those not installed
   fi
 }
 install_missing build-essential cmake python3 libgmp-dev libmpfr-dev libboost-dev libflint-dev libflint-arb-dev \
-      doctest-dev nlohmann-json3-dev libcli11-dev gnuplot-nox python3-numpy pkgconf ccache
+      doctest-dev nlohmann-json3-dev libcli11-dev gnuplot-nox python3-numpy python3-torch python3-mpmath pkgconf ccache
 # A compiler cache: the MPI build (tests/mpi_ci.sh) differs from build/ in one
 # object, and CI builds both.
 launcher=()
@@ -76,16 +76,16 @@ case "$what" in
       exit 0
     fi
     grep -q '^MHAQ_FUZZ:BOOL=ON' build-san/CMakeCache.txt 2>/dev/null || configure_san
-    cmake --build build-san -j2 --target fuzz_model fuzz_certificate fuzz_golden fuzz_recover
+    cmake --build build-san -j2 --target fuzz_model fuzz_certificate fuzz_golden fuzz_recover fuzz_safetensors
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
-    for h in model certificate golden recover; do
+    for h in model certificate golden recover safetensors; do
       mkdir -p "$work/$h"
       cp tests/fuzz/corpus/$h/* "$work/$h/"
       # A finding (crash, sanitizer report, internal error, checker rejecting an ok certificate) exits non-zero.
       # Deterministic by default: a fixed seed and a fixed number of runs (about 30 s each
       # here); FUZZ_SECONDS=N runs for N seconds per harness instead (soak, not reproducible).
-      case $h in model) runs=60000 ;; certificate) runs=40000 ;; golden) runs=30000 ;; recover) runs=2500 ;; esac
+      case $h in model) runs=60000 ;; certificate) runs=40000 ;; golden) runs=30000 ;; recover) runs=2500 ;; safetensors) runs=40000 ;; esac
       limit=(-runs="${FUZZ_RUNS:-$runs}" -seed=1)
       [[ -n ${FUZZ_SECONDS:-} ]] && limit=(-max_total_time="$FUZZ_SECONDS")
       ./build-san/fuzz_$h "${limit[@]}" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \

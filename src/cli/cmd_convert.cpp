@@ -39,7 +39,7 @@ std::string convert_report(const std::string& path, const ModelFileInfo& info, c
 
 Command make_convert() {
   struct State {
-    std::string model_path, out;
+    std::string model_path, out, safetensors, map;
     bool json = false;
   };
   auto st = std::make_shared<State>();
@@ -47,12 +47,19 @@ Command make_convert() {
             auto* s = app.add_subcommand("convert",
                                          "convert a model file (plain, or factored: per-head Q, K, V, output projection O, readout u) exactly to the canonical "
                                          "plain model file, and say how");
-            s->add_option("--model", st->model_path, "model file (JSON, format mhaq-model or mhaq-model-factored)")->required();
+            auto* model = s->add_option("--model", st->model_path, "model file (JSON, format mhaq-model or mhaq-model-factored)");
+            auto* st_file = s->add_option("--safetensors", st->safetensors,
+                                          "safetensors file: write the attention layer named by --map as a factored model file, exactly");
+            s->add_option("--map", st->map, "with --safetensors: JSON map naming the q, k, v (or fused in_proj), out and readout tensors, heads, layout, scale");
+            model->excludes(st_file);
             s->add_option("-o,--output", st->out, "output file (default: the model on standard output, the report on standard error)");
             s->add_flag("--json", st->json, "print one JSON object (with the model in it when -o is not given)");
             return s;
           },
           [st] {
+            if (!st->safetensors.empty()) return convert_safetensors(st->safetensors, st->map, st->out, st->json);
+            if (!st->map.empty()) throw Error(ErrorKind::usage, "--map goes with --safetensors");
+            if (st->model_path.empty()) throw Error(ErrorKind::usage, "convert needs --model FILE or --safetensors FILE --map MAP.json");
             ModelFileInfo info;
             const Model m = read_model_file(st->model_path, &info);
             const CanonicalSummary cs = canonical_summary(m);

@@ -31,12 +31,16 @@ Command make_golden() {
     bool share_w = false, cancel_v = false, json = false, cjson = false;
     int ffn = 0;  // > 0: draw a one-layer transformer with this many neurons
     bool zero_neuron = false, parallel_neurons = false;
+    bool certified = false, no_learner = false;  // certified golden files (cmd_golden_certified.cpp)
+    std::string inputs;
+    long max_bits = 1L << 14;
     CLI::Option* max_heads_opt = nullptr;
     CLI::Option* arith_opt = nullptr;
     CLI::Option* design_opt = nullptr;
     CLI::Option* bits_opt = nullptr;
     CLI::Option* d_opt = nullptr;
     CLI::Option* heads_opt = nullptr;
+    CLI::Option* digits_opt = nullptr;
   };
   auto st = std::make_shared<State>();
   return {[st](CLI::App& app) {
@@ -49,7 +53,7 @@ Command make_golden() {
             st->heads_opt = e->add_option("--heads", st->heads, "heads of the drawn model; with --model, the learner's H (default: canonical count)")
                                 ->check(int_in(1, max_heads));
             e->add_option("--seed", st->seed, "seed for the model draw and the learner's draws")->check(seed_value());
-            e->add_option("--digits", st->digits, "significant digits of every decimal string (default 60)")->check(int_in(1, max_digits));
+            st->digits_opt = e->add_option("--digits", st->digits, "significant digits of every decimal string (default 60; --certified: 30)")->check(int_in(1, max_digits));
             st->max_heads_opt = e->add_option("--max-heads", st->max_heads, "tell the learner only this upper bound H0 on the head count (claim 3)")->check(int_in(1, max_heads));
             st->arith_opt = e->add_option("--arith", st->arith, "exact (default) | ball | mpfr: also record a run in that arithmetic, exactly")
                 ->check(CLI::IsMember({"exact", "ball", "mpfr"}));
@@ -66,6 +70,11 @@ Command make_golden() {
                 ->check(int_in(1, max_neurons));
             e->add_flag("--zero-neuron", st->zero_neuron, "drawn transformer: one more neuron with U = 0 (the canonical form drops it)");
             e->add_flag("--parallel-neurons", st->parallel_neurons, "drawn transformer: one more neuron positively parallel to the first (merged)");
+            e->add_flag("--certified", st->certified,
+                        "real weights: answers as correctly rounded decimals certified in Arb at rising precision (no Q(tau)); with --model");
+            e->add_option("--inputs", st->inputs, "with --certified: your own sequences (JSON, format mhaq-inputs), answered after the learner's queries");
+            e->add_flag("--no-learner", st->no_learner, "with --certified: only the --inputs sequences, no learner run");
+            e->add_option("--max-bits", st->max_bits, "with --certified: precision cap of each answer (default 16384)")->check(int_in(min_bits, max_bits));
             e->add_option("-o,--output", st->out, "output file (default: standard output)");
             e->add_flag("--json", st->json, "with -o: print a one-object JSON summary");
             mo->excludes(st->d_opt);
@@ -78,6 +87,14 @@ Command make_golden() {
             return g;
           },
           [st] {
+            if (st->exp->parsed() && st->certified) {
+              if (st->model_path.empty()) throw Error(ErrorKind::usage, "golden export --certified needs --model FILE");
+              if (st->arith_opt->count() > 0 || st->max_heads_opt->count() > 0 || st->design_opt->count() > 0 || st->ffn > 0)
+                throw Error(ErrorKind::usage, "golden export --certified takes --model, --heads, --seed, --digits, --bits (the learner's ball run), --max-bits, --inputs, --no-learner");
+              return golden_export_certified_cli(st->model_path, st->inputs, st->out, st->json, st->seed, st->heads, !st->no_learner,
+                                                 st->bits, st->digits_opt->count() > 0 ? st->digits : 30, st->max_bits, st->threads == 0 ? hardware_threads() : st->threads);
+            }
+            if (st->exp->parsed() && (!st->inputs.empty() || st->no_learner)) throw Error(ErrorKind::usage, "--inputs and --no-learner go with --certified");
             if (st->exp->parsed()) {
               GoldenInputs in;
               in.seed = st->seed;
@@ -172,7 +189,11 @@ Command make_golden() {
                   throw Error(kind, (told ? std::string("--heads/--max-heads") : what + ": the canonical form") + " has " + std::to_string(H) +
                                         " heads, more than the limit of " + std::to_string(limits::max_golden_heads) + " for golden files");
                 check_plan_size(in.model.d, H, true, 0, kind, told ? std::string("--heads/--max-heads") : what);
-                check_exact_tau_degree(in.model, default_tokens(Arith::exact), file ? ErrorKind::input : ErrorKind::usage, what);
+                try {
+                  check_exact_tau_degree(in.model, default_tokens(Arith::exact), file ? ErrorKind::input : ErrorKind::usage, what);
+                } catch (const Error& e) {  // real weights: point to the file kind that fits them
+                  throw Error(e.kind(), std::string(e.what()) + (file ? "; for real weights, golden export --certified certifies every answer without Q(tau)" : ""));
+                }
               }
               const std::string text = golden_export(in);
               if (st->out.empty()) {

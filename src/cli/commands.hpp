@@ -30,5 +30,10 @@ std::string json_text(const nlohmann::json& j);
 // Entry ranges left at their exact-mode defaults take the defaults of arithmetic a.
 GenerateOptions with_defaults_for(GenerateOptions g, Arith a);
 std::string slurp_file(const std::string& path);  // Error(input) when unreadable
+// convert --safetensors (cmd_convert_safetensors.cpp); returns the exit code.
+int convert_safetensors(const std::string& path, const std::string& map_path, const std::string& out, bool as_json);
+// golden export --certified (cmd_golden_certified.cpp); returns the exit code.
+int golden_export_certified_cli(const std::string& model_path, const std::string& inputs, const std::string& out, bool as_json, std::uint64_t seed, int heads,
+                                bool learner, long bits, long digits, long max_bits, int threads);
 
 }  // namespace mhaq::cli

@@ -31,6 +31,8 @@
 #include "mhaq/check/golden_transformer.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
+#include "mhaq/evidence/golden_certified.hpp"
+#include "mhaq/model/certified_eval.hpp"
 
 namespace mhaq {
 
@@ -52,29 +54,6 @@ struct A {
   A& operator=(const A&) = delete;
 };
 
-void pow10(fmpz_t out, long k) {  // k >= 0
-  fmpz_set_ui(out, 10);
-  fmpz_pow_ui(out, out, static_cast<ulong>(k));
-}
-
-std::string format_sci(bool neg, const fmpz_t M, long E, long D) {
-  const std::string s = fmpz_str(M);
-  if (static_cast<long>(s.size()) != D) throw_internal("golden decimal: mantissa has the wrong length");
-  std::string out;
-  if (neg) out.push_back('-');
-  out.push_back(s[0]);
-  if (D > 1) {
-    out.push_back('.');
-    out.append(s, 1, std::string::npos);
-  }
-  const long aE = E < 0 ? -E : E;
-  out.push_back('e');
-  out.push_back(E < 0 ? '-' : '+');
-  if (aE < 10) out.push_back('0');
-  out.append(std::to_string(aE));
-  return out;
-}
-
 void check_digits(long D) {
   if (D < 1 || D > 100000) throw_input("golden: digits must be in [1, 100000], got " + std::to_string(D));
 }
@@ -84,43 +63,7 @@ void check_digits(long D) {
 // ------------------------------------------------------------ decimals
 std::string golden_decimal(const Rational& x, long D) {
   check_digits(D);
-  if (x.is_zero()) {
-    std::string z("0");
-    if (D > 1) {
-      z.push_back('.');
-      z.append(static_cast<size_t>(D - 1), '0');
-    }
-    z.append("e+00");
-    return z;
-  }
-  const bool neg = x.sign() < 0;
-  fmpq_t a, y;
-  fmpq_init(a);
-  fmpq_init(y);
-  fmpq_abs(a, x.raw());
-  Z lo, hi, p, q, r, r2;
-  pow10(lo.v, D - 1);
-  pow10(hi.v, D);
-  long E = static_cast<long>(fmpz_sizeinbase(fmpq_numref(a), 10)) - static_cast<long>(fmpz_sizeinbase(fmpq_denref(a), 10));
-  for (int it = 0;; ++it) {
-    if (it > 64) throw_internal("golden decimal: exponent search did not settle");
-    const long k = D - 1 - E;
-    pow10(p.v, k < 0 ? -k : k);
-    if (k >= 0) fmpq_mul_fmpz(y, a, p.v);
-    else fmpq_div_fmpz(y, a, p.v);
-    if (fmpq_cmp_fmpz(y, hi.v) >= 0) { ++E; continue; }
-    if (fmpq_cmp_fmpz(y, lo.v) < 0) { --E; continue; }
-    break;
-  }
-  // round half to even: y = q + r/den
-  fmpz_fdiv_qr(q.v, r.v, fmpq_numref(y), fmpq_denref(y));
-  fmpz_mul_2exp(r2.v, r.v, 1);
-  const int c = fmpz_cmp(r2.v, fmpq_denref(y));
-  if (c > 0 || (c == 0 && fmpz_is_odd(q.v))) fmpz_add_ui(q.v, q.v, 1);
-  if (fmpz_equal(q.v, hi.v)) { fmpz_set(q.v, lo.v); ++E; }
-  fmpq_clear(a);
-  fmpq_clear(y);
-  return format_sci(neg, q.v, E, D);
+  return decimal_of_rational(x, D);
 }
 
 namespace {
@@ -152,40 +95,11 @@ std::string golden_decimal(const QTau& x, long L, long D) {
   // a decimal tie nor a power of ten, and the loop below terminates.
   const long deg = QTauAccess::degree(x);
   const long cap = 1L << 22;
-  Z lo, hi, M;
-  pow10(lo.v, D - 1);
-  pow10(hi.v, D);
-  A v, a, y, p10, alo, ahi, z;
-  arb_set_fmpz(alo.v, lo.v);
-  arb_set_fmpz(ahi.v, hi.v);
+  A v;
   std::string result;
   for (long prec = static_cast<long>(3.33 * D) + 64 + 2 * static_cast<long>(std::log2(static_cast<double>(deg) + 2)); prec <= cap; prec *= 2) {
     qtau_arb(v.v, x, L, prec);
-    if (!arb_is_finite(v.v) || arb_contains_zero(v.v)) continue;
-    const bool neg = arb_is_negative(v.v);
-    arb_abs(a.v, v.v);
-    const long e2 = arf_abs_bound_lt_2exp_si(arb_midref(a.v));  // |mid| < 2^e2
-    long E = static_cast<long>(std::floor(static_cast<double>(e2 - 1) * 0.30102999566398120));
-    bool decided = false;
-    for (int it = 0; it < 64; ++it) {
-      const long k = D - 1 - E;
-      arb_ui_pow_ui(p10.v, 10, static_cast<ulong>(k < 0 ? -k : k), prec);
-      if (k >= 0) arb_mul(y.v, a.v, p10.v, prec);
-      else arb_div(y.v, a.v, p10.v, prec);
-      if (arb_ge(y.v, ahi.v)) { ++E; continue; }
-      if (arb_lt(y.v, alo.v)) { --E; continue; }
-      if (!(arb_ge(y.v, alo.v) && arb_lt(y.v, ahi.v))) break;  // exponent not yet certain
-      arb_set_d(z.v, 0.5);
-      arb_add(z.v, y.v, z.v, prec);
-      arb_floor(z.v, z.v, prec);
-      if (!arb_get_unique_fmpz(M.v, z.v)) break;  // rounding not yet certain
-      decided = true;
-      break;
-    }
-    if (!decided) continue;
-    if (fmpz_equal(M.v, hi.v)) { fmpz_set(M.v, lo.v); ++E; }
-    result = format_sci(neg, M.v, E, D);
-    break;
+    if (decimal_of_ball(v.v, D, prec, result)) break;
   }
   if (result.empty()) throw_internal("golden decimal: rounding not certified within " + std::to_string(cap) + " bits");
   return result;
@@ -651,6 +565,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   if (need_str(doc, "format", "") != "mhaq-golden") throw_input("format: must be \"mhaq-golden\"");
   const long version = need_int(doc, "version", "", 0, 1L << 30);
   if (version != golden_version) throw_input("version: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
+  if (doc.contains("arith") && doc["arith"] == "certified") return golden_check_certified(doc, threads);  // real weights, no Q(tau)
   if (doc.contains("model_kind")) {  // absent: an attention file
     const std::string kind = need_str(doc, "model_kind", "");
     if (kind != "transformer") throw_input("model_kind: must be \"transformer\" (absent for attention files), got " + quote_text(kind));

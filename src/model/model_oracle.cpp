@@ -81,15 +81,22 @@ struct IntModel {
   long maxW = 0, maxv = 0;
   std::vector<std::vector<long>> W, v;  // per head: d*d row-major, d
   explicit IntModel(const Model& m) {
-    mW = m.w_denominator();
+    // Real weights (denominators up to 2^1074) have no integer form here:
+    // ok = false, and every answer takes the rational path.
     fmpz_t l;
     fmpz_init_set_ui(l, 1);
+    for (const auto& h : m.heads)
+      for (int i = 0; i < m.d; ++i)
+        for (int j = 0; j < m.d; ++j) fmpz_lcm(l, l, fmpq_denref(h.W(i, j).raw()));
+    const bool wfits = fmpz_bits(l) <= 40;
+    mW = wfits ? fmpz_get_si(l) : 1;
+    fmpz_one(l);
     for (const auto& h : m.heads)
       for (const auto& x : h.v) fmpz_lcm(l, l, fmpq_denref(x.raw()));
     const bool vfits = fmpz_bits(l) <= 40;
     mv = vfits ? fmpz_get_si(l) : 1;
     fmpz_clear(l);
-    ok = vfits && mW < (1L << 40);
+    ok = vfits && wfits;
     for (const auto& h : m.heads) {
       if (!ok) break;
       std::vector<long> w(static_cast<size_t>(m.d) * m.d), vv(m.d);
@@ -200,7 +207,9 @@ void check_query_grid(const Query& q, int d, long token_den) {
 
 template <class T>
 Field<T> ModelOracle<T>::make_field() const {
-  return oracle_field<T>(model_.w_denominator(), token_den_, noise_, solver_);
+  // Only the exact field depends on the W denominators (L = m token_den^2).
+  if constexpr (Field<T>::is_exact) return oracle_field<T>(model_.w_denominator(), token_den_, noise_, solver_);
+  else return oracle_field<T>(1, token_den_, noise_, solver_);
 }
 
 template <class T>

@@ -21,6 +21,9 @@ constexpr long max_inner_dim = 4096;       // d_k, d_v, d_out of a factored mode
 constexpr long max_file_entries = 1L << 20;  // matrix and vector entries of one model file
 constexpr long max_neurons = 256;          // FFN neurons of a transformer: generate/recover --ffn, --learner-neurons, transformer files
 constexpr long max_conversion_products = 1L << 24;  // exact products a factored transformer file's conversion may take
+constexpr long max_safetensors_header = 1L << 24;  // bytes of a safetensors file's JSON header
+constexpr long max_safetensors_tensors = 1L << 16; // tensors listed in a safetensors header
+constexpr long max_tensor_rank = 8;                // dimensions of one safetensors tensor
 // ---- numbers and files
 constexpr long max_entry_chars = 4096;     // characters of one model entry ("p/q", integer, decimal)
 constexpr long max_number_chars = 100000;  // characters of any other number string in golden files and certificates
@@ -62,6 +65,7 @@ static_assert(check::limits::max_tau_exponent == max_tau_exponent && check::limi
 static_assert(check::limits::min_bits == min_bits && check::limits::max_bits == max_bits);
 static_assert(check::limits::max_plan_queries == max_plan_queries);
 static_assert(check::limits::max_neurons == max_neurons && check::limits::max_digits == max_digits);
+static_assert(check::limits::max_golden_eval_work == max_golden_eval_work);
 
 }  // namespace mhaq::limits
 

@@ -22,6 +22,7 @@ constexpr long max_plan_queries = 1L << 17; // the query formula's value for d a
 constexpr long max_runs = 4096;             // runs of one query
 constexpr long max_neurons = 256;           // transformer golden files: model.neurons
 constexpr long max_digits = 100000;         // golden files: digits
+constexpr long max_golden_eval_work = 1L << 30; // certified golden files: (runs + d) d H summed over the queries
 constexpr long max_golden_queries = 1L << 19; // transformer golden files: queries (both attention passes, regions, verification)
 
 }  // namespace mhaq::check::limits

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Check torch.nn.MultiheadAttention against a certified mhaq golden file.
+
+    python3 examples/python/check_torch_attention.py GOLDEN.json --layer DIR
+            [--variant torch|no-scale|transposed] [--max-ulps X] [--quiet] [--json]
+
+DIR holds attention.safetensors and map.json as examples/python/write_safetensors.py
+writes them (F64 or F32 weights, a fused in_proj_weight, out_proj.weight, a
+readout vector u); GOLDEN.json is `mhaq golden export --certified` of the model
+`mhaq convert --safetensors` made from them. For every query of the file
+(the learner's and your own sequences) this script runs the layer in its own
+dtype -- torch's float64 or float32 kernels, query x_N attending over x_1..x_N
+-- dots the output with u and compares the result with the certified answer,
+within the a-priori bound below. Replace `torch_layer` with your kernel to
+check it instead.
+
+The bound. With u the unit roundoff of the dtype (2^-53, 2^-24), g(n) = nu/(1-nu),
+and per head h the exact blocks Wq_h, Wk_h (d_k x d), Wv_h (d_v x d), Wo_h (d_out x d_v):
+
+    S_i     = scale sum_c (|Wq_h| |x_N|)_c (|Wk_h| |x_i|)_c               (magnitude of score i)
+    D_h     = 2 g(2d+d_k+2) max_i S_i + u (spread_h + 2 g(2d+d_k+2) max_i S_i)  (error of s_i - max s, in the exponent)
+    rho_h   = exp(D_h)(1 + 8u) - 1                                       (relative error of each exp term, exp within 4 ulps)
+    k_h     = (1 + rho_h)(1 + u) / ((1 - rho_h)(1 - g(N-1))) - 1         (relative error of each alpha_i)
+    A_i     = |u|^T |Wo_h| |Wv_h| |x_i|,  c_i = u^T Wo_h Wv_h x_i          (exact)
+    B_h     = k_h sum_i alpha_i |c_i| + g(d+N+H d_v+d_out)(1 + k_h) sum_i alpha_i A_i + tiny sum_i A_i
+    B       = 1.01 sum_h B_h
+
+(tiny = 2^-1070 for float64, 2^-120 for float32: exp results that underflow).
+q, k and v are products of d terms, each score a dot of d_k terms, the value
+path (v_i, the alpha-weighted sum, the output projection over the H d_v
+concatenated entries, the readout over d_out) a chain of at most
+d + N + H d_v + d_out roundings; any summation order or FMA stays within
+these g(n). The scale is 1/sqrt(d_k); mhaq needs it exact, so d_k is a
+perfect square, and for d_k a power of 4 torch's scaling is exact too (the
+bound does not cover a rounded scale such as 1/3 for d_k = 9). A query
+passes when |computed - answer| <= B + |answer| 10^(1-digits)/2.
+
+Variants (the test suite shows that they fail): `no-scale` leaves out
+1/sqrt(d_k); `transposed` uses every projection transposed (W^T x instead of W x).
+Exit status: 0 every query passes, 10 some query does not, 3 input error, 2 usage.
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+from fractions import Fraction
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_attention import InputError, finish_file, rational  # noqa: E402
+
+TORCH = {"F64": torch.float64, "F32": torch.float32}
+
+
+def read_safetensors(path):
+    """{name: tensor} for F64 and F32 tensors (the layout: 8-byte length, JSON header, little-endian data)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        if e["dtype"] not in TORCH:
+            raise InputError(f"{path}: tensor {name}: dtype {e['dtype']}; this checker runs F64 and F32 layers")
+        b, en = e["data_offsets"]
+        raw = bytearray(data[8 + n + b:8 + n + en])
+        out[name] = torch.frombuffer(raw, dtype=TORCH[e["dtype"]]).reshape(e["shape"]).clone() if raw else torch.zeros(e["shape"], dtype=TORCH[e["dtype"]])
+    return out
+
+
+def load_layer(layer_dir):
+    """(module, u, blocks): torch's layer in its dtype, the readout, and the exact per-head blocks for the bound."""
+    with open(os.path.join(layer_dir, "map.json")) as f:
+        m = json.load(f)
+    t = read_safetensors(os.path.join(layer_dir, "attention.safetensors"))
+    W = t[m["in_proj"]]
+    Wo = t[m["out"]]
+    u = t[m["readout"]]
+    H = int(m["heads"])
+    d = W.shape[1]
+    mha = torch.nn.MultiheadAttention(d, H, bias=False, dtype=W.dtype)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(W)
+        mha.out_proj.weight.copy_(Wo)
+    mha.eval()
+    return mha, u, H
+
+
+# ---------------------------------------------------------------- the implementations under test
+# X: (N, d) tensor in the layer's dtype, X[-1] the query token; returns f as a Python float.
+def torch_layer(X, mha, u, H):
+    with torch.no_grad():
+        out, _ = mha(X[-1:].unsqueeze(1), X.unsqueeze(1), X.unsqueeze(1), need_weights=False)
+        return float(out[0, 0] @ u)
+
+
+def by_hand(X, mha, u, H, scaled=True, transposed=False):
+    with torch.no_grad():
+        d = X.shape[1]
+        Wq, Wk, Wv = mha.in_proj_weight[:d], mha.in_proj_weight[d:2 * d], mha.in_proj_weight[2 * d:]
+        Wo = mha.out_proj.weight
+        if transposed:
+            Wq, Wk, Wv, Wo = Wq.T, Wk.T, Wv.T, Wo.T
+        dk = d // H
+        q, k, v = Wq @ X[-1], X @ Wk.T, X @ Wv.T
+        ys = []
+        for h in range(H):
+            sl = slice(h * dk, (h + 1) * dk)
+            s = k[:, sl] @ q[sl]
+            if scaled:
+                s = s / math.sqrt(dk)
+            ys.append(torch.softmax(s, dim=0) @ v[:, sl])
+        return float((Wo @ torch.cat(ys)) @ u)
+
+
+VARIANTS = {
+    "torch": torch_layer,
+    "no-scale": lambda X, mha, u, H: by_hand(X, mha, u, H, scaled=False),
+    "transposed": lambda X, mha, u, H: by_hand(X, mha, u, H, transposed=True),
+}
+
+
+# ---------------------------------------------------------------- the bound
+def gamma(n, U):
+    return n * U / (1 - n * U)
+
+
+def a_priori_bound(X, mha, u, H, U, tiny):
+    """B of the module docstring, from the exact weights (Fractions) and the exact query X."""
+    d = len(X[0])
+    dk = d // H
+    ex = lambda t: [[Fraction(float(x)) for x in row] for row in t.tolist()]  # noqa: E731
+    W = ex(mha.in_proj_weight)
+    Wq, Wk, Wv = W[:d], W[d:2 * d], W[2 * d:]
+    Wo = ex(mha.out_proj.weight)
+    uu = [Fraction(float(x)) for x in u.tolist()]
+    scale = 1 / Fraction(math.isqrt(dk)) if math.isqrt(dk) ** 2 == dk else Fraction(1 / math.sqrt(dk))
+    N, dout = len(X), len(uu)
+    absf = lambda M: [[abs(float(x)) for x in row] for row in M]  # noqa: E731
+    total = 0.0
+    for h in range(H):
+        rows = range(h * dk, (h + 1) * dk)
+        q = [sum(Wq[r][j] * X[-1][j] for j in range(d)) for r in rows]
+        k = [[sum(Wk[r][j] * x[j] for j in range(d)) for r in rows] for x in X]
+        s = [scale * sum(q[c] * k[i][c] for c in range(dk)) for i in range(N)]
+        qa = [sum(abs(float(Wq[r][j])) * abs(float(X[-1][j])) for j in range(d)) for r in rows]
+        S = [float(scale) * sum(qa[c] * sum(abs(float(Wk[r][j])) * abs(float(x[j])) for j in range(d)) for c, r in enumerate(rows)) for x in X]
+        smax = max(s)
+        e = [math.exp(float(si - smax)) for si in s]
+        alpha = [x / sum(e) for x in e]
+        g = gamma(2 * d + dk + 2, U)
+        D = 2 * g * max(S) + U * (float(smax - min(s)) + 2 * g * max(S))
+        rho = math.exp(D) * (1 + 8 * U) - 1
+        kh = (1 + rho) * (1 + U) / ((1 - rho) * (1 - gamma(N - 1, U))) - 1
+        # c_i = u^T Wo_h Wv_h x_i exactly, A_i with absolute values
+        ow = [sum(uu[o] * Wo[o][h * dk + c] for o in range(dout)) for c in range(dk)]          # (Wo_h^T u)_c
+        owa = [sum(abs(float(uu[o])) * abs(float(Wo[o][h * dk + c])) for o in range(dout)) for c in range(dk)]
+        c_ = [sum(ow[c] * sum(Wv[h * dk + c][j] * x[j] for j in range(d)) for c in range(dk)) for x in X]
+        A = [sum(owa[c] * sum(abs(float(Wv[h * dk + c][j])) * abs(float(x[j])) for j in range(d)) for c in range(dk)) for x in X]
+        total += kh * sum(a * abs(float(ci)) for a, ci in zip(alpha, c_)) \
+            + gamma(d + N + H * dk + dout, U) * (1 + kh) * sum(a * Ai for a, Ai in zip(alpha, A)) + tiny * sum(A)
+    return 1.01 * total
+
+
+def load_golden(path):
+    with open(path, encoding="utf-8") as fh:
+        g = json.load(fh)
+    if g.get("format") != "mhaq-golden" or g.get("arith") != "certified":
+        raise InputError(f"{path}: not a certified mhaq golden file (mhaq golden export --certified)")
+    digits = int(g["digits"])
+    answers = {int(a["index"]): a["decimal"] for a in g["answers"]}
+    queries = []
+    for q in g["queries"]:
+        i = int(q["index"])
+        X = []
+        for r, run in enumerate(q["runs"]):
+            X.extend([[rational(x, f"queries[{i}].runs[{r}].token") for x in run["token"]]] * int(run["count"]))
+        queries.append((i, X, rational(answers[i], f"answers[{i}].decimal")))
+    return digits, queries
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="check_torch_attention", description=__doc__.splitlines()[0])
+    p.add_argument("golden")
+    p.add_argument("--layer", required=True, help="directory with attention.safetensors and map.json")
+    p.add_argument("--variant", choices=sorted(VARIANTS), default="torch")
+    p.add_argument("--max-ulps", type=float, default=None, help="fixed tolerance in ulps instead of the a-priori bound")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args(argv)
+    try:
+        mha, u, H = load_layer(a.layer)
+        digits, queries = load_golden(a.golden)
+    except (InputError, OSError, KeyError, ValueError) as e:
+        print(f"check_torch_attention: input error: {e}", file=sys.stderr)
+        return 3
+    dtype = mha.in_proj_weight.dtype
+    U, tiny = (2.0 ** -53, 2.0 ** -1070) if dtype == torch.float64 else (2.0 ** -24, 2.0 ** -120)
+    impl = VARIANTS[a.variant]
+    rows = []
+    for i, X, ans in queries:
+        Xt = torch.tensor([[float(x) for x in row] for row in X], dtype=dtype)
+        if any(Fraction(float(x)) != x for row in X for x in row) or any(Fraction(v) != Fraction(float(x)) for row, trow in zip(Xt.tolist(), X) for v, x in zip(row, trow)):
+            print(f"check_torch_attention: input error: query {i} has a token not exact in {dtype}", file=sys.stderr)
+            return 3
+        y = impl(Xt, mha, u, H)
+        ref = float(ans)
+        ulp = math.ulp(ref) if dtype == torch.float64 else math.ulp(ref) * 2.0 ** 29  # float32 ulp of ref (normal range)
+        err = abs(Fraction(y) - ans) if math.isfinite(y) else None
+        dec_err = abs(ans) / 2 / 10 ** (digits - 1)
+        if a.max_ulps is not None:
+            limit, bound_ulps = Fraction(a.max_ulps * ulp), a.max_ulps
+        else:
+            B = a_priori_bound(X, mha, u, H, U, tiny)
+            limit, bound_ulps = Fraction(B), B / ulp
+        ok = err is not None and err <= limit + dec_err
+        rows.append({"index": i, "length": len(X), "answer": ref, "computed": y, "error_ulps": float(err / Fraction(ulp)) if err is not None else math.inf,
+                     "bound_ulps": bound_ulps, "correctly_rounded": y == (float(torch.tensor(ref, dtype=dtype))), "ok": ok})
+    out = [] if a.json else None
+    header = f"{a.golden}: torch {str(dtype).replace('torch.', '')} layer from {a.layer}, {H} heads, {len(rows)} queries (variant {a.variant})"
+    ok = finish_file(a.golden, rows, digits, header, a.max_ulps, a.quiet, out)
+    if out is not None:
+        print(json.dumps({"variant": a.variant, "dtype": str(dtype), "ok": ok, "files": out}, default=lambda x: None))
+    else:
+        print(f"variant {a.variant}: " + ("PASS" if ok else "FAIL"))
+    return 0 if ok else 10
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+// Safetensors files read exactly: the format model hubs share weights in.
+//
+// Layout: an 8-byte little-endian unsigned header length N, then N bytes of
+// JSON (an object: tensor name -> {"dtype", "shape", "data_offsets": [begin,
+// end]}, and optionally "__metadata__": {string: string}), then the data
+// buffer; offsets are relative to the buffer's start (file byte 8 + N).
+// Values are little-endian IEEE-754 binary64 (F64), binary32 (F32),
+// binary16 (F16) or bfloat16 (BF16); each is read as its exact dyadic
+// rational, decoded from the bits (no floating-point arithmetic). NaN and
+// infinities are input errors naming the tensor, the element and its byte.
+//
+// The reader is strict: a header length past the end of the file, a header
+// that is not a JSON object, unknown keys, unknown or unsupported dtypes,
+// negative or non-integer dimensions, byte ranges out of the buffer, ranges
+// that overlap or leave holes, a byte count that does not match the shape,
+// duplicate names, and sizes beyond the stated limits (limits.hpp, checked
+// before anything is allocated) are Error(input) naming the byte offset or
+// the tensor.
+//
+// A map file (safetensors_map_from_json) says which tensors form one
+// attention layer; safetensors_to_factored builds mhaq's factored model from
+// them (factored.hpp), exactly.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/rational.hpp"
+#include "mhaq/model/factored.hpp"
+
+namespace mhaq {
+
+enum class StDtype { f64, f32, f16, bf16 };
+const char* dtype_name(StDtype t);
+int dtype_bytes(StDtype t);
+
+struct SafetensorsTensor {
+  std::string name;
+  StDtype dtype = StDtype::f32;
+  std::vector<long> shape;
+  std::uint64_t begin = 0, end = 0;  // byte range in the file (absolute: 8 + N + data_offsets)
+  long elements() const;
+};
+
+class SafetensorsFile {
+ public:
+  // Parses the header of an in-memory file (the whole file's bytes).
+  static SafetensorsFile from_bytes(std::string bytes, const std::string& name = "safetensors file");
+  // Opens a file: reads its header, and later only the byte ranges of the
+  // tensors asked for (a file may be larger than max_file_bytes).
+  static SafetensorsFile open(const std::string& path);
+
+  const std::string& name() const { return name_; }
+  std::uint64_t file_size() const { return size_; }
+  std::uint64_t header_length() const { return header_len_; }
+  const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }
+  const nlohmann::json& metadata() const { return metadata_; }
+  // nullptr when absent.
+  const SafetensorsTensor* find(const std::string& tensor) const;
+  // The tensor, or Error(input) "<file>: no tensor "<name>" (named in <what>)".
+  const SafetensorsTensor& get(const std::string& tensor, const std::string& what) const;
+  // The tensor's values in row-major order, exact. Error(input) for NaN or
+  // infinity (naming element and file byte) and for more than
+  // limits::max_file_entries elements (before reading).
+  std::vector<Rational> values(const SafetensorsTensor& t) const;
+
+ private:
+  std::string name_;
+  std::uint64_t size_ = 0, header_len_ = 0;
+  std::vector<SafetensorsTensor> tensors_;
+  nlohmann::json metadata_;
+  std::function<std::string(std::uint64_t, std::uint64_t)> read_;  // (begin, length) -> bytes
+  void parse_header(const std::string& header);
+};
+
+// The exact value of one little-endian element; `where` names it in errors
+// (NaN, infinity).
+Rational decode_element(StDtype t, const unsigned char* p, const std::string& where);
+
+// Which tensors form the attention layer (README "Safetensors"):
+// {"format": "mhaq-safetensors-map", "version": 1, "heads": H,
+//  "layout": "out_in" | "in_out",
+//  "q": NAME, "k": NAME, "v": NAME   |   "in_proj": NAME [, "in_proj_split": ["q","k","v"]],
+//  "out": NAME, "readout": NAME | [exact entries], "scale": "1/sqrt(d_k)" | "p/q"
+//  [, "ffn": NAME]}
+// With "ffn" (the FFN's first layer, m x d_out in out_in) the layer is a
+// one-layer transformer (transformer.hpp) and the readout has m entries, one
+// per neuron.
+// "out_in": matrices stored as torch.nn.Linear stores them (out_features x
+// in_features; the layer computes W x); "in_out": stored as x^T W.
+struct SafetensorsMap {
+  int heads = 0;
+  bool out_in = true;
+  std::string q, k, v, in_proj, out, readout_tensor, ffn;
+  std::vector<char> split{'q', 'k', 'v'};  // order of the fused in-projection's blocks
+  std::vector<Rational> readout;           // inline readout, when readout_tensor is empty
+  std::string scale_text;                  // as written
+};
+SafetensorsMap safetensors_map_from_json(const nlohmann::json& j, const std::string& where);
+// Exact scale for d_k: "1/sqrt(d_k)" (d_k a perfect square), "1/sqrt(n)" (n
+// a perfect square), or an exact rational; Error(input) otherwise.
+Rational map_scale(const std::string& text, long d_k, const std::string& where);
+
+// The factored model of the mapped tensors, exactly: Q_h, K_h (d x d_k),
+// V_h (d x d_v) from the head's block of rows (out_in) or columns (in_out),
+// O = the output projection as (H*d_v) x d_out, u = the readout. Biases
+// next to a mapped tensor, missing tensors, wrong ranks and shapes that do
+// not agree are Error(input) naming the tensor.
+// With a map's "ffn", `ffn` receives the FFN's first layer as d_out x m and
+// the returned readout has m entries (Error(internal) when ffn is null).
+FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn = nullptr);
+// The factored model as a model file (factored.hpp), every entry exact.
+std::string factored_to_json_text(const FactoredModel& f);
+// A factored transformer file (transformer.hpp): the attention of `f`, the
+// FFN's first layer `ffn` (d_out x m) and f.readout (m entries).
+std::string factored_transformer_to_json_text(const FactoredModel& f, const QMat& ffn);
+
+}  // namespace mhaq

@@ -1,0 +1,658 @@
+#include "mhaq/model/safetensors.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include "mhaq/base/error.hpp"
+#include "mhaq/base/json_in.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/base/text.hpp"
+#include "mhaq/model/transformer.hpp"
+
+namespace mhaq {
+
+namespace {
+using nlohmann::json;
+
+std::string num(std::uint64_t x) { return std::to_string(x); }
+
+// value * 2^exp as an exact rational (exp may be negative).
+Rational dyadic(bool negative, std::uint64_t mantissa, long exp) {
+  Rational q;
+  fmpz_set_ui(fmpq_numref(q.raw()), mantissa);
+  if (exp >= 0) {
+    fmpz_mul_2exp(fmpq_numref(q.raw()), fmpq_numref(q.raw()), static_cast<ulong>(exp));
+  } else {
+    fmpz_one(fmpq_denref(q.raw()));
+    fmpz_mul_2exp(fmpq_denref(q.raw()), fmpq_denref(q.raw()), static_cast<ulong>(-exp));
+    fmpq_canonicalise(q.raw());
+  }
+  if (negative) fmpq_neg(q.raw(), q.raw());
+  return q;
+}
+
+std::string dims_text(const std::vector<long>& s) {
+  std::string o = "[";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
+  return o + "]";
+}
+
+std::string index_text(const std::vector<long>& shape, long flat) {
+  std::vector<long> idx(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    idx[i] = shape[i] ? flat % shape[i] : 0;
+    flat = shape[i] ? flat / shape[i] : 0;
+  }
+  std::string o;
+  for (long x : idx) o += "[" + std::to_string(x) + "]";
+  return o;
+}
+
+bool parse_dtype(const std::string& s, StDtype& t) {
+  if (s == "F64") t = StDtype::f64;
+  else if (s == "F32") t = StDtype::f32;
+  else if (s == "F16") t = StDtype::f16;
+  else if (s == "BF16") t = StDtype::bf16;
+  else return false;
+  return true;
+}
+
+bool known_unsupported_dtype(const std::string& s) {
+  for (const char* k : {"BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"})
+    if (s == k) return true;
+  return false;
+}
+}  // namespace
+
+const char* dtype_name(StDtype t) {
+  switch (t) {
+    case StDtype::f64: return "F64";
+    case StDtype::f32: return "F32";
+    case StDtype::f16: return "F16";
+    case StDtype::bf16: return "BF16";
+  }
+  return "?";
+}
+
+int dtype_bytes(StDtype t) {
+  switch (t) {
+    case StDtype::f64: return 8;
+    case StDtype::f32: return 4;
+    case StDtype::f16: return 2;
+    case StDtype::bf16: return 2;
+  }
+  return 0;
+}
+
+long SafetensorsTensor::elements() const {
+  long n = 1;
+  for (long s : shape) n *= s;  // the header check bounded the product by the byte count
+  return n;
+}
+
+Rational decode_element(StDtype t, const unsigned char* p, const std::string& where) {
+  std::uint64_t bits = 0;
+  const int nb = dtype_bytes(t);
+  for (int i = nb - 1; i >= 0; --i) bits = (bits << 8) | p[i];
+  // IEEE-754 layout: sign | exponent (e bits, bias) | fraction (m bits).
+  int e = 0, m = 0;
+  switch (t) {
+    case StDtype::f64: e = 11; m = 52; break;
+    case StDtype::f32: e = 8; m = 23; break;
+    case StDtype::f16: e = 5; m = 10; break;
+    case StDtype::bf16: e = 8; m = 7; break;
+  }
+  const long bias = (1L << (e - 1)) - 1;
+  const bool negative = (bits >> (e + m)) & 1;
+  const std::uint64_t exp_field = (bits >> m) & ((1ULL << e) - 1);
+  const std::uint64_t frac = bits & ((1ULL << m) - 1);
+  if (exp_field == (1ULL << e) - 1)
+    throw_input(where + (frac ? " is NaN" : negative ? " is -infinity" : " is +infinity") + " (" + dtype_name(t) + " bits 0x" +
+                [&] {
+                  static const char* hex = "0123456789abcdef";
+                  std::string h;
+                  for (int i = nb * 2 - 1; i >= 0; --i) h += hex[(bits >> (4 * i)) & 15];
+                  return h;
+                }() +
+                "); a model's weights must be finite");
+  if (exp_field == 0) return dyadic(negative, frac, 1 - bias - m);  // zero and subnormals
+  return dyadic(negative, frac | (1ULL << m), static_cast<long>(exp_field) - bias - m);
+}
+
+SafetensorsFile SafetensorsFile::from_bytes(std::string bytes, const std::string& name) {
+  SafetensorsFile f;
+  f.name_ = name;
+  f.size_ = bytes.size();
+  auto data = std::make_shared<std::string>(std::move(bytes));
+  f.read_ = [data](std::uint64_t b, std::uint64_t n) { return data->substr(static_cast<size_t>(b), static_cast<size_t>(n)); };
+  if (f.size_ < 8)
+    throw_input(name + ": " + num(f.size_) + " bytes, fewer than the 8-byte header length a safetensors file starts with");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>((*data)[static_cast<size_t>(i)]);
+  f.header_len_ = n;
+  if (n > static_cast<std::uint64_t>(limits::max_safetensors_header))
+    throw_input(name + ": header length " + num(n) + " (bytes 0..7) is more than the limit of " + std::to_string(limits::max_safetensors_header) + " bytes");
+  if (n > f.size_ - 8)
+    throw_input(name + ": header length " + num(n) + " (bytes 0..7) runs past the end of the file: the header would end at byte " + num(8 + n) +
+                ", the file has " + num(f.size_) + " bytes");
+  f.parse_header(data->substr(8, static_cast<size_t>(n)));
+  return f;
+}
+
+SafetensorsFile SafetensorsFile::open(const std::string& path) {
+  const std::string name = quote_text(path);
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) throw_input("cannot open safetensors file " + name + ": " + std::strerror(errno));
+  if (!S_ISREG(sb.st_mode)) throw_input("cannot read safetensors file " + name + ": not a regular file (the reader seeks to each tensor)");
+  auto in = std::make_shared<std::ifstream>(path, std::ios::binary);
+  if (!*in) throw_input("cannot open safetensors file " + name);
+  SafetensorsFile f;
+  f.name_ = name;
+  f.size_ = static_cast<std::uint64_t>(sb.st_size);
+  f.read_ = [in, name](std::uint64_t b, std::uint64_t n) {
+    std::string out(static_cast<size_t>(n), '\0');
+    in->clear();
+    in->seekg(static_cast<std::streamoff>(b));
+    in->read(out.data(), static_cast<std::streamsize>(n));
+    if (static_cast<std::uint64_t>(in->gcount()) != n) throw_input("read error on safetensors file " + name + " at byte " + num(b) + " (was it truncated?)");
+    return out;
+  };
+  if (f.size_ < 8)
+    throw_input(name + ": " + num(f.size_) + " bytes, fewer than the 8-byte header length a safetensors file starts with");
+  const std::string head = f.read_(0, 8);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
+  f.header_len_ = n;
+  if (n > static_cast<std::uint64_t>(limits::max_safetensors_header))
+    throw_input(name + ": header length " + num(n) + " (bytes 0..7) is more than the limit of " + std::to_string(limits::max_safetensors_header) + " bytes");
+  if (n > f.size_ - 8)
+    throw_input(name + ": header length " + num(n) + " (bytes 0..7) runs past the end of the file: the header would end at byte " + num(8 + n) +
+                ", the file has " + num(f.size_) + " bytes");
+  f.parse_header(f.read_(8, n));
+  return f;
+}
+
+void SafetensorsFile::parse_header(const std::string& header) {
+  const std::string hw = name_ + ": header (bytes 8.." + num(8 + header_len_) + ")";
+  json j;
+  try {
+    j = parse_json_text(header);
+  } catch (const Error& e) {
+    throw_input(hw + ": " + e.what());
+  }
+  if (!j.is_object()) throw_input(hw + ": must be a JSON object (tensor name -> {dtype, shape, data_offsets}), got " + json_shown(j));
+  if (static_cast<long>(j.size()) > limits::max_safetensors_tensors + 1)
+    throw_input(hw + ": " + std::to_string(j.size()) + " entries, more than the limit of " + std::to_string(limits::max_safetensors_tensors) + " tensors");
+  const std::uint64_t buffer = size_ - 8 - header_len_;
+  const std::uint64_t base = 8 + header_len_;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string tw = name_ + ": tensor " + quote_text(it.key());
+    if (it.key() == "__metadata__") {
+      if (!it->is_object()) throw_input(hw + ": __metadata__ must be an object of strings, got " + json_shown(*it));
+      for (auto m = it->begin(); m != it->end(); ++m)
+        if (!m->is_string()) throw_input(hw + ": __metadata__." + clean_text(m.key()) + " must be a string, got " + json_shown(*m));
+      metadata_ = *it;
+      continue;
+    }
+    const json& e = *it;
+    if (!e.is_object()) throw_input(tw + ": expected {\"dtype\", \"shape\", \"data_offsets\"}, got " + json_shown(e));
+    for (auto k = e.begin(); k != e.end(); ++k)
+      if (k.key() != "dtype" && k.key() != "shape" && k.key() != "data_offsets")
+        throw_input(tw + ": unknown field " + quote_text(k.key()) + " (a tensor has dtype, shape and data_offsets)");
+    for (const char* k : {"dtype", "shape", "data_offsets"})
+      if (!e.contains(k)) throw_input(tw + ": missing \"" + k + "\"");
+    SafetensorsTensor t;
+    t.name = it.key();
+    if (!e["dtype"].is_string()) throw_input(tw + ": dtype must be a string, got " + json_shown(e["dtype"]));
+    const std::string& dt = e["dtype"].get_ref<const std::string&>();
+    if (!parse_dtype(dt, t.dtype)) {
+      if (known_unsupported_dtype(dt))
+        throw_input(tw + ": dtype " + quote_text(dt) + " is not supported (mhaq reads F64, F32, F16 and BF16 weights)");
+      throw_input(tw + ": unknown dtype " + quote_text(dt) + " (mhaq reads F64, F32, F16 and BF16)");
+    }
+    const json& sh = e["shape"];
+    if (!sh.is_array()) throw_input(tw + ": shape must be an array of dimensions, got " + json_shown(sh));
+    if (static_cast<long>(sh.size()) > limits::max_tensor_rank)
+      throw_input(tw + ": rank " + std::to_string(sh.size()) + ", more than the limit of " + std::to_string(limits::max_tensor_rank));
+    // Elements, saturating: any product beyond the buffer cannot match the byte count.
+    unsigned __int128 elems = 1;
+    bool zero = false;
+    for (size_t i = 0; i < sh.size(); ++i) {
+      const long s = json_long(sh[i], 0, LONG_MAX, tw + ": shape[" + std::to_string(i) + "]");
+      t.shape.push_back(s);
+      if (s == 0) zero = true;
+      const unsigned __int128 cap = static_cast<unsigned __int128>(1) << 80;
+      elems = (s > 0 && elems > cap / static_cast<unsigned long>(s)) ? cap : std::min(cap, elems * static_cast<unsigned long>(s));
+    }
+    if (zero) elems = 0;
+    const json& off = e["data_offsets"];
+    if (!off.is_array() || off.size() != 2) throw_input(tw + ": data_offsets must be [begin, end], got " + json_shown(off));
+    const long b = json_long(off[0], 0, LONG_MAX, tw + ": data_offsets[0]");
+    const long en = json_long(off[1], 0, LONG_MAX, tw + ": data_offsets[1]");
+    if (b > en) throw_input(tw + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(en) + "] end before they begin");
+    if (static_cast<std::uint64_t>(en) > buffer)
+      throw_input(tw + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(en) + "] end at file byte " + num(base + static_cast<std::uint64_t>(en)) +
+                  ", past the end of the file (" + num(size_) + " bytes; the data buffer has " + num(buffer) + ")");
+    const unsigned __int128 want = elems * static_cast<unsigned>(dtype_bytes(t.dtype));
+    if (want != static_cast<unsigned __int128>(en - b)) {
+      const std::string need = elems >= (static_cast<unsigned __int128>(1) << 80) ? std::string("more than 2^80")
+                                                                                    : std::to_string(static_cast<unsigned long long>(want));
+      throw_input(tw + ": shape " + dims_text(t.shape) + " of " + dtype_name(t.dtype) + " needs " + need + " bytes, data_offsets [" + std::to_string(b) + ", " +
+                  std::to_string(en) + "] hold " + std::to_string(en - b));
+    }
+    t.begin = base + static_cast<std::uint64_t>(b);
+    t.end = base + static_cast<std::uint64_t>(en);
+    tensors_.push_back(std::move(t));
+  }
+  // The buffer is covered exactly: no overlaps, no holes, nothing after the last tensor.
+  std::vector<const SafetensorsTensor*> order;
+  for (const auto& t : tensors_)
+    if (t.end > t.begin) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->begin < b->begin || (a->begin == b->begin && a->end < b->end); });
+  std::uint64_t at = base;
+  const SafetensorsTensor* prev = nullptr;
+  for (const auto* t : order) {
+    if (t->begin < at)
+      throw_input(name_ + ": tensors " + quote_text(prev->name) + " (file bytes " + num(prev->begin) + ".." + num(prev->end) + ") and " + quote_text(t->name) +
+                  " (file bytes " + num(t->begin) + ".." + num(t->end) + ") overlap");
+    if (t->begin > at)
+      throw_input(name_ + ": file bytes " + num(at) + ".." + num(t->begin) + " belong to no tensor (a hole before " + quote_text(t->name) +
+                  "); the data buffer must be covered exactly");
+    at = t->end;
+    prev = t;
+  }
+  if (at != size_)
+    throw_input(name_ + ": file bytes " + num(at) + ".." + num(size_) + " after the last tensor belong to no tensor; the data buffer must be covered exactly");
+}
+
+const SafetensorsTensor* SafetensorsFile::find(const std::string& tensor) const {
+  for (const auto& t : tensors_)
+    if (t.name == tensor) return &t;
+  return nullptr;
+}
+
+const SafetensorsTensor& SafetensorsFile::get(const std::string& tensor, const std::string& what) const {
+  const SafetensorsTensor* t = find(tensor);
+  if (!t) throw_input(name_ + ": no tensor " + quote_text(tensor) + " (named in " + what + "); the file has " + std::to_string(tensors_.size()) + (tensors_.size() == 1 ? " tensor" : " tensors"));
+  return *t;
+}
+
+std::vector<Rational> SafetensorsFile::values(const SafetensorsTensor& t) const {
+  const long n = t.elements();
+  if (n > limits::max_file_entries)
+    throw_input(name_ + ": tensor " + quote_text(t.name) + " has " + std::to_string(n) + " elements, more than the limit of " +
+                std::to_string(limits::max_file_entries) + " entries in a model file");
+  const std::string bytes = read_(t.begin, t.end - t.begin);
+  const int nb = dtype_bytes(t.dtype);
+  std::vector<Rational> out(static_cast<size_t>(n));
+  for (long i = 0; i < n; ++i) {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + i * nb;
+    try {
+      out[static_cast<size_t>(i)] = decode_element(t.dtype, p, "");
+    } catch (const Error& e) {  // named here, so the message is built only for a bad element
+      throw_input(name_ + ": tensor " + quote_text(t.name) + " element " + index_text(t.shape, i) + " (file byte " +
+                  num(t.begin + static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(nb)) + ")" + e.what());
+    }
+  }
+  return out;
+}
+
+// ---- the map
+
+SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw_input(where + ": a safetensors map must be a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (looks_like_bias(it.key()))
+      throw_input(where + ": " + clean_text(it.key()) + ": bias terms are not supported: the mhaq model is bias-free (export the layer with bias=False)");
+    static const std::vector<std::string> keys{"format", "version", "heads", "layout", "q", "k", "v", "in_proj", "in_proj_split", "out", "readout", "scale", "ffn"};
+    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+      throw_input(where + ": unknown field " + quote_text(it.key()) +
+                  " (a map has format, version, heads, layout, q/k/v or in_proj (+ in_proj_split), out, readout, scale and optionally ffn)");
+  }
+  if (!j.contains("format") || j["format"] != "mhaq-safetensors-map") throw_input(where + ": format: must be \"mhaq-safetensors-map\"");
+  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
+    throw_input(where + ": version: unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
+  SafetensorsMap m;
+  m.heads = static_cast<int>(json_long(json_member(j, "heads", where), 1, limits::max_file_heads, where + ": heads"));
+  const json& lay = json_member(j, "layout", where);
+  if (lay == "out_in") m.out_in = true;
+  else if (lay == "in_out") m.out_in = false;
+  else
+    throw_input(where + ": layout: must be \"out_in\" (torch.nn.Linear and MultiheadAttention: out_features x in_features, the layer computes W x) or "
+                "\"in_out\" (the layer computes x^T W), got " + json_shown(lay));
+  auto name = [&](const char* k) -> std::string {
+    const json& e = j[k];
+    if (!e.is_string() || e.get_ref<const std::string&>().empty()) throw_input(where + ": " + k + ": expected a tensor name, got " + json_shown(e));
+    return e.get<std::string>();
+  };
+  const bool fused = j.contains("in_proj");
+  const bool separate = j.contains("q") || j.contains("k") || j.contains("v");
+  if (fused && separate) throw_input(where + ": give either in_proj (a fused in-projection) or q, k and v, not both");
+  if (fused) {
+    m.in_proj = name("in_proj");
+    if (j.contains("in_proj_split")) {
+      const json& s = j["in_proj_split"];
+      const std::string bad = where + ": in_proj_split: expected an order of \"q\", \"k\", \"v\" such as [\"q\", \"k\", \"v\"], got ";
+      if (!s.is_array() || s.size() != 3) throw_input(bad + json_shown(s));
+      m.split.clear();
+      for (const auto& x : s) {
+        if (!x.is_string() || x.get_ref<const std::string&>().size() != 1) throw_input(bad + json_shown(s));
+        const char c = x.get_ref<const std::string&>()[0];
+        if ((c != 'q' && c != 'k' && c != 'v') || std::find(m.split.begin(), m.split.end(), c) != m.split.end()) throw_input(bad + json_shown(s));
+        m.split.push_back(c);
+      }
+    }
+  } else {
+    if (j.contains("in_proj_split")) throw_input(where + ": in_proj_split without in_proj");
+    for (const char* k : {"q", "k", "v"})
+      if (!j.contains(k)) throw_input(where + ": " + k + ": missing (give q, k and v, or a fused in_proj)");
+    m.q = name("q");
+    m.k = name("k");
+    m.v = name("v");
+  }
+  if (!j.contains("out")) throw_input(where + ": out: missing (the output projection's tensor)");
+  m.out = name("out");
+  if (j.contains("ffn")) m.ffn = name("ffn");
+  const json& r = json_member(j, "readout", where);
+  if (r.is_string()) {
+    m.readout_tensor = name("readout");
+  } else if (r.is_array() && !r.empty() && static_cast<long>(r.size()) <= limits::max_inner_dim) {
+    for (size_t i = 0; i < r.size(); ++i) m.readout.push_back(rational_from_json(r[i], where + ": readout[" + std::to_string(i) + "]"));
+  } else {
+    throw_input(where + ": readout: expected a tensor name or a non-empty array of at most " + std::to_string(limits::max_inner_dim) +
+                " exact entries (the vector u), got " + json_shown(r));
+  }
+  const json& sc = json_member(j, "scale", where);
+  if (!sc.is_string() && !sc.is_number_integer())
+    throw_input(where + ": scale: expected \"1/sqrt(d_k)\" or an exact rational string such as \"1/2\", got " + json_shown(sc));
+  m.scale_text = sc.is_string() ? sc.get<std::string>() : sc.dump();
+  return m;
+}
+
+Rational map_scale(const std::string& text, long d_k, const std::string& where) {
+  std::string t;
+  for (char c : text)
+    if (c != ' ') t += c;
+  if (t.rfind("1/sqrt(", 0) == 0 && t.size() > 8 && t.back() == ')') {
+    const std::string arg = t.substr(7, t.size() - 8);
+    Rational n;
+    if (arg == "d_k") {
+      n = Rational(d_k);
+    } else {
+      try {
+        n = Rational::parse(arg, 100);
+      } catch (const Error&) {
+        throw_input(where + ": scale " + quote_text(text) + ": the argument of sqrt must be d_k or an exact rational");
+      }
+    }
+    if (n.sign() <= 0) throw_input(where + ": scale " + quote_text(text) + ": sqrt of a non-positive number");
+    // n = p/q is a square of a rational iff p and q are perfect squares.
+    fmpz_t sp, sq;
+    fmpz_init(sp);
+    fmpz_init(sq);
+    const bool square = fmpz_is_square(fmpq_numref(n.raw())) && fmpz_is_square(fmpq_denref(n.raw()));
+    Rational s;
+    if (square) {
+      fmpz_sqrt(sp, fmpq_numref(n.raw()));
+      fmpz_sqrt(sq, fmpq_denref(n.raw()));
+      fmpq_set_fmpz_frac(s.raw(), sq, sp);  // 1/sqrt(p/q) = sqrt(q)/sqrt(p)
+    }
+    fmpz_clear(sp);
+    fmpz_clear(sq);
+    if (!square)
+      throw_input(where + ": scale " + quote_text(text) + " = 1/sqrt(" + n.str() + ") is irrational" +
+                  (arg == "d_k" ? " (d_k = " + std::to_string(d_k) + " is not a perfect square)" : std::string()) +
+                  "; mhaq's model needs an exact rational scale. Give a rational scale yourself (the model then differs from one that scales by 1/sqrt(d_k)), "
+                  "or use a head size d_k that is a perfect square (4, 9, 16, 64, ...)");
+    return s;
+  }
+  try {
+    return Rational::parse(t, 200);
+  } catch (const Error& e) {
+    throw_input(where + ": scale " + quote_text(text) + ": expected \"1/sqrt(d_k)\", \"1/sqrt(n)\" or an exact rational such as \"1/2\" (" + e.what() + ")");
+  }
+}
+
+namespace {
+struct Mat2 {  // a rank-2 tensor read exactly, row-major
+  long rows = 0, cols = 0;
+  std::vector<Rational> a;
+  const Rational& at(long r, long c) const { return a[static_cast<size_t>(r * cols + c)]; }
+};
+
+const SafetensorsTensor& rank2(const SafetensorsFile& f, const std::string& name, const std::string& role) {
+  const SafetensorsTensor& t = f.get(name, "the map's " + role);
+  if (t.shape.size() != 2)
+    throw_input(f.name() + ": tensor " + quote_text(name) + " (" + role + "): expected a matrix (rank 2), got shape " + dims_text(t.shape) + " (rank " +
+                std::to_string(t.shape.size()) + ")");
+  if (t.shape[0] == 0 || t.shape[1] == 0) throw_input(f.name() + ": tensor " + quote_text(name) + " (" + role + "): empty shape " + dims_text(t.shape));
+  return t;
+}
+
+Mat2 load(const SafetensorsFile& f, const SafetensorsTensor& t) { return Mat2{t.shape[0], t.shape[1], f.values(t)}; }
+
+// Biases stored next to a mapped tensor: "<prefix>.bias", "<prefix>in_proj_bias", "<prefix>bias_k", ...
+void refuse_biases(const SafetensorsFile& f, const std::vector<std::string>& mapped) {
+  for (const auto& m : mapped) {
+    const size_t dot = m.rfind('.');
+    const std::string prefix = dot == std::string::npos ? std::string() : m.substr(0, dot + 1);
+    for (const auto& t : f.tensors()) {
+      if (t.name.compare(0, prefix.size(), prefix) != 0) continue;
+      if (looks_like_bias(t.name.substr(prefix.size())))
+        throw_input(f.name() + ": tensor " + quote_text(t.name) + " is a bias next to the mapped tensor " + quote_text(m) +
+                    ": the mhaq model is bias-free (f(X) = sum_h sum_i alpha_{h,i} v_h^T x_i); export the layer with bias=False");
+    }
+  }
+}
+// The readout has one entry per output (attention) or per FFN neuron
+// (transformer): the FFN's and the readout's tensors, checked from the header.
+struct ReadoutShape {
+  const SafetensorsTensor* ffn = nullptr;
+  const SafetensorsTensor* readout = nullptr;  // null: the map's inline entries
+  long entries = 0;
+};
+ReadoutShape readout_shape(const SafetensorsFile& f, const SafetensorsMap& m, long d_out) {
+  const SafetensorsTensor* tf = nullptr;
+  const std::string fn = f.name();
+  const std::string lay = m.out_in ? "out_in: (out x in)" : "in_out: (in x out)";
+  auto out_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[0] : t.shape[1]; };
+  auto in_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[1] : t.shape[0]; };
+  long n_read = d_out;
+  std::string read_what = "d_out = " + std::to_string(d_out);
+  if (!m.ffn.empty()) {
+    tf = &rank2(f, m.ffn, "ffn");
+    if (in_dim(*tf) != d_out)
+      throw_input(fn + ": tensor " + quote_text(m.ffn) + " (ffn, layout " + lay + ") has shape " + dims_text(tf->shape) + ": its in dimension " +
+                  std::to_string(in_dim(*tf)) + " must be the output projection's d_out = " + std::to_string(d_out));
+    n_read = out_dim(*tf);
+    if (n_read > limits::max_neurons)
+      throw_input(fn + ": tensor " + quote_text(m.ffn) + " (ffn) has " + std::to_string(n_read) + " neurons, more than the limit max_neurons = " +
+                  std::to_string(limits::max_neurons));
+    read_what = "m = " + std::to_string(n_read) + " (the FFN's neurons)";
+  }
+  const SafetensorsTensor* tr = nullptr;
+  if (!m.readout_tensor.empty()) {
+    tr = &f.get(m.readout_tensor, "the map's readout");
+    if (tr->shape.size() != 1 || tr->shape[0] != n_read)
+      throw_input(fn + ": tensor " + quote_text(m.readout_tensor) + " (readout) has shape " + dims_text(tr->shape) + "; expected a vector of " + read_what +
+                  " entries");
+  } else if (static_cast<long>(m.readout.size()) != n_read) {
+    throw_input(fn + ": the map's readout has " + std::to_string(m.readout.size()) + " entries; expected " + read_what);
+  }
+  return ReadoutShape{tf, tr, n_read};
+}
+}  // namespace
+
+FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn_out) {
+  const std::string fn = f.name();
+  if (!m.ffn.empty() && !ffn_out) throw_internal("safetensors_to_factored: the map has an FFN and no place to put it");
+  std::vector<std::string> mapped;
+  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn})
+    if (!s->empty()) mapped.push_back(*s);
+  for (const auto& name : mapped) (void)f.get(name, "the map");
+  refuse_biases(f, mapped);
+  const long H = m.heads;
+  // "out" dimension (rows for out_in, columns for in_out) and "in" dimension of a projection.
+  auto out_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[0] : t.shape[1]; };
+  auto in_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[1] : t.shape[0]; };
+  const std::string lay = m.out_in ? "out_in: (out x in)" : "in_out: (in x out)";
+
+  // Shapes first, from the header alone; entries are read after every check.
+  long d = 0, qk_cols = 0, v_cols = 0;
+  const SafetensorsTensor *tq = nullptr, *tk = nullptr, *tv = nullptr, *tin = nullptr;
+  if (!m.in_proj.empty()) {
+    tin = &rank2(f, m.in_proj, "in_proj");
+    const long o = out_dim(*tin);
+    if (o % 3 != 0)
+      throw_input(fn + ": tensor " + quote_text(m.in_proj) + " (in_proj, layout " + lay + "): shape " + dims_text(tin->shape) + ": its out dimension " +
+                  std::to_string(o) + " is not three equal blocks q, k, v");
+    d = in_dim(*tin);
+    qk_cols = v_cols = o / 3;
+  } else {
+    tq = &rank2(f, m.q, "q");
+    tk = &rank2(f, m.k, "k");
+    tv = &rank2(f, m.v, "v");
+    d = in_dim(*tq);
+    if (tk->shape != tq->shape)
+      throw_input(fn + ": tensor " + quote_text(m.k) + " (k) has shape " + dims_text(tk->shape) + ", tensor " + quote_text(m.q) + " (q) has " +
+                  dims_text(tq->shape) + "; q and k must have equal shapes");
+    if (in_dim(*tv) != d)
+      throw_input(fn + ": tensor " + quote_text(m.v) + " (v) has shape " + dims_text(tv->shape) + ": its in dimension " + std::to_string(in_dim(*tv)) +
+                  " differs from q's " + std::to_string(d) + " (layout " + lay + ")");
+    qk_cols = out_dim(*tq);
+    v_cols = out_dim(*tv);
+  }
+  const std::string tok = "token dimension d = " + std::to_string(d);
+  if (d > limits::max_d) throw_input(fn + ": " + tok + " (the projections' in dimension) is more than the limit max_d = " + std::to_string(limits::max_d));
+  if (qk_cols % H != 0 || v_cols % H != 0)
+    throw_input(fn + ": " + std::to_string(H) + " heads do not divide the projections: q and k have " + std::to_string(qk_cols) + " outputs, v has " +
+                std::to_string(v_cols));
+  const long d_k = qk_cols / H, d_v = v_cols / H;
+  if (d_k > limits::max_inner_dim || d_v > limits::max_inner_dim)
+    throw_input(fn + ": d_k = " + std::to_string(d_k) + ", d_v = " + std::to_string(d_v) + ": more than the limit max_inner_dim = " + std::to_string(limits::max_inner_dim));
+  const SafetensorsTensor& to = rank2(f, m.out, "out");
+  if (in_dim(to) != H * d_v)
+    throw_input(fn + ": tensor " + quote_text(m.out) + " (out, layout " + lay + ") has shape " + dims_text(to.shape) + ": its in dimension " +
+                std::to_string(in_dim(to)) + " must be H * d_v = " + std::to_string(H * d_v));
+  const long d_out = out_dim(to);
+  if (d_out > limits::max_inner_dim) throw_input(fn + ": d_out = " + std::to_string(d_out) + ": more than the limit max_inner_dim = " + std::to_string(limits::max_inner_dim));
+  const ReadoutShape rs = readout_shape(f, m, d_out);
+  const SafetensorsTensor *tf = rs.ffn, *tr = rs.readout;
+  const long n_read = rs.entries;
+  const long entries = H * (d * (2 * d_k + d_v) + d_v * d_out) + d_out + (tf ? d_out * n_read : 0);
+  if (entries > limits::max_file_entries)
+    throw_input(fn + ": the mapped layer has " + std::to_string(entries) + " entries, more than the limit of " + std::to_string(limits::max_file_entries) +
+                " entries in a model file");
+
+  FactoredModel fm;
+  fm.d = static_cast<int>(d);
+  fm.d_k = static_cast<int>(d_k);
+  fm.d_v = static_cast<int>(d_v);
+  fm.d_out = static_cast<int>(d_out);
+  fm.scale = map_scale(m.scale_text, d_k, fn + " (map)");
+  fm.per_head_O = false;
+  // Element (i = input coordinate, j = output coordinate) of a projection.
+  auto proj = [&](const Mat2& t, long i, long j) -> const Rational& { return m.out_in ? t.at(j, i) : t.at(i, j); };
+  Mat2 all, Qs, Ks, Vs;  // the fused tensor, or the three separate ones
+  long q_off = 0, k_off = 0, v_off = 0;
+  if (tin) {
+    all = load(f, *tin);
+    for (size_t b = 0; b < 3; ++b) {
+      const long off = static_cast<long>(b) * qk_cols;
+      if (m.split[b] == 'q') q_off = off;
+      if (m.split[b] == 'k') k_off = off;
+      if (m.split[b] == 'v') v_off = off;
+    }
+  } else {
+    Qs = load(f, *tq);
+    Ks = load(f, *tk);
+    Vs = load(f, *tv);
+  }
+  const Mat2& Q = tin ? all : Qs;
+  const Mat2& K = tin ? all : Ks;
+  const Mat2& V = tin ? all : Vs;
+  for (long h = 0; h < H; ++h) {
+    FactoredHead fh{QMat(static_cast<int>(d), static_cast<int>(d_k)), QMat(static_cast<int>(d), static_cast<int>(d_k)),
+                    QMat(static_cast<int>(d), static_cast<int>(d_v)), QMat()};
+    for (long i = 0; i < d; ++i) {
+      for (long c = 0; c < d_k; ++c) {
+        fh.Q(static_cast<int>(i), static_cast<int>(c)) = proj(Q, i, q_off + h * d_k + c);
+        fh.K(static_cast<int>(i), static_cast<int>(c)) = proj(K, i, k_off + h * d_k + c);
+      }
+      for (long c = 0; c < d_v; ++c) fh.V(static_cast<int>(i), static_cast<int>(c)) = proj(V, i, v_off + h * d_v + c);
+    }
+    fm.heads.push_back(std::move(fh));
+  }
+  const Mat2 O = load(f, to);
+  for (long h = 0; h < H; ++h) {
+    QMat block(static_cast<int>(d_v), static_cast<int>(d_out));
+    for (long r = 0; r < d_v; ++r)
+      for (long c = 0; c < d_out; ++c) block(static_cast<int>(r), static_cast<int>(c)) = proj(O, h * d_v + r, c);
+    fm.heads[static_cast<size_t>(h)].O = std::move(block);
+  }
+  fm.readout = tr ? f.values(*tr) : m.readout;
+  if (tf) {
+    const Mat2 F1 = load(f, *tf);
+    QMat ffn(static_cast<int>(d_out), static_cast<int>(n_read));
+    for (long r = 0; r < d_out; ++r)
+      for (long c = 0; c < n_read; ++c) ffn(static_cast<int>(r), static_cast<int>(c)) = proj(F1, r, c);
+    *ffn_out = std::move(ffn);
+  }
+  return fm;
+}
+
+std::string factored_to_json_text(const FactoredModel& f) {
+  auto vec = [](const QVec& v) {
+    std::string o = "[";
+    for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + json(v[i].str()).dump();
+    return o + "]";
+  };
+  auto mat = [&](const QMat& a, const std::string& indent) {
+    std::string o = "[";
+    for (int r = 0; r < a.rows(); ++r) o += (r ? ",\n" + indent : "") + vec(a.row(r));
+    return o + "]";
+  };
+  std::string o = "{\"format\": \"" + std::string(factored_format) + "\", \"version\": 1, \"d\": " + std::to_string(f.d) + ", \"d_k\": " + std::to_string(f.d_k) +
+                  ", \"d_v\": " + std::to_string(f.d_v) + ", \"d_out\": " + std::to_string(f.d_out) + ", \"scale\": " + json(f.scale.str()).dump() + ",\n \"heads\": [";
+  for (size_t h = 0; h < f.heads.size(); ++h) {
+    const FactoredHead& fh = f.heads[h];
+    o += h ? ",\n  {" : "\n  {";
+    o += "\"Q\": " + mat(fh.Q, "        ") + ",\n   \"K\": " + mat(fh.K, "        ") + ",\n   \"V\": " + mat(fh.V, "        ");
+    if (f.per_head_O) o += ",\n   \"O\": " + mat(fh.O, "        ");
+    o += "}";
+  }
+  o += "]";
+  if (!f.per_head_O) {
+    QMat O(static_cast<int>(f.heads.size()) * f.d_v, f.d_out);
+    for (size_t h = 0; h < f.heads.size(); ++h)
+      for (int r = 0; r < f.d_v; ++r)
+        for (int c = 0; c < f.d_out; ++c) O(static_cast<int>(h) * f.d_v + r, c) = f.heads[h].O(r, c);
+    o += ",\n \"O\": " + mat(O, "       ");
+  }
+  return o + ",\n \"readout\": " + vec(f.readout) + "}\n";
+}
+
+std::string factored_transformer_to_json_text(const FactoredModel& f, const QMat& ffn) {
+  // The attention part as written for a model file, then the FFN before the readout.
+  std::string o = factored_to_json_text(f);
+  const std::string from = "{\"format\": \"" + std::string(factored_format) + "\"";
+  o.replace(0, from.size(), "{\"format\": \"" + std::string(transformer_factored_format) + "\"");
+  const size_t r = o.rfind(",\n \"readout\": ");
+  std::string F = ",\n \"ffn\": [";
+  for (int i = 0; i < ffn.rows(); ++i) {
+    F += i ? ",\n         [" : "[";
+    for (int j = 0; j < ffn.cols(); ++j) F += (j ? ", " : "") + json(ffn(i, j).str()).dump();
+    F += "]";
+  }
+  F += "]";
+  o.insert(r, F);
+  return o;
+}
+
+}  // namespace mhaq

@@ -1,0 +1,352 @@
+// The safetensors reader and the map: exact values of every dtype, the
+// conversion to a factored model, and malformed files, each an input error
+// naming the problem (tests/fuzz/corpus/safetensors holds them too).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "mhaq/base/error.hpp"
+#include "mhaq/base/json_in.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/model/certified_eval.hpp"
+#include "mhaq/model/factored.hpp"
+#include "mhaq/model/safetensors.hpp"
+#include "mhaq/model/transformer.hpp"
+#include "test_util.hpp"
+
+using namespace mhaq;
+
+namespace {
+
+std::string le64(std::uint64_t n) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return s;
+}
+
+// A file with header text `h` and data buffer `data`.
+std::string file(const std::string& h, const std::string& data = "") { return le64(h.size()) + h + data; }
+
+std::string f32(float x) {
+  std::string s(4, '\0');
+  std::uint32_t b;
+  std::memcpy(&b, &x, 4);
+  for (int i = 0; i < 4; ++i) s[static_cast<size_t>(i)] = static_cast<char>((b >> (8 * i)) & 0xff);
+  return s;
+}
+std::string f64(double x) {
+  std::string s(8, '\0');
+  std::uint64_t b;
+  std::memcpy(&b, &x, 8);
+  for (int i = 0; i < 8; ++i) s[static_cast<size_t>(i)] = static_cast<char>((b >> (8 * i)) & 0xff);
+  return s;
+}
+std::string u16(unsigned b) { return std::string{static_cast<char>(b & 0xff), static_cast<char>((b >> 8) & 0xff)}; }
+
+std::string f32s(const std::vector<float>& v) {
+  std::string s;
+  for (float x : v) s += f32(x);
+  return s;
+}
+
+// The message of the input error that reading (and converting with `map`) raises.
+std::string input_error(const std::string& bytes, const std::string& map = "") {
+  try {
+    const SafetensorsFile f = SafetensorsFile::from_bytes(bytes, "t.safetensors");
+    if (map.empty()) {
+      for (const auto& t : f.tensors()) (void)f.values(t);
+    } else {
+      QMat ffn;
+      (void)safetensors_to_factored(f, safetensors_map_from_json(parse_json_text(map), "map.json"), &ffn);
+    }
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::input) return std::string("not an input error: ") + e.what();
+    return e.what();
+  }
+  return "no error";
+}
+
+// One tensor "x" of `dtype` and `shape` with `data`.
+std::string one(const std::string& dtype, const std::string& shape, const std::string& data) {
+  return file("{\"x\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape + ",\"data_offsets\":[0," + std::to_string(data.size()) + "]}}", data);
+}
+
+// A 2-head layer, d = 2, d_k = d_v = 1, d_out = 2, stored out_in (torch): q, k, v are 2 x 2, out 2 x 2.
+std::string layer(const std::string& extra_header = "", const std::string& extra_data = "") {
+  const std::string q = f32s({1, 2, 3, 4}), k = f32s({0.5f, -1, 2, 0.25f}), v = f32s({1, 0, 0, 1}), o = f32s({1, 2, -1, 0.5f});
+  std::string h = "{\"q\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]},"
+                  "\"k\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[16,32]},"
+                  "\"v\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[32,48]},"
+                  "\"o.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[48,64]}" +
+                  extra_header + "}";
+  return file(h, q + k + v + o + extra_data);
+}
+const std::string map2 =
+    R"({"format":"mhaq-safetensors-map","version":1,"heads":2,"layout":"out_in","q":"q","k":"k","v":"v","out":"o.weight","readout":["1","-1/2"],"scale":"1"})";
+
+}  // namespace
+
+TEST_CASE("every dtype is read as its exact dyadic rational") {
+  auto val = [](const std::string& dtype, const std::string& bytes) {
+    const SafetensorsFile f = SafetensorsFile::from_bytes(one(dtype, "[1]", bytes));
+    return f.values(f.tensors().at(0)).at(0).str();
+  };
+  CHECK(val("F32", f32(0.1f)) == "13421773/134217728");
+  CHECK(val("F32", f32(-1.5f)) == "-3/2");
+  CHECK(val("F32", f32(1e-45f)) == "1/713623846352979940529142984724747568191373312");  // 2^-149, the smallest subnormal
+  CHECK(val("F64", f64(0.1)) == "3602879701896397/36028797018963968");
+  CHECK(val("F64", f64(-0.0)) == "0");
+  CHECK(val("F64", f64(1e300)).size() == 301);
+  {
+    const SafetensorsFile f = SafetensorsFile::from_bytes(one("F64", "[1]", f64(4.9406564584124654e-324)));
+    Rational two_1074(1);
+    for (int i = 0; i < 1074; ++i) two_1074 *= Rational(2);
+    CHECK(f.values(f.tensors()[0])[0] * two_1074 == Rational(1));
+  }
+  CHECK(val("F16", u16(0x3C00)) == "1");
+  CHECK(val("F16", u16(0x0001)) == "1/16777216");  // 2^-24
+  CHECK(val("F16", u16(0x7BFF)) == "65504");       // largest finite half
+  CHECK(val("F16", u16(0xB555)) == "-1365/4096");
+  CHECK(val("BF16", u16(0xC020)) == "-5/2");
+  CHECK(val("BF16", u16(0x3DCD)) == "205/2048");  // bfloat16(0.1)
+  CHECK(val("BF16", u16(0x3F80)) == "1");
+}
+
+TEST_CASE("a 2-head layer converts exactly; out_in and in_out layouts agree, and fused in_proj equals separate q, k, v") {
+  const FactoredModel fm = safetensors_to_factored(SafetensorsFile::from_bytes(layer()), safetensors_map_from_json(parse_json_text(map2), "m"));
+  REQUIRE(fm.d == 2);
+  REQUIRE(fm.d_k == 1);
+  REQUIRE(fm.d_out == 2);
+  // out_in: q = [[1,2],[3,4]] (rows = outputs). Head 0 uses output 0: Q_0 = column (1, 2).
+  CHECK(fm.heads[0].Q(0, 0) == Rational(1));
+  CHECK(fm.heads[0].Q(1, 0) == Rational(2));
+  CHECK(fm.heads[1].Q(0, 0) == Rational(3));
+  CHECK(fm.heads[1].K(1, 0) == Rational(1, 4));
+  // O = out^T: out = [[1,2],[-1,0.5]] -> O rows are out's columns; head 1's block is O row 1 = (2, 0.5).
+  CHECK(fm.heads[1].O(0, 0) == Rational(2));
+  CHECK(fm.heads[1].O(0, 1) == Rational(1, 2));
+  CHECK(fm.readout[1] == Rational(-1, 2));
+  // The written file reads back as the same model.
+  const Model a = to_model(fm);
+  const Model b = model_from_json_text(factored_to_json_text(fm));
+  CHECK(a.heads[1].W == b.heads[1].W);
+  CHECK(a.heads[0].v == b.heads[0].v);
+
+  // The same layer stored in_out (transposed) with layout in_out.
+  const std::string qT = f32s({1, 3, 2, 4}), kT = f32s({0.5f, 2, -1, 0.25f}), vT = f32s({1, 0, 0, 1}), oT = f32s({1, -1, 2, 0.5f});
+  const std::string h = "{\"q\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,16]},\"k\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[16,32]},"
+                        "\"v\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[32,48]},\"o.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[48,64]}}";
+  std::string m_in_out = map2;
+  m_in_out.replace(m_in_out.find("out_in"), 6, "in_out");
+  const FactoredModel ft = safetensors_to_factored(SafetensorsFile::from_bytes(file(h, qT + kT + vT + oT)), safetensors_map_from_json(parse_json_text(m_in_out), "m"));
+  const Model c = to_model(ft);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(c.heads[static_cast<size_t>(i)].W == a.heads[static_cast<size_t>(i)].W);
+    CHECK(c.heads[static_cast<size_t>(i)].v == a.heads[static_cast<size_t>(i)].v);
+  }
+  // Reading the out_in file as in_out gives a different model (a transposed-weights mistake shows).
+  const Model wrong = to_model(safetensors_to_factored(SafetensorsFile::from_bytes(layer()), safetensors_map_from_json(parse_json_text(m_in_out), "m")));
+  CHECK_FALSE(wrong.heads[0].W == a.heads[0].W);
+
+  // Fused in_proj (q; k; v stacked as rows, torch's in_proj_weight), in F64.
+  std::string fused;
+  for (double x : {1.0, 2.0, 3.0, 4.0, 0.5, -1.0, 2.0, 0.25, 1.0, 0.0, 0.0, 1.0}) fused += f64(x);
+  std::string o64;
+  for (double x : {1.0, 2.0, -1.0, 0.5}) o64 += f64(x);
+  const std::string hf = "{\"in_proj_weight\":{\"dtype\":\"F64\",\"shape\":[6,2],\"data_offsets\":[0,96]},"
+                         "\"out_proj.weight\":{\"dtype\":\"F64\",\"shape\":[2,2],\"data_offsets\":[96,128]},\"__metadata__\":{\"format\":\"pt\"}}";
+  const std::string mf =
+      R"({"format":"mhaq-safetensors-map","heads":2,"layout":"out_in","in_proj":"in_proj_weight","out":"out_proj.weight","readout":["1","-1/2"],"scale":"1"})";
+  const Model d = to_model(safetensors_to_factored(SafetensorsFile::from_bytes(file(hf, fused + o64)), safetensors_map_from_json(parse_json_text(mf), "m")));
+  for (int i = 0; i < 2; ++i) {
+    CHECK(d.heads[static_cast<size_t>(i)].W == a.heads[static_cast<size_t>(i)].W);
+    CHECK(d.heads[static_cast<size_t>(i)].v == a.heads[static_cast<size_t>(i)].v);
+  }
+}
+
+TEST_CASE("scales: 1/sqrt(d_k) only when exact") {
+  CHECK(map_scale("1/sqrt(d_k)", 4, "m") == Rational(1, 2));
+  CHECK(map_scale("1/sqrt(d_k)", 16, "m") == Rational(1, 4));
+  CHECK(map_scale("1/sqrt(9/4)", 3, "m") == Rational(2, 3));
+  CHECK(map_scale("3/8", 3, "m") == Rational(3, 8));
+  CHECK(map_scale("0.125", 3, "m") == Rational(1, 8));
+  for (const char* bad : {"1/sqrt(d_k)", "1/sqrt(2)", "sqrt(d_k)", "1/sqrt(-4)", "x"}) {
+    INFO(bad);
+    try {
+      (void)map_scale(bad, 8, "m");
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::input);
+    }
+  }
+  try {
+    (void)map_scale("1/sqrt(d_k)", 8, "m");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("d_k = 8 is not a perfect square") != std::string::npos);
+  }
+}
+
+TEST_CASE("malformed safetensors files: each an input error naming the problem") {
+  const std::string ok_entry = R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  struct Case {
+    const char* what;
+    std::string bytes, map, expect;
+  };
+  std::string big_header = le64(static_cast<std::uint64_t>(limits::max_safetensors_header) + 1) + "{}";
+  std::string rank9 = one("F32", "[1,1,1,1,1,1,1,1,1]", f32(1));
+  std::string many = one("F16", "[" + std::to_string(limits::max_file_entries + 1) + "]", std::string(static_cast<size_t>(2 * (limits::max_file_entries + 1)), '\0'));
+  const std::vector<Case> cases{
+      {"fewer than 8 bytes", std::string("\x05\x00\x00", 3), "", "fewer than the 8-byte header length"},
+      {"header length past the end of the file", le64(100) + "{}", "", "runs past the end of the file"},
+      {"header length beyond the limit", big_header, "", "more than the limit of 16777216 bytes"},
+      {"header not JSON", file("{\"x\": [1,"), "", "not valid JSON"},
+      {"header not an object", file("[1, 2]"), "", "must be a JSON object"},
+      {"tensor entry not an object", file("{\"x\": 3}"), "", "expected {\"dtype\""},
+      {"unknown field in a tensor entry", file(R"({"x":{"dtype":"F32","shape":[0],"data_offsets":[0,0],"strides":[1]}})"), "", "unknown field \"strides\""},
+      {"missing data_offsets", file(R"({"x":{"dtype":"F32","shape":[0]}})"), "", "missing \"data_offsets\""},
+      {"unknown dtype", one("F128", "[1]", f32(1) + f32(1) + f32(1) + f32(1)), "", "unknown dtype \"F128\""},
+      {"unsupported dtype", one("I32", "[1]", f32(1)), "", "dtype \"I32\" is not supported"},
+      {"negative dimension", one("F32", "[-1]", f32(1)), "", "shape[0]: must be in [0, "},
+      {"rank above the limit", rank9, "", "rank 9, more than the limit of 8"},
+      {"range past the end of the file", file("{" + ok_entry + "}", f32(1)), "", "past the end of the file"},
+      {"range that ends before it begins", file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})", f32(1)), "", "end before they begin"},
+      {"shape not matching the byte count", file(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", f32(1) + f32(2)), "", "needs 12 bytes"},
+      {"shape whose product overflows", file(R"({"x":{"dtype":"F32","shape":[4611686018427387904,4611686018427387904],"data_offsets":[0,4]}})", f32(1)), "",
+       "more than 2^80"},
+      {"overlapping ranges", file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f32(1) + f32(2)),
+       "", "overlap"},
+      {"a hole in the buffer", file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", f32(1) + f32(2)), "", "(a hole before \"x\")"},
+      {"bytes after the last tensor", file("{" + ok_entry + "}", f32(1) + f32(2) + f32(3)), "", "after the last tensor"},
+      {"duplicate tensor names", file("{" + ok_entry + "," + ok_entry + "}", f32(1) + f32(2)), "", "duplicate key \"x\""},
+      {"metadata not strings", file(R"({"__metadata__":{"a":1}})"), "", "__metadata__.a must be a string"},
+      {"NaN in F32", one("F32", "[2]", f32(1) + std::string("\x00\x00\xc0\x7f", 4)), "", "element [1] (file byte 66) is NaN"},
+      {"+inf in F16", one("F16", "[1,2]", u16(0x3C00) + u16(0x7C00)), "", "element [0][1] (file byte 66) is +infinity"},
+      {"-inf in BF16", one("BF16", "[1]", u16(0xFF80)), "", "is -infinity"},
+      {"NaN in F64", one("F64", "[1]", std::string("\x01\x00\x00\x00\x00\x00\xf0\x7f", 8)), "", "is NaN"},
+      {"too many elements (checked before reading)", many, "", "more than the limit of 1048576 entries"},
+      {"missing tensor named in the map", layer(), std::string(map2).replace(map2.find("\"k\":\"k\""), 7, "\"k\":\"key\""), "no tensor \"key\" (named in the map)"},
+      {"bias present", layer(R"(,"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})", f32s({0, 0})), map2, "\"o.bias\" is a bias next to the mapped tensor"},
+      {"bias in the map", layer(), std::string(map2).replace(map2.find("\"scale\""), 7, "\"bias\":\"o\",\"scale\""), "bias terms are not supported"},
+      {"wrong rank", layer(R"(,"r":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})", f32s({1, 1})),
+       std::string(map2).replace(map2.find("\"v\":\"v\""), 7, "\"v\":\"r\""), "expected a matrix (rank 2)"},
+      {"q and k shapes differ", layer(R"(,"k2":{"dtype":"F32","shape":[1,2],"data_offsets":[64,72]})", f32s({1, 1})),
+       std::string(map2).replace(map2.find("\"k\":\"k\""), 7, "\"k\":\"k2\""), "q and k must have equal shapes"},
+      {"heads that do not divide", layer(), std::string(map2).replace(map2.find("\"heads\":2"), 9, "\"heads\":3"), "3 heads do not divide the projections"},
+      {"readout of the wrong length", layer(), std::string(map2).replace(map2.find("[\"1\",\"-1/2\"]"), 12, "[\"1\"]"), "the map's readout has 1 entries"},
+      {"irrational scale", layer(), std::string(map2).replace(map2.find("\"scale\":\"1\""), 11, "\"scale\":\"1/sqrt(3)\""), "is irrational"},
+      {"unknown layout", layer(), std::string(map2).replace(map2.find("out_in"), 6, "columns"), "layout: must be \"out_in\""},
+      {"ffn whose in dimension is not d_out", layer(R"(,"f":{"dtype":"F32","shape":[2,3],"data_offsets":[64,88]})", f32s({1, 2, 3, 4, 5, 6})),
+       std::string(map2).replace(map2.find("\"scale\""), 7, "\"ffn\":\"f\",\"scale\""), "must be the output projection's d_out = 2"},
+      {"d beyond max_d", one("F32", "[1,65]", std::string(260, '\0')),
+       R"({"format":"mhaq-safetensors-map","heads":1,"layout":"out_in","q":"x","k":"x","v":"x","out":"x","readout":["1"],"scale":"1"})",
+       "token dimension d = 65 (the projections' in dimension) is more than the limit max_d = 64"},
+  };
+  CHECK(cases.size() >= 15);
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const std::string msg = input_error(c.bytes, c.map);
+    INFO(msg);
+    CHECK(msg.find(c.expect) != std::string::npos);
+    CHECK(msg.rfind("not an input error", 0) != 0);
+  }
+}
+
+TEST_CASE("convert --safetensors: exit 3 on a malformed file, a factored model file on a good one") {
+  const std::string dir = "test_safetensors_tmp";
+  (void)std::system(("mkdir -p " + dir).c_str());
+  auto put = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
+    return dir + "/" + name;
+  };
+  const std::string map = put("map.json", map2);
+  const std::string good = put("good.safetensors", layer());
+  const std::string bad = put("bad.safetensors", le64(1000) + "{}");
+  const std::string bin = MHAQ_BINARY;
+  auto r = test::run(bin + " convert --safetensors " + bad + " --map " + map + " 2>&1");
+  CHECK(r.code == 3);
+  CHECK(r.out.find("runs past the end of the file") != std::string::npos);
+  r = test::run(bin + " convert --safetensors " + good + " --map " + map + " -o " + dir + "/out.json 2>&1");
+  CHECK(r.code == 0);
+  r = test::run(bin + " convert --model " + dir + "/out.json 2>/dev/null");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("\"format\": \"mhaq-model\"") != std::string::npos);
+  r = test::run(bin + " convert --safetensors " + good + " 2>&1");
+  CHECK(r.code == 2);
+  r = test::run(bin + " convert --safetensors " + good + " --map " + dir + "/nonexistent.json 2>&1");
+  CHECK(r.code == 3);
+}
+
+TEST_CASE("certified answers: correctly rounded decimals, rational cases exact, zero and ties end in unable") {
+  auto model = [](std::vector<std::pair<long, Rational>> heads) {  // d = 1: (W, v) per head
+    Model m;
+    m.d = 1;
+    for (auto& [w, v] : heads) {
+      HeadQ h{QMat(1, 1), QVec{v}};
+      h.W(0, 0) = Rational(w);
+      m.heads.push_back(h);
+    }
+    return m;
+  };
+  auto query = [](std::vector<Rational> xs) {
+    Query q;
+    for (auto& x : xs) q.push_back(Run{QVec{x}, 1});
+    return q;
+  };
+  // f = e / (1 + e) for W = 1, v = 1 on the tokens 0, 1 (mpmath: 0.731058578630004879251159241821836...)
+  const CertifiedValue a = certified_answer(model({{1, Rational(1)}}), query({Rational(0), Rational(1)}), 30, 1 << 14);
+  CHECK(a.decimal == "7.31058578630004879251159241822e-01");
+  CHECK(a.bits == certified_start_bits(30));
+  CHECK_FALSE(a.rational);
+  // scores 3 and 18, values -1/2 and -3 (mpmath: -2.999999235244432685938187133043914...)
+  const CertifiedValue b = certified_answer(model({{2, Rational(-1)}}), query({Rational(1, 2), Rational(3)}), 30, 1 << 14);
+  CHECK(b.decimal == "-2.99999923524443268593818713304e+00");
+  // equal scores: the mean of the values, exactly; 1/8 at 2 digits is a tie that rounds to even
+  const CertifiedValue c = certified_answer(model({{0, Rational(1)}}), query({Rational(1, 4), Rational(0)}), 2, 1 << 14);
+  CHECK(c.rational);
+  CHECK(c.bits == 0);
+  CHECK(c.decimal == "1.2e-01");
+  CHECK(c.mid == "1/8");
+  // two heads that cancel: f = 0 but no ball decides it -> unable at the cap
+  try {
+    (void)certified_answer(model({{1, Rational(1)}, {1, Rational(-1)}}), query({Rational(0), Rational(1)}), 10, 512);
+    FAIL("a zero value was decided by a ball");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::unable);
+  }
+}
+
+TEST_CASE("a map with an FFN writes a factored transformer file: U_{h,j} = V_h O_h ffn[:, j], exactly") {
+  // ffn (out_in, m = 3 neurons x d_out = 2); readout inline, one entry per neuron
+  const std::string bytes = layer(R"(,"f":{"dtype":"F32","shape":[3,2],"data_offsets":[64,88]})", f32s({1, -2, 0.5f, 3, 0, 1}));
+  std::string map = map2;
+  map.replace(map.find("[\"1\",\"-1/2\"]"), 12, "[\"1\",\"-1\",\"1/2\"],\"ffn\":\"f\"");
+  QMat ffn;
+  const FactoredModel fm = safetensors_to_factored(SafetensorsFile::from_bytes(bytes), safetensors_map_from_json(parse_json_text(map), "m"), &ffn);
+  REQUIRE(ffn.rows() == 2);
+  REQUIRE(ffn.cols() == 3);
+  CHECK(ffn(1, 0) == Rational(-2));  // ffn[:, j] is row j of the stored (m x d_out) tensor
+  CHECK(ffn(0, 1) == Rational(1, 2));
+  const TransformerModel t = transformer_from_json_text(factored_transformer_to_json_text(fm, ffn));
+  REQUIRE(t.heads() == 2);
+  REQUIRE(t.neurons() == 3);
+  for (int h = 0; h < 2; ++h) {
+    const FactoredHead& fh = fm.heads[static_cast<size_t>(h)];
+    CHECK(t.W[static_cast<size_t>(h)](1, 0) == fm.scale * fh.K(1, 0) * fh.Q(0, 0));  // W_h = scale K_h Q_h^T, d_k = 1
+    for (int j = 0; j < 3; ++j) {
+      const QVec Uhj = matvec(fm.heads[static_cast<size_t>(h)].V, matvec(fm.heads[static_cast<size_t>(h)].O, ffn.col(j)));
+      CHECK(t.U[static_cast<size_t>(h)][static_cast<size_t>(j)] == Uhj);
+    }
+  }
+  CHECK(t.u[2] == Rational(1, 2));
+  // without a place for the FFN the conversion refuses (a programming error, not an input error)
+  try {
+    (void)safetensors_to_factored(SafetensorsFile::from_bytes(bytes), safetensors_map_from_json(parse_json_text(map), "m"));
+    FAIL("converted an FFN without returning it");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::internal);
+  }
+}
