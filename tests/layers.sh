@@ -10,6 +10,8 @@
 #               learners themselves (stages/*.hpp, stages/*.cpp)
 #   baselines   the prior-work learners, written like the stages
 #   model       hidden models and the oracles that answer from them
+#   oracle      the external-oracle protocol: transport, transcripts, the
+#               learner's ExternalOracle, the reference server (mhaq oracle)
 #   analysis    sensitivity, the design search, the jet and pilot oracles
 #   run         the recover drivers, limits, the judge, reports, certificates, JSON
 #   evidence    verify, sweep, the baseline drivers, golden files, prove
@@ -28,7 +30,7 @@
 #                                        tree with one injected upward include
 #                                        each; every copy must fail
 set -u
-order=(check base arith stages baselines model analysis run evidence cli)
+order=(check base arith stages baselines model oracle analysis run evidence cli)
 
 rank_of() {  # layer name -> rank, or nothing when the layer is not listed
   local i

@@ -14,6 +14,7 @@ const char* kind_name(ErrorKind k) {
     case ErrorKind::not_identifiable: return "not_identifiable";
     case ErrorKind::rejected: return "checker_rejected";
     case ErrorKind::budget: return "over_budget";
+    case ErrorKind::oracle_failed: return "oracle_failed";
   }
   return "internal";
 }

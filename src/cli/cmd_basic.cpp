@@ -12,6 +12,7 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/evidence/baseline.hpp"
+#include "mhaq/oracle/external_oracle.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/recover_limits.hpp"
 #include "options.hpp"
@@ -168,6 +169,9 @@ Command make_recover() {
     long max_degree = 0;
     bool no_repair = false;
     std::string certificate;
+    std::string oracle, oracle_error, transcript, resume;
+    double oracle_timeout = oracle_protocol::default_timeout_seconds;
+    long max_queries = 0;
     bool json = false;
     CLI::Option* d_opt = nullptr;
     CLI::Option* heads_opt = nullptr;
@@ -220,6 +224,15 @@ Command make_recover() {
             add_transformer_shape(s, st->t);
             s->add_option("--learner-neurons", st->learner_neurons, "transformers: tell the learner the neuron count (default: found; balls are told the canonical count)")
                 ->check(int_in(1, max_neurons));
+            s->add_option("--oracle", st->oracle,
+                          "learn from an external oracle: a command (run by /bin/sh -c) speaking docs/oracle-protocol.md; --model is then only the truth "
+                          "compared with afterwards, without it give --d and the learner's --heads");
+            s->add_option("--oracle-error", st->oracle_error, "--oracle: the bound on |answer - f(X)|: EPS (absolute), rel:EPS or abs:EPS,rel:EPS");
+            s->add_option("--oracle-timeout", st->oracle_timeout, "--oracle: seconds to wait for each reply (default 60)")->check(positive_number());
+            s->add_option("--transcript", st->transcript, "--oracle: append every query and answer to FILE, flushed per batch");
+            s->add_option("--resume", st->resume, "--oracle: answer from this transcript first and ask only the missing queries");
+            s->add_option("--max-queries", st->max_queries, "--oracle: refuse, before asking anything, a plan that needs more queries")
+                ->check(int_in(1, max_plan_queries));
             s->add_flag("--json", st->json, "print one JSON object");
             mo->excludes(st->d_opt);
             return s;
@@ -237,6 +250,23 @@ Command make_recover() {
                 throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
               }
               file_transformer = is_transformer_json(doc);
+            }
+            const bool oracle = !st->oracle.empty();
+            if (!oracle && (!st->oracle_error.empty() || !st->transcript.empty() || !st->resume.empty() || st->max_queries != 0))
+              throw Error(ErrorKind::usage, "--oracle-error, --transcript, --resume and --max-queries go with --oracle CMD");
+            if (oracle && a == Arith::exact)
+              throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
+            if (oracle && (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons))
+              throw Error(ErrorKind::usage, "--oracle with a transformer needs its --model FILE (the truth compared with afterwards)");
+            ExternalRun ext;
+            if (oracle) {
+              ext.transport.command = st->oracle;
+              ext.transport.timeout_seconds = st->oracle_timeout;
+              ext.transport.transcript = st->transcript;
+              ext.transport.resume = st->resume;
+              if (!st->oracle_error.empty()) ext.error = parse_error_statement(st->oracle_error);
+              ext.truth_known = !st->model_path.empty();
+              ext.max_queries = st->max_queries;
             }
             if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons || file_transformer) {
               TransformerModel truth;
@@ -266,9 +296,11 @@ Command make_recover() {
               o.threads = st->threads;
               o.tolerance = parse_tolerance(st->tolerance, st->tol_opt, a);
               check_transformer_limits(truth, o, st->model_path);
+              if (oracle) o.external = &ext;
               const nlohmann::json r = recover_transformer(truth, o);
               const int code = recover_exit_code(r);
               emit(st->json, r, transformer_report(r));
+              if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
               if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
               return code;
             }
@@ -280,6 +312,10 @@ Command make_recover() {
               } catch (const Error& e) {
                 throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
               }
+            } else if (oracle) {
+              // no truth: only d; the learner's H comes from --heads
+              if (st->d_opt->count() == 0 || st->heads_opt->count() == 0) throw Error(ErrorKind::usage, "--oracle without --model needs --d D and the learner's --heads H");
+              truth.d = st->g.d;
             } else {
               if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
               GenerateOptions g = with_defaults_for(st->g, a);
@@ -294,8 +330,9 @@ Command make_recover() {
             o.seed = st->seed;
             o.heads = st->learner_heads;
             // with a model file, --heads states the learner's H
-            if (!st->model_path.empty() && o.heads == 0 && st->heads_opt->count() > 0) o.heads = st->g.heads;
+            if ((!st->model_path.empty() || oracle) && o.heads == 0 && st->heads_opt->count() > 0) o.heads = st->g.heads;
             o.max_heads = st->max_heads;
+            if (oracle) o.external = &ext;
             o.oracle_bits = st->oracle_bits;
             try {
               o.noise_eps = Rational::parse(st->noise);
@@ -346,6 +383,12 @@ Command make_recover() {
               }
             }
             emit(st->json, r, recover_report(r) + human_extra + note);
+            if (oracle) {
+              // on standard error: a resumed run's output must equal an uninterrupted one's
+              std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries";
+              if (!st->resume.empty()) std::cerr << ", " << ext.replayed << " answered from " << clean_text(st->resume);
+              std::cerr << (ext.exit_note.empty() ? std::string() : "; " + ext.exit_note) << "\n";
+            }
             if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << r["status"].get<std::string>() << "\n";
             return code;
           }};

@@ -14,6 +14,7 @@ const char* status_name(Status s) {
     case Status::not_identifiable: return "not_identifiable";
     case Status::rejected: return "checker_rejected";
     case Status::over_budget: return "over_budget";
+    case Status::oracle_failed: return "oracle_failed";
   }
   return "?";
 }
@@ -28,6 +29,7 @@ int status_exit_code(Status s) {
     case Status::not_identifiable: return exit_code(ErrorKind::not_identifiable);
     case Status::rejected: return exit_code(ErrorKind::rejected);
     case Status::over_budget: return exit_code(ErrorKind::budget);
+    case Status::oracle_failed: return exit_code(ErrorKind::oracle_failed);
   }
   return exit_code(ErrorKind::internal);
 }
@@ -43,12 +45,14 @@ const char* status_remedy(Status s) {
     case Status::rejected: return "the checker rejected the file: it is wrong or has been tampered with";
     case Status::over_budget:
       return "the exact run would exceed its budget: use a smaller --token-range, or ball mode (--arith ball --bits P), or raise --max-degree";
+    case Status::oracle_failed:
+      return "the external oracle failed (the fault and the last query are named above): fix it, then rerun with --resume on the transcript to ask only what is missing";
   }
   return "";
 }
 
 Status parse_status(const std::string& s) {
-  for (Status t : {Status::ok, Status::degenerate, Status::unable, Status::mismatch, Status::inconsistent, Status::not_identifiable, Status::rejected, Status::over_budget})
+  for (Status t : {Status::ok, Status::degenerate, Status::unable, Status::mismatch, Status::inconsistent, Status::not_identifiable, Status::rejected, Status::over_budget, Status::oracle_failed})
     if (s == status_name(t)) return t;
   throw_internal("unknown status \"" + s + "\"");
 }
@@ -62,6 +66,7 @@ Status status_of(ErrorKind k) {
     case ErrorKind::not_identifiable: return Status::not_identifiable;
     case ErrorKind::rejected: return Status::rejected;
     case ErrorKind::budget: return Status::over_budget;
+    case ErrorKind::oracle_failed: return Status::oracle_failed;
     default: throw_internal(std::string("error kind ") + kind_name(k) + " is not a run outcome");
   }
 }

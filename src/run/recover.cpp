@@ -11,6 +11,7 @@
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/run/certificate.hpp"
+#include "mhaq/run/external_run.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/run/report.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
@@ -211,11 +212,19 @@ template <class T>
 void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
-  ModelOracle<T> oracle(truth, lo.tokens.den, noise, o.exact_solver);
-  RecordingOracle<T> rec(oracle);
+  ExternalSetup<T> ext;  // recover --oracle: the oracle the learner asks instead of the model's
+  ext.stated_eps = o.noise_eps;
+  if constexpr (!Field<T>::is_exact) {
+    if (o.external && !start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, learner_plan(truth.d, lo).queries(), ext)) return;
+  }
+  if (!ext.oracle) ext.oracle = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, noise, o.exact_solver);
+  const Rational& stated_eps = ext.stated_eps;  // the answers' stated error, for the floats' kappa estimate
+  RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
-  RunFacts facts = known_truth_facts(o.arith, canon);
+  const bool truth_known = !o.external || o.external->truth_known;
+  RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
+  facts.arith = o.arith;
   float_tolerance(r, facts, F, o.tolerance);
   Verdict v;
   try {
@@ -240,17 +249,18 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
       r["repaired_pairs"] = list;
     }
     r["heads"] = heads_json(F, res.heads);
-    facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, o.oracle_bits, o.noise_eps, r);
+    facts.estimate_log2 = error_estimate(F, truth.d, lo, rec, o.oracle_bits, stated_eps, r);
     if (o.arith == Arith::mpfr || o.arith == Arith::ieee) {
       r["error_estimate"] = pow2_json(facts.estimate_log2);
       r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
     }
-    compare_with_truth(r, facts, canon, res.heads);
+    if (truth_known) compare_with_truth(r, facts, canon, res.heads);
     if constexpr (!Field<T>::is_exact) {
       if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(res.heads, canon));
     }
     if constexpr (std::is_same_v<T, Ball>) r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(res.heads));
     v = judge(facts);
+    finish_external(o, ext.session.get(), true);
     if (o.certificate && v.status == Status::ok) {
       if (!res.repairs.empty()) r["certificate_note"] = "certificates do not cover repaired pairs";
       else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
@@ -264,6 +274,8 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   report_verdict(r, v);
   r["queries"] = black_box.queries();
   r["max_length"] = black_box.max_length();
+  finish_external(o, ext.session.get(), false);
+  external_remedy(r, o);
   // queries beyond the plan are the fallback's (lean, compact) or, in the
   // paper schedule, a repaired run's witnesses (proofs/21), also when they
   // ended the run
@@ -607,8 +619,11 @@ void design_kappa(json& r, const Model& canon, const LearnOptions& lo) {
 }  // namespace
 
 nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
-  truth.validate();
-  const Model canon = truth.canonical();
+  // with an external oracle and no model, truth holds only d (no heads)
+  const bool truth_known = !o.external || o.external->truth_known;
+  if (truth_known) truth.validate();
+  Model canon = truth_known ? truth.canonical() : truth;
+  if (o.external) check_external_options(o, truth_known);
   json r;
   LearnOptions lo;
   lo.H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : canon.num_heads();
@@ -634,7 +649,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   r["heads_known"] = lo.heads_is_bound ? "upper bound H0" : "exact";
   r["seed"] = o.seed;
   r["schedule"] = schedule_name(o.schedule);
-  r["heads_true"] = canon.heads.size();
+  if (truth_known) r["heads_true"] = canon.heads.size();
   r["paper_bound"] = paper_query_bound(truth.d, lo.H);
   if (o.schedule != Schedule::paper) r["schedule_count"] = schedule_query_count(o.schedule, truth.d, lo.H);
   r["max_length_bound"] = 2 * lo.H + 1;
@@ -659,6 +674,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     r["max_length_bound"] = o.samples_per_pair;
   }
   choose_design(r, truth, o, lo);
+  if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count())) return r;
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {
@@ -672,7 +688,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     return r;
   }
   if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
-  if (o.design != Design::paper && o.noise_eps.is_zero()) design_kappa(r, canon, lo);
+  if (o.design != Design::paper && o.noise_eps.is_zero() && !o.external) design_kappa(r, canon, lo);
   dispatch(r, truth, canon, o, lo, noise);
   if (o.design == Design::tuned) {
     r["design_queries"] = r["queries"];
@@ -739,7 +755,9 @@ std::string recover_report(const nlohmann::json& r) {
   if (r.contains("exact_cost"))
     o << "  exact cost       answers up to tau-degree " << r["exact_cost"]["max_answer_degree"].get<double>() << " (budget --max-degree "
       << r["exact_cost"]["max_degree_budget"] << "), L = " << r["exact_cost"]["L"] << "\n";
-  o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
+  if (r.contains("oracle")) o << "  oracle           " << r["oracle"].get<std::string>() << "; stated error " << r["oracle_error"].get<std::string>() << "\n";
+  if (r.contains("heads_true")) o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
+  else o << "  heads            " << r["heads_recovered"] << " recovered (no --model: no truth to compare with)\n";
   if (r.contains("self_check")) o << "  self-check       " << self_check_phrase(r["self_check"].get<std::string>()) << "\n";
   if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
   if (r.contains("contains_truth"))

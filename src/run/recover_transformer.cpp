@@ -13,6 +13,7 @@
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
 #include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/run/external_run.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/report.hpp"
 
@@ -268,8 +269,13 @@ template <class T>
 void run(json& r, const TransformerModel& truth, const TransformerModel& canon, const RecoverOptions& o, const TransformerLearnOptions& lo) {
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
-  TransformerOracle<T> oracle(truth, lo.tokens.den);
-  RecordingOracle<T> rec(oracle);
+  // an external oracle when given (recover --oracle; the learner is adaptive: no queries sent ahead), else the model's own
+  ExternalSetup<T> ext;
+  if constexpr (!Field<T>::is_exact) {
+    if (o.external && !start_external(r, o, truth.d, oracle_protocol::ModelKind::transformer, {}, ext)) return;
+  }
+  if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, lo.tokens.den);
+  RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
   RunFacts facts;
@@ -301,6 +307,7 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
     }
     compare(r, facts, truth, canon, res, F, lo.tokens.den, o.seed);
     v = judge(facts);
+    finish_external(o, ext.session.get(), true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
@@ -310,6 +317,8 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
   report_verdict(r, v);
   r["queries"] = black_box.queries();
   r["max_length"] = black_box.max_length();
+  finish_external(o, ext.session.get(), false);
+  external_remedy(r, o);
   if constexpr (Field<T>::is_exact) r["L"] = QTauAccess::L(F);
 }
 }  // namespace

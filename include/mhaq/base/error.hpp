@@ -18,6 +18,7 @@ enum class ErrorKind {
   not_identifiable = 9,  // the model, or the stated H, is not identifiable: no seed helps
   rejected = 10,         // a checker rejected a certificate, golden file or lemma check
   budget = 11,           // the work would exceed the stated budget
+  oracle_failed = 12,    // an external oracle failed (exited, hung, answered garbage, ...)
 };
 
 inline int exit_code(ErrorKind k) { return static_cast<int>(k); }

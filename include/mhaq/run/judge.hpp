@@ -16,6 +16,8 @@
 //                           file or lemma check
 //   over_budget       11    the estimated exact cost exceeds the       smaller token range, ball mode, or
 //                           stated budget (refused before the work)    a larger --max-degree
+//   oracle_failed     12    an external oracle exited, hung or sent    fix the oracle (the message names
+//                           a malformed reply                          the fault and the last query)
 #pragma once
 #include <cmath>
 #include <string>
@@ -25,7 +27,7 @@
 
 namespace mhaq {
 
-enum class Status { ok, degenerate, unable, mismatch, inconsistent, not_identifiable, rejected, over_budget };
+enum class Status { ok, degenerate, unable, mismatch, inconsistent, not_identifiable, rejected, over_budget, oracle_failed };
 
 const char* status_name(Status s);  // the JSON "status" string
 int status_exit_code(Status s);

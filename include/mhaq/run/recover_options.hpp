@@ -8,10 +8,24 @@
 #include "mhaq/arith/field.hpp"
 #include "mhaq/arith/solve/qtau_solve.hpp"
 #include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/external_oracle.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/learner.hpp"
 
 namespace mhaq {
+
+// recover --oracle CMD: the learner asks an external oracle
+// (docs/oracle-protocol.md); the model, when there is one, is only the truth
+// the result is compared with afterwards.
+struct ExternalRun {
+  ExternalOptions transport;
+  ErrorStatement error;      // --oracle-error (empty: the oracle's own statement)
+  bool truth_known = false;  // a --model to compare with
+  long max_queries = 0;      // > 0: a plan that needs more is refused before any query
+  // filled by the run (not part of its output, which must not depend on a resume)
+  mutable long asked = 0, replayed = 0;
+  mutable std::string exit_note;
+};
 
 struct RecoverOptions {
   Arith arith = Arith::exact;
@@ -42,6 +56,8 @@ struct RecoverOptions {
   std::string* certificate = nullptr;
   // How B and Delta are chosen (stages/2-schedule/design.hpp, analysis/design_search.hpp).
   Design design = Design::paper;
+  // When set, answers come from this external oracle (attention models only).
+  const ExternalRun* external = nullptr;
 };
 
 }  // namespace mhaq

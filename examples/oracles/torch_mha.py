@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""torch.nn.MultiheadAttention (bias=False) with a readout, as an mhaq oracle.
+
+usage: torch_mha.py --d D --heads H --seed S [--dtype float64|float32] [--write-model FILE]
+
+The weights come from torch's own initialisation under torch.manual_seed(S);
+the readout u is uniform in [-1, 1] from the same generator. The oracle
+answers f(X) = MHA(X, X, X)[last token] . u, computed by torch in the dtype.
+
+--write-model FILE writes the factored model file of these weights and
+exits: every float64 or float32 weight is a dyadic rational, written exactly,
+so the file is the exact truth of what torch evaluates approximately
+(W_h = scale K_h Q_h^T, v_h = V_h O_h u; scale = the dtype's 1/sqrt(d_k),
+exact for d_k = 1, 4, 16, ...).
+
+Stated error (docs/recover-your-own-model.md): float64 abs 5e-14, float32
+abs 3e-5 (for tokens in [-1, 1], mhaq's default in ball, mpfr and double).
+"""
+import argparse
+import json
+import math
+import sys
+from fractions import Fraction
+
+import torch
+
+import mhaq_oracle
+
+ACCURACY = {"float64": {"abs": "5e-14"}, "float32": {"abs": "3e-5"}}
+
+
+def exact(x):
+    f = Fraction(float(x))  # a float32 or float64 value, exactly
+    return str(f.numerator) if f.denominator == 1 else "%d/%d" % (f.numerator, f.denominator)
+
+
+def build(d, H, seed, dtype):
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(d, H, bias=False, dtype=dtype)
+    mha.eval()
+    u = (torch.rand(d, dtype=dtype) * 2 - 1)
+    return mha, u
+
+
+def factored_file(mha, u, d, H, dtype):
+    dk = d // H
+    Wq, Wk, Wv = mha.in_proj_weight.detach().chunk(3, dim=0)  # rows: output features
+    scale = torch.tensor(1.0, dtype=dtype) / torch.sqrt(torch.tensor(float(dk), dtype=dtype))
+    heads = []
+    for h in range(H):
+        rows = slice(h * dk, (h + 1) * dk)
+        # x^T Q_h is head h's query: Q_h = Wq[rows]^T (d x d_k)
+        heads.append({n: [[exact(x) for x in r] for r in W[rows].T.tolist()] for n, W in (("Q", Wq), ("K", Wk), ("V", Wv))})
+    O = mha.out_proj.weight.detach().T  # (H d_v) x d_out
+    return {"format": "mhaq-model-factored", "version": 1, "d": d, "d_k": dk, "d_v": dk, "d_out": d, "scale": exact(scale.item()),
+            "heads": heads, "O": [[exact(x) for x in r] for r in O.tolist()], "readout": [exact(x) for x in u.tolist()]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--d", type=int, required=True)
+    ap.add_argument("--heads", type=int, required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    ap.add_argument("--write-model")
+    a = ap.parse_args()
+    if a.d % a.heads:
+        raise SystemExit("torch.nn.MultiheadAttention needs d divisible by the head count")
+    dtype = getattr(torch, a.dtype)
+    mha, u = build(a.d, a.heads, a.seed, dtype)
+    if a.write_model:
+        with open(a.write_model, "w") as fh:
+            json.dump(factored_file(mha, u, a.d, a.heads, dtype), fh)
+            fh.write("\n")
+        return
+
+    @torch.no_grad()
+    def f(X):
+        x = torch.tensor(X, dtype=dtype).unsqueeze(1)  # (N, batch 1, d)
+        out, _ = mha(x, x, x, need_weights=False)
+        return float(out[-1, 0] @ u)
+
+    name = "torch.nn.MultiheadAttention(%d, %d, bias=False) %s seed %d, torch %s" % (a.d, a.heads, a.dtype, a.seed, torch.__version__)
+    mhaq_oracle.serve(f, d=a.d, name=name, accuracy=ACCURACY[a.dtype])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+// The learner's view of an external oracle (docs/oracle-protocol.md): a
+// child process that answers batches of queries over JSON lines.
+//
+//  * ExternalSession owns the child and the protocol: the handshake, batches
+//    of up to 256 queries (the learner's upcoming queries are sent ahead when
+//    the caller announces them: plans are non-adaptive), strict reading of
+//    every reply, the transcript (appended per batch, flushed) and the
+//    replay of a transcript (--resume: only the missing queries are asked).
+//    Any fault kills the child and throws OracleFailure (ErrorKind
+//    oracle_failed); the transcript keeps every batch received before it.
+//  * ExternalOracle<T> is an Oracle<T> for T = Ball, Mpfr, double. Ball
+//    answers are [y +- (radius + abs + rel |y| + conversion)]: on success the
+//    learner's enclosures are certified under the stated bound. Floats take y
+//    rounded to their precision, with the stated bound as the accuracy their
+//    decisions assume. There is no exact instance: the answers are reals, not
+//    elements of Q(tau).
+#pragma once
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/field.hpp"
+#include "mhaq/oracle/child_process.hpp"
+#include "mhaq/oracle/protocol.hpp"
+#include "mhaq/stages/1-oracle/oracle.hpp"
+
+namespace mhaq {
+
+// A bound |answer - f(X)| <= abs + rel |answer| (either part may be absent).
+struct ErrorStatement {
+  std::optional<Rational> abs, rel;
+  bool stated() const { return abs.has_value() || rel.has_value(); }
+  std::string str() const;  // "abs 1e-13, rel 0" style, exact rationals
+};
+// Parses --oracle-error: "EPS" (absolute), "abs:EPS", "rel:EPS" or
+// "abs:EPS,rel:EPS", each EPS a non-negative decimal; Error(usage) otherwise.
+ErrorStatement parse_error_statement(const std::string& text);
+
+struct ExternalOptions {
+  std::string command;
+  double timeout_seconds = oracle_protocol::default_timeout_seconds;
+  std::string transcript;  // append every query and answer here ("" = none)
+  std::string resume;      // replay this transcript first ("" = none)
+  long batch = oracle_protocol::max_batch_queries;
+};
+
+class ExternalSession {
+ public:
+  // Reads the resume file (Error(input) when malformed or for another d or
+  // model kind), opens the transcript, starts the child and handshakes.
+  ExternalSession(const ExternalOptions& o, int d, oracle_protocol::ModelKind kind, const std::string& arith);
+  ~ExternalSession();
+  ExternalSession(const ExternalSession&) = delete;
+  ExternalSession& operator=(const ExternalSession&) = delete;
+
+  int dim() const { return d_; }
+  const oracle_protocol::OracleHello& hello() const { return hello_; }
+  // The queries the learner will ask next, in order (sent ahead in batches).
+  void expect(std::vector<Query> upcoming);
+  // The answer to q: replayed from the resume file when recorded there,
+  // else asked (with the expected queries that follow q, up to a batch).
+  oracle_protocol::Answer answer(const Query& q);
+  long asked() const { return asked_; }        // queries sent to the child
+  long replayed() const { return replayed_; }  // answers taken from the resume file
+  long batches() const { return batch_no_; }
+  // Sends bye and waits for the child to exit; a note when it did not exit cleanly.
+  std::string finish();
+
+ private:
+  void ask(const std::vector<Query>& qs);
+  void append_transcript(const std::string& text);
+  std::string context() const;
+  static std::string key(const Query& q);
+  int d_;
+  oracle_protocol::ModelKind kind_;
+  ExternalOptions opt_;
+  std::unique_ptr<ChildProcess> child_;
+  oracle_protocol::OracleHello hello_;
+  std::map<std::string, std::vector<oracle_protocol::Answer>> cache_;  // FIFO per query
+  std::map<std::string, size_t> cache_next_;
+  std::map<std::string, size_t> resumed_;  // the first entries of each cache_ list came from the resume file
+  std::vector<Query> expected_;
+  size_t pos_ = 0;
+  long next_id_ = 0, batch_no_ = 0, asked_ = 0, replayed_ = 0;
+  long last_id_ = -1;
+  Query last_query_;
+  std::FILE* transcript_ = nullptr;
+  bool finished_ = false;
+};
+
+template <class T>
+class ExternalOracle final : public Oracle<T> {
+ public:
+  // stated: the user's bound (--oracle-error); when absent, the oracle's own
+  // accuracy from its hello. Ball needs a bound or per-answer radii
+  // (Error(usage) otherwise, before any query).
+  ExternalOracle(ExternalSession& s, const ErrorStatement& stated);
+  int dim() const override { return s_.dim(); }
+  const Field<T>& field() const override { return field_; }
+  const ErrorStatement& bound() const { return bound_; }  // the bound in force
+
+ private:
+  T answer(const Query& q) override;
+  ExternalSession& s_;
+  ErrorStatement bound_;
+  Field<T> field_;
+};
+
+// The bound in force: the user's when stated, else the oracle's accuracy.
+ErrorStatement bound_in_force(const ErrorStatement& user, const oracle_protocol::OracleHello& h);
+
+}  // namespace mhaq

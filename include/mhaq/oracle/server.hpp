@@ -1,0 +1,51 @@
+// The reference oracle: the protocol's oracle side (docs/oracle-protocol.md)
+// served from a model file, attention or one-layer transformer (mhaq oracle).
+// Ball answers are certified: a decimal value and a radius whose interval
+// contains f(X) (Arb's printing keeps the ball inside). mpfr answers are
+// decimals of the value rounded to the precision, double answers JSON numbers.
+#pragma once
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "mhaq/arith/field.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/model/transformer.hpp"
+#include "mhaq/stages/1-oracle/oracle.hpp"
+
+namespace mhaq {
+
+class ServedModel {
+ public:
+  ServedModel(Model m, Arith arith, long bits);
+  ServedModel(TransformerModel m, Arith arith, long bits);
+  ~ServedModel();
+  int dim() const { return d_; }
+  std::string describe() const;
+  // One answer object {"id": id, "value": ..., ["radius": ...]}.
+  nlohmann::json answer(long id, const Query& q);
+  nlohmann::json hello_reply(const std::string& name) const;
+
+ private:
+  Ball enclose(const Query& q, long prec);
+  bool transformer_;
+  bool grid_ = true;  // the model's W denominators fit the grid oracles of model/ (else the generic evaluation)
+  Model attention_;
+  TransformerModel tm_;
+  int d_;
+  Arith arith_;
+  long bits_;
+  std::map<std::pair<long, long>, std::unique_ptr<Oracle<Ball>>> by_grid_;  // (token denominator, precision)
+};
+
+// Serves the protocol on in/out until bye or the end of input; returns the
+// exit code (0; 3 when a request was malformed, after replying with an error).
+int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std::string& name);
+
+// The queries of an inputs file: {"queries": [RUNS, ...]} with RUNS a list of
+// {"token": [...], "count": n} (or {"id": n, "runs": RUNS}); Error(input).
+std::vector<Query> read_oracle_inputs(const std::string& text, int d);
+
+}  // namespace mhaq

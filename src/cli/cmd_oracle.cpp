@@ -1,0 +1,66 @@
+// oracle: the reference oracle of the protocol (docs/oracle-protocol.md),
+// served from a model file on standard input and output, or, with --inputs,
+// one evaluation of the sequences in a file with certified decimals.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "mhaq/base/io.hpp"
+#include "mhaq/base/limits.hpp"
+#include "mhaq/base/text.hpp"
+#include "mhaq/oracle/server.hpp"
+#include "options.hpp"
+
+namespace mhaq::cli {
+
+Command make_oracle() {
+  struct State {
+    std::string model_path, arith = "ball", inputs;
+    long bits = 512;
+    bool json = false;
+  };
+  auto st = std::make_shared<State>();
+  return {[st](CLI::App& app) {
+            auto* s = app.add_subcommand("oracle",
+                                         "serve the oracle protocol (docs/oracle-protocol.md) from a model file on standard input and output; "
+                                         "with --inputs, evaluate the sequences of a file and print certified decimals");
+            s->add_option("--model", st->model_path, "model file: attention (plain or factored) or a one-layer transformer")->required();
+            s->add_option("--arith", st->arith, "answers: ball (certified decimal and radius), mpfr (decimal at --bits), double (JSON number)");
+            s->add_option("--bits", st->bits, "precision of ball and mpfr answers")->check(int_in(limits::min_bits, limits::max_bits));
+            s->add_option("--inputs", st->inputs, "one-shot: a JSON file {\"queries\": [[{\"token\": [...], \"count\": n}, ...], ...]}");
+            s->add_flag("--json", st->json, "with --inputs: print one JSON object");
+            return s;
+          },
+          [st] {
+            const Arith a = parse_arith(st->arith);
+            if (a == Arith::exact) throw Error(ErrorKind::usage, "mhaq oracle answers in ball, mpfr or double (exact answers are not numbers the protocol carries)");
+            const std::string text = read_file_text(st->model_path, "model file");
+            std::unique_ptr<ServedModel> m;
+            try {
+              if (is_transformer_text(text)) m = std::make_unique<ServedModel>(transformer_from_json_text(text), a, st->bits);
+              else m = std::make_unique<ServedModel>(model_from_json_text(text), a, st->bits);
+            } catch (const Error& e) {
+              throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
+            }
+            const std::string name = "mhaq oracle (" + m->describe() + ", model file " + clean_text(st->model_path) + ")";
+            if (st->inputs.empty()) return serve_oracle(std::cin, std::cout, *m, name);
+            std::vector<Query> qs;
+            try {
+              qs = read_oracle_inputs(read_file_text(st->inputs, "inputs file"), m->dim());
+            } catch (const Error& e) {
+              throw Error(e.kind(), clean_text(st->inputs) + ": " + e.what());
+            }
+            nlohmann::json answers = nlohmann::json::array();
+            std::string human = name + "\n";
+            for (size_t i = 0; i < qs.size(); ++i) {
+              nlohmann::json ans = m->answer(static_cast<long>(i), qs[i]);
+              const std::string v = ans["value"].is_string() ? ans["value"].get<std::string>() : ans["value"].dump();
+              human += "  " + std::to_string(i) + "  " + v + (ans.contains("radius") ? " +/- " + ans["radius"].get<std::string>() : std::string()) + "\n";
+              answers.push_back(std::move(ans));
+            }
+            emit(st->json, nlohmann::json{{"status", "ok"}, {"oracle", name}, {"answers", answers}}, human);
+            return 0;
+          }};
+}
+
+}  // namespace mhaq::cli

@@ -1,0 +1,353 @@
+#include "mhaq/oracle/external_oracle.hpp"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "mhaq/base/io.hpp"
+#include "mhaq/base/json_in.hpp"
+#include "mhaq/base/text.hpp"
+
+namespace mhaq {
+
+using nlohmann::json;
+using namespace oracle_protocol;
+
+std::string ErrorStatement::str() const {
+  std::string s;
+  if (abs) s += "abs " + abs->str();
+  if (rel) s += std::string(s.empty() ? "" : ", ") + "rel " + rel->str();
+  return s.empty() ? "none" : s;
+}
+
+ErrorStatement parse_error_statement(const std::string& text) {
+  ErrorStatement e;
+  auto value = [&](const std::string& s) {
+    try {
+      const Rational q = Rational::parse(s, 200);
+      if (q.sign() < 0) throw Error(ErrorKind::usage, "");
+      return q;
+    } catch (const Error&) {
+      throw Error(ErrorKind::usage, "--oracle-error: " + quote_text(s) + " is not a non-negative decimal (expected EPS, abs:EPS, rel:EPS or abs:EPS,rel:EPS)");
+    }
+  };
+  std::stringstream ss(text);
+  std::string part;
+  int parts = 0;
+  while (std::getline(ss, part, ',')) {
+    ++parts;
+    if (part.rfind("abs:", 0) == 0 && !e.abs) e.abs = value(part.substr(4));
+    else if (part.rfind("rel:", 0) == 0 && !e.rel) e.rel = value(part.substr(4));
+    else if (part.find(':') == std::string::npos && parts == 1 && text.find(',') == std::string::npos) e.abs = value(part);
+    else throw Error(ErrorKind::usage, "--oracle-error: cannot read " + quote_text(text) + " (expected EPS, abs:EPS, rel:EPS or abs:EPS,rel:EPS)");
+  }
+  if (!e.stated()) throw Error(ErrorKind::usage, "--oracle-error: empty statement");
+  return e;
+}
+
+ErrorStatement bound_in_force(const ErrorStatement& user, const OracleHello& h) {
+  if (user.stated()) return user;
+  ErrorStatement e;
+  e.abs = h.acc_abs;
+  e.rel = h.acc_rel;
+  return e;
+}
+
+// ---------------------------------------------------------------- session
+
+namespace {
+const char* kTranscriptFormat = "mhaq-oracle-transcript";
+
+json transcript_header(int d, ModelKind kind) {
+  return json{{"format", kTranscriptFormat}, {"version", version}, {"d", d}, {"model_kind", model_kind_name(kind)}};
+}
+
+void check_header(const json& h, int d, ModelKind kind, const std::string& file) {
+  const std::string where = quote_text(file) + " line 1";
+  if (!h.is_object() || h.value("format", std::string()) != kTranscriptFormat)
+    throw_input(where + ": not an mhaq oracle transcript (expected {\"format\": \"" + kTranscriptFormat + "\", ...})");
+  json_long(json_member(h, "version", where), version, version, where + ".version");
+  const long fd = json_long(json_member(h, "d", where), 1, 1L << 20, where + ".d");
+  if (fd != d) throw_input(where + ": the transcript is for d = " + std::to_string(fd) + ", this run has d = " + std::to_string(d));
+  const json& k = json_member(h, "model_kind", where);
+  if (!k.is_string() || k.get<std::string>() != model_kind_name(kind))
+    throw_input(where + ": the transcript is for model kind " + json_shown(k) + ", this run is " + model_kind_name(kind));
+}
+
+// The lines of a transcript file; the last one is dropped when it has no
+// newline (its writer was interrupted).
+std::vector<std::string> transcript_lines(const std::string& path) {
+  const std::string text = read_file_text(path, "transcript");
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) break;
+    lines.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return lines;
+}
+}  // namespace
+
+std::string ExternalSession::key(const Query& q) { return runs_json(q, false).dump(); }
+
+ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind, const std::string& arith) : d_(d), kind_(kind), opt_(o) {
+  if (opt_.batch < 1 || opt_.batch > max_batch_queries) throw_internal("oracle batch size out of range");
+  if (!(opt_.timeout_seconds > 0) || opt_.timeout_seconds > 86400) throw Error(ErrorKind::usage, "--oracle-timeout must be in (0, 86400] seconds");
+  // replayed answers first: a malformed resume file is an input error before anything runs
+  if (!opt_.resume.empty()) {
+    const std::vector<std::string> lines = transcript_lines(opt_.resume);
+    if (lines.empty()) throw_input("resume file " + quote_text(opt_.resume) + " holds no complete line");
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string where = quote_text(opt_.resume) + " line " + std::to_string(i + 1);
+      json j;
+      try {
+        j = parse_json_text(lines[i]);
+      } catch (const Error& e) {
+        throw_input(where + ": " + e.what());
+      }
+      if (i == 0) {
+        check_header(j, d, kind, opt_.resume);
+        continue;
+      }
+      if (!j.is_object()) throw_input(where + ": expected an object");
+      if (j.contains("hello")) continue;
+      const long id = json_long(json_member(j, "id", where), 0, 1L << 60, where + ".id");
+      const Query q = query_from_runs(json_member(j, "runs", where), d, where + ".runs");
+      try {
+        cache_[key(q)].push_back(parse_answer(json_member(j, "answer", where), false, where + ".answer"));
+        ++resumed_[key(q)];
+      } catch (const OracleFailure& f) {
+        throw_input(where + ": " + f.detail());
+      }
+      next_id_ = std::max(next_id_, id + 1);
+    }
+  }
+  if (!opt_.transcript.empty()) {
+    struct stat sb {};
+    const bool exists = ::stat(opt_.transcript.c_str(), &sb) == 0 && sb.st_size > 0;
+    if (exists) {
+      const std::vector<std::string> lines = transcript_lines(opt_.transcript);
+      if (lines.empty()) throw_input("transcript " + quote_text(opt_.transcript) + " exists but holds no complete line");
+      json h;
+      try {
+        h = parse_json_text(lines[0]);
+      } catch (const Error& e) {
+        throw_input(quote_text(opt_.transcript) + " line 1: " + e.what());
+      }
+      check_header(h, d, kind, opt_.transcript);
+      for (size_t i = 1; i < lines.size(); ++i) {
+        try {
+          const json j = parse_json_text(lines[i]);
+          if (j.is_object() && j.contains("id") && j["id"].is_number_integer()) next_id_ = std::max(next_id_, j["id"].get<long>() + 1);
+        } catch (const Error&) {
+        }
+      }
+    }
+    transcript_ = std::fopen(opt_.transcript.c_str(), "a");
+    if (!transcript_) throw_input("cannot open the transcript " + quote_text(opt_.transcript) + " for appending");
+    if (!exists) append_transcript(transcript_header(d, kind).dump() + "\n");
+  }
+  child_ = std::make_unique<ChildProcess>(opt_.command, opt_.timeout_seconds, max_line_bytes);
+  const std::string at = " (during the handshake, no query sent yet)";
+  try {
+    child_->send(hello_line(d, kind, arith), at);
+    hello_ = parse_hello(child_->receive(at), d, at);
+  } catch (const OracleFailure&) {
+    child_->kill_now();
+    if (transcript_) std::fclose(transcript_);
+    transcript_ = nullptr;
+    throw;
+  }
+  if (transcript_) append_transcript(json{{"hello", hello_.raw}}.dump() + "\n");
+}
+
+ExternalSession::~ExternalSession() {
+  if (transcript_) std::fclose(transcript_);
+}
+
+void ExternalSession::append_transcript(const std::string& text) {
+  if (!transcript_) return;
+  if (std::fwrite(text.data(), 1, text.size(), transcript_) != text.size() || std::fflush(transcript_) != 0)
+    throw_input("cannot append to the transcript " + quote_text(opt_.transcript));
+}
+
+std::string ExternalSession::context() const {
+  if (last_id_ < 0) return " (no query sent yet)";
+  return " (last query sent: " + describe_query(last_id_, last_query_) + ")";
+}
+
+void ExternalSession::expect(std::vector<Query> upcoming) {
+  expected_ = std::move(upcoming);
+  pos_ = 0;
+}
+
+Answer ExternalSession::answer(const Query& q) {
+  if (finished_) throw_internal("external oracle asked after the end of its session");
+  const bool in_order = pos_ < expected_.size() && same_query(expected_[pos_], q);
+  if (in_order) ++pos_;
+  const std::string k = key(q);
+  auto take = [&]() -> std::optional<Answer> {
+    auto it = cache_.find(k);
+    if (it == cache_.end()) return std::nullopt;
+    size_t& n = cache_next_[k];
+    if (n >= it->second.size()) return std::nullopt;
+    const auto r = resumed_.find(k);
+    if (r != resumed_.end() && n < r->second) ++replayed_;
+    return it->second[n++];
+  };
+  if (auto a = take()) return *a;
+  // ask q, and the expected queries after it that no cached answer covers yet
+  std::vector<Query> batch{q};
+  if (in_order) {
+    std::map<std::string, long> spare;  // cached answers not yet claimed, per query
+    for (size_t i = pos_; i < expected_.size() && static_cast<long>(batch.size()) < opt_.batch; ++i) {
+      const std::string ki = key(expected_[i]);
+      auto sp = spare.find(ki);
+      if (sp == spare.end()) {
+        const auto it = cache_.find(ki);
+        const long have = it == cache_.end() ? 0 : static_cast<long>(it->second.size() - cache_next_[ki]);
+        sp = spare.emplace(ki, have).first;
+      }
+      if (sp->second > 0) {
+        --sp->second;
+        continue;
+      }
+      batch.push_back(expected_[i]);
+    }
+  }
+  ask(batch);
+  if (auto a = take()) return *a;
+  throw_internal("external oracle: the answer to a query just asked is missing");
+}
+
+void ExternalSession::ask(const std::vector<Query>& qs) {
+  // split so that every line stays within the limit
+  size_t start = 0;
+  while (start < qs.size()) {
+    std::vector<long> ids;
+    std::vector<Query> part;
+    size_t bytes = 64;
+    for (size_t i = start; i < qs.size(); ++i) {
+      const size_t qb = runs_json(qs[i], true).dump().size() + 32;
+      if (!part.empty() && bytes + qb >= static_cast<size_t>(max_line_bytes)) break;
+      if (bytes + qb >= static_cast<size_t>(max_line_bytes))
+        throw Error(ErrorKind::input, "a query of " + std::to_string(qb) + " bytes does not fit the protocol's line limit of " + std::to_string(max_line_bytes));
+      bytes += qb;
+      ids.push_back(next_id_++);
+      part.push_back(qs[i]);
+    }
+    start += part.size();
+    const long batch = batch_no_++;
+    last_id_ = ids.back();
+    last_query_ = part.back();
+    std::vector<Answer> got;
+    try {
+      child_->send(batch_line(batch, ids, part), context());
+      got = parse_answers(child_->receive(context()), batch, ids, hello_.radius, context());
+    } catch (const OracleFailure&) {
+      child_->kill_now();
+      finished_ = true;
+      throw;
+    }
+    asked_ += static_cast<long>(part.size());
+    std::string text;
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (transcript_) text += json{{"id", ids[i]}, {"runs", runs_json(part[i], false)}, {"answer", got[i].raw}}.dump() + "\n";
+      cache_[key(part[i])].push_back(std::move(got[i]));
+    }
+    append_transcript(text);
+  }
+}
+
+std::string ExternalSession::finish() {
+  if (finished_) return {};
+  finished_ = true;
+  try {
+    child_->send(bye_line(), context());
+  } catch (const OracleFailure&) {
+  }
+  return child_->finish();
+}
+
+// ---------------------------------------------------------------- oracle
+
+namespace {
+template <class T>
+Field<T> external_field(const ErrorStatement& b, bool radii) {
+  if constexpr (std::is_same_v<T, Ball>) {
+    (void)b;
+    (void)radii;
+    return Field<T>{};
+  } else {
+    // The accuracy the float decisions assume: the stated bound (the larger of
+    // its parts, the relative part taken for answers of size about 1), else
+    // float64 answers (2^-52 relative), or the learner's precision when the
+    // oracle certifies a radius with every answer.
+    Field<T> f;
+    double acc = -static_cast<double>(f.precision());
+    if (b.stated()) {
+      for (const auto& part : {b.abs, b.rel})
+        if (part && !part->is_zero()) acc = std::max(acc, std::log2(part->approx_double()));
+    } else if (!radii) {
+      acc = std::max(acc, -52.0);
+    }
+    f.tol.acc_log2 = acc;
+    return f;
+  }
+}
+}  // namespace
+
+template <class T>
+ExternalOracle<T>::ExternalOracle(ExternalSession& s, const ErrorStatement& stated)
+    : s_(s), bound_(bound_in_force(stated, s.hello())), field_(external_field<T>(bound_, s.hello().radius)) {
+  if constexpr (std::is_same_v<T, Ball>) {
+    if (!bound_.stated() && !s.hello().radius)
+      throw Error(ErrorKind::usage,
+                  "ball mode needs a bound on the oracle's error to certify anything: state it with --oracle-error EPS (absolute), "
+                  "rel:EPS or abs:EPS,rel:EPS, or let the oracle state \"accuracy\" or a \"radius\" with every answer (docs/oracle-protocol.md)");
+  }
+}
+
+template <class T>
+T ExternalOracle<T>::answer(const Query& q) {
+  const Answer a = s_.answer(q);
+  if constexpr (std::is_same_v<T, Ball>) {
+    const long prec = working_precision();
+    Ball y(a.value);  // rigorous: arb_set_fmpq keeps the exact value inside
+    Ball e(0L), absy;
+    arb_abs(absy.raw(), y.raw());
+    if (a.radius) e += Ball(*a.radius);
+    if (bound_.abs) e += Ball(*bound_.abs);
+    if (bound_.rel) {
+      // relative to |answer|; a float64 answer's text may exceed the double by half an ulp
+      Ball r(*bound_.rel);
+      arb_mul(r.raw(), r.raw(), absy.raw(), prec);
+      Ball slack = r;
+      arb_mul_2exp_si(slack.raw(), slack.raw(), -52);
+      e += r + slack;
+    }
+    if (a.from_float64) {
+      // |text - nearest double| <= 2^-53 |double| + 2^-1075 (subnormals)
+      Ball c = absy;
+      arb_mul_2exp_si(c.raw(), c.raw(), -53);
+      Ball tiny(1L);
+      arb_mul_2exp_si(tiny.raw(), tiny.raw(), -1074);
+      e += c + tiny;
+    }
+    arb_add_error(y.raw(), e.raw());
+    return y;
+  } else if constexpr (std::is_same_v<T, Mpfr>) {
+    return Mpfr(a.value);
+  } else {
+    return a.f64;
+  }
+}
+
+template class ExternalOracle<Ball>;
+template class ExternalOracle<Mpfr>;
+template class ExternalOracle<double>;
+
+}  // namespace mhaq

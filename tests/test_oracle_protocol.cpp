@@ -1,0 +1,250 @@
+// The external-oracle protocol (docs/oracle-protocol.md): the transport
+// against a healthy oracle, every fault of tests/oracle_faults.py (each ends
+// with its own fault and message within the timeout, the transcript holding
+// every batch received before it), resume asking exactly the missing
+// queries, and the reference oracle `mhaq oracle` in ball mode.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "mhaq/base/io.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/external_oracle.hpp"
+#include "test_util.hpp"
+
+using namespace mhaq;
+using oracle_protocol::Fault;
+using oracle_protocol::ModelKind;
+using oracle_protocol::OracleFailure;
+
+namespace {
+
+const char* kModel = R"({"format": "mhaq-model", "version": 1, "d": 2,
+ "heads": [{"W": [["1/2", "-3/4"], ["1/4", "1"]], "v": ["1", "-1/2"]},
+           {"W": [["-1", "1/8"], ["0", "1/2"]], "v": ["1/4", "3/4"]}]})";
+
+struct Dir {
+  std::string path;
+  Dir() {
+    char t[] = "/tmp/mhaq_oracle_test_XXXXXX";
+    path = mkdtemp(t);
+    write_file_atomic(path + "/m.json", kModel);
+  }
+  ~Dir() { (void)std::system(("rm -rf '" + path + "'").c_str()); }
+  std::string model() const { return path + "/m.json"; }
+};
+
+// 10 queries [a x k, b] on the 2^-4 grid.
+std::vector<Query> queries() {
+  std::vector<Query> qs;
+  for (long k = 1; k <= 10; ++k) {
+    const QVec a{Rational(k - 5, 16), Rational(3, 4)}, b{Rational(1, 2), Rational(-k, 8)};
+    qs.push_back({Run{a, k}, Run{b, 1}});
+  }
+  return qs;
+}
+
+std::string faults_cmd(const std::string& mode, const Dir& dir, int after = 1) {
+  return "python3 " MHAQ_SOURCE_DIR "/tests/oracle_faults.py " + mode + " --model " + dir.model() + " --after " + std::to_string(after);
+}
+
+long answer_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  long n = 0;
+  while (std::getline(in, line))
+    if (line.rfind("{\"answer\"", 0) == 0 || line.find("\"answer\":") != std::string::npos) ++n;
+  return n;
+}
+
+ExternalOptions options(const std::string& cmd, double timeout = 5) {
+  ExternalOptions o;
+  o.command = cmd;
+  o.timeout_seconds = timeout;
+  o.batch = 4;
+  return o;
+}
+
+// f(X) enclosed at 1024 bits: far tighter than any answer ball below.
+Ball tight_truth(const Model& m, const Query& q) {
+  PrecisionScope scope(1024);
+  return evaluate_ball(m, q);
+}
+
+// Asks every query through a double oracle; returns the answers.
+std::vector<double> ask_all(ExternalSession& s) {
+  ExternalOracle<double> o(s, ErrorStatement{});
+  s.expect(queries());
+  std::vector<double> out;
+  for (const Query& q : queries()) out.push_back(o.query(q));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a healthy oracle: batches of 4, answers equal the model's to float64 accuracy, ball answers contain the truth") {
+  Dir dir;
+  const Model m = read_model_file(dir.model());
+  ExternalSession s(options(faults_cmd("healthy", dir)), 2, ModelKind::attention, "double");
+  CHECK(s.hello().name == "fault injector (healthy)");
+  REQUIRE(s.hello().acc_rel.has_value());
+  const std::vector<double> got = ask_all(s);
+  CHECK(s.asked() == 10);
+  CHECK(s.batches() == 3);  // 4 + 4 + 2
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double truth = evaluate_ball(m, queries()[i]).mid_double();
+    CHECK(std::fabs(got[i] - truth) <= 1e-14 * std::max(1.0, std::fabs(truth)));
+  }
+  CHECK(s.finish().empty());
+
+  PrecisionScope scope(256);
+  ExternalSession sb(options(faults_cmd("healthy", dir)), 2, ModelKind::attention, "ball");
+  ExternalOracle<Ball> ob(sb, ErrorStatement{});  // the oracle's stated rel 1e-12
+  sb.expect(queries());
+  for (const Query& q : queries()) {
+    const Ball y = ob.query(q);
+    const Ball truth = tight_truth(m, q);
+    CHECK(arb_contains(y.raw(), truth.raw()));
+    CHECK(y.radius() < 1e-11);
+  }
+  sb.finish();
+}
+
+TEST_CASE("every fault ends with its name, the last query, within the timeout; the transcript holds the batches before it") {
+  Dir dir;
+  struct Case {
+    const char* mode;
+    Fault fault;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"exit", Fault::exited, "exited with status 3"},
+      {"hang", Fault::timeout, "no complete reply within 2 s"},
+      {"garbage", Fault::garbage, "not valid JSON"},
+      {"nan", Fault::not_finite, "NaN"},
+      {"inf_string", Fault::not_finite, "not finite"},
+      {"wrong_count", Fault::wrong_count, "3 answers to a batch of 4 queries"},
+      {"wrong_id", Fault::wrong_id, "id 1000000000 is not in batch 1"},
+      {"duplicate_id", Fault::duplicate_id, "answered twice"},
+      {"wrong_batch", Fault::wrong_id, "names batch 8, expected 1"},
+      {"long_line", Fault::line_too_long, "over the limit of 1048576"},
+      {"partial", Fault::exited, "unfinished line"},
+      {"error", Fault::oracle_error, "the model is on fire"},
+      {"no_radius", Fault::no_radius, "no \"radius\""},
+  };
+  for (const Case& c : cases) {
+    const std::string mode = c.mode;
+    CAPTURE(mode);
+    const std::string tr = dir.path + "/" + c.mode + ".jsonl";
+    ExternalOptions o = options(faults_cmd(c.mode, dir), 2);
+    o.transcript = tr;
+    const auto t0 = std::chrono::steady_clock::now();
+    bool thrown = false;
+    try {
+      ExternalSession s(o, 2, ModelKind::attention, "double");
+      ask_all(s);
+    } catch (const OracleFailure& f) {
+      thrown = true;
+      CHECK(f.fault() == c.fault);
+      CHECK(f.kind() == ErrorKind::oracle_failed);
+      const std::string m = f.what();
+      CHECK(m.find(std::string("oracle fault ") + oracle_protocol::fault_name(c.fault)) == 0);
+      CHECK(m.find(c.says) != std::string::npos);
+      CHECK(m.find("last query sent: query 7 ([") != std::string::npos);  // batch 1 holds ids 4..7
+      if (m.find(c.says) == std::string::npos) MESSAGE(m);
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(thrown);
+    CHECK(secs < 2 + 1.5);
+    CHECK(answer_lines(tr) == 4);  // batch 0, every answer received before the fault
+  }
+}
+
+TEST_CASE("the handshake: a wrong d is a fault naming both values") {
+  Dir dir;
+  try {
+    ExternalSession s(options(faults_cmd("wrong_d", dir), 2), 2, ModelKind::attention, "double");
+    FAIL("no fault");
+  } catch (const OracleFailure& f) {
+    CHECK(f.fault() == Fault::handshake);
+    CHECK(std::string(f.what()).find("the oracle states d = 3, the learner's d is 2") != std::string::npos);
+    CHECK(std::string(f.what()).find("no query sent yet") != std::string::npos);
+  }
+  try {
+    ExternalSession s(options("exec sh -c 'exit 5'", 2), 2, ModelKind::attention, "double");
+    FAIL("no fault");
+  } catch (const OracleFailure& f) {
+    CHECK(f.fault() == Fault::exited);
+    CHECK(std::string(f.what()).find("exited with status 5") != std::string::npos);
+  }
+}
+
+TEST_CASE("resume after a fault asks exactly the missing queries, and the answers equal an uninterrupted run's") {
+  Dir dir;
+  std::vector<double> straight;
+  {
+    ExternalSession s(options(faults_cmd("healthy", dir)), 2, ModelKind::attention, "double");
+    straight = ask_all(s);
+  }
+  const std::string tr = dir.path + "/t.jsonl";
+  {
+    ExternalOptions o = options(faults_cmd("exit", dir, 2), 2);
+    o.transcript = tr;
+    ExternalSession s(o, 2, ModelKind::attention, "double");
+    CHECK_THROWS_AS(ask_all(s), OracleFailure);
+  }
+  CHECK(answer_lines(tr) == 8);
+  ExternalOptions o = options(faults_cmd("healthy", dir));
+  o.resume = tr;
+  o.transcript = tr;
+  ExternalSession s(o, 2, ModelKind::attention, "double");
+  const std::vector<double> resumed = ask_all(s);
+  CHECK(s.asked() == 2);
+  CHECK(s.replayed() == 8);
+  REQUIRE(resumed.size() == straight.size());
+  for (size_t i = 0; i < straight.size(); ++i) CHECK(resumed[i] == straight[i]);
+  s.finish();
+  CHECK(answer_lines(tr) == 10);
+  // a transcript for another d is refused before anything runs
+  ExternalOptions bad = options(faults_cmd("healthy", dir));
+  bad.resume = tr;
+  CHECK_THROWS_WITH_AS(ExternalSession(bad, 3, ModelKind::attention, "double"), doctest::Contains("this run has d = 3"), Error);
+}
+
+TEST_CASE("mhaq oracle serves certified balls; ball mode refuses an oracle that states no bound") {
+  Dir dir;
+  const Model m = read_model_file(dir.model());
+  PrecisionScope scope(256);
+  ExternalSession s(options(std::string(MHAQ_BINARY) + " oracle --model " + dir.model() + " --arith ball --bits 512"), 2, ModelKind::attention, "ball");
+  CHECK(s.hello().radius);
+  ExternalOracle<Ball> o(s, ErrorStatement{});
+  s.expect(queries());
+  for (const Query& q : queries()) {
+    const Ball y = o.query(q);
+    const Ball truth = tight_truth(m, q);
+    CHECK(arb_contains(y.raw(), truth.raw()));
+    CHECK(y.radius() < 1e-70);
+  }
+  CHECK(s.finish().empty());
+
+  ExternalSession sd(options(std::string(MHAQ_BINARY) + " oracle --model " + dir.model() + " --arith double"), 2, ModelKind::attention, "ball");
+  CHECK_THROWS_WITH_AS(ExternalOracle<Ball>(sd, ErrorStatement{}), doctest::Contains("--oracle-error"), Error);
+  ExternalOracle<Ball> ok(sd, parse_error_statement("rel:1e-15"));
+  sd.expect(queries());
+  for (const Query& q : queries()) CHECK(arb_contains(ok.query(q).raw(), tight_truth(m, q).raw()));
+}
+
+TEST_CASE("--oracle-error statements") {
+  CHECK(parse_error_statement("1e-12").abs->str() == "1/1000000000000");
+  const ErrorStatement e = parse_error_statement("abs:0,rel:1/1024");
+  CHECK(e.abs->is_zero());
+  CHECK(e.rel->str() == "1/1024");
+  CHECK_THROWS_AS(parse_error_statement("-1"), Error);
+  CHECK_THROWS_AS(parse_error_statement("rel:x"), Error);
+  CHECK_THROWS_AS(parse_error_statement("abs:1,abs:2"), Error);
+}
