@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
-#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/arith/solve/qtau_solve.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/random.hpp"

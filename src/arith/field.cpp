@@ -13,7 +13,7 @@
 
 #include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/arith/qtau_access.hpp"
-#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/arith/solve/qtau_solve.hpp"
 
 namespace mhaq {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/arith/solve/qtau_solve.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/run/recover.hpp"
 

@@ -53,7 +53,7 @@
 #include <utility>
 #include <vector>
 
-#include "mhaq/arith/exact_solver.hpp"
+#include "mhaq/arith/solve/exact_solver.hpp"
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/arith/rational.hpp"
 #include "mhaq/arith/truth.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "mhaq/arith/field.hpp"
-#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/arith/solve/qtau_solve.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/model/transformer.hpp"

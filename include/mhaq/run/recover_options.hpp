@@ -6,7 +6,7 @@
 #include <string>
 
 #include "mhaq/arith/field.hpp"
-#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/arith/solve/qtau_solve.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/oracle/external_oracle.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"

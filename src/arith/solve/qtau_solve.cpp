@@ -1,7 +1,7 @@
 // Exact linear solves over Q(tau): the choice of method, the counters, and
 // the entry points (qtau_solve.hpp). The methods live in the qtau_*.cpp files
 // listed in qtau_solve_internal.hpp.
-#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/arith/solve/qtau_solve.hpp"
 
 #include <atomic>
 

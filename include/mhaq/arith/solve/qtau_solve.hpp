@@ -40,7 +40,7 @@
 #include <utility>
 #include <vector>
 
-#include "mhaq/arith/exact_solver.hpp"
+#include "mhaq/arith/solve/exact_solver.hpp"
 #include "mhaq/arith/field.hpp"
 
 namespace mhaq {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "mhaq/arith/flint_wrappers.hpp"
-#include "mhaq/arith/qtau_solve.hpp"
+#include "mhaq/arith/solve/qtau_solve.hpp"
 
 namespace mhaq::qtau_detail {
 
