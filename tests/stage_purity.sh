@@ -6,7 +6,8 @@
 #    exact answers: no `if constexpr`, no type traits, no number type named, no
 #    field traits read, no QTauAccess, no raw(). The instantiation lists live
 #    in arith/all_fields.hpp.
-# 2. Every layer above the stages (model, analysis, run, evidence, cli, and
+# 2. Every layer above the stages (baselines, model, oracle, analysis, run,
+#    evidence, cli, and
 #    their include/mhaq mirrors) has no `if constexpr`, no is_same or other
 #    std::is_ trait, and no switch on the arithmetic (`case Arith::`): an Arith
 #    becomes its type only in the one dispatch, include/mhaq/run/arith_policy.hpp
@@ -40,7 +41,7 @@ stages=$(list "$src/src/stages" "$src/include/mhaq/stages" "$src/src/baselines" 
 bad=$(scan "$stage_pattern" $stages)
 if [[ -n "$bad" ]]; then echo "FAIL: the stages branch on the number type or reach its representation:"; echo "$bad"; fail=1; fi
 
-upper=$(list "$src/src/model" "$src/include/mhaq/model" "$src/src/analysis" "$src/include/mhaq/analysis" "$src/src/run" "$src/include/mhaq/run" \
+upper=$(list "$src/src/baselines" "$src/include/mhaq/baselines" "$src/src/model" "$src/include/mhaq/model" "$src/src/oracle" "$src/include/mhaq/oracle" "$src/src/analysis" "$src/include/mhaq/analysis" "$src/src/run" "$src/include/mhaq/run" \
   "$src/src/evidence" "$src/include/mhaq/evidence" "$src/src/cli" "$src/include/mhaq/cli" | grep -vxF "$dispatch" | grep -v '/evidence/prove/')
 [[ -n "$upper" ]] || { echo "FAIL: no files found above the stages under $src"; exit 1; }
 [[ -f "$dispatch" ]] || { echo "FAIL: the one dispatch $dispatch is missing"; fail=1; }

@@ -275,75 +275,86 @@ std::string ExternalSession::finish() {
 // ---------------------------------------------------------------- oracle
 
 namespace {
+// The accuracy the float decisions assume: the stated bound (the larger of
+// its parts, the relative part taken for answers of size about 1), else
+// float64 answers (2^-52 relative), or the learner's precision when the
+// oracle certifies a radius with every answer.
 template <class T>
 Field<T> external_field(const ErrorStatement& b, bool radii) {
-  if constexpr (std::is_same_v<T, Ball>) {
-    (void)b;
-    (void)radii;
-    return Field<T>{};
-  } else {
-    // The accuracy the float decisions assume: the stated bound (the larger of
-    // its parts, the relative part taken for answers of size about 1), else
-    // float64 answers (2^-52 relative), or the learner's precision when the
-    // oracle certifies a radius with every answer.
-    Field<T> f;
-    double acc = -static_cast<double>(f.precision());
-    if (b.stated()) {
-      for (const auto& part : {b.abs, b.rel})
-        if (part && !part->is_zero()) acc = std::max(acc, std::log2(part->approx_double()));
-    } else if (!radii) {
-      acc = std::max(acc, -52.0);
-    }
-    f.tol.acc_log2 = acc;
-    return f;
+  Field<T> f;
+  double acc = -static_cast<double>(f.precision());
+  if (b.stated()) {
+    for (const auto& part : {b.abs, b.rel})
+      if (part && !part->is_zero()) acc = std::max(acc, std::log2(part->approx_double()));
+  } else if (!radii) {
+    acc = std::max(acc, -52.0);
   }
+  f.tol.acc_log2 = acc;
+  return f;
+}
+// Balls carry the error in every answer; their decisions need no tolerance.
+template <>
+Field<Ball> external_field<Ball>(const ErrorStatement&, bool) {
+  return Field<Ball>{};
+}
+
+// Floats are judged afterwards by kappa times the bound and may run without
+// one; a ball run certifies nothing without it.
+template <class T>
+void require_bound(const ErrorStatement&, bool) {}
+template <>
+void require_bound<Ball>(const ErrorStatement& b, bool radii) {
+  if (!b.stated() && !radii)
+    throw Error(ErrorKind::usage,
+                "ball mode needs a bound on the oracle's error to certify anything: state it with --oracle-error EPS (absolute), "
+                "rel:EPS or abs:EPS,rel:EPS, or let the oracle state \"accuracy\" or a \"radius\" with every answer (docs/oracle-protocol.md)");
 }
 }  // namespace
 
 template <class T>
 ExternalOracle<T>::ExternalOracle(ExternalSession& s, const ErrorStatement& stated)
     : s_(s), bound_(bound_in_force(stated, s.hello())), field_(external_field<T>(bound_, s.hello().radius)) {
-  if constexpr (std::is_same_v<T, Ball>) {
-    if (!bound_.stated() && !s.hello().radius)
-      throw Error(ErrorKind::usage,
-                  "ball mode needs a bound on the oracle's error to certify anything: state it with --oracle-error EPS (absolute), "
-                  "rel:EPS or abs:EPS,rel:EPS, or let the oracle state \"accuracy\" or a \"radius\" with every answer (docs/oracle-protocol.md)");
-  }
+  require_bound<T>(bound_, s.hello().radius);
 }
 
-template <class T>
-T ExternalOracle<T>::answer(const Query& q) {
+// A ball answer is [y +- (stated radius + stated bound + the text's own rounding)].
+template <>
+Ball ExternalOracle<Ball>::answer(const Query& q) {
   const Answer a = s_.answer(q);
-  if constexpr (std::is_same_v<T, Ball>) {
-    const long prec = working_precision();
-    Ball y(a.value);  // rigorous: arb_set_fmpq keeps the exact value inside
-    Ball e(0L), absy;
-    arb_abs(absy.raw(), y.raw());
-    if (a.radius) e += Ball(*a.radius);
-    if (bound_.abs) e += Ball(*bound_.abs);
-    if (bound_.rel) {
-      // relative to |answer|; a float64 answer's text may exceed the double by half an ulp
-      Ball r(*bound_.rel);
-      arb_mul(r.raw(), r.raw(), absy.raw(), prec);
-      Ball slack = r;
-      arb_mul_2exp_si(slack.raw(), slack.raw(), -52);
-      e += r + slack;
-    }
-    if (a.from_float64) {
-      // |text - nearest double| <= 2^-53 |double| + 2^-1075 (subnormals)
-      Ball c = absy;
-      arb_mul_2exp_si(c.raw(), c.raw(), -53);
-      Ball tiny(1L);
-      arb_mul_2exp_si(tiny.raw(), tiny.raw(), -1074);
-      e += c + tiny;
-    }
-    arb_add_error(y.raw(), e.raw());
-    return y;
-  } else if constexpr (std::is_same_v<T, Mpfr>) {
-    return Mpfr(a.value);
-  } else {
-    return a.f64;
+  const long prec = working_precision();
+  Ball y(a.value);  // rigorous: arb_set_fmpq keeps the exact value inside
+  Ball e(0L), absy;
+  arb_abs(absy.raw(), y.raw());
+  if (a.radius) e += Ball(*a.radius);
+  if (bound_.abs) e += Ball(*bound_.abs);
+  if (bound_.rel) {
+    // relative to |answer|; a float64 answer's text may exceed the double by half an ulp
+    Ball r(*bound_.rel);
+    arb_mul(r.raw(), r.raw(), absy.raw(), prec);
+    Ball slack = r;
+    arb_mul_2exp_si(slack.raw(), slack.raw(), -52);
+    e += r + slack;
   }
+  if (a.from_float64) {
+    // |text - nearest double| <= 2^-53 |double| + 2^-1075 (subnormals)
+    Ball c = absy;
+    arb_mul_2exp_si(c.raw(), c.raw(), -53);
+    Ball tiny(1L);
+    arb_mul_2exp_si(tiny.raw(), tiny.raw(), -1074);
+    e += c + tiny;
+  }
+  arb_add_error(y.raw(), e.raw());
+  return y;
+}
+
+template <>
+Mpfr ExternalOracle<Mpfr>::answer(const Query& q) {
+  return Mpfr(s_.answer(q).value);
+}
+
+template <>
+double ExternalOracle<double>::answer(const Query& q) {
+  return s_.answer(q).f64;
 }
 
 template class ExternalOracle<Ball>;
