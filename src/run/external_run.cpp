@@ -33,8 +33,8 @@ void finish_external(const RecoverOptions& o, ExternalSession* s, bool bye) {
   o.external->replayed = s->replayed();
 }
 
-void external_remedy(nlohmann::json& r, const RecoverOptions& o) {
-  if (o.external && r.value("status", std::string()) == "unable")
+void external_remedy(nlohmann::json& r, const RecoverOptions& o, Status status) {
+  if (o.external && status == Status::unable)
     r["remedy"] = "the answers are not accurate enough to decide (their stated error, amplified by the pair fits): a tighter true --oracle-error, "
                   "--design scaled, or more --bits when the answers are far more accurate than the learner's precision";
 }

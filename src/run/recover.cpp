@@ -223,7 +223,7 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   r["queries"] = black_box.queries();
   r["max_length"] = black_box.max_length();
   finish_external(o, ext.session.get(), false);
-  external_remedy(r, o);
+  external_remedy(r, o, v.status);
   // queries beyond the plan are the fallback's (lean, compact) or, in the
   // paper schedule, a repaired run's witnesses (proofs/21), also when they
   // ended the run

@@ -312,7 +312,7 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
   r["queries"] = black_box.queries();
   r["max_length"] = black_box.max_length();
   finish_external(o, ext.session.get(), false);
-  external_remedy(r, o);
+  external_remedy(r, o, v.status);
   P::exact([&](const auto& G) { r["L"] = QTauAccess::L(G); }, F);
 }
 }  // namespace

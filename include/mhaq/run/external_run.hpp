@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mhaq/oracle/external_oracle.hpp"
+#include "mhaq/run/judge.hpp"
 #include "mhaq/run/recover_options.hpp"
 
 namespace mhaq {
@@ -30,7 +31,7 @@ bool start_external(nlohmann::json& r, const RecoverOptions& o, int d, oracle_pr
 void finish_external(const RecoverOptions& o, ExternalSession* s, bool bye);
 // An external run that ended unable: more --bits rarely helps, the answers'
 // accuracy does; the remedy says so.
-void external_remedy(nlohmann::json& r, const RecoverOptions& o);
+void external_remedy(nlohmann::json& r, const RecoverOptions& o, Status status);
 
 // Error(usage) for options that do not go with --oracle (exact mode, noise,
 // the tuned design's pilot, certificates), or a missing H without a truth.
