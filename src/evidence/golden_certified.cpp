@@ -239,7 +239,12 @@ GoldenCheckResult golden_check_certified(const json& doc, int threads) {
   const json want = json::parse(golden_export_certified(in));
   compare(want, doc, "", r);
   // The separate checker, on the file's own model, queries and balls.
-  const check::CertifiedGoldenAnswers c = check::certified_golden_answers(doc);
+  check::CertifiedGoldenAnswers c;
+  try {
+    c = check::certified_golden_answers(doc);
+  } catch (const check::InputError& e) {
+    throw_input(e.what());
+  }
   const json& as = json_member(doc, "answers", "");
   for (const auto& f : c.failures) r.mismatches.push_back("checker: " + f.path + ": " + f.message);
   for (size_t i = 0; i < c.decimals.size() && i < as.size(); ++i) {
