@@ -39,7 +39,7 @@ const char* status_remedy(Status s) {
     case Status::unable: return "precision too low: raise --bits (or use --arith exact)";
     case Status::mismatch: return "the result disagrees with the known truth: this is a bug, please report it with the command line";
     case Status::inconsistent: return "the answers fit no model with the stated head count: is H too small, or are the answers approximate?";
-    case Status::not_identifiable: return "no seed helps: the model, or the stated head count, violates a condition the learner needs (named above); see the README for each condition";
+    case Status::not_identifiable: return "no seed helps: the model, or the stated head count, violates a condition the learner needs (named above); docs/math/transformer.md and docs/math/unknown-heads.md state each condition";
     case Status::rejected: return "the checker rejected the file: it is wrong or has been tampered with";
     case Status::over_budget:
       return "the exact run would exceed its budget: use a smaller --token-range, or ball mode (--arith ball --bits P), or raise --max-degree";
