@@ -106,12 +106,11 @@ TEST_CASE("solver names parse and unknown names are usage errors") {
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::usage);
   }
-  ExactSolver before = current_exact_solver();
-  {
-    ExactSolverScope scope(ExactSolver::fflu);
-    CHECK(current_exact_solver() == ExactSolver::fflu);
-  }
-  CHECK(current_exact_solver() == before);
+  // the field carries the choice: two fields with different solvers coexist
+  const Field<QTau> dflt(3), fflu(3, ExactSolver::fflu);
+  CHECK(dflt.solver() == ExactSolver::sparse);
+  CHECK(fflu.solver() == ExactSolver::fflu);
+  CHECK(Field<QTau>().solver() == ExactSolver::sparse);
 }
 
 TEST_CASE("pair systems: modular equals fflu, Q is the product of (1 + r_h k), and the modular path does the work") {
@@ -148,12 +147,12 @@ TEST_CASE("pair systems: modular equals fflu, Q is the product of (1 + r_h k), a
     for (int m = 1; m <= H; ++m) CHECK(X1(H + m, 0) == e[m]);
     CHECK(solves(A, X1, rhs));
     std::vector<QTau> N, Q;
-    REQUIRE(qtau_rational_interpolate(f, H, N, Q));
+    REQUIRE(qtau_rational_interpolate(ExactSolver::sparse, f, H, N, Q));
     for (int m = 0; m <= H; ++m) CHECK(N[m] == X0(m, 0));
     for (int m = 1; m <= H; ++m) CHECK(Q[m] == X0(H + m, 0));
   }
   const ExactSolveStats st = exact_solve_stats();
-  CHECK(st.modular_calls >= 3 * iters);        // modular, sparse, and qtau_rational_interpolate (default: sparse)
+  CHECK(st.modular_calls >= 3 * iters);        // modular, sparse, and qtau_rational_interpolate (sparse)
   CHECK(st.modular_ok == st.modular_calls);    // no fallback to fflu on regular pair systems
   CHECK(st.sparse_ok >= 2 * iters);            // ... and the sparse method never needed the dense one
   CHECK(st.sparse_gave_up == 0);
@@ -228,15 +227,14 @@ TEST_CASE("a solution of a singular system is never returned as the solution") {
   for (ExactSolver s : {ExactSolver::fflu, ExactSolver::modular, ExactSolver::sparse}) CHECK_FALSE(qtau_solve(s, X, A, B));
 }
 
-TEST_CASE("Field<QTau>::solve dispatches to the selected solver and decides singular systems (Truth::no)") {
-  Field<QTau> F;
+TEST_CASE("Field<QTau>::solve dispatches to the field's solver and decides singular systems (Truth::no)") {
   Mat<QTau> A(2, 2), B(2, 1), X;
   A(0, 0) = QTauAccess::tau_pow(-3); A(0, 1) = rat(2, 3); A(1, 0) = rat(1); A(1, 1) = QTauAccess::tau_pow(5);
   B(0, 0) = rat(1); B(1, 0) = QTauAccess::tau_pow(2);
   Mat<QTau> Xf;
   REQUIRE(qtau_solve(ExactSolver::fflu, Xf, A, B));
   for (ExactSolver s : {ExactSolver::fflu, ExactSolver::modular, ExactSolver::sparse}) {
-    ExactSolverScope scope(s);
+    const Field<QTau> F(1, s);
     reset_exact_solve_stats();
     CHECK(F.solve(X, A, B) == Truth::yes);
     CHECK(same(X, Xf));
@@ -245,7 +243,7 @@ TEST_CASE("Field<QTau>::solve dispatches to the selected solver and decides sing
   A(1, 0) = A(0, 0) * rat(3);
   A(1, 1) = A(0, 1) * rat(3);
   for (ExactSolver s : {ExactSolver::fflu, ExactSolver::modular, ExactSolver::sparse}) {
-    ExactSolverScope scope(s);
+    const Field<QTau> F(1, s);
     CHECK(F.solve(X, A, B) == Truth::no);
   }
 }

@@ -20,38 +20,20 @@
 #include <string>
 
 #include "mhaq/arith/field.hpp"
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 
 namespace mhaq {
 
 namespace {
 
-class Cx {  // an acb_t that can live in a std::vector
- public:
-  Cx() { acb_init(v_); }
-  Cx(const Cx& o) { acb_init(v_); acb_set(v_, o.v_); }
-  Cx& operator=(const Cx& o) { acb_set(v_, o.v_); return *this; }
-  ~Cx() { acb_clear(v_); }
-  acb_ptr raw() { return v_; }
-  acb_srcptr raw() const { return v_; }
-
- private:
-  acb_t v_;
-};
-
-struct AcbArray {
-  acb_ptr v;
-  long n;
-  explicit AcbArray(long len) : v(_acb_vec_init(std::max(len, 1L))), n(std::max(len, 1L)) {}
-  ~AcbArray() { _acb_vec_clear(v, n); }
-  AcbArray(const AcbArray&) = delete;
-  AcbArray& operator=(const AcbArray&) = delete;
-};
+using Cx = flint::Acb;  // a complex ball
+using flint::AcbVec;
 
 // Approximate complex roots of the polynomial with the given midpoint
 // coefficients (approx_: starting points). The leading coefficient's midpoint
 // must be nonzero.
-void approximate_roots(const std::vector<Ball>& c, long prec, AcbArray& roots) {
+void approximate_roots(const std::vector<Ball>& c, long prec, AcbVec& roots) {
   const long deg = static_cast<long>(c.size()) - 1;
   acb_poly_t p;
   acb_poly_init(p);
@@ -68,10 +50,10 @@ void approximate_roots(const std::vector<Ball>& c, long prec, AcbArray& roots) {
 }
 
 void eval(Cx& out, const std::vector<Ball>& c, const Cx& z, long prec) {
-  acb_zero(out.raw());
+  acb_zero(out.v);
   for (size_t m = c.size(); m-- > 0;) {
-    acb_mul(out.raw(), out.raw(), z.raw(), prec);
-    arb_add(acb_realref(out.raw()), acb_realref(out.raw()), c[m].raw(), prec);
+    acb_mul(out.v, out.v, z.v, prec);
+    arb_add(acb_realref(out.v), acb_realref(out.v), c[m].raw(), prec);
   }
 }
 
@@ -104,7 +86,7 @@ BallChoice ball_choice(const std::vector<std::vector<Ball>>& S, const std::vecto
       out.why = "cannot certify the leading coefficient of polynomial " + std::to_string(h) + " nonzero";
       return out;
     }
-    AcbArray r(deg), poly(deg + 1);
+    AcbVec r(deg), poly(deg + 1);
     approximate_roots(S[h], prec, r);
     for (long k = 0; k <= deg; ++k) acb_set_arb(poly.v + k, S[h][k].raw());
     if (_acb_poly_validate_roots(r.v, poly.v, deg + 1, prec) != deg) {
@@ -113,18 +95,18 @@ BallChoice ball_choice(const std::vector<std::vector<Ball>>& S, const std::vecto
     }
     for (long i = 0; i < deg; ++i) {
       Cx z, u, v, q;
-      acb_set(z.raw(), r.v + i);
+      acb_set(z.v, r.v + i);
       eval(u, U, z, prec);
       eval(v, V, z, prec);
-      const bool unbounded = acb_contains_zero(v.raw());
-      if (!unbounded) acb_div(q.raw(), u.raw(), v.raw(), prec);
+      const bool unbounded = acb_contains_zero(v.v);
+      if (!unbounded) acb_div(q.v, u.v, v.v, prec);
       iso[h].root.push_back(z);
       iso[h].value.push_back(q);
       iso[h].any.push_back(unbounded);
     }
   }
   auto meets = [&](size_t h, size_t a, size_t g, size_t b) {
-    return iso[h].any[a] || iso[g].any[b] || acb_overlaps(iso[h].value[a].raw(), iso[g].value[b].raw());
+    return iso[h].any[a] || iso[g].any[b] || acb_overlaps(iso[h].value[a].v, iso[g].value[b].v);
   };
   std::vector<size_t> alive;
   for (size_t a = 0; a < iso[0].root.size(); ++a) {
@@ -168,16 +150,16 @@ BallChoice ball_choice(const std::vector<std::vector<Ball>>& S, const std::vecto
   // of that polynomial, the conjugate is the root itself.
   for (size_t h = 0; h < m; ++h) {
     const Cx& B = iso[h].root[pick[h]];
-    if (!arb_contains_zero(acb_imagref(B.raw()))) {
+    if (!arb_contains_zero(acb_imagref(B.v))) {
       out.ok = Truth::no;
       out.fail = CommonRoots<Ball>::Fail::none;
       out.why = "the chosen root of polynomial " + std::to_string(h) + " is not real";
       return out;
     }
     Cx conj;
-    acb_conj(conj.raw(), B.raw());
+    acb_conj(conj.v, B.v);
     for (size_t b = 0; b < iso[h].root.size(); ++b)
-      if (b != pick[h] && acb_overlaps(conj.raw(), iso[h].root[b].raw())) {
+      if (b != pick[h] && acb_overlaps(conj.v, iso[h].root[b].v)) {
         out.why = "cannot certify the chosen root of polynomial " + std::to_string(h) + " real at " + std::to_string(prec) + " bits";
         return out;
       }
@@ -189,7 +171,7 @@ BallChoice ball_choice(const std::vector<std::vector<Ball>>& S, const std::vecto
 
 Ball real_part(const Cx& z) {
   Ball b;
-  arb_set(b.raw(), acb_realref(z.raw()));
+  arb_set(b.raw(), acb_realref(z.v));
   return b;
 }
 
@@ -248,7 +230,7 @@ bool squarefree_in_k(const std::vector<QTau>& c) {
 double log2_abs_acb(const Cx& z) {
   mag_t m;
   mag_init(m);
-  acb_get_mag(m, z.raw());  // upper bound; for midpoints of approximate values it is the value
+  acb_get_mag(m, z.v);  // upper bound; for midpoints of approximate values it is the value
   const double out = mag_is_zero(m) ? -std::numeric_limits<double>::infinity() : mag_get_d_log2_approx(m);
   mag_clear(m);
   return out;
@@ -384,6 +366,29 @@ CommonRoots<QTau> Field<QTau>::common_roots(const std::vector<std::vector<QTau>>
 // ============================================================ floats
 namespace {
 
+// The approximate roots z of the polynomial with midpoint coefficients c
+// (degree >= 1), each with the midpoint of phi(z) = U(z) / V(z); `any` marks
+// a root where V's midpoint vanishes.
+void approximate_values(const std::vector<Ball>& c, const std::vector<Ball>& UB, const std::vector<Ball>& VB, long prec, Isolated& iso) {
+  const long deg = static_cast<long>(c.size()) - 1;
+  AcbVec r(deg);
+  approximate_roots(c, prec, r);
+  for (long i = 0; i < deg; ++i) {
+    Cx z, u, v, q;
+    acb_set(z.v, r.v + i);
+    eval(u, UB, z, prec);
+    eval(v, VB, z, prec);
+    acb_get_mid(u.v, u.v);
+    acb_get_mid(v.v, v.v);
+    const bool unbounded = acb_is_zero(v.v);
+    if (!unbounded) acb_div(q.v, u.v, v.v, prec);
+    acb_get_mid(q.v, q.v);
+    iso.root.push_back(z);
+    iso.value.push_back(q);
+    iso.any.push_back(unbounded);
+  }
+}
+
 template <class T, class F, class ToArf, class FromArf>
 CommonRoots<T> float_common_roots(const F& fld, const std::vector<std::vector<T>>& S, const std::vector<T>& U, const std::vector<T>& V,
                                   ToArf to_arf, FromArf from_arf) {
@@ -415,28 +420,13 @@ CommonRoots<T> float_common_roots(const F& fld, const std::vector<std::vector<T>
       out.why = "polynomial " + std::to_string(h) + " has no roots at this precision";
       return out;
     }
-    AcbArray r(deg);
-    approximate_roots(c, prec, r);
-    for (long i = 0; i < deg; ++i) {
-      Cx z, u, v, q;
-      acb_set(z.raw(), r.v + i);
-      eval(u, UB, z, prec);
-      eval(v, VB, z, prec);
-      acb_get_mid(u.raw(), u.raw());
-      acb_get_mid(v.raw(), v.raw());
-      const bool unbounded = acb_is_zero(v.raw());
-      if (!unbounded) acb_div(q.raw(), u.raw(), v.raw(), prec);
-      acb_get_mid(q.raw(), q.raw());
-      iso[h].root.push_back(z);
-      iso[h].value.push_back(q);
-      iso[h].any.push_back(unbounded);
-    }
+    approximate_values(c, UB, VB, prec, iso[h]);
   }
   // relative distance of two values, log2
   auto rel = [&](size_t h, size_t a, size_t g, size_t b) {
     if (iso[h].any[a] || iso[g].any[b]) return -std::numeric_limits<double>::infinity();
     Cx d;
-    acb_sub(d.raw(), iso[h].value[a].raw(), iso[g].value[b].raw(), prec);
+    acb_sub(d.v, iso[h].value[a].v, iso[g].value[b].v, prec);
     return log2_abs_acb(d) - std::max(log2_abs_acb(iso[h].value[a]), log2_abs_acb(iso[g].value[b]));
   };
   // A float cannot certify a value: the choice is ranked. Each root of S_0
@@ -492,15 +482,15 @@ CommonRoots<T> float_common_roots(const F& fld, const std::vector<std::vector<T>
   }
   for (size_t h = 0; h < m; ++h) {
     const Cx& z = iso[h].root[pick[h]];
-    const double re = arf_is_zero(arb_midref(acb_realref(z.raw()))) ? -std::numeric_limits<double>::infinity()
-                                                                      : std::log2(std::fabs(arf_get_d(arb_midref(acb_realref(z.raw())), ARF_RND_NEAR)));
-    const double im = arf_is_zero(arb_midref(acb_imagref(z.raw()))) ? -std::numeric_limits<double>::infinity()
-                                                                      : std::log2(std::fabs(arf_get_d(arb_midref(acb_imagref(z.raw())), ARF_RND_NEAR)));
+    const double re = arf_is_zero(arb_midref(acb_realref(z.v))) ? -std::numeric_limits<double>::infinity()
+                                                                : std::log2(std::fabs(arf_get_d(arb_midref(acb_realref(z.v)), ARF_RND_NEAR)));
+    const double im = arf_is_zero(arb_midref(acb_imagref(z.v))) ? -std::numeric_limits<double>::infinity()
+                                                                : std::log2(std::fabs(arf_get_d(arb_midref(acb_imagref(z.v)), ARF_RND_NEAR)));
     if (im - re > no) {
       out.why = "the chosen root of polynomial " + std::to_string(h) + " is not real within the tolerance";
       return out;
     }
-    out.roots.push_back(from_arf(arb_midref(acb_realref(z.raw())), p0));
+    out.roots.push_back(from_arf(arb_midref(acb_realref(z.v)), p0));
   }
   out.ok = Truth::yes;
   return out;

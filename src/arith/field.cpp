@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/arith/qtau_solve.hpp"
 
@@ -40,35 +41,10 @@ void require_truth(Truth t, ErrorKind on_no, const std::string& what) {
 }
 
 namespace {
-struct AcbPoly {
-  acb_poly_t p;
-  AcbPoly() { acb_poly_init(p); }
-  ~AcbPoly() { acb_poly_clear(p); }
-  AcbPoly(const AcbPoly&) = delete;
-  AcbPoly& operator=(const AcbPoly&) = delete;
-};
-struct AcbVec {
-  acb_ptr v;
-  long n;
-  explicit AcbVec(long len) : v(_acb_vec_init(len)), n(len) {}
-  ~AcbVec() { _acb_vec_clear(v, n); }
-  AcbVec(const AcbVec&) = delete;
-  AcbVec& operator=(const AcbVec&) = delete;
-};
-struct ArbPoly {
-  arb_poly_t p;
-  ArbPoly() { arb_poly_init(p); }
-  ~ArbPoly() { arb_poly_clear(p); }
-  ArbPoly(const ArbPoly&) = delete;
-  ArbPoly& operator=(const ArbPoly&) = delete;
-};
-struct Mag {
-  mag_t m;
-  Mag() { mag_init(m); }
-  ~Mag() { mag_clear(m); }
-  Mag(const Mag&) = delete;
-  Mag& operator=(const Mag&) = delete;
-};
+using flint::AcbPoly;
+using flint::AcbVec;
+using flint::ArbPoly;
+using flint::Mag;
 
 // Approximate complex roots (Arb's Durand-Kerner iteration) of the polynomial
 // with the given exact (midpoint) coefficients; approx_: starting points only.
@@ -111,7 +87,7 @@ void eval_at(Ball& out, const fmpz_poly_t p, const Ball& tau) {
 }  // namespace
 
 // ============================================================ exact: Q(tau)
-Field<QTau>::Field(long L) : L_(L) {
+Field<QTau>::Field(long L, ExactSolver solver) : L_(L), solver_(solver) {
   if (L < 1 || L > (1L << 40)) throw_input("exact arithmetic: L = " + std::to_string(L) + " outside [1, 2^40]");
 }
 
@@ -163,12 +139,12 @@ Truth Field<QTau>::is_positive(const QTau& x) const {
 QTau Field<QTau>::abs(const QTau& x) const { return is_positive(x) == Truth::no ? -x : x; }
 
 Truth Field<QTau>::solve(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) const {
-  return truth_of(qtau_solve(current_exact_solver(), X, A, B));
+  return truth_of(qtau_solve(solver_, X, A, B));
 }
 
 Truth Field<QTau>::solve_scaled(Mat<QTau>& X, QTau& lambda, const Mat<QTau>& A, const Mat<QTau>& B) const {
   Mat<QTau> Y;
-  if (!qtau_solve(current_exact_solver(), Y, A, B)) return Truth::no;
+  if (!qtau_solve(solver_, Y, A, B)) return Truth::no;
   // lambda: the least common multiple of the solution's denominators (a
   // polynomial in tau), so that every lambda Y_ij is a polynomial in tau
   fmpz_poly_t L, q;
@@ -381,7 +357,7 @@ namespace {
 bool solve_verified(arb_mat_t X, const arb_mat_t A, const arb_mat_t Bm, slong prec) {
   const slong n = arb_mat_nrows(A), k = arb_mat_ncols(Bm);
   if (n == 0) return true;
-  detail::ArbMatRAII Am(n, n), C(n, n), G(n, n), Z(n, k);
+  flint::ArbMat Am(n, n), C(n, n), G(n, n), Z(n, k);
   arb_mat_get_mid(Am.m, A);
   if (!arb_mat_approx_inv(C.m, Am.m, prec)) return false;
   arb_mat_get_mid(C.m, C.m);
@@ -447,7 +423,7 @@ bool solve_verified(arb_mat_t X, const arb_mat_t A, const arb_mat_t Bm, slong pr
 
 Truth Field<Ball>::solve(Mat<Ball>& X, const Mat<Ball>& A, const Mat<Ball>& B) const {
   const int n = A.rows(), k = B.cols();
-  detail::ArbMatRAII a(n, n), b(n, k), x(n, k);
+  flint::ArbMat a(n, n), b(n, k), x(n, k);
   for (int i = 0; i < n; ++i) {
     for (int j = 0; j < n; ++j) arb_set(arb_mat_entry(a.m, i, j), A(i, j).raw());
     for (int j = 0; j < k; ++j) arb_set(arb_mat_entry(b.m, i, j), B(i, j).raw());
@@ -501,18 +477,18 @@ Roots<Ball> Field<Ball>::real_roots(const std::vector<Ball>& c) const {
     bool ok = false;
     Ball X;
     Mag w, floor_w, mm, cap;  // widths: 4|p/p'|, growing, never beyond a third of the gap
-    arb_get_mag(w.m, step.raw());
-    mag_mul_2exp_si(w.m, w.m, 2);
-    mag_set_ui_2exp_si(floor_w.m, 1, -prec + 8);
-    arb_get_mag(mm.m, m.raw());
-    mag_mul(floor_w.m, floor_w.m, mm.m);
-    mag_max(w.m, w.m, floor_w.m);
-    arb_get_mag_lower(cap.m, gap.raw());
-    mag_div_ui(cap.m, cap.m, 3);
+    arb_get_mag(w.v, step.raw());
+    mag_mul_2exp_si(w.v, w.v, 2);
+    mag_set_ui_2exp_si(floor_w.v, 1, -prec + 8);
+    arb_get_mag(mm.v, m.raw());
+    mag_mul(floor_w.v, floor_w.v, mm.v);
+    mag_max(w.v, w.v, floor_w.v);
+    arb_get_mag_lower(cap.v, gap.raw());
+    mag_div_ui(cap.v, cap.v, 3);
     for (int attempt = 0; attempt < 12 && !ok; ++attempt) {
-      if (mag_cmp(w.m, cap.m) > 0) mag_set(w.m, cap.m);
+      if (mag_cmp(w.v, cap.v) > 0) mag_set(w.v, cap.v);
       X = m;
-      mag_set(arb_radref(X.raw()), w.m);
+      mag_set(arb_radref(X.raw()), w.v);
       const Ball dX = poly_eval(dc, X);
       if (!arb_contains_zero(dX.raw())) {
         const Ball N = m - poly_eval(c, m) / dX;
@@ -531,8 +507,8 @@ Roots<Ball> Field<Ball>::real_roots(const std::vector<Ball>& c) const {
           }
         }
       }
-      if (mag_cmp(w.m, cap.m) >= 0) break;
-      mag_mul_2exp_si(w.m, w.m, 3);
+      if (mag_cmp(w.v, cap.v) >= 0) break;
+      mag_mul_2exp_si(w.v, w.v, 3);
     }
     if (!ok) {
       out.why = "cannot isolate the roots" + at;

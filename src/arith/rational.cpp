@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/text.hpp"
 
@@ -180,23 +181,18 @@ QMat operator+(const QMat& x, const QMat& y) {
 }
 
 namespace {
-struct FQMat {
-  fmpq_mat_t m;
-  FQMat(const QMat& A) {
-    fmpq_mat_init(m, A.rows(), A.cols());
-    for (int i = 0; i < A.rows(); ++i)
-      for (int j = 0; j < A.cols(); ++j) fmpq_set(fmpq_mat_entry(m, i, j), A(i, j).raw());
-  }
-  FQMat(int r, int c) { fmpq_mat_init(m, r, c); }
-  ~FQMat() { fmpq_mat_clear(m); }
-  FQMat(const FQMat&) = delete;
-  FQMat& operator=(const FQMat&) = delete;
-};
+using flint::FmpqMat;
+FmpqMat fmpq_mat_of(const QMat& A) {
+  FmpqMat m(A.rows(), A.cols());
+  for (int i = 0; i < A.rows(); ++i)
+    for (int j = 0; j < A.cols(); ++j) fmpq_set(fmpq_mat_entry(m.m, i, j), A(i, j).raw());
+  return m;
+}
 }  // namespace
 
 Rational det(const QMat& A) {
   if (A.rows() != A.cols()) throw_internal("det: not square");
-  FQMat m(A);
+  FmpqMat m = fmpq_mat_of(A);
   Rational d;
   fmpq_mat_det(d.raw(), m.m);
   return d;
@@ -204,7 +200,7 @@ Rational det(const QMat& A) {
 
 bool solve(const QMat& A, const QVec& b, QVec& x) {
   if (A.rows() != A.cols() || static_cast<size_t>(A.rows()) != b.size()) throw_internal("solve: shape");
-  FQMat m(A), rhs(A.rows(), 1), sol(A.rows(), 1);
+  FmpqMat m = fmpq_mat_of(A), rhs(A.rows(), 1), sol(A.rows(), 1);
   for (int i = 0; i < A.rows(); ++i) fmpq_set(fmpq_mat_entry(rhs.m, i, 0), b[i].raw());
   if (!fmpq_mat_solve_fraction_free(sol.m, m.m, rhs.m)) return false;
   x.assign(A.rows(), Rational());
@@ -214,7 +210,7 @@ bool solve(const QMat& A, const QVec& b, QVec& x) {
 
 bool inverse(const QMat& A, QMat& inv) {
   if (A.rows() != A.cols()) throw_internal("inverse: not square");
-  FQMat m(A), r(A.rows(), A.cols());
+  FmpqMat m = fmpq_mat_of(A), r(A.rows(), A.cols());
   if (!fmpq_mat_inv(r.m, m.m)) return false;
   inv = QMat(A.rows(), A.cols());
   for (int i = 0; i < A.rows(); ++i)

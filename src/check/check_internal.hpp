@@ -44,6 +44,15 @@ struct Pq {  // an element of Q(tau) as a rational function of tau
   ~Pq() { fmpz_poly_q_clear(v); }
 };
 
+// ---- reading helpers shared by the checker's JSON readers
+// s for a message: printable ASCII (other bytes as \xNN), cut after about
+// `max` characters with the full length noted.
+std::string clean(const std::string& s, size_t max = 80);
+std::string quote_str(const std::string& s);  // clean(s) in double quotes
+// JSON paths for messages: path.key (key alone at the top level) and path[i].
+std::string at(const std::string& path, const std::string& key);
+std::string at(const std::string& path, size_t i);
+
 struct Run {
   std::vector<Qn> token;
   long count = 1;

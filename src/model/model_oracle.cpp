@@ -152,8 +152,8 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
 }  // namespace
 
 template <class T>
-ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise)
-    : model_(std::move(m)), token_den_(token_den), noise_(std::move(noise)), noise_rng_(noise_.seed) {
+ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise, ExactSolver solver)
+    : model_(std::move(m)), token_den_(token_den), noise_(std::move(noise)), solver_(solver), noise_rng_(noise_.seed) {
   model_.validate();
   if (noise_.pattern == NoisePattern::envelope && !std::is_same_v<T, Ball>)
     throw Error(ErrorKind::usage, "the envelope noise pattern needs a ball learner (--arith ball)");
@@ -164,11 +164,11 @@ ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise)
 }
 
 template <class T>
-Field<T> oracle_field(long w_den, long token_den, const OracleNoise& noise) {
+Field<T> oracle_field(long w_den, long token_den, const OracleNoise& noise, ExactSolver solver) {
   if constexpr (Field<T>::is_exact) {
     const __int128 L = static_cast<__int128>(w_den) * token_den * token_den;
     if (L > (static_cast<__int128>(1) << 40)) throw_input("exact oracle: L = m q^2 too large; use smaller denominators");
-    return Field<T>(static_cast<long>(L));
+    return Field<T>(static_cast<long>(L), solver);
   } else if constexpr (std::is_same_v<T, Mpfr> || std::is_same_v<T, double>) {
     // The accuracy this oracle states: its rounding and its noise, or the
     // learner's own precision, whichever is coarser (FloatTolerance).
@@ -200,7 +200,7 @@ void check_query_grid(const Query& q, int d, long token_den) {
 
 template <class T>
 Field<T> ModelOracle<T>::make_field() const {
-  return oracle_field<T>(model_.w_denominator(), token_den_, noise_);
+  return oracle_field<T>(model_.w_denominator(), token_den_, noise_, solver_);
 }
 
 template <class T>
@@ -332,10 +332,10 @@ Rational answer_score_spread(const Model& m, const Query& q) {
 
 Ball evaluate_ball(const Model& m, const Query& q) { return evaluate(m, q, Field<Ball>{}); }
 
-template Field<QTau> oracle_field<QTau>(long, long, const OracleNoise&);
-template Field<Ball> oracle_field<Ball>(long, long, const OracleNoise&);
-template Field<Mpfr> oracle_field<Mpfr>(long, long, const OracleNoise&);
-template Field<double> oracle_field<double>(long, long, const OracleNoise&);
+template Field<QTau> oracle_field<QTau>(long, long, const OracleNoise&, ExactSolver);
+template Field<Ball> oracle_field<Ball>(long, long, const OracleNoise&, ExactSolver);
+template Field<Mpfr> oracle_field<Mpfr>(long, long, const OracleNoise&, ExactSolver);
+template Field<double> oracle_field<double>(long, long, const OracleNoise&, ExactSolver);
 template class ModelOracle<QTau>;
 template class ModelOracle<Ball>;
 template class ModelOracle<Mpfr>;

@@ -41,10 +41,11 @@ T evaluate_transformer(const TransformerModel& m, const Query& q, const Field<T>
 }
 
 template <class T>
-TransformerOracle<T>::TransformerOracle(TransformerModel m, long token_den) : model_(std::move(m)), token_den_(token_den) {
+TransformerOracle<T>::TransformerOracle(TransformerModel m, long token_den, ExactSolver solver)
+    : model_(std::move(m)), token_den_(token_den) {
   model_.validate();
   if (token_den_ < 1) throw Error(ErrorKind::usage, "token denominator must be positive");
-  field_ = oracle_field<T>(model_.w_denominator(), token_den_, OracleNoise{});
+  field_ = oracle_field<T>(model_.w_denominator(), token_den_, OracleNoise{}, solver);
 }
 
 template <class T>

@@ -211,7 +211,7 @@ template <class T>
 void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   std::unique_ptr<PrecisionScope> scope;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) scope = std::make_unique<PrecisionScope>(o.bits);
-  ModelOracle<T> oracle(truth, lo.tokens.den, noise);
+  ModelOracle<T> oracle(truth, lo.tokens.den, noise, o.exact_solver);
   RecordingOracle<T> rec(oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
@@ -671,7 +671,6 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     auto_precision(r, truth, canon, o, lo);
     return r;
   }
-  ExactSolverScope solver(o.exact_solver);
   if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
   if (o.design != Design::paper && o.noise_eps.is_zero()) design_kappa(r, canon, lo);
   dispatch(r, truth, canon, o, lo, noise);

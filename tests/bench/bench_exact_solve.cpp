@@ -69,8 +69,7 @@ struct RunStats {
 };
 
 RunStats run_once(const Model& m, const Model& canon, const LearnOptions& lo, ExactSolver s, Systems* rec) {
-  ExactSolverScope scope(s);
-  ModelOracle<QTau> inner(m, lo.tokens.den);
+  ModelOracle<QTau> inner(m, lo.tokens.den, {}, s);
   TimedOracle o(inner);
   reset_exact_solve_stats();
   if (rec) set_exact_solve_observer(record, rec);

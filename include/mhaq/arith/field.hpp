@@ -53,6 +53,7 @@
 #include <utility>
 #include <vector>
 
+#include "mhaq/arith/exact_solver.hpp"
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/arith/rational.hpp"
 #include "mhaq/arith/truth.hpp"
@@ -133,7 +134,10 @@ struct Field<QTau> {
   static constexpr bool least_squares = false;  // oversampled systems are interpolated, then checked
 
   Field() = default;
-  explicit Field(long L);  // tau = e^{1/L}; Error(input) unless 1 <= L <= 2^40
+  // tau = e^{1/L}; Error(input) unless 1 <= L <= 2^40. `solver` is the
+  // method of solve and solve_scaled (same result, different time).
+  explicit Field(long L, ExactSolver solver = ExactSolver::sparse);
+  ExactSolver solver() const { return solver_; }
 
   QTau from(const Rational& q) const { return QTau(q); }
   QTau exp(const Rational& s) const;  // Error(input) unless s L is an integer (a token off the grid)
@@ -178,6 +182,7 @@ struct Field<QTau> {
  private:
   friend struct QTauAccess;
   long L_ = 1;
+  ExactSolver solver_ = ExactSolver::sparse;
 };
 
 // ---------------------------------------------------------------- balls

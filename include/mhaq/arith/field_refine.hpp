@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "mhaq/arith/flint_wrappers.hpp"
+
 namespace mhaq {
 
 namespace detail {
@@ -149,20 +151,8 @@ std::optional<std::vector<Ball>> Field<Ball>::filtered(const std::vector<Ball>& 
 }
 
 namespace detail {
-struct MagRAII {
-  mag_t m;
-  MagRAII() { mag_init(m); }
-  ~MagRAII() { mag_clear(m); }
-  MagRAII(const MagRAII&) = delete;
-  MagRAII& operator=(const MagRAII&) = delete;
-};
-struct ArbMatRAII {
-  arb_mat_t m;
-  ArbMatRAII(long r, long c) { arb_mat_init(m, r, c); }
-  ~ArbMatRAII() { arb_mat_clear(m); }
-  ArbMatRAII(const ArbMatRAII&) = delete;
-  ArbMatRAII& operator=(const ArbMatRAII&) = delete;
-};
+// The name src/tools still uses for flint::ArbMat.
+using ArbMatRAII = flint::ArbMat;
 }  // namespace detail
 
 namespace detail {
@@ -173,7 +163,7 @@ template <class Sys>
 bool krawczyk_slope(const Field<Ball>& F, const Sys& sys, const std::vector<Ball>& xt, const arb_mat_t Y, const arb_mat_t Yg, std::vector<Ball>& K) {
   const long prec = working_precision();
   const int n = sys.unknowns();
-  ArbMatRAII Jt(n, n), R0(n, n), M(n, n);
+  flint::ArbMat Jt(n, n), R0(n, n), M(n, n);
   {
     Mat<Ball> J(sys.equations(), n);
     sys.jacobian(F, xt, J);
@@ -183,14 +173,14 @@ bool krawczyk_slope(const Field<Ball>& F, const Sys& sys, const std::vector<Ball
   arb_mat_mul(R0.m, Y, Jt.m, prec);  // R0 = I - Y J(xt): rounding only
   arb_mat_neg(R0.m, R0.m);
   for (int i = 0; i < n; ++i) arb_add_ui(arb_mat_entry(R0.m, i, i), arb_mat_entry(R0.m, i, i), 1, prec);
-  std::vector<MagRAII> w(n);
+  std::vector<flint::Mag> w(n);
   for (int i = 0; i < n; ++i) {
-    arb_get_mag(w[i].m, arb_mat_entry(Yg, i, 0));
-    mag_mul_2exp_si(w[i].m, w[i].m, 1);
-    MagRAII t;
-    arb_get_mag(t.m, xt[i].raw());
-    mag_mul_2exp_si(t.m, t.m, -prec + 4);
-    mag_add(w[i].m, w[i].m, t.m);
+    arb_get_mag(w[i].v, arb_mat_entry(Yg, i, 0));
+    mag_mul_2exp_si(w[i].v, w[i].v, 1);
+    flint::Mag t;
+    arb_get_mag(t.v, xt[i].raw());
+    mag_mul_2exp_si(t.v, t.v, -prec + 4);
+    mag_add(w[i].v, w[i].v, t.v);
   }
   Mat<Ball> Ym(n, n);
   for (int i = 0; i < n; ++i)
@@ -199,9 +189,9 @@ bool krawczyk_slope(const Field<Ball>& F, const Sys& sys, const std::vector<Ball
   for (int attempt = 0; attempt < 40; ++attempt) {
     for (int i = 0; i < n; ++i) {
       X[i] = xt[i];
-      mag_set(arb_radref(X[i].raw()), w[i].m);
+      mag_set(arb_radref(X[i].raw()), w[i].v);
       dX[i] = Ball(0L);
-      mag_set(arb_radref(dX[i].raw()), w[i].m);
+      mag_set(arb_radref(dX[i].raw()), w[i].v);
     }
     // M = R0 - sum_l (Y H_{.j.l}(X)) [-w_l, w_l], column by column
     arb_mat_set(M.m, R0.m);
@@ -210,19 +200,19 @@ bool krawczyk_slope(const Field<Ball>& F, const Sys& sys, const std::vector<Ball
         if (!sys.applied_second_derivative(F, Ym, xt, X, dX, j, l, v)) continue;
         for (int i = 0; i < n; ++i) {
           const Ball& s = v[i];
-          MagRAII a;
-          arb_get_mag(a.m, s.raw());
-          mag_mul(a.m, a.m, w[l].m);
-          arb_add_error_mag(arb_mat_entry(M.m, i, j), a.m);
+          flint::Mag a;
+          arb_get_mag(a.v, s.raw());
+          mag_mul(a.v, a.v, w[l].v);
+          arb_add_error_mag(arb_mat_entry(M.m, i, j), a.v);
         }
       }
     bool ok = true;
-    std::vector<MagRAII> reach(n);
+    std::vector<flint::Mag> reach(n);
     for (int i = 0; i < n; ++i) {
       Ball c(0L);
       for (int j = 0; j < n; ++j) {
         Ball d;  // the j-th entry of X - xt: [-w_j, w_j]
-        mag_set(arb_radref(d.raw()), w[j].m);
+        mag_set(arb_radref(d.raw()), w[j].v);
         Ball m;
         arb_set(m.raw(), arb_mat_entry(M.m, i, j));
         c += m * d;
@@ -232,19 +222,19 @@ bool krawczyk_slope(const Field<Ball>& F, const Sys& sys, const std::vector<Ball
       arb_add(k.raw(), k.raw(), c.raw(), prec);
       ok = ok && arb_contains_interior(X[i].raw(), k.raw());
       Ball off = k - xt[i];
-      arb_get_mag(reach[i].m, off.raw());
+      arb_get_mag(reach[i].v, off.raw());
       K[i] = k;
     }
     if (ok) return true;
     // epsilon-inflation: each width just beyond its component's reach, never smaller
     for (int i = 0; i < n; ++i) {
-      MagRAII t;
-      mag_mul_2exp_si(t.m, reach[i].m, -2);
-      mag_add(t.m, t.m, reach[i].m);
-      mag_max(w[i].m, w[i].m, t.m);
-      mag_mul_2exp_si(t.m, w[i].m, -6);
-      mag_add(w[i].m, w[i].m, t.m);
-      if (mag_is_inf(w[i].m)) return false;
+      flint::Mag t;
+      mag_mul_2exp_si(t.v, reach[i].v, -2);
+      mag_add(t.v, t.v, reach[i].v);
+      mag_max(w[i].v, w[i].v, t.v);
+      mag_mul_2exp_si(t.v, w[i].v, -6);
+      mag_add(w[i].v, w[i].v, t.v);
+      if (mag_is_inf(w[i].v)) return false;
     }
   }
   return false;
@@ -291,17 +281,17 @@ Truth Field<Ball>::certify(const Sys& sys, std::vector<Ball>& x) const {
   // solution in X, and it lies in K(X) (proofs/10).
   const long prec = working_precision();
   const int n = sys.unknowns();
-  using detail::ArbMatRAII;
+  using flint::ArbMat;
   std::vector<Ball> xt(n);
   for (int i = 0; i < n; ++i) arb_get_mid_arb(xt[i].raw(), x[i].raw());
   Mat<Ball> Jm;
-  auto jac = [&](ArbMatRAII& out, const std::vector<Ball>& at) {
+  auto jac = [&](ArbMat& out, const std::vector<Ball>& at) {
     Mat<Ball> J(sys.equations(), n);
     sys.jacobian(*this, at, J);
     for (int k = 0; k < n; ++k)
       for (int j = 0; j < n; ++j) arb_set(arb_mat_entry(out.m, k, j), J(k, j).raw());
   };
-  ArbMatRAII Jt(n, n), Y(n, n), JX(n, n), YJ(n, n), M(n, n), gt(n, 1), Yg(n, 1), dX(n, 1), corr(n, 1);
+  ArbMat Jt(n, n), Y(n, n), JX(n, n), YJ(n, n), M(n, n), gt(n, 1), Yg(n, 1), dX(n, 1), corr(n, 1);
   jac(Jt, xt);
   arb_mat_get_mid(Jt.m, Jt.m);
   if (!arb_mat_approx_inv(Y.m, Jt.m, prec)) return Truth::unknown;

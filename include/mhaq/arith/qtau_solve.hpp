@@ -40,31 +40,10 @@
 #include <utility>
 #include <vector>
 
+#include "mhaq/arith/exact_solver.hpp"
 #include "mhaq/arith/field.hpp"
 
 namespace mhaq {
-
-enum class ExactSolver { fflu, modular, sparse };
-
-const char* exact_solver_name(ExactSolver s);
-ExactSolver parse_exact_solver(const std::string& s);  // throws Error(usage) on unknown names
-
-// Process-wide selection used by Field<QTau>::solve (an atomic, so worker
-// threads of parallel_for see the same choice). Every method returns the same
-// exact result, so the choice never changes an answer, only the time taken.
-void set_exact_solver(ExactSolver s);
-ExactSolver current_exact_solver();
-// RAII: select a solver for a scope, restore the previous one after.
-class ExactSolverScope {
- public:
-  explicit ExactSolverScope(ExactSolver s) : saved_(current_exact_solver()) { set_exact_solver(s); }
-  ~ExactSolverScope() { set_exact_solver(saved_); }
-  ExactSolverScope(const ExactSolverScope&) = delete;
-  ExactSolverScope& operator=(const ExactSolverScope&) = delete;
-
- private:
-  ExactSolver saved_;
-};
 
 // Exact solution X of A X = B over Q(tau) (A square). Returns false iff A is
 // singular (decided exactly); X is then left empty.
@@ -74,7 +53,7 @@ bool qtau_solve(ExactSolver s, Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>
 // function; N (H+1 coefficients) and Q (H+1 coefficients, Q[0] = 1) with
 // N(k) = f(k) Q(k) for every k. Same system, same result and same exactness
 // rules as qtau_solve on interpolate_linear's matrix; false iff singular.
-bool qtau_rational_interpolate(const std::vector<QTau>& f, int H, std::vector<QTau>& N, std::vector<QTau>& Q);
+bool qtau_rational_interpolate(ExactSolver s, const std::vector<QTau>& f, int H, std::vector<QTau>& N, std::vector<QTau>& Q);
 
 // Counters for benchmarks and tests (process-wide, relaxed atomics).
 struct ExactSolveStats {

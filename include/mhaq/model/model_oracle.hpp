@@ -42,8 +42,9 @@ template <class T>
 class ModelOracle final : public Oracle<T> {
  public:
   // token_den: every token entry must lie in (1/token_den)Z; the exact oracle
-  // needs it to fix L = (lcm of W denominators) * token_den^2.
-  ModelOracle(Model m, long token_den, OracleNoise noise = {});
+  // needs it to fix L = (lcm of W denominators) * token_den^2. `solver`:
+  // the exact field's linear solver (other arithmetics ignore it).
+  ModelOracle(Model m, long token_den, OracleNoise noise = {}, ExactSolver solver = ExactSolver::sparse);
   int dim() const override { return model_.d; }
   const Field<T>& field() const override { return field_; }
 
@@ -54,6 +55,7 @@ class ModelOracle final : public Oracle<T> {
   long token_den_;
   Field<T> field_;
   OracleNoise noise_;
+  ExactSolver solver_;
   Rng noise_rng_{1};
   long answered_ = 0;  // answers given so far (index into noise_.signs)
   std::shared_ptr<const IntModel> int_model_;
@@ -62,7 +64,7 @@ class ModelOracle final : public Oracle<T> {
 // The arithmetic an oracle's answers live in: Q(tau) with L = w_den token_den^2
 // (exact), the stated accuracy of rounding and noise (floats), or balls.
 template <class T>
-Field<T> oracle_field(long w_den, long token_den, const OracleNoise& noise);
+Field<T> oracle_field(long w_den, long token_den, const OracleNoise& noise, ExactSolver solver = ExactSolver::sparse);
 // Error(input) unless every token has dimension d and entries in (1/token_den)Z.
 void check_query_grid(const Query& q, int d, long token_den);
 

@@ -13,7 +13,8 @@ namespace mhaq {
 template <class T>
 class TransformerOracle final : public Oracle<T> {
  public:
-  TransformerOracle(TransformerModel m, long token_den);
+  // `solver`: the exact field's linear solver (other arithmetics ignore it).
+  TransformerOracle(TransformerModel m, long token_den, ExactSolver solver = ExactSolver::sparse);
   int dim() const override { return model_.d; }
   const Field<T>& field() const override { return field_; }
 
