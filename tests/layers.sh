@@ -16,7 +16,8 @@
 #   cli         the mhaq program
 #   (umbrella)  include/mhaq/mhaq.hpp, on top of the library
 #
-# Each top-level folder under src/ and include/mhaq/ is one layer; a folder
+# Includes are read in both forms, "mhaq/..." and <mhaq/...>. Each top-level
+# folder under src/ and include/mhaq/ is one layer; a folder
 # missing from the list fails the check, so a new folder has to be placed.
 # Inside stages/, a numbered folder N-name includes only folders numbered at
 # most N (the numbers follow the dependency order), and the unnumbered
@@ -61,7 +62,7 @@ check_tree() {  # SOURCE_DIR -> prints violations, returns 1 when any
       if [[ "$line" == *'"../'* || "$line" == *'/../'* ]]; then
         echo "$rel: relative include out of its folder: $line"; bad=1; continue
       fi
-      [[ "$line" =~ \"mhaq/([^\"]+)\" ]] || continue
+      [[ "$line" =~ [\"\<]mhaq/([^\"\>]+)[\"\>] ]] || continue
       n_inc=$((n_inc + 1))
       target="${BASH_REMATCH[1]}"
       case "$target" in
@@ -79,7 +80,7 @@ check_tree() {  # SOURCE_DIR -> prints violations, returns 1 when any
         ts=$(stage_rank "$target")
         if ((ts > sr)); then echo "$rel (stage $sr) includes $target (stage $ts, a later stage)"; bad=1; fi
       fi
-    done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*\(".*"\).*/\1/p' "$f")
+    done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*\(["<].*[">]\).*/\1/p' "$f")
   done < <(find "$src/src" "$src/include/mhaq" -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) | sort)
   if ((n_files < 50 || n_inc < 200)); then
     echo "only $n_files files and $n_inc mhaq includes found under $src: the scan looked at the wrong tree"; bad=1
@@ -99,6 +100,7 @@ if [[ "${1:-}" == --control ]]; then
     'include/mhaq/arith/numbers.hpp|#include "mhaq/stages/learner.hpp"'
     'src/stages/3-fit/pair_fit.cpp|#include "mhaq/stages/5-solve/solve.hpp"'
     'src/check/evaluate.cpp|#include "mhaq/base/error.hpp"'
+    'src/run/judge.cpp|#include <mhaq/evidence/golden.hpp>'
   )
   k=0
   for c in "${controls[@]}"; do

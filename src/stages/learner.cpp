@@ -3,13 +3,14 @@
 #include "mhaq/stages/learner.hpp"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <string>
 
 #include "mhaq/arith/all_fields.hpp"
 #include "mhaq/base/parallel.hpp"
+#include "mhaq/stages/1-oracle/keeping_oracle.hpp"
 #include "mhaq/stages/4-match/known_residues.hpp"
+#include "mhaq/stages/self_check.hpp"
 
 namespace mhaq {
 
@@ -73,7 +74,7 @@ class Path {
   }
 
   // ---- 3-fit: every pair, the first column first (its limits chain f(0))
-  // A pair that can be repaired (Repair, learner.hpp): every pair of the paper schedule.
+  // A pair that can be repaired (Repair, stages/4-match/labelling.hpp): every pair of the paper schedule.
   bool repairable(size_t) const { return opt_.repair && plan_.schedule == Schedule::paper && d_ >= 2; }
 
   void fit_all() {
@@ -164,7 +165,7 @@ class Path {
     for (const LabelStep& s : plan_.labelling)
       if (s.rel == Relation::poles) {
         ref[s.target] = s.ref;
-        needs_fallback_[s.target] = opt_.lean_fallback && s.fallback && !residues_distinct(fits[s.ref]);
+        needs_fallback_[s.target] = opt_.lean_fallback && s.fallback && !residues_distinct(fld_, fits[s.ref]);
       }
     parallel_for(0, plan_.pairs.size(), opt_.threads, [&](size_t p) {
       if (ref[p] < 0 || needs_fallback_[p]) return;
@@ -175,29 +176,6 @@ class Path {
         failed_[p] = Error(e.kind(), pair_name(plan_.pairs[p]) + " (residues of " + pair_name(plan_.pairs[ref[p]]) + "): " + e.what());
       }
     });
-  }
-
-  // Every two residues of a fit certainly different.
-  bool residues_distinct(const PairFit<T>& f) const {
-    T scale = fld_.from(Rational(0));
-    for (const T& c : f.c) scale = scale + fld_.abs(c);
-    for (int h = 0; h < f.heads(); ++h)
-      for (int g = h + 1; g < f.heads(); ++g)
-        if (fld_.equal(f.c[h], f.c[g], scale) != Truth::no) return false;
-    return true;
-  }
-
-  // Compact: the assignment of a within link predicted from its one value.
-  std::vector<int> predicted_perm(const LabelStep& s) const {
-    const PairFit<T>& cur = res_.fits[s.target];
-    if (s.link < 0) {  // one head: nothing to assign
-      std::vector<int> id(cur.heads());
-      for (int h = 0; h < cur.heads(); ++h) id[h] = h;
-      return id;
-    }
-    const T& f1 = answers_[plan_.query_index(s.link, 1)];
-    const Assignment a = predicted_assignment(fld_, res_.labelled[s.ref], cur, answers_[0], f1);
-    return unique_or_throw(a, pair_name(plan_.pairs[s.link]) + " (one value, predicted for each assignment of heads)");
   }
 
   bool full_base_fit() const {
@@ -248,235 +226,12 @@ class Path {
                            " (state H = " + std::to_string(m) + ", or give only a bound with --max-heads)");
   }
 
-  // ---- 4-match: walk the plan's labelling graph from the root; steps that
-  // wait for a repaired pair, or repair one, run once what they need is labelled
+  // ---- 4-match: the labelling walk, with its repairs and fallbacks
   void label() {
-    res_.labelled.assign(static_cast<size_t>(d_) * d_, PairFit<T>{});
-    is_labelled_.assign(static_cast<size_t>(d_) * d_, 0);
-    perm_.assign(static_cast<size_t>(d_) * d_, {});
-    std::vector<int> id(res_.fits[plan_.root()].heads());
-    for (size_t h = 0; h < id.size(); ++h) id[h] = static_cast<int>(h);
-    perm_[plan_.root()] = id;
-    set_label(plan_.root(), degenerate_[plan_.root()].empty() ? res_.fits[plan_.root()] : repaired_root());
-    std::vector<const LabelStep*> deferred, pending;
-    for (const LabelStep& s : plan_.labelling)
-      if (!try_step(s, deferred)) pending.push_back(&s);
-    for (bool progress = true; progress && !pending.empty();) {
-      progress = false;
-      for (size_t k = 0; k < pending.size();)
-        if (try_step(*pending[k], deferred)) {
-          pending.erase(pending.begin() + static_cast<long>(k));
-          progress = true;
-        } else {
-          ++k;
-        }
-    }
-    if (!pending.empty()) {
-      for (const LabelStep* s : pending) {
-        const int bad = !degenerate_[s->target].empty() ? s->target : s->link;
-        if (bad >= 0 && !degenerate_[bad].empty()) {
-          res_.failed_offset = plan_.pairs[bad].i;
-          throw_degenerate(pair_name(plan_.pairs[bad]) + ": " + degenerate_[bad] +
-                           "; not repairable from the other pairs (its link or the pairs its repair needs are degenerate too)");
-        }
-      }
-      throw_degenerate(pair_name(plan_.pairs[pending.front()->target]) + ": cannot be labelled (the pairs it depends on are degenerate)");
-    }
-    if (!deferred.empty()) fallback(deferred);
-  }
-
-  // A degenerate root (i=1, j=1) from the across link to b_2: its poles are
-  // r(1,1) r(1,2), its residues c(1) are those of base pair (1,2) too
-  // (residues do not depend on the final token), so (1,2) in its own order
-  // serves as the reference.
-  PairFit<T> repaired_root() {
-    const int root = plan_.root(), alt = plan_.base_index(0, 1);
-    int link = -1;
-    for (const LabelStep& s : plan_.labelling)
-      if (s.target == alt && s.rel == Relation::across) link = s.link;
-    Assignment a;
-    PairFit<T> f;
-    if (link >= 0 && degenerate_[alt].empty() && degenerate_[link].empty())
-      f = derive_from_link(fld_, res_.fits[alt], res_.fits[link], {}, res_.fits[root], Relation::across, res_.fits[root].P, a);
-    if (a.kind != Assignment::Kind::unique) {
-      res_.failed_offset = plan_.pairs[root].i;
-      throw_degenerate(pair_name(plan_.pairs[root]) + ": " + degenerate_[root] + "; not repairable (the pairs its repair needs are degenerate too)");
-    }
-    res_.repairs.push_back({root, degenerate_[root],
-                            "derived from " + pair_name(plan_.pairs[link]) + " (poles divided by those of " + pair_name(plan_.pairs[alt]) +
-                                ", heads matched by their common residues)",
-                            0});
-    return f;
-  }
-
-  void set_label(int t, PairFit<T> f) {
-    res_.labelled[t] = std::move(f);
-    is_labelled_[t] = 1;
-  }
-
-  // A labelled base pair with the offset of base pair t at another final token.
-  int same_offset_labelled(int t) const {
-    const PairSpec& ps = plan_.pairs[t];
-    for (int j = 0; j < d_; ++j) {
-      const int q = plan_.base_index(ps.i, j);
-      if (j != ps.j && is_labelled_[q]) return q;
-    }
-    return -1;
-  }
-
-  // One labelling step; false when it must wait (its reference is not
-  // labelled yet) or a repair is not possible yet.
-  bool try_step(const LabelStep& s, std::vector<const LabelStep*>& deferred) {
-    if (!is_labelled_[s.ref]) return false;
-    const auto& fits = res_.fits;
-    if (s.rel == Relation::predicted) {
-      perm_[s.target] = predicted_perm(s);
-      set_label(s.target, permuted(fits[s.target], perm_[s.target]));
-      return true;
-    }
-    if (s.rel == Relation::poles) {  // fitted in the ref's own order: the ref's assignment labels it
-      if (needs_fallback_[s.target]) {
-        deferred.push_back(&s);  // residues cannot label its poles: the fallback asks for more
-        return true;
-      }
-      if (failed_[s.target]) throw *failed_[s.target];
-      perm_[s.target] = perm_[s.ref];
-      set_label(s.target, permuted(fits[s.target], perm_[s.ref]));
-      return true;
-    }
-    const bool tdeg = !degenerate_[s.target].empty();
-    bool ldeg = s.link >= 0 && !degenerate_[s.link].empty();
-    if (!tdeg && !ldeg) {
-      const PairFit<T>* link = s.link >= 0 ? &fits[s.link] : nullptr;
-      const std::string what = s.link >= 0 ? pair_name(plan_.pairs[s.link]) : "residue labelling of " + pair_name(plan_.pairs[s.target]);
-      const Assignment a = label_assignment(fld_, res_.labelled[s.ref], fits[s.target], link, s.rel);
-      if (a.kind == Assignment::Kind::several && s.fallback && opt_.lean_fallback) {
-        deferred.push_back(&s);  // residues cannot tell these heads apart: ask for the across link
-        return true;
-      }
-      if (a.kind == Assignment::Kind::several && a.certain && s.link >= 0 && repairable(static_cast<size_t>(s.link))) {
-        degenerate_[s.link] = "ambiguous link, several head assignments fit";
-        ldeg = true;
-      } else {
-        set_label(s.target, permuted(fits[s.target], unique_or_throw(a, what)));
-        return true;
-      }
-    }
-    if (tdeg && ldeg) return false;
-    const int other = same_offset_labelled(s.target);
-    Assignment a;
-    if (tdeg) {
-      // the target from its link: poles r(ref) r(target); residues c(ref) + c(target)
-      // (heads matched by the residues of the same offset elsewhere, or by the
-      // target's own visible heads) or c(ref) (across)
-      const std::vector<T> none;
-      PairFit<T> f;
-      std::string by;
-      if (s.rel == Relation::within && other >= 0) {
-        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], res_.labelled[other].c, fits[s.target], s.rel, fits[s.target].P, a);
-        by = ", heads matched by the residues of " + pair_name(plan_.pairs[other]);
-      }
-      if (a.kind != Assignment::Kind::unique) {
-        f = derive_from_link(fld_, res_.labelled[s.ref], fits[s.link], none, fits[s.target], s.rel, fits[s.target].P, a);
-        by = s.rel == Relation::within ? ", heads matched by the pair's own visible heads (a zero residue hides a head)" : "";
-      }
-      if (a.kind != Assignment::Kind::unique) return false;
-      set_label(s.target, std::move(f));
-      res_.repairs.push_back({s.target, degenerate_[s.target],
-                              "derived from " + pair_name(plan_.pairs[s.link]) + " (poles divided by those of " + pair_name(plan_.pairs[s.ref]) + ")" + by, 0});
-      return true;
-    }
-    // the link is degenerate or ambiguous: label the target by its residues instead
-    if (other < 0) return false;
-    a = label_assignment(fld_, res_.labelled[other], fits[s.target], nullptr, Relation::residue);
-    if (a.kind != Assignment::Kind::unique) return false;
-    set_label(s.target, permuted(fits[s.target], a.perm));
-    res_.repairs.push_back({s.link, degenerate_[s.link], "not used: " + pair_name(plan_.pairs[s.target]) + " labelled by the residues of " +
-                                                             pair_name(plan_.pairs[other]), 0});
-    return true;
-  }
-
-  // Compact fallback (proofs/19): the pair's own values up to k = 2H-1 give its
-  // poles and residues (the linear route with P known); one value of the across
-  // link (delta_i, b_1 + b_j), predicted for each assignment that pairs equal
-  // residues, tells the poles of equal-residue heads apart. 2H - s_H extra
-  // queries per pair (1 when H = 2).
-  void compact_fallback(const std::vector<const LabelStep*>& steps) {
-    const long before = oracle_.queries();
-    const int m = res_.heads_found;
-    auto ask = [&](const PairSpec& spec, std::vector<T>& into) {
-      res_.fallback_pairs.push_back(spec);
-      for (const auto& q : plan_.pair_queries(spec)) {
-        queries_.push_back(q);
-        answers_.push_back(oracle_.query(q));
-        into.push_back(answers_.back());
-      }
-    };
-    std::vector<std::vector<T>> f(steps.size()), y(steps.size());
-    for (size_t s = 0; s < steps.size(); ++s) {
-      const LabelStep& st = *steps[s];
-      const PairSpec& tp = plan_.pairs[st.target];
-      f[s] = samples(static_cast<size_t>(st.target), chain_.f0(fld_, tp.final_token));
-      if (tp.samples < 2 * m) {
-        PairSpec more = tp;
-        more.first_k = tp.samples;
-        more.samples = 2 * m;
-        ask(more, f[s]);
-      }
-      ask(*st.fallback, y[s]);
-    }
-    res_.fallback_queries = oracle_.queries() - before;
-    std::vector<PairFit<T>> out(steps.size());
-    parallel_for(0, steps.size(), opt_.threads, [&](size_t s) {
-      const LabelStep& st = *steps[s];
-      const PairFit<T>& ref = res_.fits[st.ref];
-      const std::string what = "fallback for " + pair_name(plan_.pairs[st.target]);
-      try {
-        const PairFit<T> fit = fit_known_limit(fld_, f[s], ref.c);
-        const Assignment a = predicted_assignment(fld_, ref, fit, chain_.f0(fld_, st.fallback->final_token), y[s][0], Relation::across);
-        const std::vector<int> perm = unique_or_throw(a, pair_name(*st.fallback) + " (one value, predicted for each assignment of equal residues)");
-        out[s] = PairFit<T>{fit.P, {}, ref.c};
-        for (int h = 0; h < ref.heads(); ++h) out[s].r.push_back(fit.r[perm[h]]);
-      } catch (const Error& e) {
-        rethrow_with(e, what);
-      }
-    });
-    for (size_t s = 0; s < steps.size(); ++s) {
-      const LabelStep& st = *steps[s];
-      res_.fits[st.target] = out[s];
-      perm_[st.target] = perm_[st.ref];
-      set_label(st.target, permuted(out[s], perm_[st.ref]));
-    }
-  }
-
-  void fallback(const std::vector<const LabelStep*>& steps) {
-    if (steps.front()->rel == Relation::poles) return compact_fallback(steps);
-    const long before = oracle_.queries();
-    std::vector<std::vector<T>> f(steps.size());
-    for (size_t s = 0; s < steps.size(); ++s) {
-      const PairSpec& spec = *steps[s]->fallback;
-      res_.fallback_pairs.push_back(spec);
-      f[s].push_back(chain_.f0(fld_, spec.final_token));
-      for (const auto& q : plan_.pair_queries(spec)) {
-        queries_.push_back(q);
-        answers_.push_back(oracle_.query(q));
-        f[s].push_back(answers_.back());
-      }
-    }
-    res_.fallback_queries = oracle_.queries() - before;
-    res_.fallback_fits.resize(steps.size());
-    parallel_for(0, steps.size(), opt_.threads, [&](size_t s) {
-      try {
-        res_.fallback_fits[s] = interpolate_pair(fld_, f[s], res_.heads_found);
-      } catch (const Error& e) {
-        rethrow_with(e, "fallback " + pair_name(res_.fallback_pairs[s]));
-      }
-    });
-    for (size_t s = 0; s < steps.size(); ++s) {
-      const LabelStep& st = *steps[s];
-      const Assignment a = label_assignment(fld_, res_.labelled[st.ref], res_.fits[st.target], &res_.fallback_fits[s], Relation::across);
-      res_.labelled[st.target] = permuted(res_.fits[st.target], unique_or_throw(a, "fallback " + pair_name(res_.fallback_pairs[s])));
-    }
+    LabelRun<T> run{chain_,          failed_,           needs_fallback_,     res_.heads_found,      queries_,
+                    answers_,        res_.fits,         degenerate_,         res_.labelled,         res_.repairs,
+                    res_.fallback_pairs, res_.fallback_fits, res_.fallback_queries, res_.failed_offset};
+    label_pairs(oracle_, plan_, LabelOptions{opt_.repair, opt_.lean_fallback, opt_.threads}, run);
   }
 
   // ---- a repaired run: fresh witness queries (proofs/21-repair-witness.md)
@@ -520,18 +275,9 @@ class Path {
 
   // ---- the learner's own check, at no query cost
   void self_check() {
-    std::vector<Truth> same(queries_.size(), Truth::unknown);
-    parallel_for(0, queries_.size(), opt_.threads,
-                 [&](size_t q) { same[q] = fld_.equal(evaluate_heads(fld_, res_.heads, queries_[q]), answers_[q]); });
-    res_.self_check = Truth::yes;
-    for (size_t q = 0; q < same.size(); ++q) {
-      if (same[q] == Truth::no) {
-        res_.self_check = Truth::no;
-        res_.self_check_failed = static_cast<long>(q);
-        break;
-      }
-      res_.self_check = truth_and(res_.self_check, same[q]);
-    }
+    res_.self_check = self_check_answers(queries_.size(), opt_.threads,
+                                         [&](size_t q) { return fld_.equal(evaluate_heads(fld_, res_.heads, queries_[q]), answers_[q]); },
+                                         res_.self_check_failed);
   }
 
   Oracle<T>& oracle_;
@@ -544,55 +290,10 @@ class Path {
   std::vector<T> answers_;
   Chaining<T> chain_;
   std::vector<std::string> degenerate_;  // per pair: why it is degenerate at this draw, empty if not
-  std::vector<char> is_labelled_;        // per base pair
-  std::vector<std::vector<int>> perm_;   // per labelled base pair: its own head for each global head (compact)
   std::vector<std::optional<Error>> failed_;  // compact: a pair whose fit failed, raised when labelled
   std::vector<char> needs_fallback_;           // compact: a pair whose residues cannot label its poles
 };
 
-}  // namespace
-
-namespace {
-// Passes queries through, keeping every answer. Once serve_kept() is on (a
-// second attempt on a plan that shares queries with the first), a query asked
-// before is answered from the record and not sent. Off during the first
-// attempt, so that a plan whose draw repeats a query still sends every one
-// (claims 2 and 3 count them).
-template <class T>
-class KeepingOracle final : public Oracle<T> {
- public:
-  explicit KeepingOracle(Oracle<T>& inner) : inner_(inner) {}
-  int dim() const override { return inner_.dim(); }
-  const Field<T>& field() const override { return inner_.field(); }
-  long sent() const { return sent_; }
-  void serve_kept() { serve_ = true; }
-
- private:
-  static std::string key(const Query& q) {
-    std::string k;
-    for (const Run& r : q) {
-      k += std::to_string(r.count) + ':';
-      for (const Rational& x : r.token) k += x.str() + ',';
-      k += ';';
-    }
-    return k;
-  }
-  T answer(const Query& q) override {
-    const std::string k = key(q);
-    if (serve_) {
-      const auto it = kept_.find(k);
-      if (it != kept_.end()) return it->second;
-    }
-    ++sent_;
-    T a = inner_.query(q);
-    kept_.emplace(k, a);
-    return a;
-  }
-  Oracle<T>& inner_;
-  std::map<std::string, T> kept_;
-  long sent_ = 0;
-  bool serve_ = false;
-};
 }  // namespace
 
 template <class T>

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "mhaq/base/parallel.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/stages/self_check.hpp"
 
 namespace mhaq {
 
@@ -169,19 +169,11 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
       if (!opt.checks) return res;
       // ---- checks: every answer, then general sequences
       const size_t answered = rec.queries.size();
-      std::vector<Truth> same(answered, Truth::unknown);
-      parallel_for(0, answered, opt.threads,
-                   [&](size_t i) { same[i] = fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, rec.queries[i]), rec.answers[i]); });
-      res.self_check = Truth::yes;
       res.self_check_failed = -1;
-      for (size_t i = 0; i < answered; ++i) {
-        if (same[i] == Truth::no) {
-          res.self_check = Truth::no;
-          res.self_check_failed = static_cast<long>(i);
-          break;
-        }
-        res.self_check = truth_and(res.self_check, same[i]);
-      }
+      res.self_check = self_check_answers(
+          answered, opt.threads,
+          [&](size_t i) { return fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, rec.queries[i]), rec.answers[i]); },
+          res.self_check_failed);
       if (res.self_check == Truth::no)
         // the attention part reproduced its own answers, so the answers are
         // those of some transformer; one the path cannot separate (section 10)

@@ -19,6 +19,7 @@
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/stages/3-fit/pair_fit.hpp"
+#include "mhaq/stages/4-match/labelling.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/5-solve/solve.hpp"
 
@@ -34,45 +35,11 @@ struct LearnOptions {
   int samples_per_pair = 0;   // 0: the paper's 2H+1 values per pair; K > 2H+1: oversampling
   bool self_check = true;     // re-evaluate the heads on every answer (no query cost)
   bool lean_fallback = true;  // lean and compact: ask for an across link where residues cannot label (equal v_h)
-  bool repair = true;         // repair degenerate pairs from their links and residues (below) instead of failing the run
+  bool repair = true;         // repair degenerate pairs from their links and residues (Repair, 4-match/labelling.hpp) instead of failing the run
   // The design's B and Delta when they were chosen before the run (the
   // scaled and tuned designs, stages/2-schedule/design.hpp); empty: drawn
   // from `seed` and `tokens` (the paper's design).
   std::optional<Draws> draws;
-};
-
-// A repaired pair (docs/math/degeneracies.md). A pair is degenerate at this draw when its own
-// type-(H,H) fit is singular (two heads' poles collide there, or a residue is
-// zero; with only a bound H0: it shows fewer heads than the others), or when
-// its link is ambiguous. The run is not thrown away: the pair's heads are
-// derived from what the other pairs already determine, by the bilinearity of
-// log r in the offset and the independence of residues from the final token
-// (docs/math/schedules.md, proofs/03):
-//   * a degenerate base pair (i, j): from its link, whose poles are the
-//     products r_h(ref) r_h(i, j), heads matched through residues known
-//     elsewhere (c_h(i) at another final token, or c_h(1) for across links);
-//   * a degenerate or ambiguous link: its base pair is labelled by residues
-//     against the same offset at another final token.
-// Both routes cost no extra query. A repair is exact (or enclosing) like the
-// step it replaces, and the learner's self-check re-verifies every answer,
-// the degenerate pair's included. A repaired run then asks three fresh random
-// witness queries of length 2H+1, predicted from the recovered heads first
-// (proofs/21): on a draw special enough for a wrong matching to fit every
-// answer they disagree, and the run ends degenerate. They are the run's
-// repair_queries. Pairs that cannot be repaired this way
-// (the root pair, or a base pair whose link is degenerate too) leave the run
-// degenerate, as before.
-// A draw that stays degenerate after these repairs (a zero residue on the
-// first offset, a base pair whose link is degenerate too) gets one more
-// chance: the offending offset delta_i is drawn afresh and the plan's queries
-// that use it are asked (the others keep their answers); the new run is a
-// plain run of the new plan (its own repairs and witnesses apply), and the
-// queries asked again are repair_queries.
-struct Repair {
-  int pair = -1;        // index into plan.pairs of the degenerate pair
-  std::string reason;   // why it was degenerate
-  std::string route;    // how it was repaired
-  long queries = 0;     // extra queries spent on it
 };
 
 // The query plan learn() sends for these options: B and Delta drawn from
