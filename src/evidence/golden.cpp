@@ -251,19 +251,8 @@ ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, long bi
       poles.push_back(ojson{{"r", binary_json(res.fits[p].r[h])}, {"c", binary_json(res.fits[p].c[h])}});
     ps[p][key] = ojson{{"P", binary_json(res.fits[p].P)}, {"poles", poles}};
   }
-  ojson heads = ojson::array();
-  for (const auto& h : res.heads) {
-    ojson W = ojson::array();
-    for (int i = 0; i < h.W.rows(); ++i) {
-      ojson row = ojson::array();
-      for (int j = 0; j < h.W.cols(); ++j) row.push_back(binary_json(h.W(i, j)));
-      W.push_back(row);
-    }
-    ojson v = ojson::array();
-    for (const auto& x : h.v) v.push_back(binary_json(x));
-    heads.push_back(ojson{{"W", W}, {"v", v}});
-  }
-  ojson run{{"queries", black_box.queries()}, {"max_length", black_box.max_length()}, {"heads_recovered", res.heads.size()}, {"heads", heads}};
+  ojson run{{"queries", black_box.queries()}, {"max_length", black_box.max_length()}, {"heads_recovered", res.heads.size()},
+            {"heads", heads_binary_json(res.heads)}};
   ArithPolicy<T>::balls([&](const auto& heads) { run["contains_truth"] = ball_heads_contain(heads, model.canonical()); }, res.heads);
   return run;
 }

@@ -17,6 +17,8 @@
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/run/recover.hpp"
 
+#include "golden_internal.hpp"
+
 namespace mhaq {
 
 namespace {
@@ -26,22 +28,6 @@ const char* kCertifiedDecimal =
     "scientific [-]d.ddd...e[+-]XX with exactly `digits` significant digits, correctly rounded to nearest (ties to even, possible only for "
     "rational values), decided by the Arb ball `ball` (mid and rad exact dyadic rationals) computed at `bits` bits; bits 0: f is rational "
     "and the ball is its exact value";
-
-ojson heads_ball_json(const std::vector<LearnedHead<Ball>>& hs) {
-  ojson heads = ojson::array();
-  for (const auto& h : hs) {
-    ojson W = ojson::array();
-    for (int i = 0; i < h.W.rows(); ++i) {
-      ojson row = ojson::array();
-      for (int j = 0; j < h.W.cols(); ++j) row.push_back(binary_json(h.W(i, j)));
-      W.push_back(row);
-    }
-    ojson v = ojson::array();
-    for (const auto& x : h.v) v.push_back(binary_json(x));
-    heads.push_back(ojson{{"W", W}, {"v", v}});
-  }
-  return heads;
-}
 
 // Leaves of `want` and `got` compared; mismatches name the path.
 void compare(const json& want, const json& got, const std::string& path, GoldenCheckResult& r) {
@@ -157,7 +143,7 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
                 {"queries", black_box.queries()},
                 {"max_length", black_box.max_length()},
                 {"heads_recovered", res.heads.size()},
-                {"heads", heads_ball_json(res.heads)},
+                {"heads", golden_internal::heads_binary_json(res.heads)},
                 {"contains_truth", ball_heads_contain(res.heads, canon)}};
   }
   for (const auto& q : in.user) {

@@ -38,6 +38,23 @@ ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& to
 ojson header_json(long L, long digits, Arith arith, long bits);
 LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpec& tok, int threads);
 ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, Arith arith, long bits);
+// Heads of a ball or mpfr run, every entry as its exact dyadic value (binary_json).
+template <class T>
+ojson heads_binary_json(const std::vector<LearnedHead<T>>& hs) {
+  ojson heads = ojson::array();
+  for (const auto& h : hs) {
+    ojson W = ojson::array();
+    for (int i = 0; i < h.W.rows(); ++i) {
+      ojson row = ojson::array();
+      for (int j = 0; j < h.W.cols(); ++j) row.push_back(binary_json(h.W(i, j)));
+      W.push_back(row);
+    }
+    ojson v = ojson::array();
+    for (const auto& x : h.v) v.push_back(binary_json(x));
+    heads.push_back(ojson{{"W", W}, {"v", v}});
+  }
+  return heads;
+}
 
 // ---- readers and comparison (golden_check.cpp): every malformed field is
 // Error(input) naming its JSON path
