@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -26,6 +27,7 @@
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
 #include "mhaq/arith/field.hpp"
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/arith/rational.hpp"
@@ -304,6 +306,19 @@ Query random_query(Rng& rng, int d, long range);
 bool family_over_q(const std::vector<Rational>& r, const std::vector<Rational>& c, int m, const QCtx& ctx, QP& N, QP& Q);
 // Distinct positive rational poles and distinct nonzero residues.
 void draw_pair(Rng& rng, int H, std::vector<Rational>& r, std::vector<Rational>& c);
+
+// A random mpfr model for the sensitivity checks: model t has d = 2 + t % 2
+// and 1 + (t / 2) % 2 heads; the draws are the model's seed, then the
+// learner's seed. Empty when the canonical form loses a head (the learner's
+// seed is not drawn then) or the sensitivity is degenerate.
+struct SensitivityDraw {
+  GenerateOptions g;
+  Model model;
+  Model canon;
+  LearnOptions lo;
+  Sensitivity S;
+};
+std::optional<SensitivityDraw> draw_sensitivity_model(Rng& rng, long t, int constant_answer = -1);
 
 // One check per page of proofs/: `broken` swaps in the page's wrong variant.
 using CheckFn = void (*)(const ProveOptions&, bool broken, LemmaCheck&);
