@@ -113,7 +113,7 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
                       long oracle_bits, const Rational& eps, json& r) {
   try {
     // the jets at low precision, checked against the run's own heads (proofs/32)
-    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &heads);
+    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &heads, F.precision());
     r["kappa_estimate"] = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);

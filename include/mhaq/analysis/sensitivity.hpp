@@ -72,9 +72,10 @@ Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::ve
 
 // J at a run's own answers (no model): the learner replayed on jets over the
 // recorded queries and answers; rows in the run's head order. Without
-// `reference` the replay runs at the run's own precision. With `reference`
-// (the run's own heads, MPFR only) it first runs at low_bits, 2 low_bits, ...
-// below the run's precision, on the answers rounded to that precision, and
+// `reference` the replay runs at the current working precision, the run's
+// own. With `reference` (the run's own heads, of a float run at run_bits) it
+// first runs at low_bits, 2 low_bits, ... below run_bits, on the answers
+// rounded to that precision, and
 // takes the first replay whose heads agree with the reference to
 // kEstimateAgreeBits bits (estimate_agrees): the same decisions, and values
 // with that many good bits, from which kappa needs a few correct bits, not the
@@ -84,7 +85,7 @@ constexpr long kEstimateBits = 128;
 constexpr long kEstimateAgreeBits = 32;
 template <class T>
 Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
-                                     const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference = nullptr,
+                                     const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference = nullptr, long run_bits = 0,
                                      long low_bits = kEstimateBits);
 
 // Whether every entry of the heads `got` (values of jets, in the reference's

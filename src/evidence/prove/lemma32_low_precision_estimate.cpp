@@ -63,7 +63,7 @@ void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck
     const Sensitivity full = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers);
     Sensitivity est;
     if (!broken) {
-      est = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers, &res.heads);
+      est = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers, &res.heads, p);
       // the agreement check itself
       require(estimate_agrees(F, as_jets(res.heads), res.heads, kEstimateAgreeBits), at + ": the run's own heads are not accepted");
       std::vector<LearnedHead<Mpfr>> moved = res.heads;
