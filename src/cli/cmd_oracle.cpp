@@ -43,7 +43,12 @@ Command make_oracle() {
               throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
             }
             const std::string name = "mhaq oracle (" + m->describe() + ", model file " + clean_text(st->model_path) + ")";
-            if (st->inputs.empty()) return serve_oracle(std::cin, std::cout, *m, name);
+            if (st->inputs.empty()) {
+              // C++ streams unsynchronised from stdio read a batch line in
+              // blocks rather than a character at a time
+              std::ios::sync_with_stdio(false);
+              return serve_oracle(std::cin, std::cout, *m, name);
+            }
             std::vector<Query> qs;
             try {
               qs = read_oracle_inputs(read_file_text(st->inputs, "inputs file"), m->dim());

@@ -91,7 +91,7 @@ std::vector<std::string> transcript_lines(const std::string& path) {
 }
 }  // namespace
 
-std::string ExternalSession::key(const Query& q) { return runs_json(q, false).dump(); }
+std::string ExternalSession::key(const Query& q) { return runs_text(q, false); }
 
 ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind, const std::string& arith) : d_(d), kind_(kind), opt_(o) {
   if (opt_.batch < 1 || opt_.batch > max_batch_queries) throw_internal("oracle batch size out of range");
@@ -229,15 +229,18 @@ void ExternalSession::ask(const std::vector<Query>& qs) {
   while (start < qs.size()) {
     std::vector<long> ids;
     std::vector<Query> part;
+    std::vector<std::string> texts;
     size_t bytes = 64;
     for (size_t i = start; i < qs.size(); ++i) {
-      const size_t qb = runs_json(qs[i], true).dump().size() + 32;
+      std::string t = runs_text(qs[i], true);
+      const size_t qb = t.size() + 32;
       if (!part.empty() && bytes + qb >= static_cast<size_t>(max_line_bytes)) break;
       if (bytes + qb >= static_cast<size_t>(max_line_bytes))
         throw Error(ErrorKind::input, "a query of " + std::to_string(qb) + " bytes does not fit the protocol's line limit of " + std::to_string(max_line_bytes));
       bytes += qb;
       ids.push_back(next_id_++);
       part.push_back(qs[i]);
+      texts.push_back(std::move(t));
     }
     start += part.size();
     const long batch = batch_no_++;
@@ -245,7 +248,7 @@ void ExternalSession::ask(const std::vector<Query>& qs) {
     last_query_ = part.back();
     std::vector<Answer> got;
     try {
-      child_->send(batch_line(batch, ids, part), context());
+      child_->send(batch_line_of(batch, ids, texts), context());
       got = parse_answers(child_->receive(context()), batch, ids, hello_.radius, context());
     } catch (const OracleFailure&) {
       child_->kill_now();
@@ -255,8 +258,10 @@ void ExternalSession::ask(const std::vector<Query>& qs) {
     asked_ += static_cast<long>(part.size());
     std::string text;
     for (size_t i = 0; i < part.size(); ++i) {
-      if (transcript_) text += json{{"id", ids[i]}, {"runs", runs_json(part[i], false)}, {"answer", got[i].raw}}.dump() + "\n";
-      cache_[key(part[i])].push_back(std::move(got[i]));
+      std::string k = key(part[i]);
+      // the line json{{"id", ...}, {"runs", ...}, {"answer", ...}}.dump() would print: keys in order
+      if (transcript_) text += "{\"answer\":" + got[i].raw.dump() + ",\"id\":" + std::to_string(ids[i]) + ",\"runs\":" + k + "}\n";
+      cache_[std::move(k)].push_back(std::move(got[i]));
     }
     append_transcript(text);
   }

@@ -32,10 +32,16 @@ const char* fault_name(Fault f) {
 
 const char* model_kind_name(ModelKind k) { return k == ModelKind::attention ? "attention" : "transformer"; }
 
-namespace {
-
-// The nearest double to q (ties to even), via MPFR's correctly rounded conversion.
+// Numerator and denominator within 2^53 are doubles exactly, and IEEE
+// division rounds their quotient correctly to nearest, ties to even: the
+// common case (tokens on a dyadic grid) takes that path; MPFR's correctly
+// rounded conversion the others.
 double nearest_double(const Rational& q) {
+  const fmpz* n = fmpq_numref(q.raw());
+  const fmpz* dn = fmpq_denref(q.raw());
+  constexpr slong exact = slong(1) << 53;
+  if (!COEFF_IS_MPZ(*n) && !COEFF_IS_MPZ(*dn) && *n <= exact && *n >= -exact && *dn <= exact)
+    return static_cast<double>(*n) / static_cast<double>(*dn);
   mpq_t m;
   mpq_init(m);
   fmpq_get_mpq(m, q.raw());
@@ -47,6 +53,8 @@ double nearest_double(const Rational& q) {
   mpq_clear(m);
   return out;
 }
+
+namespace {
 
 Rational rational_of_double(double x) {
   // exact: a double is a dyadic rational
@@ -170,10 +178,81 @@ Query query_from_runs(const json& j, int d, const std::string& path) {
   return q;
 }
 
+namespace {
+// fmpq_get_str's text ("p/q", or "p" when q = 1), without its allocations
+// when both parts fit a machine word.
+void append_rational(std::string& out, const Rational& e) {
+  const fmpz* n = fmpq_numref(e.raw());
+  const fmpz* dn = fmpq_denref(e.raw());
+  if (COEFF_IS_MPZ(*n) || COEFF_IS_MPZ(*dn)) {
+    out += e.str();
+    return;
+  }
+  out += std::to_string(static_cast<long>(*n));
+  if (*dn != 1) {
+    out += '/';
+    out += std::to_string(static_cast<long>(*dn));
+  }
+}
+}  // namespace
+
+std::string runs_text(const Query& q, bool with_floats) {
+  // nlohmann's compact dump: object keys sorted ("count" < "token" < "x"),
+  // strings here need no escaping, numbers as nlohmann prints them
+  std::string out = "[";
+  for (size_t i = 0; i < q.size(); ++i) {
+    const Run& r = q[i];
+    if (i) out += ',';
+    out += "{\"count\":";
+    out += std::to_string(r.count);
+    out += ",\"token\":[";
+    for (size_t k = 0; k < r.token.size(); ++k) {
+      if (k) out += ',';
+      out += '"';
+      append_rational(out, r.token[k]);
+      out += '"';
+    }
+    out += ']';
+    if (with_floats) {
+      out += ",\"x\":[";
+      for (size_t k = 0; k < r.token.size(); ++k) {
+        if (k) out += ',';
+        out += json(nearest_double(r.token[k])).dump();
+      }
+      out += ']';
+    }
+    out += '}';
+  }
+  out += ']';
+  return out;
+}
+
+std::string batch_line_of(long batch, const std::vector<long>& ids, const std::vector<std::string>& runs) {
+  if (ids.size() != runs.size()) throw_internal("batch_line: ids and queries differ in number");
+  size_t n = 64;
+  for (const std::string& r : runs) n += r.size() + 32;
+  std::string out;
+  out.reserve(n);
+  out += "{\"batch\":";
+  out += std::to_string(batch);
+  out += ",\"queries\":[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"id\":";
+    out += std::to_string(ids[i]);
+    out += ",\"runs\":";
+    out += runs[i];
+    out += '}';
+  }
+  out += "],\"type\":\"batch\"}";
+  return out;
+}
+
 std::string batch_line(long batch, const std::vector<long>& ids, const std::vector<Query>& queries) {
-  json qs = json::array();
-  for (size_t i = 0; i < ids.size(); ++i) qs.push_back({{"id", ids[i]}, {"runs", runs_json(queries[i], true)}});
-  return json{{"type", "batch"}, {"batch", batch}, {"queries", qs}}.dump();
+  std::vector<std::string> runs;
+  runs.reserve(queries.size());
+  for (const Query& q : queries) runs.push_back(runs_text(q, true));
+  return batch_line_of(batch, ids, runs);
 }
 
 OracleHello parse_hello(const std::string& line, int d, const std::string& context) {
