@@ -277,6 +277,14 @@ TEST_CASE("the learner's direct serialisation prints what nlohmann::json prints,
   CHECK(oracle_protocol::nearest_double(Rational(1, 3)) == 1.0 / 3.0);
   CHECK(oracle_protocol::nearest_double(Rational((1L << 53) + 1, 1)) == 9007199254740992.0);
   CHECK(oracle_protocol::nearest_double(wide) == std::ldexp(3.0, -60));
+  // tokens read back: the short path agrees with Rational::parse, and what it
+  // does not take goes there (errors included)
+  for (const char* t : {"0", "-0", "+5", "-12/8", "3/4", "123456789012345678/7", "1234567890123456789/3", "5/1234567890123456789", "0.125", "-2e-3"}) {
+    const Query back = oracle_protocol::query_from_runs(nlohmann::json::parse(std::string(R"([{"token": [")") + t + R"("], "count": 1}])"), 1, "q");
+    CHECK(back[0].token[0] == Rational::parse(t));
+  }
+  for (const char* t : {"", "-", "1/0", "1/", "/2", "1/-2", "0x10", "1 "})
+    CHECK_THROWS_AS(oracle_protocol::query_from_runs(nlohmann::json::parse(std::string(R"([{"token": [")") + t + R"("], "count": 1}])"), 1, "q"), Error);
   // word-size quotients against MPFR's correctly rounded division
   unsigned long long st = 12345;
   auto next = [&] { return st = st * 6364136223846793005ULL + 1442695040888963407ULL; };

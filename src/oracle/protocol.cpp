@@ -160,6 +160,30 @@ json runs_json(const Query& q, bool with_floats) {
   return runs;
 }
 
+namespace {
+// Rational::parse's value of a token string; "[-+]p" or "[-+]p/q" with at
+// most 18 digits each (the common case) without its general machinery.
+Rational token_value(const std::string& t) {
+  size_t i = t.empty() || (t[0] != '-' && t[0] != '+') ? 0 : 1;
+  auto digits = [&](long& v) {
+    const size_t from = i;
+    v = 0;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9' && i - from < 18) v = v * 10 + (t[i++] - '0');
+    return i > from;
+  };
+  long n = 0, dn = 1;
+  bool fast = digits(n);
+  if (fast && i < t.size() && t[i] == '/') {
+    ++i;
+    fast = digits(dn) && dn != 0;
+  }
+  if (!fast || i != t.size()) return Rational::parse(t);
+  Rational out;
+  fmpq_set_si(out.raw(), t[0] == '-' ? -n : n, static_cast<ulong>(dn));
+  return out;
+}
+}  // namespace
+
 Query query_from_runs(const json& j, int d, const std::string& path) {
   if (!j.is_array() || j.empty()) throw_input(path + ": expected a non-empty array of runs");
   Query q;
@@ -170,7 +194,7 @@ Query query_from_runs(const json& j, int d, const std::string& path) {
     Run r;
     for (size_t k = 0; k < tok.size(); ++k) {
       if (!tok[k].is_string()) throw_input(json_index_path(json_key_path(p, "token"), k) + ": expected an exact rational string");
-      r.token.push_back(Rational::parse(tok[k].get<std::string>()));
+      r.token.push_back(token_value(tok[k].get<std::string>()));
     }
     r.count = json_long(json_member(j[i], "count", p), 1, 1L << 40, json_key_path(p, "count"));
     q.push_back(std::move(r));
