@@ -285,6 +285,29 @@ TEST_CASE("the learner's direct serialisation prints what nlohmann::json prints,
   }
   for (const char* t : {"", "-", "1/0", "1/", "/2", "1/-2", "0x10", "1 "})
     CHECK_THROWS_AS(oracle_protocol::query_from_runs(nlohmann::json::parse(std::string(R"([{"token": [")") + t + R"("], "count": 1}])"), 1, "q"), Error);
+  // answers' decimals: decimal_value is Rational::parse's value, errors included
+  {
+    unsigned long long z = 99;
+    auto rnd = [&](unsigned long long m) { return ((z = z * 6364136223846793005ULL + 1442695040888963407ULL) >> 33) % m; };
+    for (int i = 0; i < 3000; ++i) {
+      std::string t = rnd(2) ? "-" : "";
+      const unsigned long long il = 1 + rnd(40), fl = rnd(3) ? rnd(160) : 0;
+      for (unsigned long long k = 0; k < il; ++k) t += static_cast<char>('0' + (k == 0 && rnd(3) == 0 ? 0 : rnd(10)));
+      if (fl) {
+        t += '.';
+        for (unsigned long long k = 0; k < fl; ++k) t += static_cast<char>('0' + (rnd(4) == 0 ? 0 : rnd(10)));
+        if (rnd(3) == 0) t += std::string(rnd(30), rnd(2) ? '0' : '5');  // trailing zeros, powers of 5
+      }
+      if (rnd(2)) t += std::string(rnd(2) ? "e" : "E") + (rnd(2) ? "-" : rnd(2) ? "+" : "") + std::to_string(rnd(400));
+      REQUIRE(oracle_protocol::decimal_value(t, 4096) == Rational::parse(t, 4096));
+    }
+    for (const char* t : {"0", "-0.000", "5e-1", "1250e-3", "0.0000625", "3.14159e+02", "2e4000", "1e-4000", ".5", "5."})
+      CHECK(oracle_protocol::decimal_value(t, 4096) == Rational::parse(t, 4096));
+    for (const char* t : {"", "-", ".", "1e", "1e+", "1e1234567", "1e20000", "1.5.2", "+-1", "0x1", "1 ", "nan"})
+      CHECK_THROWS_AS(oracle_protocol::decimal_value(t, 4096), Error);
+    CHECK_THROWS_AS(oracle_protocol::decimal_value("1e-3000", 100), Error);  // the value's p/q over the limit
+    CHECK(oracle_protocol::decimal_value("+2.5", 100) == Rational(5, 2));     // other forms: Rational::parse's
+  }
   // word-size quotients against MPFR's correctly rounded division
   unsigned long long st = 12345;
   auto next = [&] { return st = st * 6364136223846793005ULL + 1442695040888963407ULL; };
