@@ -109,10 +109,11 @@ namespace {
 // max_rel_error: E <= (d + sqrt d) err_entrywise, and err_entrywise is about
 // kappa_rel 2^-p for rounding at p bits plus kappa eps for noise of size eps.
 template <class T>
-double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, long oracle_bits, const Rational& eps,
-                      json& r) {
+double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const std::vector<LearnedHead<T>>& heads,
+                      long oracle_bits, const Rational& eps, json& r) {
   try {
-    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers);
+    // the jets at low precision, checked against the run's own heads (proofs/32)
+    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &heads, F.precision());
     r["kappa_estimate"] = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
@@ -192,9 +193,10 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
       r["repaired_pairs"] = list;
     }
     r["heads"] = heads_json(F, res.heads);
-    P::floats(
+    if (o.error_estimate)
+      P::floats(
         [&](const auto& G, const auto& R) {
-          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, o.oracle_bits, stated_eps, r);
+          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res.heads, o.oracle_bits, stated_eps, r);
           r["error_estimate"] = pow2_json(facts.estimate_log2);
           r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
         },

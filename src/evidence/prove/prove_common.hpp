@@ -328,5 +328,6 @@ void check_compact_limits(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_repair_witness(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
 
 }  // namespace mhaq::proof
