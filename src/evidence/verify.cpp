@@ -15,6 +15,7 @@
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
+#include "mhaq/run/transformer_blind.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/recover.hpp"
@@ -465,10 +466,11 @@ json verify_trial(const VerifyOptions& o, int index) {
     ro.arith = o.arith;
     ro.bits = o.bits;
     ro.seed = t.seed;
-    json r = recover_transformer(generate_transformer(g), ro);
+    const TransformerModel tm = generate_transformer(g);
+    json r = recover_transformer(tm, ro);
     r.erase("model");
     rec["transformer"] = json{{"d", ts.d}, {"H", ts.H}, {"m", ts.m}, {"share_w", ts.share_w}, {"zero_neuron", ts.zero_neuron},
-                              {"parallel_neurons", ts.parallel_neurons}, {"result", r}};
+                              {"parallel_neurons", ts.parallel_neurons}, {"result", r}, {"condition", violated_condition(tm.canonical())}};
   }
   return rec;
 }
@@ -568,7 +570,10 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     if (rec.contains("transformer")) {
       const json& tr = rec["transformer"];
       const RecoverResult r5 = typed_result(tr["result"]);
-      const Outcome out = transformer_outcome(o, r5);
+      Outcome out = transformer_outcome(o, r5);
+      // not identifiable only for a model that violates a stated condition
+      if (out.v == TrialVerdict::not_identifiable && tr["condition"].get<std::string>().empty())
+        out = {TrialVerdict::fail, 0, "not_identifiable for a model that meets every stated condition: " + r5.message};
       c5.add(out.v);
       if (out.v == TrialVerdict::pass) c5.value(out.figure);
       if (out.v == TrialVerdict::fail) {
@@ -747,6 +752,21 @@ std::string verify_report(const json& v) {
         << "\n    replay: " << f["command"].get<std::string>() << "\n";
     }
     s << (v["status"] == "ok" ? "\nclaim 4 holds on every trial\n" : "\nCLAIM 4 FAILED\n");
+    return s.str();
+  }
+  if (v.value("model_kind", std::string("attention")) == "transformer") {
+    // the attention claims' footer (repairs, degenerate draws, Schwartz-Zippel) does not apply
+    for (const auto& c : v["claims"])
+      s << "\nnot identifiable: " << c["not_identifiable"] << " (each one a model that violates a stated condition; any other is a failure)\n";
+    bool any = false;
+    for (const auto& c : v["claims"])
+      for (const auto& f : c["failing_trials"]) {
+        if (!any) s << "\nfailing trials:\n";
+        any = true;
+        s << "  claim " << c["id"].get<std::string>() << ", trial " << f["trial"] << " (seed " << f["seed"] << ", d=" << f["d"] << ", H=" << f["H"]
+          << "): " << f["reason"].get<std::string>() << "\n    replay: " << f["command"].get<std::string>() << "\n";
+      }
+    s << (v["status"] == "ok" ? "\nclaim 5 holds on every trial that is not degenerate\n" : "\nCLAIM 5 FAILED\n");
     return s.str();
   }
   const auto& z = v["schwartz_zippel"];
