@@ -3,6 +3,7 @@
 
 #include "mhaq/arith/all_fields.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -140,6 +141,64 @@ std::string resolution_text(double deg) {
   return b;
 }
 
+// The learner's own checks (every answer, then targeted tokens and general
+// sequences it asks for); a miss throws with what it tells about the path.
+template <class T>
+void check_learned(const Field<T>& fld, RecordingOracle<T>& rec, const TransformerLearnOptions& opt, const RegionDesign& design, const PathSearch<T>& path,
+                   Rng& rng, TransformerLearnResult<T>& res) {
+  const int d = rec.dim();
+  const long g = design.grid_den;
+  const size_t answered = rec.queries.size();
+  res.self_check_failed = -1;
+  res.self_check = self_check_answers(
+      answered, opt.threads,
+      [&](size_t i) { return fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, rec.queries[i]), rec.answers[i]); },
+      res.self_check_failed);
+  // A miss here: every crossing passed the single-crossing test, so two
+  // neurons merged into one jump lie within the certified resolution of
+  // each other, or share a hyperplane (which no path separates). The
+  // test again at 2^-40 rad tells which: every jump still kinking on one
+  // hyperplane there is the stated condition; a jump that does not holds
+  // distinct hyperplanes, reported as such, never as not identifiable.
+  auto missed = [&](const std::string& what) {
+    const int fine_log2 = 40;
+    if (design.single_crossing_test && crossings_on_one_hyperplane(fld, rec, path.crossings, res.heads_found, design, fine_log2) == Truth::yes)
+      throw_not_identifiable(what + ", yet every jump of the path kinks on one hyperplane on single tokens to within 2^-" + std::to_string(fine_log2) +
+                             " rad (" + resolution_text(std::ldexp(180.0 / std::acos(-1.0), -fine_log2)) +
+                             "): two neurons share a hyperplane (condition: no two hyperplanes ubar_j^T x = 0 coincide)");
+    throw_degenerate(what + ": two neurons whose hyperplanes lie within the run's certified resolution (" + resolution_text(res.resolution_deg) +
+                     ") of each other were taken for one; they are distinct hyperplanes that this path cannot separate");
+  };
+  if (res.self_check == Truth::no) missed("the recovered transformer does not reproduce answer " + std::to_string(res.self_check_failed + 1));
+  const int nv = opt.verify_queries >= 0 ? opt.verify_queries : 2 * d;
+  res.verification = Truth::yes;
+  std::vector<Query> checks = targeted_queries(path.crossings, design.window, opt.single_crossing_test ? opt.targeted_levels : 0, g);
+  const size_t targeted = checks.size();
+  for (Query& vq : verification_queries(rng, d, nv, opt.tokens)) checks.push_back(std::move(vq));
+  for (size_t i = 0; i < checks.size(); ++i) {
+    const Query& vq = checks[i];
+    const T a = rec.query(vq);
+    const Truth t = fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, vq), a);
+    if (t == Truth::no) {
+      std::string where = "a general sequence";
+      if (i < targeted) {
+        where = "the token " + qvec_text(vq[0].token);
+        if (i < 2 * static_cast<size_t>(opt.targeted_levels) * path.crossings.size()) {
+          const size_t j = i / (2 * opt.targeted_levels);
+          where += " next to the hyperplane of crossing " + std::to_string(j + 1) + " (normal " + qvec_text(path.crossings[j].normal) +
+                   ", certified resolution " + resolution_text(path.crossings[j].resolution_deg) + ")";
+        } else {
+          where += " in a wedge between neighbouring crossings";
+        }
+      }
+      missed("the recovered transformer misses its answer at " + where);
+    }
+    res.verification = truth_and(res.verification, t);
+  }
+  res.queries_targeted = static_cast<long>(targeted);
+  res.queries_verify = static_cast<long>(rec.queries.size() - answered);
+}
+
 }  // namespace
 
 template <class T>
@@ -216,48 +275,7 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
       check_hyperplanes(fld, res.neurons, d);
       res.queries_regions = static_cast<long>(rec.queries.size()) - res.queries_attention;
       if (!opt.checks) return res;
-      // ---- checks: every answer, then general sequences
-      const size_t answered = rec.queries.size();
-      res.self_check_failed = -1;
-      res.self_check = self_check_answers(
-          answered, opt.threads,
-          [&](size_t i) { return fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, rec.queries[i]), rec.answers[i]); },
-          res.self_check_failed);
-      // A miss here is not a stated condition: every crossing passed the
-      // single-crossing test, so two neurons merged into one jump lie within
-      // the certified resolution of each other (or share a hyperplane, which
-      // no path separates). Reported as such, never as not identifiable.
-      const std::string merged = "two neurons whose hyperplanes lie within the run's certified resolution (" + resolution_text(res.resolution_deg) +
-                                 ") of each other, or on one hyperplane, were taken for one";
-      if (res.self_check == Truth::no)
-        throw_degenerate("the recovered transformer does not reproduce answer " + std::to_string(res.self_check_failed + 1) + ": " + merged);
-      const int nv = opt.verify_queries >= 0 ? opt.verify_queries : 2 * d;
-      res.verification = Truth::yes;
-      std::vector<Query> checks = targeted_queries(path.crossings, design.window, opt.single_crossing_test ? opt.targeted_levels : 0, g);
-      const size_t targeted = checks.size();
-      for (Query& vq : verification_queries(rng, d, nv, opt.tokens)) checks.push_back(std::move(vq));
-      for (size_t i = 0; i < checks.size(); ++i) {
-        const Query& vq = checks[i];
-        const T a = rec.query(vq);
-        const Truth t = fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, vq), a);
-        if (t == Truth::no) {
-          std::string where = "a general sequence";
-          if (i < targeted) {
-            where = "the token " + qvec_text(vq[0].token);
-            if (i < 2 * static_cast<size_t>(opt.targeted_levels) * path.crossings.size()) {
-              const size_t j = i / (2 * opt.targeted_levels);
-              where += " next to the hyperplane of crossing " + std::to_string(j + 1) + " (normal " + qvec_text(path.crossings[j].normal) +
-                       ", certified resolution " + resolution_text(path.crossings[j].resolution_deg) + ")";
-            } else {
-              where += " in a wedge between neighbouring crossings";
-            }
-          }
-          throw_degenerate("the recovered transformer misses its answer at " + where + ": " + merged);
-        }
-        res.verification = truth_and(res.verification, t);
-      }
-      res.queries_targeted = static_cast<long>(targeted);
-      res.queries_verify = static_cast<long>(rec.queries.size() - answered);
+      check_learned(fld, rec, opt, design, path, rng, res);
       return res;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::not_identifiable && e.kind() != ErrorKind::inconsistent) throw;

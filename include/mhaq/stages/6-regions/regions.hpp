@@ -95,4 +95,15 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
                                                  const std::vector<Mat<typename F::value_type>>& W, const QVec& p, const QVec& q,
                                                  const RegionDesign& design, int neurons_told);
 
+// After the learner's transformer misses an answer: whether every crossing's
+// jump still kinks on one hyperplane at angle 2^-log2_window from the
+// predicted one, on single tokens at the crossing and, for d >= 3, away from
+// the path along the hyperplane (second differences across it equal the
+// jump's kink exactly). Yes: the neurons merged into each jump lie on one
+// hyperplane to within that angle. Rigorous fields only (unknown otherwise);
+// it asks 3 single tokens per test point.
+template <ArithField F>
+Truth crossings_on_one_hyperplane(const F& fld, Oracle<typename F::value_type>& oracle, const std::vector<Crossing<typename F::value_type>>& cs, int H,
+                                  const RegionDesign& design, int log2_window);
+
 }  // namespace mhaq
