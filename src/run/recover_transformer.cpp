@@ -335,6 +335,7 @@ nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverO
   // the neuron count (a certified crossing count then accounts for them all)
   lo.neurons = o.neurons > 0 ? o.neurons : o.arith == Arith::ball ? canon.neurons() : 0;
   lo.schedule = o.schedule;
+  lo.coincidence_test = o.arith == Arith::exact || o.arith == Arith::ball;  // equality decided, not a tolerance
   lo.seed = learner_seed(o.seed);
   const long den = o.tokens.den > 0 ? o.tokens.den : o.arith == Arith::exact ? 16 : 1L << 20;
   lo.tokens = TokenSpec{den, den};

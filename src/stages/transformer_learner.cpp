@@ -162,7 +162,7 @@ void check_learned(const Field<T>& fld, RecordingOracle<T>& rec, const Transform
   // distinct hyperplanes, reported as such, never as not identifiable.
   auto missed = [&](const std::string& what) {
     const int fine_log2 = 40;
-    if (design.single_crossing_test && crossings_on_one_hyperplane(fld, rec, path.crossings, res.heads_found, design, fine_log2) == Truth::yes)
+    if (design.single_crossing_test && opt.coincidence_test && crossings_on_one_hyperplane(fld, rec, path.crossings, res.heads_found, design, fine_log2) == Truth::yes)
       throw_not_identifiable(what + ", yet every jump of the path kinks on one hyperplane on single tokens to within 2^-" + std::to_string(fine_log2) +
                              " rad (" + resolution_text(std::ldexp(180.0 / std::acos(-1.0), -fine_log2)) +
                              "): two neurons share a hyperplane (condition: no two hyperplanes ubar_j^T x = 0 coincide)");

@@ -404,8 +404,6 @@ template <ArithField F>
 Truth crossings_on_one_hyperplane(const F& fld, Oracle<typename F::value_type>& oracle, const std::vector<Crossing<typename F::value_type>>& cs, int H,
                                   const RegionDesign& design, int log2_window) {
   using T = typename F::value_type;
-  // an approximate field's "equal" is a tolerance, not a decision: no claim
-  if constexpr (!F::is_rigorous) return Truth::unknown;
   Truth all = cs.empty() ? Truth::unknown : Truth::yes;
   const Rational eps = Rational(1) / Rational(1L << log2_window);
   for (const auto& c : cs) {

@@ -100,8 +100,9 @@ PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::
 // predicted one, on single tokens at the crossing and, for d >= 3, away from
 // the path along the hyperplane (second differences across it equal the
 // jump's kink exactly). Yes: the neurons merged into each jump lie on one
-// hyperplane to within that angle. Rigorous fields only (unknown otherwise);
-// it asks 3 single tokens per test point.
+// hyperplane to within that angle. It asks 3 single tokens per test point;
+// its "yes" is a decision only where the field's equality is one (exact,
+// balls): the learner asks it only when told so.
 template <ArithField F>
 Truth crossings_on_one_hyperplane(const F& fld, Oracle<typename F::value_type>& oracle, const std::vector<Crossing<typename F::value_type>>& cs, int H,
                                   const RegionDesign& design, int log2_window);
