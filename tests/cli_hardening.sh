@@ -42,7 +42,7 @@ EOF
 }
 # says NAME TEXT: stderr or stdout contains TEXT
 says() {
-  cat "$tmp/err" "$tmp/out" | grep -qF -- "$2" || { echo "FAIL $1: message lacks \"$2\":"; head -c 400 "$tmp/err"; echo; fail=$((fail + 1)); }
+  grep -qF -- "$2" "$tmp/err" "$tmp/out" || { echo "FAIL $1: message lacks \"$2\":"; head -c 400 "$tmp/err"; echo; fail=$((fail + 1)); }
 }
 
 "$M" generate --d 2 --heads 2 --seed 7 -o "$tmp/m.json" >/dev/null

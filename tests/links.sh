@@ -146,12 +146,16 @@ copy "$work/anchor"
 printf '\nSee [a heading that is not there](math/model.md#no-such-heading).\n' >> "$work/anchor/docs/README.md"
 if check_tree "$work/anchor" >/dev/null; then echo "links.sh control: a broken anchor was not caught"; exit 1; fi
 copy "$work/cite"
-f=$(find "$work/cite/src" -name '*.cpp' | sort | head -1)
+# (the first file in sorted order; sed reads all of it: `| head` under pipefail
+# can end sort by SIGPIPE and so this script, silently)
+f=$(find "$work/cite/src" -name '*.cpp' | sort | sed -n 1p)
+[[ -n "$f" ]] || { echo "links.sh control: no .cpp file found in the copy"; exit 1; }
 printf '// See ALGORITHM.md section 3.\n' >> "$f"
 if check_tree "$work/cite" >/dev/null; then echo "links.sh control: a comment citing ALGORITHM.md was not caught"; exit 1; fi
 copy "$work/issue"
 printf '// Added for issue 15.\n' >> "$f"
-f=$(find "$work/issue/include" -name '*.hpp' | sort | head -1)
+f=$(find "$work/issue/include" -name '*.hpp' | sort | sed -n 1p)
+[[ -n "$f" ]] || { echo "links.sh control: no .hpp file found in the copy"; exit 1; }
 printf '// Added for issue 15.\n' >> "$f"
 if check_tree "$work/issue" >/dev/null; then echo "links.sh control: an issue number in a comment was not caught"; exit 1; fi
 echo "links.sh: controls fail as they must (broken link, broken anchor, ALGORITHM.md citation, issue number)"

@@ -234,15 +234,18 @@ Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, l
   throw_unable("sensitivity: row sums not certified below 2^16 bits");
 }
 
+namespace {
+
+// The learner replayed on jets over the answers at the current working
+// precision; false when `reference` is given and the replay's heads do not
+// agree with it to kEstimateAgreeBits (estimate_agrees).
 template <class T>
-Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
-                                     const std::vector<T>& answers) {
-  LearnOptions l = lo;
-  l.self_check = false;
+bool replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, const std::vector<Query>& queries, const std::vector<T>& answers,
+                        const std::vector<LearnedHead<T>>* reference, Sensitivity& S) {
   ReplayOracle<T> replay(d, field, queries, answers);
   JetOracle<T> oracle(replay);
   const LearnResult<Jet<T>> res = learn<Jet<T>>(oracle, l);
-  Sensitivity S;
+  if (reference && !estimate_agrees(field, res.heads, *reference, kEstimateAgreeBits)) return false;
   S.d = d;
   S.H = res.heads_found;
   S.columns = static_cast<long>(answers.size());
@@ -250,6 +253,60 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
   for (int h = 0; h < S.H; ++h) order[h] = h;
   compose(field, res.heads, order, answer_abs(field, answers), false, S);
   S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs);
+  return true;
+}
+
+}  // namespace
+
+template <class T>
+bool estimate_agrees(const Field<T>& field, const std::vector<LearnedHead<Jet<T>>>& got, const std::vector<LearnedHead<T>>& reference, long bits) {
+  if (got.size() != reference.size()) return false;
+  // log2 |x| of the midpoint (-inf for 0), exact enough for a 2^-bits test
+  auto lg = [&field](const T& x) { return log2_mid(field.enclose(x)); };
+  for (size_t h = 0; h < got.size(); ++h) {
+    const int d = static_cast<int>(reference[h].v.size());
+    if (static_cast<int>(got[h].v.size()) != d) return false;
+    // a head's scale: its largest |entry| in W (in v), or 1 when that is zero
+    double sw = -kInf, sv = -kInf;
+    for (int i = 0; i < d; ++i) {
+      sv = std::max(sv, lg(reference[h].v[i]));
+      for (int j = 0; j < d; ++j) sw = std::max(sw, lg(reference[h].W(i, j)));
+    }
+    if (std::isinf(sw)) sw = 0;
+    if (std::isinf(sv)) sv = 0;
+    for (int i = 0; i < d; ++i) {
+      if (!(lg(got[h].v[i].value() - reference[h].v[i]) <= sv - static_cast<double>(bits))) return false;
+      for (int j = 0; j < d; ++j)
+        if (!(lg(got[h].W(i, j).value() - reference[h].W(i, j)) <= sw - static_cast<double>(bits))) return false;
+    }
+  }
+  return true;
+}
+
+template <class T>
+Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
+                                     const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference, long run_bits, long low_bits) {
+  LearnOptions l = lo;
+  l.self_check = false;
+  Sensitivity S;
+  // proofs/32: the replay at low precision, accepted when its heads agree
+  // with the run's to kEstimateAgreeBits; otherwise twice the precision, up
+  // to the run's own (below, which needs no agreement: it is the run). A
+  // run whose precision is at most low_bits (double) goes straight there.
+  if (reference)
+    for (long pe = std::max(low_bits, 2 * kEstimateAgreeBits); pe < run_bits; pe *= 2) {
+      PrecisionScope scope(pe);
+      const T zero = field.from(Rational(0));
+      std::vector<T> low;  // the answers rounded to pe bits
+      low.reserve(answers.size());
+      for (const T& a : answers) low.push_back(a + zero);
+      try {
+        if (replay_sensitivity(field, d, l, queries, low, reference, S)) return S;
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+      }
+    }
+  replay_sensitivity<T>(field, d, l, queries, answers, nullptr, S);
   return S;
 }
 
@@ -276,7 +333,7 @@ double pair_error_log2(const Field<T>& F, const Plan& plan, const std::vector<T>
     return f;
   };
   try {
-    Chaining<T> chain{answers[0], {}, {}, plan.B.col(0)};
+    Chaining<T> chain{answers[0], {}, {}, plan.B.col(0), {}};
     if (!inverse(plan.Delta, chain.DeltaInv)) return kInf;
     std::vector<PairFit<T>> first;  // the pairs (i, 1)
     for (int i = 0; i < d; ++i) {
@@ -461,12 +518,14 @@ double certified_relative_radius_log2(const std::vector<LearnedHead<Ball>>& got)
   return worst;
 }
 
-template Sensitivity sensitivity_from_answers<Mpfr>(const Field<Mpfr>&, int, const LearnOptions&, const std::vector<Query>&,
-                                                    const std::vector<Mpfr>&);
-template Sensitivity sensitivity_from_answers<double>(const Field<double>&, int, const LearnOptions&, const std::vector<Query>&,
-                                                      const std::vector<double>&);
-template Sensitivity sensitivity_from_answers<Ball>(const Field<Ball>&, int, const LearnOptions&, const std::vector<Query>&,
-                                                    const std::vector<Ball>&);
+#define MHAQ_INSTANTIATE(T)                                                                                                            \
+  template Sensitivity sensitivity_from_answers<T>(const Field<T>&, int, const LearnOptions&, const std::vector<Query>&, const std::vector<T>&, \
+                                                   const std::vector<LearnedHead<T>>*, long, long);                                               \
+
+MHAQ_INSTANTIATE(Mpfr)
+MHAQ_INSTANTIATE(double)
+MHAQ_INSTANTIATE(Ball)
+#undef MHAQ_INSTANTIATE
 #define MHAQ_INSTANTIATE(T) \
   template Sensitivity sensitivity_of_jet_heads<T>(const Field<T>&, int, const std::vector<LearnedHead<Jet<T>>>&, const std::vector<T>&);
 MHAQ_INSTANTIATE(Mpfr)

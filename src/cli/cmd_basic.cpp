@@ -145,253 +145,277 @@ Command make_generate() {
           }};
 }
 
+namespace {
+
+struct RecoverState {
+  std::string model_path;
+  GenerateOptions g;
+  TransformerShape t;
+  int learner_neurons = 0;
+  bool drew = false;
+  std::string arith = "exact", schedule = "paper", design = "paper";
+  long bits = 256;
+  int learner_heads = 0;
+  int max_heads = 0;
+  long oracle_bits = 0;
+  std::string noise = "0";
+  std::uint64_t noise_seed = 1;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  std::string noise_pattern = "uniform", target_error = "0", tolerance = "0";
+  int samples_per_pair = 0;
+  long max_bits = 1L << 14;
+  long token_range = 0, token_den = 0;
+  std::string exact_solver = "sparse";
+  long max_degree = 0;
+  bool no_repair = false;
+  std::string certificate;
+  std::string oracle, oracle_error, transcript, resume;
+  double oracle_timeout = oracle_protocol::default_timeout_seconds;
+  long max_queries = 0;
+  bool json = false;
+  CLI::Option* d_opt = nullptr;
+  CLI::Option* heads_opt = nullptr;
+  CLI::Option* noise_opt = nullptr;
+  CLI::Option* target_opt = nullptr;
+  CLI::Option* tol_opt = nullptr;
+};
+
+CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
+  auto* s = app.add_subcommand("recover", "recover the canonical heads of a hidden model from value queries");
+  auto* mo = s->add_option("--model", st.model_path, "model file (JSON)");
+  using namespace limits;
+  st.d_opt = s->add_option("--d", st.g.d, "draw a model: token dimension")->check(int_in(1, max_d));
+  st.heads_opt = s->add_option("--heads", st.g.heads, "number of heads of the drawn model; with --model, the learner's H")
+                      ->check(int_in(1, max_heads));
+  s->add_option("--seed", st.seed, "seed for the learner's draws (and for drawing the model)")->check(seed_value());
+  s->add_option("--arith", st.arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
+  s->add_option("--bits", st.bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
+  s->add_option("--schedule", st.schedule, "paper | lean | compact")->check(CLI::IsMember({"paper", "lean", "compact"}));
+  s->add_option("--design", st.design,
+                "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them); not exact")
+      ->check(CLI::IsMember({"paper", "scaled", "tuned"}));
+  s->add_option("--learner-heads", st.learner_heads, "override the learner's H (default: canonical head count of the truth)")
+      ->check(int_in(1, max_heads));
+  s->add_option("--max-heads", st.max_heads, "only an upper bound H0 on the head count is known (claim 3)")->check(int_in(1, max_heads));
+  s->add_option("--oracle-bits", st.oracle_bits, "approximate oracle: round every answer to this many bits")->check(int_in(1, max_bits));
+  st.noise_opt = s->add_option("--noise", st.noise, "approximate oracle: add seeded noise uniform in [-EPS, EPS] (exact decimal or p/q)");
+  s->add_option("--noise-seed", st.noise_seed, "seed of the oracle's noise")->check(seed_value());
+  s->add_option("--noise-pattern", st.noise_pattern, "uniform (seeded, in [-EPS, EPS]) | worst (EPS times the sign pattern that attains kappa)")
+      ->check(CLI::IsMember({"uniform", "worst"}));
+  s->add_option("--samples-per-pair", st.samples_per_pair, "oversampling: K > 2H+1 values per pair, fitted by least squares (default exactly 2H+1)")
+      ->check(int_in(1, max_samples_per_pair));
+  st.tol_opt = s->add_option("--tolerance", st.tolerance,
+                              "mpfr/double: tolerance on max_rel_error a run must meet to end ok (default 2^(acc/4), acc = log2 of the answers' accuracy)");
+  st.target_opt = s->add_option("--target-error", st.target_error, "ball: raise the precision until the balls certify this relative error (e.g. 1e-30)");
+  s->add_option("--max-bits", st.max_bits, "cap of the precision doubling for --target-error (default 16384)")->check(int_in(64, max_bits));
+  s->add_option("--threads", st.threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it")
+      ->check(int_in(0, max_threads));
+  s->add_option("--token-range", st.token_range, "learner's token entries: integers in [-R, R] / --token-den")->check(int_in(1, max_token_range));
+  s->add_option("--token-den", st.token_den, "denominator of the learner's token entries")->check(int_in(1, max_token_den));
+  s->add_option("--exact-solver", st.exact_solver, "exact: Q(tau) linear solver fflu | modular | sparse (default; same result, different time)")
+      ->check(CLI::IsMember({"fflu", "modular", "sparse"}));
+  s->add_option("--max-degree", st.max_degree,
+                "exact cost guard: largest tau-degree an answer may have (default " + std::to_string(kDefaultMaxDegree) +
+                    "); a plan beyond it is refused before any query (exit 11)");
+  s->add_flag("--no-repair", st.no_repair, "do not repair degenerate pairs: such a draw ends degenerate (exit 4)");
+  s->add_option("--certificate", st.certificate,
+                "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
+  add_model_shape(s, st.g);
+  add_transformer_shape(s, st.t);
+  s->add_option("--learner-neurons", st.learner_neurons, "transformers: tell the learner the neuron count (default: found; balls are told the canonical count)")
+      ->check(int_in(1, max_neurons));
+  s->add_option("--oracle", st.oracle,
+                "learn from an external oracle: a command (run by /bin/sh -c) speaking docs/oracle-protocol.md; --model is then only the truth "
+                "compared with afterwards, without it give --d and the learner's --heads");
+  s->add_option("--oracle-error", st.oracle_error, "--oracle: the bound on |answer - f(X)|: EPS (absolute), rel:EPS or abs:EPS,rel:EPS");
+  s->add_option("--oracle-timeout", st.oracle_timeout, "--oracle: seconds to wait for each reply (default 60)")->check(positive_number());
+  s->add_option("--transcript", st.transcript, "--oracle: append every query and answer to FILE, flushed per batch");
+  s->add_option("--resume", st.resume, "--oracle: answer from this transcript first and ask only the missing queries");
+  s->add_option("--max-queries", st.max_queries, "--oracle: refuse, before asking anything, a plan that needs more queries")
+      ->check(int_in(1, max_plan_queries));
+  s->add_flag("--json", st.json, "print one JSON object");
+  mo->excludes(st.d_opt);
+  return s;
+}
+
+// The options of a run against an external oracle (recover --oracle).
+ExternalRun external_run_options(const RecoverState& st) {
+  ExternalRun ext;
+  if (st.oracle.empty()) return ext;
+  ext.transport.command = st.oracle;
+  ext.transport.timeout_seconds = st.oracle_timeout;
+  ext.transport.transcript = st.transcript;
+  ext.transport.resume = st.resume;
+  if (!st.oracle_error.empty()) ext.error = parse_error_statement(st.oracle_error);
+  ext.truth_known = !st.model_path.empty();
+  ext.max_queries = st.max_queries;
+  return ext;
+}
+
+// recover on a one-layer transformer: the file's, or one drawn from --d/--heads/--ffn.
+int recover_transformer_command(const RecoverState& st, const nlohmann::json& doc, Arith a, ExternalRun& ext) {
+  const bool oracle = !st.oracle.empty();
+  TransformerModel truth;
+  if (!st.model_path.empty()) {
+    try {
+      truth = transformer_from_json(doc);
+    } catch (const Error& e) {
+      throw Error(e.kind(), clean_text(st.model_path) + ": " + e.what());
+    }
+  } else {
+    if (st.d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
+    GenerateOptions g = st.g;
+    g.seed = st.seed;
+    truth = draw_transformer(g, st.t);
+  }
+  if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || !st.certificate.empty() || st.samples_per_pair != 0 ||
+      st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || st.design != "paper")
+    throw Error(ErrorKind::usage, "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance and --threads");
+  RecoverOptions o;
+  o.arith = a;
+  o.bits = st.bits;
+  o.schedule = parse_schedule(st.schedule);
+  o.seed = st.seed;
+  o.heads = st.learner_heads;
+  if (!st.model_path.empty() && o.heads == 0 && st.heads_opt->count() > 0) o.heads = st.g.heads;
+  o.neurons = st.learner_neurons;
+  o.threads = st.threads;
+  o.tolerance = parse_tolerance(st.tolerance, st.tol_opt, a);
+  check_transformer_limits(truth, o, st.model_path);
+  if (oracle) o.external = &ext;
+  const RecoverResult r = recover_transformer_run(truth, o);
+  const int code = r.exit_code();
+  emit(st.json, r.doc, transformer_report(r.doc));
+  if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
+  if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
+  return code;
+}
+
+// recover on an attention model: the file's, one drawn, or (--oracle without
+// --model) none, only its dimension.
+int recover_attention_command(const RecoverState& st, const nlohmann::json& doc, Arith a, ExternalRun& ext) {
+  const bool oracle = !st.oracle.empty();
+  Model truth;
+  ModelFileInfo file_info;
+  if (!st.model_path.empty()) {
+    try {
+      truth = model_from_json(doc, "", &file_info);
+    } catch (const Error& e) {
+      throw Error(e.kind(), clean_text(st.model_path) + ": " + e.what());
+    }
+  } else if (oracle) {
+    // no truth: only d; the learner's H comes from --heads
+    if (st.d_opt->count() == 0 || st.heads_opt->count() == 0) throw Error(ErrorKind::usage, "--oracle without --model needs --d D and the learner's --heads H");
+    truth.d = st.g.d;
+  } else {
+    if (st.d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
+    GenerateOptions g = with_defaults_for(st.g, a);
+    g.seed = st.seed;
+    truth = generate_model(g);
+  }
+  RecoverOptions o;
+  o.arith = a;
+  o.bits = st.bits;
+  o.schedule = parse_schedule(st.schedule);
+  o.design = parse_design(st.design);
+  o.seed = st.seed;
+  o.heads = st.learner_heads;
+  // with a model file, --heads states the learner's H
+  if ((!st.model_path.empty() || oracle) && o.heads == 0 && st.heads_opt->count() > 0) o.heads = st.g.heads;
+  o.max_heads = st.max_heads;
+  if (oracle) o.external = &ext;
+  o.oracle_bits = st.oracle_bits;
+  try {
+    o.noise_eps = Rational::parse(st.noise);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage, std::string("--noise: ") + e.what());
+  }
+  o.noise_seed = st.noise_seed;
+  o.threads = st.threads;
+  o.noise_pattern = parse_noise_pattern(st.noise_pattern);
+  o.samples_per_pair = st.samples_per_pair;
+  o.max_bits = st.max_bits;
+  try {
+    o.target_error = Rational::parse(st.target_error);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage, std::string("--target-error: ") + e.what());
+  }
+  // Given explicitly, a zero is an error, not "off" or "default".
+  if (st.target_opt->count() > 0 && o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
+  if (st.noise_opt->count() > 0 && o.noise_eps.sign() < 0) throw Error(ErrorKind::usage, "--noise must be non-negative");
+  o.tolerance = parse_tolerance(st.tolerance, st.tol_opt, a);
+  if (st.token_range != 0 || st.token_den != 0) {
+    const TokenSpec def = default_tokens(a);
+    o.tokens = {st.token_range ? st.token_range : def.range, st.token_den ? st.token_den : def.den};
+  }
+  o.exact_solver = parse_exact_solver(st.exact_solver);
+  o.max_degree = st.max_degree;
+  o.repair = !st.no_repair;
+  if (st.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
+  std::string certificate;
+  if (!st.certificate.empty()) o.certificate = &certificate;
+  check_recover_limits(truth, o, st.model_path);
+  RecoverResult r = recover_run(truth, o);
+  std::string human_extra;
+  if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
+    r.doc["model_conversion"] = conversion_json(file_info);
+    human_extra += "  model file       " + file_info.summary() + "\n";
+  }
+  const int code = r.exit_code();
+  std::string note;
+  if (!st.certificate.empty()) {
+    // Written only for a run that ended ok and agrees with the truth.
+    if (code == 0 && !certificate.empty()) {
+      write_file_atomic(st.certificate, certificate);
+      r.doc["certificate"] = st.certificate;
+      note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
+    } else {
+      note = "  certificate      not written (" + r.certificate_note.value_or("the run did not end ok") + ")\n";
+    }
+  }
+  emit(st.json, r.doc, recover_report(r.doc) + human_extra + note);
+  if (oracle) {
+    // on standard error: a resumed run's output must equal an uninterrupted one's
+    std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries";
+    if (!st.resume.empty()) std::cerr << ", " << ext.replayed << " answered from " << clean_text(st.resume);
+    std::cerr << (ext.exit_note.empty() ? std::string() : "; " + ext.exit_note) << "\n";
+  }
+  if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
+  return code;
+}
+
+int recover_command(const RecoverState& st) {
+  const Arith a = parse_arith(st.arith);
+  // The file is parsed once, strictly; its "format" says whether it is a transformer.
+  nlohmann::json doc;
+  bool file_transformer = false;
+  if (!st.model_path.empty()) {
+    const std::string text = read_file_text(st.model_path, "model file");
+    try {
+      doc = parse_json_text(text);
+    } catch (const Error& e) {
+      throw Error(e.kind(), clean_text(st.model_path) + ": " + e.what());
+    }
+    file_transformer = is_transformer_json(doc);
+  }
+  const bool oracle = !st.oracle.empty();
+  if (!oracle && (!st.oracle_error.empty() || !st.transcript.empty() || !st.resume.empty() || st.max_queries != 0))
+    throw Error(ErrorKind::usage, "--oracle-error, --transcript, --resume and --max-queries go with --oracle CMD");
+  if (oracle && a == Arith::exact)
+    throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
+  if (oracle && (st.t.ffn > 0 || st.t.zero_neuron || st.t.parallel_neurons))
+    throw Error(ErrorKind::usage, "--oracle with a transformer needs its --model FILE (the truth compared with afterwards)");
+  ExternalRun ext = external_run_options(st);
+  if (st.t.ffn > 0 || st.t.zero_neuron || st.t.parallel_neurons || file_transformer) return recover_transformer_command(st, doc, a, ext);
+  return recover_attention_command(st, doc, a, ext);
+}
+
+}  // namespace
+
 Command make_recover() {
-  struct State {
-    std::string model_path;
-    GenerateOptions g;
-    TransformerShape t;
-    int learner_neurons = 0;
-    bool drew = false;
-    std::string arith = "exact", schedule = "paper", design = "paper";
-    long bits = 256;
-    int learner_heads = 0;
-    int max_heads = 0;
-    long oracle_bits = 0;
-    std::string noise = "0";
-    std::uint64_t noise_seed = 1;
-    std::uint64_t seed = 1;
-    int threads = 1;
-    std::string noise_pattern = "uniform", target_error = "0", tolerance = "0";
-    int samples_per_pair = 0;
-    long max_bits = 1L << 14;
-    long token_range = 0, token_den = 0;
-    std::string exact_solver = "sparse";
-    long max_degree = 0;
-    bool no_repair = false;
-    std::string certificate;
-    std::string oracle, oracle_error, transcript, resume;
-    double oracle_timeout = oracle_protocol::default_timeout_seconds;
-    long max_queries = 0;
-    bool json = false;
-    CLI::Option* d_opt = nullptr;
-    CLI::Option* heads_opt = nullptr;
-    CLI::Option* noise_opt = nullptr;
-    CLI::Option* target_opt = nullptr;
-    CLI::Option* tol_opt = nullptr;
-  };
-  auto st = std::make_shared<State>();
-  return {[st](CLI::App& app) {
-            auto* s = app.add_subcommand("recover", "recover the canonical heads of a hidden model from value queries");
-            auto* mo = s->add_option("--model", st->model_path, "model file (JSON)");
-            using namespace limits;
-            st->d_opt = s->add_option("--d", st->g.d, "draw a model: token dimension")->check(int_in(1, max_d));
-            st->heads_opt = s->add_option("--heads", st->g.heads, "number of heads of the drawn model; with --model, the learner's H")
-                                ->check(int_in(1, max_heads));
-            s->add_option("--seed", st->seed, "seed for the learner's draws (and for drawing the model)")->check(seed_value());
-            s->add_option("--arith", st->arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
-            s->add_option("--bits", st->bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
-            s->add_option("--schedule", st->schedule, "paper | lean | compact")->check(CLI::IsMember({"paper", "lean", "compact"}));
-            s->add_option("--design", st->design,
-                          "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them); not exact")
-                ->check(CLI::IsMember({"paper", "scaled", "tuned"}));
-            s->add_option("--learner-heads", st->learner_heads, "override the learner's H (default: canonical head count of the truth)")
-                ->check(int_in(1, max_heads));
-            s->add_option("--max-heads", st->max_heads, "only an upper bound H0 on the head count is known (claim 3)")->check(int_in(1, max_heads));
-            s->add_option("--oracle-bits", st->oracle_bits, "approximate oracle: round every answer to this many bits")->check(int_in(1, max_bits));
-            st->noise_opt = s->add_option("--noise", st->noise, "approximate oracle: add seeded noise uniform in [-EPS, EPS] (exact decimal or p/q)");
-            s->add_option("--noise-seed", st->noise_seed, "seed of the oracle's noise")->check(seed_value());
-            s->add_option("--noise-pattern", st->noise_pattern, "uniform (seeded, in [-EPS, EPS]) | worst (EPS times the sign pattern that attains kappa)")
-                ->check(CLI::IsMember({"uniform", "worst"}));
-            s->add_option("--samples-per-pair", st->samples_per_pair, "oversampling: K > 2H+1 values per pair, fitted by least squares (default exactly 2H+1)")
-                ->check(int_in(1, max_samples_per_pair));
-            st->tol_opt = s->add_option("--tolerance", st->tolerance,
-                                        "mpfr/double: tolerance on max_rel_error a run must meet to end ok (default 2^(acc/4), acc = log2 of the answers' accuracy)");
-            st->target_opt = s->add_option("--target-error", st->target_error, "ball: raise the precision until the balls certify this relative error (e.g. 1e-30)");
-            s->add_option("--max-bits", st->max_bits, "cap of the precision doubling for --target-error (default 16384)")->check(int_in(64, max_bits));
-            s->add_option("--threads", st->threads, "threads for the pair fits (0 = all hardware threads); output bytes do not depend on it")
-                ->check(int_in(0, max_threads));
-            s->add_option("--token-range", st->token_range, "learner's token entries: integers in [-R, R] / --token-den")->check(int_in(1, max_token_range));
-            s->add_option("--token-den", st->token_den, "denominator of the learner's token entries")->check(int_in(1, max_token_den));
-            s->add_option("--exact-solver", st->exact_solver, "exact: Q(tau) linear solver fflu | modular | sparse (default; same result, different time)")
-                ->check(CLI::IsMember({"fflu", "modular", "sparse"}));
-            s->add_option("--max-degree", st->max_degree,
-                          "exact cost guard: largest tau-degree an answer may have (default " + std::to_string(kDefaultMaxDegree) +
-                              "); a plan beyond it is refused before any query (exit 11)");
-            s->add_flag("--no-repair", st->no_repair, "do not repair degenerate pairs: such a draw ends degenerate (exit 4)");
-            s->add_option("--certificate", st->certificate,
-                          "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
-            add_model_shape(s, st->g);
-            add_transformer_shape(s, st->t);
-            s->add_option("--learner-neurons", st->learner_neurons, "transformers: tell the learner the neuron count (default: found; balls are told the canonical count)")
-                ->check(int_in(1, max_neurons));
-            s->add_option("--oracle", st->oracle,
-                          "learn from an external oracle: a command (run by /bin/sh -c) speaking docs/oracle-protocol.md; --model is then only the truth "
-                          "compared with afterwards, without it give --d and the learner's --heads");
-            s->add_option("--oracle-error", st->oracle_error, "--oracle: the bound on |answer - f(X)|: EPS (absolute), rel:EPS or abs:EPS,rel:EPS");
-            s->add_option("--oracle-timeout", st->oracle_timeout, "--oracle: seconds to wait for each reply (default 60)")->check(positive_number());
-            s->add_option("--transcript", st->transcript, "--oracle: append every query and answer to FILE, flushed per batch");
-            s->add_option("--resume", st->resume, "--oracle: answer from this transcript first and ask only the missing queries");
-            s->add_option("--max-queries", st->max_queries, "--oracle: refuse, before asking anything, a plan that needs more queries")
-                ->check(int_in(1, max_plan_queries));
-            s->add_flag("--json", st->json, "print one JSON object");
-            mo->excludes(st->d_opt);
-            return s;
-          },
-          [st] {
-            const Arith a = parse_arith(st->arith);
-            // The file is parsed once, strictly; its "format" says whether it is a transformer.
-            nlohmann::json doc;
-            bool file_transformer = false;
-            if (!st->model_path.empty()) {
-              const std::string text = read_file_text(st->model_path, "model file");
-              try {
-                doc = parse_json_text(text);
-              } catch (const Error& e) {
-                throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
-              }
-              file_transformer = is_transformer_json(doc);
-            }
-            const bool oracle = !st->oracle.empty();
-            if (!oracle && (!st->oracle_error.empty() || !st->transcript.empty() || !st->resume.empty() || st->max_queries != 0))
-              throw Error(ErrorKind::usage, "--oracle-error, --transcript, --resume and --max-queries go with --oracle CMD");
-            if (oracle && a == Arith::exact)
-              throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
-            if (oracle && (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons))
-              throw Error(ErrorKind::usage, "--oracle with a transformer needs its --model FILE (the truth compared with afterwards)");
-            ExternalRun ext;
-            if (oracle) {
-              ext.transport.command = st->oracle;
-              ext.transport.timeout_seconds = st->oracle_timeout;
-              ext.transport.transcript = st->transcript;
-              ext.transport.resume = st->resume;
-              if (!st->oracle_error.empty()) ext.error = parse_error_statement(st->oracle_error);
-              ext.truth_known = !st->model_path.empty();
-              ext.max_queries = st->max_queries;
-            }
-            if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons || file_transformer) {
-              TransformerModel truth;
-              if (!st->model_path.empty()) {
-                try {
-                  truth = transformer_from_json(doc);
-                } catch (const Error& e) {
-                  throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
-                }
-              } else {
-                if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
-                GenerateOptions g = st->g;
-                g.seed = st->seed;
-                truth = draw_transformer(g, st->t);
-              }
-              if (st->noise_opt->count() > 0 || st->oracle_bits != 0 || st->target_opt->count() > 0 || !st->certificate.empty() || st->samples_per_pair != 0 ||
-                  st->max_heads != 0 || st->token_range != 0 || st->token_den != 0 || st->design != "paper")
-                throw Error(ErrorKind::usage, "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance and --threads");
-              RecoverOptions o;
-              o.arith = a;
-              o.bits = st->bits;
-              o.schedule = parse_schedule(st->schedule);
-              o.seed = st->seed;
-              o.heads = st->learner_heads;
-              if (!st->model_path.empty() && o.heads == 0 && st->heads_opt->count() > 0) o.heads = st->g.heads;
-              o.neurons = st->learner_neurons;
-              o.threads = st->threads;
-              o.tolerance = parse_tolerance(st->tolerance, st->tol_opt, a);
-              check_transformer_limits(truth, o, st->model_path);
-              if (oracle) o.external = &ext;
-              const RecoverResult r = recover_transformer_run(truth, o);
-              const int code = r.exit_code();
-              emit(st->json, r.doc, transformer_report(r.doc));
-              if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
-              if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
-              return code;
-            }
-            Model truth;
-            ModelFileInfo file_info;
-            if (!st->model_path.empty()) {
-              try {
-                truth = model_from_json(doc, "", &file_info);
-              } catch (const Error& e) {
-                throw Error(e.kind(), clean_text(st->model_path) + ": " + e.what());
-              }
-            } else if (oracle) {
-              // no truth: only d; the learner's H comes from --heads
-              if (st->d_opt->count() == 0 || st->heads_opt->count() == 0) throw Error(ErrorKind::usage, "--oracle without --model needs --d D and the learner's --heads H");
-              truth.d = st->g.d;
-            } else {
-              if (st->d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
-              GenerateOptions g = with_defaults_for(st->g, a);
-              g.seed = st->seed;
-              truth = generate_model(g);
-            }
-            RecoverOptions o;
-            o.arith = a;
-            o.bits = st->bits;
-            o.schedule = parse_schedule(st->schedule);
-            o.design = parse_design(st->design);
-            o.seed = st->seed;
-            o.heads = st->learner_heads;
-            // with a model file, --heads states the learner's H
-            if ((!st->model_path.empty() || oracle) && o.heads == 0 && st->heads_opt->count() > 0) o.heads = st->g.heads;
-            o.max_heads = st->max_heads;
-            if (oracle) o.external = &ext;
-            o.oracle_bits = st->oracle_bits;
-            try {
-              o.noise_eps = Rational::parse(st->noise);
-            } catch (const Error& e) {
-              throw Error(ErrorKind::usage, std::string("--noise: ") + e.what());
-            }
-            o.noise_seed = st->noise_seed;
-            o.threads = st->threads;
-            o.noise_pattern = parse_noise_pattern(st->noise_pattern);
-            o.samples_per_pair = st->samples_per_pair;
-            o.max_bits = st->max_bits;
-            try {
-              o.target_error = Rational::parse(st->target_error);
-            } catch (const Error& e) {
-              throw Error(ErrorKind::usage, std::string("--target-error: ") + e.what());
-            }
-            // Given explicitly, a zero is an error, not "off" or "default".
-            if (st->target_opt->count() > 0 && o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
-            if (st->noise_opt->count() > 0 && o.noise_eps.sign() < 0) throw Error(ErrorKind::usage, "--noise must be non-negative");
-            o.tolerance = parse_tolerance(st->tolerance, st->tol_opt, a);
-            if (st->token_range != 0 || st->token_den != 0) {
-              const TokenSpec def = default_tokens(a);
-              o.tokens = {st->token_range ? st->token_range : def.range, st->token_den ? st->token_den : def.den};
-            }
-            o.exact_solver = parse_exact_solver(st->exact_solver);
-            o.max_degree = st->max_degree;
-            o.repair = !st->no_repair;
-            if (st->max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
-            std::string certificate;
-            if (!st->certificate.empty()) o.certificate = &certificate;
-            check_recover_limits(truth, o, st->model_path);
-            RecoverResult r = recover_run(truth, o);
-            std::string human_extra;
-            if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
-              r.doc["model_conversion"] = conversion_json(file_info);
-              human_extra += "  model file       " + file_info.summary() + "\n";
-            }
-            const int code = r.exit_code();
-            std::string note;
-            if (!st->certificate.empty()) {
-              // Written only for a run that ended ok and agrees with the truth.
-              if (code == 0 && !certificate.empty()) {
-                write_file_atomic(st->certificate, certificate);
-                r.doc["certificate"] = st->certificate;
-                note = "  certificate      " + st->certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
-              } else {
-                note = "  certificate      not written (" + r.certificate_note.value_or("the run did not end ok") + ")\n";
-              }
-            }
-            emit(st->json, r.doc, recover_report(r.doc) + human_extra + note);
-            if (oracle) {
-              // on standard error: a resumed run's output must equal an uninterrupted one's
-              std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries";
-              if (!st->resume.empty()) std::cerr << ", " << ext.replayed << " answered from " << clean_text(st->resume);
-              std::cerr << (ext.exit_note.empty() ? std::string() : "; " + ext.exit_note) << "\n";
-            }
-            if (code != 0 && !st->json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
-            return code;
-          }};
+  auto st = std::make_shared<RecoverState>();
+  return {[st](CLI::App& app) { return add_recover_options(app, *st); }, [st] { return recover_command(*st); }};
 }
 
 // The built-in model: two heads on R^3 with small rational parameters.

@@ -13,6 +13,14 @@
 
 namespace mhaq::cli {
 
+namespace {
+// One line of the human listing: the index, the value, and its radius if any.
+std::string answer_report(size_t i, const nlohmann::json& ans) {
+  const std::string v = ans["value"].is_string() ? ans["value"].get<std::string>() : ans["value"].dump();
+  return "  " + std::to_string(i) + "  " + v + (ans.contains("radius") ? " +/- " + ans["radius"].get<std::string>() : std::string()) + "\n";
+}
+}  // namespace
+
 Command make_oracle() {
   struct State {
     std::string model_path, arith = "ball", inputs;
@@ -54,8 +62,7 @@ Command make_oracle() {
             std::string human = name + "\n";
             for (size_t i = 0; i < qs.size(); ++i) {
               nlohmann::json ans = m->answer(static_cast<long>(i), qs[i]);
-              const std::string v = ans["value"].is_string() ? ans["value"].get<std::string>() : ans["value"].dump();
-              human += "  " + std::to_string(i) + "  " + v + (ans.contains("radius") ? " +/- " + ans["radius"].get<std::string>() : std::string()) + "\n";
+              human += answer_report(i, ans);
               answers.push_back(std::move(ans));
             }
             emit(st->json, nlohmann::json{{"status", "ok"}, {"oracle", name}, {"answers", answers}}, human);

@@ -246,19 +246,18 @@ json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o)
 
 namespace {
 // What a row's comparison with the truth says, in one string.
-std::string error_text(const json& r) {
-  if (r.contains("exact_match")) return r["exact_match"].get<bool>() ? "0 (equal in Q)" : "differs (exact)";
-  if (r.contains("contains_truth")) return std::string(r["contains_truth"].get<bool>() ? "contains" : "MISSES") + ", radius " + r["max_radius_decimal"].get<std::string>();
-  if (r.contains("max_rel_error_decimal")) return r["max_rel_error_decimal"].get<std::string>();
+std::string error_text(const RecoverResult& t) {
+  if (t.exact_match) return *t.exact_match ? "0 (equal in Q)" : "differs (exact)";
+  if (t.contains_truth) return std::string(*t.contains_truth ? "contains" : "MISSES") + ", radius " + t.max_radius_decimal.value_or("-");
+  if (t.max_rel_error_decimal) return *t.max_rel_error_decimal;
   return "-";
 }
 // max_rel_error as a double (+inf for a wrong head count, 0 for exact equality), NaN when no parameters were compared
-double rel_error_of(const json& r) {
-  if (r.contains("exact_match")) return r["exact_match"].get<bool>() ? 0.0 : kInf;
-  if (r.contains("max_rel_error_decimal")) {
-    const std::string s = r["max_rel_error_decimal"];
-    if (s == "inf") return kInf;
-    if (r["max_rel_error"].is_number()) return r["max_rel_error"].get<double>();
+double rel_error_of(const RecoverResult& t) {
+  if (t.exact_match) return *t.exact_match ? 0.0 : kInf;
+  if (t.max_rel_error_decimal) {
+    if (*t.max_rel_error_decimal == "inf") return kInf;
+    if (t.max_rel_error) return *t.max_rel_error;
     return 0.0;  // below double's range
   }
   return std::nan("");
@@ -266,11 +265,11 @@ double rel_error_of(const json& r) {
 json row_of(const std::string& method, const json& r) {
   const RecoverResult t = typed_result(r);
   json row{{"method", method}, {"arith", r["arith"]}, {"status", status_name(t.status)}, {"queries", t.queries}, {"max_length", t.max_length},
-           {"heads_true", t.heads_true}, {"heads_recovered", t.heads_recovered}, {"error", error_text(r)}};
-  const double e = rel_error_of(r);
+           {"heads_true", t.heads_true}, {"heads_recovered", t.heads_recovered}, {"error", error_text(t)}};
+  const double e = rel_error_of(t);
   row["max_rel_error"] = std::isnan(e) ? json(nullptr) : std::isinf(e) ? json("inf") : json(e);
   // wrong: parameters returned that disagree with the known truth
-  row["wrong"] = r.contains("wrong") ? r["wrong"].get<bool>() : (t.status == Status::mismatch && t.heads_recovered > 0);
+  row["wrong"] = t.wrong.value_or(t.status == Status::mismatch && t.heads_recovered > 0);
   for (const char* k : {"message", "exact_match", "contains_truth", "kappa", "observed_error", "query_bound", "paper_bound", "bases_source"})
     if (r.contains(k)) row[k] = r[k];
   return row;
@@ -335,7 +334,7 @@ std::string baseline_report(const json& r) {
   o << "  queries          " << r["queries"] << " (sum of k^2 + k over the head subspaces = " << r["query_bound"] << ")\n";
   o << "  longest query    " << r["max_length"] << " (bound 2)\n";
   o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
-  o << "  error vs truth   " << error_text(r) << (r["wrong"].get<bool>() ? "  -- WRONG parameters, and the baseline does not notice" : "") << "\n";
+  o << "  error vs truth   " << error_text(typed_result(r)) << (r["wrong"].get<bool>() ? "  -- WRONG parameters, and the baseline does not notice" : "") << "\n";
   if (r.contains("kappa")) o << "  kappa            " << r["kappa"].dump() << " (the baseline's own noise amplification)\n";
   if (r.contains("observed_error")) o << "  observed error   " << r["observed_error"].dump() << "\n";
   if (r.contains("heads") && r["d"].get<int>() <= 4) {

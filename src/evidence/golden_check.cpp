@@ -242,57 +242,64 @@ void diff(const json& got, const json& exp, const std::string& path, GoldenCheck
 
 GoldenCheckResult golden_check_transformer(const nlohmann::json& doc, int threads);
 
-GoldenCheckResult golden_check(const std::string& text, int threads) {
+namespace {
+
+// The fields of an attention file the check takes as given: the header, the
+// inputs, the model, and the queries and answers (everything else is
+// re-derived and compared).
+struct AttentionFile {
+  long digits = 0, bits = 0;
+  Arith arith = Arith::exact;
+  std::string arith_s;
+  GoldenInputs in;
+  bool bound = false;  // heads_is_bound: inputs.heads_learner is a bound H0
+  TokenSpec tok;
+  Model model;
+  std::vector<Query> queries;
+  std::vector<QTau> answers;
+};
+
+// Reads and bounds those fields; a malformed one is Error(input) naming its path.
+AttentionFile read_attention_file(const json& doc) {
   using namespace limits;
-  json doc = parse_json_text(text);
-  if (!doc.is_object()) throw_input("top level: expected an object, got " + json_shown(doc));
-  if (need_str(doc, "format", "") != "mhaq-golden") throw_input("format: must be \"mhaq-golden\"");
-  const long version = need_int(doc, "version", "", 0, 1L << 30);
-  if (version != golden_version) throw_input("version: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
-  if (doc.contains("arith") && doc["arith"] == "certified") return golden_check_certified(doc, threads);  // real weights, no Q(tau)
-  if (doc.contains("model_kind")) {  // absent: an attention file
-    const std::string kind = need_str(doc, "model_kind", "");
-    if (kind != "transformer") throw_input("model_kind: must be \"transformer\" (absent for attention files), got " + quote_text(kind));
-    return golden_check_transformer(doc, threads);
-  }
-  const long digits = need_int(doc, "digits", "", 1, max_digits);
-  const std::string arith_s = need_str(doc, "arith", "");
-  if (arith_s != "exact" && arith_s != "ball" && arith_s != "mpfr") throw_input("arith: must be exact, ball or mpfr, got " + quote_text(arith_s));
-  const Arith arith = parse_arith(arith_s);
-  const long bits = arith == Arith::exact ? 256 : need_int(doc, "bits", "", min_bits, max_bits);
+  AttentionFile file;
+  file.digits = need_int(doc, "digits", "", 1, max_digits);
+  file.arith_s = need_str(doc, "arith", "");
+  if (file.arith_s != "exact" && file.arith_s != "ball" && file.arith_s != "mpfr") throw_input("arith: must be exact, ball or mpfr, got " + quote_text(file.arith_s));
+  file.arith = parse_arith(file.arith_s);
+  file.bits = file.arith == Arith::exact ? 256 : need_int(doc, "bits", "", min_bits, max_bits);
   for (const char* k : {"L", "plan", "model_canonical", "summary"}) (void)need(doc, k, "");
 
   // ---- inputs (the only fields taken from the file, besides the queries and answers)
   const json& inj = need(doc, "inputs", "");
-  GoldenInputs in;
-  in.digits = digits;
-  in.model_source = need_str(inj, "model_source", "inputs");
-  if (in.model_source != "generated" && in.model_source != "file") throw_input("inputs.model_source: must be \"generated\" or \"file\"");
-  in.seed = need_u64(inj, "seed", "inputs");
-  in.heads = static_cast<int>(need_int(inj, "heads_learner", "inputs", 1, max_heads));
-  const bool bound = inj.contains("heads_is_bound") && need_bool(inj, "heads_is_bound", "inputs");
+  file.in.digits = file.digits;
+  file.in.model_source = need_str(inj, "model_source", "inputs");
+  if (file.in.model_source != "generated" && file.in.model_source != "file") throw_input("inputs.model_source: must be \"generated\" or \"file\"");
+  file.in.seed = need_u64(inj, "seed", "inputs");
+  file.in.heads = static_cast<int>(need_int(inj, "heads_learner", "inputs", 1, max_heads));
+  file.bound = inj.contains("heads_is_bound") && need_bool(inj, "heads_is_bound", "inputs");
   if (need_str(inj, "schedule", "inputs") != "paper") throw_input("inputs.schedule: must be \"paper\"");
   if (inj.contains("design")) {
     const std::string ds = need_str(inj, "design", "inputs");
     if (ds != "scaled" && ds != "tuned") throw_input("inputs.design: must be \"scaled\" or \"tuned\" (absent for the paper design), got " + quote_text(ds));
-    in.design = parse_design(ds);
+    file.in.design = parse_design(ds);
   }
-  TokenSpec tok{need_int(inj, "token_range", "inputs", 1, max_token_range), need_int(inj, "token_den", "inputs", 1, max_token_den)};
-  const Model model = model_from_json(need(doc, "model", ""), "model");
+  file.tok = TokenSpec{need_int(inj, "token_range", "inputs", 1, max_token_range), need_int(inj, "token_den", "inputs", 1, max_token_den)};
+  file.model = model_from_json(need(doc, "model", ""), "model");
   {  // what an export can have written: H = the canonical head count, or a bound H0 >= it
-    const long canon_heads = model.canonical().num_heads();
-    if (in.heads > max_golden_heads)
-      throw_input("inputs.heads_learner: " + std::to_string(in.heads) + ", more than the limit of " + std::to_string(max_golden_heads) + " for golden files");
-    if (bound ? in.heads < canon_heads : in.heads != canon_heads)
-      throw_input("inputs.heads_learner: " + std::to_string(in.heads) + (bound ? " is below" : " differs from") + " the model's canonical head count " +
-                  std::to_string(canon_heads) + (bound ? " (heads_is_bound)" : " (heads_is_bound is false)") + "; no export writes that");
+    const long canon_heads = file.model.canonical().num_heads();
+    if (file.in.heads > max_golden_heads)
+      throw_input("inputs.heads_learner: " + std::to_string(file.in.heads) + ", more than the limit of " + std::to_string(max_golden_heads) + " for golden files");
+    if (file.bound ? file.in.heads < canon_heads : file.in.heads != canon_heads)
+      throw_input("inputs.heads_learner: " + std::to_string(file.in.heads) + (file.bound ? " is below" : " differs from") + " the model's canonical head count " +
+                  std::to_string(canon_heads) + (file.bound ? " (heads_is_bound)" : " (heads_is_bound is false)") + "; no export writes that");
   }
   // Work the file can demand, bounded before it is done: the plan's size and the answers' tau-degrees.
-  check_plan_size(model.d, in.heads, true, 0, ErrorKind::input, "inputs.heads_learner");
-  check_exact_tau_degree(model, tok, ErrorKind::input, "model and inputs.token_range");
-  if (in.model_source == "generated") {
+  check_plan_size(file.model.d, file.in.heads, true, 0, ErrorKind::input, "inputs.heads_learner");
+  check_exact_tau_degree(file.model, file.tok, ErrorKind::input, "model and inputs.token_range");
+  if (file.in.model_source == "generated") {
     const json& g = need(inj, "generate", "inputs");
-    GenerateOptions& o = in.generate;
+    GenerateOptions& o = file.in.generate;
     const std::string gp = "inputs.generate";
     o.d = static_cast<int>(need_int(g, "d", gp, 1, max_d));
     o.heads = static_cast<int>(need_int(g, "heads", gp, 1, max_heads));
@@ -304,20 +311,210 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     o.share_w = need_bool(g, "share_w", gp);
     o.cancel_v = need_bool(g, "cancel_v", gp);
   }
-  const int d = model.d;
+  const int d = file.model.d;
   const json& fq = need_array(doc, "queries", "");
   const json& fa = need_array(doc, "answers", "");
-  std::vector<Query> file_queries;
-  std::vector<QTau> file_answers;
-  for (size_t i = 0; i < fq.size(); ++i) file_queries.push_back(parse_query(fq[i], json_index_path("queries", i), d, tok));
-  for (size_t i = 0; i < fa.size(); ++i) file_answers.push_back(parse_qtau(fa[i], json_index_path("answers", i)));
+  for (size_t i = 0; i < fq.size(); ++i) file.queries.push_back(parse_query(fq[i], json_index_path("queries", i), d, file.tok));
+  for (size_t i = 0; i < fa.size(); ++i) file.answers.push_back(parse_qtau(fa[i], json_index_path("answers", i)));
   (void)need_array(doc, "pairs", "");
   (void)need_array(doc, "heads", "");
+  return file;
+}
+
+// Per-pair values: interpolate the file's answers; f(0) by chaining from
+// [b_1]. Returns the re-derived "pairs"; exact_fits receives each pair's
+// exact fit where the file's answers interpolate.
+ojson rederive_pairs(const json& doc, const AttentionFile& file, const Plan& plan, int H, long L, GoldenCheckResult& out,
+                     std::vector<std::optional<PairFit<QTau>>>& exact_fits) {
+  ojson pairs = ojson::array();
+  const Field<QTau> F(L);
+  const size_t need_answers = 1 + plan.pairs.size() * 2 * static_cast<size_t>(H);
+  Rational vb1;
+  const bool have = file.answers.size() >= need_answers && QTauAccess::is_rational(file.answers[0], vb1);
+  if (!have) out.mismatches.push_back("pairs: the file's answers do not cover the plan (or answers[0] = v^T b_1 is not rational)");
+  std::vector<ojson> pj(plan.pairs.size());
+  std::vector<Rational> P(plan.pairs.size());
+  std::vector<bool> fitted(plan.pairs.size(), false);
+  exact_fits.resize(plan.pairs.size());
+  const QVec& b1 = plan.first.at(0).token;
+  auto fit = [&](size_t p, const Rational& f0) {
+    const PairSpec& s = plan.pairs[p];
+    pj[p] = pair_spec_json(plan, p);
+    pj[p]["f0"] = f0.str();
+    std::vector<QTau> f{QTau(f0)};
+    for (int k = 1; k <= 2 * H; ++k) f.push_back(file.answers[plan.query_index(static_cast<long>(p), k)]);
+    try {
+      const PairFit<QTau> pf = file.bound ? interpolate_pair_minimal(F, f, H) : interpolate_pair(F, f, H);
+      Rational q;
+      if (!QTauAccess::is_rational(pf.P, q)) throw_inconsistent("the limit P is not rational");
+      P[p] = q;
+      pj[p]["P"] = q.str();
+      std::vector<long> n;
+      std::vector<std::string> c;
+      for (size_t h = 0; h < pf.r.size(); ++h) {
+        long e = 0;
+        if (!QTauAccess::is_tau_power(pf.r[h], e) || !QTauAccess::is_rational(pf.c[h], q)) throw_inconsistent("a pole is not a power of tau or a residue is not rational");
+        n.push_back(e);
+        c.push_back(q.str());
+      }
+      pj[p]["poles"] = poles_json(n, c, L);
+      fitted[p] = true;
+      exact_fits[p] = pf;
+    } catch (const Error& e) {
+      out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
+      out.mismatches.push_back("pairs[" + std::to_string(p) + "]: the file's answers do not interpolate (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
+    }
+    // Independent of the chaining: f(0) straight from the model.
+    Rational f0m;
+    if (QTauAccess::is_rational(evaluate_exact(file.model, Query{Run{s.final_token, 1}}, L), f0m) && !(f0m == f0))
+      out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: chained from the file's answers gives " + quote_text(f0.str()) + ", the model gives " +
+                                quote_text(f0m.str()));
+  };
+  if (have) {
+    for (size_t p = 0; p < plan.pairs.size(); ++p)
+      if (plan.pairs[p].final_token == b1) fit(p, vb1);
+    // v^T delta_i from the limits of the base pairs (i, 1): P = v^T (b_1 + delta_i).
+    const int d = file.model.d;
+  QVec vdelta(static_cast<size_t>(d));
+    std::vector<bool> got(static_cast<size_t>(d), false);
+    for (size_t p = 0; p < plan.pairs.size(); ++p) {
+      const PairSpec& s = plan.pairs[p];
+      if (s.kind == PairKind::base && s.final_token == b1 && fitted[p] && s.i >= 0 && s.i < d) {
+        vdelta[static_cast<size_t>(s.i)] = P[p] - vb1;
+        got[static_cast<size_t>(s.i)] = true;
+      }
+    }
+    const bool chain = std::all_of(got.begin(), got.end(), [](bool b) { return b; });
+    for (size_t p = 0; p < plan.pairs.size(); ++p) {
+      const PairSpec& s = plan.pairs[p];
+      if (s.final_token == b1) continue;
+      if (!chain) {
+        out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: cannot chain (a base pair at b_1 did not interpolate)");
+        continue;
+      }
+      QVec lambda;
+      if (!solve(plan.Delta, s.final_token - b1, lambda)) throw_internal("golden check: Delta singular");
+      fit(p, vb1 + dot(lambda, vdelta));
+    }
+  }
+  // A pair that could not be re-derived is already reported above; its
+  // remaining values are not compared a second time.
+  const json& fp = doc["pairs"];
+  for (size_t p = 0; p < plan.pairs.size(); ++p) {
+    if (pj[p].is_null()) pj[p] = pair_spec_json(plan, p);
+    if (!fitted[p] && p < fp.size() && fp[p].is_object())
+      for (const char* k : {"f0", "P", "poles"})
+        if (!pj[p].contains(k) && fp[p].contains(k)) pj[p][k] = ojson::parse(fp[p][k].dump());
+    pairs.push_back(pj[p]);
+  }
+  return pairs;
+}
+
+// The same learner in the file's arithmetic and precision, re-run
+// (deterministic) into exp; a failed re-run is one mismatch, and the file's
+// fields of that run are then not compared one by one.
+void rerun_binary(const json& doc, const AttentionFile& file, const LearnOptions& lo, ojson& exp, GoldenCheckResult& out) {
+  try {
+    exp[file.arith_s] = binary_run(exp, file.model, lo, file.arith, file.bits);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
+    out.mismatches.push_back(file.arith_s + ": re-running the " + file.arith_s + " learner failed (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
+    // reported once: the run's fields are then not compared one by one
+    const json& fa2 = doc["answers"];
+    const json& fp2 = doc["pairs"];
+    for (size_t i = 0; i < fa2.size() && i < exp["answers"].size(); ++i)
+      if (fa2[i].is_object() && fa2[i].contains(file.arith_s)) exp["answers"][i][file.arith_s] = ojson::parse(fa2[i][file.arith_s].dump());
+    for (size_t p = 0; p < fp2.size() && p < exp["pairs"].size(); ++p)
+      if (fp2[p].is_object() && fp2[p].contains(file.arith_s)) exp["pairs"][p][file.arith_s] = ojson::parse(fp2[p][file.arith_s].dump());
+    if (doc.contains(file.arith_s)) exp[file.arith_s] = ojson::parse(doc[file.arith_s].dump());
+  }
+}
+
+// Independently of the re-run: the file's balls contain the exact truth
+// (answers, pair values, heads).
+void check_ball_containment(const json& doc, const AttentionFile& file, const std::vector<QTau>& exact_values,
+                            const std::vector<std::optional<PairFit<QTau>>>& exact_fits, const Model& canon, long L, GoldenCheckResult& out) {
+  const json& file_answers = doc["answers"];
+  const int d = file.model.d;
+  for (size_t i = 0; i < file_answers.size() && i < exact_values.size(); ++i) {
+    if (!file_answers[i].is_object() || !file_answers[i].contains("ball")) continue;
+    const std::string p = "answers[" + std::to_string(i) + "].ball";
+    if (!contains_exact(parse_ball(file_answers[i]["ball"], p), file.bits, [&](arb_t x, long prec) { qtau_arb(x, exact_values[i], L, prec); }))
+      out.mismatches.push_back(p + ": does not contain the exact answer");
+  }
+  const json& fp = doc["pairs"];
+  for (size_t p = 0; p < exact_fits.size() && p < fp.size(); ++p) {
+    if (!exact_fits[p] || !fp[p].is_object() || !fp[p].contains("ball")) continue;
+    const std::string pp = "pairs[" + std::to_string(p) + "].ball";
+    const json& bj = fp[p]["ball"];
+    const PairFit<QTau>& ex = *exact_fits[p];
+    Rational P;
+    bool ok = QTauAccess::is_rational(ex.P, P) && parse_ball(need(bj, "P", pp), pp + ".P").contains(P);
+    const json& poles = need_array(bj, "poles", pp);
+    std::vector<bool> used(poles.size(), false);
+    ok = ok && poles.size() == ex.r.size();
+    for (size_t h = 0; h < ex.r.size() && ok; ++h) {  // each exact pole in a distinct ball pole
+      long n = 0;
+      Rational c;
+      bool found = false;
+      if (QTauAccess::is_tau_power(ex.r[h], n) && QTauAccess::is_rational(ex.c[h], c))
+        for (size_t g = 0; g < poles.size() && !found; ++g) {
+          const std::string gp = pp + ".poles[" + std::to_string(g) + "]";
+          if (used[g] || !parse_ball(need(poles[g], "c", gp), gp + ".c").contains(c)) continue;
+          found = used[g] = contains_exact(parse_ball(need(poles[g], "r", gp), gp + ".r"), file.bits, [&](arb_t x, long prec) {
+            arb_set_si(x, n);
+            arb_div_si(x, x, L, prec);
+            arb_exp(x, x, prec);
+          });
+        }
+      ok = found;
+    }
+    if (!ok) out.mismatches.push_back(pp + ": does not contain the exact pair values (P, poles r = tau^n, residues c)");
+  }
+  if (doc.contains("ball") && doc["ball"].is_object() && doc["ball"].contains("heads")) {
+    std::vector<LearnedHead<Ball>> hs;
+    const json& fh = need_array(doc["ball"], "heads", "ball");
+    for (size_t h = 0; h < fh.size(); ++h) {
+      const std::string hp = "ball.heads[" + std::to_string(h) + "]";
+      const json& W = need_array(fh[h], "W", hp);
+      const json& v = need_array(fh[h], "v", hp);
+      if (static_cast<int>(W.size()) != d || static_cast<int>(v.size()) != d) throw_input(hp + ": W and v must be d x d and d");
+      LearnedHead<Ball> lh{Mat<Ball>(d, d), {}};
+      for (int i = 0; i < d; ++i) {
+        if (!W[i].is_array() || static_cast<int>(W[i].size()) != d) throw_input(hp + ".W: not d x d");
+        lh.v.push_back(parse_ball(v[i], hp + ".v[" + std::to_string(i) + "]"));
+        for (int j = 0; j < d; ++j) lh.W(i, j) = parse_ball(W[i][j], hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
+      }
+      hs.push_back(std::move(lh));
+    }
+    if (!ball_heads_contain(hs, canon)) out.mismatches.push_back("ball.heads: do not contain the canonical model's heads");
+  }
+}
+
+}  // namespace
+
+GoldenCheckResult golden_check(const std::string& text, int threads) {
+  json doc = parse_json_text(text);
+  if (!doc.is_object()) throw_input("top level: expected an object, got " + json_shown(doc));
+  if (need_str(doc, "format", "") != "mhaq-golden") throw_input("format: must be \"mhaq-golden\"");
+  const long version = need_int(doc, "version", "", 0, 1L << 30);
+  if (version != golden_version) throw_input("version: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
+  if (doc.contains("arith") && doc["arith"] == "certified") return golden_check_certified(doc, threads);  // real weights, no Q(tau)
+  if (doc.contains("model_kind")) {  // absent: an attention file
+    const std::string kind = need_str(doc, "model_kind", "");
+    if (kind != "transformer") throw_input("model_kind: must be \"transformer\" (absent for attention files), got " + quote_text(kind));
+    return golden_check_transformer(doc, threads);
+  }
+  AttentionFile file = read_attention_file(doc);
+  const Model& model = file.model;
+  GoldenInputs& in = file.in;
+  const int d = model.d;
 
   GoldenCheckResult out;
   // ---- re-derive
   const Model canon = model.canonical();
-  ojson exp = header_json(0, digits, arith, bits);
+  ojson exp = header_json(0, file.digits, file.arith, file.bits);
   Model source_model = model;
   if (in.model_source == "generated") {
     try {
@@ -328,17 +525,17 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   }
   // A fresh exact learner run on the model: plan, query list, heads.
   if (threads < 1) throw Error(ErrorKind::usage, "golden check: threads must be positive");
-  LearnOptions lo = learn_options(in.heads, bound, in.seed, tok, threads);
+  LearnOptions lo = learn_options(in.heads, file.bound, in.seed, file.tok, threads);
   long pilot_queries = 0;
   if (in.design != Design::paper) {
-    if (tok.den != golden_design_grid().den) throw_input("inputs.token_den: a file with a design uses the grid 1/" + std::to_string(golden_design_grid().den));
+    if (file.tok.den != golden_design_grid().den) throw_input("inputs.token_den: a file with a design uses the grid 1/" + std::to_string(golden_design_grid().den));
     in.model = model;
-    in.arith = arith;
-    in.bits = bits;
-    LearnOptions dl = learn_options(in.heads, bound, in.seed, golden_design_grid(), threads);
+    in.arith = file.arith;
+    in.bits = file.bits;
+    LearnOptions dl = learn_options(in.heads, file.bound, in.seed, golden_design_grid(), threads);
     lo.draws = golden_design(in, dl, pilot_queries);
   }
-  ModelOracle<QTau> oracle(model, tok.den);
+  ModelOracle<QTau> oracle(model, file.tok.den);
   Oracle<QTau>& black_box = oracle;
   std::unique_ptr<LearnResult<QTau>> res;
   try {
@@ -350,7 +547,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   }
   const long L = QTauAccess::L(black_box.field());
   exp["L"] = L;
-  exp["inputs"] = inputs_json(in, lo.H, bound, tok, pilot_queries);
+  exp["inputs"] = inputs_json(in, lo.H, file.bound, file.tok, pilot_queries);
   exp["model"] = model_json(source_model);
   exp["model_canonical"] = model_json(canon);
   ojson qs = ojson::array(), as = ojson::array();
@@ -362,99 +559,13 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   exp["queries"] = qs;
   // Answers: the model evaluated exactly on the file's own queries.
   std::vector<QTau> exact_values;
-  for (size_t i = 0; i < file_queries.size(); ++i) {
-    exact_values.push_back(evaluate_exact(model, file_queries[i], L));
-    as.push_back(answer_json(i, exact_values.back(), L, digits));
+  for (size_t i = 0; i < file.queries.size(); ++i) {
+    exact_values.push_back(evaluate_exact(model, file.queries[i], L));
+    as.push_back(answer_json(i, exact_values.back(), L, file.digits));
   }
   exp["answers"] = as;
-
-  // Per-pair values: interpolate the file's answers; f(0) by chaining from [b_1].
-  ojson pairs = ojson::array();
   std::vector<std::optional<PairFit<QTau>>> exact_fits;
-  if (res) {
-    const Plan& plan = res->plan;
-    const int H = lo.H;
-    const Field<QTau> F(L);
-    const size_t need_answers = 1 + plan.pairs.size() * 2 * static_cast<size_t>(H);
-    Rational vb1;
-    const bool have = file_answers.size() >= need_answers && QTauAccess::is_rational(file_answers[0], vb1);
-    if (!have) out.mismatches.push_back("pairs: the file's answers do not cover the plan (or answers[0] = v^T b_1 is not rational)");
-    std::vector<ojson> pj(plan.pairs.size());
-    std::vector<Rational> P(plan.pairs.size());
-    std::vector<bool> fitted(plan.pairs.size(), false);
-    exact_fits.resize(plan.pairs.size());
-    const QVec& b1 = plan.first.at(0).token;
-    auto fit = [&](size_t p, const Rational& f0) {
-      const PairSpec& s = plan.pairs[p];
-      pj[p] = pair_spec_json(plan, p);
-      pj[p]["f0"] = f0.str();
-      std::vector<QTau> f{QTau(f0)};
-      for (int k = 1; k <= 2 * H; ++k) f.push_back(file_answers[plan.query_index(static_cast<long>(p), k)]);
-      try {
-        const PairFit<QTau> pf = bound ? interpolate_pair_minimal(F, f, H) : interpolate_pair(F, f, H);
-        Rational q;
-        if (!QTauAccess::is_rational(pf.P, q)) throw_inconsistent("the limit P is not rational");
-        P[p] = q;
-        pj[p]["P"] = q.str();
-        std::vector<long> n;
-        std::vector<std::string> c;
-        for (size_t h = 0; h < pf.r.size(); ++h) {
-          long e = 0;
-          if (!QTauAccess::is_tau_power(pf.r[h], e) || !QTauAccess::is_rational(pf.c[h], q)) throw_inconsistent("a pole is not a power of tau or a residue is not rational");
-          n.push_back(e);
-          c.push_back(q.str());
-        }
-        pj[p]["poles"] = poles_json(n, c, L);
-        fitted[p] = true;
-        exact_fits[p] = pf;
-      } catch (const Error& e) {
-        out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
-        out.mismatches.push_back("pairs[" + std::to_string(p) + "]: the file's answers do not interpolate (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
-      }
-      // Independent of the chaining: f(0) straight from the model.
-      Rational f0m;
-      if (QTauAccess::is_rational(evaluate_exact(model, Query{Run{s.final_token, 1}}, L), f0m) && !(f0m == f0))
-        out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: chained from the file's answers gives " + quote_text(f0.str()) + ", the model gives " +
-                                  quote_text(f0m.str()));
-    };
-    if (have) {
-      for (size_t p = 0; p < plan.pairs.size(); ++p)
-        if (plan.pairs[p].final_token == b1) fit(p, vb1);
-      // v^T delta_i from the limits of the base pairs (i, 1): P = v^T (b_1 + delta_i).
-      QVec vdelta(static_cast<size_t>(d));
-      std::vector<bool> got(static_cast<size_t>(d), false);
-      for (size_t p = 0; p < plan.pairs.size(); ++p) {
-        const PairSpec& s = plan.pairs[p];
-        if (s.kind == PairKind::base && s.final_token == b1 && fitted[p] && s.i >= 0 && s.i < d) {
-          vdelta[static_cast<size_t>(s.i)] = P[p] - vb1;
-          got[static_cast<size_t>(s.i)] = true;
-        }
-      }
-      const bool chain = std::all_of(got.begin(), got.end(), [](bool b) { return b; });
-      for (size_t p = 0; p < plan.pairs.size(); ++p) {
-        const PairSpec& s = plan.pairs[p];
-        if (s.final_token == b1) continue;
-        if (!chain) {
-          out.mismatches.push_back("pairs[" + std::to_string(p) + "].f0: cannot chain (a base pair at b_1 did not interpolate)");
-          continue;
-        }
-        QVec lambda;
-        if (!solve(plan.Delta, s.final_token - b1, lambda)) throw_internal("golden check: Delta singular");
-        fit(p, vb1 + dot(lambda, vdelta));
-      }
-    }
-    // A pair that could not be re-derived is already reported above; its
-    // remaining values are not compared a second time.
-    const json& fp = doc["pairs"];
-    for (size_t p = 0; p < plan.pairs.size(); ++p) {
-      if (pj[p].is_null()) pj[p] = pair_spec_json(plan, p);
-      if (!fitted[p] && p < fp.size() && fp[p].is_object())
-        for (const char* k : {"f0", "P", "poles"})
-          if (!pj[p].contains(k) && fp[p].contains(k)) pj[p][k] = ojson::parse(fp[p][k].dump());
-      pairs.push_back(pj[p]);
-    }
-  }
-  exp["pairs"] = pairs;
+  exp["pairs"] = res ? rederive_pairs(doc, file, res->plan, lo.H, L, out, exact_fits) : ojson::array();
 
   if (res) {
     exp["heads"] = heads_json(res->heads);
@@ -467,80 +578,8 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
                            {"self_checked", (res->self_check == Truth::yes)},
                            {"exact_match", match}};
   }
-  if (arith != Arith::exact && res) {
-    // The same learner in the file's arithmetic and precision, re-run (deterministic).
-    try {
-      exp[arith_s] = binary_run(exp, model, lo, arith, bits);
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-      out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
-      out.mismatches.push_back(arith_s + ": re-running the " + arith_s + " learner failed (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
-      // reported once: the run's fields are then not compared one by one
-      const json& fa2 = doc["answers"];
-      const json& fp2 = doc["pairs"];
-      for (size_t i = 0; i < fa2.size() && i < exp["answers"].size(); ++i)
-        if (fa2[i].is_object() && fa2[i].contains(arith_s)) exp["answers"][i][arith_s] = ojson::parse(fa2[i][arith_s].dump());
-      for (size_t p = 0; p < fp2.size() && p < exp["pairs"].size(); ++p)
-        if (fp2[p].is_object() && fp2[p].contains(arith_s)) exp["pairs"][p][arith_s] = ojson::parse(fp2[p][arith_s].dump());
-      if (doc.contains(arith_s)) exp[arith_s] = ojson::parse(doc[arith_s].dump());
-    }
-  }
-  if (arith == Arith::ball) {
-    // Independently of the re-run: the file's balls contain the exact truth.
-    for (size_t i = 0; i < fa.size() && i < exact_values.size(); ++i) {
-      if (!fa[i].is_object() || !fa[i].contains("ball")) continue;
-      const std::string p = "answers[" + std::to_string(i) + "].ball";
-      if (!contains_exact(parse_ball(fa[i]["ball"], p), bits, [&](arb_t x, long prec) { qtau_arb(x, exact_values[i], L, prec); }))
-        out.mismatches.push_back(p + ": does not contain the exact answer");
-    }
-    const json& fp = doc["pairs"];
-    for (size_t p = 0; p < exact_fits.size() && p < fp.size(); ++p) {
-      if (!exact_fits[p] || !fp[p].is_object() || !fp[p].contains("ball")) continue;
-      const std::string pp = "pairs[" + std::to_string(p) + "].ball";
-      const json& bj = fp[p]["ball"];
-      const PairFit<QTau>& ex = *exact_fits[p];
-      Rational P;
-      bool ok = QTauAccess::is_rational(ex.P, P) && parse_ball(need(bj, "P", pp), pp + ".P").contains(P);
-      const json& poles = need_array(bj, "poles", pp);
-      std::vector<bool> used(poles.size(), false);
-      ok = ok && poles.size() == ex.r.size();
-      for (size_t h = 0; h < ex.r.size() && ok; ++h) {  // each exact pole in a distinct ball pole
-        long n = 0;
-        Rational c;
-        bool found = false;
-        if (QTauAccess::is_tau_power(ex.r[h], n) && QTauAccess::is_rational(ex.c[h], c))
-          for (size_t g = 0; g < poles.size() && !found; ++g) {
-            const std::string gp = pp + ".poles[" + std::to_string(g) + "]";
-            if (used[g] || !parse_ball(need(poles[g], "c", gp), gp + ".c").contains(c)) continue;
-            found = used[g] = contains_exact(parse_ball(need(poles[g], "r", gp), gp + ".r"), bits, [&](arb_t x, long prec) {
-              arb_set_si(x, n);
-              arb_div_si(x, x, L, prec);
-              arb_exp(x, x, prec);
-            });
-          }
-        ok = found;
-      }
-      if (!ok) out.mismatches.push_back(pp + ": does not contain the exact pair values (P, poles r = tau^n, residues c)");
-    }
-    if (doc.contains("ball") && doc["ball"].is_object() && doc["ball"].contains("heads")) {
-      std::vector<LearnedHead<Ball>> hs;
-      const json& fh = need_array(doc["ball"], "heads", "ball");
-      for (size_t h = 0; h < fh.size(); ++h) {
-        const std::string hp = "ball.heads[" + std::to_string(h) + "]";
-        const json& W = need_array(fh[h], "W", hp);
-        const json& v = need_array(fh[h], "v", hp);
-        if (static_cast<int>(W.size()) != d || static_cast<int>(v.size()) != d) throw_input(hp + ": W and v must be d x d and d");
-        LearnedHead<Ball> lh{Mat<Ball>(d, d), {}};
-        for (int i = 0; i < d; ++i) {
-          if (!W[i].is_array() || static_cast<int>(W[i].size()) != d) throw_input(hp + ".W: not d x d");
-          lh.v.push_back(parse_ball(v[i], hp + ".v[" + std::to_string(i) + "]"));
-          for (int j = 0; j < d; ++j) lh.W(i, j) = parse_ball(W[i][j], hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
-        }
-        hs.push_back(std::move(lh));
-      }
-      if (!ball_heads_contain(hs, canon)) out.mismatches.push_back("ball.heads: do not contain the canonical model's heads");
-    }
-  }
+  if (file.arith != Arith::exact && res) rerun_binary(doc, file, lo, exp, out);
+  if (file.arith == Arith::ball) check_ball_containment(doc, file, exact_values, exact_fits, canon, L, out);
   // Compare (the header's decimal_format text is part of the schema).
   diff(doc, json::parse(exp.dump()), "", out);
   return out;

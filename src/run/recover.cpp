@@ -109,10 +109,11 @@ namespace {
 // max_rel_error: E <= (d + sqrt d) err_entrywise, and err_entrywise is about
 // kappa_rel 2^-p for rounding at p bits plus kappa eps for noise of size eps.
 template <class T>
-double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, long oracle_bits, const Rational& eps,
-                      json& r) {
+double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const std::vector<LearnedHead<T>>& heads,
+                      long oracle_bits, const Rational& eps, json& r) {
   try {
-    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers);
+    // the jets at low precision, checked against the run's own heads (proofs/32)
+    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &heads, F.precision());
     r["kappa_estimate"] = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
@@ -143,8 +144,9 @@ Verdict reclassify(const Field<T>& F, int d, const LearnOptions& lo, const Recor
   return {Status::unable, e.what() + std::string(std::isfinite(err) ? b : "; but at this precision some pair cannot be fitted reliably")};
 }
 
+// Returns the number of queries the oracle was sent (written as "queries").
 template <class T>
-void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
+long run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
   ExternalSetup<T> ext;  // recover --oracle: the oracle the learner asks instead of the model's
@@ -155,7 +157,7 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
         if (o.external) started = start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, learner_plan(truth.d, lo).queries(), e);
       },
       ext);
-  if (!started) return;
+  if (!started) return 0;
   if (!ext.oracle) ext.oracle = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, noise, o.exact_solver);
   const Rational& stated_eps = ext.stated_eps;  // the answers' stated error, for the floats' kappa estimate
   RecordingOracle<T> rec(*ext.oracle);
@@ -192,9 +194,10 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
       r["repaired_pairs"] = list;
     }
     r["heads"] = heads_json(F, res.heads);
-    P::floats(
+    if (o.error_estimate)
+      P::floats(
         [&](const auto& G, const auto& R) {
-          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, o.oracle_bits, stated_eps, r);
+          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res.heads, o.oracle_bits, stated_eps, r);
           r["error_estimate"] = pow2_json(facts.estimate_log2);
           r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
         },
@@ -236,10 +239,13 @@ void run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     }
   }
   P::exact([&](const auto& G) { r["L"] = QTauAccess::L(G); }, F);
+  return black_box.queries();
 }
 
-void dispatch(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
-  with_arith(o.arith, [&]<class T>() { run<T>(r, truth, canon, o, lo, noise); });
+long dispatch(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
+  long queries = 0;
+  with_arith(o.arith, [&]<class T>() { queries = run<T>(r, truth, canon, o, lo, noise); });
+  return queries;
 }
 
 // Claim 4 side by side: kappa (first-order amplification at the true answers),
@@ -508,9 +514,10 @@ TunedDesign tuned_pilot(const Model& truth, const RecoverOptions& o, const Learn
   return choose_tuned_design(black_box, t);
 }
 
-void choose_design(json& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo) {
+// Returns the pilot's queries (tuned), else 0.
+long choose_design(json& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo) {
   r["design"] = design_name(o.design);
-  if (o.design == Design::paper) return;
+  if (o.design == Design::paper) return 0;
   if (o.arith == Arith::exact)
     throw Error(ErrorKind::usage, std::string("--design ") + design_name(o.design) +
                                       " improves the conditioning under approximate answers; exact answers lose nothing, and exact runs stay float-free: "
@@ -519,7 +526,7 @@ void choose_design(json& r, const Model& truth, const RecoverOptions& o, LearnOp
   if (o.design == Design::scaled) {
     Rng rng(lo.seed);
     lo.draws = draw_scaled(rng, truth.d, lo.H, lo.tokens);
-    return;
+    return 0;
   }
   if (!o.target_error.is_zero()) throw Error(ErrorKind::usage, "--design tuned cannot be combined with --target-error");
   TunedDesign td;
@@ -539,6 +546,7 @@ void choose_design(json& r, const Model& truth, const RecoverOptions& o, LearnOp
     r["kappa_rms_predicted_start"] = pow2_json(td.log2_kappa_start);
     r["design_evaluations"] = td.evaluations;
   }
+  return td.pilot_queries;
 }
 
 // kappa and kappa_rms of the chosen design at the truth (the same
@@ -613,7 +621,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     r["samples_per_pair"] = o.samples_per_pair;
     r["max_length_bound"] = o.samples_per_pair;
   }
-  choose_design(r, truth, o, lo);
+  const long pilot_queries = choose_design(r, truth, o, lo);
   if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count())) return r;
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
@@ -629,10 +637,10 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   }
   if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
   if (o.design != Design::paper && o.noise_eps.is_zero() && !o.external) design_kappa(r, canon, lo);
-  dispatch(r, truth, canon, o, lo, noise);
+  const long queries = dispatch(r, truth, canon, o, lo, noise);
   if (o.design == Design::tuned) {
-    r["design_queries"] = r["queries"];
-    r["queries"] = r["queries"].get<long>() + r["pilot_queries"].get<long>();
+    r["design_queries"] = queries;
+    r["queries"] = queries + pilot_queries;
   }
   return r;
 }

@@ -34,6 +34,9 @@ RecoverResult typed_result(nlohmann::json doc) {
   if (doc.contains("functional_check")) r.functional_all_zero = doc["functional_check"].value("all_zero", false);
   r.max_radius = number(doc, "max_radius");
   r.max_rel_error = number(doc, "max_rel_error");
+  r.max_radius_decimal = field<std::string>(doc, "max_radius_decimal");
+  r.max_rel_error_decimal = field<std::string>(doc, "max_rel_error_decimal");
+  r.wrong = field<bool>(doc, "wrong");
   r.certificate_note = field<std::string>(doc, "certificate_note");
   r.certified_relative_error = number(doc, "certified_relative_error");
   r.kappa = number(doc, "kappa");

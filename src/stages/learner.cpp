@@ -185,9 +185,10 @@ class Path {
   }
 
   Chaining<T> make_chaining(const std::vector<PairFit<T>>& fits) const {
-    Chaining<T> c{answers_[0], {}, {}, plan_.B.col(0)};
+    Chaining<T> c{answers_[0], {}, {}, plan_.B.col(0), {}};
     if (!inverse(plan_.Delta, c.DeltaInv)) throw_internal("Delta singular after the draw check");
     for (int i = 0; i < d_; ++i) c.vdelta.push_back(fits[plan_.base_index(i, 0)].P - answers_[0]);
+    for (const PairSpec& ps : plan_.pairs) c.remember(ps.final_token);
     return c;
   }
 
@@ -275,8 +276,9 @@ class Path {
 
   // ---- the learner's own check, at no query cost
   void self_check() {
+    const HeadEvaluator<F> predict(fld_, res_.heads, queries_, opt_.threads);
     res_.self_check = self_check_answers(queries_.size(), opt_.threads,
-                                         [&](size_t q) { return fld_.equal(evaluate_heads(fld_, res_.heads, queries_[q]), answers_[q]); },
+                                         [&](size_t q) { return fld_.equal(predict(queries_[q]), answers_[q]); },
                                          res_.self_check_failed);
   }
 

@@ -71,11 +71,29 @@ template <class T>
 Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::vector<LearnedHead<Jet<T>>>& heads, const std::vector<T>& answers);
 
 // J at a run's own answers (no model): the learner replayed on jets over the
-// recorded queries and answers, at the run's own precision; rows in the
-// run's head order.
+// recorded queries and answers; rows in the run's head order. Without
+// `reference` the replay runs at the current working precision, the run's
+// own. With `reference` (the run's own heads, of a float run at run_bits) it
+// first runs at low_bits, 2 low_bits, ... below run_bits, on the answers
+// rounded to that precision, and
+// takes the first replay whose heads agree with the reference to
+// kEstimateAgreeBits bits (estimate_agrees): the same decisions, and values
+// with that many good bits, from which kappa needs a few correct bits, not the
+// run's precision (proofs/32-low-precision-estimate.md). S.bits tells which
+// precision the jets ran at.
+constexpr long kEstimateBits = 128;
+constexpr long kEstimateAgreeBits = 32;
 template <class T>
 Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
-                                     const std::vector<T>& answers);
+                                     const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference = nullptr, long run_bits = 0,
+                                     long low_bits = kEstimateBits);
+
+// Whether every entry of the heads `got` (values of jets, in the reference's
+// head order) is within 2^-bits of the reference's entry, relative to the
+// reference head's largest |entry| of W (of v), or absolutely where that is
+// zero; false when the head counts or sizes differ.
+template <class T>
+bool estimate_agrees(const Field<T>& field, const std::vector<LearnedHead<Jet<T>>>& got, const std::vector<LearnedHead<T>>& reference, long bits);
 
 // log2 of the largest first-order relative error of a pair's fit (P, r, c)
 // over every pair of the plan, when every answer is off by a relative 2^acc,

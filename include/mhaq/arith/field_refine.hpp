@@ -151,11 +151,6 @@ std::optional<std::vector<Ball>> Field<Ball>::filtered(const std::vector<Ball>& 
 }
 
 namespace detail {
-// The name src/tools still uses for flint::ArbMat.
-using ArbMatRAII = flint::ArbMat;
-}  // namespace detail
-
-namespace detail {
 // The slope-form Krawczyk test with epsilon-inflation (see Field<Ball>::certify).
 // Y ~ J(xt)^{-1} (a point matrix), Yg = Y g(xt). On success K holds K(X),
 // which lies in the interior of X.

@@ -56,6 +56,9 @@ struct RecoverOptions {
   std::string* certificate = nullptr;
   // How B and Delta are chosen (stages/2-schedule/design.hpp, analysis/design_search.hpp).
   Design design = Design::paper;
+  // Floats: false skips the run's first-order error estimate (benchmarks
+  // measure its cost this way; the judge then has no estimate to go by).
+  bool error_estimate = true;
   // When set, answers come from this external oracle (attention models only).
   const ExternalRun* external = nullptr;
 };

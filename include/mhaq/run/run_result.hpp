@@ -26,6 +26,8 @@ struct RecoverResult {
   std::optional<bool> exact_match, contains_truth;
   std::optional<bool> functional_all_zero;  // exact transformers: T - T' = 0 on fresh sequences
   std::optional<double> max_radius, max_rel_error;  // as written (a number; absent when out of double's range)
+  std::optional<std::string> max_radius_decimal, max_rel_error_decimal;  // the same in decimal ("inf" for a wrong head count)
+  std::optional<bool> wrong;  // baselines: parameters returned that disagree with the known truth
   std::optional<std::string> certificate_note;      // why no certificate was written
   std::optional<double> certified_relative_error;   // balls: certified radius / head norm
   // With noise (recover --noise): kappa, kappa eps, the certified bound and

@@ -231,4 +231,25 @@ QP operator*(const Rational& q, const QP& a) {
   return r;
 }
 
+std::optional<SensitivityDraw> draw_sensitivity_model(Rng& rng, long t, int constant_answer) {
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 2 + static_cast<int>(t % 2);
+  g.heads = 1 + static_cast<int>((t / 2) % 2);
+  g.seed = rng.next();
+  Model m = generate_model(g);
+  Model canon = m.canonical();
+  if (canon.num_heads() != g.heads) return std::nullopt;
+  LearnOptions lo;
+  lo.H = g.heads;
+  lo.seed = rng.next();
+  lo.tokens = default_tokens(Arith::mpfr);
+  try {
+    Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den, constant_answer);
+    return SensitivityDraw{g, std::move(m), std::move(canon), lo, std::move(S)};
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::degenerate) return std::nullopt;
+    throw;
+  }
+}
+
 }  // namespace mhaq::proof

@@ -3,9 +3,11 @@
 
 namespace mhaq::proof {
 
-// Interpolation: determinant, recovery formulas, Newton polygon, code round trip.
-void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out) {
-  std::ostringstream det;
+namespace {
+
+// Symbolic, for H = 1, 2, 3: the determinant of the interpolation system, its
+// factor list, and the recovery formulas for P, the poles and the residues.
+void symbolic_interpolation(bool broken, LemmaCheck& out) {
   for (int H = 1; H <= 3; ++H) {
     // variables r_1..r_H, c_1..c_H, P
     Ctx c(2 * H + 1);
@@ -92,10 +94,11 @@ void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out) {
     }
     ++out.cases;
   }
-  det << "symbolic: det, factor list and recovery formulas for H=1,2,3; ";
+}
 
-  // Exact randomized: interpolate_pair over Q(tau) on exact data (this also
-  // runs Field<QTau>::real_roots, the Newton-polygon root finder).
+// Exact randomized: interpolate_pair over Q(tau) on exact data (this also
+// runs Field<QTau>::real_roots, the Newton-polygon root finder).
+void random_interpolation(const ProveOptions& o, LemmaCheck& out, std::ostringstream& det) {
   Rng rng(o.seed ^ 0x202);
   const Field<QTau> F(4);
   const long n = scaled(o, 100);
@@ -177,6 +180,16 @@ void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out) {
   out.cases += newton + round + singular;
   det << newton << " Newton-polygon root checks, " << round << " interpolate_pair round trips (H=1..4), " << singular
       << " singular systems detected";
+}
+
+}  // namespace
+
+// Interpolation: determinant, recovery formulas, Newton polygon, code round trip.
+void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out) {
+  std::ostringstream det;
+  symbolic_interpolation(broken, out);
+  det << "symbolic: det, factor list and recovery formulas for H=1,2,3; ";
+  random_interpolation(o, out, det);
   out.detail = det.str();
 }
 

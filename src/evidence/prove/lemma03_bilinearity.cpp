@@ -3,11 +3,11 @@
 
 namespace mhaq::proof {
 
-// Bilinearity and link pairs; solve formulas; the rigorous matcher.
-void check_bilinearity(const ProveOptions& o, bool broken, LemmaCheck& out) {
-  std::ostringstream det;
+namespace {
+
+// Symbolic, d = 3: W (9), v (3), delta_1, delta_i, b_1, b_j (3 each).
+void symbolic_bilinearity(bool broken, LemmaCheck& out, std::ostringstream& det) {
   {
-    // Symbolic, d = 3: W (9), v (3), delta_1, delta_i, b_1, b_j (3 each).
     const int d = 3;
     Ctx c(d * d + d + 4 * d);
     int next = 0;
@@ -60,6 +60,14 @@ void check_bilinearity(const ProveOptions& o, bool broken, LemmaCheck& out) {
     out.cases += 7;
     det << "7 symbolic identities (d=3, symbolic W, v, tokens); ";
   }
+}
+
+}  // namespace
+
+// Bilinearity and link pairs; solve formulas; the rigorous matcher.
+void check_bilinearity(const ProveOptions& o, bool broken, LemmaCheck& out) {
+  std::ostringstream det;
+  symbolic_bilinearity(broken, out, det);
   // Solve formulas W = Delta^{-T} L B^{-1}, v = -Delta^{-T} C, exact in Q.
   Rng rng(o.seed ^ 0x303);
   const long ns = scaled(o, 60);

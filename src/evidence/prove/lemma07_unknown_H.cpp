@@ -4,20 +4,13 @@
 namespace mhaq::proof {
 
 // Unknown H: rank of the (H0,H0) system and the minimal-degree interpolant.
-struct QMatF {
-  fmpq_mat_t m;
-  QMatF(slong r, slong c) { fmpq_mat_init(m, r, c); }
-  ~QMatF() { fmpq_mat_clear(m); }
-  QMatF(const QMatF&) = delete;
-  QMatF& operator=(const QMatF&) = delete;
-};
-long rank_of(const QMatF& A) {
-  QMatF R(fmpq_mat_nrows(A.m), fmpq_mat_ncols(A.m));
+long rank_of(const flint::FmpqMat& A) {
+  flint::FmpqMat R(fmpq_mat_nrows(A.m), fmpq_mat_ncols(A.m));
   return fmpq_mat_rref(R.m, A.m);
 }
 // Rows k = 0..K-1 of the type-(m,m) system N(k) - f(k)(Q(k)-1) = f(k);
 // with_rhs appends the right-hand side column.
-void fill_system(QMatF& A, const std::vector<Rational>& f, int m, bool with_rhs) {
+void fill_system(flint::FmpqMat& A, const std::vector<Rational>& f, int m, bool with_rhs) {
   for (size_t k = 0; k < f.size(); ++k) {
     Rational km(1);
     for (int e = 0; e <= m; ++e) {
@@ -51,7 +44,7 @@ void check_unknown_H(const ProveOptions& o, bool broken, LemmaCheck& out) {
           f.push_back(x);
         }
         const int n = 2 * H0 + 1;
-        QMatF A(n, n);
+        flint::FmpqMat A(n, n);
         fill_system(A, f, H0, false);
         const long rk = rank_of(A), want = H0 + H + 1 - (broken ? 1 : 0);
         require(rk == want, "rank of the (" + std::to_string(H0) + "," + std::to_string(H0) + ") system with H=" + std::to_string(H) +
@@ -59,7 +52,7 @@ void check_unknown_H(const ProveOptions& o, bool broken, LemmaCheck& out) {
         ++ranks;
         // Minimal degree: type (m,m) fits all 2H0+1 samples iff m >= H; at m = H uniquely.
         for (int m = 0; m <= H; ++m) {
-          QMatF M(n, 2 * m + 1), Ab(n, 2 * m + 2);
+          flint::FmpqMat M(n, 2 * m + 1), Ab(n, 2 * m + 2);
           fill_system(M, f, m, false);
           fill_system(Ab, f, m, true);
           const long rm = rank_of(M), ra = rank_of(Ab);
@@ -68,9 +61,9 @@ void check_unknown_H(const ProveOptions& o, bool broken, LemmaCheck& out) {
           } else {
             require(ra == rm && rm == 2 * m + 1, "type-(H,H) fit is not unique");
             // the unique solution is the true N/Q
-            QMatF X(2 * m + 1, 1), Bv(n, 1);
+            flint::FmpqMat X(2 * m + 1, 1), Bv(n, 1);
             for (int k = 0; k < n; ++k) fmpq_set(fmpq_mat_entry(Bv.m, k, 0), f[k].raw());
-            QMatF Msq(2 * m + 1, 2 * m + 1), Bsq(2 * m + 1, 1);
+            flint::FmpqMat Msq(2 * m + 1, 2 * m + 1), Bsq(2 * m + 1, 1);
             for (int k = 0; k <= 2 * m; ++k) {
               for (int e = 0; e <= 2 * m; ++e) fmpq_set(fmpq_mat_entry(Msq.m, k, e), fmpq_mat_entry(M.m, k, e));
               fmpq_set(fmpq_mat_entry(Bsq.m, k, 0), f[k].raw());

@@ -4,23 +4,14 @@
 namespace mhaq::proof {
 
 // Exactness of Q(tau): exact answers are the real numbers the Ball oracle encloses.
-struct ArbT {
-  arb_t x;
-  ArbT() { arb_init(x); }
-  ~ArbT() { arb_clear(x); }
-  ArbT(const ArbT&) = delete;
-  ArbT& operator=(const ArbT&) = delete;
-};
 void eval_at(arb_t out, const QTau& q, const arb_t tau, slong prec) {
-  arb_poly_t p;
-  arb_poly_init(p);
-  ArbT num, den;
-  arb_poly_set_fmpz_poly(p, QTauAccess::raw(q)->num, prec);
-  arb_poly_evaluate(num.x, p, tau, prec);
-  arb_poly_set_fmpz_poly(p, QTauAccess::raw(q)->den, prec);
-  arb_poly_evaluate(den.x, p, tau, prec);
-  arb_div(out, num.x, den.x, prec);
-  arb_poly_clear(p);
+  flint::ArbPoly p;
+  flint::Arb num, den;
+  arb_poly_set_fmpz_poly(p.p, QTauAccess::raw(q)->num, prec);
+  arb_poly_evaluate(num.v, p.p, tau, prec);
+  arb_poly_set_fmpz_poly(p.p, QTauAccess::raw(q)->den, prec);
+  arb_poly_evaluate(den.v, p.p, tau, prec);
+  arb_div(out, num.v, den.v, prec);
 }
 
 void check_exactness(const ProveOptions& o, bool broken, LemmaCheck& out) {
@@ -58,10 +49,10 @@ void check_exactness(const ProveOptions& o, bool broken, LemmaCheck& out) {
     const Model m = random_model(rng, d, H);
     const long L = m.w_denominator();
     ModelOracle<Ball> ball(m, 1);
-    ArbT tau;
-    arb_set_si(tau.x, 1);
-    arb_div_si(tau.x, tau.x, broken ? L + 1 : L, prec);
-    arb_exp(tau.x, tau.x, prec);
+    flint::Arb tau;
+    arb_set_si(tau.v, 1);
+    arb_div_si(tau.v, tau.v, broken ? L + 1 : L, prec);
+    arb_exp(tau.v, tau.v, prec);
     std::vector<QTau> answers;
     for (int q = 0; q < 4; ++q) {
       Query qu;
@@ -69,9 +60,9 @@ void check_exactness(const ProveOptions& o, bool broken, LemmaCheck& out) {
       for (int r = 0; r < runs; ++r) qu.push_back(Run{rand_vec(rng, d, 2), rng.uniform_int(1, 4)});
       const QTau ex = evaluate_exact(m, qu, L);
       const Ball b = ball.query(qu);
-      ArbT v;
-      eval_at(v.x, ex, tau.x, prec);
-      require(arb_overlaps(v.x, b.raw()) != 0, "exact answer evaluated at e^{1/L} lies outside the Ball oracle's enclosure");
+      flint::Arb v;
+      eval_at(v.v, ex, tau.v, prec);
+      require(arb_overlaps(v.v, b.raw()) != 0, "exact answer evaluated at e^{1/L} lies outside the Ball oracle's enclosure");
       answers.push_back(ex);
       ++evals;
     }
@@ -79,23 +70,23 @@ void check_exactness(const ProveOptions& o, bool broken, LemmaCheck& out) {
     for (size_t i = 0; i < answers.size(); ++i)
       for (size_t j = i + 1; j < answers.size(); ++j) {
         const QTau diff = answers[i] - answers[j];
-        ArbT v;
-        eval_at(v.x, diff, tau.x, prec);
+        flint::Arb v;
+        eval_at(v.v, diff, tau.v, prec);
         if (QTauAccess::is_zero(diff)) {
-          require(arb_contains_zero(v.x) != 0, "exact zero is not zero as a real number");
+          require(arb_contains_zero(v.v) != 0, "exact zero is not zero as a real number");
         } else {
           slong p = prec;
-          while (arb_contains_zero(v.x) && p < 8192) {
+          while (arb_contains_zero(v.v) && p < 8192) {
             p *= 2;
-            ArbT t2;
-            arb_set_si(t2.x, 1);
-            arb_div_si(t2.x, t2.x, broken ? L + 1 : L, p);
-            arb_exp(t2.x, t2.x, p);
-            eval_at(v.x, diff, t2.x, p);
+            flint::Arb t2;
+            arb_set_si(t2.v, 1);
+            arb_div_si(t2.v, t2.v, broken ? L + 1 : L, p);
+            arb_exp(t2.v, t2.v, p);
+            eval_at(v.v, diff, t2.v, p);
           }
-          require(!arb_contains_zero(v.x), "nonzero element of Q(tau) could not be certified nonzero as a real number");
+          require(!arb_contains_zero(v.v), "nonzero element of Q(tau) could not be certified nonzero as a real number");
           // the field's own three-valued sign test decides the same sign
-          require((Field<QTau>(L).is_positive(diff) == Truth::yes) == (arb_is_positive(v.x) != 0),
+          require((Field<QTau>(L).is_positive(diff) == Truth::yes) == (arb_is_positive(v.v) != 0),
                   "Field<QTau>::is_positive disagrees with the sign of the real number");
           ++nonzero;
         }

@@ -11,25 +11,14 @@ void check_sensitivity(const ProveOptions& o, bool broken, LemmaCheck& out) {
   long columns = 0, entries = 0;
   const long models = 6 * o.multiplier;
   for (long t = 0; t < models; ++t) {
-    GenerateOptions g = default_generate(Arith::mpfr);
-    g.d = 2 + static_cast<int>(t % 2);
-    g.heads = 1 + static_cast<int>((t / 2) % 2);
-    g.seed = rng.next();
-    const Model m = generate_model(g);
-    const Model canon = m.canonical();
-    if (canon.num_heads() != g.heads) continue;
-    LearnOptions lo;
-    lo.H = g.heads;
-    lo.seed = rng.next();
-    lo.tokens = default_tokens(Arith::mpfr);
+    const auto draw = draw_sensitivity_model(rng, t, broken ? 0 : -1);
+    if (!draw) continue;
+    const auto& g = draw->g;
+    const auto& m = draw->model;
+    const auto& canon = draw->canon;
+    const auto& lo = draw->lo;
+    const auto& S = draw->S;
     const Plan plan = learner_plan(g.d, lo);
-    Sensitivity S;
-    try {
-      S = sensitivity_from_model(canon, lo, lo.tokens.den, broken ? 0 : -1);
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::degenerate) continue;
-      throw;
-    }
     PrecisionScope scope(1024);
     const Rational eps(Rational(1) / Rational::parse("2037035976334486086268445688409378161051468393665936250636140449354381299763336706183397376"));  // 2^-300
     auto run = [&](long j, int sign) {

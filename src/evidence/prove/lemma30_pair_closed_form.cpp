@@ -3,12 +3,13 @@
 
 namespace mhaq::proof {
 
-// A pair's inverse Jacobian in closed form equals the inverted Jacobian; the
-// double-precision prediction route equals its MPFR matrix inverse; the
-// predicted kappa_rms of a design equals the learner's on jets.
-void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out) {
-  Rng rng(o.seed ^ 0x30);
-  long entries = 0, designs = 0;
+namespace {
+
+// Random pairs (H = 1..4): the closed-form d log r_h / d f(k) and
+// PairSystem::inverse_jacobian overlap arb_mat_inv of the Jacobian. Returns
+// the number of entries compared.
+long closed_form_pairs(const ProveOptions& o, bool broken, Rng& rng, LemmaCheck& out) {
+  long entries = 0;
   {
     PrecisionScope scope(256);
     const Field<Ball> F;
@@ -30,7 +31,7 @@ void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out)
       const PairSystem<Ball> sys(std::vector<Ball>(n, Ball(0L)), H);
       Mat<Ball> J(n, n), Yc;
       sys.jacobian(F, x, J);
-      detail::ArbMatRAII a(n, n), inv(n, n);
+      flint::ArbMat a(n, n), inv(n, n);
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) arb_set(arb_mat_entry(a.m, i, j), J(i, j).raw());
       require(arb_mat_inv(inv.m, a.m, 256), "pair " + std::to_string(t) + ": the Jacobian is not certified invertible");
@@ -66,6 +67,17 @@ void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out)
       ++out.cases;
     }
   }
+  return entries;
+}
+
+}  // namespace
+
+// A pair's inverse Jacobian in closed form equals the inverted Jacobian; the
+// double-precision prediction route equals its MPFR matrix inverse; the
+// predicted kappa_rms of a design equals the learner's on jets.
+void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out) {
+  Rng rng(o.seed ^ 0x30);
+  long entries = closed_form_pairs(o, broken, rng, out), designs = 0;
   // the prediction's double route against its MPFR matrix inverse, and the
   // predicted kappa_rms against the learner on jets
   const long models = 6 * o.multiplier;

@@ -49,24 +49,12 @@ void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out)
   const char* epss[] = {"1e-30", "1e-24", "1e-18", "1e-12"};
   const long models = 4 * o.multiplier;
   for (long t = 0; t < models; ++t) {
-    GenerateOptions g = default_generate(Arith::mpfr);
-    g.d = 2 + static_cast<int>(t % 2);
-    g.heads = 1 + static_cast<int>((t / 2) % 2);
-    g.seed = rng.next();
-    const Model m = generate_model(g);
-    const Model canon = m.canonical();
-    if (canon.num_heads() != g.heads) continue;
-    LearnOptions lo;
-    lo.H = g.heads;
-    lo.seed = rng.next();
-    lo.tokens = default_tokens(Arith::mpfr);
-    Sensitivity S;
-    try {
-      S = sensitivity_from_model(canon, lo, lo.tokens.den);
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::degenerate) continue;
-      throw;
-    }
+    const auto draw = draw_sensitivity_model(rng, t);
+    if (!draw) continue;
+    const auto& m = draw->model;
+    const auto& canon = draw->canon;
+    const auto& lo = draw->lo;
+    const auto& S = draw->S;
     for (const char* es : epss) {
       const Rational eps = Rational::parse(es);
       MeanValueBound mv;

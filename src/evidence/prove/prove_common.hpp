@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -26,6 +27,7 @@
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
 #include "mhaq/arith/field.hpp"
+#include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/arith/rational.hpp"
@@ -305,6 +307,19 @@ bool family_over_q(const std::vector<Rational>& r, const std::vector<Rational>& 
 // Distinct positive rational poles and distinct nonzero residues.
 void draw_pair(Rng& rng, int H, std::vector<Rational>& r, std::vector<Rational>& c);
 
+// A random mpfr model for the sensitivity checks: model t has d = 2 + t % 2
+// and 1 + (t / 2) % 2 heads; the draws are the model's seed, then the
+// learner's seed. Empty when the canonical form loses a head (the learner's
+// seed is not drawn then) or the sensitivity is degenerate.
+struct SensitivityDraw {
+  GenerateOptions g;
+  Model model;
+  Model canon;
+  LearnOptions lo;
+  Sensitivity S;
+};
+std::optional<SensitivityDraw> draw_sensitivity_model(Rng& rng, long t, int constant_answer = -1);
+
 // One check per page of proofs/: `broken` swaps in the page's wrong variant.
 using CheckFn = void (*)(const ProveOptions&, bool broken, LemmaCheck&);
 void check_pair_identity(const ProveOptions& o, bool broken, LemmaCheck& out);
@@ -329,5 +344,6 @@ void check_repair_witness(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_single_crossing(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
 
 }  // namespace mhaq::proof

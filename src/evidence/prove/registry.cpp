@@ -46,6 +46,8 @@ const std::vector<Entry>& registry() {
        proof::check_pair_closed_form},
       {"31-mean-value-certified-bound", "verified ball solves; the mean-value bound holds and is first-order tight", "exact + Arb + MPFR randomized",
        proof::check_mean_value_bound},
+      {"32-low-precision-estimate", "the float judge's kappa from jets at low precision, accepted when the replay's heads agree with the run's",
+       "MPFR randomized", proof::check_low_precision_estimate},
   };
   return r;
 }

@@ -2,6 +2,7 @@
 #include "mhaq/stages/5-solve/solve.hpp"
 
 #include "mhaq/arith/all_fields.hpp"
+#include "mhaq/base/parallel.hpp"
 
 namespace mhaq {
 
@@ -41,29 +42,128 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
   return heads;
 }
 
+namespace {
+
+// x^T y over the nonzero entries of the rational token x
+template <ArithField F>
+typename F::value_type dot_token(const F& fld, const QVec& x, const std::vector<typename F::value_type>& y) {
+  typename F::value_type s = fld.from(Rational(0));
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!x[i].is_zero()) s = s + fld.from(x[i]) * y[i];
+  return s;
+}
+
+// W_h x_N and x_N^T W_h x_N for one head
+template <ArithField F>
+void final_terms(const F& fld, const LearnedHead<typename F::value_type>& h, const QVec& xN, std::vector<typename F::value_type>& Wx,
+                 typename F::value_type& sN) {
+  const int d = static_cast<int>(xN.size());
+  Wx.assign(d, fld.from(Rational(0)));
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j)
+      if (!xN[j].is_zero()) Wx[i] = Wx[i] + h.W(i, j) * fld.from(xN[j]);
+  sN = dot_token(fld, xN, Wx);
+}
+
+// the head's term num / den of the query, from its final-token terms
+template <ArithField F>
+typename F::value_type head_term(const F& fld, const LearnedHead<typename F::value_type>& h, const Query& q,
+                                 const std::vector<typename F::value_type>& Wx, const typename F::value_type& sN) {
+  using T = typename F::value_type;
+  const T zero = fld.from(Rational(0));
+  T num = zero, den = zero;
+  for (const auto& run : q) {
+    const T w = fld.exp(dot_token(fld, run.token, Wx) - sN) * fld.from(Rational(run.count));
+    num = num + w * dot_token(fld, run.token, h.v);
+    den = den + w;
+  }
+  return num / den;
+}
+
+}  // namespace
+
 template <ArithField F>
 typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHead<typename F::value_type>>& heads, const Query& q) {
   using T = typename F::value_type;
-  const T zero = fld.from(Rational(0));
-  const QVec& xN = q.back().token;
-  const int d = static_cast<int>(xN.size());
-  T total = zero;
+  T total = fld.from(Rational(0));
+  std::vector<T> Wx;
+  T sN = total;
   for (const auto& h : heads) {
-    std::vector<T> Wx(d, zero);  // W_h x_N
-    for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j)
-        if (!xN[j].is_zero()) Wx[i] = Wx[i] + h.W(i, j) * fld.from(xN[j]);
-    auto dot_t = [&](const QVec& x, const std::vector<T>& y) {
-      T s = zero;
-      for (int i = 0; i < d; ++i)
-        if (!x[i].is_zero()) s = s + fld.from(x[i]) * y[i];
-      return s;
-    };
-    const T sN = dot_t(xN, Wx);
+    final_terms(fld, h, q.back().token, Wx, sN);
+    total = total + head_term(fld, h, q, Wx, sN);
+  }
+  return total;
+}
+
+template <ArithField F>
+HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads)
+    : fld_(fld), heads_(heads) {
+  const size_t H = heads_.size();
+  std::vector<const QVec*> tokens;
+  auto intern = [&](const QVec& x) {
+    const auto [it, fresh] = ids_.try_emplace(x, static_cast<int>(tokens.size()));
+    if (fresh) tokens.push_back(&it->first);
+    return it->second;
+  };
+  for (const Query& q : queries) {
+    if (q.empty()) continue;
+    const int f = intern(q.back().token);
+    sN_.try_emplace(f);
+    for (const Run& run : q) sx_.try_emplace({intern(run.token), f});
+  }
+  // per final token: W_h x_N (kept only while its pairs are formed) and s_N
+  std::vector<int> finals;
+  for (const auto& e : sN_) finals.push_back(e.first);
+  std::vector<std::vector<std::vector<T>>> Wx(finals.size(), std::vector<std::vector<T>>(H));
+  parallel_for(0, finals.size(), threads, [&](size_t k) {
+    std::vector<T> sN(H, fld_.from(Rational(0)));
+    for (size_t h = 0; h < H; ++h) final_terms(fld_, heads_[h], *tokens[finals[k]], Wx[k][h], sN[h]);
+    sN_.find(finals[k])->second = std::move(sN);
+  });
+  std::map<int, size_t> final_slot;
+  for (size_t k = 0; k < finals.size(); ++k) final_slot[finals[k]] = k;
+  vx_.assign(tokens.size(), {});
+  parallel_for(0, tokens.size(), threads, [&](size_t t) {
+    for (size_t h = 0; h < H; ++h) vx_[t].push_back(dot_token(fld_, *tokens[t], heads_[h].v));
+  });
+  std::vector<std::pair<const std::pair<int, int>*, std::vector<T>*>> pairs;
+  for (auto& [key, val] : sx_) pairs.emplace_back(&key, &val);
+  parallel_for(0, pairs.size(), threads, [&](size_t p) {
+    const auto [x, f] = *pairs[p].first;
+    const std::vector<std::vector<T>>& w = Wx[final_slot.at(f)];
+    for (size_t h = 0; h < H; ++h) pairs[p].second->push_back(dot_token(fld_, *tokens[x], w[h]));
+  });
+}
+
+template <ArithField F>
+int HeadEvaluator<F>::id(const QVec& x) const {
+  const auto it = ids_.find(x);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+template <ArithField F>
+typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
+  if (q.empty()) return evaluate_heads(fld_, heads_, q);
+  const int f = id(q.back().token);
+  const auto sN = sN_.find(f);
+  if (f < 0 || sN == sN_.end()) return evaluate_heads(fld_, heads_, q);
+  std::vector<int> xs;
+  std::vector<const std::vector<T>*> sx;
+  for (const Run& run : q) {
+    const int x = id(run.token);
+    const auto it = x < 0 ? sx_.end() : sx_.find({x, f});
+    if (it == sx_.end()) return evaluate_heads(fld_, heads_, q);
+    xs.push_back(x);
+    sx.push_back(&it->second);
+  }
+  // the same operations as evaluate_heads and head_term, from the kept numbers
+  const T zero = fld_.from(Rational(0));
+  T total = zero;
+  for (size_t h = 0; h < heads_.size(); ++h) {
     T num = zero, den = zero;
-    for (const auto& run : q) {
-      const T w = fld.exp(dot_t(run.token, Wx) - sN) * fld.from(Rational(run.count));
-      num = num + w * dot_t(run.token, h.v);
+    for (size_t r = 0; r < q.size(); ++r) {
+      const T w = fld_.exp((*sx[r])[h] - sN->second[h]) * fld_.from(Rational(q[r].count));
+      num = num + w * vx_[xs[r]][h];
       den = den + w;
     }
     total = total + num / den;
@@ -74,7 +174,8 @@ typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHea
 #define MHAQ_INSTANTIATE(F)                                                                                                    \
   template std::vector<LearnedHead<F::value_type>> solve_heads<F>(const F&, const Plan&, const std::vector<PairFit<F::value_type>>&, \
                                                                    int);                                                       \
-  template F::value_type evaluate_heads<F>(const F&, const std::vector<LearnedHead<F::value_type>>&, const Query&);
+  template F::value_type evaluate_heads<F>(const F&, const std::vector<LearnedHead<F::value_type>>&, const Query&); \
+  template class HeadEvaluator<F>;
 MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
 #undef MHAQ_INSTANTIATE
 

@@ -8,6 +8,7 @@
 //   Error(inconsistent)  the values fit no type-(H,H) function of this form;
 //   Error(unable)        a decision could not be made at this precision.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -224,9 +225,20 @@ struct Chaining {
   std::vector<T> vdelta;  // v^T delta_i = P(i, 1) - v^T b_1
   QMat DeltaInv;
   QVec b1;
+  // lambda = Delta^{-1} (b - b_1) of final tokens given to remember(): the
+  // O(d^2) rational part of f0, computed once per token instead of once per
+  // pair (f0 then costs O(d) field operations; its value is unchanged).
+  // Entries are valid for this DeltaInv and b1 only: remember after setting them.
+  std::map<QVec, QVec> lambdas;
+  void remember(const QVec& b) {
+    if (lambdas.find(b) == lambdas.end()) lambdas.emplace(b, matvec(DeltaInv, b - b1));
+  }
   template <class F>
   T f0(const F& fld, const QVec& b) const {
-    const QVec lambda = matvec(DeltaInv, b - b1);
+    const auto it = lambdas.find(b);
+    QVec fresh;
+    if (it == lambdas.end()) fresh = matvec(DeltaInv, b - b1);
+    const QVec& lambda = it == lambdas.end() ? fresh : it->second;
     T s = fb1;
     for (size_t i = 0; i < lambda.size(); ++i)
       if (!lambda[i].is_zero()) s = s + fld.from(lambda[i]) * vdelta[i];

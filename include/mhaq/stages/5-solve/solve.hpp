@@ -4,6 +4,7 @@
 //     W_h = Delta^{-T} L_h B^{-1},      v_h = -Delta^{-T} C_h,
 // with the inverses exact in Q (the learner's own choices) applied in the field.
 #pragma once
+#include <map>
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
@@ -29,5 +30,32 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
 // with weights e^{s_i - s_N}): the learner's own evaluation of what it found.
 template <ArithField F>
 typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHead<typename F::value_type>>& heads, const Query& q);
+
+// evaluate_heads over many queries built from few distinct tokens (the
+// plan's answers, for the self-check). Every number evaluate_heads forms from
+// tokens alone is formed once and kept: per final token x_N and head, W_h x_N
+// and s_N = x_N^T W_h x_N (d^2 operations); per distinct token x, v_h^T x; per
+// distinct pair (x, x_N) of a query, x^T W_h x_N. A query then costs O(H) field
+// operations per run of equal tokens (the weights, exp, and the sums). Each
+// kept number comes from the same operations in the same order as in
+// evaluate_heads, so every value is identical to it (bit for bit in the float
+// fields, the same balls, the same exact numbers). A query with a token or a
+// pair not given to the constructor is evaluated by evaluate_heads itself.
+template <ArithField F>
+class HeadEvaluator {
+ public:
+  using T = typename F::value_type;
+  HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads);
+  T operator()(const Query& q) const;
+
+ private:
+  int id(const QVec& x) const;  // -1 when not kept
+  const F& fld_;
+  const std::vector<LearnedHead<T>>& heads_;
+  std::map<QVec, int> ids_;                    // distinct tokens
+  std::vector<std::vector<T>> vx_;             // per token id, per head: v_h^T x
+  std::map<int, std::vector<T>> sN_;           // per final token id, per head: s_N
+  std::map<std::pair<int, int>, std::vector<T>> sx_;  // per (token, final token), per head: x^T W_h x_N
+};
 
 }  // namespace mhaq

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The speed figures as ratios, side by side in one run (run by hand; not a
+# timed test):
+#   1. MPFR d=12, H=4, 256 bits, paper schedule: the mpmath + gmpy2 reference
+#      over mhaq at equal work (same queries, same lengths), estimate included;
+#   2. the share of that run spent on the first-order error estimate (with
+#      and without it);
+#   3. ball at 256 bits, H=4: time at d=24 over time at d=8.
+#   usage: bash tests/bench/speed.sh [BUILD_DIR] [SEED] [REPEATS]
+# Needs Debian's python3-mpmath and python3-gmpy2 for the reference.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="${1:-$here/../../build}"
+seed="${2:-1}"
+reps="${3:-3}"
+shared="${MHAQ_SHARED:-$here/../../../shared}"
+py=/usr/bin/python3
+[[ -x $py ]] || py=python3
+"$py" -c 'import gmpy2, mpmath; assert mpmath.libmp.BACKEND == "gmpy"' || { echo "speed.sh: needs python3-mpmath with the gmpy2 backend" >&2; exit 2; }
+mhaq_json=$("$build/bench_speed" "$seed" "$reps")
+echo "$mhaq_json"
+ref=()
+for ((i = 0; i < reps; ++i)); do ref+=("$("$py" "$shared/baselines/mpmath_reference.py" 12 4 256 "$seed" paper)"); done
+printf '%s\n' "${ref[@]}"
+"$py" - "$mhaq_json" "$(printf '%s\n' "${ref[@]}")" <<'PY'
+import json, statistics, sys
+rows = {r["case"]: r for r in map(json.loads, sys.argv[1].splitlines())}
+refs = [json.loads(l) for l in sys.argv[2].splitlines()]
+m, n = rows["mpfr_d12_H4_256"], rows["mpfr_d12_H4_256_no_est"]
+assert all(r["queries"] == m["queries"] and r["max_length"] == m["max_length"] for r in refs), "unequal work"
+ref = statistics.median(r["seconds"] for r in refs)
+b8, b24 = rows["ball_d8_H4_256"], rows["ball_d24_H4_256"]
+print(f"equal work: {m['queries']} queries, longest {m['max_length']}, 256 bits, paper schedule (medians)")
+print(f"{'figure':58s} {'ratio':>8s} {'target':>10s}")
+print(f"{'mpmath+gmpy2 reference / mhaq mpfr d=12 H=4 (with estimate)':58s} {ref / m['seconds']:8.1f} {'>= 50':>10s}")
+print(f"{'estimate share of the mpfr run: 1 - without/with':58s} {1 - n['seconds'] / m['seconds']:8.2f} {'<= 0.15':>10s}")
+print(f"{'ball 256 bits H=4: d=24 / d=8':58s} {b24['seconds'] / b8['seconds']:8.1f} {'<= 8':>10s}")
+print(f"status: mpfr {m['status']} (no estimate: {n['status']}), ball d=8 {b8['status']}, d=24 {b24['status']}")
+PY
