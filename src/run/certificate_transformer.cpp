@@ -44,8 +44,8 @@ std::string transformer_certificate_text(const TransformerModel& truth, const Re
   const int d = truth.d;
   ojson doc{{"format", "mhaq-certificate"}, {"kind", "transformer"}, {"version", certificate_version}, {"mhaq_version", mhaq_version_string},
             {"arith", arith_name(tag)}};
-  if constexpr (tag == Arith::exact) doc["L"] = QTauAccess::L(rec.field());
-  else doc["bits"] = ArithPolicy<T>::reported_bits(o.bits);
+  ArithPolicy<T>::exact([&](const auto& F) { doc["L"] = QTauAccess::L(F); }, rec.field());
+  ArithPolicy<T>::approximate([&](const auto&) { doc["bits"] = ArithPolicy<T>::reported_bits(o.bits); }, rec.field());
   doc["value_format"] = tag == Arith::exact
                             ? "answers: Q(tau) elements {num, den} (coefficients in tau, constant term first, canonical fmpz_poly_q form); "
                               "recovered values and crossing points: rationals p/q"

@@ -260,11 +260,17 @@ double error_estimate(const Field<T>& F, int d, const TransformerLearnOptions& l
 
 // The run's certificate (recover --certificate), for exact and ball runs;
 // recover_transformer refuses the option for the other arithmetics.
-template <class T>
-void store_certificate(const TransformerModel& truth, const RecoverOptions& o, const TransformerLearnOptions& lo, const RecordingOracle<T>& rec,
-                       const TransformerLearnResult<T>& res) {
-  if constexpr (std::is_same_v<T, QTau> || std::is_same_v<T, Ball>) *o.certificate = transformer_certificate_text(truth, o, lo, rec, res);
+void store_certificate(const TransformerModel& truth, const RecoverOptions& o, const TransformerLearnOptions& lo, const RecordingOracle<QTau>& rec,
+                       const TransformerLearnResult<QTau>& res) {
+  *o.certificate = transformer_certificate_text(truth, o, lo, rec, res);
 }
+void store_certificate(const TransformerModel& truth, const RecoverOptions& o, const TransformerLearnOptions& lo, const RecordingOracle<Ball>& rec,
+                       const TransformerLearnResult<Ball>& res) {
+  *o.certificate = transformer_certificate_text(truth, o, lo, rec, res);
+}
+template <class T>
+void store_certificate(const TransformerModel&, const RecoverOptions&, const TransformerLearnOptions&, const RecordingOracle<T>&,
+                       const TransformerLearnResult<T>&) {}
 
 template <class T>
 void run(json& r, const TransformerModel& truth, const TransformerModel& canon, const RecoverOptions& o, const TransformerLearnOptions& lo) {
