@@ -31,6 +31,16 @@ const char* kOneHead = R"({"format": "mhaq-transformer", "version": 1, "d": 2,
  "heads": [{"W": [["0", "0"], ["-1/2", "3/4"]]}],
  "neurons": [{"u": "-1/2", "U": [["-1/2", "-1/4"]]}, {"u": "3/2", "U": [["-1/4", "-5/4"]]}]})";
 
+// Not canonical: two heads share W, neuron 3 is a positive multiple of
+// neuron 2, neuron 4 has u = 0 (the canonical form: 2 heads, 3 neurons).
+const char* kNotCanonical = R"({"format": "mhaq-transformer", "version": 1, "d": 2,
+ "heads": [{"W": [["1/2", "-1/4"], ["-3/4", "1/4"]]}, {"W": [["1/2", "-1/4"], ["-3/4", "1/4"]]}, {"W": [["-1", "-1/2"], ["3/4", "1/4"]]}],
+ "neurons": [{"u": "-3/2", "U": [["-7/8", "-7/8"], ["-7/8", "-7/8"], ["-1/4", "5/4"]]},
+             {"u": "3/2", "U": [["-3/2", "2"], ["0", "0"], ["-5/4", "7/4"]]},
+             {"u": "3/4", "U": [["-3", "4"], ["0", "0"], ["-5/2", "7/2"]]},
+             {"u": "0", "U": [["1", "2"], ["0", "0"], ["3", "1"]]},
+             {"u": "1/2", "U": [["-5/4", "-1"], ["0", "0"], ["-1/4", "5/4"]]}]})";
+
 std::string certify(const char* model, Arith a, std::uint64_t seed) {
   RecoverOptions o;
   o.arith = a;
@@ -94,7 +104,7 @@ size_t neuron_of_crossing(const json& c, size_t k) {
 }  // namespace
 
 TEST_CASE("transformer certificates round trip through the checker, exact and ball") {
-  for (const char* model : {kOneHead, kTwoHeads})
+  for (const char* model : {kOneHead, kTwoHeads, kNotCanonical})
     for (const Arith a : {Arith::exact, Arith::ball}) {
       const std::string cert = certify(model, a, 5);
       const json c = json::parse(cert);
