@@ -150,6 +150,8 @@ TEST_CASE("a tampered transformer certificate is rejected and the field named (e
       {"an answer", [](json& c) { bump(c["answers"][3]); },
        "answers[3]", "not equal to the model's value"},
       {"a U entry", [](json& c) { c["neurons"][1]["U"][1][0] = shifted(c["neurons"][1]["U"][1][0]); }, "neurons", "does not reproduce"},
+      {"a U entry, against the model's canonical form", [](json& c) { c["neurons"][1]["U"][1][0] = shifted(c["neurons"][1]["U"][1][0]); }, "neurons[1]",
+       "no neuron of the model's canonical form"},
       {"a u sign", [](json& c) { c["neurons"][2]["u"] = c["neurons"][2]["u"] == "1" ? "-1" : "1"; }, "neurons", "does not reproduce"},
       {"a neuron dropped",
        [](json& c) {
@@ -228,6 +230,7 @@ TEST_CASE("a tampered transformer certificate is rejected (ball)") {
   CHECK(failed_with(rep, "answers[5]", "does not contain the model's value"));
   rep = tampered([](json& c) { c["neurons"][0]["U"][0][1]["mid"] = shifted(c["neurons"][0]["U"][0][1]["mid"]); });
   CHECK(failed_with(rep, "neurons", "does not contain the model's value"));
+  CHECK(failed_with(rep, "neurons[0]", "no neuron of the model's canonical form"));
   rep = tampered([](json& c) { c["crossings"][2]["jump"][0][1]["mid"] = shifted(c["crossings"][2]["jump"][0][1]["mid"]); });
   CHECK(failed_with(rep, "crossings[2].jump[0][1]", "does not contain the model's jump"));
   rep = tampered([](json& c) { c["heads"][0]["W"][1][1]["mid"] = shifted(c["heads"][0]["W"][1][1]["mid"]); });

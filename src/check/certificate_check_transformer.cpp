@@ -134,6 +134,7 @@ class TfmChecker {
     else check_answers_ball();
     match_heads();
     check_crossings();
+    check_canonical();
   }
 
  private:
@@ -374,6 +375,91 @@ class TfmChecker {
     for (size_t j = 0; j < nn; ++j)
       fact(crossed[j] == 1, at("neurons", j),
            "its hyperplane separates before and after of " + std::to_string(crossed[j]) + " recorded crossings, expected exactly one");
+  }
+
+  // ---- the recovered neurons against the model's canonical form, in the
+  // recovered heads' order: a model neuron's vector is V[g] = sum of U_{k,h}
+  // over the model's heads h with recovered head g's W; neurons with u = 0
+  // or V = 0 drop out, positively parallel ones merge (a sum_k u_k c_k with
+  // V_k = c_k V), and each remaining one is u = sign(a), U = |a| V.
+  struct Canon {
+    std::vector<Qn> V;  // flattened, G*d
+    Qn a;
+  };
+  std::vector<Canon> canonical_neurons() {
+    const size_t G = c_.W.size();
+    std::vector<Canon> out;
+    for (size_t h = 0; h < truth_.W.size(); ++h) {  // a head the neurons use must be recovered
+      bool grouped = false, used = false;
+      for (const auto& gr : group_) grouped = grouped || std::find(gr.begin(), gr.end(), h) != gr.end();
+      for (size_t k = 0; k < truth_.u.size(); ++k)
+        for (const auto& x : truth_.U[k][h]) used = used || (!fmpq_is_zero(x.v) && !fmpq_is_zero(truth_.u[k].v));
+      if (used && !grouped) fact(false, at("model.heads", h), "the model's neurons use this head, and no recovered head has its W");
+    }
+    for (size_t k = 0; k < truth_.u.size(); ++k) {
+      std::vector<Qn> V(G * d_);
+      bool zero = true;
+      for (size_t g = 0; g < G; ++g)
+        for (size_t h : group_[g])
+          for (int a = 0; a < d_; ++a) {
+            fmpq_add(V[g * d_ + a].v, V[g * d_ + a].v, truth_.U[k][h][a].v);
+            zero = zero && fmpq_is_zero(V[g * d_ + a].v);
+          }
+      if (zero || fmpq_is_zero(truth_.u[k].v)) continue;
+      bool merged = false;
+      for (auto& c : out) {
+        size_t i0 = 0;
+        while (fmpq_is_zero(c.V[i0].v)) ++i0;
+        Qn ratio, t;
+        fmpq_div(ratio.v, V[i0].v, c.V[i0].v);
+        bool parallel = fmpq_sgn(ratio.v) > 0;
+        for (size_t i = 0; i < V.size() && parallel; ++i) {
+          fmpq_mul(t.v, ratio.v, c.V[i].v);
+          parallel = t == V[i];
+        }
+        if (!parallel) continue;
+        fmpq_addmul(c.a.v, truth_.u[k].v, ratio.v);
+        merged = true;
+        break;
+      }
+      if (!merged) out.push_back({std::move(V), truth_.u[k]});
+    }
+    std::vector<Canon> kept;
+    for (auto& c : out)
+      if (!fmpq_is_zero(c.a.v)) kept.push_back(std::move(c));
+    return kept;
+  }
+
+  void check_canonical() {
+    const std::vector<Canon> canon = canonical_neurons();
+    const size_t nn = c_.neurons.size();
+    fact(nn == canon.size(), "neurons", std::to_string(nn) + " neurons recovered, the model's canonical form has " + std::to_string(canon.size()));
+    std::vector<int> used(canon.size(), 0);
+    for (size_t j = 0; j < nn; ++j) {
+      bool found = false;
+      for (size_t m = 0; m < canon.size() && !found; ++m) {
+        Qn absa, e;
+        fmpq_abs(absa.v, canon[m].a.v);
+        const Num& u = c_.neurons[j].u;
+        bool same = c_.mode == Mode::exact ? fmpq_sgn(u.q.v) == fmpq_sgn(canon[m].a.v) && fmpz_is_pm1(fmpq_numref(u.q.v)) && fmpz_is_one(fmpq_denref(u.q.v))
+                                           : arb_contains_si(u.b.v, fmpq_sgn(canon[m].a.v));
+        for (size_t g = 0; g < c_.W.size() && same; ++g)
+          for (int a = 0; a < d_ && same; ++a) {
+            fmpq_mul(e.v, absa.v, canon[m].V[g * d_ + a].v);
+            const Num& x = c_.neurons[j].U[g][a];
+            same = c_.mode == Mode::exact ? x.q == e : arb_contains_fmpq(x.b.v, e.v);
+          }
+        if (same) {
+          found = true;
+          ++used[m];
+        }
+      }
+      fact(found, at("neurons", j),
+           std::string(c_.mode == Mode::exact ? "equals" : "contains") + " no neuron of the model's canonical form (u = +-1, U scaled by |u|, "
+                                                                           "parallel neurons merged), in the recovered heads' order");
+    }
+    for (size_t m = 0; m < canon.size(); ++m)
+      fact(used[m] <= 1, "neurons", "two recovered neurons match the same neuron of the model's canonical form");
   }
 
   // The jump is +-u_j U_{.,j}: + where the neuron turns on (after side +1).
