@@ -30,6 +30,7 @@ struct TransformerLearnOptions {
   int max_probes = 400;      // region evaluations the path search may spend
   int path_attempts = 3;     // fresh paths tried when one cannot separate its crossings
   bool single_crossing_test = true;  // proofs/22; off only for the broken variant of its machine check
+  int head_split_sequences = 12;  // for each recovered neuron, sequences whose heads attend to different tokens on its hyperplane
   int targeted_levels = 9;   // verification tokens at window 2^-k, k = 0..levels-1, from each recovered hyperplane
   bool coincidence_test = true;  // after a missed answer, tell neurons on one hyperplane from close ones (proofs/22); off where equality is a tolerance (MPFR, double)
   bool checks = true;        // the self-check and the verification sequences (off when differentiating a replayed run)
