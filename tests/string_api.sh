@@ -29,7 +29,7 @@
 #
 # Part 2, the record's JSON is built in one module.
 #  * In the run layer (src/run, include/mhaq/run) no file builds JSON but
-#    record_json.cpp and the document writers json_out.cpp and certificate.cpp
+#    record_json.cpp and the document writers json_out.cpp and certificate*.cpp
 #    (certificates are documents, not run records): no JSON variable,
 #    json::array/object, object literal {{"key", ...}} or write ["key"] = .
 #  * Anywhere in src/ and include/, the keys only a run record has (status's
@@ -87,7 +87,7 @@ printf 'void f(nlohmann::json& r) {\n  r["status"] = "ok";\n  r["queries"] = 0;\
 
 # ---- part 2: the run record's JSON is built in record_json.cpp alone
 record_keys='"(remedy|self_check|heads_known|max_length_bound|repair_queries|fallback_queries|heads_found|blind_status|queries_by_phase|decision_tolerance|tolerance_decimal|error_estimate_decimal|max_radius_decimal|max_rel_error_decimal)"'
-json_writers='/src/run/(record_json|json_out|certificate)\.cpp$|/include/mhaq/run/(record_json|json_out)\.hpp$'
+json_writers='/src/run/(record_json|json_out|certificate[a-z_]*)\.cpp$|/include/mhaq/run/(record_json|json_out)\.hpp$'
 build_scan() {  # ROOT files... -> FILE:LINE: TEXT of each place that builds run-record JSON outside the module
   local root="$1"; shift
   local f
