@@ -268,8 +268,14 @@ double rel_error_of(const RecoverResult& t) {
 // A number of the compare row: null when it is not finite.
 json row_number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 json row_of(const std::string& method, const RecoverResult& t) {
-  json row{{"method", method}, {"arith", t.arith}, {"status", status_name(t.status)}, {"queries", t.queries.value_or(0)}, {"max_length", t.max_length.value_or(0)},
-           {"heads_true", t.heads_true.value_or(0)}, {"heads_recovered", t.heads_recovered.value_or(0)}, {"error", error_text(t)}};
+  json row{{"method", method},
+           {"arith", t.arith},
+           {"status", status_name(t.status)},
+           {"queries", t.queries.value_or(0)},
+           {"max_length", t.max_length.value_or(0)},
+           {"heads_true", t.heads_true.value_or(0)},
+           {"heads_recovered", t.heads_recovered.value_or(0)},
+           {"error", error_text(t)}};
   const double e = rel_error_of(t);
   row["max_rel_error"] = std::isnan(e) ? json(nullptr) : std::isinf(e) ? json("inf") : json(e);
   // wrong: parameters returned that disagree with the known truth

@@ -110,7 +110,8 @@ RecoverResult run_recover(const Model& m, const RecoverOptions& ro) {
 
 Outcome recovery_outcome(const VerifyOptions& o, const RecoverResult& r, int H) {
   if (auto s = status_outcome(o, r)) return *s;
-  if (r.heads_recovered.value_or(0) != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(r.heads_recovered.value_or(0)) + " heads recovered, canonical truth has " + std::to_string(H)};
+  const int got = r.heads_recovered.value_or(0);
+  if (got != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(got) + " heads recovered, canonical truth has " + std::to_string(H)};
   const TrialVerdict good = r.repaired() ? TrialVerdict::repaired : TrialVerdict::pass;
   switch (truth_test_of(o.arith)) {
     case TruthTest::equality:

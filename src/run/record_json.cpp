@@ -135,9 +135,11 @@ void put_outcome(json& j, const RecoverResult& r) {
   if (r.heads) j["heads"] = heads_of(*r.heads);
   if (r.model) j["model"] = transformer_of(*r.model);
   if (r.queries_by_phase)
-    j["queries_by_phase"] = {{"attention", r.queries_by_phase->attention}, {"regions", r.queries_by_phase->regions}, {"verification", r.queries_by_phase->verification}};
+    j["queries_by_phase"] = {
+        {"attention", r.queries_by_phase->attention}, {"regions", r.queries_by_phase->regions}, {"verification", r.queries_by_phase->verification}};
   if (r.path)
-    j["path"] = {{"probes", r.path->probes}, {"crossings", r.path->crossings}, {"undecided_flats", r.path->undecided_flats}, {"test_probes", r.path->test_probes}};
+    j["path"] = {
+        {"probes", r.path->probes}, {"crossings", r.path->crossings}, {"undecided_flats", r.path->undecided_flats}, {"test_probes", r.path->test_probes}};
   put(j, "angular_resolution_deg", r.angular_resolution_deg);
   put(j, "queries_targeted", r.queries_targeted);
   put(j, "tolerance", r.tolerance);
