@@ -63,7 +63,9 @@ void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck
     const Sensitivity full = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers);
     Sensitivity est;
     if (!broken) {
-      est = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers, &res.heads, p);
+      // the replay as this lemma states it: MPFR derivatives (the double
+      // derivatives are proofs/33's)
+      est = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers, &res.heads, p, kEstimateBits, false);
       // the agreement check itself
       require(estimate_agrees(F, as_jets(res.heads), res.heads, kEstimateAgreeBits), at + ": the run's own heads are not accepted");
       std::vector<LearnedHead<Mpfr>> moved = res.heads;

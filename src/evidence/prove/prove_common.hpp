@@ -345,5 +345,6 @@ void check_single_crossing(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_double_derivative_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
 
 }  // namespace mhaq::proof
