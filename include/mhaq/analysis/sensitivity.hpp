@@ -83,7 +83,8 @@ Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::ve
 // with that many good bits, from which kappa needs a few correct bits, not the
 // run's precision (proofs/32-low-precision-estimate.md). S.bits tells which
 // precision the jets ran at.
-// Over MPFR with `double_derivs`, each such replay first carries its
+// Over MPFR with `reference` and `double_derivs`, each such replay (and the
+// one at run_bits) first carries its
 // derivatives in double with running error bounds, and is taken when the
 // bounds move kappa, kappa_rel, kappa_rms and pair_cond by at most
 // 2^-kEstimateDerivBits relative; otherwise the same replay with MPFR
