@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/model_oracle.hpp"
@@ -34,19 +33,6 @@ Ball norm2(const std::vector<Ball>& xs) {
   for (const auto& x : xs) s += x * x;
   arb_sqrt(s.raw(), s.raw(), working_precision());
   return s;
-}
-
-// A derivative part as a ball (its midpoint when it is a double with an
-// error bound: the bound is accounted for separately, by `DerivError`).
-template <class B, class D>
-Ball deriv_ball(const Field<B>& base, const D& x) {
-  if constexpr (std::is_same_v<B, D>) {
-    return base.enclose(x);
-  } else {
-    Ball r;
-    arb_set_d(r.raw(), x.mid);
-    return r;
-  }
 }
 
 // The error bounds of the kappas computed from double derivatives
@@ -98,10 +84,10 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
         // beside the derivatives' bounds (proofs/33: the sums' own rounding,
         // at most (n + 1) u of each sum, joins the bound)
         double m1 = 0, mrel = 0, m2 = 0, r1 = 0, rrel = 0, r2 = 0;
-        if constexpr (std::is_same_v<B, D>) {
+        if (!has_error_bound<D>) {
           Ball s1(0L), srel(0L), s2(0L);
           for (const auto& [col, dv] : x.grad()) {
-            const Ball e = base.enclose(dv);
+            const Ball e = deriv_enclose(base, dv);
             const Ball ae = abs_ball(e);
             s1 += ae;
             const Ball y = ae * fabs[col];
@@ -115,15 +101,15 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
           m2 = mid_double(s2);
         } else {
           for (const auto& [col, dv] : x.grad()) {
-            const double ad = answer_abs_d[col], am = std::fabs(dv.mid);
+            const double ad = answer_abs_d[col], mid = deriv_mid(base, dv), am = std::fabs(mid), rad = deriv_rad(dv);
             m1 += am;
             mrel += am * ad;
             m2 += (am * ad) * (am * ad);
-            r1 += dv.rad;
-            rrel += dv.rad * ad;
-            r2 += (dv.rad * ad) * (dv.rad * ad);
-            if (!dv.finite()) err->finite = false;
-            S.J[static_cast<size_t>(row) * cols + col] = dv.mid;
+            r1 += rad;
+            rrel += rad * ad;
+            r2 += (rad * ad) * (rad * ad);
+            if (!deriv_finite(dv)) err->finite = false;
+            S.J[static_cast<size_t>(row) * cols + col] = mid;
           }
           const double n1 = static_cast<double>(x.grad().size() + 1) * ErrDouble::u;
           r1 += n1 * m1;
@@ -132,7 +118,7 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
         }
         const double scale = mid_double(sc);
         S.scale[row] = scale;
-        if constexpr (!std::is_same_v<B, D>) {
+        if (has_error_bound<D>) {
           err->kappa = std::max(err->kappa, r1 / scale);
           err->kappa_rel = std::max(err->kappa_rel, rrel / scale);
           err->kappa_rms = std::max(err->kappa_rms, std::sqrt(r2) / scale);
@@ -183,14 +169,12 @@ double pair_condition(const Field<Jet<B, D>>& F, const Plan& plan, const std::ve
       Ball s(0L);
       double r = 0;
       for (const auto& e : x->grad()) {
-        s += abs_ball(deriv_ball(base, e.second));
-        if constexpr (!std::is_same_v<B, D>) {
-          r += e.second.rad;
-          if (!e.second.finite()) err->finite = false;
-        }
+        s += abs_ball(deriv_enclose(base, e.second));
+        r += deriv_rad(e.second);
+        if (!deriv_finite(e.second)) err->finite = false;
       }
       worst = std::max(worst, mid_double(s));
-      if constexpr (!std::is_same_v<B, D>) err->pair_cond = std::max(err->pair_cond, r);
+      if (has_error_bound<D>) err->pair_cond = std::max(err->pair_cond, r);
     }
   }
   return worst;
@@ -338,7 +322,7 @@ Replay replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, c
   compose(field, res.heads, order, answer_abs(field, answers), false, S, &err);
   S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs, &err);
   S.derivative_bits = S.bits;
-  if constexpr (!std::is_same_v<T, D>) {
+  if (has_error_bound<D>) {
     S.derivative_bits = 53;
     auto rel = [](double e, double q) { return e == 0 ? 0.0 : e / q; };
     S.kappa_err_rel = std::max({rel(err.kappa, S.kappa), rel(err.kappa_rel, S.kappa_rel), rel(err.kappa_rms, S.kappa_rms), rel(err.pair_cond, S.pair_cond)});
@@ -383,6 +367,7 @@ template <class T>
 Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
                                      const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference, long run_bits, long low_bits,
                                      bool double_derivs) {
+  using Cheap = typename CheapDeriv<T>::type;  // the double derivatives' type over MPFR
   LearnOptions l = lo;
   l.self_check = false;
   Sensitivity S;
@@ -402,8 +387,7 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
       for (const T& a : answers) low.push_back(a + zero);
       try {
         Replay r = Replay::untrusted;
-        if constexpr (std::is_same_v<T, Mpfr>)
-          if (double_derivs) r = replay_sensitivity<T, ErrDouble>(field, d, l, queries, low, reference, S);
+        if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, low, reference, S);
         if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, low, reference, S);
         if (r == Replay::ok) return S;
       } catch (const Error& e) {
@@ -412,8 +396,8 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
     }
   // at the run's own precision: the run's computation, no agreement needed;
   // double derivatives first as above
-  if constexpr (std::is_same_v<T, Mpfr>)
-    if (reference && double_derivs && replay_sensitivity<T, ErrDouble>(field, d, l, queries, answers, nullptr, S) == Replay::ok) return S;
+  if (reference && double_derivs && has_error_bound<Cheap> && replay_sensitivity<T, Cheap>(field, d, l, queries, answers, nullptr, S) == Replay::ok)
+    return S;
   replay_sensitivity<T>(field, d, l, queries, answers, nullptr, S);
   return S;
 }

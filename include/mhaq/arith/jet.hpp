@@ -382,4 +382,53 @@ static_assert(ArithField<Field<Jet<double>>>);
 using JetMpfrD = Jet<Mpfr, ErrDouble>;
 static_assert(ArithField<Field<JetMpfrD>>);
 
+// The derivative type of the float judge's cheap jets over B (proofs/33):
+// ErrDouble over MPFR; B itself otherwise (no cheap jets: the jets are the
+// ordinary ones).
+template <class B>
+struct CheapDeriv {
+  using type = B;
+};
+template <>
+struct CheapDeriv<Mpfr> {
+  using type = ErrDouble;
+};
+// Whether derivative parts of type D carry their own error bound.
+template <class D>
+inline constexpr bool has_error_bound = false;
+template <>
+inline constexpr bool has_error_bound<ErrDouble> = true;
+
+// A derivative part as a ball (a bounded double: its midpoint; the bound is
+// the caller's to account for), its midpoint as a double, its error bound (0
+// for parts of the values' own type) and whether that bound is finite.
+template <class B>
+Ball deriv_enclose(const Field<B>& f, const B& x) {
+  return f.enclose(x);
+}
+template <class B>
+Ball deriv_enclose(const Field<B>&, const ErrDouble& x) {
+  Ball r;
+  arb_set_d(r.raw(), x.mid);
+  return r;
+}
+template <class B, class D>
+double deriv_mid(const Field<B>& f, const D& x) {
+  return arf_get_d(arb_midref(deriv_enclose(f, x).raw()), ARF_RND_NEAR);
+}
+template <class B>
+double deriv_mid(const Field<B>&, const ErrDouble& x) {
+  return x.mid;
+}
+template <class D>
+double deriv_rad(const D&) {
+  return 0;
+}
+inline double deriv_rad(const ErrDouble& x) { return x.rad; }
+template <class D>
+bool deriv_finite(const D&) {
+  return true;
+}
+inline bool deriv_finite(const ErrDouble& x) { return x.finite(); }
+
 }  // namespace mhaq

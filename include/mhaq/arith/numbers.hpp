@@ -115,7 +115,7 @@ class Mpfr {
     if (on_heap() && o.on_heap()) {
       mpfr_swap(v_, o.v_);
     } else if (o.on_heap()) {
-      mpfr_clear(v_);  // never inline here: inline numbers are not cleared
+      if (on_heap()) mpfr_clear(v_);
       *v_ = *o.v_;
       o.init_inline(MPFR_PREC_MIN);
     } else {

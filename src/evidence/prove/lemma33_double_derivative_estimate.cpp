@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "mhaq/arith/err_double.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
 
 namespace mhaq::proof {
 
@@ -177,28 +176,15 @@ void check_double_derivative_estimate(const ProveOptions& o, bool broken, LemmaC
     const bool big = t == models;  // the paper design at d = 8: kappa large
     g.d = big ? 8 : 3 + static_cast<int>(t % 4);
     g.heads = big ? 3 : 1 + static_cast<int>(t % 3);
-    g.seed = rng.next();
-    const Model m = generate_model(g);
-    if (m.canonical().num_heads() != g.heads) continue;
-    LearnOptions lo;
-    lo.H = g.heads;
-    lo.seed = rng.next();
-    lo.tokens = default_tokens(Arith::mpfr);
-    lo.self_check = false;
     PrecisionScope scope(p);
-    ModelOracle<Mpfr> inner(m, lo.tokens.den);
-    RecordingOracle<Mpfr> rec(inner);
-    LearnResult<Mpfr> res;
-    try {
-      res = learn<Mpfr>(rec, lo);
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::degenerate) continue;
-      throw;
-    }
+    RecordedMpfrRun run;
+    if (!record_mpfr_run(g, rng, run)) continue;
+    const LearnOptions& lo = run.lo;
+    const LearnResult<Mpfr>& res = run.res;
     const Field<Mpfr> F;
     const std::string at = "model " + std::to_string(t) + " (d = " + std::to_string(g.d) + ", H = " + std::to_string(g.heads) + ")";
-    const Sensitivity dd = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers, &res.heads, p, kEstimateBits, true);
-    const Sensitivity mm = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers, &res.heads, p, kEstimateBits, false);
+    const Sensitivity dd = sensitivity_from_answers(F, g.d, lo, run.queries, run.answers, &res.heads, p, kEstimateBits, true);
+    const Sensitivity mm = sensitivity_from_answers(F, g.d, lo, run.queries, run.answers, &res.heads, p, kEstimateBits, false);
     ++runs;
     ++out.cases;
     if (dd.derivative_bits != 53) continue;  // refused: it is the MPFR replay itself
