@@ -12,6 +12,7 @@
 
 #include "mhaq/check/certificate_check.hpp"
 #include "mhaq/model/transformer.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
@@ -48,7 +49,7 @@ std::string certify(const char* model, Arith a, std::uint64_t seed) {
   std::string cert;
   o.certificate = &cert;
   const RecoverResult r = recover_transformer_run(transformer_from_json_text(model), o);
-  INFO(r.doc.dump().substr(0, 400));
+  INFO(record_json(r).dump().substr(0, 400));
   REQUIRE(r.exit_code() == 0);
   REQUIRE(!cert.empty());
   return cert;

@@ -13,6 +13,7 @@
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/evidence/baseline.hpp"
 #include "mhaq/oracle/external_oracle.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/recover_limits.hpp"
 #include "options.hpp"
@@ -294,13 +295,13 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
     // Written only for a run that ended ok and agrees with the truth.
     if (code == 0 && !certificate.empty()) {
       write_file_atomic(st.certificate, certificate);
-      r.doc["certificate"] = st.certificate;
+      r.certificate = st.certificate;
       note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
     } else {
       note = "  certificate      not written (the run did not end ok)\n";
     }
   }
-  emit(st.json, r.doc, transformer_report(r.doc) + note);
+  emit(st.json, record_json(r), transformer_report(r) + note);
   if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
   if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
   return code;
@@ -373,7 +374,7 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   RecoverResult r = recover_run(truth, o);
   std::string human_extra;
   if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
-    r.doc["model_conversion"] = conversion_json(file_info);
+    r.model_conversion = conversion_json(file_info);
     human_extra += "  model file       " + file_info.summary() + "\n";
   }
   const int code = r.exit_code();
@@ -382,13 +383,13 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
     // Written only for a run that ended ok and agrees with the truth.
     if (code == 0 && !certificate.empty()) {
       write_file_atomic(st.certificate, certificate);
-      r.doc["certificate"] = st.certificate;
+      r.certificate = st.certificate;
       note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
     } else {
       note = "  certificate      not written (" + r.certificate_note.value_or("the run did not end ok") + ")\n";
     }
   }
-  emit(st.json, r.doc, recover_report(r.doc) + human_extra + note);
+  emit(st.json, record_json(r), recover_report(r) + human_extra + note);
   if (oracle) {
     // on standard error: a resumed run's output must equal an uninterrupted one's
     std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries";
@@ -502,12 +503,12 @@ Command make_demo() {
                 "The learner sends [a x k, b] pair queries, interpolates each pair's type-(H,H)\n"
                 "rational function, reads poles and residues, links heads across pairs and\n"
                 "solves for the canonical (W_h, v_h).\n\n" +
-                redraw_note + recover_report(re.doc) + "\n" + recover_report(rb.doc) +
+                redraw_note + recover_report(re) + "\n" + recover_report(rb) +
                 "\nA hidden one-layer transformer (2 heads on R^2, then two ReLU neurons) is\n"
                 "recovered from value queries too: W from the odd part T(X) - T(-X), then the\n"
                 "regions along a path and the signs of the neurons' jumps (claim 5).\n\n" +
-                transformer_report(rt.doc);
-            const nlohmann::json j{{"exact", re.doc}, {"ball", rb.doc}, {"transformer", rt.doc}};
+                transformer_report(rt);
+            const nlohmann::json j{{"exact", record_json(re)}, {"ball", record_json(rb)}, {"transformer", record_json(rt)}};
             emit(st->json, j, human);
             return std::max({re.exit_code(), rb.exit_code(), rt.exit_code()});
           }};
