@@ -28,13 +28,18 @@ long recover_placed(json& r, const Model& truth, const Model& canon, const Recov
   po.answer_bits = o.oracle_bits > 0 ? std::min<long>(o.oracle_bits, o.bits) : o.bits;
   const long budget = 10 * paper_query_bound(truth.d, lo.H);
   r["query_budget"] = budget;
+  po.budget = budget;
   r["max_length_bound"] = po.k_max + 1;
   Verdict v;
   try {
     const PlacedResult res = learn_placed(oracle, po);
     r["pilot_queries"] = res.pilot_queries;
     r["pilot_status"] = res.pilot_status;
+    r["pilot_kind"] = res.pilot_kind;
     r["design_queries"] = res.design_queries;
+    r["placed_rounds"] = res.rounds;
+    r["max_pole_shift"] = res.max_pole_shift;
+    if (!res.misplaced.empty()) r["misplaced"] = res.misplaced;
     r["pair_log2_cond_max"] = res.worst_pair_log2_cond;
     r["offsets_log2_cond_max"] = res.log2_cond_offsets;
     r["heads_recovered"] = res.heads.size();
