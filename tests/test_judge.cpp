@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -173,4 +174,33 @@ TEST_CASE("the run record's JSON: set fields only, non-finite numbers as null, r
   CHECK(json_text(std::vector<std::string>{"1/2", "3"}) == "[\"1/2\",\"3\"]");
   CHECK(finite_number(r.max_radius) == std::nullopt);
   CHECK(finite_number(r.kappa) == 1.5);
+}
+
+TEST_CASE("the float judge's estimate is never below the observed error (plain, rounded, noisy, ill-conditioned runs)") {
+  // the estimate (proofs/32, proofs/33: MPFR values, double derivatives) is
+  // first-order; every run here leaves a factor 2 between it and the error
+  const char* cases[] = {
+      "--d 3 --heads 2 --seed 1",
+      "--d 5 --heads 3 --seed 2",
+      "--d 6 --heads 2 --seed 3",
+      "--d 8 --heads 3 --seed 4",                          // paper design, kappa ~ 5e13
+      "--d 10 --heads 4 --seed 5",                         // kappa ~ 2e16
+      "--d 5 --heads 3 --seed 7 --oracle-bits 100",
+      "--d 4 --heads 2 --seed 8 --noise 1e-30",
+      "--d 5 --heads 2 --seed 9 --noise 1e-20 --noise-pattern worst",
+      "--d 6 --heads 3 --seed 10 --noise 1e-40 --noise-pattern worst",
+      "--d 8 --heads 3 --seed 11 --bits 128",              // the replay at the run's own precision
+      "--d 6 --heads 3 --seed 12 --design scaled",
+      "--d 5 --heads 2 --seed 13 --noise 1e-12",           // ends unable: estimate above the tolerance
+  };
+  int estimated = 0;
+  for (const char* c : cases) {
+    const Ran r = run(std::string("recover --arith mpfr ") + c);
+    check_honest(r, c);
+    INFO(c << ": " << r.j.dump().substr(0, 300));
+    if (!r.j.contains("error_estimate") || !r.j["error_estimate"].is_number() || !r.j["max_rel_error"].is_number()) continue;
+    ++estimated;
+    CHECK(r.j["error_estimate"].get<double>() >= 2 * r.j["max_rel_error"].get<double>());
+  }
+  CHECK(estimated == static_cast<int>(std::size(cases)));
 }

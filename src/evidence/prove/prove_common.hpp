@@ -287,6 +287,18 @@ Query pair_query(const QVec& a, long k, const QVec& b);
 // (reported, never a wrong answer), true with `out` set otherwise.
 bool learn_exact(const Model& m, int H, Schedule s, std::uint64_t seed, LearnResult<QTau>& out);
 
+// An MPFR learner run at the current working precision on the model drawn
+// from g (g.seed drawn from rng), with its queries and answers recorded
+// (lemmas 32 and 33). False when the canonical form has fewer heads than g
+// asks for or the run ends degenerate.
+struct RecordedMpfrRun {
+  LearnOptions lo;
+  std::vector<Query> queries;
+  std::vector<Mpfr> answers;
+  LearnResult<Mpfr> res;
+};
+bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out);
+
 // A randomized case count times the --multiplier.
 long scaled(const ProveOptions& o, long n);
 
@@ -345,5 +357,6 @@ void check_single_crossing(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_double_derivative_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
 
 }  // namespace mhaq::proof

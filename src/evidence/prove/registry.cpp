@@ -48,6 +48,8 @@ const std::vector<Entry>& registry() {
        proof::check_mean_value_bound},
       {"32-low-precision-estimate", "the float judge's kappa from jets at low precision, accepted when the replay's heads agree with the run's",
        "MPFR randomized", proof::check_low_precision_estimate},
+      {"33-double-derivative-estimate", "the float judge's jets with double derivatives and running error bounds: the bounds hold, the estimate matches",
+       "MPFR randomized", proof::check_double_derivative_estimate},
   };
   return r;
 }
