@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <numeric>
 
 #include "mhaq/analysis/pilot_oracle.hpp"
@@ -248,8 +247,12 @@ GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std:
         for (int b = 0; b <= H; ++b) A(a, b) += row[a] * row[b];
       }
     }
-    if (F.solve(y, A, rhs) != Truth::yes) throw_unable("placed design: a pair's linear start is singular");
-    for (int a = 0; a <= H; ++a) x[a] = y(a, 0);
+    if (F.solve(y, A, rhs) == Truth::yes) {
+      for (int a = 0; a <= H; ++a) x[a] = y(a, 0);
+    } else {  // poles that cannot be told apart at this start: the limit alone, no residues
+      x[0] = f.back();
+      for (int a = 1; a <= H; ++a) x[a] = Mpfr(0L);
+    }
   }
   std::vector<Mpfr> res, den;
   Mpfr cost = model(x, res, &den);
@@ -321,9 +324,14 @@ GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std:
       Jt(a, k) = J(k, a);
       for (int b = 0; b < m; ++b) JtJ(a, b) += J(k, a) * J(k, b);
     }
-  if (F.solve(Gm, JtJ, Jt) != Truth::yes) throw_unable("placed design: a pair's fit is singular at its solution");
   out.err_c.assign(H, 0);
   out.err_l.assign(H, 0);
+  if (F.solve(Gm, JtJ, Jt) != Truth::yes) {  // singular at the solution: no first-order bound
+    out.err_c.assign(H, INFINITY);
+    out.err_l.assign(H, INFINITY);
+    out.log2_cond = INFINITY;
+    return out;
+  }
   double gmax = 0, jmax = 0;
   for (int h = 0; h < H; ++h)
     for (int k = 0; k < n; ++k) {
@@ -341,6 +349,13 @@ GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std:
   }
   out.log2_cond = std::log2(gmax * jmax);
   return out;
+}
+
+// The Euclidean norm of a rational vector, to 20 bits.
+Rational norm_of(const QVec& x) {
+  Rational s(0);
+  for (const Rational& t : x) s += t * t;
+  return (s * Rational(1L << 40)).isqrt_floor() / Rational(1L << 20);
 }
 
 QVec on_grid(const std::vector<double>& x, long den) {
@@ -454,6 +469,7 @@ std::vector<int> best_permutation(int H, Cost&& cost) {
       best = s;
     }
   } while (std::next_permutation(s.begin(), s.end()));
+  if (best.empty()) std::iota(s.begin(), s.end(), 0), best = s;  // every cost NaN: any order (the checks decide)
   return best;
 }
 
@@ -463,25 +479,75 @@ std::vector<int> best_permutation(int H, Cost&& cost) {
 // pair (1, 1): at (i, j) by residues, which do not depend on b_j; at (i, 1)
 // through its link, whose poles are products and residues sums. A rough
 // estimate is all it needs to be: the placed run checks where every pole lands.
+// Least squares for x in A x = y (rows of A), dropping the worst-fitting
+// equations one by one while some residual exceeds ten times the median and
+// more than d + 2 equations remain: a pilot pair with clustered poles or a pole
+// outside the window gives a wild value, which must not spoil the others.
+std::vector<double> trimmed_least_squares(const DMat& A, const std::vector<double>& y) {
+  const int m = static_cast<int>(A.size()), d = static_cast<int>(A[0].size());
+  std::vector<char> keep(m, 1);
+  std::vector<double> x(d, 0.0);
+  for (int kept = m;; --kept) {
+    DMat N(d, std::vector<double>(d, 0.0));
+    std::vector<double> rhs(d, 0.0);
+    for (int i = 0; i < m; ++i)
+      if (keep[i])
+        for (int r = 0; r < d; ++r) {
+          rhs[r] += A[i][r] * y[i];
+          for (int c = 0; c < d; ++c) N[r][c] += A[i][r] * A[i][c];
+        }
+    x = rhs;
+    if (!dsolve(N, x)) return std::vector<double>(d, 0.0);
+    if (kept <= d + 2) return x;
+    std::vector<double> res, kres;
+    int worst = -1;
+    for (int i = 0; i < m; ++i) {
+      double e = -y[i];
+      for (int r = 0; r < d; ++r) e += A[i][r] * x[r];
+      res.push_back(std::fabs(e));
+      if (keep[i]) {
+        kres.push_back(std::fabs(e));
+        if (worst < 0 || std::fabs(e) > res[worst]) worst = i;
+      }
+    }
+    std::nth_element(kres.begin(), kres.begin() + kres.size() / 2, kres.end());
+    if (res[worst] <= 10 * kres[kres.size() / 2] + 1e-12) return x;
+    keep[worst] = 0;
+  }
+}
+
+// The grid pilot: the scaled design's final tokens B, offsets (2d of them:
+// the scaled design's and a second orthogonal draw), poles where they fall;
+// every base pair (i, j) and the within links (delta_1 + delta_i, b_1), each on
+// the grid and fitted from free starts. Heads are put in the order of pair
+// (1, 1): at (i, j) by residues, which do not depend on b_j; at (i, 1) through
+// its link, whose poles are products and residues sums. W_h b_j and v_h by
+// trimmed least squares. A rough estimate is all it needs to be: the placed
+// rounds check where every pole lands.
 template <class T>
-Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const std::vector<Counts>& grid, int H, long p, std::string& status) {
+Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p,
+                    std::string& status) {
   const int d = dr.B.rows();
+  const double window = std::log(static_cast<double>(grid.back().k)) + 1;
   const std::vector<Mpfr> K = ratios(grid);
-  std::vector<std::vector<GridFit>> fit(d, std::vector<GridFit>(d));  // [i][j]
+  std::vector<QVec> offs;
+  for (int i = 0; i < d; ++i) offs.push_back(dr.Delta.col(i));
+  for (int i = 0; i < extra.cols(); ++i) offs.push_back(extra.col(i));
+  const int m = static_cast<int>(offs.size());
+  std::vector<std::vector<GridFit>> fit(m, std::vector<GridFit>(d));  // [i][j]
   for (int j = 0; j < d; ++j) {
     const QVec b = dr.B.col(j);
     const Mpfr f0 = ask(Query{Run{b, 1}});
-    for (int i = 0; i < d; ++i) {
-      const QVec dl = dr.Delta.col(i);
+    for (int i = 0; i < m; ++i) {
       QVec a(d);
-      for (int r = 0; r < d; ++r) a[r] = b[r] + dl[r];
+      for (int r = 0; r < d; ++r) a[r] = b[r] + offs[i][r];
       fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0), H, p);
     }
   }
   const QVec b1 = dr.B.col(0);
   const Mpfr f01 = ask(Query{Run{b1, 1}});
   // order[i][j][h]: the index in fit[i][j] of head h (the order of fit[0][0])
-  std::vector<std::vector<std::vector<int>>> order(d, std::vector<std::vector<int>>(d));
+  std::vector<std::vector<std::vector<int>>> order(m, std::vector<std::vector<int>>(d));
   auto dbl = [](const std::vector<Mpfr>& x) {
     std::vector<double> y;
     for (const Mpfr& t : x) y.push_back(t.to_double());
@@ -490,10 +556,9 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
   std::vector<int> id(H);
   std::iota(id.begin(), id.end(), 0);
   order[0][0] = id;
-  for (int i = 1; i < d; ++i) {
-    const QVec d1 = dr.Delta.col(0), di = dr.Delta.col(i);
+  for (int i = 1; i < m; ++i) {
     QVec a(d);
-    for (int r = 0; r < d; ++r) a[r] = b1[r] + d1[r] + di[r];
+    for (int r = 0; r < d; ++r) a[r] = b1[r] + offs[0][r] + offs[i][r];
     const GridFit link = fit_free(F, K, ask.pair(a, b1, grid, f01), H, p);
     const auto l1 = dbl(fit[0][0].l), c1 = dbl(fit[0][0].c), li = dbl(fit[i][0].l), ci = dbl(fit[i][0].c), ll = dbl(link.l), cl = dbl(link.c);
     double cs = 1e-300;
@@ -508,15 +573,17 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
         for (int q = 0; q < H; ++q) {
           if (used[q]) continue;
           const double dd = std::fabs(l1[h] + li[sg[h]] - ll[q]) + std::fabs(c1[h] + ci[sg[h]] - cl[q]) / cs;
-          if (dd < bd) bd = dd, bq = q;
+          if (!(dd >= bd)) bd = dd, bq = q;
         }
+        if (bq < 0) return static_cast<double>(INFINITY);
         used[bq] = 1;
         tot += bd;
       }
       return tot;
     });
+    if (order[i][0].empty()) order[i][0] = id;
   }
-  for (int i = 0; i < d; ++i) {
+  for (int i = 0; i < m; ++i) {
     const auto ci = dbl(fit[i][0].c);
     for (int j = 1; j < d; ++j) {
       const auto cj = dbl(fit[i][j].c);
@@ -525,37 +592,50 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
         for (int h = 0; h < H; ++h) tot += std::fabs(ci[order[i][0][h]] - cj[sg[h]]);
         return tot;
       });
+      if (order[i][j].empty()) order[i][j] = id;
     }
   }
-  // W_h b_j = Delta^{-T} L_h(:, j), W_h = [..] B^{-1}; v_h = -Delta^{-T} mean_j c_h(:, j)
-  DMat Dt(d, std::vector<double>(d)), Bd(d, std::vector<double>(d));
-  for (int i = 0; i < d; ++i)
-    for (int r = 0; r < d; ++r) {
-      Dt[i][r] = dr.Delta(r, i).approx_double();
-      Bd[r][i] = dr.B(r, i).approx_double();
-    }
-  const DMat DtInv = dinverse(Dt), BInv = dinverse(Bd);
-  if (DtInv.empty() || BInv.empty()) throw_internal("placed design: the pilot's B or Delta is singular after the draw check");
+  // W_h b_j from the m equations delta_i^T (W_h b_j) = log r_h(i, j);
+  // v_h from delta_i^T v_h = -median_j c_h(i, j); W_h = [W_h b_j] B^{-1}
+  DMat A(m, std::vector<double>(d)), Bd(d, std::vector<double>(d));
+  for (int i = 0; i < m; ++i)
+    for (int r = 0; r < d; ++r) A[i][r] = offs[i][r].approx_double();
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c) Bd[r][c] = dr.B(r, c).approx_double();
+  const DMat BInv = dinverse(Bd);
+  if (BInv.empty()) throw_internal("placed design: the pilot's B is singular after the draw check");
   Estimate est;
   est.d = d;
   for (int h = 0; h < H; ++h) {
     DMat Wb(d, std::vector<double>(d, 0.0));
-    std::vector<double> cbar(d, 0.0), v(d, 0.0);
-    for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j) {
-        const int q = order[i][j][h];
-        const double l = fit[i][j].l[q].to_double(), c = fit[i][j].c[q].to_double();
-        for (int r = 0; r < d; ++r) Wb[r][j] += DtInv[r][i] * l;
-        cbar[i] += c / d;
+    std::vector<double> cmed(m);
+    for (int j = 0; j < d; ++j) {
+      std::vector<double> y(m);
+      for (int i = 0; i < m; ++i) {
+        // a pole outside the grid's window is seen only as "far": its log r
+        // is clipped to the window's edge (and likely trimmed)
+        double l = fit[i][j].l[order[i][j][h]].to_double();
+        if (!std::isfinite(l)) l = 0;
+        y[i] = std::clamp(l, -window, window);
       }
+      const std::vector<double> w = trimmed_least_squares(A, y);
+      for (int r = 0; r < d; ++r) Wb[r][j] = w[r];
+    }
+    for (int i = 0; i < m; ++i) {
+      std::vector<double> c;
+      for (int j = 0; j < d; ++j) {
+        const double x = fit[i][j].c[order[i][j][h]].to_double();
+        c.push_back(std::isfinite(x) ? -x : 0);
+      }
+      std::nth_element(c.begin(), c.begin() + d / 2, c.end());
+      cmed[i] = c[d / 2];
+    }
     DMat W(d, std::vector<double>(d, 0.0));
     for (int r = 0; r < d; ++r)
       for (int c = 0; c < d; ++c)
         for (int t = 0; t < d; ++t) W[r][c] += Wb[r][t] * BInv[t][c];
-    for (int r = 0; r < d; ++r)
-      for (int i = 0; i < d; ++i) v[r] -= DtInv[r][i] * cbar[i];
     est.W.push_back(W);
-    est.v.push_back(v);
+    est.v.push_back(trimmed_least_squares(A, cmed));
   }
   status = "ok";
   return est;
@@ -627,7 +707,8 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     out.pilot_kind = "paper";
   }
   if (static_cast<int>(est.W.size()) != H) {
-    est = grid_pilot(answer, F, dr, grid, H, opt.answer_bits, out.pilot_status);
+    const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
+    est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, out.pilot_status);
     out.pilot_kind = "grid";
   }
   out.pilot_queries = oracle.queries() - before;
@@ -797,11 +878,13 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
           check_ratio = std::max(check_ratio, std::fabs(pred - C[h][static_cast<size_t>(i) * d + j].to_double()) / (e + ep + 1e-300));
         }
       // the metric of max_rel_error: ||dW||_F / ||W||_F + ||dv|| / ||v||
-      est_rel = std::max(est_rel, std::sqrt(ewmax / std::max(wmax, 1e-300)) + std::sqrt(evmax / std::max(vmax, 1e-300)));
+      const double e_h = std::sqrt(ewmax / std::max(wmax, 1e-300)) + std::sqrt(evmax / std::max(vmax, 1e-300));
+    est_rel = std::isnan(e_h) || std::isnan(est_rel) ? std::nan("") : std::max(est_rel, e_h);
       out.heads.push_back(std::move(head));
     }
     // the weights carry the stated answer error, so these errors are absolute
-    out.estimate_log2 = std::log2(est_rel);
+    // no estimate (NaN: the judge says unable) unless every error is a finite positive number
+    out.estimate_log2 = est_rel > 0 && std::isfinite(est_rel) ? std::log2(est_rel) : std::nan("");
     out.self_check = worst_resid <= kResidualLimit && check_ratio <= kResidualLimit ? Truth::yes : Truth::no;
     char note[160];
     std::snprintf(note, sizeof note, "largest weighted pair residual %.3g stated errors, residues across final tokens agree to %.3g of their errors", worst_resid, check_ratio);
@@ -810,7 +893,13 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     // another round on this round's heads, while poles land far from their
     // places and the budget allows: the estimate it places them by is better
     const bool affordable = opt.budget == 0 || oracle.queries() - before + round_cost <= opt.budget;
-    if (round < opt.max_rounds && affordable && max_dev > gap / 4) {
+    bool finite = true;
+    for (const auto& hd : out.heads)
+      for (int r = 0; r < d; ++r) {
+        finite = finite && std::isfinite(hd.v[r].to_double());
+        for (int c = 0; c < d; ++c) finite = finite && std::isfinite(hd.W(r, c).to_double());
+      }
+    if (round < opt.max_rounds && affordable && finite && max_dev > gap / 4) {
       est = Estimate{};
       est.d = d;
       for (const auto& hd : out.heads) {
