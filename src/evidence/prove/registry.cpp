@@ -48,6 +48,8 @@ const std::vector<Entry>& registry() {
        proof::check_mean_value_bound},
       {"32-low-precision-estimate", "the float judge's kappa from jets at low precision, accepted when the replay's heads agree with the run's",
        "MPFR randomized", proof::check_low_precision_estimate},
+      {"33-placed-poles", "[a x k, b x m] answers f(k/m); an offset placed through M G^{-1} t plus a part orthogonal to the W_h b hits every target",
+       "exact randomized", proof::check_placed_poles},
   };
   return r;
 }
