@@ -10,33 +10,27 @@ namespace mhaq {
 
 using nlohmann::json;
 
-long recover_placed(json &r, const Model &truth, const Model &canon,
-                    const RecoverOptions &o, const LearnOptions &lo) {
+long recover_placed(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
   if (o.arith != Arith::mpfr)
     throw Error(ErrorKind::usage,
                 "--design placed runs in MPFR (--arith mpfr): its weighted "
                 "fits and estimate are first-order, not certified");
-  if (o.external || !o.noise_eps.is_zero() || !o.target_error.is_zero() ||
-      o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
+  if (o.external || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
     throw Error(ErrorKind::usage,
                 "--design placed takes a model, a known H and --oracle-bits "
                 "(no --oracle, --noise, --target-error, --certificate, "
                 "--max-heads or --samples-per-pair)");
   using P = ArithPolicy<Mpfr>;
   const auto scope = P::precision(o.bits);
-  ModelOracle<Mpfr> oracle(
-      truth, lo.tokens.den,
-      OracleNoise{
-          o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
-  const Field<Mpfr> &F = oracle.field();
+  ModelOracle<Mpfr> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
+  const Field<Mpfr>& F = oracle.field();
   RunFacts facts = known_truth_facts(o.arith, canon);
   P::tolerance(r, facts, F, o.tolerance, true);
   PlacedOptions po;
   po.H = lo.H;
   po.seed = lo.seed;
   po.tokens = lo.tokens;
-  po.answer_bits =
-      o.oracle_bits > 0 ? std::min<long>(o.oracle_bits, o.bits) : o.bits;
+  po.answer_bits = o.oracle_bits > 0 ? std::min<long>(o.oracle_bits, o.bits) : o.bits;
   const long budget = 10 * paper_query_bound(truth.d, lo.H);
   r["query_budget"] = budget;
   po.budget = budget;
@@ -50,8 +44,7 @@ long recover_placed(json &r, const Model &truth, const Model &canon,
     r["design_queries"] = res.design_queries;
     r["placed_rounds"] = res.rounds;
     r["max_pole_shift"] = res.max_pole_shift;
-    if (!res.misplaced.empty())
-      r["misplaced"] = res.misplaced;
+    if (!res.misplaced.empty()) r["misplaced"] = res.misplaced;
     r["pair_log2_cond_max"] = res.worst_pair_log2_cond;
     r["offsets_log2_cond_max"] = res.log2_cond_offsets;
     r["heads_recovered"] = res.heads.size();
@@ -66,21 +59,17 @@ long recover_placed(json &r, const Model &truth, const Model &canon,
     r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
     P::compare(r, facts, canon, res.heads);
     v = judge(facts);
-  } catch (const Error &e) {
-    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input ||
-        e.kind() == ErrorKind::internal)
-      throw;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
     r["heads_recovered"] = 0;
   }
   if (oracle.queries() > budget)
-    v = {Status::unable,
-         "the placed design asked " + std::to_string(oracle.queries()) +
-             " queries, beyond its budget " + std::to_string(budget)};
+    v = {Status::unable, "the placed design asked " + std::to_string(oracle.queries()) + " queries, beyond its budget " + std::to_string(budget)};
   report_verdict(r, v);
   r["queries"] = oracle.queries();
   r["max_length"] = oracle.max_length();
   return oracle.queries();
 }
 
-} // namespace mhaq
+}  // namespace mhaq
