@@ -270,9 +270,10 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
     g.seed = st.seed;
     truth = draw_transformer(g, st.t);
   }
-  if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || !st.certificate.empty() || st.samples_per_pair != 0 ||
+  if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || st.samples_per_pair != 0 ||
       st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || st.design != "paper")
-    throw Error(ErrorKind::usage, "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance and --threads");
+    throw Error(ErrorKind::usage,
+                "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance, --threads and --certificate");
   RecoverOptions o;
   o.arith = a;
   o.bits = st.bits;
@@ -285,9 +286,22 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
   o.tolerance = parse_tolerance(st.tolerance, st.tol_opt, a);
   check_transformer_limits(truth, o, st.model_path);
   if (oracle) o.external = &ext;
-  const RecoverResult r = recover_transformer_run(truth, o);
+  std::string certificate;
+  if (!st.certificate.empty()) o.certificate = &certificate;
+  RecoverResult r = recover_transformer_run(truth, o);
   const int code = r.exit_code();
-  emit(st.json, r.doc, transformer_report(r.doc));
+  std::string note;
+  if (!st.certificate.empty()) {
+    // Written only for a run that ended ok and agrees with the truth.
+    if (code == 0 && !certificate.empty()) {
+      write_file_atomic(st.certificate, certificate);
+      r.doc["certificate"] = st.certificate;
+      note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
+    } else {
+      note = "  certificate      not written (the run did not end ok)\n";
+    }
+  }
+  emit(st.json, r.doc, transformer_report(r.doc) + note);
   if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
   if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
   return code;

@@ -10,6 +10,7 @@
 #include "mhaq/base/random.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/run/arith_policy.hpp"
+#include "mhaq/run/certificate.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
@@ -257,6 +258,20 @@ double error_estimate(const Field<T>& F, int d, const TransformerLearnOptions& l
   }
 }
 
+// The run's certificate (recover --certificate), for exact and ball runs;
+// recover_transformer refuses the option for the other arithmetics.
+void store_certificate(const TransformerModel& truth, const RecoverOptions& o, const TransformerLearnOptions& lo, const RecordingOracle<QTau>& rec,
+                       const TransformerLearnResult<QTau>& res) {
+  *o.certificate = transformer_certificate_text(truth, o, lo, rec, res);
+}
+void store_certificate(const TransformerModel& truth, const RecoverOptions& o, const TransformerLearnOptions& lo, const RecordingOracle<Ball>& rec,
+                       const TransformerLearnResult<Ball>& res) {
+  *o.certificate = transformer_certificate_text(truth, o, lo, rec, res);
+}
+template <class T>
+void store_certificate(const TransformerModel&, const RecoverOptions&, const TransformerLearnOptions&, const RecordingOracle<T>&,
+                       const TransformerLearnResult<T>&) {}
+
 template <class T>
 void run(json& r, const TransformerModel& truth, const TransformerModel& canon, const RecoverOptions& o, const TransformerLearnOptions& lo) {
   using P = ArithPolicy<T>;
@@ -307,6 +322,7 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
     r["blind_status"] = status_name(judge(blind).status);
     compare(r, facts, truth, canon, res, F, lo.tokens.den, o.seed);
     v = judge(facts);
+    if (o.certificate && v.status == Status::ok) store_certificate(truth, o, lo, rec, res);
     finish_external(o, ext.session.get(), true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
@@ -328,6 +344,9 @@ nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverO
   truth.validate();
   const TransformerModel canon = truth.canonical();
   if (canon.heads() == 0 || canon.neurons() == 0) throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to recover");
+  if (o.certificate && o.arith != Arith::exact && o.arith != Arith::ball)
+    throw Error(ErrorKind::usage, "--certificate records exact and ball transformer runs only (the checker compares their answers by equality or containment)");
+  if (o.certificate && o.external) throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --certificate");
   json r;
   TransformerLearnOptions lo;
   lo.H = o.heads > 0 ? o.heads : canon.heads();

@@ -271,6 +271,7 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
       res.undecided_flats = path.undecided_flats;
       res.crossings = static_cast<int>(path.crossings.size());
       res.resolution_deg = path.resolution_deg;
+      res.path_crossings = path.crossings;
       res.neurons = neurons_from_path(fld, path, res.p, d);
       check_hyperplanes(fld, res.neurons, d);
       res.queries_regions = static_cast<long>(rec.queries.size()) - res.queries_attention;

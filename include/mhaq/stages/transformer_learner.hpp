@@ -46,6 +46,7 @@ struct TransformerLearnResult {
   double resolution_deg = -1;             // certified: no two hyperplanes further apart were merged (-1: no crossing tested)
   long queries_targeted = 0;              // of queries_verify, those near the recovered hyperplanes and in their wedges
   QVec p, q;                              // the path p -> q -> -p
+  std::vector<Crossing<T>> path_crossings;  // the accepted path's crossings, in path order (certificates)
   Truth self_check = Truth::unknown;      // the transformer reproduces every answer
   long self_check_failed = -1;
   Truth verification = Truth::unknown;    // ... and the learner's verification sequences: tokens on both
