@@ -10,9 +10,14 @@ namespace mhaq {
 
 long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
   if (o.arith != Arith::mpfr)
-    throw Error(ErrorKind::usage, "--design placed runs in MPFR (--arith mpfr): its weighted fits and estimate are first-order, not certified");
+    throw Error(ErrorKind::usage,
+                "--design placed runs in MPFR (--arith mpfr): its weighted "
+                "fits and estimate are first-order, not certified");
   if (o.external || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
-    throw Error(ErrorKind::usage, "--design placed takes a model, a known H and --oracle-bits (no --oracle, --noise, --target-error, --certificate, --max-heads or --samples-per-pair)");
+    throw Error(ErrorKind::usage,
+                "--design placed takes a model, a known H and --oracle-bits "
+                "(no --oracle, --noise, --target-error, --certificate, "
+                "--max-heads or --samples-per-pair)");
   using P = ArithPolicy<Mpfr>;
   const auto scope = P::precision(o.bits);
   ModelOracle<Mpfr> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
@@ -57,7 +62,8 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
     v = {status_of(e.kind()), e.what()};
     r.heads_recovered = 0;
   }
-  if (oracle.queries() > budget) v = {Status::unable, "the placed design asked " + std::to_string(oracle.queries()) + " queries, beyond its budget " + std::to_string(budget)};
+  if (oracle.queries() > budget)
+    v = {Status::unable, "the placed design asked " + std::to_string(oracle.queries()) + " queries, beyond its budget " + std::to_string(budget)};
   report_verdict(r, v);
   r.queries = oracle.queries();
   r.max_length = oracle.max_length();

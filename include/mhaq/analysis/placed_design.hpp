@@ -25,29 +25,37 @@ namespace mhaq {
 struct PlacedOptions {
   int H = 1;
   std::uint64_t seed = 1;
-  TokenSpec tokens;      // the grid of the tokens (den)
-  long answer_bits = 53; // the answers' stated relative accuracy 2^-answer_bits
-  int grid = 0;          // ratios per pair besides t = 0 (0: min(60, 10 H + 10))
-  long k_max = 1L << 16; // the longest run of copies
-  double ladder_top = 8.5, ladder_bottom = -8.5;  // log r of the first and last head on the ladder
+  TokenSpec tokens;       // the grid of the tokens (den)
+  long answer_bits = 53;  // the answers' stated relative accuracy 2^-answer_bits
+  int grid = 0;           // ratios per pair besides t = 0 (0: min(60, 10 H + 10))
+  long k_max = 1L << 16;  // the longest run of copies
+  double ladder_top = 8.5,
+         ladder_bottom = -8.5;  // log r of the first and last head on the ladder
   double ladder_shift = 1.5;
-  int max_rounds = 3;    // placed rounds, each on the previous round's heads
-  long budget = 0;       // queries in all, pilot included (0: no limit); a further round only within it                       // each offset moves its whole ladder by up to this much
+  int pilot_grid = 20;  // ratios per pilot pair besides t = 0
+  int max_rounds = 3;   // placed rounds, each on the previous round's heads
+  long budget = 0;      // queries in all, pilot included (0: no limit); a further
+                        // round only within it                       // each offset
+                        // moves its whole ladder by up to this much
 };
 
 struct PlacedResult {
   std::vector<LearnedHead<Mpfr>> heads;
-  std::string pilot_status;      // "ok", or why no estimate was found
-  std::string pilot_kind;        // "paper" (the learner's paper schedule) or "grid" (pairs on the grid, free fits)
+  std::string pilot_status;  // "ok", or why no estimate was found
+  std::string pilot_kind;    // "paper" (the learner's paper schedule) or "grid"
+                             // (pairs on the grid, free fits)
   long pilot_queries = 0;
   long design_queries = 0;
-  double estimate_log2 = 0;      // first-order bound on max_rel_error from the stated answer error (log2)
-  double worst_pair_log2_cond = 0;  // the worst pair fit's weighted condition number (log2)
-  double log2_cond_offsets = 0;     // the worst |Delta_j| |Delta_j^{-1}| row-sum condition (log2)
-  int rounds = 0;                 // placed rounds run
-  double max_pole_shift = 0;      // the last round's largest |log r fitted - log r placed|
-  std::string misplaced;          // the last round's first pair with a pole half a rung or more off its place ("" if none)
-  Truth self_check = Truth::unknown;  // every pair fits its answers to the stated error, residues agree across final tokens
+  double estimate_log2 = 0;           // first-order bound on max_rel_error from the
+                                      // stated answer error (log2)
+  double worst_pair_log2_cond = 0;    // the worst pair fit's weighted condition number (log2)
+  double log2_cond_offsets = 0;       // the worst |Delta_j| |Delta_j^{-1}| row-sum condition (log2)
+  int rounds = 0;                     // placed rounds run
+  double max_pole_shift = 0;          // the last round's largest |log r fitted - log r placed|
+  std::string misplaced;              // the last round's first pair with a pole half a rung
+                                      // or more off its place ("" if none)
+  Truth self_check = Truth::unknown;  // every pair fits its answers to the stated error,
+                                      // residues agree across final tokens
   std::string self_check_note;
 };
 
