@@ -194,8 +194,9 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--bits", st.bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
   s->add_option("--schedule", st.schedule, "paper | lean | compact")->check(CLI::IsMember({"paper", "lean", "compact"}));
   s->add_option("--design", st.design,
-                "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them); not exact")
-      ->check(CLI::IsMember({"paper", "scaled", "tuned"}));
+                "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them) | "
+                "placed (float64 answers: a pilot places every head's pole, pairs asked at ratios of copy counts up to 2^16; mpfr only); not exact")
+      ->check(CLI::IsMember({"paper", "scaled", "tuned", "placed"}));
   s->add_option("--learner-heads", st.learner_heads, "override the learner's H (default: canonical head count of the truth)")
       ->check(int_in(1, max_heads));
   s->add_option("--max-heads", st.max_heads, "only an upper bound H0 on the head count is known (claim 3)")->check(int_in(1, max_heads));

@@ -71,6 +71,13 @@ void put_setup(json& j, const RecoverResult& r) {
   put(j, "kappa_predicted", r.kappa_predicted);
   put(j, "kappa_rms_predicted", r.kappa_rms_predicted);
   put(j, "kappa_rms_predicted_start", r.kappa_rms_predicted_start);
+  put(j, "pilot_kind", r.pilot_kind);
+  put(j, "misplaced", r.misplaced);
+  put(j, "query_budget", r.query_budget);
+  put(j, "placed_rounds", r.placed_rounds);
+  put(j, "max_pole_shift", r.max_pole_shift);
+  put(j, "pair_log2_cond_max", r.pair_log2_cond_max);
+  put(j, "offsets_log2_cond_max", r.offsets_log2_cond_max);
   if (r.exact_cost)
     j["exact_cost"] = {{"L", r.exact_cost->L},
                        {"max_answer_degree", r.exact_cost->max_answer_degree},
@@ -122,6 +129,7 @@ void put_outcome(json& j, const RecoverResult& r) {
   put(j, "neurons_recovered", r.neurons_recovered);
   put(j, "redraws", r.redraws);
   put(j, "self_check", r.self_check);
+  put(j, "self_check_note", r.self_check_note);
   put(j, "verification", r.verification);
   put(j, "fallback_pairs", r.fallback_pairs);
   put(j, "fallback_queries", r.fallback_queries);

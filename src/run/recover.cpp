@@ -619,6 +619,11 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     r.samples_per_pair = o.samples_per_pair;
     r.max_length_bound = o.samples_per_pair;
   }
+  if (o.design == Design::placed) {
+    r.design = "placed";
+    recover_placed(r, truth, canon, o, lo);
+    return r;
+  }
   const long pilot_queries = choose_design(r, truth, o, lo);
   if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count())) return r;
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;

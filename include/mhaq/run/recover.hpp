@@ -95,6 +95,9 @@ RunFacts known_truth_facts(Arith a, const Model& canon);
 // (log2): (d + sqrt d)(kappa_rel 2^-p + kappa eps).
 double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, const Rational& eps);
 
+// recover --design placed (run/recover_placed.cpp): writes the run into r, returns its queries.
+long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo);
+
 // Exit code for a recover record written as JSON: the judge's code for its status.
 int recover_exit_code(const nlohmann::json& r);
 

@@ -96,6 +96,11 @@ struct RecoverResult {
   std::optional<int> pilot_heads, design_evaluations;
   std::optional<bool> design_searched;
   std::optional<double> kappa_predicted, kappa_rms_predicted, kappa_rms_predicted_start;
+  // placed: the pilot's kind, the query budget, the rounds, the ladder's fit
+  std::optional<std::string> pilot_kind, misplaced;
+  std::optional<long> query_budget;
+  std::optional<int> placed_rounds;
+  std::optional<double> max_pole_shift, pair_log2_cond_max, offsets_log2_cond_max;
   // ---- the exact cost guard
   std::optional<ExactCostRecord> exact_cost;
   // ---- noise (recover --noise) and the sensitivity at the truth
@@ -121,7 +126,7 @@ struct RecoverResult {
   std::optional<long> max_length;
   std::optional<long> L;  // exact: the field's L
   std::optional<int> heads_recovered, heads_found, neurons_recovered, redraws;
-  std::optional<std::string> self_check, verification;
+  std::optional<std::string> self_check, self_check_note, verification;
   std::optional<long> fallback_pairs, fallback_queries, repairs, repair_queries;  // queries beyond the plan
   std::optional<std::vector<RepairRecord>> repaired_pairs;
   std::optional<std::vector<HeadRecord>> heads;

@@ -335,6 +335,7 @@ std::optional<SensitivityDraw> draw_sensitivity_model(Rng& rng, long t, int cons
 // One check per page of proofs/: `broken` swaps in the page's wrong variant.
 using CheckFn = void (*)(const ProveOptions&, bool broken, LemmaCheck&);
 void check_pair_identity(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_placed_poles(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_bilinearity(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_chaining(const ProveOptions& o, bool broken, LemmaCheck& out);

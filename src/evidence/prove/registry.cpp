@@ -52,6 +52,8 @@ const std::vector<Entry>& registry() {
        "MPFR randomized", proof::check_low_precision_estimate},
       {"33-double-derivative-estimate", "the float judge's jets with double derivatives and running error bounds: the bounds hold, the estimate matches",
        "MPFR randomized", proof::check_double_derivative_estimate},
+      {"34-placed-poles", "[a x k, b x m] answers f(k/m); an offset placed through M G^{-1} t plus a part orthogonal to the W_h b hits every target",
+       "exact randomized", proof::check_placed_poles},
   };
   return r;
 }
