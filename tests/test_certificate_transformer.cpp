@@ -204,9 +204,10 @@ TEST_CASE("a tampered transformer certificate is rejected and the field named (e
     CHECK(failed_with(rep, k.path, k.words));
   }
   // header fields: a wrong kind or version is an input error, never a pass
-  for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{{"version", 2}, {"kind", "attention"}, {"format", "mhaq-golden"}}) {
+  for (const auto& kv : std::vector<std::pair<std::string, json>>{{"version", 2}, {"kind", "attention"}, {"format", "mhaq-golden"}}) {
+    const std::string key = kv.first;  // a named copy: clang 14 cannot capture a structured binding in INFO
     json c = base;
-    c[key] = value;
+    c[key] = kv.second;
     INFO(key);
     CHECK(input_error(c.dump(), key));
   }
