@@ -96,6 +96,12 @@ void check_hyperplanes(const F& fld, const std::vector<LearnedNeuron<typename F:
     }
 }
 
+// The multiple of 1/g nearest to each entry (ties up): tokens on the grid.
+QVec on_grid(QVec x, long g) {
+  for (auto& v : x) v = (v * Rational(g) + Rational(1, 2)).floor() / Rational(g);
+  return x;
+}
+
 // Tokens aimed at what a merged or misplaced neuron would change: for each
 // crossing, single tokens (attention output = the token itself) on both sides
 // of its predicted hyperplane at angles window 2^-k, k = 0..levels-1 (scaled
@@ -105,10 +111,6 @@ template <class T>
 std::vector<Query> targeted_queries(const std::vector<Crossing<T>>& cs, const Rational& window, int levels, long g) {
   std::vector<Query> out;
   auto norm = [](const QVec& x) { return (dot(x, x) * Rational(1L << 20)).isqrt_floor() / Rational(1L << 10); };
-  auto grid = [g](QVec x) {
-    for (auto& v : x) v = (v * Rational(g) + Rational(1, 2)).floor() / Rational(g);
-    return x;
-  };
   for (const auto& c : cs) {
     if (c.normal.empty()) continue;
     const QVec xc = c.before + c.after;  // the crossing's direction (a cone: scale is free)
@@ -121,7 +123,7 @@ std::vector<Query> targeted_queries(const std::vector<Crossing<T>>& cs, const Ra
       for (int side = -1; side <= 1; side += 2) {
         QVec x = xc;
         for (size_t a = 0; a < x.size(); ++a) x[a] = Z * xc[a] + Rational(side) * eps * Z * xn / nn * c.normal[a];
-        out.push_back(Query{Run{grid(x), 1}});
+        out.push_back(Query{Run{on_grid(x, g), 1}});
       }
     }
   }
@@ -173,10 +175,6 @@ std::vector<Query> head_split_queries(const F& fld, const std::vector<Mat<typena
       for (int b = 0; b < d; ++b) q(a, b) = fld.nearest(w(a, b), fine);
     Wq.push_back(q);
   }
-  auto grid = [g](QVec x, const Rational& s) {
-    for (auto& v : x) v = (v * s * Rational(g) + Rational(1, 2)).floor() / Rational(g);
-    return x;
-  };
   for (const auto& n : ns) {
     std::vector<QVec> Uq(H, QVec(d));
     for (int h = 0; h < H; ++h)
@@ -221,7 +219,7 @@ std::vector<Query> head_split_queries(const F& fld, const std::vector<Mat<typena
         // as the path's own; a gap of 4 in the scores already makes the split
         // heads' weights differ by e^2 on either side
         Rational lo, hi;
-        const QVec x = grid(a1, Rational(1)), y = grid(b0, Rational(1));
+        const QVec x = on_grid(a1, g), y = on_grid(b0, g);
         bool small = true;
         for (int a = 0; a < d; ++a) small = small && x[a] <= Rational(4) && Rational(-4) <= x[a];
         if (!small || gap_of(x, y, lo, hi) < Rational(4)) continue;
