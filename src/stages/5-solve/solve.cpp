@@ -52,6 +52,16 @@ typename F::value_type dot_token(const F& fld, const QVec& x, const std::vector<
     if (!x[i].is_zero()) s = s + fld.from(x[i]) * y[i];
   return s;
 }
+// the same with the token's entries already in the field (xf[i] = fld.from(x[i])):
+// the same operations on the same numbers
+template <ArithField F>
+typename F::value_type dot_token(const F& fld, const QVec& x, const std::vector<typename F::value_type>& xf,
+                                 const std::vector<typename F::value_type>& y) {
+  typename F::value_type s = fld.from(Rational(0));
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!x[i].is_zero()) s = s + xf[i] * y[i];
+  return s;
+}
 
 // W_h x_N and x_N^T W_h x_N for one head
 template <ArithField F>
@@ -122,16 +132,22 @@ HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>&
   });
   std::map<int, size_t> final_slot;
   for (size_t k = 0; k < finals.size(); ++k) final_slot[finals[k]] = k;
+  // every token's entries in the field, converted once
+  std::vector<std::vector<T>> xf(tokens.size());
+  parallel_for(0, tokens.size(), threads, [&](size_t t) {
+    xf[t].reserve(tokens[t]->size());
+    for (const Rational& x : *tokens[t]) xf[t].push_back(x.is_zero() ? fld_.from(Rational(0)) : fld_.from(x));
+  });
   vx_.assign(tokens.size(), {});
   parallel_for(0, tokens.size(), threads, [&](size_t t) {
-    for (size_t h = 0; h < H; ++h) vx_[t].push_back(dot_token(fld_, *tokens[t], heads_[h].v));
+    for (size_t h = 0; h < H; ++h) vx_[t].push_back(dot_token(fld_, *tokens[t], xf[t], heads_[h].v));
   });
   std::vector<std::pair<const std::pair<int, int>*, std::vector<T>*>> pairs;
   for (auto& [key, val] : sx_) pairs.emplace_back(&key, &val);
   parallel_for(0, pairs.size(), threads, [&](size_t p) {
     const auto [x, f] = *pairs[p].first;
     const std::vector<std::vector<T>>& w = Wx[final_slot.at(f)];
-    for (size_t h = 0; h < H; ++h) pairs[p].second->push_back(dot_token(fld_, *tokens[x], w[h]));
+    for (size_t h = 0; h < H; ++h) pairs[p].second->push_back(dot_token(fld_, *tokens[x], xf[x], w[h]));
   });
 }
 

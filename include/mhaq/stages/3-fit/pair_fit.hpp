@@ -230,18 +230,35 @@ struct Chaining {
   // pair (f0 then costs O(d) field operations; its value is unchanged).
   // Entries are valid for this DeltaInv and b1 only: remember after setting them.
   std::map<QVec, QVec> lambdas;
+  ClearedQMat cleared;  // DeltaInv over one denominator, built by the first remember()
   void remember(const QVec& b) {
-    if (lambdas.find(b) == lambdas.end()) lambdas.emplace(b, matvec(DeltaInv, b - b1));
+    if (lambdas.find(b) != lambdas.end()) return;
+    if (cleared.empty()) cleared = ClearedQMat(DeltaInv);
+    lambdas.emplace(b, cleared.apply(b - b1));
+  }
+  // the remembered lambdas as field numbers (fld.from of each entry, made
+  // once per token by convert() instead of once per pair; the same numbers
+  // at the same working precision)
+  std::map<QVec, std::vector<T>> lambda_values;
+  template <class F>
+  void convert(const F& fld) {
+    for (const auto& [b, lambda] : lambdas) {
+      std::vector<T> v;
+      v.reserve(lambda.size());
+      for (const Rational& x : lambda) v.push_back(fld.from(x));
+      lambda_values.insert_or_assign(b, std::move(v));
+    }
   }
   template <class F>
   T f0(const F& fld, const QVec& b) const {
     const auto it = lambdas.find(b);
     QVec fresh;
-    if (it == lambdas.end()) fresh = matvec(DeltaInv, b - b1);
+    if (it == lambdas.end()) fresh = cleared.empty() ? matvec(DeltaInv, b - b1) : cleared.apply(b - b1);
     const QVec& lambda = it == lambdas.end() ? fresh : it->second;
+    const auto kept = it == lambdas.end() ? lambda_values.end() : lambda_values.find(b);
     T s = fb1;
     for (size_t i = 0; i < lambda.size(); ++i)
-      if (!lambda[i].is_zero()) s = s + fld.from(lambda[i]) * vdelta[i];
+      if (!lambda[i].is_zero()) s = s + (kept != lambda_values.end() ? kept->second[i] : fld.from(lambda[i])) * vdelta[i];
     return s;
   }
 };
