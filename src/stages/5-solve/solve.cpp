@@ -14,6 +14,13 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
   QMat DeltaInvT, BInv;
   if (!inverse(plan.Delta.transpose(), DeltaInvT) || !inverse(plan.B, BInv)) throw_internal("B or Delta singular after the draw check");
   const T zero = fld.from(Rational(0));
+  // Delta^{-T} and B^{-1} in the field, converted once for every head
+  Mat<T> DiT(d, d), Bi(d, d);
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) {
+      DiT(i, j) = fld.from(DeltaInvT(i, j));
+      Bi(i, j) = fld.from(BInv(i, j));
+    }
   std::vector<LearnedHead<T>> heads;
   for (int h = 0; h < H; ++h) {
     Mat<T> L(d, d);
@@ -23,18 +30,18 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
     Mat<T> M(d, d);  // Delta^{-T} L_h
     for (int i = 0; i < d; ++i) {
       T vi = zero;
-      for (int t = 0; t < d; ++t) vi = vi - fld.from(DeltaInvT(i, t)) * labelled[plan.base_index(t, 0)].c[h];
+      for (int t = 0; t < d; ++t) vi = vi - DiT(i, t) * labelled[plan.base_index(t, 0)].c[h];
       head.v.push_back(vi);
       for (int j = 0; j < d; ++j) {
         T s = zero;
-        for (int t = 0; t < d; ++t) s = s + fld.from(DeltaInvT(i, t)) * L(t, j);
+        for (int t = 0; t < d; ++t) s = s + DiT(i, t) * L(t, j);
         M(i, j) = s;
       }
     }
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) {
         T s = zero;
-        for (int t = 0; t < d; ++t) s = s + M(i, t) * fld.from(BInv(t, j));
+        for (int t = 0; t < d; ++t) s = s + M(i, t) * Bi(t, j);
         head.W(i, j) = s;
       }
     heads.push_back(std::move(head));
