@@ -216,7 +216,9 @@ HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>&
   parallel_for(0, pairs.size(), threads, [&](size_t p) {
     const auto [x, f] = *pairs[p].first;
     const std::vector<std::vector<T>>& w = Wx[final_slot.at(f)];
-    for (size_t h = 0; h < H; ++h) pairs[p].second->push_back(dot_token(fld_, *tokens[x], xf[x], w[h]));
+    const std::vector<T>& sN = sN_.find(f)->second;
+    // the weight's exponential, the same for every count of this token
+    for (size_t h = 0; h < H; ++h) pairs[p].second->push_back(fld_.exp(dot_token(fld_, *tokens[x], xf[x], w[h]) - sN[h]));
   });
 }
 
@@ -247,7 +249,7 @@ typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
   for (size_t h = 0; h < heads_.size(); ++h) {
     T num = zero, den = zero;
     for (size_t r = 0; r < q.size(); ++r) {
-      const T w = fld_.exp((*sx[r])[h] - sN->second[h]) * fld_.from(Rational(q[r].count));
+      const T w = (*sx[r])[h] * fld_.from(Rational(q[r].count));
       num = num + w * vx_[xs[r]][h];
       den = den + w;
     }
