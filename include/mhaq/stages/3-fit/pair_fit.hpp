@@ -73,13 +73,16 @@ class PairSystem {
     using U = typename G::value_type;
     const int H = H_, n = 2 * H_ + 1;
     if (equations() != n) return false;
-    const U one = F.from(Rational(1));
+    const U one = F.from(Rational(1)), two = F.from(Rational(2));
+    // the nodes 0..2H in the field, converted once
+    std::vector<U> node;
+    for (int k = 0; k < n; ++k) node.push_back(F.from(Rational(k)));
     std::vector<U> Q2, lead;
     U pr2 = one;
     for (int g = 0; g < H; ++g) pr2 = pr2 * x[1 + g] * x[1 + g];
     for (int k = 0; k < n; ++k) {
       U q = one;
-      for (int g = 0; g < H; ++g) q = q * (one + x[1 + g] * F.from(Rational(k)));
+      for (int g = 0; g < H; ++g) q = q * (one + x[1 + g] * node[k]);
       Q2.push_back(q * q);
       Rational w(1);
       for (int m = 0; m < n; ++m)
@@ -97,15 +100,21 @@ class PairSystem {
         if (g == h) continue;
         const U t = one - x[1 + g] / r;
         Gh = Gh * t * t;
-        dG = dG + F.from(Rational(2)) * x[1 + g] / (one + x[1 + g] * rho);
+        dG = dG + two * x[1 + g] / (one + x[1 + g] * rho);
+      }
+      // rho - m and 1 / (rho - m) do not depend on k: formed once per head,
+      // then multiplied and summed for each k in the same order as before
+      std::vector<U> tm, inv_tm;
+      for (int m = 0; m < n; ++m) {
+        tm.push_back(rho - node[m]);
+        inv_tm.push_back(one / tm.back());
       }
       for (int k = 0; k < n; ++k) {
         U lk = one, dl = F.from(Rational(0));
         for (int m = 0; m < n; ++m)
           if (m != k) {
-            const U t = rho - F.from(Rational(m));
-            lk = lk * t;
-            dl = dl + one / t;
+            lk = lk * tm[m];
+            dl = dl + inv_tm[m];
           }
         const U base = Q2[k] * lk / lead[k];
         const U dlog = base / (c * Gh);
