@@ -426,7 +426,7 @@ double pair_error_log2(const Field<T>& F, const Plan& plan, const std::vector<T>
     return f;
   };
   try {
-    Chaining<T> chain{answers[0], {}, {}, plan.B.col(0), {}, {}, {}};
+    Chaining<T> chain{answers[0], {}, {}, plan.B.col(0), {}, {}, {}, {}};
     if (!inverse(plan.Delta, chain.DeltaInv)) return kInf;
     std::vector<PairFit<T>> first;  // the pairs (i, 1)
     for (int i = 0; i < d; ++i) {

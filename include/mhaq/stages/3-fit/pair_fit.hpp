@@ -249,6 +249,10 @@ struct Chaining {
   // once per token by convert() instead of once per pair; the same numbers
   // at the same working precision)
   std::map<QVec, std::vector<T>> lambda_values;
+  // f(0) of every remembered token, formed by convert() once per token (many
+  // pairs share a final token); f0() returns the kept number, the same
+  // operations on the same numbers. convert() after vdelta and fb1 are set.
+  std::map<QVec, T> f0_kept;
   template <class F>
   void convert(const F& fld) {
     for (const auto& [b, lambda] : lambdas) {
@@ -257,9 +261,12 @@ struct Chaining {
       for (const Rational& x : lambda) v.push_back(fld.from(x));
       lambda_values.insert_or_assign(b, std::move(v));
     }
+    f0_kept.clear();
+    for (const auto& e : lambdas) f0_kept.insert_or_assign(e.first, f0(fld, e.first));
   }
   template <class F>
   T f0(const F& fld, const QVec& b) const {
+    if (const auto kept = f0_kept.find(b); kept != f0_kept.end()) return kept->second;
     const auto it = lambdas.find(b);
     QVec fresh;
     if (it == lambdas.end()) fresh = cleared.empty() ? matvec(DeltaInv, b - b1) : cleared.apply(b - b1);
