@@ -411,6 +411,53 @@ struct Field<Jet<B, D>> {
   }
 };
 
+// 0 + x_0 c_0 + x_1 c_1 + ... (c_left: c_t x_t), the loop s = s + x_t * c_t
+// of the field (the final solves' products with Delta^{-T} and B^{-1}).
+template <class F>
+typename F::value_type lin_comb(const F& fld, const std::vector<const typename F::value_type*>& x,
+                                const std::vector<const typename F::value_type*>& c, bool c_left) {
+  typename F::value_type s = fld.from(Rational(0));
+  for (size_t t = 0; t < x.size(); ++t) s = s + (c_left ? *c[t] * *x[t] : *x[t] * *c[t]);
+  return s;
+}
+// Over jets with constant c_t, the gradient is summed in one dense array over
+// the answers instead of a merge per term: each index's sum takes the same
+// terms in the same order (an index a term lacks is skipped, as the merge
+// skips it), so every value and derivative is the loop's.
+template <class B, class D>
+Jet<B, D> lin_comb(const Field<Jet<B, D>>& fld, const std::vector<const Jet<B, D>*>& x, const std::vector<const Jet<B, D>*>& c, bool c_left) {
+  using J = Jet<B, D>;
+  J s = fld.from(Rational(0));
+  bool constants = true;
+  for (const J* ct : c) constants = constants && ct->grad().empty();
+  if (!constants) {
+    for (size_t t = 0; t < x.size(); ++t) s = s + (c_left ? *c[t] * *x[t] : *x[t] * *c[t]);
+    return s;
+  }
+  B v = s.value();
+  int hi = -1;
+  for (const J* xt : x)
+    if (!xt->grad().empty()) hi = std::max(hi, xt->grad().back().first);
+  std::vector<D> acc(static_cast<size_t>(hi + 1));
+  std::vector<char> has(static_cast<size_t>(hi + 1), 0);
+  for (size_t t = 0; t < x.size(); ++t) {
+    v = v + (c_left ? c[t]->value() * x[t]->value() : x[t]->value() * c[t]->value());
+    const auto& cd = deriv_cast<D>(c[t]->value());
+    for (const auto& [q, g] : x[t]->grad()) {
+      if (has[q]) {
+        acc[q] = acc[q] + g * cd;
+      } else {
+        acc[q] = g * cd;
+        has[q] = 1;
+      }
+    }
+  }
+  typename J::Grad gr;
+  for (int q = 0; q <= hi; ++q)
+    if (has[q]) gr.emplace_back(q, std::move(acc[q]));
+  return J(std::move(v), std::move(gr));
+}
+
 static_assert(ArithField<Field<Jet<Ball>>>);
 static_assert(ArithField<Field<Jet<Mpfr>>>);
 static_assert(ArithField<Field<Jet<double>>>);

@@ -6,62 +6,6 @@
 
 namespace mhaq {
 
-namespace {
-
-template <class T>
-inline constexpr bool is_jet = false;
-template <class B, class D>
-inline constexpr bool is_jet<Jet<B, D>> = true;
-
-// 0 + x_0 c_0 + x_1 c_1 + ... + x_{n-1} c_{n-1} (c_left: c_t x_t) with the
-// c_t constants of the field, as the loop s = s + x_t * c_t computes it.
-// Over jets the gradient is summed in one dense array over the answers
-// instead of a merge per term: each index's sum takes the same terms in the
-// same order (an index a term lacks is skipped, as the merge skips it), so
-// every value and derivative is the loop's.
-template <ArithField F>
-typename F::value_type lin_comb(const F& fld, const std::vector<const typename F::value_type*>& x, const std::vector<const typename F::value_type*>& c,
-                                bool c_left) {
-  using T = typename F::value_type;
-  T s = fld.from(Rational(0));
-  bool dense = is_jet<T>;
-  if constexpr (is_jet<T>) {
-    for (const T* ct : c) dense = dense && ct->grad().empty();
-  }
-  if (!dense) {
-    for (size_t t = 0; t < x.size(); ++t) s = s + (c_left ? *c[t] * *x[t] : *x[t] * *c[t]);
-    return s;
-  }
-  if constexpr (is_jet<T>) {
-    using D = typename T::deriv_type;
-    auto v = s.value();
-    int hi = -1;
-    for (const T* xt : x)
-      if (!xt->grad().empty()) hi = std::max(hi, xt->grad().back().first);
-    std::vector<D> acc(static_cast<size_t>(hi + 1));
-    std::vector<char> has(static_cast<size_t>(hi + 1), 0);
-    for (size_t t = 0; t < x.size(); ++t) {
-      v = v + (c_left ? c[t]->value() * x[t]->value() : x[t]->value() * c[t]->value());
-      const auto& cd = deriv_cast<D>(c[t]->value());
-      for (const auto& [q, g] : x[t]->grad()) {
-        if (has[q]) {
-          acc[q] = acc[q] + g * cd;
-        } else {
-          acc[q] = g * cd;
-          has[q] = 1;
-        }
-      }
-    }
-    typename T::Grad gr;
-    for (int q = 0; q <= hi; ++q)
-      if (has[q]) gr.emplace_back(q, std::move(acc[q]));
-    return T(std::move(v), std::move(gr));
-  }
-  return s;
-}
-
-}  // namespace
-
 template <ArithField F>
 std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const Plan& plan,
                                                             const std::vector<PairFit<typename F::value_type>>& labelled, int H) {
