@@ -158,7 +158,7 @@ TEST_CASE("every fault ends with its name, the last query, within the timeout; t
       const std::string m = f.what();
       CHECK(m.find(std::string("oracle fault ") + oracle_protocol::fault_name(c.fault)) == 0);
       CHECK(m.find(c.says) != std::string::npos);
-      CHECK(m.find("last query sent: query 7 ([") != std::string::npos);  // batch 1 holds ids 4..7
+      CHECK(m.find("batch 1 awaited, its last query: query 7 ([") != std::string::npos);  // batch 1 holds ids 4..7
       if (m.find(c.says) == std::string::npos) MESSAGE(m);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
