@@ -81,7 +81,8 @@ namespace {
 // Arb prints an interval that contains the ball: [mid +/- rad], or an exact
 // value without brackets.
 long ball_digits(long bits) { return std::max(17L, static_cast<long>(static_cast<double>(bits) * 0.30103) + 3); }
-void put_ball(json& a, const Ball& b, long digits) {
+// The midpoint and radius decimals of Arb's printing of b.
+std::pair<std::string, std::string> ball_text(const Ball& b, long digits) {
   char* s = arb_get_str(b.raw(), digits, 0);
   std::string t = s;
   flint_free(s);
@@ -92,8 +93,12 @@ void put_ball(json& a, const Ball& b, long digits) {
     mid = pm == 0 ? "0" : t.substr(0, pm - 1);
     rad = t.substr(pm + 4);
   }
-  a["value"] = mid;
-  a["radius"] = rad;
+  return {mid, rad};
+}
+void put_ball(json& a, const Ball& b, long digits) {
+  auto [mid, rad] = ball_text(b, digits);
+  a["value"] = std::move(mid);
+  a["radius"] = std::move(rad);
 }
 }  // namespace
 
@@ -124,6 +129,22 @@ json ServedModel::certified(long id, const Query& q, long digits, long max_bits)
   put_ball(a, enclose(q, prec), std::min(ball_digits(prec), digits + 5));
   a["correctly_rounded"] = false;
   return a;
+}
+
+void ServedModel::append_answer(long id, const Query& q, std::string& out) {
+  if (arith_ != Arith::ball) {
+    out += answer(id, q).dump();
+    return;
+  }
+  // the bytes answer(id, q).dump() prints: keys in order, decimals need no escaping
+  const auto [mid, rad] = ball_text(enclose(q, bits_), ball_digits(bits_));
+  out += "{\"id\":";
+  out += std::to_string(id);
+  out += ",\"radius\":\"";
+  out += rad;
+  out += "\",\"value\":\"";
+  out += mid;
+  out += "\"}";
 }
 
 json ServedModel::answer(long id, const Query& q) {
@@ -284,8 +305,7 @@ int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std:
           std::string text = "{\"answers\":[";
           for (size_t i = 0; i < qs.size(); ++i) {
             if (i) text += ',';
-            const json a = m.answer(qs[i].first, qs[i].second);
-            text += a.dump();
+            m.append_answer(qs[i].first, qs[i].second, text);
           }
           text += "],\"batch\":" + std::to_string(batch) + ",\"type\":\"answers\"}\n";
           out << text << std::flush;
