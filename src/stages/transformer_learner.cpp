@@ -332,6 +332,7 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
   lo.seed = opt.seed;
   lo.tokens = opt.tokens;
   lo.threads = opt.threads;
+  lo.draws = opt.attention_draws;
   LearnResult<T> att;
   try {
     att = learn(odd, lo);
