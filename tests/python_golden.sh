@@ -91,7 +91,7 @@ r = json.load(open(sys.argv[1]))
 assert r["ok"] and len(r["files"]) == 1, r
 f = r["files"][0]
 s = f["summary"]
-assert s["failed"] == 0 and s["queries"] == len(f["queries"]) == 104, s
+assert s["failed"] == 0 and s["queries"] == len(f["queries"]) == 149, s
 for q in f["queries"]:
     assert math.isfinite(q["error_ulps"]) and q["error_ulps"] <= q["bound_ulps"], q
 # some answers are exactly 0 (every neuron cut off by its ReLU), most are not

@@ -6,7 +6,10 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <mpfr.h>
+
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -247,4 +250,79 @@ TEST_CASE("--oracle-error statements") {
   CHECK_THROWS_AS(parse_error_statement("-1"), Error);
   CHECK_THROWS_AS(parse_error_statement("rel:x"), Error);
   CHECK_THROWS_AS(parse_error_statement("abs:1,abs:2"), Error);
+}
+
+TEST_CASE("the learner's direct serialisation prints what nlohmann::json prints, and floats are the nearest doubles") {
+  using oracle_protocol::runs_json;
+  using oracle_protocol::runs_text;
+  Rational big = Rational::parse("123456789012345678901234567890/7", 200);
+  Rational wide(1, 1);
+  fmpz_mul_2exp(fmpq_denref(wide.raw()), fmpq_denref(wide.raw()), 60);  // 1/2^60: a denominator past 2^53
+  fmpz_set_si(fmpq_numref(wide.raw()), 3);
+  std::vector<Query> qs = queries();
+  qs.push_back({Run{QVec{Rational(0), Rational(-7)}, 3}, Run{QVec{big, wide}, 2}});
+  qs.push_back({Run{QVec{Rational(1, 3), Rational(-2, 3)}, 1}, Run{QVec{Rational((1L << 53) + 1, 1), Rational(1, 1L << 53)}, 1000000}});
+  for (const Query& q : qs) {
+    CHECK(runs_text(q, false) == runs_json(q, false).dump());
+    CHECK(runs_text(q, true) == runs_json(q, true).dump());
+  }
+  std::vector<long> ids;
+  nlohmann::json arr = nlohmann::json::array();
+  for (size_t i = 0; i < qs.size(); ++i) {
+    ids.push_back(static_cast<long>(100 + i));
+    arr.push_back({{"id", ids.back()}, {"runs", runs_json(qs[i], true)}});
+  }
+  CHECK(oracle_protocol::batch_line(7, ids, qs) == nlohmann::json{{"type", "batch"}, {"batch", 7}, {"queries", arr}}.dump());
+  // the word-size path against MPFR's rounding: 1/3 and 2^53 + 1 (a tie, to even)
+  CHECK(oracle_protocol::nearest_double(Rational(1, 3)) == 1.0 / 3.0);
+  CHECK(oracle_protocol::nearest_double(Rational((1L << 53) + 1, 1)) == 9007199254740992.0);
+  CHECK(oracle_protocol::nearest_double(wide) == std::ldexp(3.0, -60));
+  // tokens read back: the short path agrees with Rational::parse, and what it
+  // does not take goes there (errors included)
+  for (const char* t : {"0", "-0", "+5", "-12/8", "3/4", "123456789012345678/7", "1234567890123456789/3", "5/1234567890123456789", "0.125", "-2e-3"}) {
+    const Query back = oracle_protocol::query_from_runs(nlohmann::json::parse(std::string(R"([{"token": [")") + t + R"("], "count": 1}])"), 1, "q");
+    CHECK(back[0].token[0] == Rational::parse(t));
+  }
+  for (const char* t : {"", "-", "1/0", "1/", "/2", "1/-2", "0x10", "1 "})
+    CHECK_THROWS_AS(oracle_protocol::query_from_runs(nlohmann::json::parse(std::string(R"([{"token": [")") + t + R"("], "count": 1}])"), 1, "q"), Error);
+  // answers' decimals: decimal_value is Rational::parse's value, errors included
+  {
+    unsigned long long z = 99;
+    auto rnd = [&](unsigned long long m) { return ((z = z * 6364136223846793005ULL + 1442695040888963407ULL) >> 33) % m; };
+    for (int i = 0; i < 3000; ++i) {
+      std::string t = rnd(2) ? "-" : "";
+      const unsigned long long il = 1 + rnd(40), fl = rnd(3) ? rnd(160) : 0;
+      for (unsigned long long k = 0; k < il; ++k) t += static_cast<char>('0' + (k == 0 && rnd(3) == 0 ? 0 : rnd(10)));
+      if (fl) {
+        t += '.';
+        for (unsigned long long k = 0; k < fl; ++k) t += static_cast<char>('0' + (rnd(4) == 0 ? 0 : rnd(10)));
+        if (rnd(3) == 0) t += std::string(rnd(30), rnd(2) ? '0' : '5');  // trailing zeros, powers of 5
+      }
+      if (rnd(2)) t += std::string(rnd(2) ? "e" : "E") + (rnd(2) ? "-" : rnd(2) ? "+" : "") + std::to_string(rnd(400));
+      REQUIRE(oracle_protocol::decimal_value(t, 4096) == Rational::parse(t, 4096));
+    }
+    for (const char* t : {"0", "-0.000", "5e-1", "1250e-3", "0.0000625", "3.14159e+02", "2e4000", "1e-4000", ".5", "5."})
+      CHECK(oracle_protocol::decimal_value(t, 4096) == Rational::parse(t, 4096));
+    for (const char* t : {"", "-", ".", "1e", "1e+", "1e1234567", "1e20000", "1.5.2", "+-1", "0x1", "1 ", "nan"})
+      CHECK_THROWS_AS(oracle_protocol::decimal_value(t, 4096), Error);
+    CHECK_THROWS_AS(oracle_protocol::decimal_value("1e-3000", 100), Error);  // the value's p/q over the limit
+    CHECK(oracle_protocol::decimal_value("+2.5", 100) == Rational(5, 2));     // other forms: Rational::parse's
+  }
+  // word-size quotients against MPFR's correctly rounded division
+  unsigned long long st = 12345;
+  auto next = [&] { return st = st * 6364136223846793005ULL + 1442695040888963407ULL; };
+  mpfr_t a;
+  mpfr_init2(a, 53);
+  for (int i = 0; i < 2000; ++i) {
+    const long n = static_cast<long>(next() >> 10) - (1L << 53);
+    const long d = 1 + static_cast<long>(next() >> (11 + next() % 50));
+    const Rational q(n, d);
+    mpq_t m;
+    mpq_init(m);
+    fmpq_get_mpq(m, q.raw());
+    mpfr_set_q(a, m, MPFR_RNDN);
+    mpq_clear(m);
+    REQUIRE(oracle_protocol::nearest_double(q) == mpfr_get_d(a, MPFR_RNDN));
+  }
+  mpfr_clear(a);
 }

@@ -91,7 +91,7 @@ std::vector<std::string> transcript_lines(const std::string& path) {
 }
 }  // namespace
 
-std::string ExternalSession::key(const Query& q) { return runs_json(q, false).dump(); }
+std::string ExternalSession::key(const Query& q) { return runs_text(q, false); }
 
 ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind, const std::string& arith) : d_(d), kind_(kind), opt_(o) {
   if (opt_.batch < 1 || opt_.batch > max_batch_queries) throw_internal("oracle batch size out of range");
@@ -181,6 +181,9 @@ std::string ExternalSession::context() const {
 
 void ExternalSession::expect(std::vector<Query> upcoming) {
   expected_ = std::move(upcoming);
+  expected_keys_.clear();
+  expected_keys_.reserve(expected_.size());
+  for (const Query& q : expected_) expected_keys_.push_back(key(q));
   pos_ = 0;
 }
 
@@ -188,7 +191,7 @@ Answer ExternalSession::answer(const Query& q) {
   if (finished_) throw_internal("external oracle asked after the end of its session");
   const bool in_order = pos_ < expected_.size() && same_query(expected_[pos_], q);
   if (in_order) ++pos_;
-  const std::string k = key(q);
+  const std::string k = in_order ? expected_keys_[pos_ - 1] : key(q);
   auto take = [&]() -> std::optional<Answer> {
     auto it = cache_.find(k);
     if (it == cache_.end()) return std::nullopt;
@@ -201,10 +204,11 @@ Answer ExternalSession::answer(const Query& q) {
   if (auto a = take()) return *a;
   // ask q, and the expected queries after it that no cached answer covers yet
   std::vector<Query> batch{q};
+  std::vector<std::string> keys{k};
   if (in_order) {
     std::map<std::string, long> spare;  // cached answers not yet claimed, per query
     for (size_t i = pos_; i < expected_.size() && static_cast<long>(batch.size()) < opt_.batch; ++i) {
-      const std::string ki = key(expected_[i]);
+      const std::string& ki = expected_keys_[i];
       auto sp = spare.find(ki);
       if (sp == spare.end()) {
         const auto it = cache_.find(ki);
@@ -216,28 +220,36 @@ Answer ExternalSession::answer(const Query& q) {
         continue;
       }
       batch.push_back(expected_[i]);
+      keys.push_back(ki);
     }
   }
-  ask(batch);
+  ask(batch, std::move(keys));
   if (auto a = take()) return *a;
   throw_internal("external oracle: the answer to a query just asked is missing");
 }
 
-void ExternalSession::ask(const std::vector<Query>& qs) {
+void ExternalSession::ask(const std::vector<Query>& qs, std::vector<std::string> keys) {
+  if (keys.size() != qs.size()) {
+    keys.clear();
+    for (const Query& q : qs) keys.push_back(key(q));
+  }
   // split so that every line stays within the limit
   size_t start = 0;
   while (start < qs.size()) {
     std::vector<long> ids;
     std::vector<Query> part;
+    std::vector<std::string> texts;
     size_t bytes = 64;
     for (size_t i = start; i < qs.size(); ++i) {
-      const size_t qb = runs_json(qs[i], true).dump().size() + 32;
+      std::string t = runs_text(qs[i], true);
+      const size_t qb = t.size() + 32;
       if (!part.empty() && bytes + qb >= static_cast<size_t>(max_line_bytes)) break;
       if (bytes + qb >= static_cast<size_t>(max_line_bytes))
         throw Error(ErrorKind::input, "a query of " + std::to_string(qb) + " bytes does not fit the protocol's line limit of " + std::to_string(max_line_bytes));
       bytes += qb;
       ids.push_back(next_id_++);
       part.push_back(qs[i]);
+      texts.push_back(std::move(t));
     }
     start += part.size();
     const long batch = batch_no_++;
@@ -245,7 +257,7 @@ void ExternalSession::ask(const std::vector<Query>& qs) {
     last_query_ = part.back();
     std::vector<Answer> got;
     try {
-      child_->send(batch_line(batch, ids, part), context());
+      child_->send(batch_line_of(batch, ids, texts), context());
       got = parse_answers(child_->receive(context()), batch, ids, hello_.radius, context());
     } catch (const OracleFailure&) {
       child_->kill_now();
@@ -255,8 +267,10 @@ void ExternalSession::ask(const std::vector<Query>& qs) {
     asked_ += static_cast<long>(part.size());
     std::string text;
     for (size_t i = 0; i < part.size(); ++i) {
-      if (transcript_) text += json{{"id", ids[i]}, {"runs", runs_json(part[i], false)}, {"answer", got[i].raw}}.dump() + "\n";
-      cache_[key(part[i])].push_back(std::move(got[i]));
+      std::string k = std::move(keys[start - part.size() + i]);
+      // the line json{{"id", ...}, {"runs", ...}, {"answer", ...}}.dump() would print: keys in order
+      if (transcript_) text += "{\"answer\":" + got[i].raw.dump() + ",\"id\":" + std::to_string(ids[i]) + ",\"runs\":" + k + "}\n";
+      cache_[std::move(k)].push_back(std::move(got[i]));
     }
     append_transcript(text);
   }

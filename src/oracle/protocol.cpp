@@ -32,10 +32,16 @@ const char* fault_name(Fault f) {
 
 const char* model_kind_name(ModelKind k) { return k == ModelKind::attention ? "attention" : "transformer"; }
 
-namespace {
-
-// The nearest double to q (ties to even), via MPFR's correctly rounded conversion.
+// Numerator and denominator within 2^53 are doubles exactly, and IEEE
+// division rounds their quotient correctly to nearest, ties to even: the
+// common case (tokens on a dyadic grid) takes that path; MPFR's correctly
+// rounded conversion the others.
 double nearest_double(const Rational& q) {
+  const fmpz* n = fmpq_numref(q.raw());
+  const fmpz* dn = fmpq_denref(q.raw());
+  constexpr slong exact = slong(1) << 53;
+  if (!COEFF_IS_MPZ(*n) && !COEFF_IS_MPZ(*dn) && *n <= exact && *n >= -exact && *dn <= exact)
+    return static_cast<double>(*n) / static_cast<double>(*dn);
   mpq_t m;
   mpq_init(m);
   fmpq_get_mpq(m, q.raw());
@@ -47,6 +53,72 @@ double nearest_double(const Rational& q) {
   mpq_clear(m);
   return out;
 }
+
+// Rational::parse's value of "[-]digits[.digits][e[+-]digits]", the form of
+// every certified answer, canonicalised by removing the factors 2 and 5 the
+// numerator shares with 10^k rather than by a gcd with it. Any other form,
+// and any out of Rational::parse's limits, goes to Rational::parse.
+Rational decimal_value(const std::string& s, size_t max_chars) {
+  const size_t n = s.size();
+  size_t i = n > 0 && s[0] == '-' ? 1 : 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - from;
+  };
+  const size_t int_start = i, int_len = digits();
+  size_t frac_start = i, frac_len = 0;
+  bool ok = int_len > 0 && n <= max_chars;
+  if (ok && i < n && s[i] == '.') {
+    frac_start = ++i;
+    frac_len = digits();
+    ok = frac_len > 0;
+  }
+  long exp10 = 0;
+  if (ok && i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    const bool eneg = i < n && s[i] == '-';
+    if (i < n && (s[i] == '-' || s[i] == '+')) ++i;
+    const size_t from = i, len = digits();
+    ok = len > 0 && len <= 6;
+    if (ok) exp10 = std::stol(s.substr(from, len)) * (eneg ? -1 : 1);
+  }
+  exp10 -= static_cast<long>(frac_len);
+  if (!ok || i != n || exp10 > 10000 || exp10 < -10000) return Rational::parse(s, max_chars);
+  Rational out;
+  fmpz* num = fmpq_numref(out.raw());
+  fmpz* den = fmpq_denref(out.raw());
+  const std::string all = s.substr(int_start, int_len) + (frac_len ? s.substr(frac_start, frac_len) : std::string());
+  if (fmpz_set_str(num, all.c_str(), 10) != 0) return Rational::parse(s, max_chars);
+  if (fmpz_is_zero(num)) return out;
+  if (exp10 >= 0) {
+    fmpz_t p;
+    fmpz_init_set_ui(p, 10);
+    fmpz_pow_ui(p, p, static_cast<ulong>(exp10));
+    fmpz_mul(num, num, p);
+    fmpz_clear(p);
+  } else {
+    // num / 10^k in lowest terms: num = 2^a 5^b m with m prime to 10
+    const ulong k = static_cast<ulong>(-exp10);
+    const ulong a = std::min<ulong>(fmpz_val2(num), k);
+    fmpz_fdiv_q_2exp(num, num, a);
+    ulong b = 0;
+    while (b < k && fmpz_divisible_si(num, 5)) {
+      fmpz_divexact_ui(num, num, 5);
+      ++b;
+    }
+    fmpz_t p;
+    fmpz_init_set_ui(p, 5);
+    fmpz_pow_ui(p, p, k - b);
+    fmpz_mul_2exp(den, p, k - a);
+    fmpz_clear(p);
+  }
+  if (s[0] == '-') fmpz_neg(num, num);
+  if (out.str_size() > max_chars) return Rational::parse(s, max_chars);
+  return out;
+}
+
+namespace {
 
 Rational rational_of_double(double x) {
   // exact: a double is a dyadic rational
@@ -107,7 +179,7 @@ Rational number_field(const json& v, const std::string& where, bool& from_float,
     const std::string s = v.get<std::string>();
     if (non_finite_text(s)) throw OracleFailure(Fault::not_finite, where + " is not finite: " + quote_text(s));
     try {
-      Rational q = Rational::parse(s, static_cast<size_t>(max_value_chars));
+      Rational q = decimal_value(s, static_cast<size_t>(max_value_chars));
       f64 = nearest_double(q);
       return q;
     } catch (const Error& e) {
@@ -152,6 +224,30 @@ json runs_json(const Query& q, bool with_floats) {
   return runs;
 }
 
+namespace {
+// Rational::parse's value of a token string; "[-+]p" or "[-+]p/q" with at
+// most 18 digits each (the common case) without its general machinery.
+Rational token_value(const std::string& t) {
+  size_t i = t.empty() || (t[0] != '-' && t[0] != '+') ? 0 : 1;
+  auto digits = [&](long& v) {
+    const size_t from = i;
+    v = 0;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9' && i - from < 18) v = v * 10 + (t[i++] - '0');
+    return i > from;
+  };
+  long n = 0, dn = 1;
+  bool fast = digits(n);
+  if (fast && i < t.size() && t[i] == '/') {
+    ++i;
+    fast = digits(dn) && dn != 0;
+  }
+  if (!fast || i != t.size()) return Rational::parse(t);
+  Rational out;
+  fmpq_set_si(out.raw(), t[0] == '-' ? -n : n, static_cast<ulong>(dn));
+  return out;
+}
+}  // namespace
+
 Query query_from_runs(const json& j, int d, const std::string& path) {
   if (!j.is_array() || j.empty()) throw_input(path + ": expected a non-empty array of runs");
   Query q;
@@ -162,7 +258,7 @@ Query query_from_runs(const json& j, int d, const std::string& path) {
     Run r;
     for (size_t k = 0; k < tok.size(); ++k) {
       if (!tok[k].is_string()) throw_input(json_index_path(json_key_path(p, "token"), k) + ": expected an exact rational string");
-      r.token.push_back(Rational::parse(tok[k].get<std::string>()));
+      r.token.push_back(token_value(tok[k].get<std::string>()));
     }
     r.count = json_long(json_member(j[i], "count", p), 1, 1L << 40, json_key_path(p, "count"));
     q.push_back(std::move(r));
@@ -170,10 +266,81 @@ Query query_from_runs(const json& j, int d, const std::string& path) {
   return q;
 }
 
+namespace {
+// fmpq_get_str's text ("p/q", or "p" when q = 1), without its allocations
+// when both parts fit a machine word.
+void append_rational(std::string& out, const Rational& e) {
+  const fmpz* n = fmpq_numref(e.raw());
+  const fmpz* dn = fmpq_denref(e.raw());
+  if (COEFF_IS_MPZ(*n) || COEFF_IS_MPZ(*dn)) {
+    out += e.str();
+    return;
+  }
+  out += std::to_string(static_cast<long>(*n));
+  if (*dn != 1) {
+    out += '/';
+    out += std::to_string(static_cast<long>(*dn));
+  }
+}
+}  // namespace
+
+std::string runs_text(const Query& q, bool with_floats) {
+  // nlohmann's compact dump: object keys sorted ("count" < "token" < "x"),
+  // strings here need no escaping, numbers as nlohmann prints them
+  std::string out = "[";
+  for (size_t i = 0; i < q.size(); ++i) {
+    const Run& r = q[i];
+    if (i) out += ',';
+    out += "{\"count\":";
+    out += std::to_string(r.count);
+    out += ",\"token\":[";
+    for (size_t k = 0; k < r.token.size(); ++k) {
+      if (k) out += ',';
+      out += '"';
+      append_rational(out, r.token[k]);
+      out += '"';
+    }
+    out += ']';
+    if (with_floats) {
+      out += ",\"x\":[";
+      for (size_t k = 0; k < r.token.size(); ++k) {
+        if (k) out += ',';
+        out += json(nearest_double(r.token[k])).dump();
+      }
+      out += ']';
+    }
+    out += '}';
+  }
+  out += ']';
+  return out;
+}
+
+std::string batch_line_of(long batch, const std::vector<long>& ids, const std::vector<std::string>& runs) {
+  if (ids.size() != runs.size()) throw_internal("batch_line: ids and queries differ in number");
+  size_t n = 64;
+  for (const std::string& r : runs) n += r.size() + 32;
+  std::string out;
+  out.reserve(n);
+  out += "{\"batch\":";
+  out += std::to_string(batch);
+  out += ",\"queries\":[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"id\":";
+    out += std::to_string(ids[i]);
+    out += ",\"runs\":";
+    out += runs[i];
+    out += '}';
+  }
+  out += "],\"type\":\"batch\"}";
+  return out;
+}
+
 std::string batch_line(long batch, const std::vector<long>& ids, const std::vector<Query>& queries) {
-  json qs = json::array();
-  for (size_t i = 0; i < ids.size(); ++i) qs.push_back({{"id", ids[i]}, {"runs", runs_json(queries[i], true)}});
-  return json{{"type", "batch"}, {"batch", batch}, {"queries", qs}}.dump();
+  std::vector<std::string> runs;
+  runs.reserve(queries.size());
+  for (const Query& q : queries) runs.push_back(runs_text(q, true));
+  return batch_line_of(batch, ids, runs);
 }
 
 OracleHello parse_hello(const std::string& line, int d, const std::string& context) {

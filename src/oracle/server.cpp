@@ -7,6 +7,7 @@
 
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/text.hpp"
+#include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/oracle/protocol.hpp"
@@ -75,25 +76,59 @@ Ball ServedModel::enclose(const Query& q, long prec) {
   return o->query(q);
 }
 
+namespace {
+// Arb prints an interval that contains the ball: [mid +/- rad], or an exact
+// value without brackets.
+long ball_digits(long bits) { return std::max(17L, static_cast<long>(static_cast<double>(bits) * 0.30103) + 3); }
+void put_ball(json& a, const Ball& b, long digits) {
+  char* s = arb_get_str(b.raw(), digits, 0);
+  std::string t = s;
+  flint_free(s);
+  std::string mid = t, rad = "0";
+  if (!t.empty() && t.front() == '[') {
+    t = t.substr(1, t.size() - 2);
+    const size_t pm = t.find("+/- ");
+    mid = pm == 0 ? "0" : t.substr(0, pm - 1);
+    rad = t.substr(pm + 4);
+  }
+  a["value"] = mid;
+  a["radius"] = rad;
+}
+}  // namespace
+
+json ServedModel::certified(long id, const Query& q, long digits, long max_bits) {
+  json a{{"id", id}};
+  if (!transformer_) {
+    if (q.empty()) throw_input("an empty query");
+    for (const Run& r : q)
+      if (static_cast<int>(r.token.size()) != d_) throw_input("a token of dimension " + std::to_string(r.token.size()) + ", the model has d = " + std::to_string(d_));
+    try {
+      const CertifiedValue v = certified_answer(attention_, q, digits, max_bits);
+      // "[-]d.ddd...e[+-]XX": half a unit in the last of `digits` places is 5e(XX - digits)
+      const size_t e = v.decimal.find('e');
+      const long ex = std::stol(v.decimal.substr(e + 1));
+      a["value"] = v.decimal;
+      a["radius"] = "5e" + std::to_string(ex - digits);
+      a["digits"] = digits;
+      a["bits"] = v.bits;
+      a["correctly_rounded"] = true;
+      return a;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::unable) throw;
+    }
+  }
+  // a ball printed with a few digits more than asked: Arb widens the radius
+  // to cover the shortened midpoint
+  const long prec = std::max(bits_, certified_start_bits(digits));
+  put_ball(a, enclose(q, prec), std::min(ball_digits(prec), digits + 5));
+  a["correctly_rounded"] = false;
+  return a;
+}
+
 json ServedModel::answer(long id, const Query& q) {
   json a{{"id", id}};
   if (arith_ == Arith::ball) {
-    const Ball b = enclose(q, bits_);
-    // Arb prints an interval that contains the ball: [mid +/- rad], or an
-    // exact value without brackets
-    const long digits = std::max(17L, static_cast<long>(static_cast<double>(bits_) * 0.30103) + 3);
-    char* s = arb_get_str(b.raw(), digits, 0);
-    std::string t = s;
-    flint_free(s);
-    std::string mid = t, rad = "0";
-    if (!t.empty() && t.front() == '[') {
-      t = t.substr(1, t.size() - 2);
-      const size_t pm = t.find("+/- ");
-      mid = pm == 0 ? "0" : t.substr(0, pm - 1);
-      rad = t.substr(pm + 4);
-    }
-    a["value"] = mid;
-    a["radius"] = rad;
+    put_ball(a, enclose(q, bits_), ball_digits(bits_));
     return a;
   }
   // floats: enclose well beyond the precision, round the midpoint

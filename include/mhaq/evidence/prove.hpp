@@ -24,7 +24,7 @@ struct LemmaCheck {
 
 struct ProveOptions {
   // Empty: check the true statements. Otherwise a lemma id (the full page
-  // stem or just its number, "01".."08", "11".."21", "30", "31"): that lemma's check uses a wrong
+  // stem or just its number, "01".."08", "11".."22", "30", "31"): that lemma's check uses a wrong
   // variant of its statement and must fail.
   std::string break_lemma;
   long multiplier = 1;           // scales every randomized case count (>= 1)
@@ -32,7 +32,7 @@ struct ProveOptions {
 };
 
 // Page stems in order: 01-pair-identity ... 08-exactness-of-Q-tau, 11-first-order-sensitivity ... 16-transformer-canonical, 17-baselines,
-// 18-compact-query-count ... 20-compact-limits, 21-repair-witness, 30-pair-sensitivity-closed-form, 31-mean-value-certified-bound.
+// 18-compact-query-count ... 20-compact-limits, 21-repair-witness, 22-single-crossing, 30-pair-sensitivity-closed-form, 31-mean-value-certified-bound.
 std::vector<std::string> proof_lemma_ids();
 
 // Runs one lemma's check; throws Error(usage) for an unknown id.

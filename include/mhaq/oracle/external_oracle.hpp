@@ -70,7 +70,8 @@ class ExternalSession {
   std::string finish();
 
  private:
-  void ask(const std::vector<Query>& qs);
+  // keys[i] is key(qs[i]) when the caller has it (else empty: computed here)
+  void ask(const std::vector<Query>& qs, std::vector<std::string> keys = {});
   void append_transcript(const std::string& text);
   std::string context() const;
   static std::string key(const Query& q);
@@ -83,6 +84,7 @@ class ExternalSession {
   std::map<std::string, size_t> cache_next_;
   std::map<std::string, size_t> resumed_;  // the first entries of each cache_ list came from the resume file
   std::vector<Query> expected_;
+  std::vector<std::string> expected_keys_;  // key() of each expected query, written once
   size_t pos_ = 0;
   long next_id_ = 0, batch_no_ = 0, asked_ = 0, replayed_ = 0;
   long last_id_ = -1;

@@ -63,6 +63,12 @@ struct Answer {
   nlohmann::json raw;         // the answer object as received
 };
 
+// The exact value of an answer's decimal string: Rational::parse(s, max_chars)
+// (the same value, and the same errors), quicker for plain decimals.
+Rational decimal_value(const std::string& s, size_t max_chars);
+// The nearest double to q, ties to even (the "x" beside each token).
+double nearest_double(const Rational& q);
+
 // ---- mhaq's messages (each one line, without the newline)
 std::string hello_line(int d, ModelKind kind, const std::string& arith);
 // The runs of a query as JSON: [{"token": [...], "x": [...], "count": n}, ...]
@@ -70,7 +76,12 @@ std::string hello_line(int d, ModelKind kind, const std::string& arith);
 nlohmann::json runs_json(const Query& q, bool with_floats);
 // Error(input) "<path>: ..." unless j is a runs array of tokens of dimension d.
 Query query_from_runs(const nlohmann::json& j, int d, const std::string& path);
+// The same runs as the text of runs_json(q, with_floats).dump(), byte for
+// byte, written directly (the learner serialises every query it asks).
+std::string runs_text(const Query& q, bool with_floats);
 std::string batch_line(long batch, const std::vector<long>& ids, const std::vector<Query>& queries);
+// The batch line from the queries' runs_text(q, true), already written.
+std::string batch_line_of(long batch, const std::vector<long>& ids, const std::vector<std::string>& runs);
 inline std::string bye_line() { return R"({"type":"bye"})"; }
 
 // ---- the oracle's messages, read strictly (OracleFailure on any defect;

@@ -27,6 +27,16 @@ class ServedModel {
   // One answer object {"id": id, "value": ..., ["radius": ...]}.
   nlohmann::json answer(long id, const Query& q);
   nlohmann::json hello_reply(const std::string& name) const;
+  // One certified evaluation (mhaq oracle --inputs): for attention, f(X)
+  // correctly rounded to `digits` significant digits by Arb at rising
+  // precision up to max_bits (model/certified_eval.hpp), any exact rational
+  // weights (torch's float weights too): {"id", "value": decimal, "radius":
+  // half a unit in its last digit, "digits", "bits": precision that decided
+  // it (0: exact), "correctly_rounded": true}. A value the cap leaves
+  // undecided (zero or a decimal tie), and every transformer value, is a
+  // ball instead (at --bits, or more for many digits): {"id", "value", "radius", "correctly_rounded":
+  // false}, its interval containing f(X).
+  nlohmann::json certified(long id, const Query& q, long digits, long max_bits);
 
  private:
   Ball enclose(const Query& q, long prec);

@@ -29,6 +29,9 @@ struct TransformerLearnOptions {
   int verify_queries = -1;   // general sequences the learner checks itself on (-1: 2d)
   int max_probes = 400;      // region evaluations the path search may spend
   int path_attempts = 3;     // fresh paths tried when one cannot separate its crossings
+  bool single_crossing_test = true;  // proofs/22; off only for the broken variant of its machine check
+  int targeted_levels = 9;   // verification tokens at window 2^-k, k = 0..levels-1, from each recovered hyperplane
+  bool coincidence_test = true;  // after a missed answer, tell neurons on one hyperplane from close ones (proofs/22); off where equality is a tolerance (MPFR, double)
   bool checks = true;        // the self-check and the verification sequences (off when differentiating a replayed run)
 };
 
@@ -39,14 +42,24 @@ struct TransformerLearnResult {
   int heads_found = 0;
   long queries_attention = 0, queries_regions = 0, queries_verify = 0;
   int probes = 0, undecided_flats = 0, crossings = 0, path_attempts = 0;
+  int test_probes = 0;                    // region evaluations of the single-crossing test (part of probes)
+  double resolution_deg = -1;             // certified: no two hyperplanes further apart were merged (-1: no crossing tested)
+  long queries_targeted = 0;              // of queries_verify, those near the recovered hyperplanes and in their wedges
   QVec p, q;                              // the path p -> q -> -p
   Truth self_check = Truth::unknown;      // the transformer reproduces every answer
   long self_check_failed = -1;
-  Truth verification = Truth::unknown;    // ... and the learner's general verification sequences
+  Truth verification = Truth::unknown;    // ... and the learner's verification sequences: tokens on both
+                                          // sides of every recovered hyperplane at shrinking angles, tokens in the
+                                          // wedges between neighbouring ones, and general sequences
 };
 
-// Throws Error(degenerate | unable | inconsistent | not_identifiable); a
-// condition of docs/math/transformer.md that fails is not_identifiable, named.
+// Throws Error(degenerate | unable | inconsistent | not_identifiable). Only a
+// stated condition that fails is not_identifiable, named (a head invisible in
+// the odd part, ubar_j = 0, two neurons on one hyperplane found as such, d = 1
+// with two or more heads, a sign system with several certified solutions);
+// hyperplanes the path cannot tell apart, and a recovered transformer that
+// misses one of its own answers, are degenerate, naming the crossing and the
+// certified resolution. Its status depends on the oracle's answers only.
 template <class T>
 TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const TransformerLearnOptions& opt);
 

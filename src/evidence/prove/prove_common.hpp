@@ -341,6 +341,7 @@ void check_compact_count(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_known_residues(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_compact_limits(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_repair_witness(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_single_crossing(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);

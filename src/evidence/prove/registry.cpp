@@ -40,6 +40,8 @@ const std::vector<Entry>& registry() {
        proof::check_compact_limits},
       {"21-repair-witness", "distinct canonical models differ at a random sequence of length 2H+1: a repaired run's witnesses", "exact randomized",
        proof::check_repair_witness},
+      {"22-single-crossing", "a crossing accepted by the single-crossing test is one hyperplane up to the certified angle", "exact randomized + blind run",
+       proof::check_single_crossing},
       {"30-pair-sensitivity-closed-form", "a pair's inverse Jacobian in closed form; the predicted kappa of a design", "Arb balls + MPFR + jets",
        proof::check_pair_closed_form},
       {"31-mean-value-certified-bound", "verified ball solves; the mean-value bound holds and is first-order tight", "exact + Arb + MPFR randomized",

@@ -45,6 +45,14 @@ struct RegionDesign {
   long probe_den = 16;
   int max_scale_ups = 4;  // a pair whose extra sample disagrees: the probe point is doubled (same region, relatively smaller offsets)
   int max_probes = 400;   // region evaluations the path search may spend
+  // The single-crossing test (proofs/22): a crossing is accepted only when
+  // single tokens within `window` radians of its predicted hyperplane, on
+  // both sides, show its kink: in the path's plane at the predicted crossing
+  // and, for d >= 3, far from the path along the hyperplane. Off: the close
+  // probes alone decide (a rule that merges two hyperplanes a few degrees
+  // apart into one jump; kept as the broken variant of proofs/22).
+  bool single_crossing_test = true;
+  Rational window{1, 4096};
 };
 
 // Region values at final token x, from 1 + d(H+1) queries. Throws
@@ -61,6 +69,8 @@ template <class T>
 struct Crossing {
   std::vector<T> jump;  // E(after) - E(before), H*d entries
   QVec before, after;
+  QVec normal;                  // the predicted hyperplane's normal sum_h jump_h, rounded to a rational (reporting)
+  double resolution_deg = -1;   // two hyperplanes further apart than this are never merged into this jump (-1: not tested)
 };
 
 template <class T>
@@ -69,14 +79,32 @@ struct PathSearch {
   RegionValues<T> start, end;          // at p and at -p
   int probes = 0;                      // region evaluations
   int undecided_flats = 0;             // intervals taken as crossing-free on an undecided equality
+  int test_probes = 0;                 // of `probes`, those spent by the single-crossing test
+  double resolution_deg = -1;          // the coarsest certified resolution over the crossings (-1: none tested)
 };
 
 // Finds every crossing of the path p -> q -> -p by predicted-crossing
-// bisection (proofs/15). neurons_told > 0 stops as soon as that many
-// crossings are found and then demands it.
+// bisection (proofs/15), each one certified by the single-crossing test
+// (proofs/22). neurons_told > 0 stops as soon as that many crossings are
+// found and then demands it. Error(degenerate) names the crossing when two
+// hyperplanes cannot be told apart on this path (closer together along it
+// than the token grid resolves, or meeting near it), never not_identifiable
+// for that reason.
 template <ArithField F>
 PathSearch<typename F::value_type> search_path(const F& fld, Oracle<typename F::value_type>& oracle,
                                                  const std::vector<Mat<typename F::value_type>>& W, const QVec& p, const QVec& q,
                                                  const RegionDesign& design, int neurons_told);
+
+// After the learner's transformer misses an answer: whether every crossing's
+// jump still kinks on one hyperplane at angle 2^-log2_window from the
+// predicted one, on single tokens at the crossing and, for d >= 3, away from
+// the path along the hyperplane (second differences across it equal the
+// jump's kink exactly). Yes: the neurons merged into each jump lie on one
+// hyperplane to within that angle. It asks 3 single tokens per test point;
+// its "yes" is a decision only where the field's equality is one (exact,
+// balls): the learner asks it only when told so.
+template <ArithField F>
+Truth crossings_on_one_hyperplane(const F& fld, Oracle<typename F::value_type>& oracle, const std::vector<Crossing<typename F::value_type>>& cs, int H,
+                                  const RegionDesign& design, int log2_window);
 
 }  // namespace mhaq

@@ -1,0 +1,75 @@
+// Stage 6 (transformer): small helpers shared by the region values and the
+// path search (internal to src/stages/6-regions).
+#pragma once
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "mhaq/stages/6-regions/regions.hpp"
+
+namespace mhaq::regions_internal {
+
+template <ArithField F>
+typename F::value_type dot_q(const F& fld, const QVec& x, const std::vector<typename F::value_type>& y) {
+  auto s = fld.from(Rational(0));
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!x[i].is_zero()) s = s + fld.from(x[i]) * y[i];
+  return s;
+}
+
+template <class T>
+Truth equal_values(const Field<T>& fld, const RegionValues<T>& a, const RegionValues<T>& b) {
+  // against the regions' overall scale: a head block that is zero in one
+  // region is still compared with the others' size
+  T scale = fld.from(Rational(0));
+  const std::vector<T> fa = a.flat(), fb = b.flat();
+  for (size_t i = 0; i < fa.size(); ++i) scale = scale + fld.abs(fa[i]) + fld.abs(fb[i]);
+  Truth t = Truth::yes;
+  for (size_t i = 0; i < fa.size() && t != Truth::no; ++i) t = truth_and(t, fld.equal(fa[i], fb[i], scale));
+  return t;
+}
+
+
+// sqrt(x . x) to about 2^-10, by an integer square root: sizes for placing
+// test points (choices, made without floats).
+inline Rational approx_norm(const QVec& x) {
+  const Rational s = dot(x, x) * Rational(1L << 40);
+  const Rational r = s.isqrt_floor() / Rational(1L << 20);
+  if (!r.is_zero()) return r;
+  Rational m(0);  // a tiny vector: its largest entry, never zero for a nonzero vector
+  for (const auto& v : x) m = std::max(m, v.sign() < 0 ? -v : v);
+  return m;
+}
+
+inline QVec scaled(const QVec& x, const Rational& c) {
+  QVec y = x;
+  for (auto& v : y) v *= c;
+  return y;
+}
+
+inline QVec plus(const QVec& x, const QVec& y, const Rational& c) {  // x + c y
+  QVec z = x;
+  for (size_t i = 0; i < z.size(); ++i) z[i] += c * y[i];
+  return z;
+}
+
+inline QVec to_grid(const QVec& x, long den) {
+  QVec y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = (x[i] * Rational(den) + Rational(1, 2)).floor() / Rational(den);
+  return y;
+}
+
+template <class T>
+std::string vec_str(const Field<T>& fld, const std::vector<T>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fld.str(v[i]);
+  return s + ")";
+}
+
+inline std::string qvec_str(const QVec& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
+  return s + ")";
+}
+
+}  // namespace mhaq::regions_internal
