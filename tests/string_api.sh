@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # No string API between the tools: a run's outcome passes from tool to tool as
 # a typed value (run/run_result.hpp: RecoverResult), never as a JSON object
-# read back by key.
+# read back by key, and the run record becomes JSON in one module,
+# src/run/record_json.cpp.
 #
+# Part 1, reads by key.
 # The scan covers the tool layers src/run, src/evidence, src/analysis and
 # src/cli (comments stripped) and flags reads by key: `.value("...`,
 # `.at("...`, `.contains("...`, `.find("...`, `["key"]` followed by
@@ -10,7 +12,8 @@
 # other than an assignment to it.
 #
 # Allowed, by location:
-#  * typed_result (src/run/run_result.cpp): the one reader of a run's record;
+#  * record_from_json (src/run/record_json.cpp): the one reader of a run's
+#    record, for records that crossed a process boundary as JSON;
 #  * functions named *_report or *_exit_code: the edge where a tool turns its
 #    own record into text or an exit code;
 #  * compare_study (src/evidence/baseline.cpp): tallies the rows that
@@ -23,10 +26,22 @@
 # `["status"]` are checked there): src/evidence/verify*.cpp, which reads back
 # its own trial records by key.
 # A control injects a read by key into a copy of a real file; it must fail.
+#
+# Part 2, the record's JSON is built in one module.
+#  * In the run layer (src/run, include/mhaq/run) no file builds JSON but
+#    record_json.cpp and the document writers json_out.cpp and certificate*.cpp
+#    (certificates are documents, not run records): no JSON variable,
+#    json::array/object, object literal {{"key", ...}} or write ["key"] = .
+#  * Anywhere in src/ and include/, the keys only a run record has (status's
+#    remedy, self_check, heads_known, ...) appear in record_json.cpp alone, and
+#    no tool stores record_json's value in a variable (where it could be
+#    changed): it is passed on whole.
+# Controls inject each kind of violation into a copy of a real file; each must
+# fail, and the module itself must pass.
 # Usage: string_api.sh SOURCE_DIR
 set -u
 src="$1"
-allowed_functions='^(typed_result|[A-Za-z0-9_]+_report|[A-Za-z0-9_]+_exit_code|compare_study|[A-Za-z0-9_]+_from_json[A-Za-z0-9_]*)$'
+allowed_functions='^(record_from_json|[A-Za-z0-9_]+_report|[A-Za-z0-9_]+_exit_code|compare_study|[A-Za-z0-9_]+_from_json[A-Za-z0-9_]*)$'
 input_readers='/src/evidence/golden[^/]*\.cpp$|/src/cli/cmd_convert\.cpp$'
 basic_only='/src/evidence/verify[^/]*\.cpp$'
 scan() {  # [--basic] files... -> FILE:LINE:FUNCTION: TEXT of each read by key outside the allowed functions
@@ -69,5 +84,48 @@ done
 # and an assignment or an allowed report is not a read
 printf 'void f(nlohmann::json& r) {\n  r["status"] = "ok";\n  r["queries"] = 0;\n}\nstd::string x_report(const nlohmann::json& r) {\n  return r.value("status", "");\n}\n' >"$tmp/fine.cpp"
 [[ -z "$(scan "$tmp/fine.cpp")" ]] || { echo "FAIL: the scan flags an assignment or a report function"; fail=1; }
-[[ $fail -eq 0 ]] && echo "ok: $(echo "$files" | wc -l) tool files, no result read by key outside typed_result and the reports"
+
+# ---- part 2: the run record's JSON is built in record_json.cpp alone
+record_keys='"(remedy|self_check|heads_known|max_length_bound|repair_queries|fallback_queries|heads_found|blind_status|queries_by_phase|decision_tolerance|tolerance_decimal|error_estimate_decimal|max_radius_decimal|max_rel_error_decimal)"'
+json_writers='/src/run/(record_json|json_out|certificate[a-z_]*)\.cpp$|/include/mhaq/run/(record_json|json_out)\.hpp$'
+build_scan() {  # ROOT files... -> FILE:LINE: TEXT of each place that builds run-record JSON outside the module
+  local root="$1"; shift
+  local f
+  for f in "$@"; do
+    [[ "$f" =~ $json_writers ]] && continue
+    awk -v run_layer="$([[ "$f" == "$root"/src/run/* || "$f" == "$root"/include/mhaq/run/* ]] && echo 1 || echo 0)" -v keys="$record_keys" '
+      {
+        line = $0; sub(/\/\/.*$/, "", line)
+        bad = line ~ keys || line ~ /[A-Za-z_][A-Za-z0-9_]*[[:space:]]*=[[:space:]]*record_json\(/
+        if (run_layer) bad = bad || line ~ /json::(array|object)|\{\{"[A-Za-z0-9_]+",|\["[A-Za-z0-9_]+"\][[:space:]]*=[^=]/ ||
+                             line ~ /(^|[^A-Za-z0-9_>])(nlohmann::)?(json|ordered_json|ojson)[[:space:]&]+[A-Za-z_][A-Za-z0-9_]*[[:space:]]*[;={]/
+        if (bad) print FILENAME ":" FNR ": " $0
+      }' "$f"
+  done
+}
+all_files=$(find "$src/src" "$src/include" -name '*.cpp' -o -name '*.hpp' | grep -v '/src/check/' | sort)
+bad=$(build_scan "$src" $all_files)
+if [[ -n "$bad" ]]; then
+  echo "FAIL: run-record JSON built outside src/run/record_json.cpp (fill the typed record, run/run_result.hpp):"
+  echo "$bad"
+  fail=1
+fi
+# controls: each violation injected into a copy of a real file (at its own path) must be flagged
+mkdir -p "$tmp/src/run" "$tmp/src/cli" "$tmp/src/evidence"
+for inject in 'nlohmann::json r;' 'r["queries"] = 0;' 'attempts.push_back({{"bits", p}});' 'auto list = json::array();' \
+              'doc["remedy"] = "more --bits";'; do
+  cp "$src/src/run/recover.cpp" "$tmp/src/run/recover.cpp"
+  printf '\nvoid broken(RecoverResult& r) {\n  %s\n}\n' "$inject" >>"$tmp/src/run/recover.cpp"
+  [[ -n "$(build_scan "$tmp" "$tmp/src/run/recover.cpp")" ]] || { echo "FAIL: the scan does not flag run-record JSON built in the driver ($inject)"; fail=1; }
+done
+cp "$src/src/cli/cmd_basic.cpp" "$tmp/src/cli/cmd_basic.cpp"
+printf '\nvoid broken(const RecoverResult& r) {\n  nlohmann::json j = record_json(r);\n  emit(true, j, "");\n}\n' >>"$tmp/src/cli/cmd_basic.cpp"
+[[ -n "$(build_scan "$tmp" "$tmp/src/cli/cmd_basic.cpp")" ]] || { echo "FAIL: the scan does not flag a record's JSON kept in a variable by a tool"; fail=1; }
+cp "$src/src/evidence/baseline.cpp" "$tmp/src/evidence/baseline.cpp"
+printf '\nvoid broken(nlohmann::json& r) {\n  r["self_check"] = "none";\n}\n' >>"$tmp/src/evidence/baseline.cpp"
+[[ -n "$(build_scan "$tmp" "$tmp/src/evidence/baseline.cpp")" ]] || { echo "FAIL: the scan does not flag a run-record key written outside the module"; fail=1; }
+# and the module itself, at its path, is not flagged
+cp "$src/src/run/record_json.cpp" "$tmp/src/run/record_json.cpp"
+[[ -z "$(build_scan "$tmp" "$tmp/src/run/record_json.cpp")" ]] || { echo "FAIL: the scan flags the record's own module"; fail=1; }
+[[ $fail -eq 0 ]] && echo "ok: $(echo "$files" | wc -l) tool files, no result read by key outside record_from_json and the reports; run-record JSON built only in src/run/record_json.cpp"
 exit $fail

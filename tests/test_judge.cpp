@@ -4,10 +4,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "mhaq/run/judge.hpp"
+#include "mhaq/run/record_json.hpp"
+#include "mhaq/run/report.hpp"
 #include "test_util.hpp"
 
 using nlohmann::json;
@@ -130,4 +133,74 @@ TEST_CASE("max_rel_error uses the best assignment and is defined for a head with
   REQUIRE(r.j["status"] == "ok");
   CHECK(r.j["max_rel_error"].is_number());
   CHECK(r.j["max_rel_error"].get<double>() < 1e-20);
+}
+
+TEST_CASE("the run record's JSON: set fields only, non-finite numbers as null, read back as the tallies need") {
+  RecoverResult r;
+  r.arith = "ball";
+  r.d = 2;
+  r.seed = 3;
+  r.queries = 7;
+  r.kappa = 1.5;
+  r.max_radius = NAN;           // out of double's range: written as null
+  r.certified_bound = INFINITY;  // likewise
+  r.message = "kept for a status other than ok";
+  json j = record_json(r);
+  CHECK(j["status"] == "ok");
+  CHECK_FALSE(j.contains("message"));  // ok has no message and no remedy
+  CHECK_FALSE(j.contains("remedy"));
+  CHECK_FALSE(j.contains("heads_recovered"));  // never set: absent
+  CHECK(j["queries"] == 7);
+  CHECK(j["kappa"] == 1.5);
+  CHECK(j["max_radius"].is_null());
+  CHECK(j["certified_bound"].is_null());
+  report_verdict(r, {Status::unable, "too coarse"});
+  j = record_json(r);
+  CHECK(j["status"] == "unable");
+  CHECK(j["message"] == "too coarse");
+  CHECK(j["remedy"] == status_remedy(Status::unable));
+  // keys in nlohmann::json's sorted order, so the bytes do not depend on the order fields are filled
+  CHECK(j.dump().find("\"arith\"") < j.dump().find("\"d\""));
+  const RecoverResult b = record_from_json(json::parse(j.dump()));
+  CHECK(b.status == Status::unable);
+  CHECK(b.message == "too coarse");
+  CHECK(b.queries == 7L);
+  CHECK(b.kappa == 1.5);
+  CHECK_FALSE(b.max_radius.has_value());  // null reads as absent
+  CHECK_FALSE(b.heads_recovered.has_value());
+  CHECK(b.exit_code() == status_exit_code(Status::unable));
+  CHECK(json_text(NAN) == "null");
+  CHECK(json_text(0.5) == "0.5");
+  CHECK(json_text(std::vector<std::string>{"1/2", "3"}) == "[\"1/2\",\"3\"]");
+  CHECK(finite_number(r.max_radius) == std::nullopt);
+  CHECK(finite_number(r.kappa) == 1.5);
+}
+
+TEST_CASE("the float judge's estimate is never below the observed error (plain, rounded, noisy, ill-conditioned runs)") {
+  // the estimate (proofs/32, proofs/33: MPFR values, double derivatives) is
+  // first-order; every run here leaves a factor 2 between it and the error
+  const char* cases[] = {
+      "--d 3 --heads 2 --seed 1",
+      "--d 5 --heads 3 --seed 2",
+      "--d 6 --heads 2 --seed 3",
+      "--d 8 --heads 3 --seed 4",                          // paper design, kappa ~ 5e13
+      "--d 10 --heads 4 --seed 5",                         // kappa ~ 2e16
+      "--d 5 --heads 3 --seed 7 --oracle-bits 100",
+      "--d 4 --heads 2 --seed 8 --noise 1e-30",
+      "--d 5 --heads 2 --seed 9 --noise 1e-20 --noise-pattern worst",
+      "--d 6 --heads 3 --seed 10 --noise 1e-40 --noise-pattern worst",
+      "--d 8 --heads 3 --seed 11 --bits 128",              // the replay at the run's own precision
+      "--d 6 --heads 3 --seed 12 --design scaled",
+      "--d 5 --heads 2 --seed 13 --noise 1e-12",           // ends unable: estimate above the tolerance
+  };
+  int estimated = 0;
+  for (const char* c : cases) {
+    const Ran r = run(std::string("recover --arith mpfr ") + c);
+    check_honest(r, c);
+    INFO(c << ": " << r.j.dump().substr(0, 300));
+    if (!r.j.contains("error_estimate") || !r.j["error_estimate"].is_number() || !r.j["max_rel_error"].is_number()) continue;
+    ++estimated;
+    CHECK(r.j["error_estimate"].get<double>() >= 2 * r.j["max_rel_error"].get<double>());
+  }
+  CHECK(estimated == static_cast<int>(std::size(cases)));
 }

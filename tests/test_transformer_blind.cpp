@@ -367,3 +367,50 @@ TEST_CASE("blind soak: random transformers and a near-parallel family, never ok 
   CHECK(checked_ok == ok_runs);
   CHECK(ok_runs > 0);
 }
+
+TEST_CASE("blind: two neurons on one hyperplane whose U differ across heads are never ok and wrong") {
+  // H = 2, ubar_2 = lambda ubar_1 with lambda > 0 while U_{.,1} and U_{.,2} are
+  // not parallel: on single tokens (every head's output the token itself) the
+  // pair acts as one neuron, and only sequences whose head outputs differ show
+  // two. The condition "no two hyperplanes coincide" fails, so not_identifiable
+  // is a right verdict here and ok is wrong unless the recovery is exact.
+  const int n = 3 * test::multiplier();
+  std::mt19937_64 rng(0x5a3e);
+  std::map<std::string, int> statuses;
+  for (int t = 0; t < n;) {
+    const int d = std::uniform_int_distribution<int>(2, 3)(rng);
+    TransformerModel m;
+    m.d = d;
+    for (int h = 0; h < 2; ++h) {
+      QMat W(d, d);
+      for (int a = 0; a < d; ++a)
+        for (int b = 0; b < d; ++b) W(a, b) = rq(rng, 8, 8);
+      m.W.push_back(W);
+    }
+    QVec U10(d), U11(d), D(d);
+    for (int a = 0; a < d; ++a) {
+      U10[a] = rq(rng, 8, 8);
+      U11[a] = rq(rng, 8, 8);
+      D[a] = rq(rng, 8, 8);
+    }
+    const Rational lambda(std::uniform_int_distribution<long>(1, 3)(rng), static_cast<unsigned long>(std::uniform_int_distribution<long>(1, 2)(rng)));
+    QVec U20(d), U21(d);
+    for (int a = 0; a < d; ++a) {
+      U20[a] = lambda * U10[a] + D[a];
+      U21[a] = lambda * U11[a] - D[a];
+    }
+    m.U = {{U10, U20}, {U11, U21}};
+    m.u = {Rational(1), Rational(std::uniform_int_distribution<int>(0, 1)(rng) ? 1 : -1)};
+    const TransformerModel canon = m.canonical();
+    if (canon.neurons() != 2 || canon.heads() != 2) continue;  // D parallel to U: the neurons merge canonically
+    ++t;
+    const BlindOutcome o = run_blind(m, 1 + t % 5);
+    INFO("shared hyperplane " << t << " d=" << d << ": " << o.run.status << ": " << o.run.message);
+    REQUIRE(violates_stated_condition(canon));
+    ++statuses[o.run.status];
+    CHECK(!(o.ok && !o.exact));
+  }
+  std::printf("shared-hyperplane family, %d models: ", n);
+  for (const auto& [k, v] : statuses) std::printf("%s %d, ", k.c_str(), v);
+  std::printf("\n");
+}

@@ -8,8 +8,10 @@
 //             evaluate_exact / evaluate_ball evaluate f directly
 //  * learner: learn<T>(Oracle<T>&, LearnOptions) over T = QTau (exact),
 //             Ball (Arb), Mpfr, double; learner_plan lists its queries
-//  * recover: recover(Model, RecoverOptions) -> JSON report (the driver behind
-//             `mhaq recover`), exact_heads_match, ball_heads_contain
+//  * recover: recover_run(Model, RecoverOptions) -> the typed run record
+//             (run/run_result.hpp; the driver behind `mhaq recover`), recover()
+//             the same record as JSON (run/record_json.hpp), exact_heads_match,
+//             ball_heads_contain
 //  * golden:  golden_export / golden_check (tests/golden/SCHEMA.md)
 //  * studies: verify (claims table), sweep_run (precision-loss grid), both
 //             distributed over threads and MPI ranks (base/distribute.hpp)
@@ -25,6 +27,7 @@
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/evidence/golden.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/evidence/sweep.hpp"
 #include "mhaq/evidence/verify.hpp"

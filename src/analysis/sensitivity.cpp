@@ -4,6 +4,7 @@
 
 #include <arb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -34,22 +35,35 @@ Ball norm2(const std::vector<Ball>& xs) {
   return s;
 }
 
+// The error bounds of the kappas computed from double derivatives
+// (proofs/33): for each quantity, the largest over the rows of the bound of
+// that row's error (a row sum of |J| moves by at most the sum of its entries'
+// bounds; a root mean square by at most the root of the sum of squares).
+struct DerivError {
+  double kappa = 0, kappa_rel = 0, kappa_rms = 0, pair_cond = 0;
+  bool finite = true;
+};
+
 // J and the kappas from the learner's heads on jets. order[h] is the learned
 // head standing for row head h. False when `certified` and some row sum is
-// not accurate to 40 bits (the caller raises the precision).
-template <class B>
-bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B>>>& heads, const std::vector<int>& order,
-             const std::vector<Ball>& fabs, bool certified, Sensitivity& S) {
+// not accurate to 40 bits (the caller raises the precision). With double
+// derivatives, `err` receives their error bounds.
+template <class B, class D>
+bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& heads, const std::vector<int>& order,
+             const std::vector<Ball>& fabs, bool certified, Sensitivity& S, DerivError* err = nullptr) {
   const int d = S.d, H = S.H;
   const long cols = S.columns;
   S.J.assign(static_cast<size_t>(S.rows()) * cols, 0.0);
   S.scale.assign(S.rows(), 0.0);
   S.answer_abs.assign(cols, 0.0);
   for (long j = 0; j < cols; ++j) S.answer_abs[j] = mid_double(fabs[j]);
+  // |answers| rounded up a little for the error bounds (relative 2^-50)
+  std::vector<double> answer_abs_d(cols);
+  for (long j = 0; j < cols; ++j) answer_abs_d[j] = S.answer_abs[j] * (1 + 0x1p-50);
   S.kappa = S.kappa_rel = S.kappa_rms = 0;
-  S.bits = working_precision();
+  S.bits = S.derivative_bits = working_precision();
   for (int h = 0; h < H; ++h) {
-    const LearnedHead<Jet<B>>& g = heads[order[h]];
+    const LearnedHead<Jet<B, D>>& g = heads[order[h]];
     std::vector<Ball> w, v;
     for (int i = 0; i < d; ++i) {
       v.push_back(base.enclose(g.v[i].value()));
@@ -58,7 +72,7 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B>>>& heads
     const Ball sw = norm2(w), sv = norm2(v);
     for (int a = 0; a < d; ++a)
       for (int b = 0; b <= d; ++b) {
-        const Jet<B>& x = b < d ? g.W(a, b) : g.v[a];
+        const Jet<B, D>& x = b < d ? g.W(a, b) : g.v[a];
         const int row = b < d ? S.row_W(h, a, b) : S.row_v(h, a);
         // a head's scale; a W (or v) that is zero to the working precision
         // counts as 1, so its entries are measured by their absolute error
@@ -66,26 +80,56 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B>>>& heads
         const Ball& sc0 = b < d ? sw : sv;
         const bool zero = !arb_is_positive(sc0.raw()) || mid_double(sc0) < std::exp2(-static_cast<double>(working_precision()) / 2);
         const Ball sc = zero ? Ball(1L) : sc0;
-        Ball s1(0L), srel(0L), s2(0L);
-        for (const auto& [col, dv] : x.grad()) {
-          const Ball e = base.enclose(dv);
-          const Ball ae = abs_ball(e);
-          s1 += ae;
-          const Ball y = ae * fabs[col];
-          srel += y;
-          s2 += y * y;
-          S.J[static_cast<size_t>(row) * cols + col] = mid_double(e);
+        // row sums of |J|, |J| |a| and (|J| |a|)^2: in balls, or in double
+        // beside the derivatives' bounds (proofs/33: the sums' own rounding,
+        // at most (n + 1) u of each sum, joins the bound)
+        double m1 = 0, mrel = 0, m2 = 0, r1 = 0, rrel = 0, r2 = 0;
+        if (!has_error_bound<D>) {
+          Ball s1(0L), srel(0L), s2(0L);
+          for (const auto& [col, dv] : x.grad()) {
+            const Ball e = deriv_enclose(base, dv);
+            const Ball ae = abs_ball(e);
+            s1 += ae;
+            const Ball y = ae * fabs[col];
+            srel += y;
+            s2 += y * y;
+            S.J[static_cast<size_t>(row) * cols + col] = mid_double(e);
+          }
+          if (certified && (!accurate(s1) || !accurate(srel) || !accurate(s2))) return false;
+          m1 = mid_double(s1);
+          mrel = mid_double(srel);
+          m2 = mid_double(s2);
+        } else {
+          for (const auto& [col, dv] : x.grad()) {
+            const double ad = answer_abs_d[col], mid = deriv_mid(base, dv), am = std::fabs(mid), rad = deriv_rad(dv);
+            m1 += am;
+            mrel += am * ad;
+            m2 += (am * ad) * (am * ad);
+            r1 += rad;
+            rrel += rad * ad;
+            r2 += (rad * ad) * (rad * ad);
+            if (!deriv_finite(dv)) err->finite = false;
+            S.J[static_cast<size_t>(row) * cols + col] = mid;
+          }
+          const double n1 = static_cast<double>(x.grad().size() + 1) * ErrDouble::u;
+          r1 += n1 * m1;
+          rrel += n1 * mrel;
+          r2 += n1 * m2;
         }
-        if (certified && (!accurate(s1) || !accurate(srel) || !accurate(s2))) return false;
         const double scale = mid_double(sc);
         S.scale[row] = scale;
-        const double k1 = mid_double(s1) / scale;
+        if (has_error_bound<D>) {
+          err->kappa = std::max(err->kappa, r1 / scale);
+          err->kappa_rel = std::max(err->kappa_rel, rrel / scale);
+          err->kappa_rms = std::max(err->kappa_rms, std::sqrt(r2) / scale);
+        }
+        const double k1 = m1 / scale;
         if (k1 > S.kappa) {
           S.kappa = k1;
           S.kappa_row = row;
         }
-        S.kappa_rel = std::max(S.kappa_rel, mid_double(srel) / scale);
-        S.kappa_rms = std::max(S.kappa_rms, std::sqrt(mid_double(s2)) / scale);
+        S.kappa_rel = std::max(S.kappa_rel, mrel / scale);
+        S.kappa_rms = std::max(S.kappa_rms, std::sqrt(m2) / scale);
       }
   }
   return true;
@@ -93,15 +137,17 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B>>>& heads
 
 // max over base pairs of the inf-norm of d(P, r, c)/d(samples): stage 3 run
 // on jets of the pair's own samples (regenerated from its fit).
-template <class B>
-double pair_condition(const Field<Jet<B>>& F, const Plan& plan, const std::vector<PairFit<Jet<B>>>& fits, const std::vector<PairSpec>& fallback) {
+template <class B, class D>
+double pair_condition(const Field<Jet<B, D>>& F, const Plan& plan, const std::vector<PairFit<Jet<B, D>>>& fits, const std::vector<PairSpec>& fallback,
+                      DerivError* err = nullptr) {
+  using JB = Jet<B, D>;
   const Field<B>& base = F.base;
   double worst = 0;
   for (int p = 0; p < plan.d * plan.d; ++p) {
     PairFit<B> v{fits[p].P.value(), {}, {}};
     for (const auto& x : fits[p].r) v.r.push_back(x.value());
     for (const auto& x : fits[p].c) v.c.push_back(x.value());
-    std::vector<Jet<B>> f;
+    std::vector<JB> f;
     // a fully sampled pair is interpolated; a compact pair is fitted with its
     // residues known (constants here: the pair's own values move only its
     // poles), from 2H values by the linear route when the fallback served it
@@ -109,20 +155,26 @@ double pair_condition(const Field<Jet<B>>& F, const Plan& plan, const std::vecto
     bool extended = false;
     for (const PairSpec& e : fallback) extended = extended || (plan.schedule == Schedule::compact && e.kind == PairKind::across && e.i == ps.i && e.j == ps.j);
     const int K = extended ? 2 * v.heads() : ps.samples;
-    for (int k = 0; k < K; ++k) f.push_back(Jet<B>::variable(fit_value(base, v, k), k));
-    std::vector<Jet<B>> c;
+    for (int k = 0; k < K; ++k) f.push_back(JB::variable(fit_value(base, v, k), k));
+    std::vector<JB> c;
     for (const auto& x : v.c) c.emplace_back(x);
     const bool full = ps.samples == plan.samples;
-    const PairFit<Jet<B>> jf = full ? interpolate_pair(F, f, v.heads()) : extended ? fit_known_limit(F, f, c) : fit_known_residues(F, f, c);
-    std::vector<const Jet<B>*> outs;
+    const PairFit<JB> jf = full ? interpolate_pair(F, f, v.heads()) : extended ? fit_known_limit(F, f, c) : fit_known_residues(F, f, c);
+    std::vector<const JB*> outs;
     if (full) outs.push_back(&jf.P);
     for (const auto& x : jf.r) outs.push_back(&x);
     if (full)
       for (const auto& x : jf.c) outs.push_back(&x);
-    for (const Jet<B>* x : outs) {
+    for (const JB* x : outs) {
       Ball s(0L);
-      for (const auto& e : x->grad()) s += abs_ball(base.enclose(e.second));
+      double r = 0;
+      for (const auto& e : x->grad()) {
+        s += abs_ball(deriv_enclose(base, e.second));
+        r += deriv_rad(e.second);
+        if (!deriv_finite(e.second)) err->finite = false;
+      }
       worst = std::max(worst, mid_double(s));
+      if (has_error_bound<D>) err->pair_cond = std::max(err->pair_cond, r);
     }
   }
   return worst;
@@ -236,30 +288,51 @@ Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, l
 
 namespace {
 
+template <class T, class D>
+bool heads_agree(const Field<T>& field, const std::vector<LearnedHead<Jet<T, D>>>& got, const std::vector<LearnedHead<T>>& reference, long bits);
+
+// Whether the kappas from double derivatives are within 2^-kEstimateDerivBits
+// of the same formulas on exact derivatives at the replay's values
+// (proofs/33): every bound finite and each at most that fraction of its
+// quantity.
+bool derivs_trusted(const Sensitivity& S, const DerivError& e) {
+  const double f = std::exp2(-static_cast<double>(kEstimateDerivBits));
+  return e.finite && e.kappa <= f * S.kappa && e.kappa_rel <= f * S.kappa_rel && e.kappa_rms <= f * S.kappa_rms && e.pair_cond <= f * S.pair_cond;
+}
+
+enum class Replay { ok, disagrees, untrusted };
+
 // The learner replayed on jets over the answers at the current working
-// precision; false when `reference` is given and the replay's heads do not
-// agree with it to kEstimateAgreeBits (estimate_agrees).
-template <class T>
-bool replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, const std::vector<Query>& queries, const std::vector<T>& answers,
-                        const std::vector<LearnedHead<T>>* reference, Sensitivity& S) {
+// precision; `disagrees` when `reference` is given and the replay's heads do
+// not agree with it to kEstimateAgreeBits (estimate_agrees); `untrusted` when
+// the derivatives are doubles whose error bounds are too wide (derivs_trusted).
+template <class T, class D = T>
+Replay replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, const std::vector<Query>& queries, const std::vector<T>& answers,
+                          const std::vector<LearnedHead<T>>* reference, Sensitivity& S) {
   ReplayOracle<T> replay(d, field, queries, answers);
-  JetOracle<T> oracle(replay);
-  const LearnResult<Jet<T>> res = learn<Jet<T>>(oracle, l);
-  if (reference && !estimate_agrees(field, res.heads, *reference, kEstimateAgreeBits)) return false;
+  JetOracle<T, D> oracle(replay);
+  const LearnResult<Jet<T, D>> res = learn<Jet<T, D>>(oracle, l);
+  if (reference && !heads_agree(field, res.heads, *reference, kEstimateAgreeBits)) return Replay::disagrees;
   S.d = d;
   S.H = res.heads_found;
   S.columns = static_cast<long>(answers.size());
   std::vector<int> order(S.H);
   for (int h = 0; h < S.H; ++h) order[h] = h;
-  compose(field, res.heads, order, answer_abs(field, answers), false, S);
-  S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs);
-  return true;
+  DerivError err;
+  compose(field, res.heads, order, answer_abs(field, answers), false, S, &err);
+  S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs, &err);
+  S.derivative_bits = S.bits;
+  if (has_error_bound<D>) {
+    S.derivative_bits = 53;
+    auto rel = [](double e, double q) { return e == 0 ? 0.0 : e / q; };
+    S.kappa_err_rel = std::max({rel(err.kappa, S.kappa), rel(err.kappa_rel, S.kappa_rel), rel(err.kappa_rms, S.kappa_rms), rel(err.pair_cond, S.pair_cond)});
+    if (!derivs_trusted(S, err)) return Replay::untrusted;
+  }
+  return Replay::ok;
 }
 
-}  // namespace
-
-template <class T>
-bool estimate_agrees(const Field<T>& field, const std::vector<LearnedHead<Jet<T>>>& got, const std::vector<LearnedHead<T>>& reference, long bits) {
+template <class T, class D>
+bool heads_agree(const Field<T>& field, const std::vector<LearnedHead<Jet<T, D>>>& got, const std::vector<LearnedHead<T>>& reference, long bits) {
   if (got.size() != reference.size()) return false;
   // log2 |x| of the midpoint (-inf for 0), exact enough for a 2^-bits test
   auto lg = [&field](const T& x) { return log2_mid(field.enclose(x)); };
@@ -283,9 +356,18 @@ bool estimate_agrees(const Field<T>& field, const std::vector<LearnedHead<Jet<T>
   return true;
 }
 
+}  // namespace
+
+template <class T>
+bool estimate_agrees(const Field<T>& field, const std::vector<LearnedHead<Jet<T>>>& got, const std::vector<LearnedHead<T>>& reference, long bits) {
+  return heads_agree(field, got, reference, bits);
+}
+
 template <class T>
 Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
-                                     const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference, long run_bits, long low_bits) {
+                                     const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference, long run_bits, long low_bits,
+                                     bool double_derivs) {
+  using Cheap = typename CheapDeriv<T>::type;  // the double derivatives' type over MPFR
   LearnOptions l = lo;
   l.self_check = false;
   Sensitivity S;
@@ -293,6 +375,9 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
   // with the run's to kEstimateAgreeBits; otherwise twice the precision, up
   // to the run's own (below, which needs no agreement: it is the run). A
   // run whose precision is at most low_bits (double) goes straight there.
+  // proofs/33: over MPFR the replay first carries its derivatives in double
+  // with error bounds; when the bounds are too wide for the kappas, the same
+  // precision again with MPFR derivatives.
   if (reference)
     for (long pe = std::max(low_bits, 2 * kEstimateAgreeBits); pe < run_bits; pe *= 2) {
       PrecisionScope scope(pe);
@@ -301,11 +386,18 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
       low.reserve(answers.size());
       for (const T& a : answers) low.push_back(a + zero);
       try {
-        if (replay_sensitivity(field, d, l, queries, low, reference, S)) return S;
+        Replay r = Replay::untrusted;
+        if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, low, reference, S);
+        if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, low, reference, S);
+        if (r == Replay::ok) return S;
       } catch (const Error& e) {
         if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
       }
     }
+  // at the run's own precision: the run's computation, no agreement needed;
+  // double derivatives first as above
+  if (reference && double_derivs && has_error_bound<Cheap> && replay_sensitivity<T, Cheap>(field, d, l, queries, answers, nullptr, S) == Replay::ok)
+    return S;
   replay_sensitivity<T>(field, d, l, queries, answers, nullptr, S);
   return S;
 }
@@ -520,7 +612,7 @@ double certified_relative_radius_log2(const std::vector<LearnedHead<Ball>>& got)
 
 #define MHAQ_INSTANTIATE(T)                                                                                                            \
   template Sensitivity sensitivity_from_answers<T>(const Field<T>&, int, const LearnOptions&, const std::vector<Query>&, const std::vector<T>&, \
-                                                   const std::vector<LearnedHead<T>>*, long, long);                                               \
+                                                   const std::vector<LearnedHead<T>>*, long, long, bool);                                               \
 
 MHAQ_INSTANTIATE(Mpfr)
 MHAQ_INSTANTIATE(double)
@@ -532,6 +624,8 @@ MHAQ_INSTANTIATE(Mpfr)
 MHAQ_INSTANTIATE(double)
 MHAQ_INSTANTIATE(Ball)
 #undef MHAQ_INSTANTIATE
+template bool estimate_agrees<Mpfr>(const Field<Mpfr>&, const std::vector<LearnedHead<Jet<Mpfr>>>&, const std::vector<LearnedHead<Mpfr>>&, long);
+template bool estimate_agrees<double>(const Field<double>&, const std::vector<LearnedHead<Jet<double>>>&, const std::vector<LearnedHead<double>>&, long);
 template double pair_error_log2<Mpfr>(const Field<Mpfr>&, const Plan&, const std::vector<Mpfr>&, int, double);
 template double pair_error_log2<double>(const Field<double>&, const Plan&, const std::vector<double>&, int, double);
 template double param_error_log2<Mpfr>(const std::vector<LearnedHead<Mpfr>>&, const Model&);

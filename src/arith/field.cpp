@@ -538,7 +538,7 @@ void submul(Mpfr& x, const Mpfr& a, const Mpfr& b) {
   // One scratch number per thread, released when the thread ends (a bare
   // thread_local mpfr_t leaked its limbs in every worker thread).
   thread_local Mpfr t;
-  mpfr_set_prec(t.raw(), std::max(mpfr_get_prec(a.raw()), mpfr_get_prec(b.raw())));
+  t.set_precision(std::max(mpfr_get_prec(a.raw()), mpfr_get_prec(b.raw())));
   mpfr_mul(t.raw(), a.raw(), b.raw(), MPFR_RNDN);
   mpfr_sub(x.raw(), x.raw(), t.raw(), MPFR_RNDN);
 }

@@ -97,7 +97,7 @@ std::string Ball::str(long digits) const {
 
 // ---- Mpfr
 Mpfr::Mpfr(const Rational& q) {
-  mpfr_init2(v_, working_precision());
+  init(working_precision());
   if (q.is_integer() && fmpz_fits_si(fmpq_numref(q.raw()))) {  // the common case (counts, small constants)
     mpfr_set_si(v_, fmpz_get_si(fmpq_numref(q.raw())), MPFR_RNDN);
     return;

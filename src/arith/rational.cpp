@@ -2,6 +2,7 @@
 
 #include <flint/fmpq_mat.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "mhaq/arith/flint_wrappers.hpp"
@@ -28,6 +29,12 @@ long Rational::to_long() const {
 }
 
 std::string Rational::str() const {
+  // fmpq_get_str's text ("p/q", or "p" when q = 1); word-size parts without
+  // its allocations (oracle batches and transcripts write every token)
+  const fmpz* n = fmpq_numref(v_);
+  const fmpz* d = fmpq_denref(v_);
+  if (!COEFF_IS_MPZ(*n) && !COEFF_IS_MPZ(*d))
+    return *d == 1 ? std::to_string(static_cast<long>(*n)) : std::to_string(static_cast<long>(*n)) + '/' + std::to_string(static_cast<long>(*d));
   char* s = fmpq_get_str(nullptr, 10, v_);
   std::string out(s);
   flint_free(s);
@@ -62,8 +69,9 @@ std::size_t Rational::str_size() const {
 }
 
 Rational Rational::parse(const std::string& text, std::size_t max_chars) {
-  const std::string bad = "not an exact rational: " + quote_text(text) + " (expected e.g. \"-3/4\", \"5\" or \"0.125\")";
-  if (text.empty()) throw_input(bad);
+  // the message of a malformed number, built only when one is thrown
+  const auto bad = [&text] { return "not an exact rational: " + quote_text(text) + " (expected e.g. \"-3/4\", \"5\" or \"0.125\")"; };
+  if (text.empty()) throw_input(bad());
   if (text.size() > max_chars)
     throw_input("number " + quote_text(text) + " is longer than the limit of " + std::to_string(max_chars) + " characters");
   size_t pos = 0;
@@ -72,7 +80,7 @@ Rational Rational::parse(const std::string& text, std::size_t max_chars) {
   Rational out;
   const auto slash = text.find('/');
   if (slash != std::string::npos) {
-    if (!all_digits(text, pos, slash) || !all_digits(text, slash + 1, text.size())) throw_input(bad);
+    if (!all_digits(text, pos, slash) || !all_digits(text, slash + 1, text.size())) throw_input(bad());
     fmpz_t n, d;
     fmpz_init(n); fmpz_init(d);
     fmpz_set_str(n, text.substr(pos, slash - pos).c_str(), 10);
@@ -89,7 +97,7 @@ Rational Rational::parse(const std::string& text, std::size_t max_chars) {
       size_t ep = e + 1;
       bool eneg = false;
       if (ep < text.size() && (text[ep] == '-' || text[ep] == '+')) { eneg = text[ep] == '-'; ++ep; }
-      if (!all_digits(text, ep, text.size()) || text.size() - ep > 6) throw_input(bad);
+      if (!all_digits(text, ep, text.size()) || text.size() - ep > 6) throw_input(bad());
       exp10 = std::stol(text.substr(ep));
       if (eneg) exp10 = -exp10;
     }
@@ -100,26 +108,37 @@ Rational Rational::parse(const std::string& text, std::size_t max_chars) {
       std::string intp = mant.substr(0, dot);
       if ((intp.empty() && frac.empty()) || (!intp.empty() && !all_digits(intp, 0, intp.size())) ||
           (!frac.empty() && !all_digits(frac, 0, frac.size())))
-        throw_input(bad);
+        throw_input(bad());
       digits = intp + frac;
       exp10 -= static_cast<long>(frac.size());
     } else if (!all_digits(mant, 0, mant.size())) {
-      throw_input(bad);
+      throw_input(bad());
     }
-    if (exp10 > 10000 || exp10 < -10000) throw_input(bad);
-    fmpz_t n, p;
-    fmpz_init(n); fmpz_init(p);
+    if (exp10 > 10000 || exp10 < -10000) throw_input(bad());
+    fmpz* n = fmpq_numref(out.v_);
+    fmpz* den = fmpq_denref(out.v_);
     fmpz_set_str(n, digits.c_str(), 10);
-    fmpz_set_ui(p, 10);
-    fmpz_pow_ui(p, p, static_cast<unsigned long>(exp10 < 0 ? -exp10 : exp10));
-    if (exp10 >= 0) {
+    fmpz_t p;
+    if (fmpz_is_zero(n)) {
+      // 0 whatever the exponent
+    } else if (exp10 >= 0) {
+      fmpz_init_set_ui(p, 10);
+      fmpz_pow_ui(p, p, static_cast<ulong>(exp10));
       fmpz_mul(n, n, p);
-      fmpz_one(p);
-      fmpq_set_fmpz_frac(out.v_, n, p);
+      fmpz_clear(p);
     } else {
-      fmpq_set_fmpz_frac(out.v_, n, p);
+      // n / 10^k in lowest terms without a gcd: with n = 2^a 5^b m, m prime
+      // to 10, the common factor is 2^min(a,k) 5^min(b,k)
+      const ulong k = static_cast<ulong>(-exp10);
+      const ulong a = std::min<ulong>(fmpz_val2(n), k);
+      fmpz_fdiv_q_2exp(n, n, a);
+      ulong b = 0;
+      for (; b < k && fmpz_divisible_si(n, 5); ++b) fmpz_divexact_ui(n, n, 5);
+      fmpz_init_set_ui(p, 5);
+      fmpz_pow_ui(p, p, k - b);
+      fmpz_mul_2exp(den, p, k - a);
+      fmpz_clear(p);
     }
-    fmpz_clear(n); fmpz_clear(p);
   }
   if (neg) fmpq_neg(out.v_, out.v_);
   if (out.str_size() > max_chars)

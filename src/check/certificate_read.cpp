@@ -16,7 +16,7 @@
 
 namespace mhaq::check {
 
-namespace {
+namespace cert_io {
 
 using json = nlohmann::json;
 
@@ -400,13 +400,26 @@ void read_heads(const json& doc, Cert& c) {
   }
 }
 
-}  // namespace
+}  // namespace cert_io
 
-Cert read_certificate(const std::string& text) {
-  using namespace limits;
-  const json doc = parse_document(text);
+using namespace cert_io;
+
+nlohmann::json parse_certificate_document(const std::string& text) {
+  json doc = parse_document(text);
   if (!doc.is_object()) bad("", "not a JSON object");
   if (need_str(doc, "", "format") != "mhaq-certificate") bad("format", "not \"mhaq-certificate\"");
+  return doc;
+}
+
+bool is_transformer_certificate(const nlohmann::json& doc) {
+  if (!doc.contains("kind")) return false;
+  const std::string k = need_str(doc, "", "kind");
+  if (k != "transformer") bad("kind", quote_str(k) + ", expected \"transformer\" (attention certificates have no kind)");
+  return true;
+}
+
+Cert read_certificate(const nlohmann::json& doc) {
+  using namespace limits;
   if (need_long(doc, "", "version", 0, 1000) != 1) bad("version", "unsupported (this checker reads version 1)");
   Cert c;
   read_run_facts(doc, c);

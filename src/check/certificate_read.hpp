@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "check_internal.hpp"
+#include "mhaq/check/certificate_check.hpp"
 
 namespace mhaq::check {
 
@@ -57,8 +60,58 @@ struct Cert {
   std::vector<HeadRec> heads;
 };
 
-// Parses and validates a certificate; InputError ("malformed certificate: "
-// and the JSON path) on anything malformed or beyond the checker's limits.
-Cert read_certificate(const std::string& text);
+// The parsed document, its size and "format" checked; InputError
+// ("malformed certificate: " and the JSON path) on anything malformed or
+// beyond the checker's limits, here and in the readers below.
+nlohmann::json parse_certificate_document(const std::string& text);
+// Whether the document is a transformer certificate ("kind": "transformer";
+// attention certificates have no kind). Any other kind is malformed.
+bool is_transformer_certificate(const nlohmann::json& doc);
+// Reads and validates an attention certificate.
+Cert read_certificate(const nlohmann::json& doc);
+
+// A transformer run's certificate (docs/formats.md), as plain values.
+struct TfmNeuron {
+  Num u;
+  std::vector<std::vector<Num>> U;  // [h][a]
+};
+struct TfmCrossing {
+  std::vector<Qn> before, after;
+  std::vector<std::vector<Num>> jump;  // [h][a]
+};
+struct TfmCert {
+  Mode mode = Mode::exact;
+  std::string arith, schedule;
+  long L = 0, bits = 0, token_den = 1, heads_learner = 0, neurons_told = 0;
+  long claim_queries = 0, claim_max_length = 0, claim_heads = 0, claim_neurons = 0, claim_crossings = 0;
+  long verify_first = 0, verify_count = 0;
+  int d = 0;
+  std::vector<std::vector<Qn>> model_W;               // [h], row-major
+  std::vector<Qn> model_u;                            // [k]
+  std::vector<std::vector<std::vector<Qn>>> model_U;  // [k][h]
+  std::vector<QueryRec> queries;
+  std::vector<Pq> exact_answers;  // exact mode
+  std::vector<Num> answers;       // ball mode
+  std::vector<std::vector<Num>> W;  // recovered heads, row-major
+  std::vector<TfmNeuron> neurons;
+  std::vector<TfmCrossing> crossings;
+};
+TfmCert read_transformer_certificate(const nlohmann::json& doc);
+// Re-checks a transformer certificate (certificate_check_transformer.cpp).
+CertificateReport check_transformer_certificate(const nlohmann::json& doc);
+
+// The attention reader's strict field readers, shared with the transformer
+// reader (certificate_read_transformer.cpp).
+namespace cert_io {
+[[noreturn]] void bad(const std::string& path, const std::string& what);
+const nlohmann::json& need(const nlohmann::json& j, const std::string& path, const std::string& key);
+const nlohmann::json& need_array(const nlohmann::json& j, const std::string& path, const std::string& key, size_t max);
+long need_long(const nlohmann::json& j, const std::string& path, const std::string& key, long lo, long hi);
+std::string need_str(const nlohmann::json& j, const std::string& path, const std::string& key);
+Qn read_rational(const nlohmann::json& j, const std::string& path, size_t max);
+std::vector<Qn> read_qvec(const nlohmann::json& j, const std::string& path, int d, size_t max);
+Num read_num(const nlohmann::json& j, const std::string& path, Mode mode);
+Pq read_qtau(const nlohmann::json& j, const std::string& path);
+}  // namespace cert_io
 
 }  // namespace mhaq::check

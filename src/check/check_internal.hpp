@@ -77,6 +77,10 @@ Pq pq_of(const Qn& q);
 // computed here; the caller reports it).
 bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& q, long L, std::string& why);
 
+// The exact sign of x in Q(tau), tau = e^{1/L}: -1, 0 or 1, certified with
+// Arb at doubling precision; 2 when 2^22 bits do not decide it.
+int qtau_sign(const Pq& x, long L);
+
 // Encloses f at the last token for ball parameters, working at `prec` bits.
 void eval_arb(Ab& out, const std::vector<BallHead>& heads, int d, const Query& q, slong prec);
 

@@ -262,6 +262,8 @@ std::string decimal_qtau(const Pq& x, long L, long D) {
 
 }  // namespace
 
+int qtau_sign(const Pq& x, long L) { return exact_sign(x, L); }
+
 TransformerGoldenAnswers transformer_golden_answers(const json& doc) {
   if (!doc.is_object()) bad("", "not an object");
   const long D = need_long(doc, "", "digits", 1, limits::max_digits);

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/evidence/baseline.hpp"
+#include "mhaq/run/record_json.hpp"
 
 namespace mhaq::cli {
 
@@ -118,9 +119,9 @@ Command make_baseline() {
                 throw Error(ErrorKind::usage, "--method orthogonal needs the head subspaces' bases: --bases FILE, a model file with \"bases\", --orthogonal, or --axis-bases");
               }
             }
-            const nlohmann::json r = baseline(m, b, options(st->c));
-            emit(st->c.json, r, baseline_report(r));
-            return recover_exit_code(r);
+            const RecoverResult r = baseline_run(m, b, options(st->c));
+            emit(st->c.json, record_json(r), baseline_report(r));
+            return r.exit_code();
           }};
 }
 

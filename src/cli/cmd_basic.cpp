@@ -13,6 +13,7 @@
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/evidence/baseline.hpp"
 #include "mhaq/oracle/external_oracle.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/recover_limits.hpp"
 #include "options.hpp"
@@ -193,8 +194,9 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--bits", st.bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
   s->add_option("--schedule", st.schedule, "paper | lean | compact")->check(CLI::IsMember({"paper", "lean", "compact"}));
   s->add_option("--design", st.design,
-                "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them); not exact")
-      ->check(CLI::IsMember({"paper", "scaled", "tuned"}));
+                "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them) | "
+                "placed (float64 answers: a pilot places every head's pole, pairs asked at ratios of copy counts up to 2^16; mpfr only); not exact")
+      ->check(CLI::IsMember({"paper", "scaled", "tuned", "placed"}));
   s->add_option("--learner-heads", st.learner_heads, "override the learner's H (default: canonical head count of the truth)")
       ->check(int_in(1, max_heads));
   s->add_option("--max-heads", st.max_heads, "only an upper bound H0 on the head count is known (claim 3)")->check(int_in(1, max_heads));
@@ -269,9 +271,10 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
     g.seed = st.seed;
     truth = draw_transformer(g, st.t);
   }
-  if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || !st.certificate.empty() || st.samples_per_pair != 0 ||
+  if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || st.samples_per_pair != 0 ||
       st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || st.design != "paper")
-    throw Error(ErrorKind::usage, "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance and --threads");
+    throw Error(ErrorKind::usage,
+                "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance, --threads and --certificate");
   RecoverOptions o;
   o.arith = a;
   o.bits = st.bits;
@@ -284,9 +287,22 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
   o.tolerance = parse_tolerance(st.tolerance, st.tol_opt, a);
   check_transformer_limits(truth, o, st.model_path);
   if (oracle) o.external = &ext;
-  const RecoverResult r = recover_transformer_run(truth, o);
+  std::string certificate;
+  if (!st.certificate.empty()) o.certificate = &certificate;
+  RecoverResult r = recover_transformer_run(truth, o);
   const int code = r.exit_code();
-  emit(st.json, r.doc, transformer_report(r.doc));
+  std::string note;
+  if (!st.certificate.empty()) {
+    // Written only for a run that ended ok and agrees with the truth.
+    if (code == 0 && !certificate.empty()) {
+      write_file_atomic(st.certificate, certificate);
+      r.certificate = st.certificate;
+      note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
+    } else {
+      note = "  certificate      not written (the run did not end ok)\n";
+    }
+  }
+  emit(st.json, record_json(r), transformer_report(r) + note);
   if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
   if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
   return code;
@@ -359,7 +375,7 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   RecoverResult r = recover_run(truth, o);
   std::string human_extra;
   if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
-    r.doc["model_conversion"] = conversion_json(file_info);
+    r.model_conversion = conversion_json(file_info);
     human_extra += "  model file       " + file_info.summary() + "\n";
   }
   const int code = r.exit_code();
@@ -368,13 +384,13 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
     // Written only for a run that ended ok and agrees with the truth.
     if (code == 0 && !certificate.empty()) {
       write_file_atomic(st.certificate, certificate);
-      r.doc["certificate"] = st.certificate;
+      r.certificate = st.certificate;
       note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
     } else {
       note = "  certificate      not written (" + r.certificate_note.value_or("the run did not end ok") + ")\n";
     }
   }
-  emit(st.json, r.doc, recover_report(r.doc) + human_extra + note);
+  emit(st.json, record_json(r), recover_report(r) + human_extra + note);
   if (oracle) {
     // on standard error: a resumed run's output must equal an uninterrupted one's
     std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries";
@@ -488,12 +504,12 @@ Command make_demo() {
                 "The learner sends [a x k, b] pair queries, interpolates each pair's type-(H,H)\n"
                 "rational function, reads poles and residues, links heads across pairs and\n"
                 "solves for the canonical (W_h, v_h).\n\n" +
-                redraw_note + recover_report(re.doc) + "\n" + recover_report(rb.doc) +
+                redraw_note + recover_report(re) + "\n" + recover_report(rb) +
                 "\nA hidden one-layer transformer (2 heads on R^2, then two ReLU neurons) is\n"
                 "recovered from value queries too: W from the odd part T(X) - T(-X), then the\n"
                 "regions along a path and the signs of the neurons' jumps (claim 5).\n\n" +
-                transformer_report(rt.doc);
-            const nlohmann::json j{{"exact", re.doc}, {"ball", rb.doc}, {"transformer", rt.doc}};
+                transformer_report(rt);
+            const nlohmann::json j{{"exact", record_json(re)}, {"ball", record_json(rb)}, {"transformer", record_json(rt)}};
             emit(st->json, j, human);
             return std::max({re.exit_code(), rb.exit_code(), rt.exit_code()});
           }};

@@ -13,6 +13,7 @@
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/analysis/jet_oracle.hpp"
 #include "mhaq/run/arith_policy.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/report.hpp"
 #include "mhaq/run/run_result.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
@@ -153,26 +154,26 @@ BaselineOptions baseline_options(const BaselineRun& b, const RecoverOptions& o) 
 // The baseline's own kappa: its algorithm replayed on jets over the answers
 // (approximate arithmetics); floats also get the first-order error estimate.
 template <class T>
-void baseline_kappa(json& r, RunFacts& facts, const Field<T>& F, int d, const BaselineOptions& bo, const RecordingOracle<T>& rec, const RecoverOptions& o) {
+void baseline_kappa(RecoverResult& r, RunFacts& facts, const Field<T>& F, int d, const BaselineOptions& bo, const RecordingOracle<T>& rec, const RecoverOptions& o) {
   ReplayOracle<T> replay(d, F, rec.queries, rec.answers);
   JetOracle<T> jo(replay);
   const BaselineResult<Jet<T>> jr = learn_baseline<Field<Jet<T>>>(jo, bo);
   const Sensitivity S = sensitivity_of_jet_heads(F, d, jr.heads, rec.answers);
-  r["kappa"] = S.kappa;
-  r["kappa_rel"] = S.kappa_rel;
+  r.kappa = S.kappa;
+  r.kappa_rel = S.kappa_rel;
   ArithPolicy<T>::floats(
       [&](const auto& G) {
         long p = G.precision();
         if (o.oracle_bits > 0) p = std::min(p, o.oracle_bits);
         facts.estimate_log2 = first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, o.noise_eps);
-        r["error_estimate"] = pow2_json(facts.estimate_log2);
-        r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+        r.error_estimate = pow2_value(facts.estimate_log2);
+        r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
       },
       F);
 }
 
 template <class T>
-void run_baseline(json& r, const Model& truth, const Model& canon, const BaselineOptions& bo, const RecoverOptions& o, const OracleNoise& noise) {
+void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, const BaselineOptions& bo, const RecoverOptions& o, const OracleNoise& noise) {
   using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
   ModelOracle<T> oracle(truth, bo.tokens.den << bo.max_scale_log2, noise);
@@ -187,62 +188,64 @@ void run_baseline(json& r, const Model& truth, const Model& canon, const Baselin
     const BaselineResult<T> res = learn_baseline<Field<T>>(black_box, bo);
     returned = true;
     facts.heads_recovered = static_cast<int>(res.heads.size());
-    r["heads_recovered"] = res.heads.size();
-    r["redraws"] = res.redraws;
-    r["heads"] = heads_json(F, res.heads);
+    r.heads_recovered = res.heads.size();
+    r.redraws = res.redraws;
+    r.heads = head_records(F, res.heads);
     P::approximate([&](const auto& G, const auto& R) { baseline_kappa(r, facts, G, truth.d, bo, R, o); }, F, rec);
     P::compare(r, facts, canon, res.heads);
     P::approximate(
         [&](const auto& heads) {
-          if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(heads, canon));
+          if (noise.active()) r.observed_error = pow2_value(param_error_log2(heads, canon));
         },
         res.heads);
     v = judge(facts);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
-    r["heads_recovered"] = 0;
+    r.heads_recovered = 0;
   }
-  r["self_check"] = "none";  // the prior work does not check its assumptions
-  r["wrong"] = returned && !facts.agrees;
+  r.self_check = "none";  // the prior work does not check its assumptions
+  r.wrong = returned && !facts.agrees;
   report_verdict(r, v);
-  r["queries"] = black_box.queries();
-  r["max_length"] = black_box.max_length();
+  r.queries = black_box.queries();
+  r.max_length = black_box.max_length();
 }
 
 }  // namespace
 
-json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o) {
+RecoverResult baseline_run(const Model& truth, const BaselineRun& b, const RecoverOptions& o) {
   truth.validate();
   const Model canon = truth.canonical();
   const BaselineOptions bo = baseline_options(b, o);
-  json r;
-  r["method"] = baseline_method_name(b.method);
-  r["arith"] = arith_name(o.arith);
-  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r["bits"] = b;
-  r["d"] = truth.d;
-  r["seed"] = o.seed;
-  r["heads_true"] = canon.num_heads();
+  RecoverResult r;
+  r.method = baseline_method_name(b.method);
+  r.arith = arith_name(o.arith);
+  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.bits = b;
+  r.d = truth.d;
+  r.seed = o.seed;
+  r.heads_true = canon.num_heads();
   if (b.method == BaselineMethod::orthogonal) {
-    r["bases_source"] = b.bases_source;
-    json dims = json::array();
+    r.bases_source = b.bases_source;
+    std::vector<long> dims;
     for (const auto& P : b.bases) dims.push_back(P.cols());
-    r["subspace_dims"] = dims;
+    r.subspace_dims = dims;
   }
-  r["query_bound"] = baseline_query_count(truth.d, bo);
-  r["max_length_bound"] = 2;
-  r["token_range"] = bo.tokens.range;
-  r["token_den"] = bo.tokens.den;
-  r["scale_log2_max"] = bo.max_scale_log2;
+  r.query_bound = baseline_query_count(truth.d, bo);
+  r.max_length_bound = 2;
+  r.token_range = bo.tokens.range;
+  r.token_den = bo.tokens.den;
+  r.scale_log2_max = bo.max_scale_log2;
   const OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::uniform, {}};
-  if (o.oracle_bits > 0) r["oracle_bits"] = o.oracle_bits;
+  if (o.oracle_bits > 0) r.oracle_bits = o.oracle_bits;
   if (!o.noise_eps.is_zero()) {
-    r["noise_eps"] = o.noise_eps.str();
-    r["noise_seed"] = o.noise_seed;
+    r.noise_eps = o.noise_eps.str();
+    r.noise_seed = o.noise_seed;
   }
   with_arith(o.arith, [&]<class T>() { run_baseline<T>(r, truth, canon, bo, o, noise); });
   return r;
 }
+
+json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o) { return record_json(baseline_run(truth, b, o)); }
 
 namespace {
 // What a row's comparison with the truth says, in one string.
@@ -257,21 +260,34 @@ double rel_error_of(const RecoverResult& t) {
   if (t.exact_match) return *t.exact_match ? 0.0 : kInf;
   if (t.max_rel_error_decimal) {
     if (*t.max_rel_error_decimal == "inf") return kInf;
-    if (t.max_rel_error) return *t.max_rel_error;
+    if (const auto e = finite_number(t.max_rel_error)) return *e;
     return 0.0;  // below double's range
   }
   return std::nan("");
 }
-json row_of(const std::string& method, const json& r) {
-  const RecoverResult t = typed_result(r);
-  json row{{"method", method}, {"arith", r["arith"]}, {"status", status_name(t.status)}, {"queries", t.queries}, {"max_length", t.max_length},
-           {"heads_true", t.heads_true}, {"heads_recovered", t.heads_recovered}, {"error", error_text(t)}};
+// A number of the compare row: null when it is not finite.
+json row_number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+json row_of(const std::string& method, const RecoverResult& t) {
+  json row{{"method", method},
+           {"arith", t.arith},
+           {"status", status_name(t.status)},
+           {"queries", t.queries.value_or(0)},
+           {"max_length", t.max_length.value_or(0)},
+           {"heads_true", t.heads_true.value_or(0)},
+           {"heads_recovered", t.heads_recovered.value_or(0)},
+           {"error", error_text(t)}};
   const double e = rel_error_of(t);
   row["max_rel_error"] = std::isnan(e) ? json(nullptr) : std::isinf(e) ? json("inf") : json(e);
   // wrong: parameters returned that disagree with the known truth
-  row["wrong"] = t.wrong.value_or(t.status == Status::mismatch && t.heads_recovered > 0);
-  for (const char* k : {"message", "exact_match", "contains_truth", "kappa", "observed_error", "query_bound", "paper_bound", "bases_source"})
-    if (r.contains(k)) row[k] = r[k];
+  row["wrong"] = t.wrong.value_or(t.status == Status::mismatch && t.heads_recovered.value_or(0) > 0);
+  if (t.status != Status::ok) row["message"] = t.message;
+  if (t.exact_match) row["exact_match"] = *t.exact_match;
+  if (t.contains_truth) row["contains_truth"] = *t.contains_truth;
+  if (t.kappa) row["kappa"] = row_number(*t.kappa);
+  if (t.observed_error) row["observed_error"] = row_number(*t.observed_error);
+  if (t.query_bound) row["query_bound"] = *t.query_bound;
+  if (t.paper_bound) row["paper_bound"] = *t.paper_bound;
+  if (t.bases_source) row["bases_source"] = *t.bases_source;
   return row;
 }
 }  // namespace
@@ -285,12 +301,12 @@ json method_rows(const Model& truth, const std::vector<QMat>* bases, const Recov
     if (s == Schedule::compact && H > compact_max_heads) continue;  // its links try all H! assignments
     RecoverOptions ro = mo;
     ro.schedule = s;
-    rows.push_back(row_of(std::string("mhaq-") + schedule_name(s), recover(truth, ro)));
+    rows.push_back(row_of(std::string("mhaq-") + schedule_name(s), recover_run(truth, ro)));
   }
-  rows.push_back(row_of("single-head", baseline(truth, BaselineRun{BaselineMethod::single_head, {}, "", Rational(1)}, bo)));
-  if (bases) rows.push_back(row_of("orthogonal-known", baseline(truth, BaselineRun{BaselineMethod::orthogonal, *bases, "known", Rational(1)}, bo)));
+  rows.push_back(row_of("single-head", baseline_run(truth, BaselineRun{BaselineMethod::single_head, {}, "", Rational(1)}, bo)));
+  if (bases) rows.push_back(row_of("orthogonal-known", baseline_run(truth, BaselineRun{BaselineMethod::orthogonal, *bases, "known", Rational(1)}, bo)));
   if (H >= 2 && H <= truth.d)
-    rows.push_back(row_of("orthogonal-axis", baseline(truth, BaselineRun{BaselineMethod::orthogonal, axis_bases(truth.d, H), "axis-aligned guess", Rational(1)}, bo)));
+    rows.push_back(row_of("orthogonal-axis", baseline_run(truth, BaselineRun{BaselineMethod::orthogonal, axis_bases(truth.d, H), "axis-aligned guess", Rational(1)}, bo)));
   return rows;
 }
 }  // namespace
@@ -323,23 +339,24 @@ std::string compare_report(const json& c) {
   return o.str();
 }
 
-std::string baseline_report(const json& r) {
+std::string baseline_report(const RecoverResult& r) {
+  auto shown = [](const auto& x) { return x ? std::to_string(*x) : std::string("null"); };
   std::ostringstream o;
-  o << "mhaq baseline: " << r["method"].get<std::string>() << " (prior work), " << r["arith"].get<std::string>();
-  if (r.contains("bits")) o << " (" << r["bits"] << " bits)";
-  o << ", d=" << r["d"] << ", seed " << r["seed"] << "\n";
-  o << "  status           " << r["status"].get<std::string>() << "\n";
-  if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
-  if (r.contains("bases_source")) o << "  bases            " << r["bases_source"].get<std::string>() << ", subspace dimensions " << r["subspace_dims"].dump() << "\n";
-  o << "  queries          " << r["queries"] << " (sum of k^2 + k over the head subspaces = " << r["query_bound"] << ")\n";
-  o << "  longest query    " << r["max_length"] << " (bound 2)\n";
-  o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
-  o << "  error vs truth   " << error_text(typed_result(r)) << (r["wrong"].get<bool>() ? "  -- WRONG parameters, and the baseline does not notice" : "") << "\n";
-  if (r.contains("kappa")) o << "  kappa            " << r["kappa"].dump() << " (the baseline's own noise amplification)\n";
-  if (r.contains("observed_error")) o << "  observed error   " << r["observed_error"].dump() << "\n";
-  if (r.contains("heads") && r["d"].get<int>() <= 4) {
+  o << "mhaq baseline: " << r.method.value_or("") << " (prior work), " << r.arith;
+  if (r.bits) o << " (" << *r.bits << " bits)";
+  o << ", d=" << r.d << ", seed " << r.seed << "\n";
+  o << "  status           " << status_name(r.status) << "\n";
+  if (r.status != Status::ok) o << "  reason           " << r.message << "\n";
+  if (r.bases_source) o << "  bases            " << *r.bases_source << ", subspace dimensions " << json_text(r.subspace_dims.value_or(std::vector<long>{})) << "\n";
+  o << "  queries          " << shown(r.queries) << " (sum of k^2 + k over the head subspaces = " << shown(r.query_bound) << ")\n";
+  o << "  longest query    " << shown(r.max_length) << " (bound 2)\n";
+  o << "  heads            " << shown(r.heads_recovered) << " recovered, " << shown(r.heads_true) << " in the canonical truth\n";
+  o << "  error vs truth   " << error_text(r) << (r.wrong.value_or(false) ? "  -- WRONG parameters, and the baseline does not notice" : "") << "\n";
+  if (r.kappa) o << "  kappa            " << json_text(*r.kappa) << " (the baseline's own noise amplification)\n";
+  if (r.observed_error) o << "  observed error   " << json_text(*r.observed_error) << "\n";
+  if (r.heads && r.d <= 4) {
     int h = 0;
-    for (const auto& hd : r["heads"]) o << "  head " << ++h << ": v = " << hd["v"].dump() << "\n          W = " << hd["W"].dump() << "\n";
+    for (const HeadRecord& hd : *r.heads) o << "  head " << ++h << ": v = " << json_text(hd.v) << "\n          W = " << json_text(hd.W) << "\n";
   }
   return o.str();
 }

@@ -19,6 +19,7 @@
 #include "mhaq/base/random.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/recover.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/run_result.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "verify_internal.hpp"
@@ -91,19 +92,26 @@ RecoverOptions recover_options(const VerifyOptions& o, const TrialSpec& t, int m
 }
 
 // Runs recover; a thrown degenerate (e.g. a model whose canonical form is
-// empty) is folded into a status object like recover's own.
-json run_recover(const Model& m, const RecoverOptions& ro) {
+// empty) is folded into a record like recover's own.
+RecoverResult run_recover(const Model& m, const RecoverOptions& ro) {
   try {
-    return recover(m, ro);
+    return recover_run(m, ro);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::degenerate) throw;
-    return json{{"status", "degenerate"}, {"message", e.what()}, {"queries", 0}, {"max_length", 0}, {"heads_recovered", 0}};
+    RecoverResult r;
+    r.status = Status::degenerate;
+    r.message = e.what();
+    r.queries = 0;
+    r.max_length = 0;
+    r.heads_recovered = 0;
+    return r;
   }
 }
 
 Outcome recovery_outcome(const VerifyOptions& o, const RecoverResult& r, int H) {
   if (auto s = status_outcome(o, r)) return *s;
-  if (r.heads_recovered != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(r.heads_recovered) + " heads recovered, canonical truth has " + std::to_string(H)};
+  const int got = r.heads_recovered.value_or(0);
+  if (got != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(got) + " heads recovered, canonical truth has " + std::to_string(H)};
   const TrialVerdict good = r.repaired() ? TrialVerdict::repaired : TrialVerdict::pass;
   switch (truth_test_of(o.arith)) {
     case TruthTest::equality:
@@ -235,9 +243,9 @@ double schwartz_zippel_bound(int d, int H, long S) { return schwartz_zippel(d, H
 namespace {
 // A recover result as the tally sees it: everything but the heads (a record
 // crosses process boundaries, and the verdicts never read the heads).
-json without_heads(json r) {
-  r.erase("heads");
-  return r;
+json without_heads(RecoverResult r) {
+  r.heads.reset();
+  return record_json(r);
 }
 
 TrialSpec spec_of(const json& rec) {
@@ -285,15 +293,11 @@ json verify_trial(const VerifyOptions& o, int index) {
     ro.noise_seed = t.seed;
     ro.tolerance = Rational(1, 10);  // a study of the error itself: the run's own tolerance only has to admit it
     rec.update(json{{"d", t.d}, {"H", t.H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w}, {"cancel_v", t.cancel_v}, {"eps", eps}});
-    auto keep = [](const json& r) {
-      json k;
-      for (const char* f : {"status", "kappa", "kappa_times_eps", "certified_bound", "certified_note", "ball_bound", "observed_error", "queries", "pilot_queries"})
-        if (r.contains(f)) k[f] = r[f];
-      return k;
-    };
-    rec["uniform"] = keep(run_recover(m, ro));
+    rec["uniform"] = without_heads(run_recover(m, ro));
     ro.noise_pattern = NoisePattern::signs;
-    rec["worst"] = keep(t.H > 0 ? run_recover(m, ro) : json{{"status", "degenerate"}});
+    RecoverResult none;
+    none.status = Status::degenerate;
+    rec["worst"] = without_heads(t.H > 0 ? run_recover(m, ro) : none);
     return rec;
   }
   if (runs_attention(o)) {
@@ -320,8 +324,8 @@ json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
   json trials = json::array();
   for (const json& rec : records) {
     const TrialSpec t = spec_of(rec);
-    const RecoverResult u = typed_result(rec["uniform"]);
-    const RecoverResult w = typed_result(rec["worst"]);
+    const RecoverResult u = record_from_json(rec["uniform"]);
+    const RecoverResult w = record_from_json(rec["worst"]);
     json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"eps", rec["eps"]}, {"status", status_name(u.status)}};
     if (u.status == Status::degenerate || w.status == Status::degenerate || !u.kappa) {
       c.add(TrialVerdict::degenerate);
@@ -386,12 +390,12 @@ json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
 void tally_h0(const VerifyOptions& o, const json& rec, const TrialSpec& t, ClaimTally& c4, long& max_dev4, long& max_excess4, int& deg_h0, json& tj) {
   const int H = t.H;
   const int H0 = rec["H0"].get<int>();
-  const RecoverResult r4 = typed_result(rec["h0"]);
-  const bool sent4 = r4.queries > 0;
-  const long q4 = r4.design_queries.value_or(r4.queries), l4 = r4.max_length;
+  const RecoverResult r4 = record_from_json(rec["h0"]);
+  const bool sent4 = r4.queries.value_or(0) > 0;
+  const long q4 = r4.design_queries.value_or(r4.queries.value_or(0)), l4 = r4.max_length.value_or(0);
   const long want4 = schedule_query_count(o.schedule, t.d, H0);
   Outcome rec4 = recovery_outcome(o, r4, H);
-  const bool rep4 = rec4.v == TrialVerdict::repaired || r4.fallback_queries > 0;
+  const bool rep4 = rec4.v == TrialVerdict::repaired || r4.fallback_queries.value_or(0) > 0;
   if (sent4 && !rep4) {
     max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
     max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
@@ -432,10 +436,10 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     if (!rec.contains("known")) continue;
     const TrialSpec t = spec_of(rec);
     const int H = t.H;
-    const RecoverResult r1 = typed_result(rec["known"]);
-    const bool sent1 = r1.queries > 0;
+    const RecoverResult r1 = record_from_json(rec["known"]);
+    const bool sent1 = r1.queries.value_or(0) > 0;
     // a tuned run's pilot is not part of the design's count (reported as pilot_queries)
-    const long q1 = r1.design_queries.value_or(r1.queries), l1 = r1.max_length;
+    const long q1 = r1.design_queries.value_or(r1.queries.value_or(0)), l1 = r1.max_length.value_or(0);
     // claim 1
     const Outcome rec1 = recovery_outcome(o, r1, H);
     c1.add(rec1.v);
@@ -443,7 +447,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
     const bool deg1 = rec1.v == TrialVerdict::degenerate;
     // a run that asked the fallback's extra queries is counted apart whatever its status
-    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.fallback_queries > 0;
+    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.fallback_queries.value_or(0) > 0;
     deg_known += deg1;
     rep_known += rep1;
     // claim 2
@@ -633,7 +637,7 @@ json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
       const json rec = json::parse(texts[ri * per + i]);
       const TrialSpec t = spec_of(rec);
       const int H = t.H;
-      const Outcome out = recovery_outcome(o, typed_result(rec["known"]), H);
+      const Outcome out = recovery_outcome(o, record_from_json(rec["known"]), H);
       const double b = schwartz_zippel_bound(t.d, H, S);
       ++n;
       bsum += b;

@@ -6,6 +6,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/model/transformer.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/transformer_blind.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "verify_internal.hpp"
@@ -44,12 +45,12 @@ std::string transformer_replay(const VerifyOptions& o, const TransformerTrialSpe
 // A claim-5 run, judged like recovery_outcome and re-checked against the truth.
 Outcome transformer_outcome(const VerifyOptions& o, const RecoverResult& r) {
   if (auto s = status_outcome(o, r)) return *s;
-  if (r.neurons_recovered.value_or(-1) != r.neurons_true.value_or(-2) || r.heads_recovered != r.heads_true)
+  if (r.neurons_recovered.value_or(-1) != r.neurons_true.value_or(-2) || r.heads_recovered.value_or(0) != r.heads_true.value_or(0))
     return {TrialVerdict::fail, 0, "status ok but the recovered head or neuron count differs from the canonical truth"};
   switch (truth_test_of(o.arith)) {
     case TruthTest::equality:
       if (!r.exact_match.value_or(false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
-      if (!r.functional_all_zero.value_or(false)) return {TrialVerdict::fail, 0, "status ok but T - T' is not zero on every fresh sequence"};
+      if (!(r.functional_check && r.functional_check->all_zero)) return {TrialVerdict::fail, 0, "status ok but T - T' is not zero on every fresh sequence"};
       return {TrialVerdict::pass, 0, ""};
     case TruthTest::containment:
       if (!r.contains_truth.value_or(false)) return {TrialVerdict::fail, r.max_radius.value_or(0), "status ok but some output ball misses the truth"};
@@ -81,10 +82,10 @@ json transformer_trial_record(const VerifyOptions& o, int index, std::uint64_t s
   ro.bits = o.bits;
   ro.seed = seed;
   const TransformerModel tm = generate_transformer(g);
-  json r = recover_transformer(tm, ro);
-  r.erase("model");
+  RecoverResult r = recover_transformer_run(tm, ro);
+  r.model.reset();
   return json{{"d", ts.d}, {"H", ts.H}, {"m", ts.m}, {"share_w", ts.share_w}, {"zero_neuron", ts.zero_neuron},
-              {"parallel_neurons", ts.parallel_neurons}, {"result", r}, {"condition", violated_condition(tm.canonical())}};
+              {"parallel_neurons", ts.parallel_neurons}, {"result", record_json(r)}, {"condition", violated_condition(tm.canonical())}};
 }
 
 Claim5Tally::Claim5Tally(const VerifyOptions& o)
@@ -93,7 +94,7 @@ Claim5Tally::Claim5Tally(const VerifyOptions& o)
 
 void Claim5Tally::add(const VerifyOptions& o, const json& rec) {
   const json& tr = rec["transformer"];
-  const RecoverResult r5 = typed_result(tr["result"]);
+  const RecoverResult r5 = record_from_json(tr["result"]);
   Outcome out = transformer_outcome(o, r5);
   // not identifiable only for a model that violates a stated condition
   if (out.v == TrialVerdict::not_identifiable && tr["condition"].get<std::string>().empty())
@@ -112,7 +113,7 @@ void Claim5Tally::add(const VerifyOptions& o, const json& rec) {
                              {"command", transformer_replay(o, ts, rec["seed"].get<std::uint64_t>())}});
   }
   if (out.v == TrialVerdict::pass) {
-    const long q = r5.queries;
+    const long q = r5.queries.value_or(0);
     max_q = std::max(max_q, q);
     max_ratio = std::max(max_ratio, static_cast<double>(q) / static_cast<double>(paper_query_bound(tr["d"].get<int>(), tr["H"].get<int>())));
   }

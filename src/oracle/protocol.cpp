@@ -54,70 +54,6 @@ double nearest_double(const Rational& q) {
   return out;
 }
 
-// Rational::parse's value of "[-]digits[.digits][e[+-]digits]", the form of
-// every certified answer, canonicalised by removing the factors 2 and 5 the
-// numerator shares with 10^k rather than by a gcd with it. Any other form,
-// and any out of Rational::parse's limits, goes to Rational::parse.
-Rational decimal_value(const std::string& s, size_t max_chars) {
-  const size_t n = s.size();
-  size_t i = n > 0 && s[0] == '-' ? 1 : 0;
-  auto digits = [&] {
-    const size_t from = i;
-    while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
-    return i - from;
-  };
-  const size_t int_start = i, int_len = digits();
-  size_t frac_start = i, frac_len = 0;
-  bool ok = int_len > 0 && n <= max_chars;
-  if (ok && i < n && s[i] == '.') {
-    frac_start = ++i;
-    frac_len = digits();
-    ok = frac_len > 0;
-  }
-  long exp10 = 0;
-  if (ok && i < n && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    const bool eneg = i < n && s[i] == '-';
-    if (i < n && (s[i] == '-' || s[i] == '+')) ++i;
-    const size_t from = i, len = digits();
-    ok = len > 0 && len <= 6;
-    if (ok) exp10 = std::stol(s.substr(from, len)) * (eneg ? -1 : 1);
-  }
-  exp10 -= static_cast<long>(frac_len);
-  if (!ok || i != n || exp10 > 10000 || exp10 < -10000) return Rational::parse(s, max_chars);
-  Rational out;
-  fmpz* num = fmpq_numref(out.raw());
-  fmpz* den = fmpq_denref(out.raw());
-  const std::string all = s.substr(int_start, int_len) + (frac_len ? s.substr(frac_start, frac_len) : std::string());
-  if (fmpz_set_str(num, all.c_str(), 10) != 0) return Rational::parse(s, max_chars);
-  if (fmpz_is_zero(num)) return out;
-  if (exp10 >= 0) {
-    fmpz_t p;
-    fmpz_init_set_ui(p, 10);
-    fmpz_pow_ui(p, p, static_cast<ulong>(exp10));
-    fmpz_mul(num, num, p);
-    fmpz_clear(p);
-  } else {
-    // num / 10^k in lowest terms: num = 2^a 5^b m with m prime to 10
-    const ulong k = static_cast<ulong>(-exp10);
-    const ulong a = std::min<ulong>(fmpz_val2(num), k);
-    fmpz_fdiv_q_2exp(num, num, a);
-    ulong b = 0;
-    while (b < k && fmpz_divisible_si(num, 5)) {
-      fmpz_divexact_ui(num, num, 5);
-      ++b;
-    }
-    fmpz_t p;
-    fmpz_init_set_ui(p, 5);
-    fmpz_pow_ui(p, p, k - b);
-    fmpz_mul_2exp(den, p, k - a);
-    fmpz_clear(p);
-  }
-  if (s[0] == '-') fmpz_neg(num, num);
-  if (out.str_size() > max_chars) return Rational::parse(s, max_chars);
-  return out;
-}
-
 namespace {
 
 Rational rational_of_double(double x) {
@@ -179,7 +115,7 @@ Rational number_field(const json& v, const std::string& where, bool& from_float,
     const std::string s = v.get<std::string>();
     if (non_finite_text(s)) throw OracleFailure(Fault::not_finite, where + " is not finite: " + quote_text(s));
     try {
-      Rational q = decimal_value(s, static_cast<size_t>(max_value_chars));
+      Rational q = Rational::parse(s, static_cast<size_t>(max_value_chars));
       f64 = nearest_double(q);
       return q;
     } catch (const Error& e) {
@@ -224,30 +160,6 @@ json runs_json(const Query& q, bool with_floats) {
   return runs;
 }
 
-namespace {
-// Rational::parse's value of a token string; "[-+]p" or "[-+]p/q" with at
-// most 18 digits each (the common case) without its general machinery.
-Rational token_value(const std::string& t) {
-  size_t i = t.empty() || (t[0] != '-' && t[0] != '+') ? 0 : 1;
-  auto digits = [&](long& v) {
-    const size_t from = i;
-    v = 0;
-    while (i < t.size() && t[i] >= '0' && t[i] <= '9' && i - from < 18) v = v * 10 + (t[i++] - '0');
-    return i > from;
-  };
-  long n = 0, dn = 1;
-  bool fast = digits(n);
-  if (fast && i < t.size() && t[i] == '/') {
-    ++i;
-    fast = digits(dn) && dn != 0;
-  }
-  if (!fast || i != t.size()) return Rational::parse(t);
-  Rational out;
-  fmpq_set_si(out.raw(), t[0] == '-' ? -n : n, static_cast<ulong>(dn));
-  return out;
-}
-}  // namespace
-
 Query query_from_runs(const json& j, int d, const std::string& path) {
   if (!j.is_array() || j.empty()) throw_input(path + ": expected a non-empty array of runs");
   Query q;
@@ -258,31 +170,13 @@ Query query_from_runs(const json& j, int d, const std::string& path) {
     Run r;
     for (size_t k = 0; k < tok.size(); ++k) {
       if (!tok[k].is_string()) throw_input(json_index_path(json_key_path(p, "token"), k) + ": expected an exact rational string");
-      r.token.push_back(token_value(tok[k].get<std::string>()));
+      r.token.push_back(Rational::parse(tok[k].get<std::string>()));
     }
     r.count = json_long(json_member(j[i], "count", p), 1, 1L << 40, json_key_path(p, "count"));
     q.push_back(std::move(r));
   }
   return q;
 }
-
-namespace {
-// fmpq_get_str's text ("p/q", or "p" when q = 1), without its allocations
-// when both parts fit a machine word.
-void append_rational(std::string& out, const Rational& e) {
-  const fmpz* n = fmpq_numref(e.raw());
-  const fmpz* dn = fmpq_denref(e.raw());
-  if (COEFF_IS_MPZ(*n) || COEFF_IS_MPZ(*dn)) {
-    out += e.str();
-    return;
-  }
-  out += std::to_string(static_cast<long>(*n));
-  if (*dn != 1) {
-    out += '/';
-    out += std::to_string(static_cast<long>(*dn));
-  }
-}
-}  // namespace
 
 std::string runs_text(const Query& q, bool with_floats) {
   // nlohmann's compact dump: object keys sorted ("count" < "token" < "x"),
@@ -297,7 +191,7 @@ std::string runs_text(const Query& q, bool with_floats) {
     for (size_t k = 0; k < r.token.size(); ++k) {
       if (k) out += ',';
       out += '"';
-      append_rational(out, r.token[k]);
+      out += r.token[k].str();
       out += '"';
     }
     out += ']';

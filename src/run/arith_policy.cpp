@@ -12,16 +12,14 @@
 
 namespace mhaq {
 
-using nlohmann::json;
-
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 template <class T>
-void compare_float(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got) {
+void compare_float(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got) {
   const double l2 = max_rel_error_log2(got, canon);
-  r["max_rel_error"] = pow2_json(l2);
-  r["max_rel_error_decimal"] = decimal_of_log2(l2);
+  r.max_rel_error = pow2_value(l2);
+  r.max_rel_error_decimal = decimal_of_log2(l2);
   f.agrees = l2 <= f.tolerance_log2;
   if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(l2) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
 }
@@ -29,15 +27,15 @@ void compare_float(json& r, RunFacts& f, const Model& canon, const std::vector<L
 // the default tolerance follows the answers' accuracy: the learner's
 // precision, the oracle's rounding and its noise, whichever is coarsest
 template <class T>
-void float_tolerance(json& r, RunFacts& facts, const Field<T>& F, const Rational& tolerance, bool decisions) {
+void float_tolerance(RecoverResult& r, RunFacts& facts, const Field<T>& F, const Rational& tolerance, bool decisions) {
   facts.tolerance_log2 = tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(tolerance);
-  r["tolerance"] = pow2_json(facts.tolerance_log2);
-  r["tolerance_decimal"] = decimal_of_log2(facts.tolerance_log2);
+  r.tolerance = pow2_value(facts.tolerance_log2);
+  r.tolerance_decimal = decimal_of_log2(facts.tolerance_log2);
   if (!decisions) return;
   char b[200];
   std::snprintf(b, sizeof b, "equal within 2^%.0f relative, different beyond 2^%.0f, undecided between (answers accurate to 2^%.0f; floating-point judgement)",
                 F.tol.yes_log2(F.precision()), F.tol.no_log2(F.precision()), F.tol.acc(F.precision()));
-  r["decision_tolerance"] = b;
+  r.decision_tolerance = b;
 }
 }  // namespace
 
@@ -51,14 +49,14 @@ long ArithOps<QTau>::reported_bits(long) {
   return -1;
 }
 template <>
-void ArithOps<QTau>::compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got) {
+void ArithOps<QTau>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got) {
   const bool m = exact_heads_match(got, canon);
-  r["exact_match"] = m;
+  r.exact_match = m;
   f.agrees = m;
   if (!m) f.disagreement = "the recovered heads differ from the canonical truth (exact comparison in Q)";
 }
 template <>
-void ArithOps<QTau>::tolerance(json&, RunFacts&, const Field<QTau>&, const Rational&, bool) {}
+void ArithOps<QTau>::tolerance(RecoverResult&, RunFacts&, const Field<QTau>&, const Rational&, bool) {}
 
 // ---- balls: --bits, containment of the truth
 template <>
@@ -70,7 +68,7 @@ long ArithOps<Ball>::reported_bits(long bits) {
   return bits;
 }
 template <>
-void ArithOps<Ball>::compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got) {
+void ArithOps<Ball>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got) {
   flint::Mag mx;
   for (const auto& g : got)
     for (int i = 0; i < canon.d; ++i) {
@@ -85,14 +83,14 @@ void ArithOps<Ball>::compare(json& r, RunFacts& f, const Model& canon, const std
     l2 = b.mid_double();
   }
   const bool c = ball_heads_contain(got, canon);
-  r["contains_truth"] = c;
-  r["max_radius"] = pow2_json(l2);
-  r["max_radius_decimal"] = decimal_of_log2(l2);
+  r.contains_truth = c;
+  r.max_radius = pow2_value(l2);
+  r.max_radius_decimal = decimal_of_log2(l2);
   f.agrees = c;
   if (!c) f.disagreement = "some output ball misses the canonical truth";
 }
 template <>
-void ArithOps<Ball>::tolerance(json&, RunFacts&, const Field<Ball>&, const Rational&, bool) {}
+void ArithOps<Ball>::tolerance(RecoverResult&, RunFacts&, const Field<Ball>&, const Rational&, bool) {}
 
 // ---- mpfr: --bits, max_rel_error within the tolerance
 template <>
@@ -104,11 +102,11 @@ long ArithOps<Mpfr>::reported_bits(long bits) {
   return bits;
 }
 template <>
-void ArithOps<Mpfr>::compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got) {
+void ArithOps<Mpfr>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got) {
   compare_float(r, f, canon, got);
 }
 template <>
-void ArithOps<Mpfr>::tolerance(json& r, RunFacts& f, const Field<Mpfr>& F, const Rational& tolerance, bool decisions) {
+void ArithOps<Mpfr>::tolerance(RecoverResult& r, RunFacts& f, const Field<Mpfr>& F, const Rational& tolerance, bool decisions) {
   float_tolerance(r, f, F, tolerance, decisions);
 }
 
@@ -122,11 +120,11 @@ long ArithOps<double>::reported_bits(long) {
   return 53;
 }
 template <>
-void ArithOps<double>::compare(json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got) {
+void ArithOps<double>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got) {
   compare_float(r, f, canon, got);
 }
 template <>
-void ArithOps<double>::tolerance(json& r, RunFacts& f, const Field<double>& F, const Rational& tolerance, bool decisions) {
+void ArithOps<double>::tolerance(RecoverResult& r, RunFacts& f, const Field<double>& F, const Rational& tolerance, bool decisions) {
   float_tolerance(r, f, F, tolerance, decisions);
 }
 

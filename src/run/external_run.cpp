@@ -6,19 +6,19 @@
 namespace mhaq {
 
 template <class T>
-bool start_external(nlohmann::json& r, const RecoverOptions& o, int d, oracle_protocol::ModelKind kind, std::vector<Query> upcoming, ExternalSetup<T>& out) {
+bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_protocol::ModelKind kind, std::vector<Query> upcoming, ExternalSetup<T>& out) {
   try {
     out.session = std::make_unique<ExternalSession>(o.external->transport, d, kind, arith_name(o.arith));
   } catch (const oracle_protocol::OracleFailure& f) {
     report_verdict(r, {Status::oracle_failed, f.what()});
-    r["queries"] = 0;
-    r["max_length"] = 0;
-    r["heads_recovered"] = 0;
+    r.queries = 0;
+    r.max_length = 0;
+    r.heads_recovered = 0;
     return false;
   }
   auto ext = std::make_unique<ExternalOracle<T>>(*out.session, o.external->error);
-  r["oracle"] = out.session->hello().name;
-  r["oracle_error"] = ext->bound().str();
+  r.oracle = out.session->hello().name;
+  r.oracle_error = ext->bound().str();
   if (ext->bound().abs) out.stated_eps = *ext->bound().abs;
   if (ext->bound().rel && out.stated_eps < *ext->bound().rel) out.stated_eps = *ext->bound().rel;
   if (!upcoming.empty()) out.session->expect(std::move(upcoming));
@@ -33,9 +33,9 @@ void finish_external(const RecoverOptions& o, ExternalSession* s, bool bye) {
   o.external->replayed = s->replayed();
 }
 
-void external_remedy(nlohmann::json& r, const RecoverOptions& o, Status status) {
+void external_remedy(RecoverResult& r, const RecoverOptions& o, Status status) {
   if (o.external && status == Status::unable)
-    r["remedy"] = "the answers are not accurate enough to decide (their stated error, amplified by the pair fits): a tighter true --oracle-error, "
+    r.remedy = "the answers are not accurate enough to decide (their stated error, amplified by the pair fits): a tighter true --oracle-error, "
                   "--design scaled, or more --bits when the answers are far more accurate than the learner's precision";
 }
 
@@ -46,18 +46,18 @@ void check_external_options(const RecoverOptions& o, bool truth_known) {
     throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --oracle-bits, --noise, --target-error, --certificate or --design tuned");
 }
 
-bool refuse_over_max_queries(nlohmann::json& r, const RecoverOptions& o, long needed) {
+bool refuse_over_max_queries(RecoverResult& r, const RecoverOptions& o, long needed) {
   if (!o.external || o.external->max_queries <= 0 || needed <= o.external->max_queries) return false;
   report_verdict(r, {Status::over_budget, "the plan needs " + std::to_string(needed) + " queries, more than --max-queries " +
                                               std::to_string(o.external->max_queries) + ": refused before asking any"});
-  r["queries"] = 0;
-  r["max_length"] = 0;
-  r["heads_recovered"] = 0;
+  r.queries = 0;
+  r.max_length = 0;
+  r.heads_recovered = 0;
   return true;
 }
 
-template bool start_external<Ball>(nlohmann::json&, const RecoverOptions&, int, oracle_protocol::ModelKind, std::vector<Query>, ExternalSetup<Ball>&);
-template bool start_external<Mpfr>(nlohmann::json&, const RecoverOptions&, int, oracle_protocol::ModelKind, std::vector<Query>, ExternalSetup<Mpfr>&);
-template bool start_external<double>(nlohmann::json&, const RecoverOptions&, int, oracle_protocol::ModelKind, std::vector<Query>, ExternalSetup<double>&);
+template bool start_external<Ball>(RecoverResult&, const RecoverOptions&, int, oracle_protocol::ModelKind, std::vector<Query>, ExternalSetup<Ball>&);
+template bool start_external<Mpfr>(RecoverResult&, const RecoverOptions&, int, oracle_protocol::ModelKind, std::vector<Query>, ExternalSetup<Mpfr>&);
+template bool start_external<double>(RecoverResult&, const RecoverOptions&, int, oracle_protocol::ModelKind, std::vector<Query>, ExternalSetup<double>&);
 
 }  // namespace mhaq

@@ -15,6 +15,7 @@
 #include "mhaq/run/certificate.hpp"
 #include "mhaq/run/external_run.hpp"
 #include "mhaq/analysis/design_search.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/report.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
 
@@ -60,24 +61,22 @@ ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
 
 double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
 
-using nlohmann::json;
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
 template <class T>
-json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs) {
-  json out = json::array();
+std::vector<HeadRecord> head_records(const Field<T>& F, const std::vector<LearnedHead<T>>& hs) {
+  std::vector<HeadRecord> out;
   for (const auto& h : hs) {
-    json W = json::array();
+    HeadRecord rec;
     for (int i = 0; i < h.W.rows(); ++i) {
-      json row = json::array();
+      std::vector<std::string> row;
       for (int j = 0; j < h.W.cols(); ++j) row.push_back(F.str(h.W(i, j)));
-      W.push_back(row);
+      rec.W.push_back(std::move(row));
     }
-    json v = json::array();
-    for (const auto& x : h.v) v.push_back(F.str(x));
-    out.push_back({{"W", W}, {"v", v}});
+    for (const auto& x : h.v) rec.v.push_back(F.str(x));
+    out.push_back(std::move(rec));
   }
   return out;
 }
@@ -98,10 +97,10 @@ double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, 
   return std::log2(d + std::sqrt(static_cast<double>(d))) + m + std::log2(std::exp2(l2 - m) + std::exp2(l2n - m));
 }
 
-template json heads_json<QTau>(const Field<QTau>&, const std::vector<LearnedHead<QTau>>&);
-template json heads_json<Ball>(const Field<Ball>&, const std::vector<LearnedHead<Ball>>&);
-template json heads_json<Mpfr>(const Field<Mpfr>&, const std::vector<LearnedHead<Mpfr>>&);
-template json heads_json<double>(const Field<double>&, const std::vector<LearnedHead<double>>&);
+template std::vector<HeadRecord> head_records<QTau>(const Field<QTau>&, const std::vector<LearnedHead<QTau>>&);
+template std::vector<HeadRecord> head_records<Ball>(const Field<Ball>&, const std::vector<LearnedHead<Ball>>&);
+template std::vector<HeadRecord> head_records<Mpfr>(const Field<Mpfr>&, const std::vector<LearnedHead<Mpfr>>&);
+template std::vector<HeadRecord> head_records<double>(const Field<double>&, const std::vector<LearnedHead<double>>&);
 
 namespace {
 
@@ -110,17 +109,17 @@ namespace {
 // kappa_rel 2^-p for rounding at p bits plus kappa eps for noise of size eps.
 template <class T>
 double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const std::vector<LearnedHead<T>>& heads,
-                      long oracle_bits, const Rational& eps, json& r) {
+                      long oracle_bits, const Rational& eps, RecoverResult& r) {
   try {
     // the jets at low precision, checked against the run's own heads (proofs/32)
     const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &heads, F.precision());
-    r["kappa_estimate"] = S.kappa;
+    r.kappa_estimate = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
     return first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, eps);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    r["estimate_note"] = e.what();
+    r.estimate_note = e.what();
     return std::numeric_limits<double>::quiet_NaN();
   }
 }
@@ -146,7 +145,7 @@ Verdict reclassify(const Field<T>& F, int d, const LearnOptions& lo, const Recor
 
 // Returns the number of queries the oracle was sent (written as "queries").
 template <class T>
-long run(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
+long run(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
   ExternalSetup<T> ext;  // recover --oracle: the oracle the learner asks instead of the model's
@@ -175,56 +174,55 @@ long run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
     facts.self_check = res.self_check;
     facts.self_check_failed = res.self_check_failed;
     facts.heads_recovered = static_cast<int>(res.heads.size());
-    r["heads_recovered"] = res.heads.size();
-    r["heads_found"] = res.heads_found;
-    r["redraws"] = res.redraws;
-    r["self_check"] = truth_name(res.self_check);
+    r.heads_recovered = res.heads.size();
+    r.heads_found = res.heads_found;
+    r.redraws = res.redraws;
+    r.self_check = truth_name(res.self_check);
     if (!res.fallback_pairs.empty()) {
-      r["fallback_pairs"] = res.fallback_pairs.size();
-      r["fallback_queries"] = res.fallback_queries;
+      r.fallback_pairs = res.fallback_pairs.size();
+      r.fallback_queries = res.fallback_queries;
       fallback_counted = true;
     }
-    r["repairs"] = res.repairs.size();
-    r["repair_queries"] = res.repair_queries;
+    r.repairs = res.repairs.size();
+    r.repair_queries = res.repair_queries;
     repair_queries = res.repair_queries;
     if (!res.repairs.empty()) {
-      json list = json::array();
-      for (const Repair& p : res.repairs)
-        list.push_back({{"pair", pair_name(res.plan.pairs[p.pair])}, {"reason", p.reason}, {"route", p.route}, {"queries", p.queries}});
-      r["repaired_pairs"] = list;
+      std::vector<RepairRecord> list;
+      for (const Repair& p : res.repairs) list.push_back({pair_name(res.plan.pairs[p.pair]), p.reason, p.route, p.queries});
+      r.repaired_pairs = list;
     }
-    r["heads"] = heads_json(F, res.heads);
+    r.heads = head_records(F, res.heads);
     if (o.error_estimate)
       P::floats(
         [&](const auto& G, const auto& R) {
           facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res.heads, o.oracle_bits, stated_eps, r);
-          r["error_estimate"] = pow2_json(facts.estimate_log2);
-          r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+          r.error_estimate = pow2_value(facts.estimate_log2);
+          r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
         },
         F, rec);
     if (truth_known) P::compare(r, facts, canon, res.heads);
     P::approximate(
         [&](const auto& heads) {
-          if (noise.active()) r["observed_error"] = pow2_json(param_error_log2(heads, canon));
+          if (noise.active()) r.observed_error = pow2_value(param_error_log2(heads, canon));
         },
         res.heads);
-    P::balls([&](const auto& heads) { r["certified_relative_error"] = pow2_json(certified_relative_radius_log2(heads)); }, res.heads);
+    P::balls([&](const auto& heads) { r.certified_relative_error = pow2_value(certified_relative_radius_log2(heads)); }, res.heads);
     v = judge(facts);
     finish_external(o, ext.session.get(), true);
     if (o.certificate && v.status == Status::ok) {
-      if (!res.repairs.empty()) r["certificate_note"] = "certificates do not cover repaired pairs";
+      if (!res.repairs.empty()) r.certificate_note = "certificates do not cover repaired pairs";
       else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
-      else r["certificate_note"] = "certificates do not cover the lean schedule's fallback links";
+      else r.certificate_note = "certificates do not cover the lean schedule's fallback links";
     }
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
     P::floats([&](const auto& G, const auto& R) { v = reclassify(G, truth.d, lo, R, e); }, F, rec);
-    r["heads_recovered"] = 0;
+    r.heads_recovered = 0;
   }
   report_verdict(r, v);
-  r["queries"] = black_box.queries();
-  r["max_length"] = black_box.max_length();
+  r.queries = black_box.queries();
+  r.max_length = black_box.max_length();
   finish_external(o, ext.session.get(), false);
   external_remedy(r, o, v.status);
   // queries beyond the plan are the fallback's (lean, compact) or, in the
@@ -233,16 +231,16 @@ long run(json& r, const Model& truth, const Model& canon, const RecoverOptions& 
   const long planned = learner_plan(truth.d, lo).query_count();
   if (black_box.queries() > planned) {
     if (lo.schedule != Schedule::paper) {
-      if (!fallback_counted) r["fallback_queries"] = black_box.queries() - planned;
+      if (!fallback_counted) r.fallback_queries = black_box.queries() - planned;
     } else if (repair_queries == 0) {
-      r["repair_queries"] = black_box.queries() - planned;
+      r.repair_queries = black_box.queries() - planned;
     }
   }
-  P::exact([&](const auto& G) { r["L"] = QTauAccess::L(G); }, F);
+  P::exact([&](const auto& G) { r.L = QTauAccess::L(G); }, F);
   return black_box.queries();
 }
 
-long dispatch(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
+long dispatch(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   long queries = 0;
   with_arith(o.arith, [&]<class T>() { queries = run<T>(r, truth, canon, o, lo, noise); });
   return queries;
@@ -252,40 +250,40 @@ long dispatch(json& r, const Model& truth, const Model& canon, const RecoverOpti
 // a certified bound from a ball run whose answers are every value within eps
 // (envelope), and the observed error of the run itself. With the worst
 // pattern the run's noise is eps * sign(J) of kappa's row.
-void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, OracleNoise& noise) {
+void noise_analysis(RecoverResult& r, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, OracleNoise& noise) {
   Ball eb(o.noise_eps);
   const double eps = eb.mid_double();
   if (lo.heads_is_bound || lo.H != canon.num_heads()) {
-    r["kappa"] = nullptr;
-    r["kappa_note"] = "kappa needs the learner's H to equal the canonical head count";
+    r.kappa = NAN;
+    r.kappa_note = "kappa needs the learner's H to equal the canonical head count";
     if (o.noise_pattern == NoisePattern::signs) throw Error(ErrorKind::usage, "--noise-pattern worst needs the true head count");
     return;
   }
   try {
     const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
-    r["kappa"] = S.kappa;
-    r["kappa_times_eps"] = S.kappa * eps;
-    r["kappa_rel"] = S.kappa_rel;
-    r["kappa_rms"] = S.kappa_rms;
-    r["kappa_pair"] = S.pair_cond;
+    r.kappa = S.kappa;
+    r.kappa_times_eps = S.kappa * eps;
+    r.kappa_rel = S.kappa_rel;
+    r.kappa_rms = S.kappa_rms;
+    r.kappa_pair = S.pair_cond;
     if (o.noise_pattern == NoisePattern::signs) noise.signs = S.worst_signs();
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
     if (o.noise_pattern == NoisePattern::signs) throw;
-    r["kappa"] = nullptr;
-    r["kappa_note"] = e.what();
+    r.kappa = NAN;
+    r.kappa_note = e.what();
   }
   const long cbits = o.arith == Arith::ball || o.arith == Arith::mpfr ? o.bits : 256;
   PrecisionScope scope(cbits);
   const OracleNoise env{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::envelope, {}};
-  r["certified_bits"] = cbits;
+  r.certified_bits = cbits;
   // the mean-value bound: the learner on jets over the envelope balls (proofs/31)
   const MeanValueBound mv = certified_mean_value_bound(canon, lo, lo.tokens.den, env);
   if (mv.ok) {
-    r["certified_bound"] = pow2_json(mv.log2_bound);
+    r.certified_bound = pow2_value(mv.log2_bound);
   } else {
-    r["certified_bound"] = nullptr;
-    r["certified_note"] = mv.why;
+    r.certified_bound = NAN;
+    r.certified_note = mv.why;
   }
   // the plain ball run on the same envelope: a second, independent bound
   ModelOracle<Ball> envo(canon, lo.tokens.den, env);
@@ -295,24 +293,24 @@ void noise_analysis(json& r, const Model& canon, const RecoverOptions& o, const 
     const LearnResult<Ball> res = learn<Ball>(envo, l);
     double b = 0;
     if (!certified_param_error_log2(res.heads, canon, b)) throw_internal("certified run: balls do not contain the truth");
-    r["ball_bound"] = pow2_json(b);
+    r.ball_bound = pow2_value(b);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
-    r["ball_bound"] = nullptr;
-    r["ball_note"] = std::string(kind_name(e.kind())) + ": " + e.what();
+    r.ball_bound = NAN;
+    r.ball_note = std::string(kind_name(e.kind())) + ": " + e.what();
   }
 }
 
 // --target-error T (balls): estimate kappa from the learner's own float run
 // (no model access), start at the precision it predicts, double until the
 // balls certify relative error <= T or the cap is reached (Ziv's strategy).
-void auto_precision(json& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
   if (o.arith != Arith::ball) throw Error(ErrorKind::usage, "--target-error needs --arith ball (only balls certify an error)");
   if (o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
   if (o.noise_eps.sign() != 0 || o.oracle_bits != 0) throw Error(ErrorKind::usage, "--target-error raises the oracle's precision: no --noise or --oracle-bits");
   if (lo.heads_is_bound) throw Error(ErrorKind::usage, "--target-error needs a known head count (balls cannot certify H0 > H)");
   const double log2_T = log2_abs(o.target_error);
-  r["target_error"] = o.target_error.str();
+  r.target_error = o.target_error.str();
   long calls = 0;
   // 1. estimate: a float run whose own error (about kappa_rel 2^-p) leaves at
   // least 32 good bits; kappa is only needed to within a few bits.
@@ -340,52 +338,52 @@ void auto_precision(json& r, const Model& truth, const Model& canon, const Recov
   }
   if (std::isnan(lk)) {
     report_verdict(r, {Status::unable, "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate"});
-    r["heads_recovered"] = 0;
-    r["oracle_calls"] = calls;
+    r.heads_recovered = 0;
+    r.oracle_calls = calls;
     return;
   }
-  r["kappa_estimate"] = std::exp2(lk);
-  r["estimate_bits"] = est_bits;
+  r.kappa_estimate = std::exp2(lk);
+  r.estimate_bits = est_bits;
   // 2. start: the balls' radius grows like kappa_rel 2^-p; the pair
   // certificate (Krawczyk) needs roughly 2 log2(pair amplification) bits.
   const long guard = 16;
   long p = static_cast<long>(std::ceil(std::max(lk - log2_T, 2 * lpair))) + guard;
   p = std::clamp(p, 64L, o.max_bits);
-  r["bits_start"] = p;
-  json attempts = json::array();
+  r.bits_start = p;
+  std::vector<PrecisionAttempt> attempts;
   for (;;) {
     RecoverOptions oa = o;
     oa.bits = p;
-    json ra = r;
+    RecoverResult ra = r;
     dispatch(ra, truth, canon, oa, lo, OracleNoise{});
-    const RecoverResult t = typed_result(ra);
-    calls += t.queries;
-    const json cre = t.certified_relative_error ? json(*t.certified_relative_error) : json(nullptr);
-    const bool ok = t.status == Status::ok && t.certified_relative_error && std::log2(*t.certified_relative_error) <= log2_T;
-    attempts.push_back({{"bits", p}, {"status", status_name(t.status)}, {"certified_relative_error", cre}});
+    calls += ra.queries.value_or(0);
+    const std::optional<double> cre = finite_number(ra.certified_relative_error);
+    const Status status = ra.status;
+    const bool ok = status == Status::ok && cre && std::log2(*cre) <= log2_T;
+    attempts.push_back({p, status, cre.value_or(NAN)});
     if (ok || p >= o.max_bits) {
       r = std::move(ra);
-      r["bits"] = p;
-      r["bits_used"] = p;
-      if (!ok && t.status == Status::ok)
-        report_verdict(r, {Status::unable, "relative error " + cre.dump() + " not certified below the target at the cap of " +
+      r.bits = p;
+      r.bits_used = p;
+      if (!ok && status == Status::ok)
+        report_verdict(r, {Status::unable, "relative error " + json_text(cre.value_or(NAN)) + " not certified below the target at the cap of " +
                                                std::to_string(o.max_bits) + " bits"});
       break;
     }
     p = std::min(2 * p, o.max_bits);
   }
-  r["attempts"] = attempts;
-  r["oracle_calls"] = calls;
+  r.attempts = attempts;
+  r.oracle_calls = calls;
 }
 
 // The cost guard: refuses, before any query, a plan whose exact answers would
 // exceed the degree budget (the oracle's and the learner's work both grow with it).
-bool exact_within_budget(json& r, const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
+bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
   if (o.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
   const long budget = o.max_degree > 0 ? o.max_degree : kDefaultMaxDegree;
   const Plan plan = learner_plan(truth.d, lo);
   const ExactCost c = exact_cost(truth, plan, lo.tokens.den);
-  r["exact_cost"] = {{"L", c.L}, {"max_answer_degree", c.max_degree}, {"total_answer_degree", c.total_degree}, {"max_degree_budget", budget}};
+  r.exact_cost = ExactCostRecord{c.L, c.max_degree, c.total_degree, budget};
   if (c.max_degree <= static_cast<double>(budget)) return true;
   char b[512];
   std::snprintf(b, sizeof b,
@@ -394,9 +392,9 @@ bool exact_within_budget(json& r, const Model& truth, const RecoverOptions& o, c
                 "or --arith ball --bits 256 (balls do not grow with the degree), or raise --max-degree (time and memory grow at least linearly with it)",
                 c.max_degree, c.L, pair_name(plan.pairs[c.worst_pair]).c_str(), budget);
   report_verdict(r, {Status::over_budget, b});
-  r["queries"] = 0;
-  r["max_length"] = 0;
-  r["heads_recovered"] = 0;
+  r.queries = 0;
+  r.max_length = 0;
+  r.heads_recovered = 0;
   return false;
 }
 
@@ -515,8 +513,8 @@ TunedDesign tuned_pilot(const Model& truth, const RecoverOptions& o, const Learn
 }
 
 // Returns the pilot's queries (tuned), else 0.
-long choose_design(json& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo) {
-  r["design"] = design_name(o.design);
+long choose_design(RecoverResult& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo) {
+  r.design = design_name(o.design);
   if (o.design == Design::paper) return 0;
   if (o.arith == Arith::exact)
     throw Error(ErrorKind::usage, std::string("--design ") + design_name(o.design) +
@@ -535,45 +533,45 @@ long choose_design(json& r, const Model& truth, const RecoverOptions& o, LearnOp
     ArithPolicy<T>::approximate([&](auto number) { td = tuned_pilot<typename decltype(number)::type>(truth, o, lo); }, std::type_identity<T>{});
   });
   lo.draws = td.draws;
-  r["pilot_queries"] = td.pilot_queries;
-  r["pilot_status"] = td.pilot_status;
-  r["pilot_schedule"] = "lean";
-  r["pilot_heads"] = td.pilot_heads;
-  r["design_searched"] = td.searched;
+  r.pilot_queries = td.pilot_queries;
+  r.pilot_status = td.pilot_status;
+  r.pilot_schedule = "lean";
+  r.pilot_heads = td.pilot_heads;
+  r.design_searched = td.searched;
   if (td.searched) {
-    r["kappa_predicted"] = pow2_json(td.log2_kappa_predicted_worst);
-    r["kappa_rms_predicted"] = pow2_json(td.log2_kappa_predicted);
-    r["kappa_rms_predicted_start"] = pow2_json(td.log2_kappa_start);
-    r["design_evaluations"] = td.evaluations;
+    r.kappa_predicted = pow2_value(td.log2_kappa_predicted_worst);
+    r.kappa_rms_predicted = pow2_value(td.log2_kappa_predicted);
+    r.kappa_rms_predicted_start = pow2_value(td.log2_kappa_start);
+    r.design_evaluations = td.evaluations;
   }
   return td.pilot_queries;
 }
 
 // kappa and kappa_rms of the chosen design at the truth (the same
 // sensitivity as with --noise), for runs of a design other than the paper's.
-void design_kappa(json& r, const Model& canon, const LearnOptions& lo) {
+void design_kappa(RecoverResult& r, const Model& canon, const LearnOptions& lo) {
   if (lo.heads_is_bound || lo.H != canon.num_heads()) return;
   try {
     const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
-    r["kappa"] = S.kappa;
-    r["kappa_rms"] = S.kappa_rms;
-    r["kappa_rel"] = S.kappa_rel;
+    r.kappa = S.kappa;
+    r.kappa_rms = S.kappa_rms;
+    r.kappa_rel = S.kappa_rel;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
-    r["kappa"] = nullptr;
-    r["kappa_note"] = e.what();
+    r.kappa = NAN;
+    r.kappa_note = e.what();
   }
 }
 
 }  // namespace
 
-nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
+RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   // with an external oracle and no model, truth holds only d (no heads)
   const bool truth_known = !o.external || o.external->truth_known;
   if (truth_known) truth.validate();
   Model canon = truth_known ? truth.canonical() : truth;
   if (o.external) check_external_options(o, truth_known);
-  json r;
+  RecoverResult r;
   LearnOptions lo;
   lo.H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : canon.num_heads();
   lo.heads_is_bound = o.max_heads > 0;
@@ -582,7 +580,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     // bound H0 = 1 and must find that no head is visible.
     lo.H = 1;
     lo.heads_is_bound = true;
-    r["note"] = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
+    r.note = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
   }
   lo.schedule = o.schedule;
   lo.repair = o.repair;
@@ -590,24 +588,24 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
-  r["arith"] = arith_name(o.arith);
-  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r["bits"] = b;
-  r["d"] = truth.d;
-  r["H"] = lo.H;
-  r["heads_known"] = lo.heads_is_bound ? "upper bound H0" : "exact";
-  r["seed"] = o.seed;
-  r["schedule"] = schedule_name(o.schedule);
-  if (truth_known) r["heads_true"] = canon.heads.size();
-  r["paper_bound"] = paper_query_bound(truth.d, lo.H);
-  if (o.schedule != Schedule::paper) r["schedule_count"] = schedule_query_count(o.schedule, truth.d, lo.H);
-  r["max_length_bound"] = 2 * lo.H + 1;
-  if (o.oracle_bits > 0) r["oracle_bits"] = o.oracle_bits;
+  r.arith = arith_name(o.arith);
+  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.bits = b;
+  r.d = truth.d;
+  r.H = lo.H;
+  r.heads_known = lo.heads_is_bound ? "upper bound H0" : "exact";
+  r.seed = o.seed;
+  r.schedule = schedule_name(o.schedule);
+  if (truth_known) r.heads_true = canon.heads.size();
+  r.paper_bound = paper_query_bound(truth.d, lo.H);
+  if (o.schedule != Schedule::paper) r.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H);
+  r.max_length_bound = 2 * lo.H + 1;
+  if (o.oracle_bits > 0) r.oracle_bits = o.oracle_bits;
   if (!o.noise_eps.is_zero()) {
-    r["noise_eps"] = o.noise_eps.str();
-    r["noise_seed"] = o.noise_seed;
+    r.noise_eps = o.noise_eps.str();
+    r.noise_seed = o.noise_seed;
   }
-  r["token_range"] = lo.tokens.range;
-  r["token_den"] = lo.tokens.den;
+  r.token_range = lo.tokens.range;
+  r.token_den = lo.tokens.den;
   if (o.schedule == Schedule::compact && o.certificate)
     throw Error(ErrorKind::usage,
                 "--certificate: the certificate checker replays the paper and lean schedules only; it cannot check a compact run "
@@ -618,15 +616,20 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     if (o.samples_per_pair <= 2 * lo.H + 1)
       throw Error(ErrorKind::usage, "--samples-per-pair must exceed 2H+1 = " + std::to_string(2 * lo.H + 1) + " (the default is exactly 2H+1)");
     lo.samples_per_pair = o.samples_per_pair;
-    r["samples_per_pair"] = o.samples_per_pair;
-    r["max_length_bound"] = o.samples_per_pair;
+    r.samples_per_pair = o.samples_per_pair;
+    r.max_length_bound = o.samples_per_pair;
+  }
+  if (o.design == Design::placed) {
+    r.design = "placed";
+    recover_placed(r, truth, canon, o, lo);
+    return r;
   }
   const long pilot_queries = choose_design(r, truth, o, lo);
   if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count())) return r;
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {
-    r["noise_pattern"] = noise_pattern_name(o.noise_pattern);
+    r.noise_pattern = noise_pattern_name(o.noise_pattern);
     noise_analysis(r, canon, o, lo, noise);
   } else if (o.noise_pattern != NoisePattern::uniform) {
     throw Error(ErrorKind::usage, "--noise-pattern needs --noise EPS");
@@ -635,19 +638,19 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o) {
     auto_precision(r, truth, canon, o, lo);
     return r;
   }
-  if (o.arith == Arith::exact) r["exact_solver"] = exact_solver_name(o.exact_solver);
+  if (o.arith == Arith::exact) r.exact_solver = exact_solver_name(o.exact_solver);
   if (o.design != Design::paper && o.noise_eps.is_zero() && !o.external) design_kappa(r, canon, lo);
   const long queries = dispatch(r, truth, canon, o, lo, noise);
   if (o.design == Design::tuned) {
-    r["design_queries"] = queries;
-    r["queries"] = queries + pilot_queries;
+    r.design_queries = queries;
+    r.queries = queries + pilot_queries;
   }
   return r;
 }
 
-RecoverResult recover_run(const Model& truth, const RecoverOptions& o) { return typed_result(recover(truth, o)); }
+nlohmann::json recover(const Model& truth, const RecoverOptions& o) { return record_json(recover_run(truth, o)); }
 
-int recover_exit_code(const nlohmann::json& r) { return typed_result(r).exit_code(); }
+int recover_exit_code(const nlohmann::json& r) { return record_from_json(r).exit_code(); }
 
 std::string self_check_phrase(const std::string& v, bool transformer) {
   const std::string who = transformer ? "the recovered transformer" : "the heads";
@@ -657,89 +660,104 @@ std::string self_check_phrase(const std::string& v, bool transformer) {
          " every answer)";
 }
 
-std::string recover_report(const nlohmann::json& r) {
-  std::ostringstream o;
-  o << "mhaq recover: " << r["arith"].get<std::string>();
-  if (r.contains("bits")) o << " (" << r["bits"] << " bits)";
-  o << ", d=" << r["d"] << (r["heads_known"] == "exact" ? ", H=" : ", H0=") << r["H"] << ", schedule " << r["schedule"].get<std::string>() << ", seed " << r["seed"] << "\n";
-  o << "  status           " << r["status"].get<std::string>() << "\n";
-  if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
-  if (r.contains("remedy")) o << "  what to do       " << r["remedy"].get<std::string>() << "\n";
-  if (r.contains("note")) o << "  note             " << r["note"].get<std::string>() << "\n";
-  if (r.contains("samples_per_pair")) {
-    o << "  queries          " << r["queries"] << " (oversampled: 1 + (K-1) per pair; the paper's count 4Hd^2-2H+1 = " << r["paper_bound"] << ")\n";
-    o << "  longest query    " << r["max_length"] << " (bound K = " << r["max_length_bound"] << ")\n";
-  } else {
-    o << "  queries          " << r["queries"] << " (paper bound 4Hd^2-2H+1 = " << r["paper_bound"];
-    // A repaired run asks more than its plan: say so where the count is, not only further down.
-    if (r.value("repair_queries", 0L) > 0) o << "; " << r["repair_queries"] << " of them repair queries";
-    if (r["schedule"] == "lean" && r.contains("schedule_count")) o << "; lean 1+2H(d^2+d-1) = " << r["schedule_count"];
-    if (r["schedule"] == "compact" && r.contains("schedule_count")) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << r["schedule_count"];
-    o << ")\n";
-    o << "  longest query    " << r["max_length"] << " (bound 2H+1 = " << r["max_length_bound"] << ")\n";
+namespace {
+// A count as the record's JSON writes it ("null" when the run did not set it).
+template <class V>
+std::string shown(const std::optional<V>& x) {
+  return x ? std::to_string(*x) : "null";
+}
+
+// The report's lines on the design, the sensitivity, the fallbacks, the repairs and the cost guard.
+void report_plan(std::ostringstream& o, const RecoverResult& r) {
+  if (r.pilot_queries) {
+    o << "  design           tuned: a pilot (lean schedule) spent " << *r.pilot_queries << " queries (included above; the design's own run "
+      << shown(r.design_queries) << "), pilot " << r.pilot_status.value_or("") << "\n";
+    if (r.kappa_rms_predicted)
+      o << "  kappa predicted  " << json_text(r.kappa_predicted.value_or(NAN)) << " (kappa_rms " << json_text(*r.kappa_rms_predicted)
+        << ", on the pilot's estimate; the scaled start " << json_text(r.kappa_rms_predicted_start.value_or(NAN)) << ")\n";
+  } else if (r.design && *r.design != "paper") {
+    o << "  design           " << *r.design << "\n";
   }
-  if (r.contains("pilot_queries")) {
-    o << "  design           tuned: a pilot (lean schedule) spent " << r["pilot_queries"] << " queries (included above; the design's own run "
-      << r["design_queries"] << "), pilot " << r["pilot_status"].get<std::string>() << "\n";
-    if (r.contains("kappa_rms_predicted"))
-      o << "  kappa predicted  " << r["kappa_predicted"].dump() << " (kappa_rms " << r["kappa_rms_predicted"].dump() << ", on the pilot's estimate; the scaled start "
-        << r["kappa_rms_predicted_start"].dump() << ")\n";
-  } else if (r.contains("design") && r["design"] != "paper") {
-    o << "  design           " << r["design"].get<std::string>() << "\n";
-  }
-  if (r.contains("kappa_rms") && !r.contains("noise_pattern"))
-    o << "  kappa at truth   " << r["kappa"].dump() << " (kappa_rms " << r["kappa_rms"].dump() << ")\n";
-  if (r.contains("fallback_pairs")) {
-    if (r["schedule"] == "compact")
-      o << "  fallback         " << r["fallback_pairs"] << " pair extensions and one-value across links asked for where residues could not label, "
-        << r["fallback_queries"] << " extra queries (included above)\n";
+  if (r.kappa_rms && !r.noise_pattern) o << "  kappa at truth   " << json_text(r.kappa.value_or(NAN)) << " (kappa_rms " << json_text(*r.kappa_rms) << ")\n";
+  if (r.fallback_pairs) {
+    if (r.schedule == "compact")
+      o << "  fallback         " << *r.fallback_pairs << " pair extensions and one-value across links asked for where residues could not label, "
+        << shown(r.fallback_queries) << " extra queries (included above)\n";
     else
-      o << "  lean fallback    " << r["fallback_pairs"] << " across links asked for where residues could not label, " << r["fallback_queries"]
+      o << "  lean fallback    " << *r.fallback_pairs << " across links asked for where residues could not label, " << shown(r.fallback_queries)
         << " extra queries (included above)\n";
   }
-  if (r.contains("repaired_pairs")) {
-    o << "  repairs          " << r["repairs"] << " degenerate pair(s) repaired, " << r["repair_queries"] << " extra queries (included above)\n";
-    for (const auto& p : r["repaired_pairs"])
-      o << "    " << p["pair"].get<std::string>() << ": " << p["reason"].get<std::string>() << "; " << p["route"].get<std::string>() << "\n";
+  if (r.repaired_pairs) {
+    o << "  repairs          " << shown(r.repairs) << " degenerate pair(s) repaired, " << shown(r.repair_queries) << " extra queries (included above)\n";
+    for (const RepairRecord& p : *r.repaired_pairs) o << "    " << p.pair << ": " << p.reason << "; " << p.route << "\n";
   }
-  if (r.contains("exact_cost"))
-    o << "  exact cost       answers up to tau-degree " << r["exact_cost"]["max_answer_degree"].get<double>() << " (budget --max-degree "
-      << r["exact_cost"]["max_degree_budget"] << "), L = " << r["exact_cost"]["L"] << "\n";
-  if (r.contains("oracle")) o << "  oracle           " << r["oracle"].get<std::string>() << "; stated error " << r["oracle_error"].get<std::string>() << "\n";
-  if (r.contains("heads_true")) o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
-  else o << "  heads            " << r["heads_recovered"] << " recovered (no --model: no truth to compare with)\n";
-  if (r.contains("self_check")) o << "  self-check       " << self_check_phrase(r["self_check"].get<std::string>()) << "\n";
-  if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
-  if (r.contains("contains_truth"))
-    o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius_decimal"].get<std::string>() << "\n";
-  if (r.contains("decision_tolerance")) o << "  decisions        " << r["decision_tolerance"].get<std::string>() << "\n";
-  if (r.contains("tolerance_decimal")) {
-    o << "  tolerance        " << r["tolerance_decimal"].get<std::string>() << " on max_rel_error";
-    if (r.contains("error_estimate_decimal")) o << "; the run's own estimate " << r["error_estimate_decimal"].get<std::string>() << " (from kappa)";
+  if (r.exact_cost)
+    o << "  exact cost       answers up to tau-degree " << r.exact_cost->max_answer_degree << " (budget --max-degree " << r.exact_cost->max_degree_budget
+      << "), L = " << r.exact_cost->L << "\n";
+  if (r.oracle) o << "  oracle           " << *r.oracle << "; stated error " << r.oracle_error.value_or("") << "\n";
+}
+
+// The report's lines on the noise study and the precision search.
+void report_studies(std::ostringstream& o, const RecoverResult& r) {
+  if (r.samples_per_pair) o << "  oversampling     " << *r.samples_per_pair << " values per pair (least squares)\n";
+  if (r.noise_pattern) {
+    o << "  noise            eps = " << r.noise_eps.value_or("") << ", " << *r.noise_pattern << " pattern\n";
+    o << "  kappa            " << json_text(r.kappa.value_or(NAN)) << (r.kappa_times_eps ? "  (kappa * eps = " + json_text(*r.kappa_times_eps) + ")" : "") << "\n";
+    o << "  certified bound  " << json_text(r.certified_bound.value_or(NAN)) << " (mean-value form: the Jacobian enclosed over every answer within eps, "
+      << shown(r.certified_bits) << " bits)" << (r.certified_note ? "; " + *r.certified_note : "") << "\n";
+    o << "  ball bound       " << json_text(r.ball_bound.value_or(NAN)) << " (plain ball run on every answer within eps)"
+      << (r.ball_note ? "; " + *r.ball_note : "") << "\n";
+    o << "  observed error   " << (r.observed_error ? json_text(*r.observed_error) : "-") << "\n";
+  }
+  if (r.bits_used) {
+    o << "  target error     " << r.target_error.value_or("") << ", kappa estimate " << json_text(r.kappa_estimate.value_or(NAN)) << " (float run at "
+      << shown(r.estimate_bits) << " bits)\n";
+    o << "  precision        started at " << shown(r.bits_start) << " bits, used " << *r.bits_used << " bits; " << (r.attempts ? r.attempts->size() : 0)
+      << " ball attempt(s), " << shown(r.oracle_calls) << " oracle calls in all\n";
+  }
+  if (r.certified_relative_error && !r.noise_pattern)
+    o << "  certified rel. error " << json_text(*r.certified_relative_error) << " (ball radius / head norm)\n";
+}
+}  // namespace
+
+std::string recover_report(const RecoverResult& r) {
+  std::ostringstream o;
+  o << "mhaq recover: " << r.arith;
+  if (r.bits) o << " (" << *r.bits << " bits)";
+  o << ", d=" << r.d << (r.heads_known == "exact" ? ", H=" : ", H0=") << shown(r.H) << ", schedule " << r.schedule.value_or("") << ", seed " << r.seed << "\n";
+  o << "  status           " << status_name(r.status) << "\n";
+  if (r.status != Status::ok) o << "  reason           " << r.message << "\n";
+  if (r.remedy) o << "  what to do       " << *r.remedy << "\n";
+  if (r.note) o << "  note             " << *r.note << "\n";
+  if (r.samples_per_pair) {
+    o << "  queries          " << shown(r.queries) << " (oversampled: 1 + (K-1) per pair; the paper's count 4Hd^2-2H+1 = " << shown(r.paper_bound) << ")\n";
+    o << "  longest query    " << shown(r.max_length) << " (bound K = " << shown(r.max_length_bound) << ")\n";
+  } else {
+    o << "  queries          " << shown(r.queries) << " (paper bound 4Hd^2-2H+1 = " << shown(r.paper_bound);
+    // A repaired run asks more than its plan: say so where the count is, not only further down.
+    if (r.repair_queries.value_or(0) > 0) o << "; " << *r.repair_queries << " of them repair queries";
+    if (r.schedule == "lean" && r.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.schedule_count;
+    if (r.schedule == "compact" && r.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.schedule_count;
+    o << ")\n";
+    o << "  longest query    " << shown(r.max_length) << " (bound 2H+1 = " << shown(r.max_length_bound) << ")\n";
+  }
+  report_plan(o, r);
+  if (r.heads_true) o << "  heads            " << shown(r.heads_recovered) << " recovered, " << *r.heads_true << " in the canonical truth\n";
+  else o << "  heads            " << shown(r.heads_recovered) << " recovered (no --model: no truth to compare with)\n";
+  if (r.self_check) o << "  self-check       " << self_check_phrase(*r.self_check) << "\n";
+  if (r.exact_match) o << "  exact match      " << (*r.exact_match ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
+  if (r.contains_truth) o << "  contains truth   " << (*r.contains_truth ? "yes" : "NO") << ", max radius " << r.max_radius_decimal.value_or("") << "\n";
+  if (r.decision_tolerance) o << "  decisions        " << *r.decision_tolerance << "\n";
+  if (r.tolerance_decimal) {
+    o << "  tolerance        " << *r.tolerance_decimal << " on max_rel_error";
+    if (r.error_estimate_decimal) o << "; the run's own estimate " << *r.error_estimate_decimal << " (from kappa)";
     o << "\n";
   }
-  if (r.contains("max_rel_error_decimal")) o << "  max rel. error   " << r["max_rel_error_decimal"].get<std::string>() << " (best assignment of heads)\n";
-  if (r.contains("samples_per_pair")) o << "  oversampling     " << r["samples_per_pair"] << " values per pair (least squares)\n";
-  if (r.contains("noise_pattern")) {
-    o << "  noise            eps = " << r["noise_eps"].get<std::string>() << ", " << r["noise_pattern"].get<std::string>() << " pattern\n";
-    o << "  kappa            " << r["kappa"].dump() << (r.contains("kappa_times_eps") ? "  (kappa * eps = " + r["kappa_times_eps"].dump() + ")" : "") << "\n";
-    o << "  certified bound  " << r["certified_bound"].dump() << " (mean-value form: the Jacobian enclosed over every answer within eps, " << r["certified_bits"]
-      << " bits)" << (r.contains("certified_note") ? "; " + r["certified_note"].get<std::string>() : "") << "\n";
-    o << "  ball bound       " << r["ball_bound"].dump() << " (plain ball run on every answer within eps)"
-      << (r.contains("ball_note") ? "; " + r["ball_note"].get<std::string>() : "") << "\n";
-    o << "  observed error   " << (r.contains("observed_error") ? r["observed_error"].dump() : "-") << "\n";
-  }
-  if (r.contains("bits_used")) {
-    o << "  target error     " << r["target_error"].get<std::string>() << ", kappa estimate " << r["kappa_estimate"].dump() << " (float run at "
-      << r["estimate_bits"] << " bits)\n";
-    o << "  precision        started at " << r["bits_start"] << " bits, used " << r["bits_used"] << " bits; " << r["attempts"].size()
-      << " ball attempt(s), " << r["oracle_calls"] << " oracle calls in all\n";
-  }
-  if (r.contains("certified_relative_error") && !r.contains("noise_pattern"))
-    o << "  certified rel. error " << r["certified_relative_error"].dump() << " (ball radius / head norm)\n";
-  if (r.contains("heads") && r["d"].get<int>() <= 4) {
+  if (r.max_rel_error_decimal) o << "  max rel. error   " << *r.max_rel_error_decimal << " (best assignment of heads)\n";
+  report_studies(o, r);
+  if (r.heads && r.d <= 4) {
     int h = 0;
-    for (const auto& hd : r["heads"]) o << "  head " << ++h << ": v = " << hd["v"].dump() << "\n          W = " << hd["W"].dump() << "\n";
+    for (const HeadRecord& hd : *r.heads) o << "  head " << ++h << ": v = " << json_text(hd.v) << "\n          W = " << json_text(hd.W) << "\n";
   }
   return o.str();
 }

@@ -10,42 +10,43 @@
 #include "mhaq/base/random.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/run/arith_policy.hpp"
+#include "mhaq/run/certificate.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
 #include "mhaq/analysis/jet_oracle.hpp"
 #include "mhaq/run/external_run.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/report.hpp"
 
 namespace mhaq {
 
 namespace {
-using nlohmann::json;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 template <class T>
-json learned_json(const Field<T>& F, const TransformerLearnResult<T>& res) {
-  json heads = json::array(), neurons = json::array();
+TransformerRecord learned_record(const Field<T>& F, const TransformerLearnResult<T>& res) {
+  TransformerRecord out;
   for (const auto& W : res.W) {
-    json m = json::array();
+    std::vector<std::vector<std::string>> m;
     for (int i = 0; i < W.rows(); ++i) {
-      json row = json::array();
+      std::vector<std::string> row;
       for (int j = 0; j < W.cols(); ++j) row.push_back(F.str(W(i, j)));
-      m.push_back(row);
+      m.push_back(std::move(row));
     }
-    heads.push_back({{"W", m}});
+    out.W.push_back(std::move(m));
   }
   for (const auto& n : res.neurons) {
-    json U = json::array();
+    TransformerRecord::Neuron rec{F.str(n.u), {}};
     for (const auto& Uh : n.U) {
-      json v = json::array();
+      std::vector<std::string> v;
       for (const auto& x : Uh) v.push_back(F.str(x));
-      U.push_back(v);
+      rec.U.push_back(std::move(v));
     }
-    neurons.push_back({{"u", F.str(n.u)}, {"U", U}});
+    out.neurons.push_back(std::move(rec));
   }
-  return {{"heads", heads}, {"neurons", neurons}};
+  return out;
 }
 
 // The fresh sequences of the functional check: 20, of lengths 1..8, tokens
@@ -67,7 +68,7 @@ std::vector<Query> functional_sequences(int d, long den, std::uint64_t seed) {
 }
 
 // ---- exact: the learned parameters are rationals; canonical equality and T - T' = 0
-void compare(json& r, RunFacts& f, const TransformerModel& truth, const TransformerModel& canon, const TransformerLearnResult<QTau>& res,
+void compare(RecoverResult& r, RunFacts& f, const TransformerModel& truth, const TransformerModel& canon, const TransformerLearnResult<QTau>& res,
              const Field<QTau>& F, long den, std::uint64_t seed) {
   TransformerModel got;
   got.d = truth.d;
@@ -92,21 +93,21 @@ void compare(json& r, RunFacts& f, const TransformerModel& truth, const Transfor
     }
   }
   const bool eq = !got.u.empty() && transformer_equal_canonical(got.canonical(), canon);
-  r["exact_match"] = eq;
+  r.exact_match = eq;
   int zero = 0;
   const auto seqs = functional_sequences(truth.d, den, seed);
   for (const auto& q : seqs) {
     const QTau diff = evaluate_transformer_exact(got, q, QTauAccess::L(F)) - evaluate_transformer_exact(truth, q, QTauAccess::L(F));
     zero += F.is_zero(diff) == Truth::yes;
   }
-  r["functional_check"] = {{"sequences", seqs.size()}, {"lengths", "1-8"}, {"zero_differences", zero}, {"all_zero", zero == static_cast<int>(seqs.size())}};
+  r.functional_check = FunctionalCheck{static_cast<long>(seqs.size()), zero, zero == static_cast<int>(seqs.size())};
   f.agrees = eq;  // the functional check is a report (equal canonical forms are equal functions)
   if (!f.agrees) f.disagreement = eq ? "T - T' is not zero on a fresh sequence" : "the recovered transformer differs from the canonical truth (exact comparison)";
 }
 
 // ---- ball and float: match heads by W, neurons by (u, U); containment or relative error
 template <class T>
-void compare(json& r, RunFacts& f, const TransformerModel& truth, const TransformerModel& canon, const TransformerLearnResult<T>& res,
+void compare(RecoverResult& r, RunFacts& f, const TransformerModel& truth, const TransformerModel& canon, const TransformerLearnResult<T>& res,
              const Field<T>& F, long, std::uint64_t seed) {
   const int d = canon.d, H = canon.heads(), m = canon.neurons();
   PrecisionScope scope(std::max(working_precision(), 53L) + 64);
@@ -123,8 +124,8 @@ void compare(json& r, RunFacts& f, const TransformerModel& truth, const Transfor
     f.agrees = false;
     f.disagreement = std::to_string(res.W.size()) + " heads and " + std::to_string(res.neurons.size()) + " neurons recovered; the canonical truth has " +
                      std::to_string(H) + " and " + std::to_string(m);
-    if (rigorous) r["contains_truth"] = false;
-    else r["max_rel_error"] = nullptr;
+    if (rigorous) r.contains_truth = false;
+    else r.max_rel_error = NAN;
     return;
   }
   // heads: by containment (balls) or least relative error of W (floats)
@@ -185,15 +186,15 @@ void compare(json& r, RunFacts& f, const TransformerModel& truth, const Transfor
       for (const auto& Uh : n.U)
         for (const auto& x : Uh) upd(x);
     const bool c = nmatch && std::isfinite(hworst) && std::isfinite(nworst);
-    r["contains_truth"] = c;
-    r["max_radius"] = pow2_json(rad);
-    r["max_radius_decimal"] = decimal_of_log2(rad);
+    r.contains_truth = c;
+    r.max_radius = pow2_value(rad);
+    r.max_radius_decimal = decimal_of_log2(rad);
     f.agrees = c;
     if (!c) f.disagreement = "some output ball misses the canonical truth";
   } else {
     const double e = nmatch ? std::log2(std::exp2(hworst) + std::exp2(nworst)) : kInf;
-    r["max_rel_error"] = pow2_json(e);
-    r["max_rel_error_decimal"] = decimal_of_log2(e);
+    r.max_rel_error = pow2_value(e);
+    r.max_rel_error_decimal = decimal_of_log2(e);
     f.agrees = e <= f.tolerance_log2;
     if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(e) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
   }
@@ -205,7 +206,7 @@ void compare(json& r, RunFacts& f, const TransformerModel& truth, const Transfor
 // jets over its recorded answers; per head and neuron, sum over entries of
 // sum_j |d theta / d a_j| |a_j| 2^-p over the block's norm.
 template <class T>
-double error_estimate(const Field<T>& F, int d, const TransformerLearnOptions& lo, const RecordingOracle<T>& rec, json& r) {
+double error_estimate(const Field<T>& F, int d, const TransformerLearnOptions& lo, const RecordingOracle<T>& rec, RecoverResult& r) {
   try {
     TransformerLearnOptions l = lo;
     l.checks = false;
@@ -252,13 +253,27 @@ double error_estimate(const Field<T>& F, int d, const TransformerLearnOptions& l
     return std::isinf(m) && m < 0 ? -kInf : m + std::log2(std::exp2(hw - m) + std::exp2(nw - m));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    r["estimate_note"] = e.what();
+    r.estimate_note = e.what();
     return std::numeric_limits<double>::quiet_NaN();
   }
 }
 
+// The run's certificate (recover --certificate), for exact and ball runs;
+// recover_transformer refuses the option for the other arithmetics.
+void store_certificate(const TransformerModel& truth, const RecoverOptions& o, const TransformerLearnOptions& lo, const RecordingOracle<QTau>& rec,
+                       const TransformerLearnResult<QTau>& res) {
+  *o.certificate = transformer_certificate_text(truth, o, lo, rec, res);
+}
+void store_certificate(const TransformerModel& truth, const RecoverOptions& o, const TransformerLearnOptions& lo, const RecordingOracle<Ball>& rec,
+                       const TransformerLearnResult<Ball>& res) {
+  *o.certificate = transformer_certificate_text(truth, o, lo, rec, res);
+}
 template <class T>
-void run(json& r, const TransformerModel& truth, const TransformerModel& canon, const RecoverOptions& o, const TransformerLearnOptions& lo) {
+void store_certificate(const TransformerModel&, const RecoverOptions&, const TransformerLearnOptions&, const RecordingOracle<T>&,
+                       const TransformerLearnResult<T>&) {}
+
+template <class T>
+void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel& canon, const RecoverOptions& o, const TransformerLearnOptions& lo) {
   using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
   // an external oracle when given (recover --oracle; the learner is adaptive: no queries sent ahead), else the model's own
@@ -285,50 +300,54 @@ void run(json& r, const TransformerModel& truth, const TransformerModel& canon, 
     facts.self_check = res.self_check;
     facts.self_check_failed = res.self_check_failed;
     facts.heads_recovered = static_cast<int>(res.W.size());
-    r["heads_recovered"] = res.W.size();
-    r["neurons_recovered"] = res.neurons.size();
-    r["self_check"] = truth_name(res.self_check);
-    r["verification"] = truth_name(res.verification);
-    r["queries_by_phase"] = {{"attention", res.queries_attention}, {"regions", res.queries_regions}, {"verification", res.queries_verify}};
-    r["path"] = {{"probes", res.probes}, {"crossings", res.crossings}, {"undecided_flats", res.undecided_flats}, {"test_probes", res.test_probes}};
-    r["angular_resolution_deg"] = res.resolution_deg >= 0 ? json(res.resolution_deg) : json(nullptr);
-    r["queries_targeted"] = res.queries_targeted;
-    r["model"] = learned_json(F, res);
+    r.heads_recovered = res.W.size();
+    r.neurons_recovered = res.neurons.size();
+    r.self_check = truth_name(res.self_check);
+    r.verification = truth_name(res.verification);
+    r.queries_by_phase = PhaseQueries{res.queries_attention, res.queries_regions, res.queries_verify};
+    r.path = PathRecord{res.probes, res.crossings, res.undecided_flats, res.test_probes};
+    r.angular_resolution_deg = res.resolution_deg >= 0 ? res.resolution_deg : NAN;
+    r.queries_targeted = res.queries_targeted;
+    r.model = learned_record(F, res);
     P::floats(
         [&](const auto& G, const auto& R) {
           facts.estimate_log2 = error_estimate(G, truth.d, lo, R, r);
-          r["error_estimate"] = pow2_json(facts.estimate_log2);
-          r["error_estimate_decimal"] = decimal_of_log2(facts.estimate_log2);
+          r.error_estimate = pow2_value(facts.estimate_log2);
+          r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
         },
         F, rec);
     // the status the answers alone give; the truth is compared afterwards
     RunFacts blind = facts;
     blind.truth_known = false;
-    r["blind_status"] = status_name(judge(blind).status);
+    r.blind_status = status_name(judge(blind).status);
     compare(r, facts, truth, canon, res, F, lo.tokens.den, o.seed);
     v = judge(facts);
+    if (o.certificate && v.status == Status::ok) store_certificate(truth, o, lo, rec, res);
     finish_external(o, ext.session.get(), true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
-    r["blind_status"] = status_name(v.status);
-    r["heads_recovered"] = 0;
-    r["neurons_recovered"] = 0;
+    r.blind_status = status_name(v.status);
+    r.heads_recovered = 0;
+    r.neurons_recovered = 0;
   }
   report_verdict(r, v);
-  r["queries"] = black_box.queries();
-  r["max_length"] = black_box.max_length();
+  r.queries = black_box.queries();
+  r.max_length = black_box.max_length();
   finish_external(o, ext.session.get(), false);
   external_remedy(r, o, v.status);
-  P::exact([&](const auto& G) { r["L"] = QTauAccess::L(G); }, F);
+  P::exact([&](const auto& G) { r.L = QTauAccess::L(G); }, F);
 }
 }  // namespace
 
-nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o) {
+RecoverResult recover_transformer_run(const TransformerModel& truth, const RecoverOptions& o) {
   truth.validate();
   const TransformerModel canon = truth.canonical();
   if (canon.heads() == 0 || canon.neurons() == 0) throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to recover");
-  json r;
+  if (o.certificate && o.arith != Arith::exact && o.arith != Arith::ball)
+    throw Error(ErrorKind::usage, "--certificate records exact and ball transformer runs only (the checker compares their answers by equality or containment)");
+  if (o.certificate && o.external) throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --certificate");
+  RecoverResult r;
   TransformerLearnOptions lo;
   lo.H = o.heads > 0 ? o.heads : canon.heads();
   // balls cannot certify that two region values are equal, so they are told
@@ -341,65 +360,63 @@ nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverO
   lo.tokens = TokenSpec{den, den};
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
-  r["model_kind"] = "transformer";
-  r["arith"] = arith_name(o.arith);
-  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r["bits"] = b;
-  r["d"] = truth.d;
-  r["H"] = lo.H;
-  r["heads_known"] = "exact";
-  r["neurons_told"] = lo.neurons;
-  r["seed"] = o.seed;
-  r["schedule"] = schedule_name(o.schedule);
-  r["heads_true"] = canon.heads();
-  r["neurons_true"] = canon.neurons();
-  r["attention_paper_bound"] = paper_query_bound(truth.d, lo.H);
-  r["token_den"] = den;
+  r.model_kind = "transformer";
+  r.arith = arith_name(o.arith);
+  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.bits = b;
+  r.d = truth.d;
+  r.H = lo.H;
+  r.heads_known = "exact";
+  r.neurons_told = lo.neurons;
+  r.seed = o.seed;
+  r.schedule = schedule_name(o.schedule);
+  r.heads_true = canon.heads();
+  r.neurons_true = canon.neurons();
+  r.attention_paper_bound = paper_query_bound(truth.d, lo.H);
+  r.token_den = den;
   with_arith(o.arith, [&]<class T>() { run<T>(r, truth, canon, o, lo); });
   return r;
 }
 
-RecoverResult recover_transformer_run(const TransformerModel& truth, const RecoverOptions& o) { return typed_result(recover_transformer(truth, o)); }
+nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o) { return record_json(recover_transformer_run(truth, o)); }
 
-std::string transformer_report(const nlohmann::json& r) {
+std::string transformer_report(const RecoverResult& r) {
+  auto shown = [](const auto& x) { return x ? std::to_string(*x) : std::string("null"); };
   std::ostringstream o;
-  o << "mhaq recover: transformer, " << r["arith"].get<std::string>();
-  if (r.contains("bits")) o << " (" << r["bits"] << " bits)";
-  o << ", d=" << r["d"] << ", H=" << r["H"] << ", seed " << r["seed"] << "\n";
-  o << "  status           " << r["status"].get<std::string>() << "\n";
-  if (r.contains("message")) o << "  reason           " << r["message"].get<std::string>() << "\n";
-  if (r.contains("remedy")) o << "  what to do       " << r["remedy"].get<std::string>() << "\n";
-  o << "  queries          " << r["queries"];
-  if (r.contains("queries_by_phase")) {
-    const auto& q = r["queries_by_phase"];
-    o << " (attention part " << q["attention"] << " = 2 x (4Hd^2-2H+1) = 2 x " << r["attention_paper_bound"] << ", regions " << q["regions"]
-      << ", verification " << q["verification"] << ")";
+  o << "mhaq recover: transformer, " << r.arith;
+  if (r.bits) o << " (" << *r.bits << " bits)";
+  o << ", d=" << r.d << ", H=" << shown(r.H) << ", seed " << r.seed << "\n";
+  o << "  status           " << status_name(r.status) << "\n";
+  if (r.status != Status::ok) o << "  reason           " << r.message << "\n";
+  if (r.remedy) o << "  what to do       " << *r.remedy << "\n";
+  o << "  queries          " << shown(r.queries);
+  if (r.queries_by_phase) {
+    const PhaseQueries& q = *r.queries_by_phase;
+    o << " (attention part " << q.attention << " = 2 x (4Hd^2-2H+1) = 2 x " << shown(r.attention_paper_bound) << ", regions " << q.regions
+      << ", verification " << q.verification << ")";
   }
-  o << "\n  longest query    " << r["max_length"] << "\n";
-  if (r.contains("path"))
-    o << "  path             " << r["path"]["probes"] << " region evaluations, " << r["path"]["crossings"] << " neuron hyperplanes crossed\n";
-  o << "  heads            " << r["heads_recovered"] << " recovered, " << r["heads_true"] << " in the canonical truth\n";
-  o << "  neurons          " << r["neurons_recovered"] << " recovered, " << r["neurons_true"] << " in the canonical truth\n";
-  if (r.contains("self_check")) {
-    o << "  self-check       " << self_check_phrase(r["self_check"].get<std::string>(), true) << "\n";
-    const std::string v = r["verification"].get<std::string>();
+  o << "\n  longest query    " << shown(r.max_length) << "\n";
+  if (r.path) o << "  path             " << r.path->probes << " region evaluations, " << r.path->crossings << " neuron hyperplanes crossed\n";
+  o << "  heads            " << shown(r.heads_recovered) << " recovered, " << shown(r.heads_true) << " in the canonical truth\n";
+  o << "  neurons          " << shown(r.neurons_recovered) << " recovered, " << shown(r.neurons_true) << " in the canonical truth\n";
+  if (r.self_check) {
+    o << "  self-check       " << self_check_phrase(*r.self_check, true) << "\n";
+    const std::string v = r.verification.value_or("");
     o << "  verification     " << v
       << (v == "yes"  ? " (the fresh general sequences agree with the recovered transformer)"
           : v == "no" ? " (a fresh general sequence disagrees with the recovered transformer)"
                       : " (no fresh general sequence contradicts the recovered transformer, but this arithmetic cannot prove agreement)")
       << "\n";
   }
-  if (r.contains("exact_match")) o << "  exact match      " << (r["exact_match"].get<bool>() ? "yes (canonical form, equality in Q)" : "NO") << "\n";
-  if (r.contains("functional_check"))
-    o << "  functional check T - T' = 0 on " << r["functional_check"]["zero_differences"] << " of " << r["functional_check"]["sequences"]
-      << " fresh sequences\n";
-  if (r.contains("contains_truth"))
-    o << "  contains truth   " << (r["contains_truth"].get<bool>() ? "yes" : "NO") << ", max radius " << r["max_radius_decimal"].get<std::string>() << "\n";
-  if (r.contains("tolerance_decimal")) {
-    o << "  tolerance        " << r["tolerance_decimal"].get<std::string>() << " on max_rel_error";
-    if (r.contains("error_estimate_decimal")) o << "; the run's own estimate " << r["error_estimate_decimal"].get<std::string>();
+  if (r.exact_match) o << "  exact match      " << (*r.exact_match ? "yes (canonical form, equality in Q)" : "NO") << "\n";
+  if (r.functional_check)
+    o << "  functional check T - T' = 0 on " << r.functional_check->zero_differences << " of " << r.functional_check->sequences << " fresh sequences\n";
+  if (r.contains_truth) o << "  contains truth   " << (*r.contains_truth ? "yes" : "NO") << ", max radius " << r.max_radius_decimal.value_or("") << "\n";
+  if (r.tolerance_decimal) {
+    o << "  tolerance        " << *r.tolerance_decimal << " on max_rel_error";
+    if (r.error_estimate_decimal) o << "; the run's own estimate " << *r.error_estimate_decimal;
     o << "\n";
   }
-  if (r.contains("max_rel_error_decimal")) o << "  max rel. error   " << r["max_rel_error_decimal"].get<std::string>() << "\n";
+  if (r.max_rel_error_decimal) o << "  max rel. error   " << *r.max_rel_error_decimal << "\n";
   return o.str();
 }
 

@@ -9,8 +9,6 @@
 
 namespace mhaq {
 
-using nlohmann::json;
-
 std::string decimal_of_log2(double l2) {
   if (std::isnan(l2)) return "nan";
   if (std::isinf(l2)) return l2 < 0 ? "0" : "inf";
@@ -22,10 +20,10 @@ std::string decimal_of_log2(double l2) {
   return b;
 }
 
-json pow2_json(double l2) {
-  if (std::isinf(l2) && l2 < 0) return json(0.0);
+double pow2_value(double l2) {
+  if (std::isinf(l2) && l2 < 0) return 0.0;
   const double x = std::exp2(l2);
-  return std::isfinite(l2) && std::isnormal(x) ? json(x) : json(nullptr);
+  return std::isfinite(l2) && std::isnormal(x) ? x : std::nan("");
 }
 
 double log2_abs(const Rational& q) {
@@ -36,11 +34,11 @@ double log2_abs(const Rational& q) {
   return t.mid_double();
 }
 
-void report_verdict(json& r, const Verdict& v) {
-  r["status"] = status_name(v.status);
+void report_verdict(RecoverResult& r, const Verdict& v) {
+  r.status = v.status;
   if (v.status != Status::ok) {
-    r["message"] = v.message;
-    r["remedy"] = status_remedy(v.status);
+    r.message = v.message;
+    r.remedy = status_remedy(v.status);
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include "mhaq/arith/all_fields.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -95,6 +96,12 @@ void check_hyperplanes(const F& fld, const std::vector<LearnedNeuron<typename F:
     }
 }
 
+// The multiple of 1/g nearest to each entry (ties up): tokens on the grid.
+QVec on_grid(QVec x, long g) {
+  for (auto& v : x) v = (v * Rational(g) + Rational(1, 2)).floor() / Rational(g);
+  return x;
+}
+
 // Tokens aimed at what a merged or misplaced neuron would change: for each
 // crossing, single tokens (attention output = the token itself) on both sides
 // of its predicted hyperplane at angles window 2^-k, k = 0..levels-1 (scaled
@@ -104,10 +111,6 @@ template <class T>
 std::vector<Query> targeted_queries(const std::vector<Crossing<T>>& cs, const Rational& window, int levels, long g) {
   std::vector<Query> out;
   auto norm = [](const QVec& x) { return (dot(x, x) * Rational(1L << 20)).isqrt_floor() / Rational(1L << 10); };
-  auto grid = [g](QVec x) {
-    for (auto& v : x) v = (v * Rational(g) + Rational(1, 2)).floor() / Rational(g);
-    return x;
-  };
   for (const auto& c : cs) {
     if (c.normal.empty()) continue;
     const QVec xc = c.before + c.after;  // the crossing's direction (a cone: scale is free)
@@ -120,11 +123,116 @@ std::vector<Query> targeted_queries(const std::vector<Crossing<T>>& cs, const Ra
       for (int side = -1; side <= 1; side += 2) {
         QVec x = xc;
         for (size_t a = 0; a < x.size(); ++a) x[a] = Z * xc[a] + Rational(side) * eps * Z * xn / nn * c.normal[a];
-        out.push_back(Query{Run{grid(x), 1}});
+        out.push_back(Query{Run{on_grid(x, g), 1}});
       }
     }
   }
   for (size_t i = 0; i + 1 < cs.size(); ++i) out.push_back(Query{Run{cs[i].after + cs[i + 1].before, 1}});
+  return out;
+}
+
+// General sequences aimed at neurons that share a hyperplane (or nearly so)
+// but not their U: [c x k, y] with c a point next to a crossing and y a
+// random token. Every head's output is c + w_h (y - c) with a head-dependent
+// weight w_h (small when k is large), so the outputs lie near the crossing's
+// hyperplane on either side, and two neurons on that hyperplane see
+// sum_h w_h U_{h,j}^T (y - c) with different signs for some y whenever their
+// U differ across heads: single tokens (w_h the same for every head) can
+// never show that. per sequences for each crossing, counts 1, 3, 8, 32.
+// 2^n with n about log2 of e^x (x >= 0 rational), at most 2^6: the count
+// ratio that balances two weights e^x apart. A choice, made without floats.
+long balancing_count(const Rational& x) {
+  Rational n = (x * Rational(1443, 1000)).floor();
+  long e = 0;
+  for (; n.sign() > 0 && e < 6; n -= Rational(1)) ++e;
+  return 1L << e;
+}
+
+// Sequences aimed at two neurons that share a hyperplane but not their U
+// (the path, and every single token, sees them as one). [a x k, b x m] with
+// the heads split in two groups A and B, k/m chosen so that the heads of A
+// attend to a and those of B to b: the heads' outputs are then about a and b,
+// and a recovered neuron U sees about U_A^T a + U_B^T b (U_A the sum of its
+// blocks over A). a is placed so that this is zero. If U is in truth
+// U' + U'' with ubar'' = lambda ubar' (lambda > 0) and U'' - lambda U' = D != 0,
+// then U'^T Z and U''^T Z have opposite signs there whenever D_A^T (a - b) != 0,
+// so the two neurons' sum differs from the one neuron at every such sequence
+// (proofs/23). Neurons of opposite readout signs differ off that hyperplane
+// instead, so every second sequence is moved off it. per sequences for each
+// recovered neuron; nothing with one head, where a shared hyperplane means
+// parallel U.
+template <class F>
+std::vector<Query> head_split_queries(const F& fld, const std::vector<Mat<typename F::value_type>>& W,
+                                      const std::vector<LearnedNeuron<typename F::value_type>>& ns, Rng& rng, int per, int d, long g) {
+  const int H = static_cast<int>(W.size());
+  std::vector<Query> out;
+  if (H < 2 || H > 30) return out;
+  const long fine = 1L << 24;
+  std::vector<QMat> Wq;
+  for (const auto& w : W) {
+    QMat q(d, d);
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b < d; ++b) q(a, b) = fld.nearest(w(a, b), fine);
+    Wq.push_back(q);
+  }
+  for (const auto& n : ns) {
+    std::vector<QVec> Uq(H, QVec(d));
+    for (int h = 0; h < H; ++h)
+      for (int a = 0; a < d; ++a) Uq[h][a] = fld.nearest(n.U[h][a], fine);
+    for (int i = 0; i < per; ++i) {
+      for (int attempt = 0; attempt < 16; ++attempt) {
+        const long mask = rng.uniform_int(1, (1L << H) - 2);  // bit h: head h in A
+        QVec UA(d, Rational(0)), UB(d, Rational(0));
+        for (int h = 0; h < H; ++h)
+          for (int a = 0; a < d; ++a) ((mask >> h) & 1 ? UA : UB)[a] += Uq[h][a];
+        const QVec b0 = draw_vec(rng, d, 2 * g, g), a0 = draw_vec(rng, d, 2 * g, g);
+        const Rational uu = dot(UA, UA);
+        if (uu.is_zero()) continue;
+        const Rational mu = -(dot(UB, b0) + dot(UA, a0)) / uu;
+        QVec a1 = a0;
+        for (int a = 0; a < d; ++a) a1[a] += mu * UA[a];
+        if (i % 2) {
+          // every second sequence off the hyperplane, by U_A^T a + U_B^T b =
+          // rho |U_A| |a - b|: where the two neurons' readouts have opposite
+          // signs they differ off the hyperplane, not on it
+          const QVec ab = a1 - b0;
+          const Rational ratio = (dot(ab, ab) / uu * Rational(1L << 20)).isqrt_floor() / Rational(1L << 10);
+          const Rational rho(rng.uniform_int(1, 8) * (rng.uniform_int(0, 1) ? 1 : -1), 8);
+          for (int a = 0; a < d; ++a) a1[a] += rho * ratio * UA[a];
+        }
+        // the least score of group A minus the greatest of group B
+        auto gap_of = [&](const QVec& x, const QVec& y, Rational& lo_A, Rational& hi_B) {
+          bool fa = true, fb = true;
+          for (int h = 0; h < H; ++h) {
+            const Rational r = dot(x - y, matvec(Wq[h], y));
+            if ((mask >> h) & 1) {
+              if (fa || r < lo_A) lo_A = r;
+              fa = false;
+            } else {
+              if (fb || r > hi_B) hi_B = r;
+              fb = false;
+            }
+          }
+          return lo_A - hi_B;
+        };
+        // tokens of size at most 4 keep the exact answers' exponents as small
+        // as the path's own; a gap of 4 in the scores already makes the split
+        // heads' weights differ by e^2 on either side
+        Rational lo, hi;
+        const QVec x = on_grid(a1, g), y = on_grid(b0, g);
+        bool small = true;
+        for (int a = 0; a < d; ++a) small = small && x[a] <= Rational(4) && Rational(-4) <= x[a];
+        if (!small || gap_of(x, y, lo, hi) < Rational(4)) continue;
+        // counts of at most 2^6 balance the groups: longer sequences would
+        // cost an external oracle more than the check is worth
+        const Rational tau = (lo + hi) / Rational(2);
+        if (tau < Rational(-4) || Rational(4) < tau) continue;
+        const long k = tau.sign() < 0 ? balancing_count(-tau) : 1, m = tau.sign() > 0 ? balancing_count(tau) : 1;
+        out.push_back(Query{Run{x, k}, Run{y, m}});
+        break;
+      }
+    }
+  }
   return out;
 }
 
@@ -175,13 +283,19 @@ void check_learned(const Field<T>& fld, RecordingOracle<T>& rec, const Transform
   std::vector<Query> checks = targeted_queries(path.crossings, design.window, opt.single_crossing_test ? opt.targeted_levels : 0, g);
   const size_t targeted = checks.size();
   for (Query& vq : verification_queries(rng, d, nv, opt.tokens)) checks.push_back(std::move(vq));
+  const size_t general_end = checks.size();
+  // their own stream, so that the sequences above do not depend on them
+  Rng split_rng(opt.seed ^ 0x73706c69742d6864ULL);
+  for (Query& vq : head_split_queries(fld, res.W, res.neurons, split_rng, opt.head_split_sequences, d, g)) checks.push_back(std::move(vq));
   for (size_t i = 0; i < checks.size(); ++i) {
     const Query& vq = checks[i];
     const T a = rec.query(vq);
     const Truth t = fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, vq), a);
     if (t == Truth::no) {
       std::string where = "a general sequence";
-      if (i < targeted) {
+      if (i >= general_end) {
+        where = "a sequence whose heads attend to different tokens, placed on a recovered neuron's hyperplane in the heads' outputs";
+      } else if (i < targeted) {
         where = "the token " + qvec_text(vq[0].token);
         if (i < 2 * static_cast<size_t>(opt.targeted_levels) * path.crossings.size()) {
           const size_t j = i / (2 * opt.targeted_levels);
@@ -195,7 +309,7 @@ void check_learned(const Field<T>& fld, RecordingOracle<T>& rec, const Transform
     }
     res.verification = truth_and(res.verification, t);
   }
-  res.queries_targeted = static_cast<long>(targeted);
+  res.queries_targeted = static_cast<long>(targeted + (checks.size() - general_end));
   res.queries_verify = static_cast<long>(rec.queries.size() - answered);
 }
 
@@ -271,6 +385,7 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
       res.undecided_flats = path.undecided_flats;
       res.crossings = static_cast<int>(path.crossings.size());
       res.resolution_deg = path.resolution_deg;
+      res.path_crossings = path.crossings;
       res.neurons = neurons_from_path(fld, path, res.p, d);
       check_hyperplanes(fld, res.neurons, d);
       res.queries_regions = static_cast<long>(rec.queries.size()) - res.queries_attention;

@@ -8,20 +8,20 @@ namespace mhaq {
 // Answers of another oracle as jets: the q-th answer (0-based) is the
 // variable with index q, so the learner's outputs carry d output / d answer q.
 // `constant` (>= 0) makes that one answer a constant (proofs/11's broken variant).
-template <class B>
-class JetOracle final : public Oracle<Jet<B>> {
+template <class B, class D = B>
+class JetOracle final : public Oracle<Jet<B, D>> {
  public:
   explicit JetOracle(Oracle<B>& inner, int constant = -1) : inner_(inner), field_(inner.field()), constant_(constant) {}
   int dim() const override { return inner_.dim(); }
-  const Field<Jet<B>>& field() const override { return field_; }
+  const Field<Jet<B, D>>& field() const override { return field_; }
 
  private:
-  Jet<B> answer(const Query& q) override {
+  Jet<B, D> answer(const Query& q) override {
     const int i = next_++;
-    return i == constant_ ? Jet<B>(inner_.query(q)) : Jet<B>::variable(inner_.query(q), i);
+    return i == constant_ ? Jet<B, D>(inner_.query(q)) : Jet<B, D>::variable(inner_.query(q), i);
   }
   Oracle<B>& inner_;
-  Field<Jet<B>> field_;
+  Field<Jet<B, D>> field_;
   int constant_;
   int next_ = 0;
 };

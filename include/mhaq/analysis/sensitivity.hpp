@@ -43,6 +43,8 @@ struct Sensitivity {
   int d = 0, H = 0;
   long columns = 0;  // one per answer, in the order sent
   long bits = 0;     // precision at which the row sums were computed
+  long derivative_bits = 0;  // precision of the derivative parts: 53 for double (proofs/33), else `bits`
+  double kappa_err_rel = 0;  // with double derivatives: the largest relative error bound of kappa, kappa_rel, kappa_rms, pair_cond
   std::vector<double> J;           // rows() x columns, row-major
   std::vector<double> scale;       // s_k per row
   std::vector<double> answer_abs;  // |f_j| per column
@@ -81,12 +83,19 @@ Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::ve
 // with that many good bits, from which kappa needs a few correct bits, not the
 // run's precision (proofs/32-low-precision-estimate.md). S.bits tells which
 // precision the jets ran at.
+// Over MPFR with `reference` and `double_derivs`, each such replay (and the
+// one at run_bits) first carries its
+// derivatives in double with running error bounds, and is taken when the
+// bounds move kappa, kappa_rel, kappa_rms and pair_cond by at most
+// 2^-kEstimateDerivBits relative; otherwise the same replay with MPFR
+// derivatives (proofs/33-double-derivative-estimate.md).
 constexpr long kEstimateBits = 128;
 constexpr long kEstimateAgreeBits = 32;
+constexpr long kEstimateDerivBits = 8;
 template <class T>
 Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
                                      const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference = nullptr, long run_bits = 0,
-                                     long low_bits = kEstimateBits);
+                                     long low_bits = kEstimateBits, bool double_derivs = true);
 
 // Whether every entry of the heads `got` (values of jets, in the reference's
 // head order) is within 2^-bits of the reference's entry, relative to the

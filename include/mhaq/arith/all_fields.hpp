@@ -1,5 +1,6 @@
 // The list of fields every stage is instantiated for: the four arithmetics and
-// the jets over the inexact ones (sensitivity). Stage files instantiate their
+// the jets over the inexact ones (sensitivity), and the MPFR jets with double
+// derivatives (the float judge's cheap estimate). Stage files instantiate their
 // templates with MHAQ_FOR_EACH_FIELD and never name a number type themselves.
 #pragma once
 #include "mhaq/arith/field.hpp"
@@ -12,4 +13,5 @@
   X(::mhaq::Field<double>)                \
   X(::mhaq::Field<::mhaq::Jet<::mhaq::Ball>>) \
   X(::mhaq::Field<::mhaq::Jet<::mhaq::Mpfr>>) \
-  X(::mhaq::Field<::mhaq::Jet<double>>)
+  X(::mhaq::Field<::mhaq::Jet<double>>)  \
+  X(::mhaq::Field<::mhaq::JetMpfrD>)

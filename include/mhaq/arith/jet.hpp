@@ -15,39 +15,70 @@
 // Rigor: over Field<Ball> every value and every derivative is an enclosure
 // (the rules are evaluated in balls at the enclosed point). Over the float
 // fields, approx_. Decisions are the base field's, on the values.
+//
+// The derivative parts have type D, by default the values' own type. Jet<Mpfr,
+// ErrDouble> keeps the values in MPFR (the decisions are the same) and the
+// derivatives in double with a running error bound (proofs/33): the float
+// judge's cheap estimate.
 #pragma once
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "mhaq/arith/err_double.hpp"
 #include "mhaq/arith/field.hpp"
 
 namespace mhaq {
 
-template <class B>
+// A value as a derivative coefficient: itself when D is its own type, else
+// rounded to double with its rounding bound.
+template <class D, class B>
+decltype(auto) deriv_cast(const B& x) {
+  if constexpr (std::is_same_v<D, B>)
+    return (x);
+  else
+    return D::rounded(x.to_double());
+}
+
+template <class B, class D = B>
 class Jet {
  public:
-  using Grad = std::vector<std::pair<int, B>>;  // sorted by index, no repeats
+  using Grad = std::vector<std::pair<int, D>>;  // sorted by index, no repeats
+  using deriv_type = D;
   Jet() : v_(zero()) {}
   explicit Jet(B v) : v_(std::move(v)) {}
   Jet(B v, Grad d) : v_(std::move(v)), d_(std::move(d)) {}
-  static Jet variable(B v, int index) { return Jet(std::move(v), Grad{{index, one()}}); }
+  static Jet variable(B v, int index) { return Jet(std::move(v), Grad{{index, D(1L)}}); }
 
   const B& value() const { return v_; }
   const Grad& grad() const { return d_; }
-  B derivative(int index) const {
+  D derivative(int index) const {
     auto it = std::lower_bound(d_.begin(), d_.end(), index, [](const auto& e, int i) { return e.first < i; });
-    return it != d_.end() && it->first == index ? it->second : zero();
+    return it != d_.end() && it->first == index ? it->second : D(0L);
   }
 
   friend Jet operator+(const Jet& a, const Jet& b) { return Jet(a.v_ + b.v_, combine(a.d_, nullptr, b.d_, nullptr, false)); }
   friend Jet operator-(const Jet& a, const Jet& b) { return Jet(a.v_ - b.v_, combine(a.d_, nullptr, b.d_, nullptr, true)); }
-  friend Jet operator*(const Jet& a, const Jet& b) { return Jet(a.v_ * b.v_, combine(a.d_, &b.v_, b.d_, &a.v_, false)); }
+  friend Jet operator*(const Jet& a, const Jet& b) {
+    if constexpr (std::is_same_v<B, D>) {
+      return Jet(a.v_ * b.v_, combine(a.d_, &b.v_, b.d_, &a.v_, false));
+    } else {
+      const D cb = deriv_cast<D>(b.v_), ca = deriv_cast<D>(a.v_);
+      return Jet(a.v_ * b.v_, combine(a.d_, &cb, b.d_, &ca, false));
+    }
+  }
   friend Jet operator/(const Jet& a, const Jet& b) {
     B v = a.v_ / b.v_;
     const B inv = one() / b.v_;
     const B s = v * inv;  // d(a/b) = da / b - (a/b) db / b
-    return Jet(std::move(v), combine(a.d_, &inv, b.d_, &s, true));
+    if constexpr (std::is_same_v<B, D>) {
+      return Jet(std::move(v), combine(a.d_, &inv, b.d_, &s, true));
+    } else {
+      const D ci = deriv_cast<D>(inv), cs = deriv_cast<D>(s);
+      return Jet(std::move(v), combine(a.d_, &ci, b.d_, &cs, true));
+    }
   }
   friend Jet operator-(const Jet& a) {
     Grad d = a.d_;
@@ -60,7 +91,7 @@ class Jet {
   Jet& operator/=(const Jet& o) { return *this = *this / o; }
 
   // x.d * s (all entries scaled)
-  static Grad scaled(const Grad& x, const B& s) {
+  static Grad scaled(const Grad& x, const D& s) {
     Grad out;
     out.reserve(x.size());
     for (const auto& e : x) out.emplace_back(e.first, e.second * s);
@@ -71,12 +102,12 @@ class Jet {
   static B zero() { return B(0L); }
   static B one() { return B(1L); }
   // cx * x + (neg ? -1 : 1) * cy * y, with null meaning a factor of 1.
-  static Grad combine(const Grad& x, const B* cx, const Grad& y, const B* cy, bool neg) {
+  static Grad combine(const Grad& x, const D* cx, const Grad& y, const D* cy, bool neg) {
     Grad out;
     out.reserve(x.size() + y.size());
     size_t i = 0, j = 0;
-    auto fx = [&](const B& v) { return cx ? v * *cx : v; };
-    auto fy = [&](const B& v) { B t = cy ? v * *cy : v; return neg ? -t : t; };
+    auto fx = [&](const D& v) { return cx ? v * *cx : v; };
+    auto fy = [&](const D& v) { D t = cy ? v * *cy : v; return neg ? -t : t; };
     while (i < x.size() || j < y.size()) {
       if (j == y.size() || (i < x.size() && x[i].first < y[j].first)) {
         out.emplace_back(x[i].first, fx(x[i].second));
@@ -96,10 +127,10 @@ class Jet {
   Grad d_;
 };
 
-template <class B>
-struct Field<Jet<B>> {
-  using value_type = Jet<B>;
-  using J = Jet<B>;
+template <class B, class D>
+struct Field<Jet<B, D>> {
+  using value_type = Jet<B, D>;
+  using J = Jet<B, D>;
   static constexpr Arith tag = Field<B>::tag;
   static constexpr bool is_exact = false;  // jets carry derivatives; their values are the base field's
   static constexpr bool is_rigorous = Field<B>::is_rigorous;
@@ -113,9 +144,10 @@ struct Field<Jet<B>> {
   J exp(const Rational& s) const { return J(base.exp(s)); }
   J exp(const J& x) const {
     B v = base.exp(x.value());
-    return J(v, J::scaled(x.grad(), v));
+    Grad g = J::scaled(x.grad(), deriv_cast<D>(v));
+    return J(std::move(v), std::move(g));
   }
-  J log(const J& x) const { return J(base.log(x.value()), J::scaled(x.grad(), B(1L) / x.value())); }
+  J log(const J& x) const { return J(base.log(x.value()), J::scaled(x.grad(), D(deriv_cast<D>(B(1L) / x.value())))); }
   J abs(const J& x) const { return base.is_positive(x.value()) == Truth::no ? -x : x; }
   Truth is_zero(const J& x) const { return base.is_zero(x.value()); }
   Truth is_positive(const J& x) const { return base.is_positive(x.value()); }
@@ -152,15 +184,15 @@ struct Field<Jet<B>> {
     idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
     const int m = static_cast<int>(idx.size());
     // one solve for every direction q: A Y_q = dB_q - dA_q X
-    Mat<B> R(n, k * m, B(0L)), Y;
+    Mat<D> R(n, k * m, D(0L)), Y;
     for (int q = 0; q < m; ++q)
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < k; ++j) {
-          B s = Bm(i, j).derivative(idx[q]);
-          for (int t2 = 0; t2 < n; ++t2) s = s - A(i, t2).derivative(idx[q]) * x(t2, j);
+          D s = Bm(i, j).derivative(idx[q]);
+          for (int t2 = 0; t2 < n; ++t2) s = s - A(i, t2).derivative(idx[q]) * deriv_cast<D>(x(t2, j));
           R(i, q * k + j) = s;
         }
-    if (m > 0 && base.solve(Y, a, R) != Truth::yes) return Truth::unknown;
+    if (m > 0 && !deriv_solve(Y, a, R)) return Truth::unknown;
     X = Mat<J>(n, k);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < k; ++j) {
@@ -188,7 +220,7 @@ struct Field<Jet<B>> {
     for (const B& rho : r.roots) {
       const J p = poly_eval(c, J(rho));  // value ~ 0, gradient sum_m dc_m rho^m
       const B inv = -(B(1L) / poly_eval(dc, rho));
-      out.roots.push_back(J(rho, J::scaled(p.grad(), inv)));
+      out.roots.push_back(J(rho, J::scaled(p.grad(), D(deriv_cast<D>(inv)))));
     }
     return out;
   }
@@ -213,7 +245,7 @@ struct Field<Jet<B>> {
       const B& rho = r.roots[h];
       const J p = poly_eval(S[h], J(rho));
       const B inv = -(B(1L) / poly_eval(poly_derivative(base, Sv[h]), rho));
-      out.roots.push_back(J(rho, J::scaled(p.grad(), inv)));
+      out.roots.push_back(J(rho, J::scaled(p.grad(), D(deriv_cast<D>(inv)))));
     }
     return out;
   }
@@ -255,6 +287,23 @@ struct Field<Jet<B>> {
   }
 
  private:
+  using Grad = typename J::Grad;
+  // Y = A^{-1} R for the derivative parts: the base field's solve, or the
+  // double solve with its error bound (false: singular or not trusted).
+  bool deriv_solve(Mat<D>& Y, const Mat<B>& A, const Mat<D>& R) const {
+    if constexpr (std::is_same_v<B, D>) {
+      return base.solve(Y, A, R) == Truth::yes;
+    } else {
+      Mat<D> a(A.rows(), A.cols());
+      for (int i = 0; i < A.rows(); ++i)
+        for (int j = 0; j < A.cols(); ++j) a(i, j) = deriv_cast<D>(A(i, j));
+      // a solve the double bound cannot trust still leaves the values (and
+      // so the learner's decisions) alone: its derivatives carry no bound,
+      // and the estimate built on them is refused (proofs/33)
+      if (!solve_err(Y, a, R)) Y = Mat<D>(R.rows(), R.cols(), D(0.0, std::numeric_limits<double>::infinity()));
+      return true;
+    }
+  }
   static std::vector<B> values(const std::vector<J>& x) {
     std::vector<B> v;
     for (const auto& e : x) v.push_back(e.value());
@@ -278,7 +327,8 @@ struct Field<Jet<B>> {
     std::sort(idx.begin(), idx.end());
     idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
     const int m = static_cast<int>(idx.size());
-    Mat<B> A(n, n), R(n, m, B(0L)), Y;
+    Mat<B> A(n, n);
+    Mat<D> R(n, m, D(0L)), Y;
     // square: J Y = dT; least squares: (J^T J) Y = J^T dT
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) {
@@ -294,8 +344,8 @@ struct Field<Jet<B>> {
         if (K == n) {
           R(i, q) = sys.target(i).derivative(idx[q]);
         } else {
-          B s(0L);
-          for (int k = 0; k < K; ++k) s = s + Jk(k, i) * sys.target(k).derivative(idx[q]);
+          D s(0L);
+          for (int k = 0; k < K; ++k) s = s + deriv_cast<D>(Jk(k, i)) * sys.target(k).derivative(idx[q]);
           R(i, q) = s;
         }
       }
@@ -307,14 +357,13 @@ struct Field<Jet<B>> {
     bool closed = false;
     if constexpr (requires { vs.inverse_jacobian(base, xv, Jinv); }) closed = K == n && vs.inverse_jacobian(base, xv, Jinv);
     if (m > 0 && closed) {
-      Y = Mat<B>(n, m, B(0L));
+      Y = Mat<D>(n, m, D(0L));
       for (int i = 0; i < n; ++i)
-        for (int q = 0; q < m; ++q) {
-          B s(0L);
-          for (int t = 0; t < n; ++t) s = s + Jinv(i, t) * R(t, q);
-          Y(i, q) = s;
+        for (int t = 0; t < n; ++t) {
+          const auto& z = deriv_cast<D>(Jinv(i, t));
+          for (int q = 0; q < m; ++q) Y(i, q) = Y(i, q) + z * R(t, q);
         }
-    } else if (m > 0 && base.solve(Y, A, R) != Truth::yes) {
+    } else if (m > 0 && !deriv_solve(Y, A, R)) {
       throw_unable("jets: the system's Jacobian is not invertible at this precision");
     }
     for (int i = 0; i < n; ++i) {
@@ -329,5 +378,57 @@ struct Field<Jet<B>> {
 static_assert(ArithField<Field<Jet<Ball>>>);
 static_assert(ArithField<Field<Jet<Mpfr>>>);
 static_assert(ArithField<Field<Jet<double>>>);
+// the float judge's cheap jets (values in MPFR, derivatives in double)
+using JetMpfrD = Jet<Mpfr, ErrDouble>;
+static_assert(ArithField<Field<JetMpfrD>>);
+
+// The derivative type of the float judge's cheap jets over B (proofs/33):
+// ErrDouble over MPFR; B itself otherwise (no cheap jets: the jets are the
+// ordinary ones).
+template <class B>
+struct CheapDeriv {
+  using type = B;
+};
+template <>
+struct CheapDeriv<Mpfr> {
+  using type = ErrDouble;
+};
+// Whether derivative parts of type D carry their own error bound.
+template <class D>
+inline constexpr bool has_error_bound = false;
+template <>
+inline constexpr bool has_error_bound<ErrDouble> = true;
+
+// A derivative part as a ball (a bounded double: its midpoint; the bound is
+// the caller's to account for), its midpoint as a double, its error bound (0
+// for parts of the values' own type) and whether that bound is finite.
+template <class B>
+Ball deriv_enclose(const Field<B>& f, const B& x) {
+  return f.enclose(x);
+}
+template <class B>
+Ball deriv_enclose(const Field<B>&, const ErrDouble& x) {
+  Ball r;
+  arb_set_d(r.raw(), x.mid);
+  return r;
+}
+template <class B, class D>
+double deriv_mid(const Field<B>& f, const D& x) {
+  return arf_get_d(arb_midref(deriv_enclose(f, x).raw()), ARF_RND_NEAR);
+}
+template <class B>
+double deriv_mid(const Field<B>&, const ErrDouble& x) {
+  return x.mid;
+}
+template <class D>
+double deriv_rad(const D&) {
+  return 0;
+}
+inline double deriv_rad(const ErrDouble& x) { return x.rad; }
+template <class D>
+bool deriv_finite(const D&) {
+  return true;
+}
+inline bool deriv_finite(const ErrDouble& x) { return x.finite(); }
 
 }  // namespace mhaq

@@ -90,17 +90,50 @@ class Ball {
 // ---------------------------------------------------------------- Mpfr
 class Mpfr {
  public:
-  Mpfr() { mpfr_init2(v_, working_precision()); mpfr_set_zero(v_, 1); }
+  Mpfr() { init(working_precision()); mpfr_set_zero(v_, 1); }
   explicit Mpfr(const Rational& q);
-  explicit Mpfr(long n) { mpfr_init2(v_, working_precision()); mpfr_set_si(v_, n, MPFR_RNDN); }
-  Mpfr(const Mpfr& o) { mpfr_init2(v_, mpfr_get_prec(o.v_)); mpfr_set(v_, o.v_, MPFR_RNDN); }
-  Mpfr(Mpfr&& o) noexcept { mpfr_init2(v_, MPFR_PREC_MIN); mpfr_swap(v_, o.v_); }
+  explicit Mpfr(long n) { init(working_precision()); mpfr_set_si(v_, n, MPFR_RNDN); }
+  Mpfr(const Mpfr& o) { init(mpfr_get_prec(o.v_)); mpfr_set(v_, o.v_, MPFR_RNDN); }
+  Mpfr(Mpfr&& o) noexcept {
+    if (o.on_heap()) {  // take the significand; o keeps a valid (inline) number
+      *v_ = *o.v_;
+      o.init_inline(MPFR_PREC_MIN);
+    } else {
+      init(mpfr_get_prec(o.v_));
+      mpfr_set(v_, o.v_, MPFR_RNDN);
+    }
+  }
   Mpfr& operator=(const Mpfr& o) {
-    if (this != &o) { mpfr_set_prec(v_, mpfr_get_prec(o.v_)); mpfr_set(v_, o.v_, MPFR_RNDN); }
+    if (this != &o) {
+      set_precision(mpfr_get_prec(o.v_));
+      mpfr_set(v_, o.v_, MPFR_RNDN);
+    }
     return *this;
   }
-  Mpfr& operator=(Mpfr&& o) noexcept { mpfr_swap(v_, o.v_); return *this; }
-  ~Mpfr() { mpfr_clear(v_); }
+  Mpfr& operator=(Mpfr&& o) noexcept {
+    if (this == &o) return *this;
+    if (on_heap() && o.on_heap()) {
+      mpfr_swap(v_, o.v_);
+    } else if (o.on_heap()) {
+      if (on_heap()) mpfr_clear(v_);
+      *v_ = *o.v_;
+      o.init_inline(MPFR_PREC_MIN);
+    } else {
+      set_precision(mpfr_get_prec(o.v_));
+      mpfr_set(v_, o.v_, MPFR_RNDN);
+    }
+    return *this;
+  }
+  ~Mpfr() {
+    if (on_heap()) mpfr_clear(v_);
+  }
+  // Sets the precision; the value is lost (as mpfr_set_prec). Use this, never
+  // mpfr_set_prec on raw(): an inline significand is not MPFR's to reallocate.
+  void set_precision(mpfr_prec_t p) {
+    if (mpfr_get_prec(v_) == p) return;
+    if (on_heap()) mpfr_clear(v_);
+    init(p);
+  }
 
   mpfr_ptr raw() { return v_; }
   mpfr_srcptr raw() const { return v_; }
@@ -109,7 +142,12 @@ class Mpfr {
 
 #define MHAQ_MPFR_OP(op, fn)                                        \
   Mpfr& operator op##=(const Mpfr& o) {                             \
-    Mpfr r; fn(r.v_, v_, o.v_, MPFR_RNDN); mpfr_swap(v_, r.v_);     \
+    const mpfr_prec_t p = working_precision();                      \
+    if (mpfr_get_prec(v_) == p) {                                   \
+      fn(v_, v_, o.v_, MPFR_RNDN);                                  \
+    } else {                                                        \
+      Mpfr r; fn(r.v_, v_, o.v_, MPFR_RNDN); *this = std::move(r);  \
+    }                                                               \
     return *this;                                                   \
   }                                                                 \
   friend Mpfr operator op(const Mpfr& a, const Mpfr& b) {           \
@@ -123,7 +161,23 @@ class Mpfr {
   friend Mpfr operator-(const Mpfr& a) { Mpfr r; mpfr_neg(r.v_, a.v_, MPFR_RNDN); return r; }
 
  private:
+  // Numbers up to kInlineLimbs limbs keep their significand inside the object
+  // (MPFR's custom interface): no heap allocation for the working precisions
+  // of ordinary runs. Larger ones are MPFR's own.
+  static constexpr int kInlineLimbs = 5;
+  bool on_heap() const { return mpfr_custom_get_significand(v_) != static_cast<const void*>(buf_); }
+  void init_inline(mpfr_prec_t p) {
+    mpfr_custom_init(buf_, p);
+    mpfr_custom_init_set(v_, MPFR_ZERO_KIND, 0, p, buf_);
+  }
+  void init(mpfr_prec_t p) {
+    if (mpfr_custom_get_size(p) <= sizeof(buf_))
+      init_inline(p);
+    else
+      mpfr_init2(v_, p);
+  }
   mpfr_t v_;
+  mp_limb_t buf_[kInlineLimbs];
 };
 
 }  // namespace mhaq

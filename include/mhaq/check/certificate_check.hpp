@@ -27,9 +27,11 @@ struct Failure {
 };
 
 struct CertificateReport {
+  std::string kind = "attention";  // or "transformer"
   std::string arith;
   int d = 0, H = 0;
   long queries = 0, pairs = 0, heads = 0;
+  long neurons = 0, crossings = 0;  // transformer certificates
   long checks = 0;  // individual facts verified
   std::vector<Failure> failures;
   bool ok() const { return failures.empty(); }

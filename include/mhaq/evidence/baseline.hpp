@@ -34,14 +34,15 @@ struct BaselineRun {
   Rational w_bound{1};      // the prior work's bound on |W_ij| for its logit scaling
 };
 
-// One baseline run, reported as recover's JSON is (status by the judge,
+// One baseline run, in the record recover fills (run/run_result.hpp: status by the judge,
 // queries, max_length, query_bound, max_length_bound = 2, heads, the
 // comparison with the truth, wrong = returned heads that disagree with the
 // truth), plus method, bases_source and, for balls and floats, the
 // baseline's own kappa (its heads differentiated on jets; noise
 // amplification comparable with mhaq's kappa).
-nlohmann::json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o);
-std::string baseline_report(const nlohmann::json& r);
+RecoverResult baseline_run(const Model& truth, const BaselineRun& b, const RecoverOptions& o);
+nlohmann::json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o);  // the record as JSON (run/record_json.hpp)
+std::string baseline_report(const RecoverResult& r);
 
 // mhaq (paper, lean) and the baselines that apply (single-head always;
 // orthogonal with the known bases when given, and with axis-aligned guessed

@@ -63,9 +63,6 @@ struct Answer {
   nlohmann::json raw;         // the answer object as received
 };
 
-// The exact value of an answer's decimal string: Rational::parse(s, max_chars)
-// (the same value, and the same errors), quicker for plain decimals.
-Rational decimal_value(const std::string& s, size_t max_chars);
 // The nearest double to q, ties to even (the "x" beside each token).
 double nearest_double(const Rational& q);
 

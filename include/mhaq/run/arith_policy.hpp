@@ -19,7 +19,6 @@
 // branches on the number type otherwise (tests/stage_purity.sh).
 #pragma once
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
@@ -29,6 +28,7 @@
 #include "mhaq/base/precision.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/run/judge.hpp"
+#include "mhaq/run/run_result.hpp"
 #include "mhaq/stages/learner.hpp"
 
 namespace mhaq {
@@ -77,30 +77,30 @@ struct ArithOps {
   // Comparison of the recovered heads with the canonical truth, into r and f
   // (exact_match; contains_truth and max_radius; max_rel_error against
   // f.tolerance_log2); f.agrees and f.disagreement are set.
-  static void compare(nlohmann::json& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<N>>& got);
+  static void compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<N>>& got);
   // Floats: the run's tolerance on max_rel_error (tolerance, or 0 for
   // 2^(acc/4)) into f.tolerance_log2 and r, with the decision tolerance when
   // `decisions`; nothing for exact and balls.
-  static void tolerance(nlohmann::json& r, RunFacts& f, const Field<N>& F, const Rational& tolerance, bool decisions);
+  static void tolerance(RecoverResult& r, RunFacts& f, const Field<N>& F, const Rational& tolerance, bool decisions);
 };
 
 // Defined per arithmetic in src/run/arith_policy.cpp.
 template <> std::unique_ptr<PrecisionScope> ArithOps<QTau>::precision(long);
 template <> long ArithOps<QTau>::reported_bits(long);
-template <> void ArithOps<QTau>::compare(nlohmann::json&, RunFacts&, const Model&, const std::vector<LearnedHead<QTau>>&);
-template <> void ArithOps<QTau>::tolerance(nlohmann::json&, RunFacts&, const Field<QTau>&, const Rational&, bool);
+template <> void ArithOps<QTau>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<QTau>>&);
+template <> void ArithOps<QTau>::tolerance(RecoverResult&, RunFacts&, const Field<QTau>&, const Rational&, bool);
 template <> std::unique_ptr<PrecisionScope> ArithOps<Ball>::precision(long);
 template <> long ArithOps<Ball>::reported_bits(long);
-template <> void ArithOps<Ball>::compare(nlohmann::json&, RunFacts&, const Model&, const std::vector<LearnedHead<Ball>>&);
-template <> void ArithOps<Ball>::tolerance(nlohmann::json&, RunFacts&, const Field<Ball>&, const Rational&, bool);
+template <> void ArithOps<Ball>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<Ball>>&);
+template <> void ArithOps<Ball>::tolerance(RecoverResult&, RunFacts&, const Field<Ball>&, const Rational&, bool);
 template <> std::unique_ptr<PrecisionScope> ArithOps<Mpfr>::precision(long);
 template <> long ArithOps<Mpfr>::reported_bits(long);
-template <> void ArithOps<Mpfr>::compare(nlohmann::json&, RunFacts&, const Model&, const std::vector<LearnedHead<Mpfr>>&);
-template <> void ArithOps<Mpfr>::tolerance(nlohmann::json&, RunFacts&, const Field<Mpfr>&, const Rational&, bool);
+template <> void ArithOps<Mpfr>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<Mpfr>>&);
+template <> void ArithOps<Mpfr>::tolerance(RecoverResult&, RunFacts&, const Field<Mpfr>&, const Rational&, bool);
 template <> std::unique_ptr<PrecisionScope> ArithOps<double>::precision(long);
 template <> long ArithOps<double>::reported_bits(long);
-template <> void ArithOps<double>::compare(nlohmann::json&, RunFacts&, const Model&, const std::vector<LearnedHead<double>>&);
-template <> void ArithOps<double>::tolerance(nlohmann::json&, RunFacts&, const Field<double>&, const Rational&, bool);
+template <> void ArithOps<double>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<double>>&);
+template <> void ArithOps<double>::tolerance(RecoverResult&, RunFacts&, const Field<double>&, const Rational&, bool);
 
 template <class T, Arith A, TruthTest Test, class Approximate, class Floats, class Balls, class Exact>
 struct ArithPolicyOf : ArithOps<T> {

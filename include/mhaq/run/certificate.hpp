@@ -13,6 +13,8 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/run/recover_options.hpp"
+#include "mhaq/model/transformer.hpp"
+#include "mhaq/stages/transformer_learner.hpp"
 
 namespace mhaq {
 
@@ -27,5 +29,15 @@ inline constexpr const char* mhaq_version_string = "0.1.0";
 template <class T>
 std::string certificate_text(const Model& truth, const RecoverOptions& o, const LearnOptions& lo, const RecordingOracle<T>& rec,
                              const LearnResult<T>& res);
+
+// The certificate of a transformer run that ended ok, exact or ball arithmetic
+// ("kind": "transformer"; docs/formats.md): the model, every query and
+// answer, the recovered heads and neurons, the accepted path's crossings
+// (before and after points and the jump of the region values) and which
+// queries were the learner's final verification. Instantiated for QTau and
+// Ball.
+template <class T>
+std::string transformer_certificate_text(const TransformerModel& truth, const RecoverOptions& o, const TransformerLearnOptions& lo,
+                                         const RecordingOracle<T>& rec, const TransformerLearnResult<T>& res);
 
 }  // namespace mhaq

@@ -3,11 +3,11 @@
 // with it, and recording what the session did once the run is over.
 #pragma once
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "mhaq/oracle/external_oracle.hpp"
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/recover_options.hpp"
+#include "mhaq/run/run_result.hpp"
 
 namespace mhaq {
 
@@ -23,7 +23,7 @@ struct ExternalSetup {
 // (status oracle_failed, no query) and returns false. `upcoming`: the
 // learner's planned queries, sent ahead in batches (empty: adaptive learner).
 template <class T>
-bool start_external(nlohmann::json& r, const RecoverOptions& o, int d, oracle_protocol::ModelKind kind, std::vector<Query> upcoming, ExternalSetup<T>& out);
+bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_protocol::ModelKind kind, std::vector<Query> upcoming, ExternalSetup<T>& out);
 
 // After the run: the session's counts and exit note into o.external (never
 // into the output, which must not depend on a resume); bye when the run went
@@ -31,7 +31,7 @@ bool start_external(nlohmann::json& r, const RecoverOptions& o, int d, oracle_pr
 void finish_external(const RecoverOptions& o, ExternalSession* s, bool bye);
 // An external run that ended unable: more --bits rarely helps, the answers'
 // accuracy does; the remedy says so.
-void external_remedy(nlohmann::json& r, const RecoverOptions& o, Status status);
+void external_remedy(RecoverResult& r, const RecoverOptions& o, Status status);
 
 // Error(usage) for options that do not go with --oracle (exact mode, noise,
 // the tuned design's pilot, certificates), or a missing H without a truth.
@@ -39,6 +39,6 @@ void check_external_options(const RecoverOptions& o, bool truth_known);
 
 // Refuses a plan of `needed` queries beyond --max-queries before any query:
 // true when refused (over_budget reported in r).
-bool refuse_over_max_queries(nlohmann::json& r, const RecoverOptions& o, long needed);
+bool refuse_over_max_queries(RecoverResult& r, const RecoverOptions& o, long needed);
 
 }  // namespace mhaq

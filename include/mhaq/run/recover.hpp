@@ -44,9 +44,9 @@ GenerateOptions default_generate(Arith a);
 // its noise, whichever is coarsest): 2^(-bits/4).
 double default_tolerance_log2(long bits);
 
-// Runs one recovery. Every run outcome is reported in the returned object
-// ("status", one of the judge's statuses), not thrown; usage/input errors are
-// thrown. Fields: status, message and remedy (unless ok), queries,
+// Runs one recovery. Every run outcome is reported in the returned record
+// (run/run_result.hpp; status, one of the judge's statuses), not thrown;
+// usage/input errors are thrown. Fields: status, message and remedy (unless ok), queries,
 // max_length, paper_bound, heads_true, heads_recovered, self_check, and
 // exact_match | contains_truth, max_radius | max_rel_error, tolerance,
 // error_estimate. With noise: kappa, kappa_times_eps, certified_bound (the
@@ -56,18 +56,18 @@ double default_tolerance_log2(long bits);
 // kappa_rms_predicted (on the pilot's estimate), design_queries, and
 // queries counts the pilot's too. With target_error: bits_used, bits_start, kappa_estimate,
 // attempts.
-nlohmann::json recover(const Model& truth, const RecoverOptions& o);
-// The same run as a typed result (run/run_result.hpp), as the tools use it.
 RecoverResult recover_run(const Model& truth, const RecoverOptions& o);
+// The same run's record as JSON (run/record_json.hpp), for callers of the library.
+nlohmann::json recover(const Model& truth, const RecoverOptions& o);
 
 // The same for a hidden one-layer transformer (claim 5): the transformer
 // learner through the oracle only, then the comparison with the canonical
 // truth (exact_match, functional_check on 20 fresh sequences, containment or
 // max_rel_error) and the judge. Fields as recover's plus model_kind,
 // neurons_true, neurons_recovered, queries_by_phase.
-nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o);
 RecoverResult recover_transformer_run(const TransformerModel& truth, const RecoverOptions& o);
-std::string transformer_report(const nlohmann::json& r);
+nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o);
+std::string transformer_report(const RecoverResult& r);
 
 // Exact recovered heads equal the canonical heads of the truth (entries
 // equal in Q), up to permutation.
@@ -84,22 +84,25 @@ bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& 
 template <class T>
 double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon);
 
-// Shared by recover and the baselines (evidence/baseline.hpp): the heads as
-// JSON strings (F.str). The comparison with the truth and the tolerance are
+// Shared by recover and the baselines (evidence/baseline.hpp): the heads'
+// entries as strings (F.str). The comparison with the truth and the tolerance are
 // the arithmetic's policy (run/arith_policy.hpp).
 template <class T>
-nlohmann::json heads_json(const Field<T>& F, const std::vector<LearnedHead<T>>& hs);
+std::vector<HeadRecord> head_records(const Field<T>& F, const std::vector<LearnedHead<T>>& hs);
 // The judge's facts of a run whose truth is known (canon), before it runs.
 RunFacts known_truth_facts(Arith a, const Model& canon);
 // A float run's first-order error estimate in the metric of max_rel_error
 // (log2): (d + sqrt d)(kappa_rel 2^-p + kappa eps).
 double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, const Rational& eps);
 
-// Exit code for a recover result: the judge's code for its status.
+// recover --design placed (run/recover_placed.cpp): writes the run into r, returns its queries.
+long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo);
+
+// Exit code for a recover record written as JSON: the judge's code for its status.
 int recover_exit_code(const nlohmann::json& r);
 
 // Human-readable report of a recover result.
-std::string recover_report(const nlohmann::json& r);
+std::string recover_report(const RecoverResult& r);
 
 // The report's reading of a self-check value ("yes", "no", "unknown") of an
 // attention run, or of a transformer run when transformer is set: unknown

@@ -30,6 +30,7 @@ struct TransformerLearnOptions {
   int max_probes = 400;      // region evaluations the path search may spend
   int path_attempts = 3;     // fresh paths tried when one cannot separate its crossings
   bool single_crossing_test = true;  // proofs/22; off only for the broken variant of its machine check
+  int head_split_sequences = 12;  // for each recovered neuron, sequences whose heads attend to different tokens on its hyperplane
   int targeted_levels = 9;   // verification tokens at window 2^-k, k = 0..levels-1, from each recovered hyperplane
   bool coincidence_test = true;  // after a missed answer, tell neurons on one hyperplane from close ones (proofs/22); off where equality is a tolerance (MPFR, double)
   bool checks = true;        // the self-check and the verification sequences (off when differentiating a replayed run)
@@ -46,6 +47,7 @@ struct TransformerLearnResult {
   double resolution_deg = -1;             // certified: no two hyperplanes further apart were merged (-1: no crossing tested)
   long queries_targeted = 0;              // of queries_verify, those near the recovered hyperplanes and in their wedges
   QVec p, q;                              // the path p -> q -> -p
+  std::vector<Crossing<T>> path_crossings;  // the accepted path's crossings, in path order (certificates)
   Truth self_check = Truth::unknown;      // the transformer reproduces every answer
   long self_check_failed = -1;
   Truth verification = Truth::unknown;    // ... and the learner's verification sequences: tokens on both

@@ -1,6 +1,8 @@
 // The helpers the lemma checks share (prove_common.hpp).
 #include "prove_common.hpp"
 
+#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+
 namespace mhaq::proof {
 
 void require(bool ok, const std::string& what) {
@@ -250,6 +252,28 @@ std::optional<SensitivityDraw> draw_sensitivity_model(Rng& rng, long t, int cons
     if (e.kind() == ErrorKind::degenerate) return std::nullopt;
     throw;
   }
+}
+
+bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out) {
+  g.seed = rng.next();
+  const Model m = generate_model(g);
+  if (m.canonical().num_heads() != g.heads) return false;
+  out.lo = LearnOptions{};
+  out.lo.H = g.heads;
+  out.lo.seed = rng.next();
+  out.lo.tokens = default_tokens(Arith::mpfr);
+  out.lo.self_check = false;
+  ModelOracle<Mpfr> inner(m, out.lo.tokens.den);
+  RecordingOracle<Mpfr> rec(inner);
+  try {
+    out.res = learn<Mpfr>(rec, out.lo);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::degenerate) return false;
+    throw;
+  }
+  out.queries = rec.queries;
+  out.answers = rec.answers;
+  return true;
 }
 
 }  // namespace mhaq::proof

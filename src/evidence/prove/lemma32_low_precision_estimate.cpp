@@ -1,7 +1,6 @@
 // The machine check of proofs/32-low-precision-estimate.md (the registry: registry.cpp).
 #include "prove_common.hpp"
 
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
 
 namespace mhaq::proof {
 
@@ -40,30 +39,19 @@ void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck
     GenerateOptions g = default_generate(Arith::mpfr);
     g.d = 3 + static_cast<int>(t % 4);
     g.heads = 1 + static_cast<int>(t % 3);
-    g.seed = rng.next();
-    const Model m = generate_model(g);
-    if (m.canonical().num_heads() != g.heads) continue;
-    LearnOptions lo;
-    lo.H = g.heads;
-    lo.seed = rng.next();
-    lo.tokens = default_tokens(Arith::mpfr);
-    lo.self_check = false;
     PrecisionScope scope(p);
-    ModelOracle<Mpfr> inner(m, lo.tokens.den);
-    RecordingOracle<Mpfr> rec(inner);
-    LearnResult<Mpfr> res;
-    try {
-      res = learn<Mpfr>(rec, lo);
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::degenerate) continue;
-      throw;
-    }
+    RecordedMpfrRun run;
+    if (!record_mpfr_run(g, rng, run)) continue;
+    const LearnOptions& lo = run.lo;
+    const LearnResult<Mpfr>& res = run.res;
     const Field<Mpfr> F;
     const std::string at = "model " + std::to_string(t) + " (d = " + std::to_string(g.d) + ", H = " + std::to_string(g.heads) + ")";
-    const Sensitivity full = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers);
+    const Sensitivity full = sensitivity_from_answers(F, g.d, lo, run.queries, run.answers);
     Sensitivity est;
     if (!broken) {
-      est = sensitivity_from_answers(F, g.d, lo, rec.queries, rec.answers, &res.heads, p);
+      // the replay as this lemma states it: MPFR derivatives (the double
+      // derivatives are proofs/33's)
+      est = sensitivity_from_answers(F, g.d, lo, run.queries, run.answers, &res.heads, p, kEstimateBits, false);
       // the agreement check itself
       require(estimate_agrees(F, as_jets(res.heads), res.heads, kEstimateAgreeBits), at + ": the run's own heads are not accepted");
       std::vector<LearnedHead<Mpfr>> moved = res.heads;
@@ -78,12 +66,12 @@ void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck
       try {
         PrecisionScope s16(16);
         std::vector<Mpfr> rounded;
-        for (const Mpfr& a : rec.answers) {
+        for (const Mpfr& a : run.answers) {
           Mpfr x;
           mpfr_set(x.raw(), a.raw(), MPFR_RNDN);
           rounded.push_back(std::move(x));
         }
-        est = sensitivity_from_answers(Field<Mpfr>{}, g.d, lo, rec.queries, rounded);
+        est = sensitivity_from_answers(Field<Mpfr>{}, g.d, lo, run.queries, rounded);
       } catch (const Error& e) {
         require(false, at + ": the replay at 16 bits fails: " + e.what());
       }

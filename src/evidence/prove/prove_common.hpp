@@ -287,6 +287,18 @@ Query pair_query(const QVec& a, long k, const QVec& b);
 // (reported, never a wrong answer), true with `out` set otherwise.
 bool learn_exact(const Model& m, int H, Schedule s, std::uint64_t seed, LearnResult<QTau>& out);
 
+// An MPFR learner run at the current working precision on the model drawn
+// from g (g.seed drawn from rng), with its queries and answers recorded
+// (lemmas 32 and 33). False when the canonical form has fewer heads than g
+// asks for or the run ends degenerate.
+struct RecordedMpfrRun {
+  LearnOptions lo;
+  std::vector<Query> queries;
+  std::vector<Mpfr> answers;
+  LearnResult<Mpfr> res;
+};
+bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out);
+
 // A randomized case count times the --multiplier.
 long scaled(const ProveOptions& o, long n);
 
@@ -323,6 +335,7 @@ std::optional<SensitivityDraw> draw_sensitivity_model(Rng& rng, long t, int cons
 // One check per page of proofs/: `broken` swaps in the page's wrong variant.
 using CheckFn = void (*)(const ProveOptions&, bool broken, LemmaCheck&);
 void check_pair_identity(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_placed_poles(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_interpolation(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_bilinearity(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_chaining(const ProveOptions& o, bool broken, LemmaCheck& out);
@@ -342,8 +355,10 @@ void check_known_residues(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_compact_limits(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_repair_witness(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_single_crossing(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_head_split(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_double_derivative_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
 
 }  // namespace mhaq::proof

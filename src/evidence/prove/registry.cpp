@@ -42,12 +42,18 @@ const std::vector<Entry>& registry() {
        proof::check_repair_witness},
       {"22-single-crossing", "a crossing accepted by the single-crossing test is one hyperplane up to the certified angle", "exact randomized + blind run",
        proof::check_single_crossing},
+      {"23-head-split", "heads attending to different tokens on a neuron's hyperplane separate two neurons that share it", "exact randomized + blind run",
+       proof::check_head_split},
       {"30-pair-sensitivity-closed-form", "a pair's inverse Jacobian in closed form; the predicted kappa of a design", "Arb balls + MPFR + jets",
        proof::check_pair_closed_form},
       {"31-mean-value-certified-bound", "verified ball solves; the mean-value bound holds and is first-order tight", "exact + Arb + MPFR randomized",
        proof::check_mean_value_bound},
       {"32-low-precision-estimate", "the float judge's kappa from jets at low precision, accepted when the replay's heads agree with the run's",
        "MPFR randomized", proof::check_low_precision_estimate},
+      {"33-double-derivative-estimate", "the float judge's jets with double derivatives and running error bounds: the bounds hold, the estimate matches",
+       "MPFR randomized", proof::check_double_derivative_estimate},
+      {"34-placed-poles", "[a x k, b x m] answers f(k/m); an offset placed through M G^{-1} t plus a part orthogonal to the W_h b hits every target",
+       "exact randomized", proof::check_placed_poles},
   };
   return r;
 }

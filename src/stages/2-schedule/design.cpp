@@ -4,12 +4,15 @@
 
 namespace mhaq {
 
-const char* design_name(Design d) { return d == Design::paper ? "paper" : d == Design::scaled ? "scaled" : "tuned"; }
+const char* design_name(Design d) {
+  return d == Design::paper ? "paper" : d == Design::scaled ? "scaled" : d == Design::tuned ? "tuned" : "placed";
+}
 Design parse_design(const std::string& s) {
   if (s == "paper") return Design::paper;
   if (s == "scaled") return Design::scaled;
   if (s == "tuned") return Design::tuned;
-  throw Error(ErrorKind::usage, "unknown design \"" + s + "\" (expected paper, scaled or tuned)");
+  if (s == "placed") return Design::placed;
+  throw Error(ErrorKind::usage, "unknown design \"" + s + "\" (expected paper, scaled, tuned or placed)");
 }
 
 Rational design_offset_scale(int H) {

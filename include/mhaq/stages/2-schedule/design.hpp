@@ -9,7 +9,10 @@
 //           tokens', with s chosen per H (design_offset_scale);
 //   tuned   adaptive: a pilot run's answers give an estimate of the heads,
 //           and B and Delta are chosen to minimise the first-order
-//           amplification predicted on that estimate (analysis/design_search.hpp).
+//           amplification predicted on that estimate (analysis/design_search.hpp);
+//   placed  adaptive, for answers of low precision: its own queries (offsets
+//           per final token that place every head's pole, copy counts on a
+//           geometric grid), not this schedule's (analysis/placed_design.hpp).
 //
 // Exact-grid rationals only: the draws are the learner's own choices, and
 // everything here is exact in Q (no number type is named).
@@ -22,7 +25,7 @@
 
 namespace mhaq {
 
-enum class Design { paper, scaled, tuned };
+enum class Design { paper, scaled, tuned, placed };
 const char* design_name(Design d);
 Design parse_design(const std::string& s);  // throws Error(usage)
 

@@ -1,0 +1,79 @@
+// The `placed` design (docs/math/designs.md): an adaptive design for answers
+// of low precision (float64 and below). A pilot run of the learner estimates
+// the heads; then, for every final token b_j, offsets are chosen so that the
+// heads' poles r_h = exp(delta^T W_h b_j) land at chosen, well separated
+// places (log r on a fixed ladder), each pair is sampled on a geometric grid
+// of copy counts k up to 2^16, and fitted by weighted least squares against
+// the answers' stated error. Heads are labelled by their place on the ladder,
+// and W_h, v_h follow from the bilinear structure by least squares.
+//
+// The learner-side rule holds by types: learn_placed gets an Oracle<T>& and
+// nothing else. Its numerics are MPFR (the answers' midpoints at the working
+// precision), like the tuned design's pilot.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/numbers.hpp"
+#include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
+#include "mhaq/stages/5-solve/solve.hpp"
+
+namespace mhaq {
+
+struct PlacedOptions {
+  int H = 1;
+  std::uint64_t seed = 1;
+  TokenSpec tokens;       // the grid of the tokens (den)
+  long answer_bits = 53;  // the answers' stated relative accuracy 2^-answer_bits
+  int grid = 0;           // ratios per pair besides t = 0 (0: min(60, 10 H + 10))
+  long k_max = 1L << 16;  // the longest run of copies
+  double ladder_top = 8.5,
+         ladder_bottom = -8.5;  // log r of the first and last head on the ladder
+  double ladder_shift = 1.5;
+  int pilot_grid = 20;  // ratios per pilot pair besides t = 0
+  int max_rounds = 3;   // placed rounds, each on the previous round's heads
+  long budget = 0;      // queries in all, pilot included (0: no limit); a further
+                        // round only within it                       // each offset
+                        // moves its whole ladder by up to this much
+};
+
+struct PlacedResult {
+  std::vector<LearnedHead<Mpfr>> heads;
+  std::string pilot_status;  // "ok", or why no estimate was found
+  std::string pilot_kind;    // "paper" (the learner's paper schedule) or "grid"
+                             // (pairs on the grid, free fits)
+  long pilot_queries = 0;
+  long design_queries = 0;
+  double estimate_log2 = 0;           // first-order bound on max_rel_error from the
+                                      // stated answer error (log2)
+  double worst_pair_log2_cond = 0;    // the worst pair fit's weighted condition number (log2)
+  double log2_cond_offsets = 0;       // the worst |Delta_j| |Delta_j^{-1}| row-sum condition (log2)
+  int rounds = 0;                     // placed rounds run
+  double max_pole_shift = 0;          // the last round's largest |log r fitted - log r placed|
+  std::string misplaced;              // the last round's first pair with a pole half a rung
+                                      // or more off its place ("" if none)
+  Truth self_check = Truth::unknown;  // every pair fits its answers to the stated error,
+                                      // residues agree across final tokens
+  std::string self_check_note;
+};
+
+// One sample of a pair: the query [a x k, b x m] (m >= 1 copies of the final
+// token b), whose answer is the pair function at the ratio t = k / m:
+// f(t) = P + sum_h c_h / (1 + r_h t) (docs/math/pairs.md, proofs/01 with the
+// final token repeated).
+struct Counts {
+  long k = 0, m = 1;
+};
+// The grid: t = 0 ([b] alone) first, then up to `n` ratios k/m, geometric from
+// 1/k_max to k_max (a run of at most k_max copies), strictly increasing.
+std::vector<Counts> placed_grid(int n, long k_max);
+
+// Runs the pilot and the placed design on `oracle`. Throws Error(unable) when
+// the pilot gives no estimate or a pole leaves its place on the ladder (the
+// estimate was too coarse to place it), Error(usage) for H > d.
+template <class T>
+PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt);
+
+}  // namespace mhaq

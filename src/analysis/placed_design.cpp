@@ -1,0 +1,428 @@
+// The placed design (docs/math/designs.md#placed): poles put on a ladder from
+// an estimate, pairs asked on the grid of ratios, labels by place and
+// residue, the bilinear solve, the first-order estimate and the self-check.
+#include <cstdio>
+
+#include "placed_internal.hpp"
+
+namespace mhaq {
+
+using namespace placed_detail;
+
+std::vector<Counts> placed_grid(int n, long k_max) {
+  if (n < 3 || k_max < 2) throw Error(ErrorKind::usage, "placed design: the grid needs at least 3 ratios and k_max >= 2");
+  std::vector<Counts> g{{0, 1}};
+  const double e = std::log(static_cast<double>(k_max));
+  for (int t = 0; t < n; ++t) {
+    const double x = -e + 2 * e * t / (n - 1);  // log of the ratio k/m
+    Counts c = x >= 0 ? Counts{std::min(k_max, std::lround(std::exp(x))), 1} : Counts{1, std::min(k_max, std::lround(std::exp(-x)))};
+    const Counts& last = g.back();
+    if (last.k * c.m >= c.k * last.m) continue;  // ratios strictly increasing
+    g.push_back(c);
+  }
+  return g;
+}
+
+namespace {
+
+// The offsets for one final token: `m` = d offsets, offset i putting head h at
+// log r = targets[i][h]. With M = [W_1 b .. W_H b] (d x H), an offset is
+// M (M^T M)^{-1} t plus a part orthogonal to every W_h b; the ladder's order
+// is permuted per offset and the orthogonal parts drawn at random, and of
+// `tries` candidates the best conditioned with no small residue is kept.
+struct Placement {
+  DMat Delta;    // Delta[i] = delta_i (rows)
+  DMat targets;  // targets[i][h]
+};
+
+Placement place_offsets(const Estimate& est, const std::vector<double>& b, const std::vector<double>& ladder, double shift_range, Rng& rng, int tries) {
+  const int d = est.d, H = static_cast<int>(est.W.size());
+  DMat M(d, std::vector<double>(H));  // columns W_h b
+  for (int h = 0; h < H; ++h)
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < d; ++c) M[r][h] += est.W[h][r][c] * b[c];
+  DMat G(H, std::vector<double>(H));
+  for (int a = 0; a < H; ++a)
+    for (int c = 0; c < H; ++c)
+      for (int r = 0; r < d; ++r) G[a][c] += M[r][a] * M[r][c];
+  const DMat Ginv = dinverse(G);
+  if (Ginv.empty())
+    throw_unable(
+        "placed design: the pilot's W_h b are linearly dependent at a "
+        "final token, so the poles cannot be placed");
+  double pscale = 0;  // the typical length of M G^{-1} t per unit target
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < H; ++c) {
+      double s = 0;
+      for (int a = 0; a < H; ++a) s += M[r][a] * Ginv[a][c];
+      pscale = std::max(pscale, std::fabs(s));
+    }
+  const double tspan = std::fabs(ladder.front()) + std::fabs(ladder.back());
+  Placement best;
+  double best_score = INFINITY;
+  for (int t = 0; t < tries; ++t) {
+    Placement p;
+    for (int i = 0; i < d; ++i) {
+      std::vector<int> perm(H);
+      std::iota(perm.begin(), perm.end(), 0);
+      for (int a = H - 1; a > 0; --a) std::swap(perm[a], perm[rng.uniform_int(0, a)]);
+      std::vector<double> tg(H), delta(d, 0.0);
+      // a common shift per offset: with the ladder alone every offset's
+      // targets would have the same sum, and the offsets would lose a dimension
+      const double shift = shift_range * uniform(rng);
+      for (int h = 0; h < H; ++h) tg[h] = ladder[perm[h]] + shift;
+      std::vector<double> y(H, 0.0);  // G^{-1} t
+      for (int a = 0; a < H; ++a)
+        for (int c = 0; c < H; ++c) y[a] += Ginv[a][c] * tg[c];
+      std::vector<double> z(d);  // a random vector, projected off span(M)
+      for (int r = 0; r < d; ++r) z[r] = uniform(rng);
+      std::vector<double> mz(H, 0.0), coef(H, 0.0);
+      for (int a = 0; a < H; ++a)
+        for (int r = 0; r < d; ++r) mz[a] += M[r][a] * z[r];
+      for (int a = 0; a < H; ++a)
+        for (int c = 0; c < H; ++c) coef[a] += Ginv[a][c] * mz[c];
+      for (int r = 0; r < d; ++r) {
+        double proj = 0, lin = 0;
+        for (int a = 0; a < H; ++a) {
+          proj += M[r][a] * coef[a];
+          lin += M[r][a] * y[a];
+        }
+        delta[r] = lin + 3 * pscale * tspan / H * (z[r] - proj);
+      }
+      p.Delta.push_back(delta);
+      p.targets.push_back(tg);
+    }
+    double score = log2_cond(p.Delta);
+    double rmin = INFINITY, rsum = 0;
+    for (int i = 0; i < d; ++i)
+      for (int h = 0; h < H; ++h) {
+        double c = 0;
+        for (int r = 0; r < d; ++r) c += est.v[h][r] * p.Delta[i][r];
+        rmin = std::min(rmin, std::fabs(c));
+        rsum += std::fabs(c);
+      }
+    const double rel = rmin / (rsum / (d * H));
+    score -= std::log2(std::min(1.0, 4 * rel));
+    if (score < best_score) {
+      best_score = score;
+      best = p;
+    }
+  }
+  if (!std::isfinite(best_score)) throw_unable("placed design: no candidate offsets are independent at a final token");
+  return best;
+}
+
+// One round's pairs: for each final token b_j its d placed offsets (as asked,
+// and as doubles), each pair's fit and the log r it was placed at.
+struct RoundData {
+  std::vector<DMat> Deltas;
+  std::vector<std::vector<QVec>> Dq;
+  std::vector<GridFit> fits;  // [i*d + j]
+  std::vector<std::vector<double>> l0s;
+  double worst_resid = 0, worst_cond = 0;
+};
+
+struct Ladder {
+  std::vector<double> rungs;
+  double gap = INFINITY, shift = 0;
+};
+
+template <class T>
+RoundData ask_round(Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad, Rng& rng, const std::vector<Counts>& grid,
+                    const PlacedOptions& opt) {
+  const int d = dr.B.rows(), H = opt.H;
+  const std::vector<Mpfr> K = ratios(grid);
+  RoundData rd;
+  rd.Deltas.resize(d);
+  rd.Dq.resize(d);
+  rd.fits.resize(static_cast<size_t>(d) * d);
+  rd.l0s.resize(static_cast<size_t>(d) * d);
+  for (int j = 0; j < d; ++j) {
+    const QVec bq = dr.B.col(j);
+    const std::vector<double> b = to_doubles(bq);
+    const Placement pl = place_offsets(est, b, lad.rungs, lad.shift, rng, 60);
+    const Mpfr f0 = answer(Query{Run{bq, 1}});
+    for (int i = 0; i < d; ++i) {
+      const QVec dq = on_grid(pl.Delta[i], opt.tokens.den);
+      rd.Deltas[j].push_back(to_doubles(dq));
+      rd.Dq[j].push_back(dq);
+      QVec a(d);
+      for (int r = 0; r < d; ++r) a[r] = bq[r] + dq[r];
+      const std::vector<Mpfr> f = answer.pair(a, bq, grid, f0);
+      std::vector<double> l0(H, 0.0);  // the placed log r on the rounded offset
+      for (int h = 0; h < H; ++h)
+        for (int r = 0; r < d; ++r)
+          for (int c = 0; c < d; ++c) l0[h] += rd.Deltas[j][i][r] * est.W[h][r][c] * b[c];
+      GridFit g = fit_on_grid(F, K, f, l0, opt.answer_bits);
+      if (g.max_resid > kResidualLimit) {  // the placed start led astray: free starts
+        GridFit g2 = fit_free(F, K, f, H, opt.answer_bits);
+        if (g2.cost < g.cost) g = std::move(g2);
+      }
+      rd.worst_resid = std::max(rd.worst_resid, g.max_resid);
+      rd.worst_cond = std::max(rd.worst_cond, g.log2_cond);
+      rd.fits[static_cast<size_t>(i) * d + j] = std::move(g);
+      rd.l0s[static_cast<size_t>(i) * d + j] = l0;
+    }
+  }
+  return rd;
+}
+
+// The pairs' heads in the estimate's order: per pair, the assignment that best
+// matches both the placed poles (in rungs) and the residues -v_h^T delta that
+// `vpred` predicts. L, C and their errors eL, eC are [h][i*d + j].
+struct Labels {
+  std::vector<std::vector<Mpfr>> L, C;
+  std::vector<std::vector<double>> eL, eC;
+  double max_dev = 0;     // largest |log r fitted - log r placed|
+  std::string misplaced;  // the first pair with a pole half a rung or more off
+};
+
+Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& vpred, int H, double gap) {
+  const int d = static_cast<int>(rd.Deltas.size());
+  const size_t n = static_cast<size_t>(d) * d;
+  Labels lb{std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(n)),
+            std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(n)),
+            std::vector<std::vector<double>>(H, std::vector<double>(n)),
+            std::vector<std::vector<double>>(H, std::vector<double>(n)),
+            0,
+            ""};
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i < d; ++i) {
+      const size_t p = static_cast<size_t>(i) * d + j;
+      const GridFit& g = rd.fits[p];
+      const std::vector<double>& l0 = rd.l0s[p];
+      std::vector<double> c0(H, 0.0), fl(H), fc(H);
+      double cs = 1e-300;
+      for (int h = 0; h < H; ++h) {
+        for (int r = 0; r < d; ++r) c0[h] -= vpred[h][r] * rd.Deltas[j][i][r];
+        cs = std::max(cs, std::fabs(c0[h]));
+        fl[h] = g.l[h].to_double();
+        fc[h] = g.c[h].to_double();
+      }
+      const std::vector<int> sg = best_permutation(H, [&](const std::vector<int>& s2) {
+        double tot = 0;
+        for (int h = 0; h < H; ++h) tot += std::fabs(fl[s2[h]] - l0[h]) / gap + std::fabs(fc[s2[h]] - c0[h]) / cs;
+        return tot;
+      });
+      for (int h = 0; h < H; ++h) {
+        const int q = sg[h];
+        const double dev = std::fabs(fl[q] - l0[h]);
+        lb.max_dev = std::max(lb.max_dev, dev);
+        if (!(dev < gap / 2) && lb.misplaced.empty()) lb.misplaced = "pair (i=" + std::to_string(i + 1) + ", j=" + std::to_string(j + 1) + ")";
+        lb.L[h][p] = g.l[q];
+        lb.C[h][p] = g.c[q];
+        lb.eL[h][p] = g.err_l[q];
+        lb.eC[h][p] = g.err_c[q];
+      }
+    }
+  return lb;
+}
+
+// One head's solve and its first-order errors (absolute: the fits' weights
+// carry the stated answer error), in the metric of max_rel_error, and the
+// largest disagreement of its residues with -delta^T v in units of their errors.
+struct HeadSolve {
+  LearnedHead<Mpfr> head;
+  double rel_error = 0, check_ratio = 0;
+};
+
+// W_h b_j = Delta_j^{-T} L_h(:, j); W_h = [W_h b_j]_j B^{-1}.
+double solve_W(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, const Mat<Mpfr>& Binv, Mat<Mpfr>& W) {
+  const int d = static_cast<int>(rd.Deltas.size());
+  Mat<Mpfr> Wb(d, d);
+  DMat eWb(d, std::vector<double>(d, 0.0));
+  for (int j = 0; j < d; ++j) {
+    Mat<Mpfr> A(d, d), rhs(d, 1), y;
+    for (int i = 0; i < d; ++i) {
+      rhs(i, 0) = lb.L[h][static_cast<size_t>(i) * d + j];
+      for (int r = 0; r < d; ++r) A(i, r) = F.from(rd.Dq[j][i][r]);
+    }
+    if (F.solve(y, A, rhs) != Truth::yes) throw_unable("placed design: the offsets of a final token are singular");
+    const DMat Ainv = dinverse(rd.Deltas[j]);
+    for (int r = 0; r < d; ++r) {
+      Wb(r, j) = y(r, 0);
+      for (int i = 0; i < d; ++i) eWb[r][j] += std::fabs(Ainv[r][i]) * lb.eL[h][static_cast<size_t>(i) * d + j];
+    }
+  }
+  W = Mat<Mpfr>(d, d);
+  double norm2 = 0, err2 = 0;
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c) {
+      Mpfr s(0L);
+      double e = 0;
+      for (int t = 0; t < d; ++t) {
+        s += Wb(r, t) * Binv(t, c);
+        e += eWb[r][t] * std::fabs(Binv(t, c).to_double());
+      }
+      W(r, c) = s;
+      norm2 += s.to_double() * s.to_double();
+      err2 += e * e;
+    }
+  return std::sqrt(err2 / std::max(norm2, 1e-300));
+}
+
+// v_h by weighted least squares on c_h(i, j) = -delta_ij^T v_h over all pairs.
+HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, Mat<Mpfr> W, double w_rel) {
+  const int d = static_cast<int>(rd.Deltas.size());
+  Mat<Mpfr> N(d, d), rhs(d, 1), vv;
+  DMat Nd(d, std::vector<double>(d, 0.0));
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i < d; ++i) {
+      const size_t p = static_cast<size_t>(i) * d + j;
+      const double wt = 1 / std::max(lb.eC[h][p], 1e-300);
+      const Mpfr w2 = md(wt * wt);
+      for (int r = 0; r < d; ++r) {
+        const Mpfr wd = w2 * F.from(rd.Dq[j][i][r]);
+        rhs(r, 0) -= wd * lb.C[h][p];
+        for (int c = 0; c < d; ++c) {
+          N(r, c) += wd * F.from(rd.Dq[j][i][c]);
+          Nd[r][c] += wt * wt * rd.Deltas[j][i][r] * rd.Deltas[j][i][c];
+        }
+      }
+    }
+  if (F.solve(vv, N, rhs) != Truth::yes) throw_unable("placed design: the residues do not determine v");
+  const DMat Ninv = dinverse(Nd);
+  HeadSolve hs{LearnedHead<Mpfr>{std::move(W), std::vector<Mpfr>(d)}, 0, 0};
+  double vn2 = 0, ev2 = 0;
+  std::vector<double> ev(d, 0.0);  // worst-case first-order error of v: |N^{-1} D^T W^2| on the residues' errors
+  for (int r = 0; r < d; ++r) {
+    hs.head.v[r] = vv(r, 0);
+    vn2 += vv(r, 0).to_double() * vv(r, 0).to_double();
+  }
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i < d; ++i) {
+      const double e = lb.eC[h][static_cast<size_t>(i) * d + j], wt = 1 / std::max(e, 1e-300);
+      for (int r = 0; r < d; ++r) {
+        double g = 0;
+        for (int c = 0; c < d; ++c) g += Ninv[r][c] * rd.Deltas[j][i][c];
+        ev[r] += std::fabs(g) * wt * wt * e;
+      }
+    }
+  for (int r = 0; r < d; ++r) ev2 += ev[r] * ev[r];
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i < d; ++i) {
+      const size_t p = static_cast<size_t>(i) * d + j;
+      double pred = 0, ep = 0;
+      for (int r = 0; r < d; ++r) {
+        pred -= rd.Deltas[j][i][r] * hs.head.v[r].to_double();
+        ep += std::fabs(rd.Deltas[j][i][r]) * ev[r];
+      }
+      hs.check_ratio = std::max(hs.check_ratio, std::fabs(pred - lb.C[h][p].to_double()) / (lb.eC[h][p] + ep + 1e-300));
+    }
+  hs.rel_error = w_rel + std::sqrt(ev2 / std::max(vn2, 1e-300));
+  return hs;
+}
+
+// Every head of one labelling; the result's estimate, self-check and note.
+void solve_round(const Field<Mpfr>& F, const Draws& dr, const RoundData& rd, const Labels& lb, int H, PlacedResult& out) {
+  const int d = dr.B.rows();
+  Mat<Mpfr> Binv, Bm(d, d), I(d, d);
+  for (int r = 0; r < d; ++r) {
+    I(r, r) = Mpfr(1L);
+    for (int c = 0; c < d; ++c) Bm(r, c) = F.from(dr.B(r, c));
+  }
+  if (F.solve(Binv, Bm, I) != Truth::yes) throw_internal("placed design: B singular after the draw check");
+  double est_rel = 0, check_ratio = 0;
+  out.heads.clear();
+  out.log2_cond_offsets = 0;
+  for (int j = 0; j < d; ++j) out.log2_cond_offsets = std::max(out.log2_cond_offsets, log2_cond(rd.Deltas[j]));
+  for (int h = 0; h < H; ++h) {
+    Mat<Mpfr> W;
+    const double w_rel = solve_W(F, rd, lb, h, Binv, W);
+    HeadSolve hs = solve_v(F, rd, lb, h, std::move(W), w_rel);
+    est_rel = std::isnan(hs.rel_error) || std::isnan(est_rel) ? std::nan("") : std::max(est_rel, hs.rel_error);
+    check_ratio = std::max(check_ratio, hs.check_ratio);
+    out.heads.push_back(std::move(hs.head));
+  }
+  // no estimate (NaN: the judge says unable) unless every error is a finite positive number
+  out.estimate_log2 = est_rel > 0 && std::isfinite(est_rel) ? std::log2(est_rel) : std::nan("");
+  out.self_check = rd.worst_resid <= kResidualLimit && check_ratio <= kResidualLimit ? Truth::yes : Truth::no;
+  char note[160];
+  std::snprintf(note, sizeof note, "largest weighted pair residual %.3g stated errors, residues across final tokens agree to %.3g of their errors",
+                rd.worst_resid, check_ratio);
+  out.self_check_note = note;
+}
+
+bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads) {
+  for (const auto& hd : heads)
+    for (int r = 0; r < static_cast<int>(hd.v.size()); ++r) {
+      if (!std::isfinite(hd.v[r].to_double())) return false;
+      for (int c = 0; c < hd.W.cols(); ++c)
+        if (!std::isfinite(hd.W(r, c).to_double())) return false;
+    }
+  return true;
+}
+
+template <class T>
+Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, Rng& rng, const PlacedOptions& opt, PlacedResult& out) {
+  const int d = oracle.dim(), H = opt.H;
+  Estimate est;
+  if (H <= 2) {
+    est = paper_pilot(oracle, opt, out.pilot_status);
+    out.pilot_kind = "paper";
+  }
+  if (static_cast<int>(est.W.size()) != H) {
+    const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
+    est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, out.pilot_status);
+    out.pilot_kind = "grid";
+  }
+  if (static_cast<int>(est.W.size()) != H) throw_unable("placed design: the pilot gave no estimate of the heads (" + out.pilot_status + ")");
+  return est;
+}
+
+}  // namespace
+
+template <class T>
+PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
+  const int d = oracle.dim(), H = opt.H;
+  if (H < 1 || H > d) throw Error(ErrorKind::usage, "--design placed needs 1 <= H <= d (the poles are placed through d-dimensional offsets)");
+  PlacedResult out;
+  const long before = oracle.queries();
+  const Field<Mpfr> F;
+  Rng rng(opt.seed ^ 0x91ace5eedULL);
+  const Draws dr = draw_scaled(rng, d, H, opt.tokens);
+  const std::vector<Counts> grid = placed_grid(opt.grid > 0 ? opt.grid : std::min(60, 10 * H + 10), opt.k_max);
+  Asker<T> answer(oracle);
+  Estimate est = run_pilot(oracle, answer, F, dr, rng, opt, out);
+  out.pilot_queries = oracle.queries() - before;
+  Ladder lad;
+  lad.shift = opt.ladder_shift;
+  for (int h = 0; h < H; ++h)
+    lad.rungs.push_back(H == 1 ? (opt.ladder_top + opt.ladder_bottom) / 2 : opt.ladder_top + (opt.ladder_bottom - opt.ladder_top) * h / (H - 1));
+  if (H > 1) lad.gap = std::fabs(opt.ladder_bottom - opt.ladder_top) / (H - 1);
+  const long round_cost = d + static_cast<long>(d) * d * static_cast<long>(grid.size() - 1);
+  for (int round = 1;; ++round) {
+    out.rounds = round;
+    const long design_before = oracle.queries();
+    const RoundData rd = ask_round(answer, F, dr, est, lad, rng, grid, opt);
+    out.design_queries += oracle.queries() - design_before;
+    out.worst_pair_log2_cond = rd.worst_cond;
+    // labels, then the solve; when the residues disagree across final tokens
+    // (a wrong label somewhere), relabel with the residues the solve's own v
+    // predicts (no new queries), at most three times
+    std::vector<std::vector<double>> vpred = est.v;
+    Labels lb;
+    for (int relabel = 0;; ++relabel) {
+      lb = label_round(rd, vpred, H, lad.gap);
+      solve_round(F, dr, rd, lb, H, out);
+      if (out.self_check == Truth::yes || relabel == 3 || !finite_heads(out.heads)) break;
+      vpred = estimate_of(out.heads, d).v;
+    }
+    // another round on this round's heads, while poles land far from their
+    // places and the budget allows: the estimate it places them by is better
+    const bool affordable = opt.budget == 0 || oracle.queries() - before + round_cost <= opt.budget;
+    if (round < opt.max_rounds && affordable && finite_heads(out.heads) && lb.max_dev > lad.gap / 4) {
+      est = estimate_of(out.heads, d);
+      continue;
+    }
+    out.max_pole_shift = lb.max_dev;
+    out.misplaced = lb.misplaced;
+    return out;
+  }
+}
+
+template PlacedResult learn_placed<Ball>(Oracle<Ball>&, const PlacedOptions&);
+template PlacedResult learn_placed<Mpfr>(Oracle<Mpfr>&, const PlacedOptions&);
+template PlacedResult learn_placed<double>(Oracle<double>&, const PlacedOptions&);
+
+}  // namespace mhaq

@@ -1,0 +1,332 @@
+// The placed design's weighted pair fit on the grid of ratios
+// (docs/math/designs.md#placed), and the small double algebra of the design.
+#include "placed_internal.hpp"
+
+namespace mhaq::placed_detail {
+
+// Gaussian elimination with partial pivoting on a small dense double system
+// (the design's own choices, never a learned value); false when singular.
+bool dsolve(DMat A, std::vector<double>& x) {
+  const int n = static_cast<int>(A.size());
+  for (int c = 0; c < n; ++c) {
+    int p = c;
+    for (int r = c + 1; r < n; ++r)
+      if (std::fabs(A[r][c]) > std::fabs(A[p][c])) p = r;
+    if (A[p][c] == 0) return false;
+    std::swap(A[p], A[c]);
+    std::swap(x[p], x[c]);
+    for (int r = c + 1; r < n; ++r) {
+      const double m = A[r][c] / A[c][c];
+      for (int t = c; t < n; ++t) A[r][t] -= m * A[c][t];
+      x[r] -= m * x[c];
+    }
+  }
+  for (int c = n - 1; c >= 0; --c) {
+    for (int t = c + 1; t < n; ++t) x[c] -= A[c][t] * x[t];
+    x[c] /= A[c][c];
+  }
+  return true;
+}
+
+// The inverse of a square double matrix (rows of the result), empty when
+// singular.
+DMat dinverse(const DMat& A) {
+  const int n = static_cast<int>(A.size());
+  DMat inv(n, std::vector<double>(n));
+  for (int c = 0; c < n; ++c) {
+    std::vector<double> e(n, 0.0);
+    e[c] = 1;
+    if (!dsolve(A, e)) return {};
+    for (int r = 0; r < n; ++r) inv[r][c] = e[r];
+  }
+  return inv;
+}
+
+Mpfr md(double x) {
+  Mpfr m;
+  mpfr_set_d(m.raw(), x, MPFR_RNDN);
+  return m;
+}
+
+double uniform(Rng& rng) { return static_cast<double>(rng.uniform_int(-(1L << 20), 1L << 20)) / static_cast<double>(1L << 20); }
+
+// |A| |A^{-1}| in the max-row-sum norm, log2 (+inf when singular).
+double log2_cond(const DMat& A) {
+  const DMat inv = dinverse(A);
+  if (inv.empty()) return INFINITY;
+  auto norm = [](const DMat& M) {
+    double m = 0;
+    for (const auto& row : M) {
+      double s = 0;
+      for (double x : row) s += std::fabs(x);
+      m = std::max(m, s);
+    }
+    return m;
+  };
+  return std::log2(norm(A) * norm(inv));
+}
+
+// The Euclidean norm of a rational vector, to 20 bits.
+Rational norm_of(const QVec& x) {
+  Rational s(0);
+  for (const Rational& t : x) s += t * t;
+  return (s * Rational(1L << 40)).isqrt_floor() / Rational(1L << 20);
+}
+
+QVec on_grid(const std::vector<double>& x, long den) {
+  QVec q;
+  for (double t : x) q.push_back(Rational(std::llround(t * static_cast<double>(den)), static_cast<unsigned long>(den)));
+  return q;
+}
+
+std::vector<double> to_doubles(const QVec& q) {
+  std::vector<double> x;
+  for (const Rational& t : q) x.push_back(t.approx_double());
+  return x;
+}
+
+Estimate estimate_of(const std::vector<LearnedHead<Mpfr>>& heads, int d) {
+  Estimate est;
+  est.d = d;
+  for (const auto& hd : heads) {
+    DMat W(d, std::vector<double>(d));
+    std::vector<double> v(d);
+    for (int r = 0; r < d; ++r) {
+      v[r] = hd.v[r].to_double();
+      for (int c = 0; c < d; ++c) W[r][c] = hd.W(r, c).to_double();
+    }
+    est.W.push_back(W);
+    est.v.push_back(v);
+  }
+  return est;
+}
+
+namespace {
+
+// One pair's weighted least-squares problem on the grid: x = (P, c_1..c_H,
+// l_1..l_H) with r_h = exp(l_h), residuals (f(t) - P - sum c_h/(1 + r_h t)) w(t).
+struct GridProblem {
+  const Field<Mpfr>& F;
+  const std::vector<Mpfr>& K;
+  const std::vector<Mpfr>& f;
+  std::vector<Mpfr> w;
+  int H, n, m;
+
+  GridProblem(const Field<Mpfr>& F_, const std::vector<Mpfr>& K_, const std::vector<Mpfr>& f_, int H_, long p)
+      : F(F_), K(K_), f(f_), H(H_), n(static_cast<int>(K_.size())), m(2 * H_ + 1) {
+    for (int k = 0; k < n; ++k) {
+      Mpfr u = F.abs(f[k]);
+      if (F.is_zero(u) == Truth::yes) u = Mpfr(Rational(1, 1UL << 60));
+      mpfr_mul_2si(u.raw(), u.raw(), -p, MPFR_RNDN);
+      w.push_back(Mpfr(1L) / u);
+    }
+  }
+  std::vector<Mpfr> poles(const std::vector<Mpfr>& x) const {
+    std::vector<Mpfr> r;
+    for (int h = 0; h < H; ++h) r.push_back(F.exp(x[1 + H + h]));
+    return r;
+  }
+  // weighted residuals and the denominators 1 + r_h t; returns the squared sum
+  Mpfr residuals(const std::vector<Mpfr>& x, std::vector<Mpfr>& res, std::vector<Mpfr>& den) const {
+    const std::vector<Mpfr> r = poles(x);
+    Mpfr cost(0L);
+    res.assign(n, Mpfr(0L));
+    den.assign(static_cast<size_t>(n) * H, Mpfr(0L));
+    for (int k = 0; k < n; ++k) {
+      Mpfr v = x[0];
+      for (int h = 0; h < H; ++h) {
+        den[static_cast<size_t>(k) * H + h] = Mpfr(1L) + r[h] * K[k];
+        v += x[1 + h] / den[static_cast<size_t>(k) * H + h];
+      }
+      res[k] = (f[k] - v) * w[k];
+      cost += res[k] * res[k];
+    }
+    return cost;
+  }
+  Mat<Mpfr> jacobian(const std::vector<Mpfr>& x, const std::vector<Mpfr>& den) const {
+    Mat<Mpfr> J(n, m);
+    const std::vector<Mpfr> r = poles(x);
+    for (int k = 0; k < n; ++k) {
+      J(k, 0) = w[k];
+      for (int h = 0; h < H; ++h) {
+        const Mpfr& dd = den[static_cast<size_t>(k) * H + h];
+        J(k, 1 + h) = w[k] / dd;
+        J(k, 1 + H + h) = -(w[k] * x[1 + h] * r[h] * K[k]) / (dd * dd);
+      }
+    }
+    return J;
+  }
+  // the start: poles at l0, then P and c by linear least squares (the limit
+  // alone when those poles cannot be told apart)
+  std::vector<Mpfr> start(const std::vector<double>& l0) const {
+    std::vector<Mpfr> x(m);
+    for (int h = 0; h < H; ++h) x[1 + H + h] = md(l0[h]);
+    const std::vector<Mpfr> r = poles(x);
+    Mat<Mpfr> A(H + 1, H + 1), rhs(H + 1, 1), y;
+    for (int k = 0; k < n; ++k) {
+      std::vector<Mpfr> row{w[k]};
+      for (int h = 0; h < H; ++h) row.push_back(w[k] / (Mpfr(1L) + r[h] * K[k]));
+      for (int a = 0; a <= H; ++a) {
+        rhs(a, 0) += row[a] * f[k] * w[k];
+        for (int b = 0; b <= H; ++b) A(a, b) += row[a] * row[b];
+      }
+    }
+    if (F.solve(y, A, rhs) == Truth::yes) {
+      for (int a = 0; a <= H; ++a) x[a] = y(a, 0);
+    } else {
+      x[0] = f.back();
+      for (int a = 1; a <= H; ++a) x[a] = Mpfr(0L);
+    }
+    return x;
+  }
+  // one Levenberg-Marquardt step from x (cost, res, den updated); false when no step lowers the cost
+  bool step(std::vector<Mpfr>& x, Mpfr& cost, std::vector<Mpfr>& res, std::vector<Mpfr>& den, double& lambda) const {
+    const Mat<Mpfr> J = jacobian(x, den);
+    Mat<Mpfr> JtJ(m, m), Jtr(m, 1);
+    for (int k = 0; k < n; ++k)
+      for (int a = 0; a < m; ++a) {
+        Jtr(a, 0) += J(k, a) * res[k];
+        for (int b = a; b < m; ++b) JtJ(a, b) += J(k, a) * J(k, b);
+      }
+    for (int a = 0; a < m; ++a)
+      for (int b = 0; b < a; ++b) JtJ(a, b) = JtJ(b, a);
+    for (int tries = 0; tries < 30; ++tries) {
+      Mat<Mpfr> A = JtJ, dx;
+      for (int a = 0; a < m; ++a) A(a, a) += JtJ(a, a) * md(lambda);
+      if (F.solve(dx, A, Jtr) != Truth::yes) return false;
+      std::vector<Mpfr> xn = x, rn, dn;
+      for (int a = 0; a < m; ++a) xn[a] += dx(a, 0);
+      const Mpfr cn = residuals(xn, rn, dn);
+      if (F.is_positive(cost - cn) == Truth::yes || (cn - cost).to_double() <= 0) {
+        const double gain = (cost - cn).to_double() / std::max(cost.to_double(), 1e-300);
+        x = std::move(xn);
+        res = std::move(rn);
+        den = std::move(dn);
+        cost = cn;
+        lambda = std::max(lambda / 10, 1e-12);
+        return gain > 1e-30;
+      }
+      lambda *= 10;
+    }
+    return false;
+  }
+  // first-order sensitivities G = (J^T J)^{-1} J^T at x, worst case over
+  // answer errors of one unit each (the weights' unit)
+  void sensitivities(const std::vector<Mpfr>& x, const std::vector<Mpfr>& den, GridFit& out) const {
+    const Mat<Mpfr> J = jacobian(x, den);
+    Mat<Mpfr> JtJ(m, m), Jt(m, n), G;
+    for (int k = 0; k < n; ++k)
+      for (int a = 0; a < m; ++a) {
+        Jt(a, k) = J(k, a);
+        for (int b = 0; b < m; ++b) JtJ(a, b) += J(k, a) * J(k, b);
+      }
+    out.err_c.assign(H, 0);
+    out.err_l.assign(H, 0);
+    if (F.solve(G, JtJ, Jt) != Truth::yes) {  // singular at the solution: no first-order bound
+      out.err_c.assign(H, INFINITY);
+      out.err_l.assign(H, INFINITY);
+      out.log2_cond = INFINITY;
+      return;
+    }
+    double gmax = 0, jmax = 0;
+    for (int a = 0; a < m; ++a) {
+      double g = 0, j = 0;
+      for (int k = 0; k < n; ++k) {
+        g += std::fabs(G(a, k).to_double());
+        j += std::fabs(J(k, a).to_double());
+      }
+      if (a >= 1 && a <= H) out.err_c[a - 1] = g;
+      if (a > H) out.err_l[a - 1 - H] = g;
+      gmax = std::max(gmax, g);
+      jmax = std::max(jmax, j);
+    }
+    out.log2_cond = std::log2(gmax * jmax);
+  }
+};
+
+}  // namespace
+
+GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, const std::vector<double>& l0, long p) {
+  const int H = static_cast<int>(l0.size());
+  const GridProblem pb(F, K, f, H, p);
+  std::vector<Mpfr> x = pb.start(l0), res, den;
+  Mpfr cost = pb.residuals(x, res, den);
+  double lambda = 1e-3;
+  for (int it = 0; it < 80 && pb.step(x, cost, res, den, lambda); ++it) {
+  }
+  GridFit out;
+  out.P = x[0];
+  for (int h = 0; h < H; ++h) {
+    out.c.push_back(x[1 + h]);
+    out.l.push_back(x[1 + H + h]);
+  }
+  for (int k = 0; k < pb.n; ++k) out.max_resid = std::max(out.max_resid, std::fabs(res[k].to_double()));
+  out.cost = cost.to_double();
+  pb.sensitivities(x, den, out);
+  return out;
+}
+
+// A pair's fit with no placed start (the pilot's pairs): the rational
+// interpolant through 2H+1 of the values spread over the grid (its poles, if
+// real), and ladders of H poles evenly spread over log r in [-10, 10] at a few
+// shifts, each refined; the fit with the smallest weighted cost is kept.
+GridFit fit_free(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, int H, long p) {
+  const int n = static_cast<int>(K.size()), m = 2 * H + 1;
+  std::vector<std::vector<double>> starts;
+  {
+    Mat<Mpfr> A(m, m), rhs(m, 1), x;
+    for (int e = 0; e < m; ++e) {
+      const int k = static_cast<int>(std::lround(static_cast<double>(e) * (n - 1) / (m - 1)));
+      Mpfr km(1L);
+      for (int a = 0; a <= H; ++a) {
+        A(e, a) = km;
+        if (a >= 1) A(e, H + a) = -(f[k] * km);
+        km = km * K[k];
+      }
+      rhs(e, 0) = f[k];
+    }
+    if (F.solve(x, A, rhs) == Truth::yes) {
+      std::vector<Mpfr> Q{Mpfr(1L)};
+      for (int a = 1; a <= H; ++a) Q.push_back(x(H + a, 0));
+      if (F.is_zero(Q[H]) == Truth::no) {
+        const Roots<Mpfr> roots = F.real_roots(Q);
+        if (roots.ok == Truth::yes && static_cast<int>(roots.roots.size()) == H) {
+          std::vector<double> l;
+          for (const Mpfr& rho : roots.roots) {
+            const double r = -1 / rho.to_double();
+            if (r > 0 && std::isfinite(std::log(r))) l.push_back(std::log(r));
+          }
+          if (static_cast<int>(l.size()) == H) starts.push_back(l);
+        }
+      }
+    }
+  }
+  for (double shift : {0.0, 0.5, -0.5}) {
+    std::vector<double> l(H);
+    for (int h = 0; h < H; ++h) l[h] = H == 1 ? shift : -10 + 20.0 * (h + 0.5 + shift / 2) / H;
+    starts.push_back(l);
+  }
+  GridFit best;
+  bool have = false;
+  for (const auto& l : starts) {
+    try {
+      GridFit g = fit_on_grid(F, K, f, l, p);
+      if (!have || g.cost < best.cost) {
+        best = std::move(g);
+        have = true;
+      }
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::unable) throw;
+    }
+  }
+  if (!have) throw_unable("placed design: a pilot pair could not be fitted from any start");
+  return best;
+}
+
+std::vector<Mpfr> ratios(const std::vector<Counts>& grid) {
+  std::vector<Mpfr> t;
+  for (const Counts& c : grid) t.push_back(Mpfr(Rational(c.k, static_cast<unsigned long>(c.m))));
+  return t;
+}
+
+}  // namespace mhaq::placed_detail

@@ -1,0 +1,121 @@
+// Internals of the placed design (analysis/placed_design.hpp), shared by
+// its three files: the weighted pair fit on the grid (placed_fit.cpp), the
+// pilots (placed_pilot.cpp) and the placement with its rounds
+// (placed_design.cpp). Small dense double algebra is for the design's own
+// choices (offsets, first-order error bounds); learned values are MPFR.
+#pragma once
+#include <arb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "mhaq/analysis/placed_design.hpp"
+#include "mhaq/arith/all_fields.hpp"
+#include "mhaq/base/random.hpp"
+#include "mhaq/stages/2-schedule/design.hpp"
+
+namespace mhaq::placed_detail {
+
+using DMat = std::vector<std::vector<double>>;
+
+// A fit that leaves a residual above this many stated answer errors does not
+// fit; residues of one head that differ by more than this many of their
+// first-order errors across final tokens are not one head's.
+constexpr double kResidualLimit = 8;
+
+// Gaussian elimination with partial pivoting on a small dense double system;
+// false when singular.
+bool dsolve(DMat A, std::vector<double>& x);
+// The inverse of a square double matrix, empty when singular.
+DMat dinverse(const DMat& A);
+Mpfr md(double x);
+double uniform(Rng& rng);  // uniform on [-1, 1], 20 bits
+// |A| |A^{-1}| in the max-row-sum norm, log2 (+inf when singular).
+double log2_cond(const DMat& A);
+// The Euclidean norm of a rational vector, to 20 bits.
+Rational norm_of(const QVec& x);
+QVec on_grid(const std::vector<double>& x, long den);
+std::vector<double> to_doubles(const QVec& q);
+
+// An estimate of the heads (W[h][r][c], v[h]).
+struct Estimate {
+  int d = 0;
+  std::vector<DMat> W;
+  std::vector<std::vector<double>> v;
+};
+Estimate estimate_of(const std::vector<LearnedHead<Mpfr>>& heads, int d);
+
+// One pair's weighted least-squares fit of f(k) = P + sum_h c_h / (1 + exp(l_h)
+// k) (Levenberg-Marquardt from the placed log r), in MPFR. Weights: 1 / (|f(k)|
+// 2^-p), so a residual of 1 is one stated answer error.
+struct GridFit {
+  Mpfr P;
+  std::vector<Mpfr> c, l;
+  double max_resid = 0;  // largest weighted residual
+  double cost = 0;       // sum of squared weighted residuals
+  std::vector<double> err_c,
+      err_l;  // first-order worst-case error from the stated answer errors
+  double log2_cond = 0;
+};
+GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, const std::vector<double>& l0, long p);
+// A pair's fit with no placed start (the pilot's pairs): the rational
+// interpolant through 2H+1 of the values spread over the grid (its poles, if
+// real), and ladders of H poles evenly spread over log r in [-10, 10] at a few
+// shifts, each refined; the fit with the smallest weighted cost is kept.
+GridFit fit_free(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, int H, long p);
+// The grid's ratios k/m as MPFR numbers.
+std::vector<Mpfr> ratios(const std::vector<Counts>& grid);
+
+// Answers as MPFR numbers (a ball's midpoint; the field's own number
+// otherwise).
+template <class T>
+class Asker {
+ public:
+  explicit Asker(Oracle<T>& o) : o_(o) {}
+  Mpfr operator()(const Query& q) {
+    const Ball b = o_.field().enclose(o_.query(q));
+    Mpfr m;
+    arf_get_mpfr(m.raw(), arb_midref(b.raw()), MPFR_RNDN);
+    return m;
+  }
+  // the pair (a, b) on the grid, f(0) given
+  std::vector<Mpfr> pair(const QVec& a, const QVec& b, const std::vector<Counts>& grid, const Mpfr& f0) {
+    std::vector<Mpfr> f{f0};
+    for (size_t t = 1; t < grid.size(); ++t) f.push_back((*this)(Query{Run{a, grid[t].k}, Run{b, grid[t].m}}));
+    return f;
+  }
+
+ private:
+  Oracle<T>& o_;
+};
+
+// The best permutation sigma of H items (H <= 8: at most 40320) for a cost
+// cost(sigma) (smaller is better).
+template <class Cost>
+std::vector<int> best_permutation(int H, Cost&& cost) {
+  std::vector<int> s(H), best;
+  std::iota(s.begin(), s.end(), 0);
+  double bc = INFINITY;
+  do {
+    const double c = cost(s);
+    if (c < bc) {
+      bc = c;
+      best = s;
+    }
+  } while (std::next_permutation(s.begin(), s.end()));
+  if (best.empty()) std::iota(s.begin(), s.end(), 0),
+                    best = s;  // every cost NaN: any order (the checks decide)
+  return best;
+}
+
+// The pilots (placed_pilot.cpp): an estimate of the heads, or none (status says why).
+template <class T>
+Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p,
+                    std::string& status);
+template <class T>
+Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& status);
+
+}  // namespace mhaq::placed_detail

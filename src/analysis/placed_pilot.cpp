@@ -1,0 +1,228 @@
+// The placed design's pilots (docs/math/designs.md#placed): an estimate of
+// the heads good enough to place their poles.
+#include "mhaq/analysis/pilot_oracle.hpp"
+#include "mhaq/stages/learner.hpp"
+#include "placed_internal.hpp"
+
+namespace mhaq::placed_detail {
+
+namespace {
+
+// Least squares for x in A x = y (rows of A), dropping the worst-fitting
+// equations one by one while some residual exceeds ten times the median and
+// more than d + 2 equations remain: a pilot pair with clustered poles or a pole
+// outside the window gives a wild value, which must not spoil the others.
+std::vector<double> trimmed_least_squares(const DMat& A, const std::vector<double>& y) {
+  const int m = static_cast<int>(A.size()), d = static_cast<int>(A[0].size());
+  std::vector<char> keep(m, 1);
+  std::vector<double> x(d, 0.0);
+  for (int kept = m;; --kept) {
+    DMat N(d, std::vector<double>(d, 0.0));
+    std::vector<double> rhs(d, 0.0);
+    for (int i = 0; i < m; ++i)
+      if (keep[i])
+        for (int r = 0; r < d; ++r) {
+          rhs[r] += A[i][r] * y[i];
+          for (int c = 0; c < d; ++c) N[r][c] += A[i][r] * A[i][c];
+        }
+    x = rhs;
+    if (!dsolve(N, x)) return std::vector<double>(d, 0.0);
+    if (kept <= d + 2) return x;
+    std::vector<double> res, kres;
+    int worst = -1;
+    for (int i = 0; i < m; ++i) {
+      double e = -y[i];
+      for (int r = 0; r < d; ++r) e += A[i][r] * x[r];
+      res.push_back(std::fabs(e));
+      if (keep[i]) {
+        kres.push_back(std::fabs(e));
+        if (worst < 0 || std::fabs(e) > res[worst]) worst = i;
+      }
+    }
+    std::nth_element(kres.begin(), kres.begin() + kres.size() / 2, kres.end());
+    if (res[worst] <= 10 * kres[kres.size() / 2] + 1e-12) return x;
+    keep[worst] = 0;
+  }
+}
+
+// The grid pilot: the scaled design's final tokens B, offsets (2d of them:
+// the scaled design's and a second orthogonal draw), poles where they fall;
+// every base pair (i, j) and the within links (delta_1 + delta_i, b_1), each on
+// the grid and fitted from free starts. Heads are put in the order of pair
+// (1, 1): at (i, j) by residues, which do not depend on b_j; at (i, 1) through
+// its link, whose poles are products and residues sums. W_h b_j and v_h by
+// trimmed least squares. A rough estimate is all it needs to be: the placed
+// rounds check where every pole lands.
+
+// W_h b_j from the m equations delta_i^T (W_h b_j) = log r_h(i, j) (a pole
+// outside the grid's window is seen only as "far": its log r is clipped to
+// the window's edge, and likely trimmed); v_h from delta_i^T v_h =
+// -median_j c_h(i, j); W_h = [W_h b_j] B^{-1}.
+Estimate pilot_solve(const std::vector<std::vector<GridFit>>& fit, const std::vector<std::vector<std::vector<int>>>& order, const std::vector<QVec>& offs,
+                     const Draws& dr, int H, double window) {
+  const int d = dr.B.rows(), m = static_cast<int>(offs.size());
+  DMat A(m, std::vector<double>(d)), Bd(d, std::vector<double>(d));
+  for (int i = 0; i < m; ++i)
+    for (int r = 0; r < d; ++r) A[i][r] = offs[i][r].approx_double();
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c) Bd[r][c] = dr.B(r, c).approx_double();
+  const DMat BInv = dinverse(Bd);
+  if (BInv.empty()) throw_internal("placed design: the pilot's B is singular after the draw check");
+  Estimate est;
+  est.d = d;
+  for (int h = 0; h < H; ++h) {
+    DMat Wb(d, std::vector<double>(d, 0.0));
+    std::vector<double> cmed(m);
+    for (int j = 0; j < d; ++j) {
+      std::vector<double> y(m);
+      for (int i = 0; i < m; ++i) {
+        // a pole outside the grid's window is seen only as "far": its log r
+        // is clipped to the window's edge (and likely trimmed)
+        double l = fit[i][j].l[order[i][j][h]].to_double();
+        if (!std::isfinite(l)) l = 0;
+        y[i] = std::clamp(l, -window, window);
+      }
+      const std::vector<double> w = trimmed_least_squares(A, y);
+      for (int r = 0; r < d; ++r) Wb[r][j] = w[r];
+    }
+    for (int i = 0; i < m; ++i) {
+      std::vector<double> c;
+      for (int j = 0; j < d; ++j) {
+        const double x = fit[i][j].c[order[i][j][h]].to_double();
+        c.push_back(std::isfinite(x) ? -x : 0);
+      }
+      std::nth_element(c.begin(), c.begin() + d / 2, c.end());
+      cmed[i] = c[d / 2];
+    }
+    DMat W(d, std::vector<double>(d, 0.0));
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < d; ++c)
+        for (int t = 0; t < d; ++t) W[r][c] += Wb[r][t] * BInv[t][c];
+    est.W.push_back(W);
+    est.v.push_back(trimmed_least_squares(A, cmed));
+  }
+  return est;
+}
+
+}  // namespace
+
+template <class T>
+Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p,
+                    std::string& status) {
+  const int d = dr.B.rows();
+  const double window = std::log(static_cast<double>(grid.back().k)) + 1;
+  const std::vector<Mpfr> K = ratios(grid);
+  std::vector<QVec> offs;
+  for (int i = 0; i < d; ++i) offs.push_back(dr.Delta.col(i));
+  for (int i = 0; i < extra.cols(); ++i) offs.push_back(extra.col(i));
+  const int m = static_cast<int>(offs.size());
+  std::vector<std::vector<GridFit>> fit(m, std::vector<GridFit>(d));  // [i][j]
+  for (int j = 0; j < d; ++j) {
+    const QVec b = dr.B.col(j);
+    const Mpfr f0 = ask(Query{Run{b, 1}});
+    for (int i = 0; i < m; ++i) {
+      QVec a(d);
+      for (int r = 0; r < d; ++r) a[r] = b[r] + offs[i][r];
+      fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0), H, p);
+    }
+  }
+  const QVec b1 = dr.B.col(0);
+  const Mpfr f01 = ask(Query{Run{b1, 1}});
+  // order[i][j][h]: the index in fit[i][j] of head h (the order of fit[0][0])
+  std::vector<std::vector<std::vector<int>>> order(m, std::vector<std::vector<int>>(d));
+  auto dbl = [](const std::vector<Mpfr>& x) {
+    std::vector<double> y;
+    for (const Mpfr& t : x) y.push_back(t.to_double());
+    return y;
+  };
+  std::vector<int> id(H);
+  std::iota(id.begin(), id.end(), 0);
+  order[0][0] = id;
+  for (int i = 1; i < m; ++i) {
+    QVec a(d);
+    for (int r = 0; r < d; ++r) a[r] = b1[r] + offs[0][r] + offs[i][r];
+    const GridFit link = fit_free(F, K, ask.pair(a, b1, grid, f01), H, p);
+    const auto l1 = dbl(fit[0][0].l), c1 = dbl(fit[0][0].c), li = dbl(fit[i][0].l), ci = dbl(fit[i][0].c), ll = dbl(link.l), cl = dbl(link.c);
+    double cs = 1e-300;
+    for (int h = 0; h < H; ++h) cs = std::max({cs, std::fabs(c1[h]), std::fabs(ci[h])});
+    // sigma: head h of (1,1) is head sigma[h] of (i,1); each sum must meet a
+    // distinct link head
+    order[i][0] = best_permutation(H, [&](const std::vector<int>& sg) {
+      std::vector<char> used(H, 0);
+      double tot = 0;
+      for (int h = 0; h < H; ++h) {
+        double bd = INFINITY;
+        int bq = -1;
+        for (int q = 0; q < H; ++q) {
+          if (used[q]) continue;
+          const double dd = std::fabs(l1[h] + li[sg[h]] - ll[q]) + std::fabs(c1[h] + ci[sg[h]] - cl[q]) / cs;
+          if (!(dd >= bd)) bd = dd, bq = q;
+        }
+        if (bq < 0) return static_cast<double>(INFINITY);
+        used[bq] = 1;
+        tot += bd;
+      }
+      return tot;
+    });
+    if (order[i][0].empty()) order[i][0] = id;
+  }
+  for (int i = 0; i < m; ++i) {
+    const auto ci = dbl(fit[i][0].c);
+    for (int j = 1; j < d; ++j) {
+      const auto cj = dbl(fit[i][j].c);
+      order[i][j] = best_permutation(H, [&](const std::vector<int>& sg) {  // head h is head sg[h] of (i,j)
+        double tot = 0;
+        for (int h = 0; h < H; ++h) tot += std::fabs(ci[order[i][0][h]] - cj[sg[h]]);
+        return tot;
+      });
+      if (order[i][j].empty()) order[i][j] = id;
+    }
+  }
+  Estimate est = pilot_solve(fit, order, offs, dr, H, window);
+  status = "ok";
+  return est;
+}
+
+// The paper pilot: the paper schedule, by the learner itself in MPFR on the
+// answers' midpoints, with decisions judged ever more loosely (cheap, and
+// enough at H <= 2 from float64 answers).
+template <class T>
+Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& status) {
+  const int d = oracle.dim();
+  PilotAnswers<T> answers(oracle);
+  Estimate est;
+  status = "not run";
+  LearnOptions lo;
+  lo.H = opt.H;
+  lo.schedule = Schedule::paper;
+  lo.seed = opt.seed;
+  lo.tokens = opt.tokens;
+  const double a0 = -static_cast<double>(opt.answer_bits);
+  for (double acc : {a0, a0 / 2, a0 / 4}) {
+    if (acc > -8) break;
+    PilotOracle<T> po(answers, acc);
+    try {
+      const LearnResult<Mpfr> res = learn<Mpfr>(po, lo);
+      if (res.self_check == Truth::no || static_cast<int>(res.heads.size()) != opt.H) {
+        status = "the paper pilot's heads do not reproduce its answers";
+        continue;
+      }
+      est = estimate_of(res.heads, d);
+      status = "ok";
+      return est;
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
+      status = std::string(kind_name(e.kind())) + ": " + e.what();
+    }
+  }
+  return est;
+}
+
+template Estimate grid_pilot<Ball>(Asker<Ball>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&);
+template Estimate grid_pilot<Mpfr>(Asker<Mpfr>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&);
+template Estimate grid_pilot<double>(Asker<double>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&);
+template Estimate paper_pilot<Ball>(Oracle<Ball>&, const PlacedOptions&, std::string&);
+template Estimate paper_pilot<Mpfr>(Oracle<Mpfr>&, const PlacedOptions&, std::string&);
+template Estimate paper_pilot<double>(Oracle<double>&, const PlacedOptions&, std::string&);
+
+}  // namespace mhaq::placed_detail

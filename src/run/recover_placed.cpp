@@ -1,0 +1,73 @@
+// recover --design placed: the pilot, the placed run and the float judge on
+// the design's own first-order estimate (docs/math/designs.md#placed).
+#include "mhaq/analysis/placed_design.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/run/arith_policy.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/run/report.hpp"
+
+namespace mhaq {
+
+long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+  if (o.arith != Arith::mpfr)
+    throw Error(ErrorKind::usage,
+                "--design placed runs in MPFR (--arith mpfr): its weighted "
+                "fits and estimate are first-order, not certified");
+  if (o.external || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
+    throw Error(ErrorKind::usage,
+                "--design placed takes a model, a known H and --oracle-bits "
+                "(no --oracle, --noise, --target-error, --certificate, "
+                "--max-heads or --samples-per-pair)");
+  using P = ArithPolicy<Mpfr>;
+  const auto scope = P::precision(o.bits);
+  ModelOracle<Mpfr> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
+  const Field<Mpfr>& F = oracle.field();
+  RunFacts facts = known_truth_facts(o.arith, canon);
+  P::tolerance(r, facts, F, o.tolerance, true);
+  PlacedOptions po;
+  po.H = lo.H;
+  po.seed = lo.seed;
+  po.tokens = lo.tokens;
+  po.answer_bits = o.oracle_bits > 0 ? std::min<long>(o.oracle_bits, o.bits) : o.bits;
+  const long budget = 10 * paper_query_bound(truth.d, lo.H);
+  r.query_budget = budget;
+  po.budget = budget;
+  r.max_length_bound = po.k_max + 1;
+  Verdict v;
+  try {
+    const PlacedResult res = learn_placed(oracle, po);
+    r.pilot_queries = res.pilot_queries;
+    r.pilot_status = res.pilot_status;
+    r.pilot_kind = res.pilot_kind;
+    r.design_queries = res.design_queries;
+    r.placed_rounds = res.rounds;
+    r.max_pole_shift = res.max_pole_shift;
+    if (!res.misplaced.empty()) r.misplaced = res.misplaced;
+    r.pair_log2_cond_max = res.worst_pair_log2_cond;
+    r.offsets_log2_cond_max = res.log2_cond_offsets;
+    r.heads_recovered = res.heads.size();
+    r.heads_found = res.heads.size();
+    r.self_check = truth_name(res.self_check);
+    r.self_check_note = res.self_check_note;
+    r.heads = head_records(F, res.heads);
+    facts.self_check = res.self_check;
+    facts.heads_recovered = static_cast<int>(res.heads.size());
+    facts.estimate_log2 = res.estimate_log2;
+    r.error_estimate = pow2_value(facts.estimate_log2);
+    r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+    P::compare(r, facts, canon, res.heads);
+    v = judge(facts);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
+    v = {status_of(e.kind()), e.what()};
+    r.heads_recovered = 0;
+  }
+  if (oracle.queries() > budget)
+    v = {Status::unable, "the placed design asked " + std::to_string(oracle.queries()) + " queries, beyond its budget " + std::to_string(budget)};
+  report_verdict(r, v);
+  r.queries = oracle.queries();
+  r.max_length = oracle.max_length();
+  return oracle.queries();
+}
+
+}  // namespace mhaq
