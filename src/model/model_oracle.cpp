@@ -281,7 +281,7 @@ template <class T>
 T ModelOracle<T>::answer(const Query& q) {
   check_query_grid(q, model_.d, token_den_);
   if (!noise_.active()) {
-    T out{};
+    T out;
     if (evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) return out;
     return evaluate(model_, q, field_);
   }
