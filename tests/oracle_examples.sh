@@ -93,4 +93,19 @@ for H in 1 2; do
   [[ "$(field r.json status)" == "$want" ]] || fail "torch float32 d=4 H=$H: $(field r.json status), expected $want"
   [[ "$want" != ok || "$(field r.json contains_truth)" == True ]] || fail "torch float32 d=4 H=1: ok but the balls miss the truth"
 done
+# 4. A torch transformer, d = 3, H = 2, m = 3, float64 (seed 3), ball at 256
+# bits with the attention part's scaled design: ok, the balls contain the
+# truth (the factored file's exact weights), and the recovered transformer
+# agrees with torch on 200 fresh sequences: torch's float64 value lies in
+# each recovered enclosure widened by the stated 5e-14. The same check
+# against torch's model of another seed (the broken variant) must fail.
+"$py" "$E/torch_transformer.py" --d 3 --heads 2 --neurons 3 --seed 3 --write-model tt.json
+"$M" recover --oracle "$py $E/torch_transformer.py --d 3 --heads 2 --neurons 3 --seed 3" --oracle-error 5e-14 --model tt.json \
+  --arith ball --bits 256 --seed 1 --design scaled --json > rt.json 2>/dev/null
+[[ "$(field rt.json status)" == ok ]] || fail "torch transformer d=3 H=2 m=3 seed 3: $(field rt.json status): $(field rt.json message)"
+[[ "$(field rt.json contains_truth)" == True ]] || fail "torch transformer: ok but the balls miss the truth"
+"$py" "$src/tests/torch_transformer_check.py" rt.json --d 3 --heads 2 --neurons 3 --seed 3 --sequences 200 --bound 5e-14 || fail "torch transformer: the recovered transformer disagrees with torch"
+if "$py" "$src/tests/torch_transformer_check.py" rt.json --d 3 --heads 2 --neurons 3 --seed 4 --sequences 200 --bound 5e-14 >/dev/null 2>&1; then
+  fail "torch transformer: the check accepts torch's model of another seed"
+fi
 echo "oracle_examples: all passed"

@@ -18,6 +18,7 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/oracle/external_oracle.hpp"
+#include "mhaq/oracle/server.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -158,7 +159,7 @@ TEST_CASE("every fault ends with its name, the last query, within the timeout; t
       const std::string m = f.what();
       CHECK(m.find(std::string("oracle fault ") + oracle_protocol::fault_name(c.fault)) == 0);
       CHECK(m.find(c.says) != std::string::npos);
-      CHECK(m.find("last query sent: query 7 ([") != std::string::npos);  // batch 1 holds ids 4..7
+      CHECK(m.find("batch 1 awaited, its last query: query 7 ([") != std::string::npos);  // batch 1 holds ids 4..7
       if (m.find(c.says) == std::string::npos) MESSAGE(m);
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -359,4 +360,71 @@ TEST_CASE("the learner's direct serialisation prints what nlohmann::json prints,
     REQUIRE(oracle_protocol::nearest_double(q) == mpfr_get_d(a, MPFR_RNDN));
   }
   mpfr_clear(a);
+}
+
+TEST_CASE("the canonical readers (batch lines in mhaq oracle, answers lines in the learner) agree with the general JSON reader") {
+  // mhaq oracle: a batch line as the learner writes it, and the same batch
+  // with one space more (the general reader's case), give the same reply
+  const Model m = model_from_json_text(kModel);
+  auto serve = [&](const std::string& batch) {
+    ServedModel sm(m, Arith::ball, 256);
+    std::istringstream in(oracle_protocol::hello_line(2, ModelKind::attention, "ball") + "\n" + batch + "\n");
+    std::ostringstream out;
+    const int rc = serve_oracle(in, out, sm, "t");
+    const std::string s = out.str();
+    return std::to_string(rc) + " " + s.substr(s.find('\n') + 1);
+  };
+  std::vector<long> ids;
+  for (size_t i = 0; i < queries().size(); ++i) ids.push_back(static_cast<long>(20 + i));
+  const std::string line = oracle_protocol::batch_line(5, ids, queries());
+  const std::string fast = serve(line), general = serve("{ " + line.substr(1));
+  CHECK(fast.rfind("0 {\"answers\":[{\"id\":20,", 0) == 0);
+  CHECK(fast == general);
+  // token forms: leading zeros, a reducible fraction, a sign the short reader
+  // leaves to the general one, a zero denominator, a float beyond a double
+  auto one = [](const std::string& a, const std::string& b, const std::string& x) {
+    return R"({"batch":0,"queries":[{"id":0,"runs":[{"count":2,"token":[")" + a + R"(",")" + b + R"("],"x":[)" + x + R"(]}]}],"type":"batch"})";
+  };
+  const std::string cases[] = {one("007/16", "-12/8", "0.4375,-1.5"), one("+5", "0", "5.0,0.0"), one("1/0", "1", "1.0,1.0"),
+                               one("1/2", "1", "1e999,1.0"), one("1/2", "1", "0.5"), one("1/2", "1", "0.5,1.0,2.0")};
+  for (const std::string& c : cases) {
+    CAPTURE(c);
+    CHECK(serve(c) == serve("{ " + c.substr(1)));
+  }
+  CHECK(serve(cases[0]) == serve(one("7/16", "-3/2", "0.4375,-1.5")));
+  CHECK(serve(cases[2]).rfind("3 {\"message\":", 0) == 0);  // zero denominator: an input error either way
+  CHECK(serve(cases[3]).rfind("3 {\"message\":", 0) == 0);  // beyond a double
+
+  // the learner: the answers line as mhaq oracle writes it, and with a space more
+  const std::vector<long> bid{4, 5};
+  const std::string ans = R"({"answers":[{"id":4,"radius":"1.5e-70","value":"0.5"},{"id":5,"radius":"0","value":"-1.25e-3"}],"batch":3,"type":"answers"})";
+  const auto a = oracle_protocol::parse_answers(ans, 3, bid, true, "");
+  const auto g = oracle_protocol::parse_answers("{ " + ans.substr(1), 3, bid, true, "");
+  REQUIRE(a.size() == 2);
+  REQUIRE(g.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(a[i].value == g[i].value);
+    CHECK(a[i].radius == g[i].radius);
+    CHECK(a[i].f64 == g[i].f64);
+    CHECK(a[i].raw == g[i].raw);
+    CHECK(a[i].from_float64 == g[i].from_float64);
+  }
+  CHECK(a[0].raw == R"({"id":4,"radius":"1.5e-70","value":"0.5"})");
+  CHECK(a[1].value == Rational(-1, 800));
+  // what the short reader does not take is the general reader's fault
+  auto fault = [&](const std::string& l, bool radius) {
+    try {
+      (void)oracle_protocol::parse_answers(l, 3, bid, radius, "");
+    } catch (const OracleFailure& f) {
+      return f.fault();
+    }
+    return Fault::spawn;  // none
+  };
+  CHECK(fault(R"({"answers":[{"id":5,"value":"1"},{"id":4,"value":"2"}],"batch":3,"type":"answers"})", false) == Fault::spawn);  // ids out of order: fine
+  CHECK(fault(R"({"answers":[{"id":4,"value":"1"},{"id":6,"value":"2"}],"batch":3,"type":"answers"})", false) == Fault::wrong_id);
+  CHECK(fault(R"({"answers":[{"id":4,"value":"1"},{"id":5,"value":"2"}],"batch":3,"type":"answers"})", true) == Fault::no_radius);
+  CHECK(fault(R"({"answers":[{"id":4,"value":"1"},{"id":5,"value":"1e"}],"batch":3,"type":"answers"})", false) == Fault::garbage);
+  CHECK(fault(R"({"answers":[{"id":4,"value":"1"},{"id":5,"radius":"-1","value":"1"}],"batch":3,"type":"answers"})", false) == Fault::garbage);
+  CHECK(fault(R"({"answers":[{"id":4,"value":"1"},{"id":5,"value":"1"}],"batch":2,"type":"answers"})", false) == Fault::wrong_id);
+  CHECK(fault(R"({"answers":[{"id":4,"value":"1"}],"batch":3,"type":"answers"})", false) == Fault::wrong_count);
 }

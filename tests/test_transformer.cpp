@@ -280,3 +280,43 @@ TEST_CASE("verify --model-kind: a claim-5 row, judged against the truth; all add
   o.model_kind = "nonsense";
   CHECK_THROWS_AS(verify(o), Error);
 }
+
+TEST_CASE("--design scaled for a transformer: the attention part's scaled B and Delta; ok and right where the paper design is, refused in exact mode") {
+  // the attention part is an attention model (T(X) - T(-X)): its better
+  // conditioned design applies to it unchanged; the regions stage is the same
+  int compared = 0;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    TransformerGenerateOptions g;
+    g.d = 3;
+    g.heads = 2;
+    g.neurons = 3;
+    g.seed = seed;
+    const TransformerModel truth = generate_transformer(g);
+    RecoverOptions o;
+    o.arith = Arith::ball;
+    o.bits = 256;
+    o.seed = 1;
+    const json paper = recover_transformer(truth, o);
+    o.design = Design::scaled;
+    const json scaled = recover_transformer(truth, o);
+    INFO("seed " << seed << ": " << scaled.dump().substr(0, 600));
+    CHECK(scaled["design"] == "scaled");
+    CHECK_FALSE(paper.contains("design"));
+    if (paper["status"] != "ok") continue;
+    ++compared;
+    REQUIRE(scaled["status"] == "ok");
+    CHECK(scaled["contains_truth"] == true);
+    CHECK(scaled["neurons_recovered"] == truth.canonical().neurons());
+  }
+  CHECK(compared >= 2);
+  TransformerGenerateOptions g;
+  g.d = 3;
+  g.heads = 2;
+  g.neurons = 3;
+  RecoverOptions o;
+  o.design = Design::scaled;  // exact: refused
+  CHECK_THROWS_WITH_AS(recover_transformer(generate_transformer(g), o), doctest::Contains("exact answers lose nothing"), Error);
+  o.arith = Arith::ball;
+  o.design = Design::tuned;
+  CHECK_THROWS_WITH_AS(recover_transformer(generate_transformer(g), o), doctest::Contains("paper or scaled"), Error);
+}

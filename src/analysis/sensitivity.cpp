@@ -19,7 +19,7 @@ namespace mhaq {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 double mid_double(const Ball& x) { return arf_get_d(arb_midref(x.raw()), ARF_RND_NEAR); }
 bool accurate(const Ball& x) { return arb_rel_accuracy_bits(x.raw()) >= 40 || arb_is_zero(x.raw()); }
@@ -217,7 +217,7 @@ double log2_upper(const Ball& x) {
   mag_t m;
   mag_init(m);
   arb_get_mag(m, x.raw());
-  double out = -kInf;
+  double out = -kInfinity;
   if (!mag_is_zero(m)) {
     Ball l;
     arf_set_mag(arb_midref(l.raw()), m);
@@ -229,7 +229,7 @@ double log2_upper(const Ball& x) {
   return out;
 }
 double log2_mid(const Ball& x) {
-  if (arf_is_zero(arb_midref(x.raw()))) return -kInf;
+  if (arf_is_zero(arb_midref(x.raw()))) return -kInfinity;
   Ball l;
   arf_abs(arb_midref(l.raw()), arb_midref(x.raw()));
   arb_log_base_ui(l.raw(), l.raw(), 2, 64);
@@ -341,7 +341,7 @@ bool heads_agree(const Field<T>& field, const std::vector<LearnedHead<Jet<T, D>>
     const int d = static_cast<int>(reference[h].v.size());
     if (static_cast<int>(got[h].v.size()) != d) return false;
     // a head's scale: its largest |entry| in W (in v), or 1 when that is zero
-    double sw = -kInf, sv = -kInf;
+    double sw = -kInfinity, sv = -kInfinity;
     for (int i = 0; i < d; ++i) {
       sv = std::max(sv, lg(reference[h].v[i]));
       for (int j = 0; j < d; ++j) sw = std::max(sw, lg(reference[h].W(i, j)));
@@ -418,7 +418,7 @@ Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::ve
 template <class T>
 double pair_error_log2(const Field<T>& F, const Plan& plan, const std::vector<T>& answers, int H, double acc_log2) {
   const int d = plan.d;
-  if (static_cast<long>(answers.size()) < plan.query_count()) return kInf;
+  if (static_cast<long>(answers.size()) < plan.query_count()) return kInfinity;
   const Field<Jet<T>> FJ(F);
   auto samples = [&](int p, const T& f0) {
     std::vector<T> f{f0};
@@ -427,7 +427,7 @@ double pair_error_log2(const Field<T>& F, const Plan& plan, const std::vector<T>
   };
   try {
     Chaining<T> chain{answers[0], {}, {}, plan.B.col(0), {}, {}, {}, {}};
-    if (!inverse(plan.Delta, chain.DeltaInv)) return kInf;
+    if (!inverse(plan.Delta, chain.DeltaInv)) return kInfinity;
     std::vector<PairFit<T>> first;  // the pairs (i, 1)
     for (int i = 0; i < d; ++i) {
       first.push_back(interpolate_pair(F, samples(plan.base_index(i, 0), answers[0]), H));
@@ -462,16 +462,16 @@ double pair_error_log2(const Field<T>& F, const Plan& plan, const std::vector<T>
         worst = std::max(worst, mid_double(s));
       }
     }
-    return worst > 0 ? std::log2(worst) + acc_log2 : -kInf;
+    return worst > 0 ? std::log2(worst) + acc_log2 : -kInfinity;
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    return kInf;
+    return kInfinity;
   }
 }
 
 template <class T>
 double param_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return kInf;
+  if (got.size() != canon.heads.size()) return kInfinity;
   PrecisionScope scope(metric_precision());
   const size_t H = got.size();
   const Field<T> F{};
@@ -483,7 +483,7 @@ double param_error_log2(const std::vector<LearnedHead<T>>& got, const Model& can
   std::vector<std::vector<double>> cost(H, std::vector<double>(H));
   for (size_t h = 0; h < H; ++h)
     for (size_t g = 0; g < H; ++g) cost[h][g] = log2_mid(head_distance(got[g], canon.heads[h], canon.d, mid));
-  double best = kInf;
+  double best = kInfinity;
   bottleneck_matching(cost, &best);
   return best;
 }
@@ -493,7 +493,7 @@ bool certified_param_error_log2(const std::vector<LearnedHead<Ball>>& got, const
   PrecisionScope scope(metric_precision());
   const int d = canon.d;
   const size_t H = got.size();
-  std::vector<std::vector<double>> cost(H, std::vector<double>(H, kInf));
+  std::vector<std::vector<double>> cost(H, std::vector<double>(H, kInfinity));
   for (size_t h = 0; h < H; ++h)
     for (size_t g = 0; g < H; ++g) {
       bool in = true;
@@ -504,7 +504,7 @@ bool certified_param_error_log2(const std::vector<LearnedHead<Ball>>& got, const
       // sup over the balls of |x - theta| / s: the ball x - theta bounds it
       if (in) cost[h][g] = log2_upper(head_distance(got[g], canon.heads[h], d, [](const Ball& x) { return x; }));
     }
-  double b = kInf;
+  double b = kInfinity;
   if (bottleneck_matching(cost, &b).empty() && H > 0) return false;
   bound = b;
   return true;
@@ -535,7 +535,7 @@ MeanValueBound certified_mean_value_bound(const Model& canon, const LearnOptions
       u.push_back(r);
     }
     // rows: learned head g against true head h, when g's value balls contain h
-    std::vector<std::vector<double>> cost(H, std::vector<double>(H, kInf));
+    std::vector<std::vector<double>> cost(H, std::vector<double>(H, kInfinity));
     for (int h = 0; h < H; ++h)
       for (int g = 0; g < H; ++g) {
         const LearnedHead<Jet<Ball>>& x = res.heads[g];
@@ -569,7 +569,7 @@ MeanValueBound certified_mean_value_bound(const Model& canon, const LearnOptions
           }
         cost[h][g] = log2_upper(worst);
       }
-    double b = kInf;
+    double b = kInfinity;
     if (bottleneck_matching(cost, &b).empty() || !std::isfinite(b)) {
       out.why = "no assignment of the run's heads contains the truth";
       return out;
@@ -585,7 +585,7 @@ MeanValueBound certified_mean_value_bound(const Model& canon, const LearnOptions
 
 double certified_relative_radius_log2(const std::vector<LearnedHead<Ball>>& got) {
   PrecisionScope scope(metric_precision());
-  double worst = -kInf;
+  double worst = -kInfinity;
   for (const auto& g : got) {
     const int d = static_cast<int>(g.v.size());
     std::vector<Ball> w, v;
@@ -594,7 +594,7 @@ double certified_relative_radius_log2(const std::vector<LearnedHead<Ball>>& got)
       for (int j = 0; j < d; ++j) w.push_back(g.W(i, j));
     }
     const Ball sw = norm2(w), sv = norm2(v);
-    if (!arb_is_positive(sw.raw()) || !arb_is_positive(sv.raw())) return kInf;
+    if (!arb_is_positive(sw.raw()) || !arb_is_positive(sv.raw())) return kInfinity;
     auto rel = [](const Ball& x, const Ball& s) {  // rad / lower(scale), rounded up
       Ball r;
       arf_set_mag(arb_midref(r.raw()), arb_radref(x.raw()));

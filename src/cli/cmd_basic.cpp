@@ -272,9 +272,9 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
     truth = draw_transformer(g, st.t);
   }
   if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || st.samples_per_pair != 0 ||
-      st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || st.design != "paper")
+      st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || (st.design != "paper" && st.design != "scaled"))
     throw Error(ErrorKind::usage,
-                "transformers support --arith, --bits, --seed, --schedule, --learner-heads, --learner-neurons, --tolerance, --threads and --certificate");
+                "transformers support --arith, --bits, --seed, --schedule, --design paper|scaled, --learner-heads, --learner-neurons, --tolerance, --threads and --certificate");
   RecoverOptions o;
   o.arith = a;
   o.bits = st.bits;
@@ -284,6 +284,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
   if (!st.model_path.empty() && o.heads == 0 && st.heads_opt->count() > 0) o.heads = st.g.heads;
   o.neurons = st.learner_neurons;
   o.threads = st.threads;
+  o.design = parse_design(st.design);
   o.tolerance = parse_tolerance(st.tolerance, st.tol_opt, a);
   check_transformer_limits(truth, o, st.model_path);
   if (oracle) o.external = &ext;

@@ -113,8 +113,45 @@ std::string ChildProcess::exit_note() {
   return "it ended";
 }
 
+void ChildProcess::queue(const std::string& line, const std::string& context) {
+  if (input_closed_) return;
+  if (pending_off_ == pending_.size()) {
+    pending_.clear();
+    pending_off_ = 0;
+  }
+  pending_ += line;
+  pending_ += '\n';
+  pump(context);
+}
+
+void ChildProcess::pump(const std::string& context) {
+  while (pending_off_ < pending_.size() && !input_closed_) {
+    const ssize_t n = ::write(to_child_, pending_.data() + pending_off_, pending_.size() - pending_off_);
+    if (n > 0) {
+      pending_off_ += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    if (n < 0 && errno == EPIPE) {
+      // the child closed its input: what it said before that is still to be
+      // read, and its end of output names how it ended
+      input_closed_ = true;
+      break;
+    }
+    throw OracleFailure(Fault::exited, std::string("cannot write to the oracle: ") + std::strerror(errno) + context);
+  }
+  if (pending_off_ >= pending_.size() || input_closed_) {
+    pending_.clear();
+    pending_off_ = 0;
+  }
+}
+
 void ChildProcess::send(const std::string& line, const std::string& context) {
-  const std::string data = line + "\n";
+  // queued input first: the child reads its lines in order
+  const std::string data = pending_.substr(pending_off_) + line + "\n";
+  pending_.clear();
+  pending_off_ = 0;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_));
   size_t off = 0;
   while (off < data.size()) {
@@ -147,11 +184,14 @@ std::string ChildProcess::receive(const std::string& context) {
     }
     if (static_cast<long>(buffer_.size()) >= max_line_)
       throw OracleFailure(Fault::line_too_long, "no newline in the first " + std::to_string(max_line_) + " bytes: a line over the limit of " + std::to_string(max_line_) + " bytes" + context);
-    pollfd p{from_child_, POLLIN, 0};
+    const bool writing = pending_off_ < pending_.size();
+    pollfd p[2] = {{from_child_, POLLIN, 0}, {to_child_, POLLOUT, 0}};
     const int ms = remaining_ms(deadline);
-    const int pr = ms == 0 ? 0 : ::poll(&p, 1, ms);
+    const int pr = ms == 0 ? 0 : ::poll(p, writing ? 2 : 1, ms);
     if (pr < 0 && errno == EINTR) continue;
     if (pr == 0) throw OracleFailure(Fault::timeout, "no complete reply within " + seconds_text(timeout_) + context);
+    if (writing && (p[1].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) pump(context);
+    if ((p[0].revents & (POLLIN | POLLERR | POLLHUP)) == 0) continue;
     char buf[1 << 16];
     const ssize_t n = ::read(from_child_, buf, sizeof buf);
     if (n > 0) {

@@ -185,6 +185,7 @@ void ExternalSession::expect(std::vector<Query> upcoming) {
   expected_keys_.reserve(expected_.size());
   for (const Query& q : expected_) expected_keys_.push_back(key(q));
   pos_ = 0;
+  scanning_ = false;  // batches of an earlier plan still in flight are received when needed
 }
 
 Answer ExternalSession::answer(const Query& q) {
@@ -201,83 +202,142 @@ Answer ExternalSession::answer(const Query& q) {
     if (r != resumed_.end() && n < r->second) ++replayed_;
     return it->second[n++];
   };
-  if (auto a = take()) return *a;
-  // ask q, and the expected queries after it that no cached answer covers yet
+  // the answer is cached, or on its way in a batch already sent
+  for (;;) {
+    if (auto a = take()) return *a;
+    if (inflight_.empty()) break;
+    receive_next();
+  }
+  // ask q, and the expected queries after it that no cached answer covers;
+  // the next batch of them goes out at once, so the child answers it while
+  // the learner reads this one
   std::vector<Query> batch{q};
   std::vector<std::string> keys{k};
+  scanning_ = in_order;
   if (in_order) {
-    std::map<std::string, long> spare;  // cached answers not yet claimed, per query
-    for (size_t i = pos_; i < expected_.size() && static_cast<long>(batch.size()) < opt_.batch; ++i) {
-      const std::string& ki = expected_keys_[i];
-      auto sp = spare.find(ki);
-      if (sp == spare.end()) {
-        const auto it = cache_.find(ki);
-        const long have = it == cache_.end() ? 0 : static_cast<long>(it->second.size() - cache_next_[ki]);
-        sp = spare.emplace(ki, have).first;
-      }
-      if (sp->second > 0) {
-        --sp->second;
-        continue;
-      }
-      batch.push_back(expected_[i]);
-      keys.push_back(ki);
-    }
+    spare_.clear();
+    scan_ = pos_;
+    fill(batch, keys);
   }
-  ask(batch, std::move(keys));
-  if (auto a = take()) return *a;
+  send_batch(batch, std::move(keys));
+  top_up();
+  for (;;) {
+    if (auto a = take()) return *a;
+    if (inflight_.empty()) break;
+    receive_next();
+  }
   throw_internal("external oracle: the answer to a query just asked is missing");
 }
 
-void ExternalSession::ask(const std::vector<Query>& qs, std::vector<std::string> keys) {
-  if (keys.size() != qs.size()) {
-    keys.clear();
-    for (const Query& q : qs) keys.push_back(key(q));
+void ExternalSession::fill(std::vector<Query>& batch, std::vector<std::string>& keys) {
+  // an expected query is covered by a cached answer not yet claimed, else asked
+  for (; scan_ < expected_.size() && static_cast<long>(batch.size()) < opt_.batch; ++scan_) {
+    const std::string& ki = expected_keys_[scan_];
+    auto sp = spare_.find(ki);
+    if (sp == spare_.end()) {
+      const auto it = cache_.find(ki);
+      const long have = it == cache_.end() ? 0 : static_cast<long>(it->second.size() - cache_next_[ki]);
+      sp = spare_.emplace(ki, have).first;
+    }
+    if (sp->second > 0) {
+      --sp->second;
+      continue;
+    }
+    batch.push_back(expected_[scan_]);
+    keys.push_back(ki);
   }
+}
+
+void ExternalSession::top_up() {
+  // one batch ahead of the one awaited
+  while (scanning_ && inflight_.size() < 2) {
+    std::vector<Query> batch;
+    std::vector<std::string> keys;
+    fill(batch, keys);
+    if (batch.empty()) {
+      scanning_ = false;
+      break;
+    }
+    send_batch(batch, std::move(keys));
+  }
+}
+
+std::string ExternalSession::awaited(const InFlight& f) {
+  return " (batch " + std::to_string(f.batch) + " awaited, its last query: " + describe_query(f.ids.back(), f.qs.back()) + ")";
+}
+
+void ExternalSession::send_batch(const std::vector<Query>& qs, std::vector<std::string> keys) {
+  if (keys.size() != qs.size()) throw_internal("external oracle: a batch without its keys");
   // split so that every line stays within the limit
   size_t start = 0;
   while (start < qs.size()) {
-    std::vector<long> ids;
-    std::vector<Query> part;
+    InFlight f;
     std::vector<std::string> texts;
     size_t bytes = 64;
     for (size_t i = start; i < qs.size(); ++i) {
       std::string t = runs_text(qs[i], true);
       const size_t qb = t.size() + 32;
-      if (!part.empty() && bytes + qb >= static_cast<size_t>(max_line_bytes)) break;
+      if (!f.qs.empty() && bytes + qb >= static_cast<size_t>(max_line_bytes)) break;
       if (bytes + qb >= static_cast<size_t>(max_line_bytes))
         throw Error(ErrorKind::input, "a query of " + std::to_string(qb) + " bytes does not fit the protocol's line limit of " + std::to_string(max_line_bytes));
       bytes += qb;
-      ids.push_back(next_id_++);
-      part.push_back(qs[i]);
+      f.ids.push_back(next_id_++);
+      f.qs.push_back(qs[i]);
+      f.keys.push_back(std::move(keys[i]));
       texts.push_back(std::move(t));
     }
-    start += part.size();
-    const long batch = batch_no_++;
-    last_id_ = ids.back();
-    last_query_ = part.back();
-    std::vector<Answer> got;
+    start += f.qs.size();
+    f.batch = batch_no_++;
+    last_id_ = f.ids.back();
+    last_query_ = f.qs.back();
     try {
-      child_->send(batch_line_of(batch, ids, texts), context());
-      got = parse_answers(child_->receive(context()), batch, ids, hello_.radius, context());
+      child_->queue(batch_line_of(f.batch, f.ids, texts), awaited(f));
     } catch (const OracleFailure&) {
       child_->kill_now();
       finished_ = true;
+      inflight_.clear();
       throw;
     }
-    asked_ += static_cast<long>(part.size());
-    std::string text;
-    for (size_t i = 0; i < part.size(); ++i) {
-      std::string k = std::move(keys[start - part.size() + i]);
-      // the line json{{"id", ...}, {"runs", ...}, {"answer", ...}}.dump() would print: keys in order
-      if (transcript_) text += "{\"answer\":" + got[i].raw.dump() + ",\"id\":" + std::to_string(ids[i]) + ",\"runs\":" + k + "}\n";
-      cache_[std::move(k)].push_back(std::move(got[i]));
-    }
-    append_transcript(text);
+    inflight_.push_back(std::move(f));
   }
+}
+
+void ExternalSession::receive_next() {
+  InFlight f = std::move(inflight_.front());
+  inflight_.pop_front();
+  const std::string at = awaited(f);
+  std::vector<Answer> got;
+  try {
+    const std::string line = child_->receive(at);
+    top_up();  // the child works on the next batch while this reply is read
+    got = parse_answers(line, f.batch, f.ids, hello_.radius, at);
+  } catch (const OracleFailure&) {
+    child_->kill_now();
+    finished_ = true;
+    inflight_.clear();
+    throw;
+  }
+  asked_ += static_cast<long>(f.qs.size());
+  std::string text;
+  for (size_t i = 0; i < f.qs.size(); ++i) {
+    std::string& k = f.keys[i];
+    // the line json{{"id", ...}, {"runs", ...}, {"answer", ...}}.dump() would print: keys in order
+    if (transcript_) text += "{\"answer\":" + got[i].raw + ",\"id\":" + std::to_string(f.ids[i]) + ",\"runs\":" + k + "}\n";
+    cache_[std::move(k)].push_back(std::move(got[i]));
+  }
+  append_transcript(text);
 }
 
 std::string ExternalSession::finish() {
   if (finished_) return {};
+  // batches sent ahead that the learner did not need: received all the
+  // same, so the transcript and the count hold every query asked
+  scanning_ = false;
+  try {
+    while (!inflight_.empty()) receive_next();
+  } catch (const OracleFailure& f) {
+    return std::string("the oracle failed on queries sent ahead of need: ") + f.what();
+  }
   finished_ = true;
   try {
     child_->send(bye_line(), context());

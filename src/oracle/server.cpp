@@ -2,6 +2,7 @@
 
 #include <flint/fmpz.h>
 
+#include <cstring>
 #include <istream>
 #include <ostream>
 
@@ -80,7 +81,8 @@ namespace {
 // Arb prints an interval that contains the ball: [mid +/- rad], or an exact
 // value without brackets.
 long ball_digits(long bits) { return std::max(17L, static_cast<long>(static_cast<double>(bits) * 0.30103) + 3); }
-void put_ball(json& a, const Ball& b, long digits) {
+// The midpoint and radius decimals of Arb's printing of b.
+std::pair<std::string, std::string> ball_text(const Ball& b, long digits) {
   char* s = arb_get_str(b.raw(), digits, 0);
   std::string t = s;
   flint_free(s);
@@ -91,8 +93,12 @@ void put_ball(json& a, const Ball& b, long digits) {
     mid = pm == 0 ? "0" : t.substr(0, pm - 1);
     rad = t.substr(pm + 4);
   }
-  a["value"] = mid;
-  a["radius"] = rad;
+  return {mid, rad};
+}
+void put_ball(json& a, const Ball& b, long digits) {
+  auto [mid, rad] = ball_text(b, digits);
+  a["value"] = std::move(mid);
+  a["radius"] = std::move(rad);
 }
 }  // namespace
 
@@ -125,6 +131,22 @@ json ServedModel::certified(long id, const Query& q, long digits, long max_bits)
   return a;
 }
 
+void ServedModel::append_answer(long id, const Query& q, std::string& out) {
+  if (arith_ != Arith::ball) {
+    out += answer(id, q).dump();
+    return;
+  }
+  // the bytes answer(id, q).dump() prints: keys in order, decimals need no escaping
+  const auto [mid, rad] = ball_text(enclose(q, bits_), ball_digits(bits_));
+  out += "{\"id\":";
+  out += std::to_string(id);
+  out += ",\"radius\":\"";
+  out += rad;
+  out += "\",\"value\":\"";
+  out += mid;
+  out += "\"}";
+}
+
 json ServedModel::answer(long id, const Query& q) {
   json a{{"id", id}};
   if (arith_ == Arith::ball) {
@@ -147,6 +169,124 @@ json ServedModel::answer(long id, const Query& q) {
 
 namespace {
 json error_reply(const std::string& m) { return json{{"type", "error"}, {"message", clean_text(m)}}; }
+
+// A reader of the batch line exactly as mhaq's learner writes it
+// (oracle_protocol::batch_line_of: compact, keys in order, tokens as
+// "p/q" strings, float64 values beside them): the common case, read without
+// building a JSON document. It accepts only lines the general reader reads
+// to the same batch and queries; anything else (other spacing or key order,
+// a token or number it does not know, a value out of range) makes it give
+// up, and the general reader decides, with its own messages.
+class CanonicalBatch {
+ public:
+  CanonicalBatch(const std::string& line, int d) : s_(line), d_(d) {}
+  bool read(long& batch, std::vector<std::pair<long, Query>>& out) {
+    try {
+      if (!lit("{\"batch\":") || !integer(0, 1L << 60, batch) || !lit(",\"queries\":[")) return false;
+      if (peek() == ']') return false;  // an empty batch: the general reader's case
+      for (;;) {
+        long id = 0;
+        if (!lit("{\"id\":") || !integer(0, 1L << 60, id) || !lit(",\"runs\":[")) return false;
+        Query q;
+        for (;;) {
+          Run r;
+          if (!lit("{\"count\":") || !integer(1, 1L << 40, r.count) || !lit(",\"token\":[")) return false;
+          for (int k = 0; k < d_; ++k) {
+            if (k && !lit(",")) return false;
+            if (!token(r.token)) return false;
+          }
+          if (!lit("]")) return false;
+          if (lit(",\"x\":[")) {
+            for (int k = 0; k < d_; ++k) {
+              if (k && !lit(",")) return false;
+              if (!number()) return false;
+            }
+            if (!lit("]")) return false;
+          }
+          if (!lit("}")) return false;
+          q.push_back(std::move(r));
+          if (lit(",")) continue;
+          if (!lit("]}")) return false;
+          break;
+        }
+        out.emplace_back(id, std::move(q));
+        if (lit(",")) continue;
+        break;
+      }
+      return lit("],\"type\":\"batch\"}") && i_ == s_.size();
+    } catch (const Error&) {
+      return false;
+    }
+  }
+
+ private:
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  bool lit(const char* t) {
+    const size_t n = std::strlen(t);
+    if (s_.compare(i_, n, t) != 0) return false;
+    i_ += n;
+    return true;
+  }
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
+  // a JSON integer in [lo, hi]: no sign, no leading zero, at most 18 digits
+  bool integer(long lo, long hi, long& v) {
+    const size_t b = i_;
+    long x = 0;
+    while (i_ < s_.size() && digit(s_[i_]) && i_ - b < 18) x = 10 * x + (s_[i_++] - '0');
+    const size_t n = i_ - b;
+    if (n == 0 || (n > 1 && s_[b] == '0') || digit(peek()) || x < lo || x > hi) return false;
+    v = x;
+    return true;
+  }
+  // digits of a token part: 1 to 18, leading zeros allowed (the general
+  // reader allows them too)
+  bool part(long& v) {
+    const size_t b = i_;
+    long x = 0;
+    while (i_ < s_.size() && digit(s_[i_]) && i_ - b < 18) x = 10 * x + (s_[i_++] - '0');
+    if (i_ == b || digit(peek())) return false;
+    v = x;
+    return true;
+  }
+  // "[-]p/q" or "[-]p" with word-size parts, in lowest terms as Rational::parse gives it
+  bool token(QVec& t) {
+    if (!lit("\"")) return false;
+    const bool neg = lit("-");
+    long p = 0, q = 1;
+    if (!part(p)) return false;
+    if (lit("/") && (!part(q) || q == 0)) return false;
+    if (!lit("\"")) return false;
+    Rational r;
+    fmpq_set_si(r.raw(), neg ? -p : p, static_cast<ulong>(q));
+    t.push_back(std::move(r));
+    return true;
+  }
+  // a JSON number (ignored by the server: the token is the exact value) whose
+  // size a double holds: the general reader refuses only ones beyond a double
+  bool number() {
+    lit("-");
+    const size_t b = i_;
+    while (digit(peek())) ++i_;
+    if (i_ == b || (i_ - b > 1 && s_[b] == '0') || i_ - b > 17) return false;
+    if (lit(".")) {
+      const size_t f = i_;
+      while (digit(peek())) ++i_;
+      if (i_ == f || i_ - f > 40) return false;
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      ++i_;
+      if (peek() == '+' || peek() == '-') ++i_;
+      const size_t e = i_;
+      while (digit(peek())) ++i_;
+      if (i_ == e || i_ - e > 3 || std::stol(s_.substr(e, i_ - e)) > 280) return false;
+    }
+    return true;
+  }
+  const std::string& s_;
+  int d_;
+  size_t i_ = 0;
+};
+
 }  // namespace
 
 int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std::string& name) {
@@ -156,6 +296,25 @@ int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std:
     if (static_cast<long>(line.size()) >= max_line_bytes) {
       out << error_reply("a request line over the protocol's limit of " + std::to_string(max_line_bytes) + " bytes").dump() << "\n" << std::flush;
       return exit_code(ErrorKind::input);
+    }
+    if (greeted) {
+      long batch = 0;
+      std::vector<std::pair<long, Query>> qs;
+      if (CanonicalBatch(line, m.dim()).read(batch, qs)) {
+        try {
+          std::string text = "{\"answers\":[";
+          for (size_t i = 0; i < qs.size(); ++i) {
+            if (i) text += ',';
+            m.append_answer(qs[i].first, qs[i].second, text);
+          }
+          text += "],\"batch\":" + std::to_string(batch) + ",\"type\":\"answers\"}\n";
+          out << text << std::flush;
+        } catch (const Error& e) {
+          out << error_reply(e.what()).dump() << "\n" << std::flush;
+          return exit_code(e.kind() == ErrorKind::internal ? ErrorKind::internal : ErrorKind::input);
+        }
+        continue;
+      }
     }
     try {
       const json j = parse_json_text(line);

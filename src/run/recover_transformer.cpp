@@ -12,6 +12,7 @@
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/certificate.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
 #include "mhaq/analysis/jet_oracle.hpp"
@@ -358,6 +359,15 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   lo.seed = learner_seed(o.seed);
   const long den = o.tokens.den > 0 ? o.tokens.den : o.arith == Arith::exact ? 16 : 1L << 20;
   lo.tokens = TokenSpec{den, den};
+  if (o.design != Design::paper) {
+    if (o.design != Design::scaled) throw Error(ErrorKind::usage, "transformers take --design paper or scaled (the attention part's design)");
+    if (o.arith == Arith::exact)
+      throw Error(ErrorKind::usage, "--design scaled improves the conditioning under approximate answers; exact answers lose nothing: use --design paper, or --arith ball|mpfr|double");
+    if (o.certificate) throw Error(ErrorKind::usage, "--certificate records the paper design's runs only");
+    Rng rng(lo.seed);
+    lo.attention_draws = draw_scaled(rng, truth.d, lo.H, lo.tokens);
+    r.design = design_name(o.design);
+  }
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
   r.model_kind = "transformer";

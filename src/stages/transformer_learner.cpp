@@ -332,6 +332,7 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
   lo.seed = opt.seed;
   lo.tokens = opt.tokens;
   lo.threads = opt.threads;
+  lo.draws = opt.attention_draws;
   LearnResult<T> att;
   try {
     att = learn(odd, lo);
@@ -403,7 +404,7 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
 
 #define MHAQ_INSTANTIATE(F) \
   template TransformerLearnResult<F::value_type> learn_transformer<F::value_type>(Oracle<F::value_type>&, const TransformerLearnOptions&);
-MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
+MHAQ_FOR_EACH_TRANSFORMER_FIELD(MHAQ_INSTANTIATE)
 #undef MHAQ_INSTANTIATE
 
 }  // namespace mhaq

@@ -15,3 +15,14 @@
   X(::mhaq::Field<::mhaq::Jet<::mhaq::Mpfr>>) \
   X(::mhaq::Field<::mhaq::Jet<double>>)  \
   X(::mhaq::Field<::mhaq::JetMpfrD>)
+
+// The transformer's stages (6-regions, 7-neurons, the transformer learner)
+// run on the four arithmetics and on the jets of the transformer's error
+// estimate (over MPFR and double); no caller runs them on the other jets.
+#define MHAQ_FOR_EACH_TRANSFORMER_FIELD(X) \
+  X(::mhaq::Field<::mhaq::QTau>)           \
+  X(::mhaq::Field<::mhaq::Ball>)           \
+  X(::mhaq::Field<::mhaq::Mpfr>)           \
+  X(::mhaq::Field<double>)                 \
+  X(::mhaq::Field<::mhaq::Jet<::mhaq::Mpfr>>) \
+  X(::mhaq::Field<::mhaq::Jet<double>>)

@@ -54,75 +54,30 @@ class Jet {
 
   const B& value() const { return v_; }
   const Grad& grad() const { return d_; }
-  D derivative(int index) const {
-    auto it = std::lower_bound(d_.begin(), d_.end(), index, [](const auto& e, int i) { return e.first < i; });
-    return it != d_.end() && it->first == index ? it->second : D(0L);
-  }
+  D derivative(int index) const;
 
-  friend Jet operator+(const Jet& a, const Jet& b) { return Jet(a.v_ + b.v_, combine(a.d_, nullptr, b.d_, nullptr, false)); }
-  friend Jet operator-(const Jet& a, const Jet& b) { return Jet(a.v_ - b.v_, combine(a.d_, nullptr, b.d_, nullptr, true)); }
-  friend Jet operator*(const Jet& a, const Jet& b) {
-    if constexpr (std::is_same_v<B, D>) {
-      return Jet(a.v_ * b.v_, combine(a.d_, &b.v_, b.d_, &a.v_, false));
-    } else {
-      const D cb = deriv_cast<D>(b.v_), ca = deriv_cast<D>(a.v_);
-      return Jet(a.v_ * b.v_, combine(a.d_, &cb, b.d_, &ca, false));
-    }
-  }
-  friend Jet operator/(const Jet& a, const Jet& b) {
-    B v = a.v_ / b.v_;
-    const B inv = one() / b.v_;
-    const B s = v * inv;  // d(a/b) = da / b - (a/b) db / b
-    if constexpr (std::is_same_v<B, D>) {
-      return Jet(std::move(v), combine(a.d_, &inv, b.d_, &s, true));
-    } else {
-      const D ci = deriv_cast<D>(inv), cs = deriv_cast<D>(s);
-      return Jet(std::move(v), combine(a.d_, &ci, b.d_, &cs, true));
-    }
-  }
-  friend Jet operator-(const Jet& a) {
-    Grad d = a.d_;
-    for (auto& e : d) e.second = -e.second;
-    return Jet(-a.v_, std::move(d));
-  }
+  friend Jet operator+(const Jet& a, const Jet& b) { return add(a, b, false); }
+  friend Jet operator-(const Jet& a, const Jet& b) { return add(a, b, true); }
+  friend Jet operator*(const Jet& a, const Jet& b) { return mul(a, b); }
+  friend Jet operator/(const Jet& a, const Jet& b) { return div(a, b); }
+  friend Jet operator-(const Jet& a) { return neg(a); }
   Jet& operator+=(const Jet& o) { return *this = *this + o; }
   Jet& operator-=(const Jet& o) { return *this = *this - o; }
   Jet& operator*=(const Jet& o) { return *this = *this * o; }
   Jet& operator/=(const Jet& o) { return *this = *this / o; }
 
   // x.d * s (all entries scaled)
-  static Grad scaled(const Grad& x, const D& s) {
-    Grad out;
-    out.reserve(x.size());
-    for (const auto& e : x) out.emplace_back(e.first, e.second * s);
-    return out;
-  }
+  static Grad scaled(const Grad& x, const D& s);
 
  private:
   static B zero() { return B(0L); }
   static B one() { return B(1L); }
+  static Jet add(const Jet& a, const Jet& b, bool negate);  // a + b, or a - b
+  static Jet mul(const Jet& a, const Jet& b);
+  static Jet div(const Jet& a, const Jet& b);
+  static Jet neg(const Jet& a);
   // cx * x + (neg ? -1 : 1) * cy * y, with null meaning a factor of 1.
-  static Grad combine(const Grad& x, const D* cx, const Grad& y, const D* cy, bool neg) {
-    Grad out;
-    out.reserve(x.size() + y.size());
-    size_t i = 0, j = 0;
-    auto fx = [&](const D& v) { return cx ? v * *cx : v; };
-    auto fy = [&](const D& v) { D t = cy ? v * *cy : v; return neg ? -t : t; };
-    while (i < x.size() || j < y.size()) {
-      if (j == y.size() || (i < x.size() && x[i].first < y[j].first)) {
-        out.emplace_back(x[i].first, fx(x[i].second));
-        ++i;
-      } else if (i == x.size() || y[j].first < x[i].first) {
-        out.emplace_back(y[j].first, fy(y[j].second));
-        ++j;
-      } else {
-        out.emplace_back(x[i].first, fx(x[i].second) + fy(y[j].second));
-        ++i;
-        ++j;
-      }
-    }
-    return out;
-  }
+  static Grad combine(const Grad& x, const D* cx, const Grad& y, const D* cy, bool neg);
   B v_;
   Grad d_;
 };
@@ -142,12 +97,8 @@ struct Field<Jet<B, D>> {
 
   J from(const Rational& q) const { return J(base.from(q)); }
   J exp(const Rational& s) const { return J(base.exp(s)); }
-  J exp(const J& x) const {
-    B v = base.exp(x.value());
-    Grad g = J::scaled(x.grad(), deriv_cast<D>(v));
-    return J(std::move(v), std::move(g));
-  }
-  J log(const J& x) const { return J(base.log(x.value()), J::scaled(x.grad(), D(deriv_cast<D>(B(1L) / x.value())))); }
+  J exp(const J& x) const;
+  J log(const J& x) const;
   J abs(const J& x) const { return base.is_positive(x.value()) == Truth::no ? -x : x; }
   Truth is_zero(const J& x) const { return base.is_zero(x.value()); }
   Truth is_positive(const J& x) const { return base.is_positive(x.value()); }
@@ -164,91 +115,15 @@ struct Field<Jet<B, D>> {
   Ball enclose(const J& x) const { return base.enclose(x.value()); }
   std::string str(const J& x) const { return base.str(x.value()); }
 
-  Truth solve(Mat<J>& X, const Mat<J>& A, const Mat<J>& Bm) const {
-    const int n = A.rows(), k = Bm.cols();
-    Mat<B> a(n, n), b(n, k), x;
-    std::vector<int> idx;
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) {
-        a(i, j) = A(i, j).value();
-        for (const auto& e : A(i, j).grad()) idx.push_back(e.first);
-      }
-      for (int j = 0; j < k; ++j) {
-        b(i, j) = Bm(i, j).value();
-        for (const auto& e : Bm(i, j).grad()) idx.push_back(e.first);
-      }
-    }
-    const Truth t = base.solve(x, a, b);
-    if (t != Truth::yes) return t;
-    std::sort(idx.begin(), idx.end());
-    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
-    const int m = static_cast<int>(idx.size());
-    // one solve for every direction q: A Y_q = dB_q - dA_q X
-    Mat<D> R(n, k * m, D(0L)), Y;
-    for (int q = 0; q < m; ++q)
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < k; ++j) {
-          D s = Bm(i, j).derivative(idx[q]);
-          for (int t2 = 0; t2 < n; ++t2) s = s - A(i, t2).derivative(idx[q]) * deriv_cast<D>(x(t2, j));
-          R(i, q * k + j) = s;
-        }
-    if (m > 0 && !deriv_solve(Y, a, R)) return Truth::unknown;
-    X = Mat<J>(n, k);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < k; ++j) {
-        typename J::Grad g;
-        for (int q = 0; q < m; ++q) g.emplace_back(idx[q], Y(i, q * k + j));
-        X(i, j) = J(x(i, j), std::move(g));
-      }
-    return Truth::yes;
-  }
+  Truth solve(Mat<J>& X, const Mat<J>& A, const Mat<J>& Bm) const;
 
   Truth solve_scaled(Mat<J>& X, J& lambda, const Mat<J>& A, const Mat<J>& Bm) const {
     lambda = from(Rational(1));
     return solve(X, A, Bm);
   }
 
-  Roots<J> real_roots(const std::vector<J>& c) const {
-    std::vector<B> cv;
-    for (const auto& x : c) cv.push_back(x.value());
-    Roots<B> r = base.real_roots(cv);
-    Roots<J> out;
-    out.ok = r.ok;
-    out.why = r.why;
-    if (r.ok != Truth::yes) return out;
-    const std::vector<B> dc = poly_derivative(base, cv);
-    for (const B& rho : r.roots) {
-      const J p = poly_eval(c, J(rho));  // value ~ 0, gradient sum_m dc_m rho^m
-      const B inv = -(B(1L) / poly_eval(dc, rho));
-      out.roots.push_back(J(rho, J::scaled(p.grad(), D(deriv_cast<D>(inv)))));
-    }
-    return out;
-  }
-
-  CommonRoots<J> common_roots(const std::vector<std::vector<J>>& S, const std::vector<J>& U, const std::vector<J>& V) const {
-    auto vals = [](const std::vector<J>& c) {
-      std::vector<B> v;
-      for (const auto& x : c) v.push_back(x.value());
-      return v;
-    };
-    std::vector<std::vector<B>> Sv;
-    for (const auto& p : S) Sv.push_back(vals(p));
-    CommonRoots<B> r = base.common_roots(Sv, vals(U), vals(V));
-    CommonRoots<J> out;
-    out.ok = r.ok;
-    out.why = r.why;
-    out.fail = static_cast<typename CommonRoots<J>::Fail>(r.fail);
-    if (r.ok != Truth::yes) return out;
-    // each root is a simple root of its own polynomial: the common value
-    // selected it, the polynomial alone fixes it nearby
-    for (size_t h = 0; h < S.size(); ++h) {
-      const B& rho = r.roots[h];
-      const J p = poly_eval(S[h], J(rho));
-      const B inv = -(B(1L) / poly_eval(poly_derivative(base, Sv[h]), rho));
-      out.roots.push_back(J(rho, J::scaled(p.grad(), D(deriv_cast<D>(inv)))));
-    }
-    return out;
-  }
+  Roots<J> real_roots(const std::vector<J>& c) const;
+  CommonRoots<J> common_roots(const std::vector<std::vector<J>>& S, const std::vector<J>& U, const std::vector<J>& V) const;
 
   // The approximation is the base field's own (values only): the derivatives
   // come from certify(), by the implicit function theorem, so carrying them
@@ -290,20 +165,7 @@ struct Field<Jet<B, D>> {
   using Grad = typename J::Grad;
   // Y = A^{-1} R for the derivative parts: the base field's solve, or the
   // double solve with its error bound (false: singular or not trusted).
-  bool deriv_solve(Mat<D>& Y, const Mat<B>& A, const Mat<D>& R) const {
-    if constexpr (std::is_same_v<B, D>) {
-      return base.solve(Y, A, R) == Truth::yes;
-    } else {
-      Mat<D> a(A.rows(), A.cols());
-      for (int i = 0; i < A.rows(); ++i)
-        for (int j = 0; j < A.cols(); ++j) a(i, j) = deriv_cast<D>(A(i, j));
-      // a solve the double bound cannot trust still leaves the values (and
-      // so the learner's decisions) alone: its derivatives carry no bound,
-      // and the estimate built on them is refused (proofs/33)
-      if (!solve_err(Y, a, R)) Y = Mat<D>(R.rows(), R.cols(), D(0.0, std::numeric_limits<double>::infinity()));
-      return true;
-    }
-  }
+  bool deriv_solve(Mat<D>& Y, const Mat<B>& A, const Mat<D>& R) const;
   // dx_i = sum_t Jinv(i, t) dT_t over the union of the targets' gradient
   // indices, every index in every output (an index no target carries
   // gets 0). Each sum runs over t in order and skips only the targets

@@ -3,7 +3,9 @@
 //
 //  * ExternalSession owns the child and the protocol: the handshake, batches
 //    of up to 256 queries (the learner's upcoming queries are sent ahead when
-//    the caller announces them: plans are non-adaptive), strict reading of
+//    the caller announces them: plans are non-adaptive; the batch after the
+//    one awaited goes out before its reply, so the child answers while the
+//    learner reads), strict reading of
 //    every reply, the transcript (appended per batch, flushed) and the
 //    replay of a transcript (--resume: only the missing queries are asked).
 //    Any fault kills the child and throws OracleFailure (ErrorKind
@@ -16,10 +18,12 @@
 //    elements of Q(tau).
 #pragma once
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
@@ -70,8 +74,22 @@ class ExternalSession {
   std::string finish();
 
  private:
-  // keys[i] is key(qs[i]) when the caller has it (else empty: computed here)
-  void ask(const std::vector<Query>& qs, std::vector<std::string> keys = {});
+  // A batch sent and not yet answered.
+  struct InFlight {
+    long batch = 0;
+    std::vector<long> ids;
+    std::vector<Query> qs;
+    std::vector<std::string> keys;  // key() of each query
+  };
+  // Queues qs (keys[i] = key(qs[i])) as one or more batches within the line limit.
+  void send_batch(const std::vector<Query>& qs, std::vector<std::string> keys);
+  // Adds the expected queries from scan_ on that no cached answer covers, up to a batch.
+  void fill(std::vector<Query>& batch, std::vector<std::string>& keys);
+  // Keeps the batch after the awaited one in flight while the plan lasts.
+  void top_up();
+  // Reads the reply to the oldest batch in flight: cache, count, transcript.
+  void receive_next();
+  static std::string awaited(const InFlight& f);  // a fault's context: the batch awaited
   void append_transcript(const std::string& text);
   std::string context() const;
   static std::string key(const Query& q);
@@ -80,12 +98,16 @@ class ExternalSession {
   ExternalOptions opt_;
   std::unique_ptr<ChildProcess> child_;
   oracle_protocol::OracleHello hello_;
-  std::map<std::string, std::vector<oracle_protocol::Answer>> cache_;  // FIFO per query
-  std::map<std::string, size_t> cache_next_;
-  std::map<std::string, size_t> resumed_;  // the first entries of each cache_ list came from the resume file
+  std::unordered_map<std::string, std::vector<oracle_protocol::Answer>> cache_;  // FIFO per query
+  std::unordered_map<std::string, size_t> cache_next_;
+  std::unordered_map<std::string, size_t> resumed_;  // the first entries of each cache_ list came from the resume file
   std::vector<Query> expected_;
   std::vector<std::string> expected_keys_;  // key() of each expected query, written once
   size_t pos_ = 0;
+  std::deque<InFlight> inflight_;  // oldest first; their replies come in this order
+  bool scanning_ = false;           // the plan has queries not yet sent or covered
+  size_t scan_ = 0;                 // the next expected query to consider for a batch
+  std::unordered_map<std::string, long> spare_;  // cached answers not yet claimed by the scan, per query
   long next_id_ = 0, batch_no_ = 0, asked_ = 0, replayed_ = 0;
   long last_id_ = -1;
   Query last_query_;

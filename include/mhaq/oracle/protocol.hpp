@@ -60,7 +60,7 @@ struct Answer {
   std::optional<Rational> radius;
   bool from_float64 = false;  // value came from a JSON number
   double f64 = 0;             // value as the nearest double
-  nlohmann::json raw;         // the answer object as received
+  std::string raw;            // the answer object as received, compact JSON with keys in order
 };
 
 // The nearest double to q, ties to even (the "x" beside each token).

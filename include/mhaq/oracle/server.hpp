@@ -26,6 +26,8 @@ class ServedModel {
   std::string describe() const;
   // One answer object {"id": id, "value": ..., ["radius": ...]}.
   nlohmann::json answer(long id, const Query& q);
+  // answer(id, q).dump() appended to out, written directly in ball mode.
+  void append_answer(long id, const Query& q, std::string& out);
   nlohmann::json hello_reply(const std::string& name) const;
   // One certified evaluation (mhaq oracle --inputs): for attention, f(X)
   // correctly rounded to `digits` significant digits by Arb at rising

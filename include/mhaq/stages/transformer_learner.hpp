@@ -11,6 +11,7 @@
 // then the learner's own checks: its transformer reproduces every answer, and
 // a few general sequences (not confined to one region) that it asks for.
 #pragma once
+#include <optional>
 #include <cstdint>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct TransformerLearnOptions {
   int targeted_levels = 9;   // verification tokens at window 2^-k, k = 0..levels-1, from each recovered hyperplane
   bool coincidence_test = true;  // after a missed answer, tell neurons on one hyperplane from close ones (proofs/22); off where equality is a tolerance (MPFR, double)
   bool checks = true;        // the self-check and the verification sequences (off when differentiating a replayed run)
+  // The attention part's B and Delta when chosen before the run (the scaled
+  // design, stages/2-schedule/design.hpp); empty: the paper's, drawn from seed.
+  std::optional<Draws> attention_draws;
 };
 
 template <class T>

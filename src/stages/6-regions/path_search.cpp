@@ -465,7 +465,7 @@ Truth crossings_on_one_hyperplane(const F& fld, Oracle<typename F::value_type>& 
                                                 const RegionDesign&, int);                                                    \
   template PathSearch<F::value_type> search_path<F>(const F&, Oracle<F::value_type>&, const std::vector<Mat<F::value_type>>&, \
                                                      const QVec&, const QVec&, const RegionDesign&, int);
-MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
+MHAQ_FOR_EACH_TRANSFORMER_FIELD(MHAQ_INSTANTIATE)
 #undef MHAQ_INSTANTIATE
 
 }  // namespace mhaq

@@ -131,7 +131,7 @@ RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename
 #define MHAQ_INSTANTIATE(F)                                                                                                       \
   template RegionValues<F::value_type> region_values<F>(const F&, Oracle<F::value_type>&, const std::vector<Mat<F::value_type>>&, \
                                                         const QVec&, const RegionDesign&);
-MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
+MHAQ_FOR_EACH_TRANSFORMER_FIELD(MHAQ_INSTANTIATE)
 #undef MHAQ_INSTANTIATE
 
 }  // namespace mhaq

@@ -165,7 +165,7 @@ typename F::value_type evaluate_learned_transformer(const F& fld, const std::vec
                                                                           int);                                                  \
   template F::value_type evaluate_learned_transformer<F>(const F&, const std::vector<Mat<F::value_type>>&,                         \
                                                          const std::vector<LearnedNeuron<F::value_type>>&, const Query&);
-MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
+MHAQ_FOR_EACH_TRANSFORMER_FIELD(MHAQ_INSTANTIATE)
 #undef MHAQ_INSTANTIATE
 
 }  // namespace mhaq
