@@ -295,9 +295,10 @@ bool heads_agree(const Field<T>& field, const std::vector<LearnedHead<Jet<T, D>>
 // of the same formulas on exact derivatives at the replay's values
 // (proofs/33): every bound finite and each at most that fraction of its
 // quantity.
-bool derivs_trusted(const Sensitivity& S, const DerivError& e) {
+bool derivs_trusted(const Sensitivity& S, const DerivError& e, bool with_pair_cond) {
   const double f = std::exp2(-static_cast<double>(kEstimateDerivBits));
-  return e.finite && e.kappa <= f * S.kappa && e.kappa_rel <= f * S.kappa_rel && e.kappa_rms <= f * S.kappa_rms && e.pair_cond <= f * S.pair_cond;
+  return e.finite && e.kappa <= f * S.kappa && e.kappa_rel <= f * S.kappa_rel && e.kappa_rms <= f * S.kappa_rms &&
+         (!with_pair_cond || e.pair_cond <= f * S.pair_cond);
 }
 
 enum class Replay { ok, disagrees, untrusted };
@@ -308,7 +309,7 @@ enum class Replay { ok, disagrees, untrusted };
 // the derivatives are doubles whose error bounds are too wide (derivs_trusted).
 template <class T, class D = T>
 Replay replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, const std::vector<Query>& queries, const std::vector<T>& answers,
-                          const std::vector<LearnedHead<T>>* reference, Sensitivity& S) {
+                          const std::vector<LearnedHead<T>>* reference, Sensitivity& S, bool with_pair_cond) {
   ReplayOracle<T> replay(d, field, queries, answers);
   JetOracle<T, D> oracle(replay);
   const LearnResult<Jet<T, D>> res = learn<Jet<T, D>>(oracle, l);
@@ -320,13 +321,13 @@ Replay replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, c
   for (int h = 0; h < S.H; ++h) order[h] = h;
   DerivError err;
   compose(field, res.heads, order, answer_abs(field, answers), false, S, &err);
-  S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs, &err);
+  S.pair_cond = with_pair_cond ? pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs, &err) : 0.0;
   S.derivative_bits = S.bits;
   if (has_error_bound<D>) {
     S.derivative_bits = 53;
     auto rel = [](double e, double q) { return e == 0 ? 0.0 : e / q; };
     S.kappa_err_rel = std::max({rel(err.kappa, S.kappa), rel(err.kappa_rel, S.kappa_rel), rel(err.kappa_rms, S.kappa_rms), rel(err.pair_cond, S.pair_cond)});
-    if (!derivs_trusted(S, err)) return Replay::untrusted;
+    if (!derivs_trusted(S, err, with_pair_cond)) return Replay::untrusted;
   }
   return Replay::ok;
 }
@@ -366,7 +367,7 @@ bool estimate_agrees(const Field<T>& field, const std::vector<LearnedHead<Jet<T>
 template <class T>
 Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
                                      const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference, long run_bits, long low_bits,
-                                     bool double_derivs) {
+                                     bool double_derivs, bool with_pair_cond) {
   using Cheap = typename CheapDeriv<T>::type;  // the double derivatives' type over MPFR
   LearnOptions l = lo;
   l.self_check = false;
@@ -387,8 +388,8 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
       for (const T& a : answers) low.push_back(a + zero);
       try {
         Replay r = Replay::untrusted;
-        if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, low, reference, S);
-        if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, low, reference, S);
+        if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, low, reference, S, with_pair_cond);
+        if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, low, reference, S, with_pair_cond);
         if (r == Replay::ok) return S;
       } catch (const Error& e) {
         if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
@@ -396,9 +397,9 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
     }
   // at the run's own precision: the run's computation, no agreement needed;
   // double derivatives first as above
-  if (reference && double_derivs && has_error_bound<Cheap> && replay_sensitivity<T, Cheap>(field, d, l, queries, answers, nullptr, S) == Replay::ok)
+  if (reference && double_derivs && has_error_bound<Cheap> && replay_sensitivity<T, Cheap>(field, d, l, queries, answers, nullptr, S, with_pair_cond) == Replay::ok)
     return S;
-  replay_sensitivity<T>(field, d, l, queries, answers, nullptr, S);
+  replay_sensitivity<T>(field, d, l, queries, answers, nullptr, S, with_pair_cond);
   return S;
 }
 
@@ -425,7 +426,7 @@ double pair_error_log2(const Field<T>& F, const Plan& plan, const std::vector<T>
     return f;
   };
   try {
-    Chaining<T> chain{answers[0], {}, {}, plan.B.col(0), {}};
+    Chaining<T> chain{answers[0], {}, {}, plan.B.col(0), {}, {}, {}, {}};
     if (!inverse(plan.Delta, chain.DeltaInv)) return kInfinity;
     std::vector<PairFit<T>> first;  // the pairs (i, 1)
     for (int i = 0; i < d; ++i) {
@@ -612,7 +613,7 @@ double certified_relative_radius_log2(const std::vector<LearnedHead<Ball>>& got)
 
 #define MHAQ_INSTANTIATE(T)                                                                                                            \
   template Sensitivity sensitivity_from_answers<T>(const Field<T>&, int, const LearnOptions&, const std::vector<Query>&, const std::vector<T>&, \
-                                                   const std::vector<LearnedHead<T>>*, long, long, bool);                                               \
+                                                   const std::vector<LearnedHead<T>>*, long, long, bool, bool);                                               \
 
 MHAQ_INSTANTIATE(Mpfr)
 MHAQ_INSTANTIATE(double)

@@ -182,6 +182,45 @@ QVec matvec(const QMat& A, const QVec& x) {
     for (int j = 0; j < A.cols(); ++j) fmpq_addmul(y[i].raw(), A(i, j).raw(), x[j].raw());
   return y;
 }
+ClearedQMat::ClearedQMat(const QMat& A) : r_(A.rows()), c_(A.cols()), num_(static_cast<size_t>(A.rows()) * A.cols()) {
+  fmpz* den = fmpq_numref(den_.raw());
+  fmpz_one(den);
+  for (int i = 0; i < r_; ++i)
+    for (int j = 0; j < c_; ++j) fmpz_lcm(den, den, fmpq_denref(A(i, j).raw()));
+  for (int i = 0; i < r_; ++i)
+    for (int j = 0; j < c_; ++j) {
+      fmpz* n = fmpq_numref(num_[static_cast<size_t>(i) * c_ + j].raw());
+      fmpz_divexact(n, den, fmpq_denref(A(i, j).raw()));
+      fmpz_mul(n, n, fmpq_numref(A(i, j).raw()));
+    }
+}
+QVec ClearedQMat::apply(const QVec& x) const {
+  if (static_cast<size_t>(c_) != x.size()) throw_internal("ClearedQMat::apply: size mismatch");
+  // x = m / e with integers m_j and e the lcm of x's denominators
+  fmpz_t e, t, acc, full;
+  fmpz_init_set_ui(e, 1);
+  fmpz_init(t);
+  fmpz_init(acc);
+  fmpz_init(full);
+  for (const Rational& xj : x) fmpz_lcm(e, e, fmpq_denref(xj.raw()));
+  std::vector<Rational> m(x.size());  // integers
+  for (size_t j = 0; j < x.size(); ++j) {
+    fmpz_divexact(t, e, fmpq_denref(x[j].raw()));
+    fmpz_mul(fmpq_numref(m[j].raw()), t, fmpq_numref(x[j].raw()));
+  }
+  fmpz_mul(full, fmpq_numref(den_.raw()), e);
+  QVec y(r_);
+  for (int i = 0; i < r_; ++i) {
+    fmpz_zero(acc);
+    for (int j = 0; j < c_; ++j) fmpz_addmul(acc, fmpq_numref(num_[static_cast<size_t>(i) * c_ + j].raw()), fmpq_numref(m[j].raw()));
+    fmpq_set_fmpz_frac(y[i].raw(), acc, full);
+  }
+  fmpz_clear(e);
+  fmpz_clear(t);
+  fmpz_clear(acc);
+  fmpz_clear(full);
+  return y;
+}
 QVec operator+(const QVec& x, const QVec& y) {
   QVec z(x);
   for (size_t i = 0; i < z.size(); ++i) z[i] += y[i];

@@ -111,8 +111,9 @@ template <class T>
 double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const std::vector<LearnedHead<T>>& heads,
                       long oracle_bits, const Rational& eps, RecoverResult& r) {
   try {
-    // the jets at low precision, checked against the run's own heads (proofs/32)
-    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &heads, F.precision());
+    // the jets at low precision, checked against the run's own heads
+    // (proofs/32); the estimate needs kappa and kappa_rel only
+    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &heads, F.precision(), kEstimateBits, true, false);
     r.kappa_estimate = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);

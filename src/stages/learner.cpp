@@ -185,10 +185,11 @@ class Path {
   }
 
   Chaining<T> make_chaining(const std::vector<PairFit<T>>& fits) const {
-    Chaining<T> c{answers_[0], {}, {}, plan_.B.col(0), {}};
+    Chaining<T> c{answers_[0], {}, {}, plan_.B.col(0), {}, {}, {}, {}};
     if (!inverse(plan_.Delta, c.DeltaInv)) throw_internal("Delta singular after the draw check");
     for (int i = 0; i < d_; ++i) c.vdelta.push_back(fits[plan_.base_index(i, 0)].P - answers_[0]);
     for (const PairSpec& ps : plan_.pairs) c.remember(ps.final_token);
+    c.convert(fld_);
     return c;
   }
 

@@ -166,6 +166,48 @@ struct Field<Jet<B, D>> {
   // Y = A^{-1} R for the derivative parts: the base field's solve, or the
   // double solve with its error bound (false: singular or not trusted).
   bool deriv_solve(Mat<D>& Y, const Mat<B>& A, const Mat<D>& R) const;
+  // dx_i = sum_t Jinv(i, t) dT_t over the union of the targets' gradient
+  // indices, every index in every output (an index no target carries
+  // gets 0). Each sum runs over t in order and skips only the targets
+  // without that index (whose term is an exact zero), so the values are
+  // those of the dense product J^{-1} R; it costs n sum_t |grad T_t|
+  // operations instead of n^2 times the number of indices, which matters
+  // when the targets carry long gradients (a pair's f(0), chained from
+  // the base pairs).
+  template <class Sys>
+  std::vector<J> implicit_closed(const Sys& sys, const std::vector<B>& xv, const Mat<B>& Jinv) const {
+    const int n = sys.unknowns();
+    std::vector<int> idx;
+    for (int t = 0; t < n; ++t)
+      for (const auto& e : sys.target(t).grad()) idx.push_back(e.first);
+    std::sort(idx.begin(), idx.end());
+    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+    const size_t m = idx.size();
+    // each target's gradient entries as positions in idx
+    std::vector<std::vector<size_t>> pos(n);
+    for (int t = 0; t < n; ++t) {
+      const auto& g = sys.target(t).grad();
+      pos[t].reserve(g.size());
+      for (const auto& e : g) pos[t].push_back(static_cast<size_t>(std::lower_bound(idx.begin(), idx.end(), e.first) - idx.begin()));
+    }
+    std::vector<J> out;
+    out.reserve(n);
+    std::vector<D> acc(m);
+    for (int i = 0; i < n; ++i) {
+      std::fill(acc.begin(), acc.end(), D(0L));
+      for (int t = 0; t < n; ++t) {
+        const auto& g = sys.target(t).grad();
+        if (g.empty()) continue;
+        const auto& z = deriv_cast<D>(Jinv(i, t));
+        for (size_t k = 0; k < g.size(); ++k) acc[pos[t][k]] = acc[pos[t][k]] + z * g[k].second;
+      }
+      typename J::Grad gr;
+      gr.reserve(m);
+      for (size_t q = 0; q < m; ++q) gr.emplace_back(idx[q], std::move(acc[q]));
+      out.emplace_back(xv[i], std::move(gr));
+    }
+    return out;
+  }
   static std::vector<B> values(const std::vector<J>& x) {
     std::vector<B> v;
     for (const auto& e : x) v.push_back(e.value());
@@ -181,6 +223,14 @@ struct Field<Jet<B, D>> {
     const auto vs = value_system(sys);
     const int n = sys.unknowns();
     const int K = least_squares ? sys.equations() : n;
+    // A system that knows its inverse Jacobian in closed form (the pair fits,
+    // proofs/30) gives dx = J^{-1} dT by a product, formed sparsely below.
+    {
+      Mat<B> Jinv;
+      bool closed = false;
+      if constexpr (requires { vs.inverse_jacobian(base, xv, Jinv); }) closed = K == n && vs.inverse_jacobian(base, xv, Jinv);
+      if (closed) return implicit_closed(sys, xv, Jinv);
+    }
     Mat<B> Jk(sys.equations(), n);
     vs.jacobian(base, xv, Jk);
     std::vector<int> idx;
@@ -213,21 +263,7 @@ struct Field<Jet<B, D>> {
       }
     }
     std::vector<J> out;
-    // A system that knows its inverse Jacobian in closed form (the pair fits,
-    // proofs/30) gives Y = J^{-1} dT by a product; otherwise a solve.
-    Mat<B> Jinv;
-    bool closed = false;
-    if constexpr (requires { vs.inverse_jacobian(base, xv, Jinv); }) closed = K == n && vs.inverse_jacobian(base, xv, Jinv);
-    if (m > 0 && closed) {
-      Y = Mat<D>(n, m, D(0L));
-      for (int i = 0; i < n; ++i)
-        for (int t = 0; t < n; ++t) {
-          const auto& z = deriv_cast<D>(Jinv(i, t));
-          for (int q = 0; q < m; ++q) Y(i, q) = Y(i, q) + z * R(t, q);
-        }
-    } else if (m > 0 && !deriv_solve(Y, A, R)) {
-      throw_unable("jets: the system's Jacobian is not invertible at this precision");
-    }
+    if (m > 0 && !deriv_solve(Y, A, R)) throw_unable("jets: the system's Jacobian is not invertible at this precision");
     for (int i = 0; i < n; ++i) {
       typename J::Grad g;
       for (int q = 0; q < m; ++q) g.emplace_back(idx[q], Y(i, q));
@@ -236,6 +272,53 @@ struct Field<Jet<B, D>> {
     return out;
   }
 };
+
+// 0 + x_0 c_0 + x_1 c_1 + ... (c_left: c_t x_t), the loop s = s + x_t * c_t
+// of the field (the final solves' products with Delta^{-T} and B^{-1}).
+template <class F>
+typename F::value_type lin_comb(const F& fld, const std::vector<const typename F::value_type*>& x,
+                                const std::vector<const typename F::value_type*>& c, bool c_left) {
+  typename F::value_type s = fld.from(Rational(0));
+  for (size_t t = 0; t < x.size(); ++t) s = s + (c_left ? *c[t] * *x[t] : *x[t] * *c[t]);
+  return s;
+}
+// Over jets with constant c_t, the gradient is summed in one dense array over
+// the answers instead of a merge per term: each index's sum takes the same
+// terms in the same order (an index a term lacks is skipped, as the merge
+// skips it), so every value and derivative is the loop's.
+template <class B, class D>
+Jet<B, D> lin_comb(const Field<Jet<B, D>>& fld, const std::vector<const Jet<B, D>*>& x, const std::vector<const Jet<B, D>*>& c, bool c_left) {
+  using J = Jet<B, D>;
+  J s = fld.from(Rational(0));
+  bool constants = true;
+  for (const J* ct : c) constants = constants && ct->grad().empty();
+  if (!constants) {
+    for (size_t t = 0; t < x.size(); ++t) s = s + (c_left ? *c[t] * *x[t] : *x[t] * *c[t]);
+    return s;
+  }
+  B v = s.value();
+  int hi = -1;
+  for (const J* xt : x)
+    if (!xt->grad().empty()) hi = std::max(hi, xt->grad().back().first);
+  std::vector<D> acc(static_cast<size_t>(hi + 1));
+  std::vector<char> has(static_cast<size_t>(hi + 1), 0);
+  for (size_t t = 0; t < x.size(); ++t) {
+    v = v + (c_left ? c[t]->value() * x[t]->value() : x[t]->value() * c[t]->value());
+    const auto& cd = deriv_cast<D>(c[t]->value());
+    for (const auto& [q, g] : x[t]->grad()) {
+      if (has[q]) {
+        acc[q] = acc[q] + g * cd;
+      } else {
+        acc[q] = g * cd;
+        has[q] = 1;
+      }
+    }
+  }
+  typename J::Grad gr;
+  for (int q = 0; q <= hi; ++q)
+    if (has[q]) gr.emplace_back(q, std::move(acc[q]));
+  return J(std::move(v), std::move(gr));
+}
 
 static_assert(ArithField<Field<Jet<Ball>>>);
 static_assert(ArithField<Field<Jet<Mpfr>>>);

@@ -86,6 +86,23 @@ class QMat {
 
 Rational dot(const QVec& x, const QVec& y);
 QVec matvec(const QMat& A, const QVec& x);
+
+// A rational matrix kept as integers over one common denominator, for many
+// products with vectors: apply(x) sums integer products and reduces each
+// entry once, where matvec reduces (a gcd) after every term. The result is
+// the same canonical rational as matvec(A, x).
+class ClearedQMat {
+ public:
+  ClearedQMat() = default;
+  explicit ClearedQMat(const QMat& A);
+  bool empty() const { return r_ == 0 && c_ == 0; }
+  QVec apply(const QVec& x) const;
+
+ private:
+  int r_ = 0, c_ = 0;
+  std::vector<Rational> num_;  // integers, row-major: A = num_ / den_
+  Rational den_{1};            // a positive integer
+};
 QVec operator+(const QVec& x, const QVec& y);
 QVec operator-(const QVec& x, const QVec& y);
 QMat operator+(const QMat& x, const QMat& y);

@@ -14,6 +14,13 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
   QMat DeltaInvT, BInv;
   if (!inverse(plan.Delta.transpose(), DeltaInvT) || !inverse(plan.B, BInv)) throw_internal("B or Delta singular after the draw check");
   const T zero = fld.from(Rational(0));
+  // Delta^{-T} and B^{-1} in the field, converted once for every head
+  Mat<T> DiT(d, d), Bi(d, d);
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) {
+      DiT(i, j) = fld.from(DeltaInvT(i, j));
+      Bi(i, j) = fld.from(BInv(i, j));
+    }
   std::vector<LearnedHead<T>> heads;
   for (int h = 0; h < H; ++h) {
     Mat<T> L(d, d);
@@ -23,19 +30,25 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
     Mat<T> M(d, d);  // Delta^{-T} L_h
     for (int i = 0; i < d; ++i) {
       T vi = zero;
-      for (int t = 0; t < d; ++t) vi = vi - fld.from(DeltaInvT(i, t)) * labelled[plan.base_index(t, 0)].c[h];
+      for (int t = 0; t < d; ++t) vi = vi - DiT(i, t) * labelled[plan.base_index(t, 0)].c[h];
       head.v.push_back(vi);
       for (int j = 0; j < d; ++j) {
-        T s = zero;
-        for (int t = 0; t < d; ++t) s = s + fld.from(DeltaInvT(i, t)) * L(t, j);
-        M(i, j) = s;
+        std::vector<const T*> xs, cs;
+        for (int t = 0; t < d; ++t) {
+          xs.push_back(&L(t, j));
+          cs.push_back(&DiT(i, t));
+        }
+        M(i, j) = lin_comb(fld, xs, cs, true);
       }
     }
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) {
-        T s = zero;
-        for (int t = 0; t < d; ++t) s = s + M(i, t) * fld.from(BInv(t, j));
-        head.W(i, j) = s;
+        std::vector<const T*> xs, cs;
+        for (int t = 0; t < d; ++t) {
+          xs.push_back(&M(i, t));
+          cs.push_back(&Bi(t, j));
+        }
+        head.W(i, j) = lin_comb(fld, xs, cs, false);
       }
     heads.push_back(std::move(head));
   }
@@ -50,6 +63,16 @@ typename F::value_type dot_token(const F& fld, const QVec& x, const std::vector<
   typename F::value_type s = fld.from(Rational(0));
   for (size_t i = 0; i < x.size(); ++i)
     if (!x[i].is_zero()) s = s + fld.from(x[i]) * y[i];
+  return s;
+}
+// the same with the token's entries already in the field (xf[i] = fld.from(x[i])):
+// the same operations on the same numbers
+template <ArithField F>
+typename F::value_type dot_token(const F& fld, const QVec& x, const std::vector<typename F::value_type>& xf,
+                                 const std::vector<typename F::value_type>& y) {
+  typename F::value_type s = fld.from(Rational(0));
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!x[i].is_zero()) s = s + xf[i] * y[i];
   return s;
 }
 
@@ -122,16 +145,24 @@ HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>&
   });
   std::map<int, size_t> final_slot;
   for (size_t k = 0; k < finals.size(); ++k) final_slot[finals[k]] = k;
+  // every token's entries in the field, converted once
+  std::vector<std::vector<T>> xf(tokens.size());
+  parallel_for(0, tokens.size(), threads, [&](size_t t) {
+    xf[t].reserve(tokens[t]->size());
+    for (const Rational& x : *tokens[t]) xf[t].push_back(x.is_zero() ? fld_.from(Rational(0)) : fld_.from(x));
+  });
   vx_.assign(tokens.size(), {});
   parallel_for(0, tokens.size(), threads, [&](size_t t) {
-    for (size_t h = 0; h < H; ++h) vx_[t].push_back(dot_token(fld_, *tokens[t], heads_[h].v));
+    for (size_t h = 0; h < H; ++h) vx_[t].push_back(dot_token(fld_, *tokens[t], xf[t], heads_[h].v));
   });
   std::vector<std::pair<const std::pair<int, int>*, std::vector<T>*>> pairs;
   for (auto& [key, val] : sx_) pairs.emplace_back(&key, &val);
   parallel_for(0, pairs.size(), threads, [&](size_t p) {
     const auto [x, f] = *pairs[p].first;
     const std::vector<std::vector<T>>& w = Wx[final_slot.at(f)];
-    for (size_t h = 0; h < H; ++h) pairs[p].second->push_back(dot_token(fld_, *tokens[x], w[h]));
+    const std::vector<T>& sN = sN_.find(f)->second;
+    // the weight's exponential, the same for every count of this token
+    for (size_t h = 0; h < H; ++h) pairs[p].second->push_back(fld_.exp(dot_token(fld_, *tokens[x], xf[x], w[h]) - sN[h]));
   });
 }
 
@@ -162,7 +193,7 @@ typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
   for (size_t h = 0; h < heads_.size(); ++h) {
     T num = zero, den = zero;
     for (size_t r = 0; r < q.size(); ++r) {
-      const T w = fld_.exp((*sx[r])[h] - sN->second[h]) * fld_.from(Rational(q[r].count));
+      const T w = (*sx[r])[h] * fld_.from(Rational(q[r].count));
       num = num + w * vx_[xs[r]][h];
       den = den + w;
     }

@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "mhaq/stages/1-oracle/oracle.hpp"
 
@@ -21,7 +22,16 @@ class KeepingOracle final : public Oracle<T> {
   int dim() const override { return inner_.dim(); }
   const Field<T>& field() const override { return inner_.field(); }
   long sent() const { return sent_; }
-  void serve_kept() { serve_ = true; }
+  // The index of kept answers is built here, from the record of the first
+  // attempt in the order asked (the first answer to a repeated query is the
+  // one kept), so that a run that never repairs never forms the keys.
+  void serve_kept() {
+    if (!serve_)
+      for (size_t i = 0; i < asked_.size(); ++i) kept_.emplace(key(asked_[i]), answers_[i]);
+    asked_.clear();
+    answers_.clear();
+    serve_ = true;
+  }
 
  private:
   static std::string key(const Query& q) {
@@ -34,17 +44,24 @@ class KeepingOracle final : public Oracle<T> {
     return k;
   }
   T answer(const Query& q) override {
-    const std::string k = key(q);
-    if (serve_) {
-      const auto it = kept_.find(k);
-      if (it != kept_.end()) return it->second;
+    if (!serve_) {
+      ++sent_;
+      T a = inner_.query(q);
+      asked_.push_back(q);
+      answers_.push_back(a);
+      return a;
     }
+    const std::string k = key(q);
+    const auto it = kept_.find(k);
+    if (it != kept_.end()) return it->second;
     ++sent_;
     T a = inner_.query(q);
     kept_.emplace(k, a);
     return a;
   }
   Oracle<T>& inner_;
+  std::vector<Query> asked_;  // before serve_kept(): every query and its answer, in order
+  std::vector<T> answers_;
   std::map<std::string, T> kept_;
   long sent_ = 0;
   bool serve_ = false;

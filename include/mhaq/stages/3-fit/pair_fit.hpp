@@ -73,13 +73,16 @@ class PairSystem {
     using U = typename G::value_type;
     const int H = H_, n = 2 * H_ + 1;
     if (equations() != n) return false;
-    const U one = F.from(Rational(1));
+    const U one = F.from(Rational(1)), two = F.from(Rational(2));
+    // the nodes 0..2H in the field, converted once
+    std::vector<U> node;
+    for (int k = 0; k < n; ++k) node.push_back(F.from(Rational(k)));
     std::vector<U> Q2, lead;
     U pr2 = one;
     for (int g = 0; g < H; ++g) pr2 = pr2 * x[1 + g] * x[1 + g];
     for (int k = 0; k < n; ++k) {
       U q = one;
-      for (int g = 0; g < H; ++g) q = q * (one + x[1 + g] * F.from(Rational(k)));
+      for (int g = 0; g < H; ++g) q = q * (one + x[1 + g] * node[k]);
       Q2.push_back(q * q);
       Rational w(1);
       for (int m = 0; m < n; ++m)
@@ -97,15 +100,21 @@ class PairSystem {
         if (g == h) continue;
         const U t = one - x[1 + g] / r;
         Gh = Gh * t * t;
-        dG = dG + F.from(Rational(2)) * x[1 + g] / (one + x[1 + g] * rho);
+        dG = dG + two * x[1 + g] / (one + x[1 + g] * rho);
+      }
+      // rho - m and 1 / (rho - m) do not depend on k: formed once per head,
+      // then multiplied and summed for each k in the same order as before
+      std::vector<U> tm, inv_tm;
+      for (int m = 0; m < n; ++m) {
+        tm.push_back(rho - node[m]);
+        inv_tm.push_back(one / tm.back());
       }
       for (int k = 0; k < n; ++k) {
         U lk = one, dl = F.from(Rational(0));
         for (int m = 0; m < n; ++m)
           if (m != k) {
-            const U t = rho - F.from(Rational(m));
-            lk = lk * t;
-            dl = dl + one / t;
+            lk = lk * tm[m];
+            dl = dl + inv_tm[m];
           }
         const U base = Q2[k] * lk / lead[k];
         const U dlog = base / (c * Gh);
@@ -230,18 +239,42 @@ struct Chaining {
   // pair (f0 then costs O(d) field operations; its value is unchanged).
   // Entries are valid for this DeltaInv and b1 only: remember after setting them.
   std::map<QVec, QVec> lambdas;
+  ClearedQMat cleared;  // DeltaInv over one denominator, built by the first remember()
   void remember(const QVec& b) {
-    if (lambdas.find(b) == lambdas.end()) lambdas.emplace(b, matvec(DeltaInv, b - b1));
+    if (lambdas.find(b) != lambdas.end()) return;
+    if (cleared.empty()) cleared = ClearedQMat(DeltaInv);
+    lambdas.emplace(b, cleared.apply(b - b1));
+  }
+  // the remembered lambdas as field numbers (fld.from of each entry, made
+  // once per token by convert() instead of once per pair; the same numbers
+  // at the same working precision)
+  std::map<QVec, std::vector<T>> lambda_values;
+  // f(0) of every remembered token, formed by convert() once per token (many
+  // pairs share a final token); f0() returns the kept number, the same
+  // operations on the same numbers. convert() after vdelta and fb1 are set.
+  std::map<QVec, T> f0_kept;
+  template <class F>
+  void convert(const F& fld) {
+    for (const auto& [b, lambda] : lambdas) {
+      std::vector<T> v;
+      v.reserve(lambda.size());
+      for (const Rational& x : lambda) v.push_back(fld.from(x));
+      lambda_values.insert_or_assign(b, std::move(v));
+    }
+    f0_kept.clear();
+    for (const auto& e : lambdas) f0_kept.insert_or_assign(e.first, f0(fld, e.first));
   }
   template <class F>
   T f0(const F& fld, const QVec& b) const {
+    if (const auto kept = f0_kept.find(b); kept != f0_kept.end()) return kept->second;
     const auto it = lambdas.find(b);
     QVec fresh;
-    if (it == lambdas.end()) fresh = matvec(DeltaInv, b - b1);
+    if (it == lambdas.end()) fresh = cleared.empty() ? matvec(DeltaInv, b - b1) : cleared.apply(b - b1);
     const QVec& lambda = it == lambdas.end() ? fresh : it->second;
+    const auto kept = it == lambdas.end() ? lambda_values.end() : lambda_values.find(b);
     T s = fb1;
     for (size_t i = 0; i < lambda.size(); ++i)
-      if (!lambda[i].is_zero()) s = s + fld.from(lambda[i]) * vdelta[i];
+      if (!lambda[i].is_zero()) s = s + (kept != lambda_values.end() ? kept->second[i] : fld.from(lambda[i])) * vdelta[i];
     return s;
   }
 };

@@ -35,8 +35,9 @@ typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHea
 // plan's answers, for the self-check). Every number evaluate_heads forms from
 // tokens alone is formed once and kept: per final token x_N and head, W_h x_N
 // and s_N = x_N^T W_h x_N (d^2 operations); per distinct token x, v_h^T x; per
-// distinct pair (x, x_N) of a query, x^T W_h x_N. A query then costs O(H) field
-// operations per run of equal tokens (the weights, exp, and the sums). Each
+// distinct pair (x, x_N) of a query, x^T W_h x_N and its weight's exponential
+// e^{x^T W_h x_N - s_N} (the same for every count of x). A query then costs
+// O(H) field operations per run of equal tokens (the weights and the sums). Each
 // kept number comes from the same operations in the same order as in
 // evaluate_heads, so every value is identical to it (bit for bit in the float
 // fields, the same balls, the same exact numbers). A query with a token or a
@@ -55,7 +56,7 @@ class HeadEvaluator {
   std::map<QVec, int> ids_;                    // distinct tokens
   std::vector<std::vector<T>> vx_;             // per token id, per head: v_h^T x
   std::map<int, std::vector<T>> sN_;           // per final token id, per head: s_N
-  std::map<std::pair<int, int>, std::vector<T>> sx_;  // per (token, final token), per head: x^T W_h x_N
+  std::map<std::pair<int, int>, std::vector<T>> sx_;  // per (token, final token), per head: exp(x^T W_h x_N - s_N)
 };
 
 }  // namespace mhaq
