@@ -247,6 +247,28 @@ TEST_CASE("the issue's near-parallel pair (U = (-5/4, 3/2) and (-9/8, 13/8), u =
   }
 }
 
+TEST_CASE("a hyperplane through a grid point of the path is not a neuron with ubar_j = 0") {
+  // From the near-parallel family (3.6 degrees): neuron 1's hyperplane is
+  // y_2 = 0, so the path's point (-240, 0) lies on it, and the jump from
+  // (-240, 1/16) has zero normal. Single tokens kink exactly at that end
+  // point; a kink test confined to the closed piece missed it and called the
+  // model not identifiable.
+  TransformerModel t;
+  t.d = 2;
+  QMat W1(2, 2), W2(2, 2);
+  W1(0, 0) = Rational(3, 4), W1(0, 1) = Rational(1, 2), W1(1, 0) = Rational(1), W1(1, 1) = Rational(-1);
+  W2(0, 0) = Rational(-3, 4), W2(0, 1) = Rational(-1, 2), W2(1, 0) = Rational(-3, 4), W2(1, 1) = Rational(-3, 4);
+  t.W = {W1, W2};
+  t.U = {{QVec{Rational(-3, 4), Rational(3, 2)}, QVec{Rational(-2), Rational(2)}},
+         {QVec{Rational(3, 4), Rational(-11, 4)}, QVec{Rational(4255, 2048), Rational(-13, 4)}}};
+  t.u = {Rational(-1), Rational(-1)};
+  REQUIRE_FALSE(violates_stated_condition(t.canonical()));
+  const BlindOutcome o = run_blind(t, 4);
+  INFO(o.run.status << ": " << o.run.message);
+  CHECK(o.run.status != "not_identifiable");
+  CHECK(!(o.ok && !o.exact));
+}
+
 TEST_CASE("blind soak: random transformers and a near-parallel family, never ok and wrong (must-show 2, 3)") {
   const int mult = test::multiplier();
   std::mt19937_64 eval_rng(0xe7a1);

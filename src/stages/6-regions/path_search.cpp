@@ -88,7 +88,14 @@ RegionValues<typename F::value_type> PathSearcher<F>::probe(QVec& x, bool may_mo
       x = y;
       return e;
     } catch (const Error& err) {
-      if (err.kind() != ErrorKind::not_identifiable || attempt >= 2 || !may_move) throw;
+      if (err.kind() != ErrorKind::not_identifiable || !may_move) throw;
+      // A point the search chose (not a corner) and its grid neighbours may
+      // all lie within the offsets' reach of a hyperplane: close, nearly
+      // parallel hyperplanes do that. It says nothing about the model's
+      // conditions (a neuron with ubar_j = 0 fails at the corners already).
+      if (attempt >= 2)
+        throw_degenerate("region values at " + qvec_str(x) + " and its grid neighbours: a neuron flips inside the probe pairs at every offset " +
+                         "scale tried, so the point lies too close to a neuron's hyperplane for the offsets (another seed moves the path)");
     }
   }
 }
@@ -122,16 +129,18 @@ void PathSearcher<F>::zero_normal_piece(const Piece& pc) {
   std::vector<T> ebar(d_, fld_.from(Rational(0)));
   for (int h = 0; h < H_; ++h)
     for (int c = 0; c < d_; ++c) ebar[c] = ebar[c] + pc.ea.e[h][c];
-  // 33 tokens 32 a + k (b - a), k = 0..32: grid points, the piece at 32x (a cone)
+  // 35 tokens 32 a + k (b - a), k = -1..33: grid points, the piece at 32x (a
+  // cone) and one step past either end, so that a hyperplane through an end
+  // point (a grid point can lie on one) shows its kink
   const int parts = 32;
   Truth linear = Truth::yes;
-  for (int k = 0; k <= parts && linear != Truth::no; ++k) {
+  for (int k = -1; k <= parts + 1 && linear != Truth::no; ++k) {
     QVec y = plus(scaled(pc.a, Rational(parts)), pc.b - pc.a, Rational(k));
     linear = truth_and(linear, same(g_at(y), dot_q(fld_, y, ebar)));
   }
   if (linear != Truth::yes) return;
   throw_not_identifiable("the region values jump by " + vec_str(fld_, j) + " between " + qvec_str(pc.a) + " and " + qvec_str(pc.b) +
-                         " with zero hyperplane normal sum_h jump_h, and T on single tokens has no kink there (" + std::to_string(parts + 1) +
+                         " with zero hyperplane normal sum_h jump_h, and T on single tokens has no kink there (" + std::to_string(parts + 3) +
                          " tokens across): some neuron's pre-activation does not follow the final token (condition ubar_j = sum_h U_{h,j} != 0 fails)");
 }
 
