@@ -269,6 +269,27 @@ TEST_CASE("a hyperplane through a grid point of the path is not a neuron with ub
   CHECK(!(o.ok && !o.exact));
 }
 
+TEST_CASE("a path corner on a hyperplane is not a neuron with ubar_j = 0") {
+  // From the near-parallel family (6.6 degrees): at seed 4 the path's corner
+  // (-4, 7/2) lies on neuron 1's hyperplane 7 y_1 + 8 y_2 = 0, where the probe
+  // pairs flip at every offset scale. Single tokens kink there, so the
+  // verdict is degenerate (it was not_identifiable); seed 1 recovers it.
+  TransformerModel t;
+  t.d = 2;
+  QMat W(2, 2);
+  W(0, 0) = Rational(0), W(0, 1) = Rational(0), W(1, 0) = Rational(3, 4), W(1, 1) = Rational(-1, 4);
+  t.W = {W};
+  t.U = {{QVec{Rational(-7, 4), Rational(-2)}, QVec{Rational(-1555, 1024), Rational(-18043, 8192)}}};
+  t.u = {Rational(2), Rational(2)};
+  REQUIRE_FALSE(violates_stated_condition(t.canonical()));
+  for (std::uint64_t seed : {4, 1}) {
+    const BlindOutcome o = run_blind(t, seed);
+    INFO("seed " << seed << ": " << o.run.status << ": " << o.run.message);
+    CHECK(o.run.status != "not_identifiable");
+    CHECK(!(o.ok && !o.exact));
+  }
+}
+
 TEST_CASE("blind soak: random transformers and a near-parallel family, never ok and wrong (must-show 2, 3)") {
   const int mult = test::multiplier();
   std::mt19937_64 eval_rng(0xe7a1);

@@ -74,8 +74,10 @@ class PathSearcher {
 };
 
 // A probe that lands exactly on a hyperplane (its pairs flip at every scale)
-// is moved by one grid step, at most twice; the moved point replaces it. A
-// pair flipping everywhere after that is the ubar_j = 0 condition.
+// is moved by one grid step, at most twice; the moved point replaces it, and
+// a point still flipping after that is too close to a hyperplane (degenerate).
+// Corners do not move: one that flips is the ubar_j = 0 condition unless
+// single tokens show a hyperplane through it.
 template <ArithField F>
 RegionValues<typename F::value_type> PathSearcher<F>::probe(QVec& x, bool may_move) {
   for (int attempt = 0;; ++attempt) {
@@ -88,7 +90,25 @@ RegionValues<typename F::value_type> PathSearcher<F>::probe(QVec& x, bool may_mo
       x = y;
       return e;
     } catch (const Error& err) {
-      if (err.kind() != ErrorKind::not_identifiable || !may_move) throw;
+      if (err.kind() != ErrorKind::not_identifiable) throw;
+      if (!may_move) {
+        // A corner exactly on a neuron's hyperplane (a grid point can be)
+        // fails the same way; single tokens kink through it, while a neuron
+        // with ubar_j = 0 is invisible to them. Only no kink within 1/16
+        // along every axis leaves the condition as the explanation.
+        Truth straight = Truth::yes;
+        const T g0 = g_at(x);
+        for (int a = 0; a < d_ && straight != Truth::no; ++a) {
+          QVec lo = x, hi = x;
+          lo[a] -= Rational(1, 16);
+          hi[a] += Rational(1, 16);
+          straight = truth_and(straight, same(g_at(lo) + g_at(hi), g0 + g0));
+        }
+        if (straight != Truth::yes)
+          throw_degenerate("the path's corner " + qvec_str(x) + " lies on or within 1/16 of a neuron's hyperplane (single tokens kink there), " +
+                           "where the probe pairs flip at every offset scale (another seed moves the path)");
+        throw;
+      }
       // A point the search chose (not a corner) and its grid neighbours may
       // all lie within the offsets' reach of a hyperplane: close, nearly
       // parallel hyperplanes do that. It says nothing about the model's

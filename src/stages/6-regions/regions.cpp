@@ -123,9 +123,8 @@ RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename
     prev = std::move(cur);
     st_prev = st;
   }
-  throw_not_identifiable(
-      "a neuron flips inside the probe pairs at every offset scale: its pre-activation does not follow the final token "
-      "(condition ubar_j = sum_h U_{h,j} != 0 fails)");
+  throw_not_identifiable("a neuron flips inside the probe pairs at every offset scale up to " + qvec_str(at) +
+                         ": its pre-activation does not follow the final token (condition ubar_j = sum_h U_{h,j} != 0 fails)");
 }
 
 #define MHAQ_INSTANTIATE(F)                                                                                                       \
