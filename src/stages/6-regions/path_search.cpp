@@ -102,7 +102,10 @@ RegionValues<typename F::value_type> PathSearcher<F>::probe(QVec& x, bool may_mo
           QVec lo = x, hi = x;
           lo[a] -= Rational(1, 16);
           hi[a] += Rational(1, 16);
-          straight = truth_and(straight, same(g_at(lo) + g_at(hi), g0 + g0));
+          // one query per statement: the order of queries is part of the run
+          const T glo = g_at(lo);
+          const T ghi = g_at(hi);
+          straight = truth_and(straight, same(glo + ghi, g0 + g0));
         }
         if (straight != Truth::yes)
           throw_degenerate("the path's corner " + qvec_str(x) + " lies on or within 1/16 of a neuron's hyperplane (single tokens kink there), " +
