@@ -3,11 +3,12 @@
 #include <mpfr.h>
 
 #include <cmath>
-#include <cstring>
+#include <limits>
 #include <set>
 
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/text.hpp"
+#include "line_cursor.hpp"
 
 namespace mhaq::oracle_protocol {
 
@@ -300,9 +301,9 @@ namespace {
 // accepts only lines the general reader takes to the same answers; anything
 // else makes it give up, and the general reader decides, with its faults and
 // messages.
-class CanonicalAnswers {
+class CanonicalAnswers : oracle_detail::LineCursor {
  public:
-  CanonicalAnswers(const std::string& line) : s_(line) {}
+  explicit CanonicalAnswers(const std::string& line) : LineCursor(line) {}
   bool read(long batch, const std::vector<long>& ids, bool need_radius, std::vector<Answer>& out) {
     try {
       if (ids.empty() || !lit("{\"answers\":[")) return false;
@@ -310,7 +311,7 @@ class CanonicalAnswers {
         if (k && !lit(",")) return false;
         const size_t start = i_;
         long id = 0;
-        if (!lit("{\"id\":") || !integer(id) || id != ids[k]) return false;
+        if (!lit("{\"id\":") || !integer(0, std::numeric_limits<long>::max(), id) || id != ids[k]) return false;
         Answer a;
         std::string r, v;
         if (lit(",\"radius\":")) {
@@ -331,30 +332,13 @@ class CanonicalAnswers {
       }
       if (!lit("],\"batch\":")) return false;
       long b = 0;
-      return integer(b) && b == batch && lit(",\"type\":\"answers\"}") && i_ == s_.size();
+      return integer(0, std::numeric_limits<long>::max(), b) && b == batch && lit(",\"type\":\"answers\"}") && i_ == s_.size();
     } catch (const Error&) {
       return false;
     }
   }
 
  private:
-  bool lit(const char* t) {
-    const size_t n = std::strlen(t);
-    if (s_.compare(i_, n, t) != 0) return false;
-    i_ += n;
-    return true;
-  }
-  static bool digit(char c) { return c >= '0' && c <= '9'; }
-  // a JSON integer: no sign, no leading zero, at most 18 digits
-  bool integer(long& v) {
-    const size_t b = i_;
-    long x = 0;
-    while (i_ < s_.size() && digit(s_[i_]) && i_ - b < 18) x = 10 * x + (s_[i_++] - '0');
-    const size_t n = i_ - b;
-    if (n == 0 || (n > 1 && s_[b] == '0') || (i_ < s_.size() && digit(s_[i_]))) return false;
-    v = x;
-    return true;
-  }
   // a string of the characters of a decimal (its grammar is Rational::parse's)
   bool decimal(std::string& t) {
     if (!lit("\"")) return false;
@@ -364,8 +348,6 @@ class CanonicalAnswers {
     t.assign(s_, b, i_ - 1 - b);
     return true;
   }
-  const std::string& s_;
-  size_t i_ = 0;
 };
 }  // namespace
 

@@ -2,12 +2,12 @@
 
 #include <flint/fmpz.h>
 
-#include <cstring>
 #include <istream>
 #include <ostream>
 
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/text.hpp"
+#include "line_cursor.hpp"
 #include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/model/transformer_oracle.hpp"
@@ -177,9 +177,9 @@ json error_reply(const std::string& m) { return json{{"type", "error"}, {"messag
 // to the same batch and queries; anything else (other spacing or key order,
 // a token or number it does not know, a value out of range) makes it give
 // up, and the general reader decides, with its own messages.
-class CanonicalBatch {
+class CanonicalBatch : oracle_detail::LineCursor {
  public:
-  CanonicalBatch(const std::string& line, int d) : s_(line), d_(d) {}
+  CanonicalBatch(const std::string& line, int d) : LineCursor(line), d_(d) {}
   bool read(long& batch, std::vector<std::pair<long, Query>>& out) {
     try {
       if (!lit("{\"batch\":") || !integer(0, 1L << 60, batch) || !lit(",\"queries\":[")) return false;
@@ -220,24 +220,6 @@ class CanonicalBatch {
   }
 
  private:
-  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
-  bool lit(const char* t) {
-    const size_t n = std::strlen(t);
-    if (s_.compare(i_, n, t) != 0) return false;
-    i_ += n;
-    return true;
-  }
-  static bool digit(char c) { return c >= '0' && c <= '9'; }
-  // a JSON integer in [lo, hi]: no sign, no leading zero, at most 18 digits
-  bool integer(long lo, long hi, long& v) {
-    const size_t b = i_;
-    long x = 0;
-    while (i_ < s_.size() && digit(s_[i_]) && i_ - b < 18) x = 10 * x + (s_[i_++] - '0');
-    const size_t n = i_ - b;
-    if (n == 0 || (n > 1 && s_[b] == '0') || digit(peek()) || x < lo || x > hi) return false;
-    v = x;
-    return true;
-  }
   // digits of a token part: 1 to 18, leading zeros allowed (the general
   // reader allows them too)
   bool part(long& v) {
@@ -282,9 +264,7 @@ class CanonicalBatch {
     }
     return true;
   }
-  const std::string& s_;
   int d_;
-  size_t i_ = 0;
 };
 
 }  // namespace
