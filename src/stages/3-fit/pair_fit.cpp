@@ -74,6 +74,19 @@ PairFit<typename F::value_type> interpolate_linear(const F& fld, const std::vect
   return out;
 }
 
+// The approximate fit of interpolate_pair: the linear route, refined on the
+// pair's own equations. A type with its head count in view, so that a field
+// replaying a run can look the fit up (FitMemo, arith/jet.hpp).
+struct Approximate {
+  int H;
+  template <class G>
+  std::optional<std::vector<typename G::value_type>> operator()(const G& g, const std::vector<typename G::value_type>& f) const {
+    auto x = pack(interpolate_linear(g, f, H));
+    g.refine(PairSystem(f, H), x);
+    return std::optional(x);
+  }
+};
+
 }  // namespace
 
 template <ArithField F>
@@ -93,12 +106,7 @@ PairFit<typename F::value_type> interpolate_pair(const F& fld, const std::vector
   // MPFR from the midpoints for balls), refined on the pair's own equations;
   // certify() accepts it as is (exact, floats) or proves it (balls, Krawczyk).
   // When a ball fit cannot be certified the plain ball route below still is.
-  auto approximate = [H](const auto& G, const auto& g) {
-    auto x = pack(interpolate_linear(G, g, H));
-    G.refine(PairSystem(g, H), x);
-    return std::optional(x);
-  };
-  std::optional<std::vector<T>> x = fld.filtered(f, approximate);
+  std::optional<std::vector<T>> x = fld.filtered(f, Approximate{H});
   const PairFit<T> fit = x && fld.certify(sys, *x) == Truth::yes ? unpack(*x, H) : interpolate_linear(fld, f, H);
   for (size_t k = n; k < f.size(); ++k)
     if (fld.equal(fit_value(fld, fit, static_cast<long>(k)), f[k]) == Truth::no)
