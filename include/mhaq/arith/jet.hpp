@@ -365,8 +365,15 @@ Jet<B, D> lin_comb(const Field<Jet<B, D>>& fld, const std::vector<const Jet<B, D
   int hi = -1;
   for (const J* xt : x)
     if (!xt->grad().empty()) hi = std::max(hi, xt->grad().back().first);
-  std::vector<D> acc(static_cast<size_t>(hi + 1));
-  std::vector<char> has(static_cast<size_t>(hi + 1), 0);
+  // the dense arrays are kept per thread between calls (the final solves make
+  // H d^2 of them over all the answers); `has` is cleared again on the way out
+  thread_local std::vector<D> acc;
+  thread_local std::vector<char> has;
+  if (acc.size() < static_cast<size_t>(hi + 1)) {
+    acc.resize(static_cast<size_t>(hi + 1));
+    has.resize(static_cast<size_t>(hi + 1), 0);
+  }
+  size_t used = 0;
   for (size_t t = 0; t < x.size(); ++t) {
     v = v + (c_left ? c[t]->value() * x[t]->value() : x[t]->value() * c[t]->value());
     const auto& cd = deriv_cast<D>(c[t]->value());
@@ -376,13 +383,49 @@ Jet<B, D> lin_comb(const Field<Jet<B, D>>& fld, const std::vector<const Jet<B, D
       } else {
         acc[q] = g * cd;
         has[q] = 1;
+        ++used;
       }
     }
   }
   typename J::Grad gr;
+  gr.reserve(used);
   for (int q = 0; q <= hi; ++q)
-    if (has[q]) gr.emplace_back(q, std::move(acc[q]));
+    if (has[q]) {
+      gr.emplace_back(q, std::move(acc[q]));
+      has[q] = 0;
+    }
   return J(std::move(v), std::move(gr));
+}
+
+// Decisions read values only. A stage that forms numbers only to decide on
+// them (the labelling's products and scales) can form them in the decision
+// view instead: the field itself for plain numbers; for jets, the values with
+// exactly the jets' own value operations (abs as the jets take it), so every
+// decision is the one the jets would take, without carrying gradients.
+template <class F>
+const F& decision_view(const F& f) {
+  return f;
+}
+template <class T>
+const T& decision_value(const T& x) {
+  return x;
+}
+template <class B>
+struct JetDecisions {
+  using value_type = B;
+  const Field<B>& base;
+  B from(const Rational& q) const { return base.from(q); }
+  B abs(const B& x) const { return base.is_positive(x) == Truth::no ? -x : x; }
+  Truth equal(const B& a, const B& b) const { return base.equal(a, b); }
+  Truth equal(const B& a, const B& b, const B& s) const { return base.equal(a, b, s); }
+};
+template <class B, class D>
+JetDecisions<B> decision_view(const Field<Jet<B, D>>& f) {
+  return JetDecisions<B>{f.base};
+}
+template <class B, class D>
+const B& decision_value(const Jet<B, D>& x) {
+  return x.value();
 }
 
 static_assert(ArithField<Field<Jet<Ball>>>);
