@@ -50,10 +50,15 @@ struct DerivError {
 // derivatives, `err` receives their error bounds.
 template <class B, class D>
 bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& heads, const std::vector<int>& order,
-             const std::vector<Ball>& fabs, bool certified, Sensitivity& S, DerivError* err = nullptr) {
+             const std::vector<Ball>& fabs, bool certified, Sensitivity& S, DerivError* err = nullptr, bool keep_J = true) {
   const int d = S.d, H = S.H;
   const long cols = S.columns;
-  S.J.assign(static_cast<size_t>(S.rows()) * cols, 0.0);
+  // J itself (rows x answers, dense) only when asked for: the kappas need
+  // the row sums alone
+  if (keep_J)
+    S.J.assign(static_cast<size_t>(S.rows()) * cols, 0.0);
+  else
+    S.J.clear();
   S.scale.assign(S.rows(), 0.0);
   S.answer_abs.assign(cols, 0.0);
   for (long j = 0; j < cols; ++j) S.answer_abs[j] = mid_double(fabs[j]);
@@ -93,7 +98,7 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
             const Ball y = ae * fabs[col];
             srel += y;
             s2 += y * y;
-            S.J[static_cast<size_t>(row) * cols + col] = mid_double(e);
+            if (keep_J) S.J[static_cast<size_t>(row) * cols + col] = mid_double(e);
           }
           if (certified && (!accurate(s1) || !accurate(srel) || !accurate(s2))) return false;
           m1 = mid_double(s1);
@@ -109,7 +114,7 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
             rrel += rad * ad;
             r2 += (rad * ad) * (rad * ad);
             if (!deriv_finite(dv)) err->finite = false;
-            S.J[static_cast<size_t>(row) * cols + col] = mid;
+            if (keep_J) S.J[static_cast<size_t>(row) * cols + col] = mid;
           }
           const double n1 = static_cast<double>(x.grad().size() + 1) * ErrDouble::u;
           r1 += n1 * m1;
@@ -331,7 +336,8 @@ enum class Replay { ok, disagrees, untrusted };
 // reference heads bit for bit instead.
 template <class T, class D = T>
 Replay replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, const std::vector<Query>& queries, const std::vector<T>& answers,
-                          const std::vector<LearnedHead<T>>* reference, Sensitivity& S, bool with_pair_cond, const FitMemo<T>* memo = nullptr) {
+                          const std::vector<LearnedHead<T>>* reference, Sensitivity& S, bool with_pair_cond, const FitMemo<T>* memo = nullptr,
+                          bool keep_J = true) {
   ReplayOracle<T> replay(d, field, queries, answers);
   JetOracle<T, D> oracle(replay, -1, memo);
   const LearnResult<Jet<T, D>> res = learn<Jet<T, D>>(oracle, l);
@@ -343,7 +349,7 @@ Replay replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, c
   std::vector<int> order(S.H);
   for (int h = 0; h < S.H; ++h) order[h] = h;
   DerivError err;
-  compose(field, res.heads, order, answer_abs(field, answers), false, S, &err);
+  compose(field, res.heads, order, answer_abs(field, answers), false, S, &err, keep_J);
   S.pair_cond = with_pair_cond ? pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs, &err) : 0.0;
   S.derivative_bits = S.bits;
   if (has_error_bound<D>) {
@@ -396,14 +402,17 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
   l.self_check = false;
   l.keep_fit_samples = false;
   Sensitivity S;
+  // the float judge's estimate (with a reference) needs the kappas only
+  const bool keep_J = reference == nullptr;
+  const FitMemo<T>* const no_memo = nullptr;
   // proofs/35: with the run's own pair fits, the replay at the run's
   // precision computes no fit again; taken when its heads are the run's
   // heads bit for bit (then it is the run's computation, with derivatives).
   if (reference && memo && memo->bits() == run_bits && working_precision() == run_bits) {
     try {
       Replay r = Replay::untrusted;
-      if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, answers, reference, S, with_pair_cond, memo);
-      if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, answers, reference, S, with_pair_cond, memo);
+      if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, answers, reference, S, with_pair_cond, memo, keep_J);
+      if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, answers, reference, S, with_pair_cond, memo, keep_J);
       if (r == Replay::ok) return S;
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
@@ -425,8 +434,8 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
       for (const T& a : answers) low.push_back(a + zero);
       try {
         Replay r = Replay::untrusted;
-        if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, low, reference, S, with_pair_cond);
-        if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, low, reference, S, with_pair_cond);
+        if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, low, reference, S, with_pair_cond, no_memo, keep_J);
+        if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, low, reference, S, with_pair_cond, no_memo, keep_J);
         if (r == Replay::ok) return S;
       } catch (const Error& e) {
         if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
@@ -434,9 +443,9 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
     }
   // at the run's own precision: the run's computation, no agreement needed;
   // double derivatives first as above
-  if (reference && double_derivs && has_error_bound<Cheap> && replay_sensitivity<T, Cheap>(field, d, l, queries, answers, nullptr, S, with_pair_cond) == Replay::ok)
+  if (reference && double_derivs && has_error_bound<Cheap> && replay_sensitivity<T, Cheap>(field, d, l, queries, answers, nullptr, S, with_pair_cond, no_memo, keep_J) == Replay::ok)
     return S;
-  replay_sensitivity<T>(field, d, l, queries, answers, nullptr, S, with_pair_cond);
+  replay_sensitivity<T>(field, d, l, queries, answers, nullptr, S, with_pair_cond, no_memo, keep_J);
   return S;
 }
 

@@ -89,6 +89,8 @@ Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::ve
 // bounds move kappa, kappa_rel, kappa_rms and pair_cond by at most
 // 2^-kEstimateDerivBits relative; otherwise the same replay with MPFR
 // derivatives (proofs/33-double-derivative-estimate.md).
+// With a reference (the float judge's estimate) S.J is left empty: the
+// estimate needs the kappas, which are row sums, not J itself.
 // Without `with_pair_cond` the pair fits are not differentiated again for
 // pair_cond (left 0, and not part of the double derivatives' acceptance):
 // for callers that use only kappa, kappa_rel and kappa_rms.
