@@ -366,6 +366,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
     if (o.certificate) throw Error(ErrorKind::usage, "--certificate records the paper design's runs only");
     Rng rng(lo.seed);
     lo.attention_draws = draw_scaled(rng, truth.d, lo.H, lo.tokens);
+    lo.fitted_regions = true;
     r.design = design_name(o.design);
   }
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");

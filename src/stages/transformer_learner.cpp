@@ -362,6 +362,10 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
   design.grid_den = g;
   design.max_probes = opt.max_probes;
   design.single_crossing_test = opt.single_crossing_test;
+  if (opt.fitted_regions) {
+    design.probe_size = Rational(4);  // the path's corners' size: they stay where they are
+    design.fitted_offsets = true;
+  }
   for (;;) {  // offsets of size 1/16, invertible
     QMat D(d, d);
     for (int a = 0; a < d; ++a)
