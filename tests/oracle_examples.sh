@@ -108,11 +108,23 @@ done
 for s in 2 3 4; do
   "$py" "$E/torch_transformer.py" --d 3 --heads 2 --neurons 3 --seed $s --write-model tt$s.json
   "$M" recover --oracle "$py $E/torch_transformer.py --d 3 --heads 2 --neurons 3 --seed $s" --oracle-error 5e-14 --model tt$s.json \
-    --arith ball --bits 256 --seed 1 --design scaled --json > rt$s.json 2>/dev/null
+    --arith ball --bits 256 --seed 1 --design scaled --transcript tr$s.jsonl --json > rt$s.json 2>/dev/null
   [[ "$(field rt$s.json status)" == ok ]] || fail "torch transformer d=3 H=2 m=3 seed $s: $(field rt$s.json status): $(field rt$s.json message)"
   [[ "$(field rt$s.json contains_truth)" == True ]] || fail "torch transformer seed $s: ok but the balls miss the truth"
   "$py" "$src/tests/torch_transformer_check.py" rt$s.json --d 3 --heads 2 --neurons 3 --seed $s --sequences 200 --bound 5e-14 ||
     fail "torch transformer seed $s: the recovered transformer disagrees with torch"
+  # the stated 5e-14 covers tokens of moderate size only (torch's error grows
+  # with the token): the scaled design asks none with a coordinate above 17
+  "$py" - tr$s.jsonl <<'PY' || fail "torch transformer seed $s: a token larger than the stated bound covers was asked"
+import json, sys
+from fractions import Fraction
+big = 0
+for line in open(sys.argv[1]):
+    q = json.loads(line)
+    for run in q.get("runs", []):
+        big = max([big] + [abs(Fraction(t)) for t in run["token"]])
+sys.exit(0 if 0 < big <= 17 else 1)
+PY
   other=$(( s % 5 + 1 ))
   if "$py" "$src/tests/torch_transformer_check.py" rt$s.json --d 3 --heads 2 --neurons 3 --seed $other --sequences 200 --bound 5e-14 >/dev/null 2>&1; then
     fail "torch transformer seed $s: the check accepts torch's model of seed $other"

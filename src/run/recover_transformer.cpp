@@ -286,7 +286,11 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
       },
       ext);
   if (!started) return;
-  if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, lo.tokens.den);
+  // the scaled design asks far probes and large single tokens at 2^-k times
+  // their size (k up to about 20): a grid 2^40 times finer holds them
+  long oracle_den = lo.tokens.den;
+  for (int i = 0; lo.fitted_regions && i < 40 && oracle_den < (1L << 61); ++i) oracle_den *= 2;
+  if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, oracle_den);
   RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
