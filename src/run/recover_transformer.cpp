@@ -295,7 +295,11 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
       },
       ext);
   if (!started) return;
-  if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, lo.tokens.den, o.exact_solver);
+  // the scaled design asks far probes and large single tokens at 2^-k times
+  // their size (k up to about 20): a grid 2^40 times finer holds them
+  long oracle_den = lo.tokens.den;
+  for (int i = 0; lo.fitted_regions && i < 40 && oracle_den < (1L << 61); ++i) oracle_den *= 2;
+  if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, oracle_den, o.exact_solver);
   RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
@@ -387,6 +391,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
     if (o.certificate) throw Error(ErrorKind::usage, "--certificate records the paper design's runs only");
     Rng rng(lo.seed);
     lo.attention_draws = draw_scaled(rng, truth.d, lo.H, lo.tokens);
+    lo.fitted_regions = true;
     r.design = design_name(o.design);
   }
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
