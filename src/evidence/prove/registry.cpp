@@ -56,6 +56,8 @@ const std::vector<Entry>& registry() {
        "exact randomized", proof::check_placed_poles},
       {"35-replay-reuses-fits", "the float judge's replay at the run's precision takes the run's own pair fits: the same values and derivatives bit for bit",
        "MPFR randomized", proof::check_replay_reuses_fits},
+      {"36-scaled-queries", "T([(c y) x k]) = c T([y x k]) for c > 0; a pair moved to c x with offset c delta keeps the region-value identity at S(x)",
+       "exact randomized", proof::check_scaled_queries},
   };
   return r;
 }
