@@ -112,8 +112,10 @@ Placement place_offsets(const Estimate& est, const std::vector<double>& b, const
   return best;
 }
 
-// One round's pairs: for each final token b_j its d placed offsets (as asked,
-// and as doubles), each pair's fit and the log r it was placed at.
+// The pairs asked so far: for each final token b_j its d placed offsets (as
+// asked, and as doubles), each pair's fit and the log r it was placed at. A
+// round asks the final tokens it is told to (all in the first) and replaces
+// their entries; the others keep theirs.
 struct RoundData {
   std::vector<DMat> Deltas;
   std::vector<std::vector<QVec>> Dq;
@@ -128,20 +130,22 @@ struct Ladder {
 };
 
 template <class T>
-RoundData ask_round(Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad, Rng& rng, const std::vector<Counts>& grid,
-                    const PlacedOptions& opt) {
+void ask_round(RoundData& rd, const std::vector<char>& ask, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad,
+               Rng& rng, const std::vector<Counts>& grid, const PlacedOptions& opt) {
   const int d = dr.B.rows(), H = opt.H;
   const std::vector<Mpfr> K = ratios(grid);
-  RoundData rd;
   rd.Deltas.resize(d);
   rd.Dq.resize(d);
   rd.fits.resize(static_cast<size_t>(d) * d);
   rd.l0s.resize(static_cast<size_t>(d) * d);
   for (int j = 0; j < d; ++j) {
+    if (!ask[j]) continue;
     const QVec bq = dr.B.col(j);
     const std::vector<double> b = to_doubles(bq);
     const Placement pl = place_offsets(est, b, lad.rungs, lad.shift, rng, 60);
     const Mpfr f0 = answer(Query{Run{bq, 1}});
+    rd.Deltas[j].clear();
+    rd.Dq[j].clear();
     for (int i = 0; i < d; ++i) {
       const QVec dq = on_grid(pl.Delta[i], opt.tokens.den);
       rd.Deltas[j].push_back(to_doubles(dq));
@@ -158,26 +162,31 @@ RoundData ask_round(Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, con
         GridFit g2 = fit_free(F, K, f, H, opt.answer_bits);
         if (g2.cost < g.cost) g = std::move(g2);
       }
-      rd.worst_resid = std::max(rd.worst_resid, g.max_resid);
-      rd.worst_cond = std::max(rd.worst_cond, g.log2_cond);
       rd.fits[static_cast<size_t>(i) * d + j] = std::move(g);
       rd.l0s[static_cast<size_t>(i) * d + j] = l0;
     }
   }
-  return rd;
+  rd.worst_resid = rd.worst_cond = 0;
+  for (const GridFit& g : rd.fits) {
+    rd.worst_resid = std::max(rd.worst_resid, g.max_resid);
+    rd.worst_cond = std::max(rd.worst_cond, g.log2_cond);
+  }
 }
 
 // The pairs' heads in the estimate's order: per pair, the assignment that best
 // matches both the placed poles (in rungs) and the residues -v_h^T delta that
-// `vpred` predicts. L, C and their errors eL, eC are [h][i*d + j].
+// `vpred` predicts; at the final tokens marked in `by_residue` (whose poles
+// missed their places, so the places say nothing) the residues alone. L, C and
+// their errors eL, eC are [h][i*d + j].
 struct Labels {
   std::vector<std::vector<Mpfr>> L, C;
   std::vector<std::vector<double>> eL, eC;
-  double max_dev = 0;     // largest |log r fitted - log r placed|
-  std::string misplaced;  // the first pair with a pole half a rung or more off
+  double max_dev = 0;              // largest |log r fitted - log r placed|
+  std::vector<double> token_dev;   // the same per final token
+  std::string misplaced;           // the first pair with a pole half a rung or more off
 };
 
-Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& vpred, int H, double gap) {
+Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& vpred, int H, double gap, const std::vector<char>& by_residue) {
   const int d = static_cast<int>(rd.Deltas.size());
   const size_t n = static_cast<size_t>(d) * d;
   Labels lb{std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(n)),
@@ -185,6 +194,7 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
             std::vector<std::vector<double>>(H, std::vector<double>(n)),
             std::vector<std::vector<double>>(H, std::vector<double>(n)),
             0,
+            std::vector<double>(d, 0.0),
             ""};
   for (int j = 0; j < d; ++j)
     for (int i = 0; i < d; ++i) {
@@ -199,15 +209,17 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
         fl[h] = g.l[h].to_double();
         fc[h] = g.c[h].to_double();
       }
+      const double wplace = by_residue[j] ? 0.0 : 1.0 / gap;
       const std::vector<int> sg = best_permutation(H, [&](const std::vector<int>& s2) {
         double tot = 0;
-        for (int h = 0; h < H; ++h) tot += std::fabs(fl[s2[h]] - l0[h]) / gap + std::fabs(fc[s2[h]] - c0[h]) / cs;
+        for (int h = 0; h < H; ++h) tot += wplace * std::fabs(fl[s2[h]] - l0[h]) + std::fabs(fc[s2[h]] - c0[h]) / cs;
         return tot;
       });
       for (int h = 0; h < H; ++h) {
         const int q = sg[h];
         const double dev = std::fabs(fl[q] - l0[h]);
         lb.max_dev = std::max(lb.max_dev, dev);
+        lb.token_dev[j] = std::max(lb.token_dev[j], dev);
         if (!(dev < gap / 2) && lb.misplaced.empty()) lb.misplaced = "pair (i=" + std::to_string(i + 1) + ", j=" + std::to_string(j + 1) + ")";
         lb.L[h][p] = g.l[q];
         lb.C[h][p] = g.c[q];
@@ -216,6 +228,33 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
       }
     }
   return lb;
+}
+
+// v_h (in double, for labels only) by weighted least squares on c_h(i, j) =
+// -delta_ij^T v_h over the pairs of the final tokens marked in `use`; empty
+// when they do not determine it.
+std::vector<std::vector<double>> v_from_tokens(const RoundData& rd, const Labels& lb, int H, const std::vector<char>& use) {
+  const int d = static_cast<int>(rd.Deltas.size());
+  std::vector<std::vector<double>> v;
+  for (int h = 0; h < H; ++h) {
+    DMat N(d, std::vector<double>(d, 0.0));
+    std::vector<double> x(d, 0.0);
+    for (int j = 0; j < d; ++j) {
+      if (!use[j]) continue;
+      for (int i = 0; i < d; ++i) {
+        const size_t p = static_cast<size_t>(i) * d + j;
+        const double e = std::max(lb.eC[h][p], 1e-300), w2 = 1 / (e * e), c = lb.C[h][p].to_double();
+        if (!std::isfinite(w2) || !std::isfinite(c)) continue;
+        for (int r = 0; r < d; ++r) {
+          x[r] -= w2 * rd.Deltas[j][i][r] * c;
+          for (int q = 0; q < d; ++q) N[r][q] += w2 * rd.Deltas[j][i][r] * rd.Deltas[j][i][q];
+        }
+      }
+    }
+    if (!dsolve(N, x)) return {};
+    v.push_back(x);
+  }
+  return v;
 }
 
 // One head's solve and its first-order errors (absolute: the fits' weights
@@ -390,28 +429,46 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   for (int h = 0; h < H; ++h)
     lad.rungs.push_back(H == 1 ? (opt.ladder_top + opt.ladder_bottom) / 2 : opt.ladder_top + (opt.ladder_bottom - opt.ladder_top) * h / (H - 1));
   if (H > 1) lad.gap = std::fabs(opt.ladder_bottom - opt.ladder_top) / (H - 1);
-  const long round_cost = d + static_cast<long>(d) * d * static_cast<long>(grid.size() - 1);
+  const long token_cost = 1 + static_cast<long>(d) * static_cast<long>(grid.size() - 1);
+  RoundData rd;
+  std::vector<char> ask(d, 1);
   for (int round = 1;; ++round) {
     out.rounds = round;
     const long design_before = oracle.queries();
-    const RoundData rd = ask_round(answer, F, dr, est, lad, rng, grid, opt);
+    ask_round(rd, ask, answer, F, dr, est, lad, rng, grid, opt);
     out.design_queries += oracle.queries() - design_before;
     out.worst_pair_log2_cond = rd.worst_cond;
-    // labels, then the solve; when the residues disagree across final tokens
-    // (a wrong label somewhere), relabel with the residues the solve's own v
-    // predicts (no new queries), at most three times
+    // labels, then the solve. When the residues disagree across final tokens
+    // (a wrong label somewhere), relabel (no new queries), at most three
+    // times: a final token with a pole half a rung or more off its place is
+    // labelled by residues alone, with the v_h of the final tokens whose poles
+    // all kept their places (or, if there are none, of the solve itself)
     std::vector<std::vector<double>> vpred = est.v;
+    std::vector<char> by_residue(d, 0);
     Labels lb;
     for (int relabel = 0;; ++relabel) {
-      lb = label_round(rd, vpred, H, lad.gap);
+      lb = label_round(rd, vpred, H, lad.gap, by_residue);
       solve_round(F, dr, rd, lb, H, out);
       if (out.self_check == Truth::yes || relabel == 3 || !finite_heads(out.heads)) break;
-      vpred = estimate_of(out.heads, d).v;
+      std::vector<char> placed(d, 0);
+      for (int j = 0; j < d; ++j) {
+        placed[j] = by_residue[j] == 0 && lb.token_dev[j] < lad.gap / 2;
+        if (!placed[j]) by_residue[j] = 1;
+      }
+      vpred = v_from_tokens(rd, lb, H, placed);
+      if (vpred.empty()) vpred = estimate_of(out.heads, d).v;
     }
     // another round on this round's heads, while poles land far from their
-    // places and the budget allows: the estimate it places them by is better
-    const bool affordable = opt.budget == 0 || oracle.queries() - before + round_cost <= opt.budget;
-    if (round < opt.max_rounds && affordable && finite_heads(out.heads) && lb.max_dev > lad.gap / 4) {
+    // places and the budget allows: it asks again only the final tokens with
+    // a pole more than a quarter rung off, placed by the estimate's W_h b_j
+    // there (the solve's own column for that token)
+    long redo = 0;
+    for (int j = 0; j < d; ++j) {
+      ask[j] = lb.token_dev[j] > lad.gap / 4;
+      redo += ask[j];
+    }
+    const bool affordable = opt.budget == 0 || oracle.queries() - before + redo * token_cost <= opt.budget;
+    if (round < opt.max_rounds && redo > 0 && affordable && finite_heads(out.heads)) {
       est = estimate_of(out.heads, d);
       continue;
     }
