@@ -33,7 +33,7 @@ struct PlacedOptions {
          ladder_bottom = -8.5;  // log r of the first and last head on the ladder
   double ladder_shift = 1.5;
   int pilot_grid = 20;  // ratios per pilot pair besides t = 0
-  int max_rounds = 3;   // placed rounds, each on the previous round's heads
+  int max_rounds = 6;   // placed rounds, each on the previous round's heads (within the budget)
   long budget = 0;      // queries in all, pilot included (0: no limit); a further
                         // round only within it                       // each offset
                         // moves its whole ladder by up to this much
