@@ -636,10 +636,12 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     const bool affordable = opt.budget == 0 || oracle.queries() - before + redo * token_cost <= opt.budget;
     if (round < opt.max_rounds && redo > 0 && affordable) {
       // the solve's heads when they hold together, else a new estimate from the pairs' fits
-      if (out.self_check == Truth::yes && finite_heads(out.heads))
+      if (out.self_check == Truth::yes && finite_heads(out.heads)) {
         est = estimate_of(out.heads, d);
-      else
+      } else {
         est = reestimate(pool, est, dr, H, std::log(static_cast<double>(opt.k_max)), opt.seed + static_cast<std::uint64_t>(round));
+        ++out.reestimates;
+      }
       continue;
     }
     out.max_pole_shift = lb.max_dev;
