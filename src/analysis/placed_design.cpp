@@ -185,6 +185,8 @@ struct Labels {
   double max_dev = 0;              // largest |log r fitted - log r placed|
   std::vector<double> token_dev;   // the same per final token
   std::string misplaced;           // the first pair with a pole half a rung or more off
+  bool ambiguous = false;          // a pair labelled by residues alone has two residues
+                                   // within their errors (the labels there are a guess)
 };
 
 Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& vpred, int H, double gap, const std::vector<char>& by_residue) {
@@ -196,7 +198,8 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
             std::vector<std::vector<double>>(H, std::vector<double>(n)),
             0,
             std::vector<double>(d, 0.0),
-            ""};
+            "",
+            false};
   for (int j = 0; j < d; ++j)
     for (int i = 0; i < d; ++i) {
       const size_t p = static_cast<size_t>(i) * d + j;
@@ -211,6 +214,10 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
         fc[h] = g.c[h].to_double();
       }
       const double wplace = by_residue[j] ? 0.0 : 1.0 / gap;
+      if (by_residue[j])
+        for (int a = 0; a < H; ++a)
+          for (int b = a + 1; b < H; ++b)
+            if (!(std::fabs(fc[a] - fc[b]) > kResidualLimit * (g.err_c[a] + g.err_c[b]))) lb.ambiguous = true;
       const std::vector<int> sg = best_permutation(H, [&](const std::vector<int>& s2) {
         double tot = 0;
         for (int h = 0; h < H; ++h) tot += wplace * std::fabs(fl[s2[h]] - l0[h]) + std::fabs(fc[s2[h]] - c0[h]) / cs;
@@ -623,6 +630,10 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
       }
       vpred = v_from_tokens(rd, lb, H, placed);
       if (vpred.empty()) vpred = estimate_of(out.heads, d).v;
+    }
+    if (lb.ambiguous && out.self_check == Truth::yes) {  // residues alone cannot tell two heads apart there
+      out.self_check = Truth::no;
+      out.self_check_note += "; a final token labelled by residues alone has two equal residues";
     }
     // another round on this round's heads, while poles land far from their
     // places and the budget allows: it asks again only the final tokens with
