@@ -6,6 +6,7 @@
 // MHAQ_TEST_MULTIPLIER scales the soak's model count.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -161,4 +162,60 @@ TEST_CASE(
   for (const auto& [k, v] : tally) s += "  " + k + ": " + std::to_string(v) + "\n";
   MESSAGE(models << " models x 2 answer precisions; statuses:\n" << s);
   CHECK(ok_runs >= 1);  // the check above is not vacuous
+}
+
+TEST_CASE(
+    "placed design: from a coarse pilot, a round whose labels fail is followed "
+    "by one placed by a new estimate from the pooled pair fits, and the run "
+    "ends ok and right") {
+  // d = 4, H = 4, a pilot of only 10 ratios per pair: its estimate places the
+  // first round's poles badly; the second round, placed by the estimate from
+  // every pair fitted so far, holds together
+  PrecisionScope scope(256);
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 4;
+  g.heads = 4;
+  g.seed = 41;
+  const Model m = generate_model(g);
+  const TokenSpec tok = default_tokens(Arith::mpfr);
+  ModelOracle<Mpfr> o(m, tok.den, OracleNoise{53, Rational(0), 1, NoisePattern::uniform, {}});
+  PlacedOptions po;
+  po.H = 4;
+  po.seed = 1;
+  po.tokens = tok;
+  po.pilot_grid = 10;
+  po.budget = 10 * paper_query_bound(4, 4);
+  const PlacedResult r = learn_placed(o, po);
+  INFO("rounds " << r.rounds << ", estimate 2^" << r.estimate_log2 << ", " << r.self_check_note);
+  CHECK(r.reestimates >= 1);  // the path under test was taken
+  REQUIRE(r.self_check == Truth::yes);
+  CHECK(r.estimate_log2 <= -40);
+  CHECK(o.queries() <= po.budget);
+  // against the truth: each learned head is one true head to 2^-40 relative
+  const Model c = m.canonical();
+  REQUIRE(static_cast<int>(r.heads.size()) == c.num_heads());
+  std::vector<char> used(c.num_heads(), 0);
+  for (const auto& hd : r.heads) {
+    int best = -1;
+    double best_err = INFINITY;
+    for (int t = 0; t < c.num_heads(); ++t) {
+      double e2 = 0, n2 = 0;
+      for (int i = 0; i < 4; ++i) {
+        const double dv = hd.v[i].to_double() - c.heads[t].v[i].approx_double();
+        e2 += dv * dv;
+        n2 += c.heads[t].v[i].approx_double() * c.heads[t].v[i].approx_double();
+        for (int j = 0; j < 4; ++j) {
+          const double w = c.heads[t].W(i, j).approx_double(), dw = hd.W(i, j).to_double() - w;
+          e2 += dw * dw;
+          n2 += w * w;
+        }
+      }
+      const double rel = std::sqrt(e2 / n2);
+      if (rel < best_err) best_err = rel, best = t;
+    }
+    REQUIRE(best >= 0);
+    CHECK(!used[best]);
+    used[best] = 1;
+    CHECK(best_err <= std::ldexp(1.0, -40));
+  }
 }

@@ -112,8 +112,10 @@ Placement place_offsets(const Estimate& est, const std::vector<double>& b, const
   return best;
 }
 
-// One round's pairs: for each final token b_j its d placed offsets (as asked,
-// and as doubles), each pair's fit and the log r it was placed at.
+// The pairs asked so far: for each final token b_j its d placed offsets (as
+// asked, and as doubles), each pair's fit and the log r it was placed at. A
+// round asks the final tokens it is told to (all in the first) and replaces
+// their entries; the others keep theirs.
 struct RoundData {
   std::vector<DMat> Deltas;
   std::vector<std::vector<QVec>> Dq;
@@ -128,20 +130,22 @@ struct Ladder {
 };
 
 template <class T>
-RoundData ask_round(Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad, Rng& rng, const std::vector<Counts>& grid,
-                    const PlacedOptions& opt) {
+void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char>& ask, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad,
+               Rng& rng, const std::vector<Counts>& grid, const PlacedOptions& opt) {
   const int d = dr.B.rows(), H = opt.H;
   const std::vector<Mpfr> K = ratios(grid);
-  RoundData rd;
   rd.Deltas.resize(d);
   rd.Dq.resize(d);
   rd.fits.resize(static_cast<size_t>(d) * d);
   rd.l0s.resize(static_cast<size_t>(d) * d);
   for (int j = 0; j < d; ++j) {
+    if (!ask[j]) continue;
     const QVec bq = dr.B.col(j);
     const std::vector<double> b = to_doubles(bq);
     const Placement pl = place_offsets(est, b, lad.rungs, lad.shift, rng, 60);
     const Mpfr f0 = answer(Query{Run{bq, 1}});
+    rd.Deltas[j].clear();
+    rd.Dq[j].clear();
     for (int i = 0; i < d; ++i) {
       const QVec dq = on_grid(pl.Delta[i], opt.tokens.den);
       rd.Deltas[j].push_back(to_doubles(dq));
@@ -158,26 +162,34 @@ RoundData ask_round(Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, con
         GridFit g2 = fit_free(F, K, f, H, opt.answer_bits);
         if (g2.cost < g.cost) g = std::move(g2);
       }
-      rd.worst_resid = std::max(rd.worst_resid, g.max_resid);
-      rd.worst_cond = std::max(rd.worst_cond, g.log2_cond);
+      pool.push_back(observe(rd.Deltas[j][i], j, g));
       rd.fits[static_cast<size_t>(i) * d + j] = std::move(g);
       rd.l0s[static_cast<size_t>(i) * d + j] = l0;
     }
   }
-  return rd;
+  rd.worst_resid = rd.worst_cond = 0;
+  for (const GridFit& g : rd.fits) {
+    rd.worst_resid = std::max(rd.worst_resid, g.max_resid);
+    rd.worst_cond = std::max(rd.worst_cond, g.log2_cond);
+  }
 }
 
 // The pairs' heads in the estimate's order: per pair, the assignment that best
 // matches both the placed poles (in rungs) and the residues -v_h^T delta that
-// `vpred` predicts. L, C and their errors eL, eC are [h][i*d + j].
+// `vpred` predicts; at the final tokens marked in `by_residue` (whose poles
+// missed their places, so the places say nothing) the residues alone. L, C and
+// their errors eL, eC are [h][i*d + j].
 struct Labels {
   std::vector<std::vector<Mpfr>> L, C;
   std::vector<std::vector<double>> eL, eC;
-  double max_dev = 0;     // largest |log r fitted - log r placed|
-  std::string misplaced;  // the first pair with a pole half a rung or more off
+  double max_dev = 0;              // largest |log r fitted - log r placed|
+  std::vector<double> token_dev;   // the same per final token
+  std::string misplaced;           // the first pair with a pole half a rung or more off
+  bool ambiguous = false;          // a pair labelled by residues alone has two residues
+                                   // within their errors (the labels there are a guess)
 };
 
-Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& vpred, int H, double gap) {
+Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& vpred, int H, double gap, const std::vector<char>& by_residue) {
   const int d = static_cast<int>(rd.Deltas.size());
   const size_t n = static_cast<size_t>(d) * d;
   Labels lb{std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(n)),
@@ -185,7 +197,9 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
             std::vector<std::vector<double>>(H, std::vector<double>(n)),
             std::vector<std::vector<double>>(H, std::vector<double>(n)),
             0,
-            ""};
+            std::vector<double>(d, 0.0),
+            "",
+            false};
   for (int j = 0; j < d; ++j)
     for (int i = 0; i < d; ++i) {
       const size_t p = static_cast<size_t>(i) * d + j;
@@ -199,15 +213,21 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
         fl[h] = g.l[h].to_double();
         fc[h] = g.c[h].to_double();
       }
+      const double wplace = by_residue[j] ? 0.0 : 1.0 / gap;
+      if (by_residue[j])
+        for (int a = 0; a < H; ++a)
+          for (int b = a + 1; b < H; ++b)
+            if (!(std::fabs(fc[a] - fc[b]) > kResidualLimit * (g.err_c[a] + g.err_c[b]))) lb.ambiguous = true;
       const std::vector<int> sg = best_permutation(H, [&](const std::vector<int>& s2) {
         double tot = 0;
-        for (int h = 0; h < H; ++h) tot += std::fabs(fl[s2[h]] - l0[h]) / gap + std::fabs(fc[s2[h]] - c0[h]) / cs;
+        for (int h = 0; h < H; ++h) tot += wplace * std::fabs(fl[s2[h]] - l0[h]) + std::fabs(fc[s2[h]] - c0[h]) / cs;
         return tot;
       });
       for (int h = 0; h < H; ++h) {
         const int q = sg[h];
         const double dev = std::fabs(fl[q] - l0[h]);
         lb.max_dev = std::max(lb.max_dev, dev);
+        lb.token_dev[j] = std::max(lb.token_dev[j], dev);
         if (!(dev < gap / 2) && lb.misplaced.empty()) lb.misplaced = "pair (i=" + std::to_string(i + 1) + ", j=" + std::to_string(j + 1) + ")";
         lb.L[h][p] = g.l[q];
         lb.C[h][p] = g.c[q];
@@ -216,6 +236,196 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
       }
     }
   return lb;
+}
+
+// v_h (in double, for labels only) by weighted least squares on c_h(i, j) =
+// -delta_ij^T v_h over the pairs of the final tokens marked in `use`; empty
+// when they do not determine it.
+std::vector<std::vector<double>> v_from_tokens(const RoundData& rd, const Labels& lb, int H, const std::vector<char>& use) {
+  const int d = static_cast<int>(rd.Deltas.size());
+  std::vector<std::vector<double>> v;
+  for (int h = 0; h < H; ++h) {
+    DMat N(d, std::vector<double>(d, 0.0));
+    std::vector<double> x(d, 0.0);
+    for (int j = 0; j < d; ++j) {
+      if (!use[j]) continue;
+      for (int i = 0; i < d; ++i) {
+        const size_t p = static_cast<size_t>(i) * d + j;
+        const double e = std::max(lb.eC[h][p], 1e-300), w2 = 1 / (e * e), c = lb.C[h][p].to_double();
+        if (!std::isfinite(w2) || !std::isfinite(c)) continue;
+        for (int r = 0; r < d; ++r) {
+          x[r] -= w2 * rd.Deltas[j][i][r] * c;
+          for (int q = 0; q < d; ++q) N[r][q] += w2 * rd.Deltas[j][i][r] * rd.Deltas[j][i][q];
+        }
+      }
+    }
+    if (!dsolve(N, x)) return {};
+    v.push_back(x);
+  }
+  return v;
+}
+
+// A new estimate from a round whose labels do not hold together (the
+// estimate it was placed by was too coarse): every pair that fits its answers
+// still shows the true poles and residues, unlabelled. For each head, v_h is
+// found by consensus: d pairs at random, each with the residue nearest the
+// current prediction -delta^T v_h, give a candidate v_h; a pair agrees when one
+// of its residues (not claimed by a head found before) matches the
+// candidate's prediction to within its error; the candidate most pairs agree
+// with is refined by least squares on them. Heads with too few agreeing pairs
+// keep their old v_h. Then each pair is labelled by residues, and W_h b_j is
+// the old one moved least (in norm) to meet delta_ij^T (W_h b_j) = log r_h(i, j)
+// at the pairs of b_j whose pole for h is within the window and well
+// determined. Only the next round's placement uses it.
+Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const Draws& dr, int H, double window, std::uint64_t seed) {
+  const int d = est.d;
+  Rng rng(seed ^ 0x5e57a7e5ULL);
+  std::vector<const PairObs*> pairs;
+  for (const PairObs& o : pool) {
+    bool fine = o.resid <= kResidualLimit && static_cast<int>(o.c.size()) == H;
+    for (int q = 0; fine && q < H; ++q) fine = std::isfinite(o.c[q]) && std::isfinite(o.l[q]);
+    if (fine) pairs.push_back(&o);
+  }
+  const int np = static_cast<int>(pairs.size());
+  Estimate out = est;
+  if (np < d) return out;
+  auto pred = [&](const std::vector<double>& v, const PairObs* pd) {
+    double c = 0;
+    for (int r = 0; r < d; ++r) c -= v[r] * pd->delta[r];
+    return c;
+  };
+  auto tol = [](const PairObs* pd, int q) { return 8 * pd->ec[q] + 1e-9 * (1 + std::fabs(pd->c[q])); };
+  std::vector<std::vector<char>> claimed(np, std::vector<char>(H, 0));
+  // the residue of pair p matching v, or -1
+  auto match = [&](const std::vector<double>& v, int p) {
+    const double c0 = pred(v, pairs[p]);
+    int best = -1;
+    for (int q = 0; q < H; ++q)
+      if (!claimed[p][q] && std::fabs(pairs[p]->c[q] - c0) <= tol(pairs[p], q) && (best < 0 || std::fabs(pairs[p]->c[q] - c0) < std::fabs(pairs[p]->c[best] - c0)))
+        best = q;
+    return best;
+  };
+  auto nearest = [&](const std::vector<double>& v, int p) {
+    const double c0 = pred(v, pairs[p]);
+    int best = -1;
+    for (int q = 0; q < H; ++q)
+      if (!claimed[p][q] && (best < 0 || std::fabs(pairs[p]->c[q] - c0) < std::fabs(pairs[p]->c[best] - c0))) best = q;
+    return best;
+  };
+  // least squares for v over pairs p with residue q[p] >= 0 (weights 1/tol)
+  auto fit_v = [&](const std::vector<int>& q, std::vector<double>& v) {
+    DMat N(d, std::vector<double>(d, 0.0));
+    std::vector<double> x(d, 0.0);
+    for (int p = 0; p < np; ++p) {
+      if (q[p] < 0) continue;
+      const double w = 1 / tol(pairs[p], q[p]), w2 = w * w;
+      const std::vector<double>& dl = pairs[p]->delta;
+      for (int r = 0; r < d; ++r) {
+        x[r] -= w2 * dl[r] * pairs[p]->c[q[p]];
+        for (int t = 0; t < d; ++t) N[r][t] += w2 * dl[r] * dl[t];
+      }
+    }
+    if (!dsolve(N, x)) return false;
+    v = x;
+    return true;
+  };
+  std::vector<std::vector<double>> vfound(H);
+  std::vector<int> support(H, 0);
+  // heads in the order of how many pairs their old v_h already matches
+  std::vector<int> horder(H);
+  std::iota(horder.begin(), horder.end(), 0);
+  for (int pass = 0; pass < H; ++pass) {
+    int bh = -1;
+    std::vector<double> bv;
+    std::vector<int> bq;
+    int bcount = -1;
+    for (int h = 0; h < H; ++h) {
+      if (!vfound[h].empty()) continue;
+      std::vector<int> near(np);
+      for (int p = 0; p < np; ++p) near[p] = nearest(est.v[h], p);
+      std::vector<double> best_v;
+      std::vector<int> best_q;
+      int best_n = -1;
+      for (int trial = 0; trial < 300; ++trial) {
+        std::vector<int> pick;
+        while (static_cast<int>(pick.size()) < d) {
+          const int p = static_cast<int>(rng.uniform_int(0, np - 1));
+          if (std::find(pick.begin(), pick.end(), p) == pick.end()) pick.push_back(p);
+        }
+        std::vector<int> q(np, -1);
+        for (int p : pick) q[p] = near[p];
+        std::vector<double> v;
+        if (!fit_v(q, v)) continue;
+        for (int it = 0; it < 3; ++it) {  // refine on the agreeing pairs
+          for (int p = 0; p < np; ++p) q[p] = match(v, p);
+          if (std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }) < d || !fit_v(q, v)) break;
+        }
+        for (int p = 0; p < np; ++p) q[p] = match(v, p);
+        const int n = static_cast<int>(std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }));
+        if (n > best_n) best_n = n, best_v = v, best_q = q;
+      }
+      if (best_n > bcount) bcount = best_n, bh = h, bv = best_v, bq = best_q;
+    }
+    // a head is found when more pairs agree than d + 2 (d pairs always can)
+    if (bh < 0 || bcount < d + 3) break;
+    vfound[bh] = bv;
+    support[bh] = bcount;
+    for (int p = 0; p < np; ++p)
+      if (bq[p] >= 0) claimed[p][bq[p]] = 1;
+  }
+  DMat Bd(d, std::vector<double>(d));
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c) Bd[r][c] = dr.B(r, c).approx_double();
+  const DMat BInv = dinverse(Bd);
+  if (BInv.empty()) return out;
+  for (int h = 0; h < H; ++h) {
+    if (vfound[h].empty()) continue;
+    out.v[h] = vfound[h];
+    // W_h b_j: the old column moved least to meet the agreeing pairs of b_j
+    DMat X(d, std::vector<double>(d, 0.0));  // X[r][j] = (W_h b_j)_r
+    for (int j = 0; j < d; ++j) {
+      std::vector<double> x0(d, 0.0);
+      for (int r = 0; r < d; ++r)
+        for (int c = 0; c < d; ++c) x0[r] += est.W[h][r][c] * dr.B(c, j).approx_double();
+      DMat A;
+      std::vector<double> y;
+      for (int p = 0; p < np; ++p) {
+        if (pairs[p]->j != j) continue;
+        const double c0 = pred(vfound[h], pairs[p]);
+        int q = -1;
+        for (int t = 0; t < H; ++t)
+          if (std::fabs(pairs[p]->c[t] - c0) <= tol(pairs[p], t) && (q < 0 || std::fabs(pairs[p]->c[t] - c0) < std::fabs(pairs[p]->c[q] - c0))) q = t;
+        if (q < 0 || !(std::fabs(pairs[p]->l[q]) < window) || !(pairs[p]->el[q] < 0.05)) continue;
+        A.push_back(pairs[p]->delta);
+        y.push_back(pairs[p]->l[q]);
+      }
+      std::vector<double> x = x0;
+      const int k = static_cast<int>(A.size());
+      if (k >= d + 2) {
+        x = trimmed_least_squares(A, y);
+      } else if (k > 0) {  // too few: the old column moved least to meet them
+        DMat G(k, std::vector<double>(k, 0.0));
+        std::vector<double> z(k);
+        for (int a = 0; a < k; ++a) {
+          z[a] = y[a];
+          for (int r = 0; r < d; ++r) z[a] -= A[a][r] * x0[r];
+          for (int b = 0; b < k; ++b)
+            for (int r = 0; r < d; ++r) G[a][b] += A[a][r] * A[b][r];
+        }
+        if (dsolve(G, z))
+          for (int a = 0; a < k; ++a)
+            for (int r = 0; r < d; ++r) x[r] += A[a][r] * z[a];
+      }
+      for (int r = 0; r < d; ++r) X[r][j] = x[r];
+    }
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < d; ++c) {
+        double s = 0;
+        for (int t = 0; t < d; ++t) s += X[r][t] * BInv[t][c];
+        out.W[h][r][c] = s;
+      }
+  }
+  return out;
 }
 
 // One head's solve and its first-order errors (absolute: the fits' weights
@@ -354,7 +564,8 @@ bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads) {
 }
 
 template <class T>
-Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, Rng& rng, const PlacedOptions& opt, PlacedResult& out) {
+Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, Rng& rng, const PlacedOptions& opt, PlacedResult& out,
+                   std::vector<PairObs>& pool) {
   const int d = oracle.dim(), H = opt.H;
   Estimate est;
   if (H <= 2) {
@@ -363,7 +574,7 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
   }
   if (static_cast<int>(est.W.size()) != H) {
     const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
-    est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, out.pilot_status);
+    est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, out.pilot_status, pool);
     out.pilot_kind = "grid";
   }
   if (static_cast<int>(est.W.size()) != H) throw_unable("placed design: the pilot gave no estimate of the heads (" + out.pilot_status + ")");
@@ -383,36 +594,65 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   const Draws dr = draw_scaled(rng, d, H, opt.tokens);
   const std::vector<Counts> grid = placed_grid(opt.grid > 0 ? opt.grid : std::min(60, 10 * H + 10), opt.k_max);
   Asker<T> answer(oracle);
-  Estimate est = run_pilot(oracle, answer, F, dr, rng, opt, out);
+  std::vector<PairObs> pool;  // every fitted pair, for a new estimate when labels fail
+  Estimate est = run_pilot(oracle, answer, F, dr, rng, opt, out, pool);
   out.pilot_queries = oracle.queries() - before;
   Ladder lad;
   lad.shift = opt.ladder_shift;
   for (int h = 0; h < H; ++h)
     lad.rungs.push_back(H == 1 ? (opt.ladder_top + opt.ladder_bottom) / 2 : opt.ladder_top + (opt.ladder_bottom - opt.ladder_top) * h / (H - 1));
   if (H > 1) lad.gap = std::fabs(opt.ladder_bottom - opt.ladder_top) / (H - 1);
-  const long round_cost = d + static_cast<long>(d) * d * static_cast<long>(grid.size() - 1);
+  const long token_cost = 1 + static_cast<long>(d) * static_cast<long>(grid.size() - 1);
+  RoundData rd;
+  std::vector<char> ask(d, 1);
   for (int round = 1;; ++round) {
     out.rounds = round;
     const long design_before = oracle.queries();
-    const RoundData rd = ask_round(answer, F, dr, est, lad, rng, grid, opt);
+    ask_round(rd, pool, ask, answer, F, dr, est, lad, rng, grid, opt);
     out.design_queries += oracle.queries() - design_before;
     out.worst_pair_log2_cond = rd.worst_cond;
-    // labels, then the solve; when the residues disagree across final tokens
-    // (a wrong label somewhere), relabel with the residues the solve's own v
-    // predicts (no new queries), at most three times
+    // labels, then the solve. When the residues disagree across final tokens
+    // (a wrong label somewhere), relabel (no new queries), at most three
+    // times: a final token with a pole half a rung or more off its place is
+    // labelled by residues alone, with the v_h of the final tokens whose poles
+    // all kept their places (or, if there are none, of the solve itself)
     std::vector<std::vector<double>> vpred = est.v;
+    std::vector<char> by_residue(d, 0);
     Labels lb;
     for (int relabel = 0;; ++relabel) {
-      lb = label_round(rd, vpred, H, lad.gap);
+      lb = label_round(rd, vpred, H, lad.gap, by_residue);
       solve_round(F, dr, rd, lb, H, out);
       if (out.self_check == Truth::yes || relabel == 3 || !finite_heads(out.heads)) break;
-      vpred = estimate_of(out.heads, d).v;
+      std::vector<char> placed(d, 0);
+      for (int j = 0; j < d; ++j) {
+        placed[j] = by_residue[j] == 0 && lb.token_dev[j] < lad.gap / 2;
+        if (!placed[j]) by_residue[j] = 1;
+      }
+      vpred = v_from_tokens(rd, lb, H, placed);
+      if (vpred.empty()) vpred = estimate_of(out.heads, d).v;
+    }
+    if (lb.ambiguous && out.self_check == Truth::yes) {  // residues alone cannot tell two heads apart there
+      out.self_check = Truth::no;
+      out.self_check_note += "; a final token labelled by residues alone has two equal residues";
     }
     // another round on this round's heads, while poles land far from their
-    // places and the budget allows: the estimate it places them by is better
-    const bool affordable = opt.budget == 0 || oracle.queries() - before + round_cost <= opt.budget;
-    if (round < opt.max_rounds && affordable && finite_heads(out.heads) && lb.max_dev > lad.gap / 4) {
-      est = estimate_of(out.heads, d);
+    // places and the budget allows: it asks again only the final tokens with
+    // a pole more than a quarter rung off, placed by the estimate's W_h b_j
+    // there (the solve's own column for that token)
+    long redo = 0;
+    for (int j = 0; j < d; ++j) {
+      ask[j] = !(lb.token_dev[j] <= lad.gap / 4);
+      redo += ask[j];
+    }
+    const bool affordable = opt.budget == 0 || oracle.queries() - before + redo * token_cost <= opt.budget;
+    if (round < opt.max_rounds && redo > 0 && affordable) {
+      // the solve's heads when they hold together, else a new estimate from the pairs' fits
+      if (out.self_check == Truth::yes && finite_heads(out.heads)) {
+        est = estimate_of(out.heads, d);
+      } else {
+        est = reestimate(pool, est, dr, H, std::log(static_cast<double>(opt.k_max)), opt.seed + static_cast<std::uint64_t>(round));
+        ++out.reestimates;
+      }
       continue;
     }
     out.max_pole_shift = lb.max_dev;

@@ -101,6 +101,17 @@ Estimate estimate_of(const std::vector<LearnedHead<Mpfr>>& heads, int d) {
   return est;
 }
 
+PairObs observe(const std::vector<double>& delta, int j, const GridFit& g) {
+  PairObs o{delta, j, g.max_resid, {}, {}, {}, {}};
+  for (size_t q = 0; q < g.c.size(); ++q) {
+    o.c.push_back(g.c[q].to_double());
+    o.l.push_back(g.l[q].to_double());
+    o.ec.push_back(q < g.err_c.size() ? g.err_c[q] : INFINITY);
+    o.el.push_back(q < g.err_l.size() ? g.err_l[q] : INFINITY);
+  }
+  return o;
+}
+
 namespace {
 
 // One pair's weighted least-squares problem on the grid: x = (P, c_1..c_H,

@@ -66,6 +66,19 @@ GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std:
 // real), and ladders of H poles evenly spread over log r in [-10, 10] at a few
 // shifts, each refined; the fit with the smallest weighted cost is kept.
 GridFit fit_free(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, int H, long p);
+// One fitted pair (delta, b_j) in doubles: its poles and residues with their
+// first-order errors. The pilot's pairs and every round's go into one pool.
+struct PairObs {
+  std::vector<double> delta;
+  int j = 0;
+  double resid = 0;
+  std::vector<double> c, ec, l, el;
+};
+PairObs observe(const std::vector<double>& delta, int j, const GridFit& g);
+// Least squares for x in A x = y (rows of A), dropping the worst-fitting
+// equations one by one while some residual exceeds ten times the median and
+// more than d + 2 equations remain.
+std::vector<double> trimmed_least_squares(const DMat& A, const std::vector<double>& y);
 // The grid's ratios k/m as MPFR numbers.
 std::vector<Mpfr> ratios(const std::vector<Counts>& grid);
 
@@ -112,9 +125,10 @@ std::vector<int> best_permutation(int H, Cost&& cost) {
 }
 
 // The pilots (placed_pilot.cpp): an estimate of the heads, or none (status says why).
+// The grid pilot appends its fitted pairs to `pool`.
 template <class T>
 Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p,
-                    std::string& status);
+                    std::string& status, std::vector<PairObs>& pool);
 template <class T>
 Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& status);
 

@@ -6,12 +6,8 @@
 
 namespace mhaq::placed_detail {
 
-namespace {
-
-// Least squares for x in A x = y (rows of A), dropping the worst-fitting
-// equations one by one while some residual exceeds ten times the median and
-// more than d + 2 equations remain: a pilot pair with clustered poles or a pole
-// outside the window gives a wild value, which must not spoil the others.
+// A pilot pair with clustered poles or a pole outside the window gives a wild
+// value, which must not spoil the others.
 std::vector<double> trimmed_least_squares(const DMat& A, const std::vector<double>& y) {
   const int m = static_cast<int>(A.size()), d = static_cast<int>(A[0].size());
   std::vector<char> keep(m, 1);
@@ -44,6 +40,8 @@ std::vector<double> trimmed_least_squares(const DMat& A, const std::vector<doubl
     keep[worst] = 0;
   }
 }
+
+namespace {
 
 // The grid pilot: the scaled design's final tokens B, offsets (2d of them:
 // the scaled design's and a second orthogonal draw), poles where they fall;
@@ -108,7 +106,7 @@ Estimate pilot_solve(const std::vector<std::vector<GridFit>>& fit, const std::ve
 
 template <class T>
 Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p,
-                    std::string& status) {
+                    std::string& status, std::vector<PairObs>& pool) {
   const int d = dr.B.rows();
   const double window = std::log(static_cast<double>(grid.back().k)) + 1;
   const std::vector<Mpfr> K = ratios(grid);
@@ -124,6 +122,7 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
       QVec a(d);
       for (int r = 0; r < d; ++r) a[r] = b[r] + offs[i][r];
       fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0), H, p);
+      pool.push_back(observe(to_doubles(offs[i]), j, fit[i][j]));
     }
   }
   const QVec b1 = dr.B.col(0);
@@ -142,6 +141,11 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
     QVec a(d);
     for (int r = 0; r < d; ++r) a[r] = b1[r] + offs[0][r] + offs[i][r];
     const GridFit link = fit_free(F, K, ask.pair(a, b1, grid, f01), H, p);
+    {
+      std::vector<double> dl(d);
+      for (int r = 0; r < d; ++r) dl[r] = (offs[0][r] + offs[i][r]).approx_double();
+      pool.push_back(observe(dl, 0, link));
+    }
     const auto l1 = dbl(fit[0][0].l), c1 = dbl(fit[0][0].c), li = dbl(fit[i][0].l), ci = dbl(fit[i][0].c), ll = dbl(link.l), cl = dbl(link.c);
     double cs = 1e-300;
     for (int h = 0; h < H; ++h) cs = std::max({cs, std::fabs(c1[h]), std::fabs(ci[h])});
@@ -218,9 +222,9 @@ Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& s
   return est;
 }
 
-template Estimate grid_pilot<Ball>(Asker<Ball>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&);
-template Estimate grid_pilot<Mpfr>(Asker<Mpfr>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&);
-template Estimate grid_pilot<double>(Asker<double>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&);
+template Estimate grid_pilot<Ball>(Asker<Ball>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<Mpfr>(Asker<Mpfr>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<double>(Asker<double>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&, std::vector<PairObs>&);
 template Estimate paper_pilot<Ball>(Oracle<Ball>&, const PlacedOptions&, std::string&);
 template Estimate paper_pilot<Mpfr>(Oracle<Mpfr>&, const PlacedOptions&, std::string&);
 template Estimate paper_pilot<double>(Oracle<double>&, const PlacedOptions&, std::string&);

@@ -75,6 +75,7 @@ void put_setup(json& j, const RecoverResult& r) {
   put(j, "misplaced", r.misplaced);
   put(j, "query_budget", r.query_budget);
   put(j, "placed_rounds", r.placed_rounds);
+  put(j, "placed_reestimates", r.placed_reestimates);
   put(j, "max_pole_shift", r.max_pole_shift);
   put(j, "pair_log2_cond_max", r.pair_log2_cond_max);
   put(j, "offsets_log2_cond_max", r.offsets_log2_cond_max);

@@ -41,6 +41,7 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
     r.pilot_kind = res.pilot_kind;
     r.design_queries = res.design_queries;
     r.placed_rounds = res.rounds;
+    r.placed_reestimates = res.reestimates;
     r.max_pole_shift = res.max_pole_shift;
     if (!res.misplaced.empty()) r.misplaced = res.misplaced;
     r.pair_log2_cond_max = res.worst_pair_log2_cond;

@@ -33,7 +33,7 @@ struct PlacedOptions {
          ladder_bottom = -8.5;  // log r of the first and last head on the ladder
   double ladder_shift = 1.5;
   int pilot_grid = 20;  // ratios per pilot pair besides t = 0
-  int max_rounds = 3;   // placed rounds, each on the previous round's heads
+  int max_rounds = 6;   // placed rounds, each on the previous round's heads (within the budget)
   long budget = 0;      // queries in all, pilot included (0: no limit); a further
                         // round only within it                       // each offset
                         // moves its whole ladder by up to this much
@@ -51,6 +51,7 @@ struct PlacedResult {
   double worst_pair_log2_cond = 0;    // the worst pair fit's weighted condition number (log2)
   double log2_cond_offsets = 0;       // the worst |Delta_j| |Delta_j^{-1}| row-sum condition (log2)
   int rounds = 0;                     // placed rounds run
+  int reestimates = 0;                // new estimates from the pooled pair fits (a round's labels failed)
   double max_pole_shift = 0;          // the last round's largest |log r fitted - log r placed|
   std::string misplaced;              // the last round's first pair with a pole half a rung
                                       // or more off its place ("" if none)

@@ -99,7 +99,7 @@ struct RecoverResult {
   // placed: the pilot's kind, the query budget, the rounds, the ladder's fit
   std::optional<std::string> pilot_kind, misplaced;
   std::optional<long> query_budget;
-  std::optional<int> placed_rounds;
+  std::optional<int> placed_rounds, placed_reestimates;
   std::optional<double> max_pole_shift, pair_log2_cond_max, offsets_log2_cond_max;
   // ---- the exact cost guard
   std::optional<ExactCostRecord> exact_cost;
