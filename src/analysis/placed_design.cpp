@@ -265,6 +265,53 @@ std::vector<std::vector<double>> v_from_tokens(const RoundData& rd, const Labels
   return v;
 }
 
+// The residue -delta^T v a pair predicts for a head with readout v, and the
+// tolerance (8 stated errors) within which one of its fitted residues agrees.
+double residue_prediction(const std::vector<double>& v, const PairObs& o) {
+  double c = 0;
+  for (size_t r = 0; r < v.size(); ++r) c -= v[r] * o.delta[r];
+  return c;
+}
+double residue_tolerance(const PairObs& o, int q) { return 8 * o.ec[q] + 1e-9 * (1 + std::fabs(o.c[q])); }
+
+// W_h b_j for one head and final token j: the least squares (trimmed) of
+// delta^T (W_h b_j) = log r over the pairs of b_j whose residue matches v's
+// prediction and whose pole is inside the window and well determined; with
+// fewer than d + 2 such pairs, the old column x0 moved least (in norm) to meet them.
+std::vector<double> column_from_pairs(const std::vector<const PairObs*>& pairs, const std::vector<double>& v, const std::vector<double>& x0, int j, int H,
+                                      double window) {
+  const int d = static_cast<int>(x0.size());
+  const int np = static_cast<int>(pairs.size());
+  DMat A;
+  std::vector<double> y;
+  for (int p = 0; p < np; ++p) {
+    if (pairs[p]->j != j) continue;
+    const double c0 = residue_prediction(v, *pairs[p]);
+    int q = -1;
+    for (int t = 0; t < H; ++t)
+      if (std::fabs(pairs[p]->c[t] - c0) <= residue_tolerance(*pairs[p], t) && (q < 0 || std::fabs(pairs[p]->c[t] - c0) < std::fabs(pairs[p]->c[q] - c0))) q = t;
+    if (q < 0 || !(std::fabs(pairs[p]->l[q]) < window) || !(pairs[p]->el[q] < 0.05)) continue;
+    A.push_back(pairs[p]->delta);
+    y.push_back(pairs[p]->l[q]);
+  }
+  std::vector<double> x = x0;
+  const int k = static_cast<int>(A.size());
+  if (k >= d + 2) return trimmed_least_squares(A, y);
+  if (k == 0) return x;
+  DMat G(k, std::vector<double>(k, 0.0));
+  std::vector<double> z(k);
+  for (int a = 0; a < k; ++a) {
+    z[a] = y[a];
+    for (int r = 0; r < d; ++r) z[a] -= A[a][r] * x0[r];
+    for (int b = 0; b < k; ++b)
+      for (int r = 0; r < d; ++r) G[a][b] += A[a][r] * A[b][r];
+  }
+  if (dsolve(G, z))
+    for (int a = 0; a < k; ++a)
+      for (int r = 0; r < d; ++r) x[r] += A[a][r] * z[a];
+  return x;
+}
+
 // A new estimate from a round whose labels do not hold together (the
 // estimate it was placed by was too coarse): every pair that fits its answers
 // still shows the true poles and residues, unlabelled. For each head, v_h is
@@ -289,12 +336,8 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
   const int np = static_cast<int>(pairs.size());
   Estimate out = est;
   if (np < d) return out;
-  auto pred = [&](const std::vector<double>& v, const PairObs* pd) {
-    double c = 0;
-    for (int r = 0; r < d; ++r) c -= v[r] * pd->delta[r];
-    return c;
-  };
-  auto tol = [](const PairObs* pd, int q) { return 8 * pd->ec[q] + 1e-9 * (1 + std::fabs(pd->c[q])); };
+  auto pred = [](const std::vector<double>& v, const PairObs* pd) { return residue_prediction(v, *pd); };
+  auto tol = [](const PairObs* pd, int q) { return residue_tolerance(*pd, q); };
   std::vector<std::vector<char>> claimed(np, std::vector<char>(H, 0));
   // the residue of pair p matching v, or -1
   auto match = [&](const std::vector<double>& v, int p) {
@@ -387,35 +430,7 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
       std::vector<double> x0(d, 0.0);
       for (int r = 0; r < d; ++r)
         for (int c = 0; c < d; ++c) x0[r] += est.W[h][r][c] * dr.B(c, j).approx_double();
-      DMat A;
-      std::vector<double> y;
-      for (int p = 0; p < np; ++p) {
-        if (pairs[p]->j != j) continue;
-        const double c0 = pred(vfound[h], pairs[p]);
-        int q = -1;
-        for (int t = 0; t < H; ++t)
-          if (std::fabs(pairs[p]->c[t] - c0) <= tol(pairs[p], t) && (q < 0 || std::fabs(pairs[p]->c[t] - c0) < std::fabs(pairs[p]->c[q] - c0))) q = t;
-        if (q < 0 || !(std::fabs(pairs[p]->l[q]) < window) || !(pairs[p]->el[q] < 0.05)) continue;
-        A.push_back(pairs[p]->delta);
-        y.push_back(pairs[p]->l[q]);
-      }
-      std::vector<double> x = x0;
-      const int k = static_cast<int>(A.size());
-      if (k >= d + 2) {
-        x = trimmed_least_squares(A, y);
-      } else if (k > 0) {  // too few: the old column moved least to meet them
-        DMat G(k, std::vector<double>(k, 0.0));
-        std::vector<double> z(k);
-        for (int a = 0; a < k; ++a) {
-          z[a] = y[a];
-          for (int r = 0; r < d; ++r) z[a] -= A[a][r] * x0[r];
-          for (int b = 0; b < k; ++b)
-            for (int r = 0; r < d; ++r) G[a][b] += A[a][r] * A[b][r];
-        }
-        if (dsolve(G, z))
-          for (int a = 0; a < k; ++a)
-            for (int r = 0; r < d; ++r) x[r] += A[a][r] * z[a];
-      }
+      const std::vector<double> x = column_from_pairs(pairs, vfound[h], x0, j, H, window);
       for (int r = 0; r < d; ++r) X[r][j] = x[r];
     }
     for (int r = 0; r < d; ++r)
