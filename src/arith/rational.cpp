@@ -175,6 +175,18 @@ Rational dot(const QVec& x, const QVec& y) {
   for (size_t i = 0; i < x.size(); ++i) fmpq_addmul(s.raw(), x[i].raw(), y[i].raw());
   return s;
 }
+Rational max_abs(const QVec& x) {
+  Rational m(0);
+  for (const auto& v : x) m = std::max(m, v.sign() < 0 ? -v : v);
+  return m;
+}
+Rational pow2_scale_within(const QVec& x, const Rational& size) {
+  if (size.sign() <= 0) throw_internal("pow2_scale_within: size must be positive");
+  const Rational m = max_abs(x);
+  Rational c(1);
+  while (m > size * c) c *= Rational(2);
+  return c;
+}
 QVec matvec(const QMat& A, const QVec& x) {
   if (static_cast<size_t>(A.cols()) != x.size()) throw_internal("matvec: size mismatch");
   QVec y(A.rows());

@@ -336,10 +336,7 @@ class SmallSingleTokens final : public Oracle<T> {
   T answer(const Query& q) override {
     for (const Run& r : q)
       if (r.token != q.front().token) return inner_.query(q);
-    Rational m(0);
-    for (const auto& v : q.front().token) m = std::max(m, v.sign() < 0 ? -v : v);
-    Rational c(1);
-    while (m > size_ * c) c *= Rational(2);
+    const Rational c = pow2_scale_within(q.front().token, size_);
     if (c == Rational(1)) return inner_.query(q);
     Query s = q;
     for (Run& r : s)

@@ -85,6 +85,10 @@ class QMat {
 };
 
 Rational dot(const QVec& x, const QVec& y);
+// The largest |x_i| (0 for an empty vector).
+Rational max_abs(const QVec& x);
+// The least power of two c >= 1 with every |x_i| / c <= size (size > 0).
+Rational pow2_scale_within(const QVec& x, const Rational& size);
 QVec matvec(const QMat& A, const QVec& x);
 
 // A rational matrix kept as integers over one common denominator, for many

@@ -76,17 +76,6 @@ RegionValues<typename F::value_type> at_point(const F& fld, Oracle<typename F::v
   return out;
 }
 
-// 2^-k for the least k >= 0 with every coordinate of 2^-k x at most `size`
-// in absolute value (1 when size is 0: the point as placed).
-inline Rational probe_shrink(const QVec& x, const Rational& size) {
-  Rational c(1);
-  if (size.sign() <= 0) return c;
-  Rational m(0);
-  for (const auto& v : x) m = std::max(m, v.sign() < 0 ? -v : v);
-  while (m * c > size) c /= Rational(2);
-  return c;
-}
-
 // Offsets fitted to the point x (a choice, made from the heads' midpoints):
 // with w = (W_h - W_g) x for the two heads whose scores at x lie closest
 // together, the first offset points along w and each other one along w plus
@@ -161,6 +150,10 @@ RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename
     // orthogonal to (W_h - W_g) x moves off it for all but one k
     QMat D0 = design.Delta;
     if (design.fitted_offsets) fitted_offsets(fld, W, at, D0);
+    // 2^-k for the least k >= 0 that brings every coordinate within
+    // probe_size (1 when probe_size is 0: the point as placed)
+    const Rational shrink = design.probe_size.sign() > 0 ? Rational(1) / pow2_scale_within(at, design.probe_size) : Rational(1);
+    const QVec small = scaled(at, shrink);
     for (int k = 0; k < 4; ++k) {
       QMat D = D0;
       for (int r = 0; r < D.rows(); ++r)
@@ -169,9 +162,6 @@ RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename
       if (negate)
         for (int r = 0; r < D.rows(); ++r)
           for (int c = 0; c < D.cols(); ++c) D(r, c) = -D(r, c);
-      const Rational shrink = probe_shrink(at, design.probe_size);
-      QVec small = at;
-      for (auto& v : small) v *= shrink;
       for (int r = 0; r < D.rows(); ++r)
         for (int c = 0; c < D.cols(); ++c) D(r, c) *= shrink;
       try {

@@ -36,9 +36,7 @@ inline Rational approx_norm(const QVec& x) {
   const Rational s = dot(x, x) * Rational(1L << 40);
   const Rational r = s.isqrt_floor() / Rational(1L << 20);
   if (!r.is_zero()) return r;
-  Rational m(0);  // a tiny vector: its largest entry, never zero for a nonzero vector
-  for (const auto& v : x) m = std::max(m, v.sign() < 0 ? -v : v);
-  return m;
+  return max_abs(x);  // a tiny vector: its largest entry, never zero for a nonzero vector
 }
 
 inline QVec scaled(const QVec& x, const Rational& c) {
