@@ -74,17 +74,11 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
       v.push_back(base.enclose(g.v[i].value()));
       for (int j = 0; j < d; ++j) w.push_back(base.enclose(g.W(i, j).value()));
     }
-    const Ball sw = norm2(w), sv = norm2(v);
+    const double sw = parameter_scale(w), sv = parameter_scale(v);
     for (int a = 0; a < d; ++a)
       for (int b = 0; b <= d; ++b) {
         const Jet<B, D>& x = b < d ? g.W(a, b) : g.v[a];
         const int row = b < d ? S.row_W(h, a, b) : S.row_v(h, a);
-        // a head's scale; a W (or v) that is zero to the working precision
-        // counts as 1, so its entries are measured by their absolute error
-        // (as max_rel_error does)
-        const Ball& sc0 = b < d ? sw : sv;
-        const bool zero = !arb_is_positive(sc0.raw()) || mid_double(sc0) < std::exp2(-static_cast<double>(working_precision()) / 2);
-        const Ball sc = zero ? Ball(1L) : sc0;
         // row sums of |J|, |J| |a| and (|J| |a|)^2: in balls, or in double
         // beside the derivatives' bounds (proofs/33: the sums' own rounding,
         // at most (n + 1) u of each sum, joins the bound)
@@ -121,7 +115,7 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
           rrel += n1 * mrel;
           r2 += n1 * m2;
         }
-        const double scale = mid_double(sc);
+        const double scale = b < d ? sw : sv;
         S.scale[row] = scale;
         if (has_error_bound<D>) {
           err->kappa = std::max(err->kappa, r1 / scale);
@@ -244,6 +238,14 @@ double log2_mid(const Ball& x) {
 long metric_precision() { return std::max(working_precision(), 53L) + 64; }
 
 }  // namespace
+
+// a W (or v) that is zero to the working precision counts as 1, so its
+// entries are measured by their absolute error (as max_rel_error does)
+double parameter_scale(const std::vector<Ball>& entries) {
+  const Ball s = norm2(entries);
+  const bool zero = !arb_is_positive(s.raw()) || mid_double(s) < std::exp2(-static_cast<double>(working_precision()) / 2);
+  return zero ? 1.0 : mid_double(s);
+}
 
 std::vector<signed char> Sensitivity::worst_signs() const {
   std::vector<signed char> s(columns);

@@ -111,11 +111,17 @@ template <class T>
 double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const LearnResult<T>& res,
                       long oracle_bits, const Rational& eps, RecoverResult& r) {
   try {
-    // the jets over the run's own pair fits, checked against the run's own
-    // heads (proofs/35; else at low precision, proofs/32); the estimate needs
-    // kappa and kappa_rel only
-    const FitMemo<T> memo = fit_memo(res);
-    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &res.heads, F.precision(), kEstimateBits, true, false, &memo);
+    // composed from the run's own pair fits and final solves (proofs/37);
+    // where that does not apply or its bounds are too wide, the jets over
+    // the run's own pair fits, checked against the run's own heads
+    // (proofs/35; else at low precision, proofs/32). The estimate needs
+    // kappa and kappa_rel only.
+    std::optional<Sensitivity> composed = composed_sensitivity(F, lo, res, rec.answers);
+    if (!composed) {
+      const FitMemo<T> memo = fit_memo(res);
+      composed = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &res.heads, F.precision(), kEstimateBits, true, false, &memo);
+    }
+    const Sensitivity& S = *composed;
     r.kappa_estimate = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);

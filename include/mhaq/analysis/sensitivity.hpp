@@ -29,6 +29,7 @@
 // the answers of one run (approx_).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,27 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
                                      const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference = nullptr, long run_bits = 0,
                                      long low_bits = kEstimateBits, bool double_derivs = true, bool with_pair_cond = true,
                                      const FitMemo<T>* memo = nullptr);
+
+// The same estimate composed from the run itself instead of replayed
+// (proofs/37-composed-estimate.md): each labelled base pair's derivatives in
+// closed form (proofs/30) at the run's values, chained through f(0) and the
+// final solves; J itself is never formed (S.J empty). The row sums over a
+// pair's own answers are entries of |Delta^{-T}| P_h |B^{-1}|, an O(d^3)
+// product per head; only the answers that every chained f(0) reads are
+// summed with their signs, O(d^4 + H d^3) per head. Every number is a double
+// with a running error bound: the result equals the replay at the run's
+// precision up to those bounds (S.kappa_err_rel, derivative_bits = 53), and
+// is refused (nullopt) when they exceed 2^-kEstimateDerivBits of a kappa, as
+// the replay's double derivatives are. Also nullopt where the learner took
+// another path: the compact schedule, oversampling, a bound on H, repairs.
+// With `with_pair_cond`, pair_cond over the base pairs as well.
+template <class T>
+std::optional<Sensitivity> composed_sensitivity(const Field<T>& field, const LearnOptions& lo, const LearnResult<T>& run, const std::vector<T>& answers,
+                                                bool with_pair_cond = false);
+
+// A head's scale s_k from its entries (||W_h||_F or ||v_h||_2, formed in
+// balls at the working precision): 1 when it is zero to the working precision.
+double parameter_scale(const std::vector<Ball>& entries);
 
 // The pair fits of a run learned with keep_fit_samples, by their samples, at
 // the current working precision (the run's).
