@@ -198,7 +198,7 @@ bool inverses_of(const Plan& plan, Inverses& out) {
 // The rows of every head (W_h entries, then v_h), per the header comment:
 // their row sums into K, their scales into S.scale.
 void compose_rows(const Plan& plan, const Inverses& D, const std::vector<PairDerivs>& pd, const std::vector<E>& w, const std::vector<double>& sw,
-                  const std::vector<double>& sv, Sensitivity& S, Kappas& K) {
+                  const std::vector<double>& sv, bool chain_f0, Sensitivity& S, Kappas& K) {
   const int d = plan.d, H = S.H, n = 2 * H + 1;
   auto col = [&plan](int i, int j, int k) { return static_cast<size_t>(plan.query_index(plan.base_index(i, j), k)); };
   auto pair = [&pd, &plan](int i, int j) -> const PairDerivs& { return pd[plan.base_index(i, j)]; };
@@ -208,6 +208,8 @@ void compose_rows(const Plan& plan, const Inverses& D, const std::vector<PairDer
   std::vector<E> a0(d, E(1L));
   for (int j = 1; j < d; ++j)
     for (int l = 0; l < d; ++l) a0[j] = a0[j] + D.lam[j][l] * (pair(l, 0).dP[0] - E(1L));
+  if (!chain_f0)  // the chained f(0) as constants
+    for (int j = 1; j < d; ++j) a0[j] = E(0L);
   for (int h = 0; h < H; ++h) {
     // the pairs' own sums P (j >= 2), then |DiT| P |Bi| (DiT^2 P Bi^2 for the squares)
     std::vector<std::vector<RowSums>> P(d, std::vector<RowSums>(d));
@@ -246,6 +248,7 @@ void compose_rows(const Plan& plan, const Inverses& D, const std::vector<PairDer
         for (int l = 0; l < d; ++l) {
           E X(0L);
           for (int j = 1; j < d; ++j) X = X + N[j] * D.lam[j][l];
+          if (!chain_f0) X = E(0L);
           const E direct = DiT[a][l] * Bi[0][b];
           const PairDerivs& q = pair(l, 0);
           for (int k = 1; k < n; ++k) s.add(direct * q.dlog[h][k] + X * q.dP[k], w[col(l, 0, k)]);
@@ -274,7 +277,7 @@ void compose_rows(const Plan& plan, const Inverses& D, const std::vector<PairDer
 
 template <class T>
 std::optional<Sensitivity> composed_sensitivity(const Field<T>& field, const LearnOptions& lo, const LearnResult<T>& run, const std::vector<T>& answers,
-                                                bool with_pair_cond) {
+                                                bool with_pair_cond, bool chain_f0) {
   const Plan& plan = run.plan;
   const int d = plan.d, H = lo.H, n = 2 * H + 1;
   // the learner's path that this composition follows: every base pair fitted
@@ -314,7 +317,7 @@ std::optional<Sensitivity> composed_sensitivity(const Field<T>& field, const Lea
   }
   S.scale.assign(S.rows(), 0.0);
   Kappas K;
-  compose_rows(plan, D, pd, w, sw, sv, S, K);
+  compose_rows(plan, D, pd, w, sw, sv, chain_f0, S, K);
   S.kappa = K.kappa;
   S.kappa_rel = K.kappa_rel;
   S.kappa_rms = K.kappa_rms;
@@ -336,8 +339,8 @@ std::optional<Sensitivity> composed_sensitivity(const Field<T>& field, const Lea
 }
 
 template std::optional<Sensitivity> composed_sensitivity<Mpfr>(const Field<Mpfr>&, const LearnOptions&, const LearnResult<Mpfr>&, const std::vector<Mpfr>&,
-                                                               bool);
+                                                               bool, bool);
 template std::optional<Sensitivity> composed_sensitivity<double>(const Field<double>&, const LearnOptions&, const LearnResult<double>&,
-                                                                 const std::vector<double>&, bool);
+                                                                 const std::vector<double>&, bool, bool);
 
 }  // namespace mhaq

@@ -121,10 +121,12 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
 // is refused (nullopt) when they exceed 2^-kEstimateDerivBits of a kappa, as
 // the replay's double derivatives are. Also nullopt where the learner took
 // another path: the compact schedule, oversampling, a bound on H, repairs.
-// With `with_pair_cond`, pair_cond over the base pairs as well.
+// With `with_pair_cond`, pair_cond over the base pairs as well. Without
+// `chain_f0` (proofs/37's broken variant only) the chained f(0) of the pairs
+// at b_2..b_d count as constants.
 template <class T>
 std::optional<Sensitivity> composed_sensitivity(const Field<T>& field, const LearnOptions& lo, const LearnResult<T>& run, const std::vector<T>& answers,
-                                                bool with_pair_cond = false);
+                                                bool with_pair_cond = false, bool chain_f0 = true);
 
 // A head's scale s_k from its entries (||W_h||_F or ||v_h||_2, formed in
 // balls at the working precision): 1 when it is zero to the working precision.
