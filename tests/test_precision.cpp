@@ -396,3 +396,109 @@ TEST_CASE("the float judge's estimate reuses the run's own pair fits: run precis
   CHECK(memo.find(res.fit_samples[0], lo.H) != nullptr);
   CHECK(memo.find(res.fit_samples[0], lo.H + 1) == nullptr);
 }
+
+// proofs/37: the float judge's kappa composed from the run's own pair fits
+// and final solves equals the replay of the learner on jets that it
+// replaces, on several models, seeds, schedules and designs, in MPFR and in
+// double. Both compute the same row sums of |J| at the same values (the
+// run's), in exact arithmetic the same numbers; in floating point they differ
+// by the order of the double operations, within their stated bounds
+// (kappa_err_rel, about 1e-12 here). 1e-6 leaves room for an ill-conditioned
+// draw and still catches a missing or doubled term, which moves kappa by far
+// more (proofs/37's broken variant, the chained f(0) dropped, moves it 8x).
+TEST_CASE("the composed estimate equals the replayed one: paper and lean, drawn and coarse designs, MPFR and double") {
+  struct Case {
+    int d, H;
+    std::uint64_t seed;
+    Schedule s;
+    long range, den;  // the design's token grid; 0: the learner's own draws
+    bool ieee;
+  };
+  const Case cases[] = {{2, 1, 3, Schedule::paper, 0, 0, false}, {3, 2, 5, Schedule::paper, 0, 0, false}, {4, 3, 7, Schedule::paper, 0, 0, false},
+                        {5, 2, 9, Schedule::lean, 0, 0, false},  {4, 2, 11, Schedule::paper, 3, 4, false}, {3, 3, 13, Schedule::lean, 4, 8, false},
+                        {3, 2, 15, Schedule::paper, 0, 0, true}, {4, 1, 17, Schedule::lean, 0, 0, true}};
+  auto run_case = [](const Case& c, auto zero) {
+    using T = decltype(zero);
+    const Arith a = std::is_same_v<T, double> ? Arith::ieee : Arith::mpfr;
+    GenerateOptions g = default_generate(a);
+    g.d = c.d;
+    g.heads = c.H;
+    g.seed = c.seed;
+    const Model m = generate_model(g);
+    LearnOptions lo;
+    lo.H = c.H;
+    lo.seed = c.seed + 1;
+    lo.schedule = c.s;
+    lo.tokens = default_tokens(a);
+    lo.keep_fit_samples = true;
+    if (c.range > 0) {
+      Rng r(c.seed + 2);
+      lo.draws = draw_tokens(r, c.d, TokenSpec{c.range, c.den});
+    }
+    ModelOracle<T> o(m, lo.tokens.den);
+    RecordingOracle<T> rec(o);
+    const LearnResult<T> res = learn<T>(rec, lo);
+    REQUIRE(res.repairs.empty());
+    const std::optional<Sensitivity> comp = composed_sensitivity(rec.field(), lo, res, rec.answers, true);
+    REQUIRE(comp.has_value());
+    const FitMemo<T> memo = fit_memo(res);
+    const long bits = std::is_same_v<T, double> ? 53 : 256;
+    const Sensitivity judge = sensitivity_from_answers(rec.field(), c.d, lo, rec.queries, rec.answers, &res.heads, bits, kEstimateBits, true, false, &memo);
+    const Sensitivity full = sensitivity_from_answers(rec.field(), c.d, lo, rec.queries, rec.answers);
+    CHECK(comp->J.empty());
+    CHECK(comp->derivative_bits == 53);
+    CHECK(comp->kappa_err_rel <= 1e-9);
+    for (const Sensitivity* r : {&judge, &full}) {
+      CHECK(comp->kappa == doctest::Approx(r->kappa).epsilon(1e-6));
+      CHECK(comp->kappa_rel == doctest::Approx(r->kappa_rel).epsilon(1e-6));
+    }
+    CHECK(comp->kappa_rms == doctest::Approx(full.kappa_rms).epsilon(1e-6));
+    // pair_cond: the replay fits each pair again from samples regenerated
+    // from its fit, which moves it by that refit's rounding: 2^-256 in MPFR,
+    // but in double times the pair's own amplification (here up to 3e8)
+    INFO("pair_cond " << comp->pair_cond << " vs " << full.pair_cond);
+    CHECK(comp->pair_cond == doctest::Approx(full.pair_cond).epsilon(std::is_same_v<T, double> ? 1e-4 : 1e-6));
+    // honest: never below the replay's kappa beyond the two bounds
+    CHECK(comp->kappa >= full.kappa * (1 - 2 * comp->kappa_err_rel - 1e-12));
+  };
+  for (const Case& c : cases) {
+    const std::string what = "d = " + std::to_string(c.d) + ", H = " + std::to_string(c.H) + ", seed " + std::to_string(c.seed) + ", " +
+                             schedule_name(c.s) + (c.ieee ? ", double" : ", MPFR");
+    INFO(what);
+    PrecisionScope scope(256);
+    if (c.ieee)
+      run_case(c, 0.0);
+    else
+      run_case(c, Mpfr(0L));
+  }
+}
+
+TEST_CASE("the composed estimate refuses the learner's other paths: compact, a bound on H, oversampling") {
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 3;
+  g.heads = 2;
+  g.seed = 41;
+  const Model m = generate_model(g);
+  PrecisionScope scope(256);
+  auto composed = [&](LearnOptions lo) {
+    lo.tokens = default_tokens(Arith::mpfr);
+    lo.seed = 42;
+    ModelOracle<Mpfr> o(m, lo.tokens.den);
+    RecordingOracle<Mpfr> rec(o);
+    const LearnResult<Mpfr> res = learn<Mpfr>(rec, lo);
+    return composed_sensitivity(rec.field(), lo, res, rec.answers);
+  };
+  LearnOptions lo;
+  lo.H = 2;
+  CHECK(composed(lo).has_value());
+  LearnOptions compact = lo;
+  compact.schedule = Schedule::compact;
+  CHECK_FALSE(composed(compact).has_value());
+  LearnOptions bound = lo;
+  bound.H = 3;
+  bound.heads_is_bound = true;
+  CHECK_FALSE(composed(bound).has_value());
+  LearnOptions over = lo;
+  over.samples_per_pair = 7;
+  CHECK_FALSE(composed(over).has_value());
+}
