@@ -178,14 +178,14 @@ struct Inverses {
 };
 bool inverses_of(const Plan& plan, Inverses& out) {
   const int d = plan.d;
-  QMat DeltaInvT, BInv, DeltaInv;
-  if (!inverse(plan.Delta.transpose(), DeltaInvT) || !inverse(plan.B, BInv) || !inverse(plan.Delta, DeltaInv)) return false;
+  QMat BInv, DeltaInv;  // Delta^{-T} is the transpose of Delta^{-1}
+  if (!inverse(plan.B, BInv) || !inverse(plan.Delta, DeltaInv)) return false;
   out.DiT.assign(d, std::vector<E>(d));
   out.Bi.assign(d, std::vector<E>(d));
   out.lam.assign(d, std::vector<E>(d, E(0L)));
   for (int i = 0; i < d; ++i)
     for (int j = 0; j < d; ++j) {
-      out.DiT[i][j] = e_of(DeltaInvT(i, j));
+      out.DiT[i][j] = e_of(DeltaInv(j, i));
       out.Bi[i][j] = e_of(BInv(i, j));
     }
   for (int j = 1; j < d; ++j) {
