@@ -334,9 +334,12 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
     try {
       LearnOptions l = lo;
       l.self_check = false;
-      (void)learn<Mpfr>(rec, l);
+      const LearnResult<Mpfr> run = learn<Mpfr>(rec, l);
       calls += oracle.queries();
-      const Sensitivity S = sensitivity_from_answers(rec.field(), truth.d, l, rec.queries, rec.answers);
+      // composed from the run (proofs/37), else the learner replayed on jets
+      std::optional<Sensitivity> composed = composed_sensitivity(rec.field(), l, run, rec.answers, true);
+      if (!composed) composed = sensitivity_from_answers(rec.field(), truth.d, l, rec.queries, rec.answers);
+      const Sensitivity& S = *composed;
       if (std::log2(S.kappa_rel) <= pe - 32.0) {
         lk = std::log2(S.kappa_rel);
         lpair = std::log2(S.pair_cond);
