@@ -5,7 +5,9 @@
 #      over mhaq at equal work (same queries, same lengths), estimate included;
 #   2. the share of that run spent on the first-order error estimate (with
 #      and without it);
-#   3. ball at 256 bits, H=4: time at d=24 over time at d=8.
+#   3. ball at 256 bits, H=4: time at d=24 over time at d=8;
+# each in wall time and in processor time (the reference's own timed
+# region, read with process_time), and the load average around the run.
 #   usage: bash tests/bench/speed.sh [BUILD_DIR] [SEED] [REPEATS]
 # Needs Debian's python3-mpmath and python3-gmpy2 for the reference.
 set -euo pipefail
@@ -17,12 +19,31 @@ shared="${MHAQ_SHARED:-$here/../../../shared}"
 py=/usr/bin/python3
 [[ -x $py ]] || py=python3
 "$py" -c 'import gmpy2, mpmath; assert mpmath.libmp.BACKEND == "gmpy"' || { echo "speed.sh: needs python3-mpmath with the gmpy2 backend" >&2; exit 2; }
+load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 mhaq_json=$("$build/bench_speed" "$seed" "$reps")
 echo "$mhaq_json"
+# The reference as it is, with the processor time of its own timed region
+# added: its two perf_counter calls also read process_time.
+ref_cpu='
+import io, json, runpy, sys, time
+marks, wall = [], time.perf_counter
+def both():
+    marks.append(time.process_time())
+    return wall()
+time.perf_counter = both
+script, sys.argv = sys.argv[1], sys.argv[1:]
+out, sys.stdout = sys.stdout, io.StringIO()
+runpy.run_path(script, run_name="__main__")
+line, sys.stdout = sys.stdout.getvalue().strip().splitlines()[-1], out
+r = json.loads(line)
+r["cpu_seconds"] = round(marks[-1] - marks[-2], 4)
+print(json.dumps(r))
+'
 ref=()
-for ((i = 0; i < reps; ++i)); do ref+=("$("$py" "$shared/baselines/mpmath_reference.py" 12 4 256 "$seed" paper)"); done
+for ((i = 0; i < reps; ++i)); do ref+=("$("$py" -c "$ref_cpu" "$shared/baselines/mpmath_reference.py" 12 4 256 "$seed" paper)"); done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
 printf '%s\n' "${ref[@]}"
-"$py" - "$mhaq_json" "$(printf '%s\n' "${ref[@]}")" <<'PY'
+"$py" - "$mhaq_json" "$(printf '%s\n' "${ref[@]}")" "$load_before" "$load_after" <<'PY'
 import json, statistics, sys
 rows = {r["case"]: r for r in map(json.loads, sys.argv[1].splitlines())}
 refs = [json.loads(l) for l in sys.argv[2].splitlines()]
@@ -35,5 +56,11 @@ print(f"{'figure':58s} {'ratio':>8s} {'target':>10s}")
 print(f"{'mpmath+gmpy2 reference / mhaq mpfr d=12 H=4 (with estimate)':58s} {ref / m['seconds']:8.1f} {'>= 50':>10s}")
 print(f"{'estimate share of the mpfr run: 1 - without/with':58s} {1 - n['seconds'] / m['seconds']:8.2f} {'<= 0.15':>10s}")
 print(f"{'ball 256 bits H=4: d=24 / d=8':58s} {b24['seconds'] / b8['seconds']:8.1f} {'<= 8':>10s}")
+ref_cpu = statistics.median(r["cpu_seconds"] for r in refs)
+print(f"{'the same in processor time (cpu_seconds):':58s}")
+print(f"{'  reference / mhaq mpfr d=12 H=4 (with estimate)':58s} {ref_cpu / m['cpu_seconds']:8.1f} {'>= 50':>10s}")
+print(f"{'  estimate share: 1 - without/with':58s} {1 - n['cpu_seconds'] / m['cpu_seconds']:8.2f} {'<= 0.15':>10s}")
+print(f"{'  ball d=24 / d=8':58s} {b24['cpu_seconds'] / b8['cpu_seconds']:8.1f} {'<= 8':>10s}")
 print(f"status: mpfr {m['status']} (no estimate: {n['status']}), ball d=8 {b8['status']}, d=24 {b24['status']}")
+print(f"load average (1, 5, 15 min): {sys.argv[3]} before, {sys.argv[4]} after")
 PY
