@@ -45,6 +45,9 @@ E e_div(const E& a, const E& b) {
   const double am = std::fabs(m) * (1 + 4 * kU);
   return {m, (a.rad + am * b.rad) / low * (1 + 4 * kU) + kU * std::fabs(m)};
 }
+// the larger of two nonnegative quantities: within the larger bound of the
+// larger exact value
+E e_max(const E& a, const E& b) { return {std::max(a.mid, b.mid), std::max(a.rad, b.rad)}; }
 E e_of(double x) { return E::rounded(x); }
 E e_of(const Mpfr& x) { return E::rounded(x.to_double()); }
 // a rational as a double (FLINT rounds towards zero: within 2u)
@@ -122,15 +125,13 @@ bool pair_derivs(const Field<T>& F, const PairFit<T>& fit, PairDerivs& out) {
       sr = sr + e_abs(r[h] * out.dlog[h][k]);
       sc = sc + e_abs(out.dc[h][k]);
     }
-    cond = cond.mid >= sr.mid ? cond : sr;
-    cond = cond.mid >= sc.mid ? cond : sc;
+    cond = e_max(e_max(cond, sr), sc);
   }
   E sp(0L);
   for (int k = 0; k < n; ++k) sp = sp + e_abs(out.dP[k]);
-  out.cond = cond.mid >= sp.mid ? cond : sp;
-  for (const auto& v : {out.dP})
-    for (const E& x : v)
-      if (!x.finite()) return false;
+  out.cond = e_max(cond, sp);
+  for (const E& x : out.dP)
+    if (!x.finite()) return false;
   for (int h = 0; h < H; ++h)
     for (int k = 0; k < n; ++k)
       if (!out.dlog[h][k].finite() || !out.dc[h][k].finite()) return false;
@@ -324,11 +325,10 @@ std::optional<Sensitivity> composed_sensitivity(const Field<T>& field, const Lea
   S.kappa_row = K.row;
   double ecnd = 0;
   if (with_pair_cond)
-    for (const PairDerivs& q : pd)
-      if (q.cond.mid > S.pair_cond) {
-        S.pair_cond = q.cond.mid;
-        ecnd = q.cond.rad;
-      }
+    for (const PairDerivs& q : pd) {
+      S.pair_cond = std::max(S.pair_cond, q.cond.mid);
+      ecnd = std::max(ecnd, q.cond.rad);
+    }
   // accepted as the replay's double derivatives are (proofs/33): every bound
   // finite and at most 2^-kEstimateDerivBits of its quantity
   const double f = std::exp2(-static_cast<double>(kEstimateDerivBits));
