@@ -3,7 +3,10 @@
 
 #include <flint/fmpz.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
@@ -78,10 +81,13 @@ bool to_long(const Rational& x, long scale, long& out) {
 // (no rational gcds on the oracle's hot path).
 struct IntModel {
   bool ok = false;
+  std::uint64_t serial = 0;  // this model among every IntModel made (TokenTerms)
   long mW = 1, mv = 1;
   long maxW = 0, maxv = 0;
   std::vector<std::vector<long>> W, v;  // per head: d*d row-major, d
   explicit IntModel(const Model& m) {
+    static std::atomic<std::uint64_t> made{0};
+    serial = ++made;
     // Real weights (denominators up to 2^1074) have no integer form here:
     // ok = false, and every answer takes the rational path.
     fmpz_t l;
@@ -114,6 +120,22 @@ struct IntModel {
 };
 
 namespace {
+// A query's per-head weights e^{s_r - s_max} (before the count) and values
+// v_h^T x_r, which depend on its tokens and not on their counts: the queries
+// of one pair differ only in a count, so the previous query's numbers are
+// kept (per thread) and taken when the model, the working precision, the
+// token grid and every token are the same. They are the numbers the same
+// operations would form again (every field here rounds deterministically),
+// so each answer is unchanged. Not for the exact field, whose exponentials
+// depend on the field's own L.
+template <class T>
+struct TokenTerms {
+  std::uint64_t model = 0;
+  long bits = 0, qden = 0;
+  std::vector<std::vector<long>> x;
+  std::vector<std::vector<T>> e, v;  // [h][r]
+};
+
 // Same value as evaluate(), from integer-scaled tokens; returns false (and
 // leaves `out` alone) when the int128 bounds could be exceeded.
 template <class T>
@@ -130,26 +152,43 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
   // 2^125; bounded with bit lengths (integers only, as everywhere in exact mode).
   auto bits = [](long v) { return v <= 0 ? 0 : 64 - __builtin_clzl(static_cast<unsigned long>(v)); };
   if (2 * bits(d) + bits(im.maxW) + 2 * bits(maxx) > 124 || bits(d) + bits(im.maxv) + bits(maxx) > 124) return false;
-  const i128 sden = static_cast<i128>(im.mW) * qden * qden, vden = static_cast<i128>(im.mv) * qden;
-  const std::vector<long>& xN = x.back();
-  T total = F.from(Rational(0));
-  std::vector<i128> S(q.size());
-  for (size_t h = 0; h < im.W.size(); ++h) {
-    std::vector<i128> Wx(d, 0);
-    for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j) Wx[i] += static_cast<i128>(im.W[h][static_cast<size_t>(i) * d + j]) * xN[j];
-    i128 Smax = 0;
-    for (size_t r = 0; r < q.size(); ++r) {
-      S[r] = 0;
-      for (int i = 0; i < d; ++i) S[r] += static_cast<i128>(x[r][i]) * Wx[i];
-      if (r == 0 || S[r] > Smax) Smax = S[r];
+  constexpr bool keep = !std::is_same_v<T, QTau>;
+  thread_local TokenTerms<T> kept;
+  const bool same = keep && kept.model == im.serial && kept.bits == working_precision() && kept.qden == qden && kept.x == x;
+  if (!same) {
+    const i128 sden = static_cast<i128>(im.mW) * qden * qden, vden = static_cast<i128>(im.mv) * qden;
+    const std::vector<long>& xN = x.back();
+    std::vector<i128> S(q.size());
+    kept.e.assign(im.W.size(), {});
+    kept.v.assign(im.W.size(), {});
+    for (size_t h = 0; h < im.W.size(); ++h) {
+      std::vector<i128> Wx(d, 0);
+      for (int i = 0; i < d; ++i)
+        for (int j = 0; j < d; ++j) Wx[i] += static_cast<i128>(im.W[h][static_cast<size_t>(i) * d + j]) * xN[j];
+      i128 Smax = 0;
+      for (size_t r = 0; r < q.size(); ++r) {
+        S[r] = 0;
+        for (int i = 0; i < d; ++i) S[r] += static_cast<i128>(x[r][i]) * Wx[i];
+        if (r == 0 || S[r] > Smax) Smax = S[r];
+      }
+      for (size_t r = 0; r < q.size(); ++r) {
+        i128 vx = 0;
+        for (int i = 0; i < d; ++i) vx += static_cast<i128>(im.v[h][i]) * x[r][i];
+        kept.e[h].push_back(F.exp(rational_from(S[r] - Smax, sden)));
+        kept.v[h].push_back(F.from(rational_from(vx, vden)));
+      }
     }
+    kept.model = keep ? im.serial : 0;
+    kept.bits = working_precision();
+    kept.qden = qden;
+    kept.x = std::move(x);
+  }
+  T total = F.from(Rational(0));
+  for (size_t h = 0; h < im.W.size(); ++h) {
     T num = F.from(Rational(0)), den = F.from(Rational(0));
     for (size_t r = 0; r < q.size(); ++r) {
-      i128 vx = 0;
-      for (int i = 0; i < d; ++i) vx += static_cast<i128>(im.v[h][i]) * x[r][i];
-      const T w = F.exp(rational_from(S[r] - Smax, sden)) * F.from(Rational(q[r].count));
-      num = num + w * F.from(rational_from(vx, vden));
+      const T w = kept.e[h][r] * F.from(Rational(q[r].count));
+      num = num + w * kept.v[h][r];
       den = den + w;
     }
     total = total + num / den;
