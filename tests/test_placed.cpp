@@ -258,3 +258,47 @@ TEST_CASE(
     CHECK(best_err <= std::ldexp(1.0, -40));
   }
 }
+
+TEST_CASE(
+    "placed design: the stated absolute error weighs every answer (answers "
+    "with absolute noise fit to it, the estimate covers the error); stated "
+    "as relative only, the same answers fail the self-check") {
+  // d = 4, H = 3; answers with uniform absolute noise of 2^-30 on top of
+  // 53-bit rounding
+  PrecisionScope scope(256);
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 4;
+  g.heads = 3;
+  g.seed = 11;
+  const Model m = generate_model(g);
+  const TokenSpec tok = default_tokens(Arith::mpfr);
+  PlacedOptions po;
+  po.H = 3;
+  po.seed = 3;
+  po.tokens = tok;
+  po.budget = 10 * paper_query_bound(4, 3);
+  po.answer_bits = 53;
+  const Rational eps(1, 1UL << 30);
+  auto run = [&](double abs) {
+    ModelOracle<Mpfr> o(m, tok.den, OracleNoise{53, eps, 7, NoisePattern::uniform, {}});
+    PlacedOptions p = po;
+    p.answer_abs = abs;
+    return learn_placed(o, p);
+  };
+  // stated: 2^-53 |y| + 2^-30 (the noise's bound)
+  const PlacedResult r = run(std::ldexp(1.0, -30));
+  INFO("estimate 2^" << r.estimate_log2 << ", " << r.self_check_note);
+  REQUIRE(r.self_check == Truth::yes);
+  REQUIRE(std::isfinite(r.estimate_log2));
+  CHECK(r.estimate_log2 > -40);  // the estimate reflects the absolute part, not 53 bits
+  CHECK(max_rel_error_log2(r.heads, m.canonical()) <= r.estimate_log2);
+  // stated: 2^-53 |y| only, a false statement for these answers: the fits
+  // leave residuals of many stated errors
+  try {
+    const PlacedResult f = run(0);
+    INFO("relative only: " << f.self_check_note);
+    CHECK(f.self_check == Truth::no);
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::unable);  // or no estimate at all
+  }
+}
