@@ -1,29 +1,53 @@
 // recover --design placed: the pilot, the placed run and the float judge on
-// the design's own first-order estimate (docs/math/designs.md#placed).
+// the design's own first-order estimate (docs/math/designs.md#placed), from
+// the model's own oracle (--oracle-bits) or an external one (--oracle, with
+// a stated bound on its error).
+#include <cmath>
+
 #include "mhaq/analysis/placed_design.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/run/arith_policy.hpp"
+#include "mhaq/run/external_run.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/report.hpp"
 
 namespace mhaq {
+
+namespace {
+
+// The placed design's error model, |answer - f| <= 2^-answer_bits |answer| +
+// answer_abs, from an external oracle's stated bound abs + rel |answer|: the
+// relative part rounded up to a power of two (answer_bits = floor(-log2 rel),
+// capped by the learner's precision), the absolute part as stated. The
+// placed fits weigh each answer by its own error, so an absolute bound
+// weighs small answers by what it allows them, not by a size they lack.
+void placed_answer_error(const ErrorStatement& b, long bits, PlacedOptions& po) {
+  if (!b.stated())
+    throw Error(ErrorKind::usage,
+                "--design placed weighs every answer by its stated error: the oracle states no \"accuracy\", so state a true bound with "
+                "--oracle-error EPS (absolute), rel:EPS or abs:EPS,rel:EPS (docs/oracle-protocol.md)");
+  po.answer_bits = bits;
+  if (b.rel && b.rel->sign() > 0)
+    po.answer_bits = std::min(bits, static_cast<long>(std::floor(-std::log2(b.rel->approx_double()))));
+  po.answer_abs = b.abs ? b.abs->approx_double() : 0.0;
+  if (po.answer_abs > 0) po.answer_abs = std::nextafter(po.answer_abs, INFINITY);  // rounded up
+  if (po.answer_bits < 1)
+    throw Error(ErrorKind::usage, "--design placed needs answers with a relative error below 1/2 (the stated bound is " + b.str() + ")");
+}
+
+}  // namespace
 
 long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
   if (o.arith != Arith::mpfr)
     throw Error(ErrorKind::usage,
                 "--design placed runs in MPFR (--arith mpfr): its weighted "
                 "fits and estimate are first-order, not certified");
-  if (o.external || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
+  if (!o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
     throw Error(ErrorKind::usage,
-                "--design placed takes a model, a known H and --oracle-bits "
-                "(no --oracle, --noise, --target-error, --certificate, "
-                "--max-heads or --samples-per-pair)");
+                "--design placed takes a known H, and answers from a model (--oracle-bits) or from --oracle "
+                "(no --noise, --target-error, --certificate, --max-heads or --samples-per-pair)");
   using P = ArithPolicy<Mpfr>;
   const auto scope = P::precision(o.bits);
-  ModelOracle<Mpfr> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
-  const Field<Mpfr>& F = oracle.field();
-  RunFacts facts = known_truth_facts(o.arith, canon);
-  P::tolerance(r, facts, F, o.tolerance, true);
   PlacedOptions po;
   po.H = lo.H;
   po.seed = lo.seed;
@@ -33,6 +57,23 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
   r.query_budget = budget;
   po.budget = budget;
   r.max_length_bound = po.k_max + 1;
+  // the learner asks this oracle and nothing else; the model, when known,
+  // only judges the result afterwards
+  std::unique_ptr<Oracle<Mpfr>> own;
+  ExternalSetup<Mpfr> ext;
+  if (o.external) {
+    if (refuse_over_max_queries(r, o, budget)) return 0;
+    if (!start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, {}, ext)) return 0;
+    placed_answer_error(bound_in_force(o.external->error, ext.session->hello()), o.bits, po);
+  } else {
+    own = std::make_unique<ModelOracle<Mpfr>>(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
+  }
+  Oracle<Mpfr>& oracle = o.external ? *ext.oracle : *own;
+  const bool truth_known = !o.external || o.external->truth_known;
+  const Field<Mpfr>& F = oracle.field();
+  RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
+  facts.arith = o.arith;
+  P::tolerance(r, facts, F, o.tolerance, true);
   Verdict v;
   try {
     const PlacedResult res = learn_placed(oracle, po);
@@ -56,8 +97,9 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
     facts.estimate_log2 = res.estimate_log2;
     r.error_estimate = pow2_value(facts.estimate_log2);
     r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
-    P::compare(r, facts, canon, res.heads);
+    if (truth_known) P::compare(r, facts, canon, res.heads);
     v = judge(facts);
+    finish_external(o, ext.session.get(), true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
@@ -68,6 +110,8 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
   report_verdict(r, v);
   r.queries = oracle.queries();
   r.max_length = oracle.max_length();
+  finish_external(o, ext.session.get(), false);
+  external_remedy(r, o, v.status);
   return oracle.queries();
 }
 
