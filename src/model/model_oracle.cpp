@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
@@ -152,7 +151,7 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
   // 2^125; bounded with bit lengths (integers only, as everywhere in exact mode).
   auto bits = [](long v) { return v <= 0 ? 0 : 64 - __builtin_clzl(static_cast<unsigned long>(v)); };
   if (2 * bits(d) + bits(im.maxW) + 2 * bits(maxx) > 124 || bits(d) + bits(im.maxv) + bits(maxx) > 124) return false;
-  constexpr bool keep = !std::is_same_v<T, QTau>;
+  constexpr bool keep = !Field<T>::is_exact;
   thread_local TokenTerms<T> kept;
   const bool same = keep && kept.model == im.serial && kept.bits == working_precision() && kept.qden == qden && kept.x == x;
   if (!same) {

@@ -167,17 +167,6 @@ HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>&
 }
 
 template <ArithField F>
-size_t HeadEvaluator<F>::TokenHash::operator()(const QVec& x) const {
-  constexpr ulong kPrime = 4294967291UL;  // below 2^32: each residue is small
-  size_t h = x.size();
-  for (const Rational& r : x) {
-    h = h * 1000003u ^ fmpz_fdiv_ui(fmpq_numref(r.raw()), kPrime);
-    h = h * 1000003u ^ fmpz_fdiv_ui(fmpq_denref(r.raw()), kPrime);
-  }
-  return h;
-}
-
-template <ArithField F>
 int HeadEvaluator<F>::id(const QVec& x) const {
   const auto it = ids_.find(x);
   return it == ids_.end() ? -1 : it->second;

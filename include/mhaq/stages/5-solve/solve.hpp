@@ -5,7 +5,6 @@
 // with the inverses exact in Q (the learner's own choices) applied in the field.
 #pragma once
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
@@ -54,12 +53,7 @@ class HeadEvaluator {
   int id(const QVec& x) const;  // -1 when not kept
   const F& fld_;
   const std::vector<LearnedHead<T>>& heads_;
-  // A token's hash from its entries' numerators and denominators (equal
-  // tokens hash alike; lookups compare the tokens themselves).
-  struct TokenHash {
-    size_t operator()(const QVec& x) const;
-  };
-  std::unordered_map<QVec, int, TokenHash> ids_;  // distinct tokens
+  std::map<QVec, int> ids_;                    // distinct tokens
   std::vector<std::vector<T>> vx_;             // per token id, per head: v_h^T x
   std::map<int, std::vector<T>> sN_;           // per final token id, per head: s_N
   std::map<std::pair<int, int>, std::vector<T>> sx_;  // per (token, final token), per head: exp(x^T W_h x_N - s_N)
