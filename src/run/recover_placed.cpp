@@ -9,10 +9,11 @@
 namespace mhaq {
 
 long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+  if (o.arith == Arith::ball) return recover_placed_ball(r, truth, canon, o, lo);
   if (o.arith != Arith::mpfr)
     throw Error(ErrorKind::usage,
-                "--design placed runs in MPFR (--arith mpfr): its weighted "
-                "fits and estimate are first-order, not certified");
+                "--design placed runs in MPFR (--arith mpfr, judged on its first-order "
+                "estimate) or in balls (--arith ball, certified)");
   if (o.external || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
     throw Error(ErrorKind::usage,
                 "--design placed takes a model, a known H and --oracle-bits "

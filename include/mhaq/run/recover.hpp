@@ -97,6 +97,9 @@ double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, 
 
 // recover --design placed (run/recover_placed.cpp): writes the run into r, returns its queries.
 long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo);
+// recover --design placed --arith ball (run/recover_placed_ball.cpp): the same
+// design, its last round certified in balls (analysis/placed_certify.hpp).
+long recover_placed_ball(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo);
 
 // Exit code for a recover record written as JSON: the judge's code for its status.
 int recover_exit_code(const nlohmann::json& r);
