@@ -1,5 +1,6 @@
-// recover --design placed: the pilot, the placed run and the float judge on
-// the design's own first-order estimate (docs/math/designs.md#placed).
+// recover --design placed: the pilot, the placed run and, in MPFR, the float
+// judge on the design's own first-order estimate; in balls the last round
+// certified (run/recover_placed_ball.cpp; docs/math/designs.md#placed).
 #include "mhaq/analysis/placed_design.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/run/arith_policy.hpp"
@@ -8,21 +9,29 @@
 
 namespace mhaq {
 
-long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
-  if (o.arith == Arith::ball) return recover_placed_ball(r, truth, canon, o, lo);
-  if (o.arith != Arith::mpfr)
-    throw Error(ErrorKind::usage,
-                "--design placed runs in MPFR (--arith mpfr, judged on its first-order "
-                "estimate) or in balls (--arith ball, certified)");
-  if (o.external || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
-    throw Error(ErrorKind::usage,
-                "--design placed takes a model, a known H and --oracle-bits "
-                "(no --oracle, --noise, --target-error, --certificate, "
-                "--max-heads or --samples-per-pair)");
-  using P = ArithPolicy<Mpfr>;
+namespace {
+
+// MPFR: the design's own heads, judged on its first-order estimate and self-check.
+void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int, const Model& canon, RecoverResult& r, RunFacts& facts) {
+  r.heads_recovered = res.heads.size();
+  r.heads_found = res.heads.size();
+  r.self_check = truth_name(res.self_check);
+  r.self_check_note = res.self_check_note;
+  r.heads = head_records(F, res.heads);
+  facts.self_check = res.self_check;
+  facts.heads_recovered = static_cast<int>(res.heads.size());
+  facts.estimate_log2 = res.estimate_log2;
+  r.error_estimate = pow2_value(facts.estimate_log2);
+  r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+  ArithPolicy<Mpfr>::compare(r, facts, canon, res.heads);
+}
+
+template <class T>
+long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+  using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
-  ModelOracle<Mpfr> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
-  const Field<Mpfr>& F = oracle.field();
+  ModelOracle<T> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
+  const Field<T>& F = oracle.field();
   RunFacts facts = known_truth_facts(o.arith, canon);
   P::tolerance(r, facts, F, o.tolerance, true);
   PlacedOptions po;
@@ -47,17 +56,7 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
     if (!res.misplaced.empty()) r.misplaced = res.misplaced;
     r.pair_log2_cond_max = res.worst_pair_log2_cond;
     r.offsets_log2_cond_max = res.log2_cond_offsets;
-    r.heads_recovered = res.heads.size();
-    r.heads_found = res.heads.size();
-    r.self_check = truth_name(res.self_check);
-    r.self_check_note = res.self_check_note;
-    r.heads = head_records(F, res.heads);
-    facts.self_check = res.self_check;
-    facts.heads_recovered = static_cast<int>(res.heads.size());
-    facts.estimate_log2 = res.estimate_log2;
-    r.error_estimate = pow2_value(facts.estimate_log2);
-    r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
-    P::compare(r, facts, canon, res.heads);
+    placed_heads(F, res, lo.H, canon, r, facts);
     v = judge(facts);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
@@ -70,6 +69,21 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
   r.queries = oracle.queries();
   r.max_length = oracle.max_length();
   return oracle.queries();
+}
+
+}  // namespace
+
+long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+  if (o.arith != Arith::mpfr && o.arith != Arith::ball)
+    throw Error(ErrorKind::usage,
+                "--design placed runs in MPFR (--arith mpfr, judged on its first-order "
+                "estimate) or in balls (--arith ball, certified)");
+  if (o.external || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
+    throw Error(ErrorKind::usage,
+                "--design placed takes a model, a known H and --oracle-bits "
+                "(no --oracle, --noise, --target-error, --certificate, "
+                "--max-heads or --samples-per-pair)");
+  return o.arith == Arith::ball ? run_placed<Ball>(r, truth, canon, o, lo) : run_placed<Mpfr>(r, truth, canon, o, lo);
 }
 
 }  // namespace mhaq
