@@ -142,6 +142,26 @@ TEST_CASE("placed design in balls: d = 8, H = 4 from 53-bit answers, ok, every e
       MESSAGE("seed " << seed << ": relative radius 2^" << rel);
       CHECK(rel <= -30);  // +inf when the head holds no true head
     }
+    // the same answers stated to 2^-12 only (every radius widened): the
+    // pairs or their labels cannot be certified, and certify_placed says so
+    // (unable or inconsistent) rather than returning heads
+    PlacedResult wide = res;
+    for (PlacedPair& pp : wide.pairs)
+      for (Ball& y : pp.f) {
+        mag_t m;
+        mag_init(m);
+        arb_get_mag(m, y.raw());  // |y| (an upper bound)
+        mag_mul_2exp_si(m, m, -12);
+        mag_max(arb_radref(y.raw()), arb_radref(y.raw()), m);
+        mag_clear(m);
+      }
+    try {
+      const PlacedCertified w = certify_placed(wide, 4);
+      std::vector<char> used2(c.num_heads(), 0);
+      for (const auto& hd : w.heads) CHECK(std::isfinite(rel_radius_log2(hd, c, used2)));  // if it certifies, it holds the truth
+    } catch (const Error& e) {
+      CHECK((e.kind() == ErrorKind::unable || e.kind() == ErrorKind::inconsistent));
+    }
   }
 }
 
