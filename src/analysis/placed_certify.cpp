@@ -173,6 +173,16 @@ std::vector<Ball> apply_transposed(const QMat& Dinv, const std::vector<Ball>& y)
   return x;
 }
 
+// The largest radius over the largest |midpoint| of the balls, log2.
+double rel_radius_log2(const std::vector<Ball>& x) {
+  double rad = 0, mid = 0;
+  for (const Ball& b : x) {
+    rad = std::max(rad, mag_get_d(arb_radref(b.raw())));
+    mid = std::max(mid, std::fabs(arf_get_d(arb_midref(b.raw()), ARF_RND_NEAR)));
+  }
+  return std::log2(rad / mid);
+}
+
 }  // namespace
 
 std::vector<int> placed_subset(const std::vector<Rational>& t, const std::vector<double>& err, const Mpfr& P, const std::vector<Mpfr>& r,
@@ -285,13 +295,16 @@ PlacedCertified certify_placed(const PlacedResult& res, int H) {
       const std::vector<Ball> x = apply_transposed(offsets_inverse(res.pairs, d, j), lj);
       for (int r = 0; r < d; ++r) X(r, j) = x[r];
     }
+    std::vector<Ball> entries;
     for (int r = 0; r < d; ++r)
       for (int c = 0; c < d; ++c) {
         Ball s(0L);
         for (int k = 0; k < d; ++k)
           if (!Binv(k, c).is_zero()) s += X(r, k) * Ball(Binv(k, c));
         W(r, c) = s;
+        entries.push_back(s);
       }
+    out.max_rel_radius_log2 = std::max(out.max_rel_radius_log2, std::max(rel_radius_log2(entries), rel_radius_log2(v[h])));
     out.heads.push_back(LearnedHead<Ball>{std::move(W), std::move(v[h])});
   }
   return out;

@@ -22,6 +22,7 @@ void placed_heads(const Field<Ball>& F, const PlacedResult& res, int H, const Mo
                 "labels certified by the residues' linear relation",
                 cert.worst_pair_log2_rel);
   r.self_check_note = note;
+  r.max_rel_radius_log2 = cert.max_rel_radius_log2;
   r.heads = head_records(F, cert.heads);
   ArithPolicy<Ball>::compare(r, facts, canon, cert.heads);
 }

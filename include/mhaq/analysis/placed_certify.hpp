@@ -28,6 +28,7 @@ namespace mhaq {
 struct PlacedCertified {
   std::vector<LearnedHead<Ball>> heads;
   double worst_pair_log2_rel = -1e9;  // the widest certified pole or residue, relative (log2)
+  double max_rel_radius_log2 = -1e9;  // the widest output ball relative to the largest |midpoint| of its head's W (or v)
 };
 
 // Certifies the last round of `res` (H heads); the working precision is the
