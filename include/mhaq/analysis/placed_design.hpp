@@ -9,7 +9,9 @@
 //
 // The learner-side rule holds by types: learn_placed gets an Oracle<T>& and
 // nothing else. Its numerics are MPFR (the answers' midpoints at the working
-// precision), like the tuned design's pilot.
+// precision), like the tuned design's pilot; it keeps its last round's answers
+// as the oracle stated them, which ball mode certifies
+// (analysis/placed_certify.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
