@@ -8,6 +8,8 @@
 #     --inputs on torch's weights prints correctly rounded decimals (checked
 #     against 512-bit balls and torch's answers); H = 4 never ends
 #     ok and wrong; torch float32 at d = 4: H = 1 ok, H = 2 unable;
+#  3. the placed design through NumPy float64, d = 8, H = 4: ok and right;
+#     judged against another seed's model: mismatch; refusals;
 #  4. a torch transformer, d = 3, H = 2, m = 3, float64: torch seeds 2, 3
 #     and 4 ok, containing the truth, and agreeing with torch on 200 fresh
 #     sequences; seeds 1 and 5 never ok and wrong.
@@ -96,6 +98,34 @@ for H in 1 2; do
   [[ "$(field r.json status)" == "$want" ]] || fail "torch float32 d=4 H=$H: $(field r.json status), expected $want"
   [[ "$want" != ok || "$(field r.json contains_truth)" == True ]] || fail "torch float32 d=4 H=1: ok but the balls miss the truth"
 done
+# 3. The placed design through NumPy float64, d = 8, H = 4 (mhaq's seed-1
+# model, whose W_h have full rank): runs of up to 65,536 copies, answered over
+# the expanded sequence; the oracle states abs and rel 4.9e-10 for its
+# --max-length 65537. The run ends ok from its own estimate, and right: its
+# max_rel_error against the model is within its tolerance, and far below the
+# stated error's reach (measured 3.4e-12, about 2^-38). The same answers
+# (replayed from the transcript) judged against the model of another seed:
+# mismatch. Without a stated bound the design refuses (exit 2) before asking.
+"$M" generate --d 8 --heads 4 --seed 1 --for mpfr -o p1.json >/dev/null || fail "generate"
+"$M" generate --d 8 --heads 4 --seed 2 --for mpfr -o p2.json >/dev/null || fail "generate"
+np_placed="$py $E/numpy_mha.py p1.json --max-length 65537"
+"$M" recover --oracle "$np_placed" --model p1.json --arith mpfr --bits 256 --seed 1 --design placed --transcript p.jsonl --json > rp.json 2>/dev/null
+[[ "$(field rp.json status)" == ok ]] || fail "numpy placed d=8 H=4: $(field rp.json status): $(field rp.json message)"
+"$py" - rp.json <<'PY' || fail "numpy placed d=8 H=4: ok but wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["heads_recovered"] == 4 and r["max_length"] == 65537, r
+assert r["max_rel_error"] <= r["tolerance"] and r["max_rel_error"] <= 2.0**-30, (r["max_rel_error"], r["tolerance"])
+assert r["error_estimate"] <= r["tolerance"], r["error_estimate"]
+print("numpy placed d=8 H=4: ok, max_rel_error %.3g (estimate %.3g, tolerance %.3g), %d queries, longest %d" % (r["max_rel_error"], r["error_estimate"], r["tolerance"], r["queries"], r["max_length"]))
+PY
+"$M" recover --oracle "$np_placed" --model p2.json --arith mpfr --bits 256 --seed 1 --design placed --resume p.jsonl --json > rp2.json 2>/dev/null
+[[ $? == 6 && "$(field rp2.json status)" == mismatch ]] || fail "numpy placed judged against seed 2's model: $(field rp2.json status), expected mismatch"
+"$M" recover --oracle "$M oracle --model p1.json --arith double" --d 8 --heads 4 --arith mpfr --design placed --json > rp3.json 2>/dev/null
+[[ $? == 2 ]] && grep -q -- "--oracle-error" rp3.json || fail "placed with an oracle that states no bound must refuse and say what to state"
+"$M" recover --oracle "$py $E/numpy_mha.py p1.json" --d 8 --heads 4 --arith mpfr --design placed --json > rp4.json 2>/dev/null
+[[ $? == 12 ]] && grep -q "max-length" rp4.json || fail "numpy_mha.py without --max-length must refuse a sequence longer than its statement covers (oracle_failed)"
+
 # 4. A torch transformer, d = 3, H = 2, m = 3, float64, torch seeds 2, 3 and
 # 4, ball at 256 bits with the scaled design (the attention part's scaled B
 # and Delta, the regions stage's fitted offsets): ok, the balls contain the

@@ -3,7 +3,8 @@
 // relies on, recovery from float64 answers, and a soak: no run ends ok with
 // the wrong head count or an error above its tolerance, from 53-bit and
 // 24-bit answers (plain models, shared W, cancelling v, near-collisions).
-// MHAQ_TEST_MULTIPLIER scales the soak's model count.
+// MHAQ_TEST_MULTIPLIER scales the soak's model count (4 per unit; 50 gives
+// 200 models up to d = 8, H = 8).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -118,49 +119,87 @@ TEST_CASE("placed design: refuses what it does not do, with a usage error") {
   CHECK_THROWS_AS(recover(generate_model(g), o), Error);
 }
 
+namespace {
+
+// A soak model: the size class of its group of four (one model of each kind:
+// plain, shared W, cancelling v, near-collision) and its canonical head
+// count. Most groups are small (d = 3-4, H <= 4, a few seconds); every 20
+// groups hold four at d = 5-6 (H = 3-5), three at d = 8 (H = 4-6) and one at
+// d = 8 (H = 7-8, about 90 s a run), so that 50 groups (200 models) cost
+// about an hour of one core and the default 4 models seconds.
+struct SoakModel {
+  Model m;
+  int kind = 0, d = 0, heads_true = 0;
+};
+
+SoakModel soak_model(int t, Rng& rng) {
+  const int group = t / 4, slot = group % 20;
+  SoakModel s;
+  s.kind = t % 4;
+  int h_lo = 1, h_hi = 4;  // the canonical head count's range
+  if (slot == 19) {
+    s.d = 8, h_lo = 7, h_hi = 8;
+  } else if (slot % 5 == 4) {
+    s.d = 8, h_lo = 4, h_hi = 6;
+  } else if (slot % 5 == 2) {
+    s.d = 5 + static_cast<int>(rng.uniform_int(0, 1)), h_lo = 3, h_hi = 5;
+  } else {
+    s.d = 3 + static_cast<int>(rng.uniform_int(0, 1));
+  }
+  const int extra = s.kind == 1 ? 1 : s.kind == 2 ? 2 : 0;  // heads the canonical form merges or drops
+  int hc = static_cast<int>(rng.uniform_int(h_lo, std::min(h_hi, s.d)));
+  if (s.kind == 1 || s.kind == 3) hc = std::max(hc, 2);  // a pair to share W or to nearly collide
+  hc = std::min(hc, 8 - extra);                          // at most 8 heads drawn
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = s.d;
+  g.heads = hc + extra;
+  g.share_w = s.kind == 1;
+  g.cancel_v = s.kind == 2;
+  g.seed = 9100 + t;
+  s.m = generate_model(g);
+  if (s.kind == 3) {  // head 2 is head 1 with one W entry moved by 2^-10
+    s.m.heads[1].W = s.m.heads[0].W;
+    s.m.heads[1].W(0, 0) = s.m.heads[1].W(0, 0) + Rational(1, 1024);
+  }
+  s.heads_true = s.m.canonical().num_heads();
+  return s;
+}
+
+}  // namespace
+
 TEST_CASE(
     "soak: the placed design never ends ok with the wrong head count or "
     "an error above its tolerance") {
   const int models = 4 * test::multiplier();
   Rng rng(20261205);
   std::map<std::string, int> tally;
-  int ok_runs = 0;
+  int ok_runs = 0, largest = 0;
   for (int t = 0; t < models; ++t) {
-    GenerateOptions g = default_generate(Arith::mpfr);
-    g.d = 3 + static_cast<int>(rng.uniform_int(0, 1));
-    const int kind = static_cast<int>(t % 4);  // plain, shared W, cancelling v, near-collision
-    g.heads = std::min(g.d, 1 + static_cast<int>(rng.uniform_int(0, 1)) + (kind == 1 || kind == 3 ? 1 : 0) + (kind == 2 ? 2 : 0));
-    g.share_w = kind == 1 && g.heads >= 2;
-    g.cancel_v = kind == 2 && g.heads >= 2;
-    g.seed = 9100 + t;
-    Model m = generate_model(g);
-    if (kind == 3 && g.heads >= 2) {  // head 2 is head 1 with one W entry moved by 2^-10
-      m.heads[1].W = m.heads[0].W;
-      m.heads[1].W(0, 0) = m.heads[1].W(0, 0) + Rational(1, 1024);
-    }
-    const int heads_true = m.canonical().num_heads();
-    if (heads_true == 0) continue;
+    const SoakModel s = soak_model(t, rng);
+    if (s.heads_true == 0) continue;
+    largest = std::max(largest, s.heads_true);
     for (const long bits : {53L, 24L}) {
       nlohmann::json r;
       try {
-        r = placed_run(m, bits, 200 + t);
+        r = placed_run(s.m, bits, 200 + t);
       } catch (const Error& e) {
         FAIL("model " << t << ": " << e.what());
       }
       const std::string st = r["status"].get<std::string>();
-      ++tally[std::to_string(bits) + " " + st];
-      INFO("model " << t << " (kind " << kind << ", d=" << g.d << ", " << heads_true << " canonical heads), " << bits << " bits: " << r.dump().substr(0, 500));
+      ++tally[std::to_string(bits) + " bits, H = " + std::to_string(s.heads_true) + ": " + st];
+      INFO("model " << t << " (kind " << s.kind << ", d=" << s.d << ", " << s.heads_true << " canonical heads), " << bits
+                    << " bits: " << r.dump().substr(0, 500));
       CHECK(recover_exit_code(r) == status_exit_code(parse_status(st)));
       if (st != "ok") continue;
       ++ok_runs;
-      CHECK(r["heads_recovered"].get<int>() == heads_true);
+      CHECK(r["heads_recovered"].get<int>() == s.heads_true);
       REQUIRE(r["max_rel_error"].is_number());
       CHECK(r["max_rel_error"].get<double>() <= r["tolerance"].get<double>());
     }
   }
   std::string s;
   for (const auto& [k, v] : tally) s += "  " + k + ": " + std::to_string(v) + "\n";
-  MESSAGE(models << " models x 2 answer precisions; statuses:\n" << s);
+  MESSAGE(models << " models (canonical H up to " << largest << ") x 2 answer precisions; statuses:\n" << s);
   CHECK(ok_runs >= 1);  // the check above is not vacuous
 }
 
@@ -217,5 +256,49 @@ TEST_CASE(
     CHECK(!used[best]);
     used[best] = 1;
     CHECK(best_err <= std::ldexp(1.0, -40));
+  }
+}
+
+TEST_CASE(
+    "placed design: the stated absolute error weighs every answer (answers "
+    "with absolute noise fit to it, the estimate covers the error); stated "
+    "as relative only, the same answers fail the self-check") {
+  // d = 4, H = 3; answers with uniform absolute noise of 2^-30 on top of
+  // 53-bit rounding
+  PrecisionScope scope(256);
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 4;
+  g.heads = 3;
+  g.seed = 11;
+  const Model m = generate_model(g);
+  const TokenSpec tok = default_tokens(Arith::mpfr);
+  PlacedOptions po;
+  po.H = 3;
+  po.seed = 3;
+  po.tokens = tok;
+  po.budget = 10 * paper_query_bound(4, 3);
+  po.answer_bits = 53;
+  const Rational eps(1, 1UL << 30);
+  auto run = [&](double abs) {
+    ModelOracle<Mpfr> o(m, tok.den, OracleNoise{53, eps, 7, NoisePattern::uniform, {}});
+    PlacedOptions p = po;
+    p.answer_abs = abs;
+    return learn_placed(o, p);
+  };
+  // stated: 2^-53 |y| + 2^-30 (the noise's bound)
+  const PlacedResult r = run(std::ldexp(1.0, -30));
+  INFO("estimate 2^" << r.estimate_log2 << ", " << r.self_check_note);
+  REQUIRE(r.self_check == Truth::yes);
+  REQUIRE(std::isfinite(r.estimate_log2));
+  CHECK(r.estimate_log2 > -40);  // the estimate reflects the absolute part, not 53 bits
+  CHECK(max_rel_error_log2(r.heads, m.canonical()) <= r.estimate_log2);
+  // stated: 2^-53 |y| only, a false statement for these answers: the fits
+  // leave residuals of many stated errors
+  try {
+    const PlacedResult f = run(0);
+    INFO("relative only: " << f.self_check_note);
+    CHECK(f.self_check == Truth::no);
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::unable);  // or no estimate at all
   }
 }

@@ -162,9 +162,9 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
       for (int h = 0; h < H; ++h)
         for (int r = 0; r < d; ++r)
           for (int c = 0; c < d; ++c) l0[h] += rd.Deltas[j][i][r] * est.W[h][r][c] * b[c];
-      GridFit g = fit_on_grid(F, K, f, l0, opt.answer_bits);
+      GridFit g = fit_on_grid(F, K, f, l0, opt.answer_bits, opt.answer_abs);
       if (g.max_resid > kResidualLimit) {  // the placed start led astray: free starts
-        GridFit g2 = fit_free(F, K, f, H, opt.answer_bits);
+        GridFit g2 = fit_free(F, K, f, H, opt.answer_bits, opt.answer_abs);
         if (g2.cost < g.cost) g = std::move(g2);
       }
       pool.push_back(observe(rd.Deltas[j][i], j, g));
@@ -607,7 +607,7 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
   }
   if (static_cast<int>(est.W.size()) != H) {
     const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
-    est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, out.pilot_status, pool);
+    est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, out.pilot_status, pool);
     out.pilot_kind = "grid";
   }
   if (static_cast<int>(est.W.size()) != H) throw_unable("placed design: the pilot gave no estimate of the heads (" + out.pilot_status + ")");

@@ -123,12 +123,14 @@ struct GridProblem {
   std::vector<Mpfr> w;
   int H, n, m;
 
-  GridProblem(const Field<Mpfr>& F_, const std::vector<Mpfr>& K_, const std::vector<Mpfr>& f_, int H_, long p)
+  GridProblem(const Field<Mpfr>& F_, const std::vector<Mpfr>& K_, const std::vector<Mpfr>& f_, int H_, long p, double abs)
       : F(F_), K(K_), f(f_), H(H_), n(static_cast<int>(K_.size())), m(2 * H_ + 1) {
     for (int k = 0; k < n; ++k) {
+      // one stated error of this answer: 2^-p |f| + abs
       Mpfr u = F.abs(f[k]);
-      if (F.is_zero(u) == Truth::yes) u = Mpfr(Rational(1, 1UL << 60));
+      if (F.is_zero(u) == Truth::yes && abs == 0) u = Mpfr(Rational(1, 1UL << 60));
       mpfr_mul_2si(u.raw(), u.raw(), -p, MPFR_RNDN);
+      if (abs > 0) u += md(abs);
       w.push_back(Mpfr(1L) / u);
     }
   }
@@ -257,9 +259,9 @@ struct GridProblem {
 
 }  // namespace
 
-GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, const std::vector<double>& l0, long p) {
+GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, const std::vector<double>& l0, long p, double abs) {
   const int H = static_cast<int>(l0.size());
-  const GridProblem pb(F, K, f, H, p);
+  const GridProblem pb(F, K, f, H, p, abs);
   std::vector<Mpfr> x = pb.start(l0), res, den;
   Mpfr cost = pb.residuals(x, res, den);
   double lambda = 1e-3;
@@ -281,7 +283,7 @@ GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std:
 // interpolant through 2H+1 of the values spread over the grid (its poles, if
 // real), and ladders of H poles evenly spread over log r in [-10, 10] at a few
 // shifts, each refined; the fit with the smallest weighted cost is kept.
-GridFit fit_free(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, int H, long p) {
+GridFit fit_free(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, int H, long p, double abs) {
   const int n = static_cast<int>(K.size()), m = 2 * H + 1;
   std::vector<std::vector<double>> starts;
   {
@@ -321,7 +323,7 @@ GridFit fit_free(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::ve
   bool have = false;
   for (const auto& l : starts) {
     try {
-      GridFit g = fit_on_grid(F, K, f, l, p);
+      GridFit g = fit_on_grid(F, K, f, l, p, abs);
       if (!have || g.cost < best.cost) {
         best = std::move(g);
         have = true;

@@ -50,7 +50,8 @@ Estimate estimate_of(const std::vector<LearnedHead<Mpfr>>& heads, int d);
 
 // One pair's weighted least-squares fit of f(k) = P + sum_h c_h / (1 + exp(l_h)
 // k) (Levenberg-Marquardt from the placed log r), in MPFR. Weights: 1 / (|f(k)|
-// 2^-p), so a residual of 1 is one stated answer error.
+// 2^-p + abs), so a residual of 1 is one stated answer error (relative part
+// 2^-p, absolute part abs).
 struct GridFit {
   Mpfr P;
   std::vector<Mpfr> c, l;
@@ -60,12 +61,12 @@ struct GridFit {
       err_l;  // first-order worst-case error from the stated answer errors
   double log2_cond = 0;
 };
-GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, const std::vector<double>& l0, long p);
+GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, const std::vector<double>& l0, long p, double abs);
 // A pair's fit with no placed start (the pilot's pairs): the rational
 // interpolant through 2H+1 of the values spread over the grid (its poles, if
 // real), and ladders of H poles evenly spread over log r in [-10, 10] at a few
 // shifts, each refined; the fit with the smallest weighted cost is kept.
-GridFit fit_free(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, int H, long p);
+GridFit fit_free(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, int H, long p, double abs);
 // One fitted pair (delta, b_j) in doubles: its poles and residues with their
 // first-order errors. The pilot's pairs and every round's go into one pool.
 struct PairObs {
@@ -133,7 +134,7 @@ std::vector<int> best_permutation(int H, Cost&& cost) {
 // The pilots (placed_pilot.cpp): an estimate of the heads, or none (status says why).
 // The grid pilot appends its fitted pairs to `pool`.
 template <class T>
-Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p,
+Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p, double abs,
                     std::string& status, std::vector<PairObs>& pool);
 template <class T>
 Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& status);

@@ -105,7 +105,7 @@ Estimate pilot_solve(const std::vector<std::vector<GridFit>>& fit, const std::ve
 }  // namespace
 
 template <class T>
-Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p,
+Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p, double abs,
                     std::string& status, std::vector<PairObs>& pool) {
   const int d = dr.B.rows();
   const double window = std::log(static_cast<double>(grid.back().k)) + 1;
@@ -121,7 +121,7 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
     for (int i = 0; i < m; ++i) {
       QVec a(d);
       for (int r = 0; r < d; ++r) a[r] = b[r] + offs[i][r];
-      fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0), H, p);
+      fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0), H, p, abs);
       pool.push_back(observe(to_doubles(offs[i]), j, fit[i][j]));
     }
   }
@@ -140,7 +140,7 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
   for (int i = 1; i < m; ++i) {
     QVec a(d);
     for (int r = 0; r < d; ++r) a[r] = b1[r] + offs[0][r] + offs[i][r];
-    const GridFit link = fit_free(F, K, ask.pair(a, b1, grid, f01), H, p);
+    const GridFit link = fit_free(F, K, ask.pair(a, b1, grid, f01), H, p, abs);
     {
       std::vector<double> dl(d);
       for (int r = 0; r < d; ++r) dl[r] = (offs[0][r] + offs[i][r]).approx_double();
@@ -201,7 +201,8 @@ Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& s
   lo.schedule = Schedule::paper;
   lo.seed = opt.seed;
   lo.tokens = opt.tokens;
-  const double a0 = -static_cast<double>(opt.answer_bits);
+  // the answers' accuracy for answers of size about 1
+  const double a0 = std::max(-static_cast<double>(opt.answer_bits), opt.answer_abs > 0 ? std::log2(opt.answer_abs) : -INFINITY);
   for (double acc : {a0, a0 / 2, a0 / 4}) {
     if (acc > -8) break;
     PilotOracle<T> po(answers, acc);
@@ -222,9 +223,9 @@ Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& s
   return est;
 }
 
-template Estimate grid_pilot<Ball>(Asker<Ball>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&, std::vector<PairObs>&);
-template Estimate grid_pilot<Mpfr>(Asker<Mpfr>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&, std::vector<PairObs>&);
-template Estimate grid_pilot<double>(Asker<double>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<Ball>(Asker<Ball>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<Mpfr>(Asker<Mpfr>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<double>(Asker<double>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, std::string&, std::vector<PairObs>&);
 template Estimate paper_pilot<Ball>(Oracle<Ball>&, const PlacedOptions&, std::string&);
 template Estimate paper_pilot<Mpfr>(Oracle<Mpfr>&, const PlacedOptions&, std::string&);
 template Estimate paper_pilot<double>(Oracle<double>&, const PlacedOptions&, std::string&);

@@ -86,8 +86,10 @@ Verdict judge(const RunFacts& f) {
   if (f.self_check == Truth::no) {
     const std::string at = "the recovered heads do not reproduce answer " + std::to_string(f.self_check_failed + 1);
     if (floats && !estimate_ok)
-      return {Status::unable, at + ", and the run's error estimate " + (std::isnan(f.estimate_log2) ? std::string("is unknown") : pow2(f.estimate_log2)) +
-                                  " exceeds the tolerance " + pow2(f.tolerance_log2) + ": precision too low to tell"};
+      return {Status::unable, at + ", and the run's error estimate " +
+                                  (std::isnan(f.estimate_log2) ? std::string("could not be computed")
+                                                               : pow2(f.estimate_log2) + " exceeds the tolerance " + pow2(f.tolerance_log2)) +
+                                  ": precision too low to tell"};
     return {Status::inconsistent, at + ": the answers are not those of a model with " + std::to_string(f.heads_recovered) + " heads"};
   }
   if (floats && !estimate_ok)

@@ -1,9 +1,14 @@
 // recover --design placed: the pilot, the placed run and, in MPFR, the float
 // judge on the design's own first-order estimate; in balls the last round
-// certified (run/recover_placed_ball.cpp; docs/math/designs.md#placed).
+// certified (run/recover_placed_ball.cpp); from the model's own oracle
+// (--oracle-bits) or an external one (--oracle, with a stated bound on its
+// error) (docs/math/designs.md#placed).
+#include <cmath>
+
 #include "mhaq/analysis/placed_design.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/run/arith_policy.hpp"
+#include "mhaq/run/external_run.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/report.hpp"
 
@@ -11,8 +16,28 @@ namespace mhaq {
 
 namespace {
 
+// The placed design's error model, |answer - f| <= 2^-answer_bits |answer| +
+// answer_abs, from an external oracle's stated bound abs + rel |answer|: the
+// relative part rounded up to a power of two (answer_bits = floor(-log2 rel),
+// capped by the learner's precision), the absolute part as stated. The
+// placed fits weigh each answer by its own error, so an absolute bound
+// weighs small answers by what it allows them, not by a size they lack.
+void placed_answer_error(const ErrorStatement& b, long bits, PlacedOptions& po) {
+  if (!b.stated())
+    throw Error(ErrorKind::usage,
+                "--design placed weighs every answer by its stated error: the oracle states no \"accuracy\", so state a true bound with "
+                "--oracle-error EPS (absolute), rel:EPS or abs:EPS,rel:EPS (docs/oracle-protocol.md)");
+  po.answer_bits = bits;
+  if (b.rel && b.rel->sign() > 0)
+    po.answer_bits = std::min(bits, static_cast<long>(std::floor(-std::log2(b.rel->approx_double()))));
+  po.answer_abs = b.abs ? b.abs->approx_double() : 0.0;
+  if (po.answer_abs > 0) po.answer_abs = std::nextafter(po.answer_abs, INFINITY);  // rounded up
+  if (po.answer_bits < 1)
+    throw Error(ErrorKind::usage, "--design placed needs answers with a relative error below 1/2 (the stated bound is " + b.str() + ")");
+}
+
 // MPFR: the design's own heads, judged on its first-order estimate and self-check.
-void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int, const Model& canon, RecoverResult& r, RunFacts& facts) {
+void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int, const Model* canon, RecoverResult& r, RunFacts& facts) {
   r.heads_recovered = res.heads.size();
   r.heads_found = res.heads.size();
   r.self_check = truth_name(res.self_check);
@@ -23,17 +48,13 @@ void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int, const Mode
   facts.estimate_log2 = res.estimate_log2;
   r.error_estimate = pow2_value(facts.estimate_log2);
   r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
-  ArithPolicy<Mpfr>::compare(r, facts, canon, res.heads);
+  if (canon) ArithPolicy<Mpfr>::compare(r, facts, *canon, res.heads);
 }
 
 template <class T>
 long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
   using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
-  ModelOracle<T> oracle(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
-  const Field<T>& F = oracle.field();
-  RunFacts facts = known_truth_facts(o.arith, canon);
-  P::tolerance(r, facts, F, o.tolerance, true);
   PlacedOptions po;
   po.H = lo.H;
   po.seed = lo.seed;
@@ -43,6 +64,23 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   r.query_budget = budget;
   po.budget = budget;
   r.max_length_bound = po.k_max + 1;
+  // the learner asks this oracle and nothing else; the model, when known,
+  // only judges the result afterwards
+  std::unique_ptr<Oracle<T>> own;
+  ExternalSetup<T> ext;
+  if (o.external) {
+    if (refuse_over_max_queries(r, o, budget)) return 0;
+    if (!start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, {}, ext)) return 0;
+    placed_answer_error(bound_in_force(o.external->error, ext.session->hello()), o.bits, po);
+  } else {
+    own = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
+  }
+  Oracle<T>& oracle = o.external ? *ext.oracle : *own;
+  const bool truth_known = !o.external || o.external->truth_known;
+  const Field<T>& F = oracle.field();
+  RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
+  facts.arith = o.arith;
+  P::tolerance(r, facts, F, o.tolerance, true);
   Verdict v;
   try {
     const PlacedResult res = learn_placed(oracle, po);
@@ -56,8 +94,9 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
     if (!res.misplaced.empty()) r.misplaced = res.misplaced;
     r.pair_log2_cond_max = res.worst_pair_log2_cond;
     r.offsets_log2_cond_max = res.log2_cond_offsets;
-    placed_heads(F, res, lo.H, canon, r, facts);
+    placed_heads(F, res, lo.H, truth_known ? &canon : nullptr, r, facts);
     v = judge(facts);
+    finish_external(o, ext.session.get(), true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
@@ -68,6 +107,8 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   report_verdict(r, v);
   r.queries = oracle.queries();
   r.max_length = oracle.max_length();
+  finish_external(o, ext.session.get(), false);
+  external_remedy(r, o, v.status);
   return oracle.queries();
 }
 
@@ -78,11 +119,10 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
     throw Error(ErrorKind::usage,
                 "--design placed runs in MPFR (--arith mpfr, judged on its first-order "
                 "estimate) or in balls (--arith ball, certified)");
-  if (o.external || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
+  if (!o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
     throw Error(ErrorKind::usage,
-                "--design placed takes a model, a known H and --oracle-bits "
-                "(no --oracle, --noise, --target-error, --certificate, "
-                "--max-heads or --samples-per-pair)");
+                "--design placed takes a known H, and answers from a model (--oracle-bits) or from --oracle "
+                "(no --noise, --target-error, --certificate, --max-heads or --samples-per-pair)");
   return o.arith == Arith::ball ? run_placed<Ball>(r, truth, canon, o, lo) : run_placed<Mpfr>(r, truth, canon, o, lo);
 }
 

@@ -1,7 +1,8 @@
 // recover --design placed --arith ball: the design runs on the answers'
 // midpoints (run/recover_placed.cpp), then its last round is certified from
 // the answers as balls (analysis/placed_certify.hpp, proofs/37). The status
-// comes from the certification alone; the truth is compared afterwards.
+// comes from the certification alone; the truth, when known (`canon`), is
+// compared afterwards.
 #include <cstdio>
 
 #include "mhaq/analysis/placed_certify.hpp"
@@ -10,7 +11,7 @@
 
 namespace mhaq {
 
-void placed_heads(const Field<Ball>& F, const PlacedResult& res, int H, const Model& canon, RecoverResult& r, RunFacts& facts) {
+void placed_heads(const Field<Ball>& F, const PlacedResult& res, int H, const Model* canon, RecoverResult& r, RunFacts& facts) {
   const PlacedCertified cert = certify_placed(res, H);
   r.heads_recovered = r.heads_found = static_cast<int>(cert.heads.size());
   facts.self_check = Truth::yes;  // every step of certify_placed was decided on the balls
@@ -24,7 +25,7 @@ void placed_heads(const Field<Ball>& F, const PlacedResult& res, int H, const Mo
   r.self_check_note = note;
   r.max_rel_radius_log2 = cert.max_rel_radius_log2;
   r.heads = head_records(F, cert.heads);
-  ArithPolicy<Ball>::compare(r, facts, canon, cert.heads);
+  if (canon) ArithPolicy<Ball>::compare(r, facts, *canon, cert.heads);
 }
 
 }  // namespace mhaq

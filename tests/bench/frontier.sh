@@ -6,7 +6,11 @@
 # only for ok runs), then per design and H the ok count and the worst error.
 #   usage: bash tests/bench/frontier.sh [build dir] [heads, e.g. 1-8 or 1,2,4] [seeds, e.g. 1-5] [designs] [out.md]
 #   default (short): H = 1,2,4, seed 1, all three designs, table on stdout;
-#   the committed table: bash tests/bench/frontier.sh build 1-8 1-5 paper,tuned,placed docs/studies/frontier.md
+#   the committed table: bash tests/bench/frontier.sh build 1-8 1-5 paper,tuned,placed docs/studies/frontier-table.md
+#   FRONTIER_RUNS=DIR keeps every run's JSON in DIR and reuses those present
+#   (a run is asked again only when its file is missing); with an out file the
+#   plot (log2 max_rel_error against H, worst and best ok seed per design, and
+#   the ok count) is written beside it as out.svg.
 set -euo pipefail
 build=${1:-build}
 heads=${2:-1,2,4}
@@ -20,12 +24,18 @@ out=[]
 for p in sys.argv[1].split(","):
     a,_,b=p.partition("-"); out+=list(range(int(a),int(b or a)+1))
 print(" ".join(map(str,out)))' "$1"; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [[ -n "${FRONTIER_RUNS:-}" ]]; then
+  tmp=$FRONTIER_RUNS
+  mkdir -p "$tmp"
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
 for D in ${designs//,/ }; do
   for H in $(expand "$heads"); do
     for S in $(expand "$seeds"); do
       f="$tmp/$D-$H-$S.json"
+      [[ -s "$f" && -s "$f.t" ]] && continue
       start=$(date +%s)
       "$bin" recover --d 8 --heads "$H" --seed "$S" --arith mpfr --bits 256 --oracle-bits 53 --design "$D" --json > "$f" 2>/dev/null || true
       echo "{\"seconds\": $(( $(date +%s) - start ))}" > "$f.t"
@@ -79,4 +89,10 @@ for (D, H), (ok, worst, wrong) in summary.items():
     w = f"{math.log2(worst):.1f}" if ok and worst > 0 else "-"
     print(f"| {D} | {H} | {ok} | {w} | {wrong} |")
 PY
-if [[ -n "$out" ]]; then cp "$tmp/table.md" "$out"; echo "wrote $out" >&2; else cat "$tmp/table.md"; fi
+if [[ -n "$out" ]]; then
+  cp "$tmp/table.md" "$out"
+  python3 "$(dirname "$0")/frontier_plot.py" "$tmp" "$designs" "$(expand "$heads")" "$(expand "$seeds")" "${out%.md}.svg"
+  echo "wrote $out and ${out%.md}.svg" >&2
+else
+  cat "$tmp/table.md"
+fi

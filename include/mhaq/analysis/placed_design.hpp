@@ -29,6 +29,7 @@ struct PlacedOptions {
   std::uint64_t seed = 1;
   TokenSpec tokens;       // the grid of the tokens (den)
   long answer_bits = 53;  // the answers' stated relative accuracy 2^-answer_bits
+  double answer_abs = 0;  // and their stated absolute error: |answer - f| <= 2^-answer_bits |answer| + answer_abs
   int grid = 0;           // ratios per pair besides t = 0 (0: min(60, 10 H + 10))
   long k_max = 1L << 16;  // the longest run of copies
   double ladder_top = 8.5,
