@@ -90,7 +90,7 @@ for (D, H), (ok, worst, wrong) in summary.items():
     print(f"| {D} | {H} | {ok} | {w} | {wrong} |")
 PY
 if [[ -n "$out" ]]; then
-  cp "$tmp/table.md" "$out"
+  [[ "$tmp/table.md" -ef "$out" ]] || cp "$tmp/table.md" "$out"
   python3 "$(dirname "$0")/frontier_plot.py" "$tmp" "$designs" "$(expand "$heads")" "$(expand "$seeds")" "${out%.md}.svg"
   echo "wrote $out and ${out%.md}.svg" >&2
 else
