@@ -113,7 +113,7 @@ TEST_CASE("placed design: refuses what it does not do, with a usage error") {
   const Model m = generate_model(g);
   CHECK_THROWS_AS(placed_run(m, 53, 1), Error);  // H > d
   RecoverOptions o;
-  o.arith = Arith::ball;
+  o.arith = Arith::ieee;  // MPFR or balls only
   o.design = Design::placed;
   g.heads = 1;
   CHECK_THROWS_AS(recover(generate_model(g), o), Error);

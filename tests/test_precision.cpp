@@ -397,7 +397,7 @@ TEST_CASE("the float judge's estimate reuses the run's own pair fits: run precis
   CHECK(memo.find(res.fit_samples[0], lo.H + 1) == nullptr);
 }
 
-// proofs/37: the float judge's kappa composed from the run's own pair fits
+// proofs/38: the float judge's kappa composed from the run's own pair fits
 // and final solves equals the replay of the learner on jets that it
 // replaces, on several models, seeds, schedules and designs, in MPFR and in
 // double. Both compute the same row sums of |J| at the same values (the
@@ -405,7 +405,7 @@ TEST_CASE("the float judge's estimate reuses the run's own pair fits: run precis
 // by the order of the double operations, within their stated bounds
 // (kappa_err_rel, about 1e-12 here). 1e-6 leaves room for an ill-conditioned
 // draw and still catches a missing or doubled term, which moves kappa by far
-// more (proofs/37's broken variant, the chained f(0) dropped, moves it 8x).
+// more (proofs/38's broken variant, the chained f(0) dropped, moves it 8x).
 TEST_CASE("the composed estimate equals the replayed one: paper and lean, drawn and coarse designs, MPFR and double") {
   struct Case {
     int d, H;

@@ -1,5 +1,5 @@
 // The float judge's first-order estimate composed from a run's own pair fits
-// and final solves (proofs/37-composed-estimate.md), instead of the learner
+// and final solves (proofs/38-composed-estimate.md), instead of the learner
 // replayed on jets (proofs/35).
 //
 // With L_h(i, j) = log r_h(i, j) of the labelled base pairs,

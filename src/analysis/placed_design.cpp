@@ -121,6 +121,7 @@ struct RoundData {
   std::vector<std::vector<QVec>> Dq;
   std::vector<GridFit> fits;  // [i*d + j]
   std::vector<std::vector<double>> l0s;
+  std::vector<std::vector<Ball>> answers;  // [i*d + j]: the pair's answers as balls, f(0) first
   double worst_resid = 0, worst_cond = 0;
 };
 
@@ -138,12 +139,14 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
   rd.Dq.resize(d);
   rd.fits.resize(static_cast<size_t>(d) * d);
   rd.l0s.resize(static_cast<size_t>(d) * d);
+  rd.answers.resize(static_cast<size_t>(d) * d);
   for (int j = 0; j < d; ++j) {
     if (!ask[j]) continue;
     const QVec bq = dr.B.col(j);
     const std::vector<double> b = to_doubles(bq);
     const Placement pl = place_offsets(est, b, lad.rungs, lad.shift, rng, 60);
-    const Mpfr f0 = answer(Query{Run{bq, 1}});
+    const Ball f0b = answer.ball(Query{Run{bq, 1}});
+    const Mpfr f0 = Asker<T>::midpoint(f0b);
     rd.Deltas[j].clear();
     rd.Dq[j].clear();
     for (int i = 0; i < d; ++i) {
@@ -152,7 +155,9 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
       rd.Dq[j].push_back(dq);
       QVec a(d);
       for (int r = 0; r < d; ++r) a[r] = bq[r] + dq[r];
-      const std::vector<Mpfr> f = answer.pair(a, bq, grid, f0);
+      std::vector<Ball>& balls = rd.answers[static_cast<size_t>(i) * d + j];
+      balls.assign(1, f0b);
+      const std::vector<Mpfr> f = answer.pair(a, bq, grid, f0, &balls);
       std::vector<double> l0(H, 0.0);  // the placed log r on the rounded offset
       for (int h = 0; h < H; ++h)
         for (int r = 0; r < d; ++r)
@@ -578,6 +583,19 @@ bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads) {
   return true;
 }
 
+// The last round's pairs into the result, for ball mode's certification.
+void keep_pairs(const RoundData& rd, const Draws& dr, const std::vector<Counts>& grid, PlacedResult& out) {
+  const int d = static_cast<int>(rd.Deltas.size());
+  out.grid = grid;
+  out.B = dr.B;
+  out.pairs.clear();
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i < d; ++i) {
+      const size_t p = static_cast<size_t>(i) * d + j;
+      out.pairs.push_back(PlacedPair{i, j, rd.Dq[j][i], rd.answers[p], rd.fits[p].P, rd.fits[p].c, rd.fits[p].l});
+    }
+}
+
 template <class T>
 Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, Rng& rng, const PlacedOptions& opt, PlacedResult& out,
                    std::vector<PairObs>& pool) {
@@ -672,6 +690,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     }
     out.max_pole_shift = lb.max_dev;
     out.misplaced = lb.misplaced;
+    keep_pairs(rd, dr, grid, out);
     return out;
   }
 }

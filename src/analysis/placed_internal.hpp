@@ -89,16 +89,22 @@ template <class T>
 class Asker {
  public:
   explicit Asker(Oracle<T>& o) : o_(o) {}
-  Mpfr operator()(const Query& q) {
-    const Ball b = o_.field().enclose(o_.query(q));
+  Mpfr operator()(const Query& q) { return midpoint(ball(q)); }
+  // the answer as the oracle states it (a ball: its midpoint and radius)
+  Ball ball(const Query& q) { return o_.field().enclose(o_.query(q)); }
+  static Mpfr midpoint(const Ball& b) {
     Mpfr m;
     arf_get_mpfr(m.raw(), arb_midref(b.raw()), MPFR_RNDN);
     return m;
   }
-  // the pair (a, b) on the grid, f(0) given
-  std::vector<Mpfr> pair(const QVec& a, const QVec& b, const std::vector<Counts>& grid, const Mpfr& f0) {
+  // the pair (a, b) on the grid, f(0) given; the answers as balls into `balls` when given
+  std::vector<Mpfr> pair(const QVec& a, const QVec& b, const std::vector<Counts>& grid, const Mpfr& f0, std::vector<Ball>* balls = nullptr) {
     std::vector<Mpfr> f{f0};
-    for (size_t t = 1; t < grid.size(); ++t) f.push_back((*this)(Query{Run{a, grid[t].k}, Run{b, grid[t].m}}));
+    for (size_t t = 1; t < grid.size(); ++t) {
+      const Ball y = ball(Query{Run{a, grid[t].k}, Run{b, grid[t].m}});
+      if (balls) balls->push_back(y);
+      f.push_back(midpoint(y));
+    }
     return f;
   }
 

@@ -196,7 +196,7 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--schedule", st.schedule, "paper | lean | compact")->check(CLI::IsMember({"paper", "lean", "compact"}));
   s->add_option("--design", st.design,
                 "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them) | "
-                "placed (float64 answers: a pilot places every head's pole, pairs asked at ratios of copy counts up to 2^16; mpfr only); not exact")
+                "placed (float64 answers: a pilot places every head's pole, pairs asked at ratios of copy counts up to 2^16; mpfr, or ball with the last round certified); not exact")
       ->check(CLI::IsMember({"paper", "scaled", "tuned", "placed"}));
   s->add_option("--learner-heads", st.learner_heads, "override the learner's H (default: canonical head count of the truth)")
       ->check(int_in(1, max_heads));

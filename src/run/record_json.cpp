@@ -79,6 +79,7 @@ void put_setup(json& j, const RecoverResult& r) {
   put(j, "max_pole_shift", r.max_pole_shift);
   put(j, "pair_log2_cond_max", r.pair_log2_cond_max);
   put(j, "offsets_log2_cond_max", r.offsets_log2_cond_max);
+  put(j, "max_rel_radius_log2", r.max_rel_radius_log2);
   if (r.exact_cost)
     j["exact_cost"] = {{"L", r.exact_cost->L},
                        {"max_answer_degree", r.exact_cost->max_answer_degree},

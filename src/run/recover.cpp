@@ -111,7 +111,7 @@ template <class T>
 double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const LearnResult<T>& res,
                       long oracle_bits, const Rational& eps, RecoverResult& r) {
   try {
-    // composed from the run's own pair fits and final solves (proofs/37);
+    // composed from the run's own pair fits and final solves (proofs/38);
     // where that does not apply or its bounds are too wide, the jets over
     // the run's own pair fits, checked against the run's own heads
     // (proofs/35; else at low precision, proofs/32). The estimate needs
@@ -336,7 +336,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
       l.self_check = false;
       const LearnResult<Mpfr> run = learn<Mpfr>(rec, l);
       calls += oracle.queries();
-      // composed from the run (proofs/37), else the learner replayed on jets
+      // composed from the run (proofs/38), else the learner replayed on jets
       std::optional<Sensitivity> composed = composed_sensitivity(rec.field(), l, run, rec.answers, true);
       if (!composed) composed = sensitivity_from_answers(rec.field(), truth.d, l, rec.queries, rec.answers);
       const Sensitivity& S = *composed;

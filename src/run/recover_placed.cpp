@@ -1,7 +1,8 @@
-// recover --design placed: the pilot, the placed run and the float judge on
-// the design's own first-order estimate (docs/math/designs.md#placed), from
-// the model's own oracle (--oracle-bits) or an external one (--oracle, with
-// a stated bound on its error).
+// recover --design placed: the pilot, the placed run and, in MPFR, the float
+// judge on the design's own first-order estimate; in balls the last round
+// certified (run/recover_placed_ball.cpp); from the model's own oracle
+// (--oracle-bits) or an external one (--oracle, with a stated bound on its
+// error) (docs/math/designs.md#placed).
 #include <cmath>
 
 #include "mhaq/analysis/placed_design.hpp"
@@ -35,18 +36,24 @@ void placed_answer_error(const ErrorStatement& b, long bits, PlacedOptions& po) 
     throw Error(ErrorKind::usage, "--design placed needs answers with a relative error below 1/2 (the stated bound is " + b.str() + ")");
 }
 
-}  // namespace
+// MPFR: the design's own heads, judged on its first-order estimate and self-check.
+void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int, const Model* canon, RecoverResult& r, RunFacts& facts) {
+  r.heads_recovered = res.heads.size();
+  r.heads_found = res.heads.size();
+  r.self_check = truth_name(res.self_check);
+  r.self_check_note = res.self_check_note;
+  r.heads = head_records(F, res.heads);
+  facts.self_check = res.self_check;
+  facts.heads_recovered = static_cast<int>(res.heads.size());
+  facts.estimate_log2 = res.estimate_log2;
+  r.error_estimate = pow2_value(facts.estimate_log2);
+  r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+  if (canon) ArithPolicy<Mpfr>::compare(r, facts, *canon, res.heads);
+}
 
-long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
-  if (o.arith != Arith::mpfr)
-    throw Error(ErrorKind::usage,
-                "--design placed runs in MPFR (--arith mpfr): its weighted "
-                "fits and estimate are first-order, not certified");
-  if (!o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
-    throw Error(ErrorKind::usage,
-                "--design placed takes a known H, and answers from a model (--oracle-bits) or from --oracle "
-                "(no --noise, --target-error, --certificate, --max-heads or --samples-per-pair)");
-  using P = ArithPolicy<Mpfr>;
+template <class T>
+long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+  using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
   PlacedOptions po;
   po.H = lo.H;
@@ -59,18 +66,18 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
   r.max_length_bound = po.k_max + 1;
   // the learner asks this oracle and nothing else; the model, when known,
   // only judges the result afterwards
-  std::unique_ptr<Oracle<Mpfr>> own;
-  ExternalSetup<Mpfr> ext;
+  std::unique_ptr<Oracle<T>> own;
+  ExternalSetup<T> ext;
   if (o.external) {
     if (refuse_over_max_queries(r, o, budget)) return 0;
     if (!start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, {}, ext)) return 0;
     placed_answer_error(bound_in_force(o.external->error, ext.session->hello()), o.bits, po);
   } else {
-    own = std::make_unique<ModelOracle<Mpfr>>(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
+    own = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
   }
-  Oracle<Mpfr>& oracle = o.external ? *ext.oracle : *own;
+  Oracle<T>& oracle = o.external ? *ext.oracle : *own;
   const bool truth_known = !o.external || o.external->truth_known;
-  const Field<Mpfr>& F = oracle.field();
+  const Field<T>& F = oracle.field();
   RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
   facts.arith = o.arith;
   P::tolerance(r, facts, F, o.tolerance, true);
@@ -87,17 +94,7 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
     if (!res.misplaced.empty()) r.misplaced = res.misplaced;
     r.pair_log2_cond_max = res.worst_pair_log2_cond;
     r.offsets_log2_cond_max = res.log2_cond_offsets;
-    r.heads_recovered = res.heads.size();
-    r.heads_found = res.heads.size();
-    r.self_check = truth_name(res.self_check);
-    r.self_check_note = res.self_check_note;
-    r.heads = head_records(F, res.heads);
-    facts.self_check = res.self_check;
-    facts.heads_recovered = static_cast<int>(res.heads.size());
-    facts.estimate_log2 = res.estimate_log2;
-    r.error_estimate = pow2_value(facts.estimate_log2);
-    r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
-    if (truth_known) P::compare(r, facts, canon, res.heads);
+    placed_heads(F, res, lo.H, truth_known ? &canon : nullptr, r, facts);
     v = judge(facts);
     finish_external(o, ext.session.get(), true);
   } catch (const Error& e) {
@@ -113,6 +110,20 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
   finish_external(o, ext.session.get(), false);
   external_remedy(r, o, v.status);
   return oracle.queries();
+}
+
+}  // namespace
+
+long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
+  if (o.arith != Arith::mpfr && o.arith != Arith::ball)
+    throw Error(ErrorKind::usage,
+                "--design placed runs in MPFR (--arith mpfr, judged on its first-order "
+                "estimate) or in balls (--arith ball, certified)");
+  if (!o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || lo.heads_is_bound || o.samples_per_pair != 0)
+    throw Error(ErrorKind::usage,
+                "--design placed takes a known H, and answers from a model (--oracle-bits) or from --oracle "
+                "(no --noise, --target-error, --certificate, --max-heads or --samples-per-pair)");
+  return o.arith == Arith::ball ? run_placed<Ball>(r, truth, canon, o, lo) : run_placed<Mpfr>(r, truth, canon, o, lo);
 }
 
 }  // namespace mhaq

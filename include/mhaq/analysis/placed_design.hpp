@@ -9,7 +9,9 @@
 //
 // The learner-side rule holds by types: learn_placed gets an Oracle<T>& and
 // nothing else. Its numerics are MPFR (the answers' midpoints at the working
-// precision), like the tuned design's pilot.
+// precision), like the tuned design's pilot; it keeps its last round's answers
+// as the oracle stated them, which ball mode certifies
+// (analysis/placed_certify.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -40,6 +42,26 @@ struct PlacedOptions {
                         // moves its whole ladder by up to this much
 };
 
+// One sample of a pair: the query [a x k, b x m] (m >= 1 copies of the final
+// token b), whose answer is the pair function at the ratio t = k / m:
+// f(t) = P + sum_h c_h / (1 + r_h t) (docs/math/pairs.md, proofs/01 with the
+// final token repeated).
+struct Counts {
+  long k = 0, m = 1;
+};
+
+// One pair (offset delta, final token b_j) of the last round, as ball mode
+// certifies it (analysis/placed_certify.hpp): the answers on the grid as the
+// oracle stated them (f[0] is the answer to [b_j]) and the pair's weighted fit
+// (heads in no particular order), the approximation the certification starts from.
+struct PlacedPair {
+  int i = 0, j = 0;
+  QVec delta;
+  std::vector<Ball> f;
+  Mpfr P;
+  std::vector<Mpfr> c, l;  // residues and log r
+};
+
 struct PlacedResult {
   std::vector<LearnedHead<Mpfr>> heads;
   std::string pilot_status;  // "ok", or why no estimate was found
@@ -59,15 +81,12 @@ struct PlacedResult {
   Truth self_check = Truth::unknown;  // every pair fits its answers to the stated error,
                                       // residues agree across final tokens
   std::string self_check_note;
+  // the last round's pairs, the grid they were asked on and the final tokens
+  std::vector<PlacedPair> pairs;
+  std::vector<Counts> grid;
+  QMat B;
 };
 
-// One sample of a pair: the query [a x k, b x m] (m >= 1 copies of the final
-// token b), whose answer is the pair function at the ratio t = k / m:
-// f(t) = P + sum_h c_h / (1 + r_h t) (docs/math/pairs.md, proofs/01 with the
-// final token repeated).
-struct Counts {
-  long k = 0, m = 1;
-};
 // The grid: t = 0 ([b] alone) first, then up to `n` ratios k/m, geometric from
 // 1/k_max to k_max (a run of at most k_max copies), strictly increasing.
 std::vector<Counts> placed_grid(int n, long k_max);

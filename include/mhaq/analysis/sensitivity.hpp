@@ -110,7 +110,7 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
                                      const FitMemo<T>* memo = nullptr);
 
 // The same estimate composed from the run itself instead of replayed
-// (proofs/37-composed-estimate.md): each labelled base pair's derivatives in
+// (proofs/38-composed-estimate.md): each labelled base pair's derivatives in
 // closed form (proofs/30) at the run's values, chained through f(0) and the
 // final solves; J itself is never formed (S.J empty). The row sums over a
 // pair's own answers are entries of |Delta^{-T}| P_h |B^{-1}|, an O(d^3)
@@ -122,7 +122,7 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
 // the replay's double derivatives are. Also nullopt where the learner took
 // another path: the compact schedule, oversampling, a bound on H, repairs.
 // With `with_pair_cond`, pair_cond over the base pairs as well. Without
-// `chain_f0` (proofs/37's broken variant only) the chained f(0) of the pairs
+// `chain_f0` (proofs/38's broken variant only) the chained f(0) of the pairs
 // at b_2..b_d count as constants.
 template <class T>
 std::optional<Sensitivity> composed_sensitivity(const Field<T>& field, const LearnOptions& lo, const LearnResult<T>& run, const std::vector<T>& answers,

@@ -97,6 +97,12 @@ double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, 
 
 // recover --design placed (run/recover_placed.cpp): writes the run into r, returns its queries.
 long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo);
+// recover --design placed --arith ball (run/recover_placed_ball.cpp): the
+// design's last round certified in balls (analysis/placed_certify.hpp), into
+// r and the judge's facts, compared with `canon` when it is given; throws
+// Error(unable) or Error(inconsistent) when a step cannot be certified.
+struct PlacedResult;
+void placed_heads(const Field<Ball>& F, const PlacedResult& res, int H, const Model* canon, RecoverResult& r, RunFacts& facts);
 
 // Exit code for a recover record written as JSON: the judge's code for its status.
 int recover_exit_code(const nlohmann::json& r);

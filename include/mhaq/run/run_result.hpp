@@ -101,6 +101,9 @@ struct RecoverResult {
   std::optional<long> query_budget;
   std::optional<int> placed_rounds, placed_reestimates;
   std::optional<double> max_pole_shift, pair_log2_cond_max, offsets_log2_cond_max;
+  // placed in balls: the widest output ball relative to the largest |midpoint|
+  // of its head's W (or v), log2 (from the output alone)
+  std::optional<double> max_rel_radius_log2;
   // ---- the exact cost guard
   std::optional<ExactCostRecord> exact_cost;
   // ---- noise (recover --noise) and the sensitivity at the truth

@@ -363,6 +363,7 @@ void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck
 void check_double_derivative_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_replay_reuses_fits(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_scaled_queries(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_placed_certified(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_composed_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
 
 }  // namespace mhaq::proof

@@ -58,7 +58,9 @@ const std::vector<Entry>& registry() {
        "MPFR randomized", proof::check_replay_reuses_fits},
       {"36-scaled-queries", "T([(c y) x k]) = c T([y x k]) for c > 0; a pair moved to c x with offset c delta keeps the region-value identity at S(x)",
        "exact randomized", proof::check_scaled_queries},
-      {"37-composed-estimate", "the float judge's kappa composed from the pairs' closed-form derivatives and the final solves equals the replay's",
+      {"37-placed-certified", "the pair system at ratios: its closed-form inverse Jacobian (for Krawczyk's test); labels by the residues' linear relation across offsets",
+       "ball + exact randomized", proof::check_placed_certified},
+      {"38-composed-estimate", "the float judge's kappa composed from the pairs' closed-form derivatives and the final solves equals the replay's",
        "MPFR randomized", proof::check_composed_estimate},
   };
   return r;

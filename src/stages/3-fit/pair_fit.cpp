@@ -16,7 +16,7 @@ void PairSystem<T>::linear_part(const G& F, std::vector<typename G::value_type>&
   const U one = F.from(Rational(1));
   Mat<U> A(K, m), b(K, 1), y;
   for (int k = 0; k < K; ++k) {
-    const U kk = F.from(Rational(k));
+    const U kk = F.from(node(k));
     A(k, 0) = one;
     for (int h = 0; h < H_; ++h) A(k, 1 + h) = one / (one + x[1 + h] * kk);
     b(k, 0) = f_[k];

@@ -26,20 +26,24 @@ struct PairFit {
   int heads() const { return static_cast<int>(r.size()); }
 };
 
-// The pair's own equations P + sum_h c_h / (1 + r_h k) = f(k), k < K, in the
+// The pair's own equations P + sum_h c_h / (1 + r_h t_k) = f_k, k < K, in the
 // unknowns x = (P, r_1..r_H, c_1..c_H): the system the fields refine and
-// certify (arith/field_refine.hpp).
+// certify (arith/field_refine.hpp). The nodes t_k are 0..K-1 (the paper
+// schedule's counts) unless given: then any distinct rationals t_k >= 0 (the
+// placed design's ratios of copy counts, proofs/37).
 template <class T>
 class PairSystem {
  public:
   PairSystem(std::vector<T> f, int H) : f_(std::move(f)), H_(H) {}
+  PairSystem(std::vector<T> f, int H, std::vector<Rational> nodes) : f_(std::move(f)), H_(H), t_(std::move(nodes)) {}
   int unknowns() const { return 2 * H_ + 1; }
   int equations() const { return static_cast<int>(f_.size()); }
   const T& target(int k) const { return f_[k]; }
+  Rational node(int k) const { return t_.empty() ? Rational(k) : t_[k]; }
 
   template <class G>
   typename G::value_type model(const G& F, const std::vector<typename G::value_type>& x, int k) const {
-    const auto one = F.from(Rational(1)), kk = F.from(Rational(k));
+    const auto one = F.from(Rational(1)), kk = F.from(node(k));
     auto v = x[0];
     for (int h = 0; h < H_; ++h) v = v + x[1 + H_ + h] / (one + x[1 + h] * kk);
     return v;
@@ -48,7 +52,7 @@ class PairSystem {
   void jacobian(const G& F, const std::vector<typename G::value_type>& x, Mat<typename G::value_type>& J) const {
     const auto one = F.from(Rational(1));
     for (int k = 0; k < equations(); ++k) {
-      const auto kk = F.from(Rational(k));
+      const auto kk = F.from(node(k));
       J(k, 0) = one;
       for (int h = 0; h < H_; ++h) {
         const auto inv = one / (one + x[1 + h] * kk);
@@ -59,7 +63,8 @@ class PairSystem {
   }
   // The inverse of the Jacobian of the square system (K = 2H+1 values) in
   // closed form (proofs/30): with Q(x) = prod_g (1 + r_g x), rho_h = -1/r_h
-  // and the Lagrange basis l_k of the nodes 0..2H,
+  // and the Lagrange basis l_k of the nodes t_0..t_2H (0..2H unless given;
+  // the same formulas hold at any distinct nodes, proofs/37), writing k for t_k,
   //   d P   / d f(k) = Q(k)^2 / (prod_{m != k} (k - m) prod_g r_g^2),
   //   d r_h / d f(k) = r_h Q(k)^2 l_k(rho_h) / (c_h G_h),   G_h = prod_{g != h} (1 - r_g/r_h)^2,
   //   d c_h / d f(k) = c_h (d r_h / d f(k)) / r_h
@@ -74,9 +79,9 @@ class PairSystem {
     const int H = H_, n = 2 * H_ + 1;
     if (equations() != n) return false;
     const U one = F.from(Rational(1)), two = F.from(Rational(2));
-    // the nodes 0..2H in the field, converted once
+    // the nodes (0..2H unless given) in the field, converted once
     std::vector<U> node;
-    for (int k = 0; k < n; ++k) node.push_back(F.from(Rational(k)));
+    for (int k = 0; k < n; ++k) node.push_back(F.from(this->node(k)));
     std::vector<U> Q2, lead;
     U pr2 = one;
     for (int g = 0; g < H; ++g) pr2 = pr2 * x[1 + g] * x[1 + g];
@@ -86,7 +91,7 @@ class PairSystem {
       Q2.push_back(q * q);
       Rational w(1);
       for (int m = 0; m < n; ++m)
-        if (m != k) w *= Rational(k - m);
+        if (m != k) w *= this->node(k) - this->node(m);
       lead.push_back(F.from(w));
     }
     Y = Mat<U>(n, n);
@@ -145,7 +150,7 @@ class PairSystem {
     const int n = unknowns(), m = l == j ? 2 : 1, Q = 4;
     const U one = F.from(Rational(1));
     auto phi = [&](int mm, const U& r, int k) {
-      const U kk = F.from(Rational(k));
+      const U kk = F.from(node(k));
       const U inv = one / (one + r * kk);
       U v = inv;
       for (int t = 0; t < mm; ++t) v = v * kk * inv;
@@ -200,12 +205,13 @@ class PairSystem {
     using U = decltype(fn(f_[0]));
     std::vector<U> g;
     for (const auto& v : f_) g.push_back(fn(v));
-    return PairSystem<U>(std::move(g), H_);
+    return PairSystem<U>(std::move(g), H_, t_);
   }
 
  private:
   std::vector<T> f_;
   int H_;
+  std::vector<Rational> t_;  // the nodes; empty: 0..K-1
 };
 
 // The fit of f(0..K-1) with H heads (K >= 2H+1; more values are oversampling:

@@ -1,4 +1,4 @@
-// The machine check of proofs/37-composed-estimate.md (the registry: registry.cpp).
+// The machine check of proofs/38-composed-estimate.md (the registry: registry.cpp).
 #include "prove_common.hpp"
 
 namespace mhaq::proof {

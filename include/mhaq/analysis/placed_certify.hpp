@@ -1,0 +1,46 @@
+// Ball mode of the placed design (docs/math/designs.md#placed, proofs/37).
+// The design runs on the answers' midpoints (analysis/placed_design.hpp) and
+// only chooses the queries and a starting point. This certifies its last
+// round from the answers as the oracle stated them (balls):
+//  * each pair: 2H+1 of its samples on the grid (the subset whose first-order
+//    error is least, a choice made in floating point), the square system
+//    P + sum_h c_h / (1 + r_h t_k) = f(t_k) at those ratios, and Krawczyk's
+//    test on it (Field<Ball>::certify with PairSystem at the given nodes): on
+//    success the enclosure holds the pair's true poles and residues, in some
+//    order;
+//  * labels: at the first final token, the only choices of one residue per
+//    pair that agree, for every other pair, with the linear relation
+//    c(q) = (Delta^{-1} delta_q)^T c of residues must be H and use each
+//    residue once; they are then the true heads. The other pairs are labelled
+//    by the residues -delta^T v_h these heads predict (a unique matching);
+//  * W_h b_j = Delta_j^{-T} log r_h(., j), W_h = [W_h b_j] B^{-1} and
+//    v_h = -Delta_j^{-T} c_h(., j) (intersected over the final tokens), with
+//    the offsets' and tokens' inverses exact in Q.
+// Every step is decided on the balls; a step that cannot be decided throws
+// Error(unable) (with what to change), a contradiction Error(inconsistent).
+#pragma once
+#include <vector>
+
+#include "mhaq/analysis/placed_design.hpp"
+
+namespace mhaq {
+
+struct PlacedCertified {
+  std::vector<LearnedHead<Ball>> heads;
+  double worst_pair_log2_rel = -1e9;  // the widest certified pole or residue, relative (log2)
+  double max_rel_radius_log2 = -1e9;  // the widest output ball relative to the largest |midpoint| of its head's W (or v)
+};
+
+// Certifies the last round of `res` (H heads); the working precision is the
+// caller's.
+PlacedCertified certify_placed(const PlacedResult& res, int H);
+
+// The 2H+1 samples (indices into the grid, increasing) a pair is certified
+// from: of the candidates (evenly spread index sets, then single moves), the
+// one whose first-order relative error bound on the poles and residues at
+// the approximation (P, r, c) is least, with answer errors `err` (doubles:
+// the choice only).
+std::vector<int> placed_subset(const std::vector<Rational>& t, const std::vector<double>& err, const Mpfr& P, const std::vector<Mpfr>& r,
+                               const std::vector<Mpfr>& c);
+
+}  // namespace mhaq
