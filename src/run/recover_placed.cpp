@@ -49,6 +49,14 @@ void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int, const Mode
   r.error_estimate = pow2_value(facts.estimate_log2);
   r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
   if (canon) ArithPolicy<Mpfr>::compare(r, facts, *canon, res.heads);
+  // The design's self-check is a weighted residual and a labelling test on
+  // local least-squares fits of rounded answers: when it fails, the fits may
+  // have missed an H-head model that fits, so it never shows the answers
+  // inconsistent (balls decide that: certify_placed).
+  if (res.self_check == Truth::no)
+    throw Error(ErrorKind::unable, "the placed design's fits do not hold together (" + res.self_check_note +
+                                       "); from rounded answers that does not show that no " + std::to_string(facts.heads_recovered) +
+                                       "-head model fits them: more accurate answers, or --arith ball, can decide");
 }
 
 template <class T>
