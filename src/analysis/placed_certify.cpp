@@ -238,8 +238,11 @@ PlacedCertified certify_placed(const PlacedResult& res, int H) {
   PlacedCertified out;
   std::vector<PairFit<Ball>> fits;  // [j*d + i], as res.pairs
   for (const PlacedPair& pp : res.pairs) fits.push_back(certify_pair(pp, t, H, out.worst_pair_log2_rel));
+  // every final token's offsets inverted once, in Q (labels, v_h and W_h use them)
+  std::vector<QMat> Dinv;
+  for (int j = 0; j < d; ++j) Dinv.push_back(offsets_inverse(res.pairs, d, j));
+  const QMat& D0 = Dinv[0];
   // labels at the first final token, checked against every other pair
-  const QMat D0 = offsets_inverse(res.pairs, d, 0);
   std::vector<std::vector<Ball>> lam;
   std::vector<const PairFit<Ball>*> checks;
   for (size_t p = d; p < res.pairs.size(); ++p) {
@@ -258,7 +261,7 @@ PlacedCertified certify_placed(const PlacedResult& res, int H) {
   }
   const Field<Ball> FB;
   for (int j = 0; j < d; ++j) {
-    const QMat Dj = j == 0 ? D0 : offsets_inverse(res.pairs, d, j);
+    const QMat& Dj = Dinv[j];
     for (int i = 0; i < d; ++i) {
       const size_t p = static_cast<size_t>(j) * d + i;
       std::vector<int> perm(H);
@@ -292,7 +295,7 @@ PlacedCertified certify_placed(const PlacedResult& res, int H) {
     Mat<Ball> X(d, d), W(d, d);
     for (int j = 0; j < d; ++j) {
       const std::vector<Ball> lj(L[h].begin() + static_cast<long>(j) * d, L[h].begin() + static_cast<long>(j + 1) * d);
-      const std::vector<Ball> x = apply_transposed(offsets_inverse(res.pairs, d, j), lj);
+      const std::vector<Ball> x = apply_transposed(Dinv[j], lj);
       for (int r = 0; r < d; ++r) X(r, j) = x[r];
     }
     std::vector<Ball> entries;
