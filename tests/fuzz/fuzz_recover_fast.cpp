@@ -3,8 +3,8 @@
 // millions of executions:
 // - the run's record is read as a RecoverResult (no JSON written and re-read;
 //   fuzz_recover covers that);
-// - exact runs are kept to tau degrees <= 64 (else a ball run), where most
-//   exact runs of fuzz_recover fall;
+// - exact runs are kept to tau degrees <= 64 (else a ball run), where about
+//   four in five exact runs of fuzz_recover fall;
 // - the certificate is written and checked for one input in 16, chosen by a
 //   hash of the bytes, so a saved input replays the same way.
 // What a finding is stays: an internal or mismatch error, an ok run that

@@ -2,7 +2,8 @@
 // at most 3 heads with small rational entries, equal W and cancelling v
 // possible) and the run's options (arithmetic, bits, seed, schedule, an H0
 // bound, token range). fuzz_recover and fuzz_recover_fast read the same
-// bytes the same way, so either corpus feeds the other.
+// bytes the same way but for the exact runs' degree cap, so either corpus
+// feeds the other.
 #pragma once
 #include <flint/fmpz.h>
 
