@@ -9,6 +9,7 @@
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/parallel.hpp"
 
 namespace mhaq {
 
@@ -350,6 +351,23 @@ T ModelOracle<T>::answer(const Query& q) {
   T a;
   round_answer(out, exact, noise_, a);
   return a;
+}
+
+template <>
+bool ModelOracle<QTau>::any_order() const {
+  return false;
+}
+
+template <class T>
+bool ModelOracle<T>::any_order() const {
+  return !noise_.active();
+}
+
+template <class T>
+std::vector<T> ModelOracle<T>::answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) {
+  std::vector<T> out(end - begin);
+  parallel_for(begin, end, threads, [&](std::size_t i) { out[i - begin] = answer(qs[i]); });
+  return out;
 }
 
 const char* noise_pattern_name(NoisePattern p) {
