@@ -56,7 +56,7 @@ class Path {
       throw;
     }
     phase("solving for the heads");
-    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found);
+    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found, opt_.threads);
     if (!res_.repairs.empty()) {
       phase("witness queries");
       witness();

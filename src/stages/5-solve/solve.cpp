@@ -4,11 +4,13 @@
 #include "mhaq/arith/all_fields.hpp"
 #include "mhaq/base/parallel.hpp"
 
+
 namespace mhaq {
 
 template <ArithField F>
 std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const Plan& plan,
-                                                            const std::vector<PairFit<typename F::value_type>>& labelled, int H) {
+                                                            const std::vector<PairFit<typename F::value_type>>& labelled, int H,
+                                                            int threads) {
   using T = typename F::value_type;
   const int d = plan.d;
   QMat DeltaInvT, BInv;
@@ -21,8 +23,9 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
       DiT(i, j) = fld.from(DeltaInvT(i, j));
       Bi(i, j) = fld.from(BInv(i, j));
     }
-  std::vector<LearnedHead<T>> heads;
-  for (int h = 0; h < H; ++h) {
+  std::vector<LearnedHead<T>> heads(static_cast<size_t>(H));
+  parallel_for(0, static_cast<size_t>(H), threads, [&](size_t hs) {
+    const int h = static_cast<int>(hs);
     Mat<T> L(d, d);
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) L(i, j) = fld.log(labelled[plan.base_index(i, j)].r[h]);
@@ -50,10 +53,12 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
         }
         head.W(i, j) = lin_comb(fld, xs, cs, false);
       }
-    heads.push_back(std::move(head));
-  }
+    heads[hs] = std::move(head);
+  });
   return heads;
 }
+
+std::size_t TokenHash::operator()(const QVec& x) const noexcept { return hash_value(x); }
 
 namespace {
 
@@ -204,7 +209,7 @@ typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
 
 #define MHAQ_INSTANTIATE(F)                                                                                                    \
   template std::vector<LearnedHead<F::value_type>> solve_heads<F>(const F&, const Plan&, const std::vector<PairFit<F::value_type>>&, \
-                                                                   int);                                                       \
+                                                                   int, int);                                                  \
   template F::value_type evaluate_heads<F>(const F&, const std::vector<LearnedHead<F::value_type>>&, const Query&); \
   template class HeadEvaluator<F>;
 MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
