@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/arith/ratio_sum.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/random.hpp"
 #include "test_util.hpp"
@@ -140,4 +141,30 @@ TEST_CASE("QTau operators: cancellations the fast routes must make") {
   CHECK(same(l / l2, from_parts({{0, 4}}, {{2, 15}})));         // 4 / (15 tau^2)
   // a negative divisor's sign moves to the numerator
   CHECK(same(m / from_parts({{0, -3}}, {{0, 1}}), from_parts({{0, -5}}, {{1, 6}})));
+}
+
+TEST_CASE("equal_ratio_sum over Q(tau) decides as the plain sum does") {
+  Rng g(77);
+  const Field<QTau> fld(4);
+  int yes = 0, no = 0;
+  for (int it = 0; it < 300 * test::multiplier(); ++it) {
+    std::vector<QTau> num, den;
+    for (int h = 0, H = static_cast<int>(g.uniform_int(1, 4)); h < H; ++h) {
+      num.push_back(random_of_kind(g, static_cast<int>(g.uniform_int(0, 4))));
+      QTau d = random_of_kind(g, static_cast<int>(g.uniform_int(1, 4)));
+      den.push_back(d);
+    }
+    QTau sum;
+    for (size_t h = 0; h < num.size(); ++h) sum += num[h] / den[h];
+    const QTau other = g.uniform_int(0, 1) ? sum + random_of_kind(g, static_cast<int>(g.uniform_int(1, 4))) : sum * random_of_kind(g, 2);
+    for (const QTau* v : std::vector<const QTau*>{&sum, &other}) {
+      const Truth fast = equal_ratio_sum(fld, num, den, *v);
+      CHECK(fast == equal_ratio_sum<Field<QTau>>(fld, num, den, *v));  // the plain sum, then equal
+      (fast == Truth::yes ? yes : no) += 1;
+    }
+  }
+  CHECK(yes > 300);
+  CHECK(no > 50);
+  std::vector<QTau> num{QTau(Rational(1))}, den{QTau()};
+  CHECK_THROWS_AS(equal_ratio_sum(fld, num, den, QTau()), Error);
 }

@@ -6,6 +6,9 @@
 #   2. the share of that run spent on the first-order error estimate (with
 #      and without it);
 #   3. ball at 256 bits, H=4: time at d=24 over time at d=8;
+#   4. exact, H=4, d=16 and d=24: the median over seeds 1-3 of each run's
+#      time over its target (10 s, 120 s), by tests/bench/exact_speed.sh
+#      (skipped with MHAQ_SKIP_EXACT=1);
 # each in wall time and in processor time (the reference's own timed
 # region, read with process_time), and the load average around the run.
 #   usage: bash tests/bench/speed.sh [BUILD_DIR] [SEED] [REPEATS]
@@ -64,3 +67,4 @@ print(f"{'  ball d=24 / d=8':58s} {b24['cpu_seconds'] / b8['cpu_seconds']:8.1f} 
 print(f"status: mpfr {m['status']} (no estimate: {n['status']}), ball d=8 {b8['status']}, d=24 {b24['status']}")
 print(f"load average (1, 5, 15 min): {sys.argv[3]} before, {sys.argv[4]} after")
 PY
+[[ "${MHAQ_SKIP_EXACT:-0}" == 1 ]] || bash "$here/exact_speed.sh" "$build"
