@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
@@ -183,17 +184,20 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
     kept.qden = qden;
     kept.x = std::move(x);
   }
+  // in place: the same values as total = total + num / den (every field's
+  // a += b is a = a + b), without copying the exact answers' polynomials
   T total = F.from(Rational(0));
   for (size_t h = 0; h < im.W.size(); ++h) {
     T num = F.from(Rational(0)), den = F.from(Rational(0));
     for (size_t r = 0; r < q.size(); ++r) {
       const T w = kept.e[h][r] * F.from(Rational(q[r].count));
-      num = num + w * kept.v[h][r];
-      den = den + w;
+      num += w * kept.v[h][r];
+      den += w;
     }
-    total = total + num / den;
+    num /= den;
+    total += num;
   }
-  out = total;
+  out = std::move(total);
   return true;
 }
 }  // namespace

@@ -12,6 +12,9 @@
 #      ball d=64, H=8, 1024 bits through the program, 1 thread then 2
 #      threads: the speedup, the 2-thread wall time, peak memory
 #      (/usr/bin/time %M) and whether the two outputs are byte-identical;
+#   6. exact, H=4, d=16 and d=24: the median over seeds 1-3 of each run's
+#      time over its target (10 s, 120 s), by tests/bench/exact_speed.sh
+#      (skipped with MHAQ_SKIP_EXACT=1);
 # each in wall time and in processor time (the reference's own timed
 # region, read with process_time), and the load average around the run.
 #   usage: bash tests/bench/speed.sh [BUILD_DIR] [SEED] [REPEATS]
@@ -98,3 +101,5 @@ PY
   rm -rf "$tmp"
   echo "load average after d=64: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 fi
+# 6. exact scale
+[[ "${MHAQ_SKIP_EXACT:-0}" == 1 ]] || bash "$here/exact_speed.sh" "$build"

@@ -2,6 +2,7 @@
 #include "mhaq/stages/5-solve/solve.hpp"
 
 #include "mhaq/arith/all_fields.hpp"
+#include "mhaq/arith/ratio_sum.hpp"
 #include "mhaq/base/parallel.hpp"
 
 
@@ -178,33 +179,54 @@ int HeadEvaluator<F>::id(const QVec& x) const {
 }
 
 template <ArithField F>
-typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
-  if (q.empty()) return evaluate_heads(fld_, heads_, q);
+bool HeadEvaluator<F>::kept(const Query& q, std::vector<int>& xs, std::vector<const std::vector<T>*>& sx) const {
+  if (q.empty()) return false;
   const int f = id(q.back().token);
-  const auto sN = sN_.find(f);
-  if (f < 0 || sN == sN_.end()) return evaluate_heads(fld_, heads_, q);
-  std::vector<int> xs;
-  std::vector<const std::vector<T>*> sx;
+  if (f < 0 || sN_.find(f) == sN_.end()) return false;
   for (const Run& run : q) {
     const int x = id(run.token);
     const auto it = x < 0 ? sx_.end() : sx_.find({x, f});
-    if (it == sx_.end()) return evaluate_heads(fld_, heads_, q);
+    if (it == sx_.end()) return false;
     xs.push_back(x);
     sx.push_back(&it->second);
   }
-  // the same operations as evaluate_heads and head_term, from the kept numbers
-  const T zero = fld_.from(Rational(0));
-  T total = zero;
+  return true;
+}
+
+// the same operations as head_term, from the kept numbers
+template <ArithField F>
+void HeadEvaluator<F>::head_parts(const Query& q, size_t h, const std::vector<int>& xs, const std::vector<const std::vector<T>*>& sx, T& num,
+                                  T& den) const {
+  num = den = fld_.from(Rational(0));
+  for (size_t r = 0; r < q.size(); ++r) {
+    const T w = (*sx[r])[h] * fld_.from(Rational(q[r].count));
+    num = num + w * vx_[xs[r]][h];
+    den = den + w;
+  }
+}
+
+template <ArithField F>
+typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
+  std::vector<int> xs;
+  std::vector<const std::vector<T>*> sx;
+  if (!kept(q, xs, sx)) return evaluate_heads(fld_, heads_, q);
+  // the same operations as evaluate_heads
+  T total = fld_.from(Rational(0)), num, den;
   for (size_t h = 0; h < heads_.size(); ++h) {
-    T num = zero, den = zero;
-    for (size_t r = 0; r < q.size(); ++r) {
-      const T w = (*sx[r])[h] * fld_.from(Rational(q[r].count));
-      num = num + w * vx_[xs[r]][h];
-      den = den + w;
-    }
+    head_parts(q, h, xs, sx, num, den);
     total = total + num / den;
   }
   return total;
+}
+
+template <ArithField F>
+Truth HeadEvaluator<F>::matches(const Query& q, const T& answer) const {
+  std::vector<int> xs;
+  std::vector<const std::vector<T>*> sx;
+  if (!kept(q, xs, sx)) return fld_.equal(evaluate_heads(fld_, heads_, q), answer);
+  std::vector<T> num(heads_.size()), den(heads_.size());
+  for (size_t h = 0; h < heads_.size(); ++h) head_parts(q, h, xs, sx, num[h], den[h]);
+  return equal_ratio_sum(fld_, num, den, answer);
 }
 
 #define MHAQ_INSTANTIATE(F)                                                                                                    \

@@ -65,9 +65,17 @@ class HeadEvaluator {
   using T = typename F::value_type;
   HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads);
   T operator()(const Query& q) const;
+  // fld.equal((*this)(q), answer), decided by equal_ratio_sum on the heads'
+  // terms (arith/ratio_sum.hpp): the same decision, without forming the sum
+  // where the field has a cheaper test.
+  Truth matches(const Query& q, const T& answer) const;
 
  private:
   int id(const QVec& x) const;  // -1 when not kept
+  // the kept numbers of q's tokens: false when some are not kept
+  bool kept(const Query& q, std::vector<int>& xs, std::vector<const std::vector<T>*>& sx) const;
+  // head h's numerator and denominator for q, from the kept numbers
+  void head_parts(const Query& q, size_t h, const std::vector<int>& xs, const std::vector<const std::vector<T>*>& sx, T& num, T& den) const;
   const F& fld_;
   const std::vector<LearnedHead<T>>& heads_;
   std::unordered_map<QVec, int, TokenHash> ids_;  // distinct tokens
