@@ -15,7 +15,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 rounds="${1:-1}"
-commit="${2:-HEAD}"
+commit=$(git -C "$here" rev-parse "${2:-HEAD}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git clone -q --no-local "$here" "$work/src"
