@@ -5,7 +5,10 @@
 #     each recovered in ball mode at 256 bits in-process and through
 #     `recover --oracle "mhaq oracle --model M --arith ball --bits 512"` with
 #     the oracle's stated radius: the same status, the same numbers of heads
-#     (and neurons), and on ok balls that contain the truth, both ways;
+#     (and neurons), and on ok balls that contain the truth, both ways; and
+#     through the oracle without --model (--model-kind, --d, --heads and the
+#     neuron count stated) the same status and parameters, with no truth
+#     reported; a learner of the wrong kind is refused at the handshake;
 #  2. a run interrupted after half its batches (2 of 4) and resumed prints the
 #     same bytes as one that ran through, asking exactly the missing queries.
 # usage: oracle_transparency.sh MHAQ SOURCE_DIR
@@ -64,9 +67,40 @@ if a["status"] == "ok" and not (a.get("contains_truth") is True and b.get("conta
 print(f"{spec}: {a['status']} both ways, {a['queries']} queries, max radius {a.get('max_radius_decimal')} in-process, {b.get('max_radius_decimal')} through mhaq oracle")
 PY
   [[ "$(field in.json status)" == ok ]] && n_ok=$((n_ok + 1))
+  # the same oracle without --model: the status is the run's own and the
+  # learned parameters are those of the run that had the truth beside it
+  H=$(field in.json heads_true) N=$(field in.json neurons_true) d=$(field in.json d)
+  if [[ "$N" != None ]]; then
+    blind=(--model-kind transformer --d "$d" --heads "$H" --learner-neurons "$N")
+  else
+    blind=(--d "$d" --heads "$H")
+  fi
+  "$M" recover --oracle "$M oracle --model m.json --arith ball --bits 512" "${blind[@]}" --arith ball --bits 256 --seed 1 --json > blind.json 2>/dev/null
+  python3 - "$spec" <<'PY' || exit 1
+import json, sys
+spec = sys.argv[1]
+b, c = json.load(open("ext.json")), json.load(open("blind.json"))
+def fail(m):
+    sys.exit(f"FAIL: {spec} without --model: {m}")
+if b["status"] != c["status"]:
+    fail(f"{c['status']} ({c.get('message')}), with --model {b['status']}")
+for k in ("queries", "heads_recovered", "neurons_recovered", "model", "heads"):
+    if b.get(k) != c.get(k):
+        fail(f"{k} differs from the run with --model")
+for k in ("contains_truth", "heads_true", "neurons_true", "max_rel_error"):
+    if k in c:
+        fail(f"reports {k} without a truth")
+if c["status"] == "ok" and "neurons_recovered" in c and c.get("max_radius_decimal") != b.get("max_radius_decimal"):
+    fail(f"max_radius {c.get('max_radius_decimal')}, with --model {b.get('max_radius_decimal')}")
+PY
 done
 # the set is meant to end ok: a regression to unable both ways must not pass unnoticed
 [[ $n_ok == 20 ]] || fail "$n_ok of 20 models ended ok"
+
+# a learner that expects the other kind of model is refused at the handshake
+"$M" recover --oracle "$M oracle --model m.json --arith ball --bits 512" --d 3 --heads 1 --arith ball --json > kind.json 2>/dev/null
+code=$?
+[[ $code == 12 && "$(field kind.json message)" == *"serves a transformer"* ]] || fail "an attention learner against a transformer oracle: exit $code, $(field kind.json message)"
 
 # 2. interrupted after half its batches, resumed
 F="python3 $src/tests/oracle_faults.py"

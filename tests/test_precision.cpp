@@ -360,3 +360,39 @@ TEST_CASE("sensitivity from the learner's own fits agrees with the model's") {
   CHECK(est.kappa == doctest::Approx(truth.kappa).epsilon(1e-8));
   CHECK(est.kappa_rms == doctest::Approx(truth.kappa_rms).epsilon(1e-8));
 }
+
+TEST_CASE("the float judge's estimate reuses the run's own pair fits: run precision, every pair found, the run's kappa") {
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 4;
+  g.heads = 2;
+  g.seed = 91;
+  const Model m = generate_model(g);
+  LearnOptions lo;
+  lo.H = 2;
+  lo.seed = 92;
+  lo.tokens = default_tokens(Arith::mpfr);
+  lo.keep_fit_samples = true;
+  PrecisionScope scope(256);
+  ModelOracle<Mpfr> o(m, lo.tokens.den);
+  RecordingOracle<Mpfr> rec(o);
+  const LearnResult<Mpfr> res = learn<Mpfr>(rec, lo);
+  const FitMemo<Mpfr> memo = fit_memo(res);
+  // one fit per pair of the plan (no pair of this draw is degenerate)
+  CHECK(memo.size() == res.plan.pairs.size());
+  const Sensitivity with = sensitivity_from_answers(rec.field(), 4, lo, rec.queries, rec.answers, &res.heads, 256, kEstimateBits, true, false, &memo);
+  const Sensitivity low = sensitivity_from_answers(rec.field(), 4, lo, rec.queries, rec.answers, &res.heads, 256, kEstimateBits, true, false);
+  const Sensitivity own = sensitivity_from_answers(rec.field(), 4, lo, rec.queries, rec.answers, &res.heads, 256, 256, true, false);
+  // taken at the run's precision (without the memo the first replay is at 128 bits)
+  CHECK(with.bits == 256);
+  CHECK(low.bits == kEstimateBits);
+  CHECK(with.kappa == own.kappa);
+  CHECK(with.kappa_rel == own.kappa_rel);
+  CHECK(with.J.empty());  // the estimate keeps the row sums, not J
+  // a memo made at another precision finds nothing
+  {
+    PrecisionScope other(128);
+    CHECK(memo.find(res.fit_samples[0], lo.H) == nullptr);
+  }
+  CHECK(memo.find(res.fit_samples[0], lo.H) != nullptr);
+  CHECK(memo.find(res.fit_samples[0], lo.H + 1) == nullptr);
+}

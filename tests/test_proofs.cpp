@@ -21,7 +21,7 @@ TEST_CASE("every lemma check passes") {
   mhaq::ProveOptions o;
   o.multiplier = multiplier();
   const auto res = mhaq::run_proof_checks(o);
-  REQUIRE(res.size() == 26);
+  REQUIRE(res.size() == 27);
   for (const auto& r : res) {
     INFO(r.id << ": " << r.detail);
     CHECK(r.pass);

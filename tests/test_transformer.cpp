@@ -283,7 +283,8 @@ TEST_CASE("verify --model-kind: a claim-5 row, judged against the truth; all add
 
 TEST_CASE("--design scaled for a transformer: the attention part's scaled B and Delta; ok and right where the paper design is, refused in exact mode") {
   // the attention part is an attention model (T(X) - T(-X)): its better
-  // conditioned design applies to it unchanged; the regions stage is the same
+  // conditioned design applies to it unchanged; the regions stage fits its
+  // offsets to each probe point
   int compared = 0;
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     TransformerGenerateOptions g;

@@ -50,10 +50,15 @@ struct DerivError {
 // derivatives, `err` receives their error bounds.
 template <class B, class D>
 bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& heads, const std::vector<int>& order,
-             const std::vector<Ball>& fabs, bool certified, Sensitivity& S, DerivError* err = nullptr) {
+             const std::vector<Ball>& fabs, bool certified, Sensitivity& S, DerivError* err = nullptr, bool keep_J = true) {
   const int d = S.d, H = S.H;
   const long cols = S.columns;
-  S.J.assign(static_cast<size_t>(S.rows()) * cols, 0.0);
+  // J itself (rows x answers, dense) only when asked for: the kappas need
+  // the row sums alone
+  if (keep_J)
+    S.J.assign(static_cast<size_t>(S.rows()) * cols, 0.0);
+  else
+    S.J.clear();
   S.scale.assign(S.rows(), 0.0);
   S.answer_abs.assign(cols, 0.0);
   for (long j = 0; j < cols; ++j) S.answer_abs[j] = mid_double(fabs[j]);
@@ -93,7 +98,7 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
             const Ball y = ae * fabs[col];
             srel += y;
             s2 += y * y;
-            S.J[static_cast<size_t>(row) * cols + col] = mid_double(e);
+            if (keep_J) S.J[static_cast<size_t>(row) * cols + col] = mid_double(e);
           }
           if (certified && (!accurate(s1) || !accurate(srel) || !accurate(s2))) return false;
           m1 = mid_double(s1);
@@ -109,7 +114,7 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
             rrel += rad * ad;
             r2 += (rad * ad) * (rad * ad);
             if (!deriv_finite(dv)) err->finite = false;
-            S.J[static_cast<size_t>(row) * cols + col] = mid;
+            if (keep_J) S.J[static_cast<size_t>(row) * cols + col] = mid;
           }
           const double n1 = static_cast<double>(x.grad().size() + 1) * ErrDouble::u;
           r1 += n1 * m1;
@@ -291,6 +296,26 @@ namespace {
 template <class T, class D>
 bool heads_agree(const Field<T>& field, const std::vector<LearnedHead<Jet<T, D>>>& got, const std::vector<LearnedHead<T>>& reference, long bits);
 
+// Whether every value of `got` equals the reference's entry exactly (the same
+// number, not within a tolerance).
+bool same_number(const Mpfr& a, const Mpfr& b) { return mpfr_equal_p(a.raw(), b.raw()) != 0; }
+bool same_number(double a, double b) { return a == b; }
+bool same_number(const Ball& a, const Ball& b) { return arb_equal(a.raw(), b.raw()) != 0; }
+template <class T, class D>
+bool heads_identical(const std::vector<LearnedHead<Jet<T, D>>>& got, const std::vector<LearnedHead<T>>& reference) {
+  if (got.size() != reference.size()) return false;
+  for (size_t h = 0; h < got.size(); ++h) {
+    const size_t d = reference[h].v.size();
+    if (got[h].v.size() != d) return false;
+    for (size_t i = 0; i < d; ++i) {
+      if (!same_number(got[h].v[i].value(), reference[h].v[i])) return false;
+      for (size_t j = 0; j < d; ++j)
+        if (!same_number(got[h].W(static_cast<int>(i), static_cast<int>(j)).value(), reference[h].W(static_cast<int>(i), static_cast<int>(j)))) return false;
+    }
+  }
+  return true;
+}
+
 // Whether the kappas from double derivatives are within 2^-kEstimateDerivBits
 // of the same formulas on exact derivatives at the replay's values
 // (proofs/33): every bound finite and each at most that fraction of its
@@ -307,20 +332,24 @@ enum class Replay { ok, disagrees, untrusted };
 // precision; `disagrees` when `reference` is given and the replay's heads do
 // not agree with it to kEstimateAgreeBits (estimate_agrees); `untrusted` when
 // the derivatives are doubles whose error bounds are too wide (derivs_trusted).
+// With `memo` (the run's own pair fits, proofs/35) the replay must give the
+// reference heads bit for bit instead.
 template <class T, class D = T>
 Replay replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, const std::vector<Query>& queries, const std::vector<T>& answers,
-                          const std::vector<LearnedHead<T>>* reference, Sensitivity& S, bool with_pair_cond) {
+                          const std::vector<LearnedHead<T>>* reference, Sensitivity& S, bool with_pair_cond, const FitMemo<T>* memo = nullptr,
+                          bool keep_J = true) {
   ReplayOracle<T> replay(d, field, queries, answers);
-  JetOracle<T, D> oracle(replay);
+  JetOracle<T, D> oracle(replay, -1, memo);
   const LearnResult<Jet<T, D>> res = learn<Jet<T, D>>(oracle, l);
-  if (reference && !heads_agree(field, res.heads, *reference, kEstimateAgreeBits)) return Replay::disagrees;
+  if (reference && !(memo ? heads_identical(res.heads, *reference) : heads_agree(field, res.heads, *reference, kEstimateAgreeBits)))
+    return Replay::disagrees;
   S.d = d;
   S.H = res.heads_found;
   S.columns = static_cast<long>(answers.size());
   std::vector<int> order(S.H);
   for (int h = 0; h < S.H; ++h) order[h] = h;
   DerivError err;
-  compose(field, res.heads, order, answer_abs(field, answers), false, S, &err);
+  compose(field, res.heads, order, answer_abs(field, answers), false, S, &err, keep_J);
   S.pair_cond = with_pair_cond ? pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs, &err) : 0.0;
   S.derivative_bits = S.bits;
   if (has_error_bound<D>) {
@@ -367,11 +396,28 @@ bool estimate_agrees(const Field<T>& field, const std::vector<LearnedHead<Jet<T>
 template <class T>
 Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
                                      const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference, long run_bits, long low_bits,
-                                     bool double_derivs, bool with_pair_cond) {
+                                     bool double_derivs, bool with_pair_cond, const FitMemo<T>* memo) {
   using Cheap = typename CheapDeriv<T>::type;  // the double derivatives' type over MPFR
   LearnOptions l = lo;
   l.self_check = false;
+  l.keep_fit_samples = false;
   Sensitivity S;
+  // the float judge's estimate (with a reference) needs the kappas only
+  const bool keep_J = reference == nullptr;
+  const FitMemo<T>* const no_memo = nullptr;
+  // proofs/35: with the run's own pair fits, the replay at the run's
+  // precision computes no fit again; taken when its heads are the run's
+  // heads bit for bit (then it is the run's computation, with derivatives).
+  if (reference && memo && memo->bits() == run_bits && working_precision() == run_bits) {
+    try {
+      Replay r = Replay::untrusted;
+      if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, answers, reference, S, with_pair_cond, memo, keep_J);
+      if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, answers, reference, S, with_pair_cond, memo, keep_J);
+      if (r == Replay::ok) return S;
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    }
+  }
   // proofs/32: the replay at low precision, accepted when its heads agree
   // with the run's to kEstimateAgreeBits; otherwise twice the precision, up
   // to the run's own (below, which needs no agreement: it is the run). A
@@ -388,8 +434,8 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
       for (const T& a : answers) low.push_back(a + zero);
       try {
         Replay r = Replay::untrusted;
-        if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, low, reference, S, with_pair_cond);
-        if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, low, reference, S, with_pair_cond);
+        if (double_derivs && has_error_bound<Cheap>) r = replay_sensitivity<T, Cheap>(field, d, l, queries, low, reference, S, with_pair_cond, no_memo, keep_J);
+        if (r == Replay::untrusted) r = replay_sensitivity(field, d, l, queries, low, reference, S, with_pair_cond, no_memo, keep_J);
         if (r == Replay::ok) return S;
       } catch (const Error& e) {
         if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
@@ -397,10 +443,24 @@ Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOp
     }
   // at the run's own precision: the run's computation, no agreement needed;
   // double derivatives first as above
-  if (reference && double_derivs && has_error_bound<Cheap> && replay_sensitivity<T, Cheap>(field, d, l, queries, answers, nullptr, S, with_pair_cond) == Replay::ok)
+  if (reference && double_derivs && has_error_bound<Cheap> && replay_sensitivity<T, Cheap>(field, d, l, queries, answers, nullptr, S, with_pair_cond, no_memo, keep_J) == Replay::ok)
     return S;
-  replay_sensitivity<T>(field, d, l, queries, answers, nullptr, S, with_pair_cond);
+  replay_sensitivity<T>(field, d, l, queries, answers, nullptr, S, with_pair_cond, no_memo, keep_J);
   return S;
+}
+
+template <class T>
+FitMemo<T> fit_memo(const LearnResult<T>& run) {
+  FitMemo<T> m(working_precision());
+  for (size_t p = 0; p < run.fit_samples.size() && p < run.fits.size(); ++p) {
+    if (run.fit_samples[p].empty()) continue;
+    const PairFit<T>& fit = run.fits[p];
+    std::vector<T> x{fit.P};
+    x.insert(x.end(), fit.r.begin(), fit.r.end());
+    x.insert(x.end(), fit.c.begin(), fit.c.end());
+    m.add(run.fit_samples[p], fit.heads(), std::move(x));
+  }
+  return m;
 }
 
 template <class T>
@@ -613,7 +673,8 @@ double certified_relative_radius_log2(const std::vector<LearnedHead<Ball>>& got)
 
 #define MHAQ_INSTANTIATE(T)                                                                                                            \
   template Sensitivity sensitivity_from_answers<T>(const Field<T>&, int, const LearnOptions&, const std::vector<Query>&, const std::vector<T>&, \
-                                                   const std::vector<LearnedHead<T>>*, long, long, bool, bool);                                               \
+                                                   const std::vector<LearnedHead<T>>*, long, long, bool, bool, const FitMemo<T>*);                            \
+  template FitMemo<T> fit_memo<T>(const LearnResult<T>&);                                                                                   \
 
 MHAQ_INSTANTIATE(Mpfr)
 MHAQ_INSTANTIATE(double)

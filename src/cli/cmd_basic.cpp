@@ -172,6 +172,7 @@ struct RecoverState {
   bool no_repair = false;
   std::string certificate;
   std::string oracle, oracle_error, transcript, resume;
+  std::string model_kind;  // empty: the model file's kind, or transformer when --ffn draws one
   double oracle_timeout = oracle_protocol::default_timeout_seconds;
   long max_queries = 0;
   bool json = false;
@@ -230,6 +231,10 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--oracle", st.oracle,
                 "learn from an external oracle: a command (run by /bin/sh -c) speaking docs/oracle-protocol.md; --model is then only the truth "
                 "compared with afterwards, without it give --d and the learner's --heads");
+  s->add_option("--model-kind", st.model_kind,
+                "--oracle without --model: what the oracle is, attention (default) | transformer (then give --d, --heads and, in ball mode, "
+                "--learner-neurons)")
+      ->check(CLI::IsMember({"attention", "transformer"}));
   s->add_option("--oracle-error", st.oracle_error, "--oracle: the bound on |answer - f(X)|: EPS (absolute), rel:EPS or abs:EPS,rel:EPS");
   s->add_option("--oracle-timeout", st.oracle_timeout, "--oracle: seconds to wait for each reply (default 60)")->check(positive_number());
   s->add_option("--transcript", st.transcript, "--oracle: append every query and answer to FILE, flushed per batch");
@@ -265,6 +270,11 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
     } catch (const Error& e) {
       throw Error(e.kind(), clean_text(st.model_path) + ": " + e.what());
     }
+  } else if (oracle) {
+    // no truth: only d; the learner's H comes from --heads
+    if (st.d_opt->count() == 0 || (st.heads_opt->count() == 0 && st.learner_heads == 0))
+      throw Error(ErrorKind::usage, "--oracle without --model needs --d D and the learner's --heads H");
+    truth.d = st.g.d;
   } else {
     if (st.d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
     GenerateOptions g = st.g;
@@ -281,7 +291,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
   o.schedule = parse_schedule(st.schedule);
   o.seed = st.seed;
   o.heads = st.learner_heads;
-  if (!st.model_path.empty() && o.heads == 0 && st.heads_opt->count() > 0) o.heads = st.g.heads;
+  if ((!st.model_path.empty() || oracle) && o.heads == 0 && st.heads_opt->count() > 0) o.heads = st.g.heads;
   o.neurons = st.learner_neurons;
   o.threads = st.threads;
   o.design = parse_design(st.design);
@@ -422,9 +432,14 @@ int recover_command(const RecoverState& st) {
   if (oracle && a == Arith::exact)
     throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
   if (oracle && (st.t.ffn > 0 || st.t.zero_neuron || st.t.parallel_neurons))
-    throw Error(ErrorKind::usage, "--oracle with a transformer needs its --model FILE (the truth compared with afterwards)");
+    throw Error(ErrorKind::usage,
+                "--oracle does not draw a model: give the truth as --model FILE, or --model-kind transformer with --d, --heads and "
+                "--learner-neurons");
+  if (!st.model_kind.empty() && (!oracle || !st.model_path.empty()))
+    throw Error(ErrorKind::usage, "--model-kind states what an --oracle is when there is no --model (a model file says its own kind)");
   ExternalRun ext = external_run_options(st);
-  if (st.t.ffn > 0 || st.t.zero_neuron || st.t.parallel_neurons || file_transformer) return recover_transformer_command(st, doc, a, ext);
+  if (st.t.ffn > 0 || st.t.zero_neuron || st.t.parallel_neurons || file_transformer || st.model_kind == "transformer")
+    return recover_transformer_command(st, doc, a, ext);
   return recover_attention_command(st, doc, a, ext);
 }
 

@@ -49,6 +49,8 @@ std::string ServedModel::describe() const {
          (arith_ == Arith::ieee ? std::string() : " at " + std::to_string(bits_) + " bits");
 }
 
+std::string ServedModel::kind_name() const { return transformer_ ? "transformer" : "attention"; }
+
 json ServedModel::hello_reply(const std::string& name) const {
   json h{{"type", "hello"}, {"protocol", version}, {"d", d_}, {"name", name}};
   if (arith_ == Arith::ball) h["radius"] = true;
@@ -302,6 +304,9 @@ int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std:
       if (type == "bye") return 0;
       if (type == "hello") {
         json_long(json_member(j, "protocol", "hello"), version, version, "hello.protocol");
+        // a learner that expects the other kind of model would learn nonsense from these answers
+        if (j.contains("model_kind") && j["model_kind"] != m.kind_name())
+          throw_input("hello.model_kind: this oracle serves " + std::string(m.kind_name() == "transformer" ? "a transformer" : "an attention model") + ", not " + json_shown(j["model_kind"]));
         greeted = true;
         out << m.hello_reply(name).dump() << "\n" << std::flush;
         continue;

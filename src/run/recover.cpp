@@ -108,12 +108,14 @@ namespace {
 // max_rel_error: E <= (d + sqrt d) err_entrywise, and err_entrywise is about
 // kappa_rel 2^-p for rounding at p bits plus kappa eps for noise of size eps.
 template <class T>
-double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const std::vector<LearnedHead<T>>& heads,
+double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const LearnResult<T>& res,
                       long oracle_bits, const Rational& eps, RecoverResult& r) {
   try {
-    // the jets at low precision, checked against the run's own heads
-    // (proofs/32); the estimate needs kappa and kappa_rel only
-    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &heads, F.precision(), kEstimateBits, true, false);
+    // the jets over the run's own pair fits, checked against the run's own
+    // heads (proofs/35; else at low precision, proofs/32); the estimate needs
+    // kappa and kappa_rel only
+    const FitMemo<T> memo = fit_memo(res);
+    const Sensitivity S = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &res.heads, F.precision(), kEstimateBits, true, false, &memo);
     r.kappa_estimate = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
@@ -171,7 +173,9 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
   bool fallback_counted = false;  // fallback_queries already written
   long repair_queries = 0;        // the learner's own count of repair queries
   try {
-    const LearnResult<T> res = learn(black_box, lo);
+    LearnOptions lk = lo;  // floats keep their fits' samples for the estimate (proofs/35)
+    lk.keep_fit_samples = o.error_estimate && (o.arith == Arith::mpfr || o.arith == Arith::ieee);
+    const LearnResult<T> res = learn(black_box, lk);
     facts.self_check = res.self_check;
     facts.self_check_failed = res.self_check_failed;
     facts.heads_recovered = static_cast<int>(res.heads.size());
@@ -196,7 +200,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     if (o.error_estimate)
       P::floats(
         [&](const auto& G, const auto& R) {
-          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res.heads, o.oracle_bits, stated_eps, r);
+          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res, o.oracle_bits, stated_eps, r);
           r.error_estimate = pow2_value(facts.estimate_log2);
           r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
         },

@@ -106,6 +106,32 @@ void compare(RecoverResult& r, RunFacts& f, const TransformerModel& truth, const
   if (!f.agrees) f.disagreement = eq ? "T - T' is not zero on a fresh sequence" : "the recovered transformer differs from the canonical truth (exact comparison)";
 }
 
+// ---- balls: the widest radius over every recovered W and U entry (log2), for
+// a run with or without a truth to compare with
+template <class T>
+void record_radius(RecoverResult& r, const Field<T>& F, const TransformerLearnResult<T>& res) {
+  if (ArithPolicy<T>::truth_test != TruthTest::containment) return;
+  PrecisionScope scope(std::max(working_precision(), 53L) + 64);
+  double rad = -kInf;
+  auto upd = [&](const T& x) {
+    const Ball b = F.enclose(x);
+    if (!mag_is_zero(arb_radref(b.raw()))) {
+      Ball l;
+      arf_set_mag(arb_midref(l.raw()), arb_radref(b.raw()));
+      arb_log_base_ui(l.raw(), l.raw(), 2, 64);
+      rad = std::max(rad, l.mid_double());
+    }
+  };
+  for (const auto& W : res.W)
+    for (int i = 0; i < W.rows(); ++i)
+      for (int j = 0; j < W.cols(); ++j) upd(W(i, j));
+  for (const auto& n : res.neurons)
+    for (const auto& Uh : n.U)
+      for (const auto& x : Uh) upd(x);
+  r.max_radius = pow2_value(rad);
+  r.max_radius_decimal = decimal_of_log2(rad);
+}
+
 // ---- ball and float: match heads by W, neurons by (u, U); containment or relative error
 template <class T>
 void compare(RecoverResult& r, RunFacts& f, const TransformerModel& truth, const TransformerModel& canon, const TransformerLearnResult<T>& res,
@@ -170,26 +196,9 @@ void compare(RecoverResult& r, RunFacts& f, const TransformerModel& truth, const
   double nworst = kInf;
   const bool nmatch = !hp.empty() && !bottleneck_matching(nc, &nworst).empty();
   if (rigorous) {
-    double rad = -kInf;
-    auto upd = [&](const T& x) {
-      const Ball b = ball(x);
-      if (!mag_is_zero(arb_radref(b.raw()))) {
-        Ball l;
-        arf_set_mag(arb_midref(l.raw()), arb_radref(b.raw()));
-        arb_log_base_ui(l.raw(), l.raw(), 2, 64);
-        rad = std::max(rad, l.mid_double());
-      }
-    };
-    for (const auto& W : res.W)
-      for (int i = 0; i < d; ++i)
-        for (int j = 0; j < d; ++j) upd(W(i, j));
-    for (const auto& n : res.neurons)
-      for (const auto& Uh : n.U)
-        for (const auto& x : Uh) upd(x);
+    record_radius(r, F, res);
     const bool c = nmatch && std::isfinite(hworst) && std::isfinite(nworst);
     r.contains_truth = c;
-    r.max_radius = pow2_value(rad);
-    r.max_radius_decimal = decimal_of_log2(rad);
     f.agrees = c;
     if (!c) f.disagreement = "some output ball misses the canonical truth";
   } else {
@@ -286,14 +295,20 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
       },
       ext);
   if (!started) return;
-  if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, lo.tokens.den);
+  // the scaled design asks far probes and large single tokens at 2^-k times
+  // their size (k up to about 20): a grid 2^40 times finer holds them
+  long oracle_den = lo.tokens.den;
+  for (int i = 0; lo.fitted_regions && i < 40 && oracle_den < (1L << 61); ++i) oracle_den *= 2;
+  if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, oracle_den, o.exact_solver);
   RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
+  // --oracle without --model: no truth to compare with; the status is the run's own
+  const bool truth_known = !o.external || o.external->truth_known;
   RunFacts facts;
   facts.arith = o.arith;
-  facts.truth_known = true;
-  facts.heads_true = canon.heads();
+  facts.truth_known = truth_known;
+  if (truth_known) facts.heads_true = canon.heads();
   P::tolerance(r, facts, F, o.tolerance, false);
   Verdict v;
   try {
@@ -321,7 +336,8 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
     RunFacts blind = facts;
     blind.truth_known = false;
     r.blind_status = status_name(judge(blind).status);
-    compare(r, facts, truth, canon, res, F, lo.tokens.den, o.seed);
+    if (truth_known) compare(r, facts, truth, canon, res, F, lo.tokens.den, o.seed);
+    else record_radius(r, F, res);
     v = judge(facts);
     if (o.certificate && v.status == Status::ok) store_certificate(truth, o, lo, rec, res);
     finish_external(o, ext.session.get(), true);
@@ -342,9 +358,18 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
 }  // namespace
 
 RecoverResult recover_transformer_run(const TransformerModel& truth, const RecoverOptions& o) {
-  truth.validate();
-  const TransformerModel canon = truth.canonical();
-  if (canon.heads() == 0 || canon.neurons() == 0) throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to recover");
+  // With --oracle and no --model, truth holds only d: the learner's H (and, in
+  // ball mode, its neuron count) must be stated.
+  const bool truth_known = !o.external || o.external->truth_known;
+  if (truth_known) truth.validate();
+  const TransformerModel canon = truth_known ? truth.canonical() : truth;
+  if (truth_known && (canon.heads() == 0 || canon.neurons() == 0))
+    throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to recover");
+  if (!truth_known && o.heads < 1) throw Error(ErrorKind::usage, "--oracle without --model needs the learner's --heads H");
+  if (!truth_known && o.arith == Arith::ball && o.neurons < 1)
+    throw Error(ErrorKind::usage,
+                "--oracle without --model in ball mode needs --learner-neurons M: balls cannot certify that two region values are equal, so the "
+                "neuron count must be stated (mpfr and double find it)");
   if (o.certificate && o.arith != Arith::exact && o.arith != Arith::ball)
     throw Error(ErrorKind::usage, "--certificate records exact and ball transformer runs only (the checker compares their answers by equality or containment)");
   if (o.certificate && o.external) throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --certificate");
@@ -353,7 +378,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   lo.H = o.heads > 0 ? o.heads : canon.heads();
   // balls cannot certify that two region values are equal, so they are told
   // the neuron count (a certified crossing count then accounts for them all)
-  lo.neurons = o.neurons > 0 ? o.neurons : o.arith == Arith::ball ? canon.neurons() : 0;
+  lo.neurons = o.neurons > 0 ? o.neurons : o.arith == Arith::ball && truth_known ? canon.neurons() : 0;
   lo.schedule = o.schedule;
   lo.coincidence_test = o.arith == Arith::exact || o.arith == Arith::ball;  // equality decided, not a tolerance
   lo.seed = learner_seed(o.seed);
@@ -366,6 +391,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
     if (o.certificate) throw Error(ErrorKind::usage, "--certificate records the paper design's runs only");
     Rng rng(lo.seed);
     lo.attention_draws = draw_scaled(rng, truth.d, lo.H, lo.tokens);
+    lo.fitted_regions = true;
     r.design = design_name(o.design);
   }
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
@@ -379,8 +405,10 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   r.neurons_told = lo.neurons;
   r.seed = o.seed;
   r.schedule = schedule_name(o.schedule);
-  r.heads_true = canon.heads();
-  r.neurons_true = canon.neurons();
+  if (truth_known) {
+    r.heads_true = canon.heads();
+    r.neurons_true = canon.neurons();
+  }
   r.attention_paper_bound = paper_query_bound(truth.d, lo.H);
   r.token_den = den;
   with_arith(o.arith, [&]<class T>() { run<T>(r, truth, canon, o, lo); });
@@ -406,8 +434,9 @@ std::string transformer_report(const RecoverResult& r) {
   }
   o << "\n  longest query    " << shown(r.max_length) << "\n";
   if (r.path) o << "  path             " << r.path->probes << " region evaluations, " << r.path->crossings << " neuron hyperplanes crossed\n";
-  o << "  heads            " << shown(r.heads_recovered) << " recovered, " << shown(r.heads_true) << " in the canonical truth\n";
-  o << "  neurons          " << shown(r.neurons_recovered) << " recovered, " << shown(r.neurons_true) << " in the canonical truth\n";
+  auto truth_count = [&](const auto& x) { return x ? ", " + std::to_string(*x) + " in the canonical truth" : std::string(" (no truth given)"); };
+  o << "  heads            " << shown(r.heads_recovered) << " recovered" << truth_count(r.heads_true) << "\n";
+  o << "  neurons          " << shown(r.neurons_recovered) << " recovered" << truth_count(r.neurons_true) << "\n";
   if (r.self_check) {
     o << "  self-check       " << self_check_phrase(*r.self_check, true) << "\n";
     const std::string v = r.verification.value_or("");

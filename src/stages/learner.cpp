@@ -81,11 +81,13 @@ class Path {
     auto& fits = res_.fits;
     fits.resize(plan_.pairs.size());
     degenerate_.assign(plan_.pairs.size(), std::string());
+    if (opt_.keep_fit_samples) res_.fit_samples.assign(plan_.pairs.size(), {});
     const int H = opt_.H;
     auto fit_one = [&](size_t p, const T& f0) {
       const std::vector<T> f = samples(p, f0);
       try {
         fits[p] = opt_.heads_is_bound ? interpolate_pair_minimal(fld_, f, H) : interpolate_pair(fld_, f, H);
+        if (opt_.keep_fit_samples && !opt_.heads_is_bound) res_.fit_samples[p] = f;
       } catch (const Error& e) {
         // A link only labels heads: one that cannot be fitted at this
         // precision is set aside like a degenerate one, and its base pair is

@@ -89,16 +89,29 @@ Sensitivity sensitivity_of_jet_heads(const Field<T>& field, int d, const std::ve
 // bounds move kappa, kappa_rel, kappa_rms and pair_cond by at most
 // 2^-kEstimateDerivBits relative; otherwise the same replay with MPFR
 // derivatives (proofs/33-double-derivative-estimate.md).
+// With a reference (the float judge's estimate) S.J is left empty: the
+// estimate needs the kappas, which are row sums, not J itself.
 // Without `with_pair_cond` the pair fits are not differentiated again for
 // pair_cond (left 0, and not part of the double derivatives' acceptance):
 // for callers that use only kappa, kappa_rel and kappa_rms.
+// With `memo` (the run's own pair fits, fit_memo, made at run_bits) and a
+// reference, the first replay runs at run_bits and takes every pair fit the
+// run made from the memo instead of computing it again; it is taken when its
+// heads equal the reference bit for bit (proofs/35-replay-reuses-fits.md),
+// and otherwise the replays above follow.
 constexpr long kEstimateBits = 128;
 constexpr long kEstimateAgreeBits = 32;
 constexpr long kEstimateDerivBits = 8;
 template <class T>
 Sensitivity sensitivity_from_answers(const Field<T>& field, int d, const LearnOptions& lo, const std::vector<Query>& queries,
                                      const std::vector<T>& answers, const std::vector<LearnedHead<T>>* reference = nullptr, long run_bits = 0,
-                                     long low_bits = kEstimateBits, bool double_derivs = true, bool with_pair_cond = true);
+                                     long low_bits = kEstimateBits, bool double_derivs = true, bool with_pair_cond = true,
+                                     const FitMemo<T>* memo = nullptr);
+
+// The pair fits of a run learned with keep_fit_samples, by their samples, at
+// the current working precision (the run's).
+template <class T>
+FitMemo<T> fit_memo(const LearnResult<T>& run);
 
 // Whether every entry of the heads `got` (values of jets, in the reference's
 // head order) is within 2^-bits of the reference's entry, relative to the

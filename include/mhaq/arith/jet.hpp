@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <limits>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,58 @@ class Jet {
   Grad d_;
 };
 
+// The pair fits of a run being differentiated, by their samples: a replay of
+// that run at its own precision meets the same samples again and takes the
+// run's fit instead of computing it a second time. The fit (the approximate
+// route of interpolate_pair: the linear route, then refine) is a function of
+// the sample values, the head count and the working precision alone, so the
+// replay's values are the run's, bit for bit (proofs/35). Lookups at another
+// precision, or of samples that differ in any bit, find nothing.
+template <class B>
+class FitMemo {
+ public:
+  explicit FitMemo(long bits) : bits_(bits) {}
+  long bits() const { return bits_; }
+  void add(std::vector<B> f, int H, std::vector<B> x) {
+    const size_t k = key(f, H);
+    entries_.emplace(k, Entry{std::move(f), H, std::move(x)});
+  }
+  // the run's fit of these samples with H heads, or null
+  const std::vector<B>* find(const std::vector<B>& f, int H) const {
+    if (working_precision() != bits_) return nullptr;
+    const auto [lo, hi] = entries_.equal_range(key(f, H));
+    for (auto it = lo; it != hi; ++it) {
+      const Entry& e = it->second;
+      if (e.H != H || e.f.size() != f.size()) continue;
+      bool same = true;
+      for (size_t i = 0; i < f.size() && same; ++i) same = same_value(e.f[i], f[i]);
+      if (same) return &e.x;
+    }
+    return nullptr;
+  }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::vector<B> f;
+    int H;
+    std::vector<B> x;
+  };
+  static double approx(const Mpfr& x) { return x.to_double(); }
+  static double approx(double x) { return x; }
+  static double approx(const Ball& x) { return x.mid_double(); }
+  static bool same_value(const Mpfr& a, const Mpfr& b) { return mpfr_equal_p(a.raw(), b.raw()) != 0; }
+  static bool same_value(double a, double b) { return a == b; }
+  static bool same_value(const Ball& a, const Ball& b) { return arb_equal(a.raw(), b.raw()) != 0; }
+  static size_t key(const std::vector<B>& f, int H) {
+    size_t h = std::hash<int>{}(H);
+    for (const B& x : f) h = h * 1000003u ^ std::hash<double>{}(approx(x));
+    return h;
+  }
+  long bits_;
+  std::unordered_multimap<size_t, Entry> entries_;
+};
+
 template <class B, class D>
 struct Field<Jet<B, D>> {
   using value_type = Jet<B, D>;
@@ -91,9 +144,11 @@ struct Field<Jet<B, D>> {
   static constexpr bool is_rigorous = Field<B>::is_rigorous;
   static constexpr bool least_squares = Field<B>::least_squares;
   Field<B> base;
+  // the run's pair fits, when this field replays that run (FitMemo)
+  const FitMemo<B>* memo = nullptr;
 
   Field() = default;
-  explicit Field(Field<B> b) : base(std::move(b)) {}
+  explicit Field(Field<B> b, const FitMemo<B>* m = nullptr) : base(std::move(b)), memo(m) {}
 
   J from(const Rational& q) const { return J(base.from(q)); }
   J exp(const Rational& s) const { return J(base.exp(s)); }
@@ -128,9 +183,19 @@ struct Field<Jet<B, D>> {
   // The approximation is the base field's own (values only): the derivatives
   // come from certify(), by the implicit function theorem, so carrying them
   // through the approximate route would be wasted work.
+  // A route that names its head count (interpolate_pair's) is looked up in
+  // the memo first.
   template <class Fn>
   std::optional<std::vector<J>> filtered(const std::vector<J>& f, Fn&& fn) const {
-    const std::optional<std::vector<B>> xv = base.filtered(values(f), fn);
+    const std::vector<B> fv = values(f);
+    if constexpr (requires { fn.H; })
+      if (memo)
+        if (const std::vector<B>* x = memo->find(fv, fn.H)) {
+          std::vector<J> out;
+          for (const auto& v : *x) out.emplace_back(v);
+          return out;
+        }
+    const std::optional<std::vector<B>> xv = base.filtered(fv, fn);
     if (!xv) return std::nullopt;
     std::vector<J> out;
     for (const auto& v : *xv) out.emplace_back(v);
@@ -300,8 +365,15 @@ Jet<B, D> lin_comb(const Field<Jet<B, D>>& fld, const std::vector<const Jet<B, D
   int hi = -1;
   for (const J* xt : x)
     if (!xt->grad().empty()) hi = std::max(hi, xt->grad().back().first);
-  std::vector<D> acc(static_cast<size_t>(hi + 1));
-  std::vector<char> has(static_cast<size_t>(hi + 1), 0);
+  // the dense arrays are kept per thread between calls (the final solves make
+  // H d^2 of them over all the answers); `has` is cleared again on the way out
+  thread_local std::vector<D> acc;
+  thread_local std::vector<char> has;
+  if (acc.size() < static_cast<size_t>(hi + 1)) {
+    acc.resize(static_cast<size_t>(hi + 1));
+    has.resize(static_cast<size_t>(hi + 1), 0);
+  }
+  size_t used = 0;
   for (size_t t = 0; t < x.size(); ++t) {
     v = v + (c_left ? c[t]->value() * x[t]->value() : x[t]->value() * c[t]->value());
     const auto& cd = deriv_cast<D>(c[t]->value());
@@ -311,13 +383,49 @@ Jet<B, D> lin_comb(const Field<Jet<B, D>>& fld, const std::vector<const Jet<B, D
       } else {
         acc[q] = g * cd;
         has[q] = 1;
+        ++used;
       }
     }
   }
   typename J::Grad gr;
+  gr.reserve(used);
   for (int q = 0; q <= hi; ++q)
-    if (has[q]) gr.emplace_back(q, std::move(acc[q]));
+    if (has[q]) {
+      gr.emplace_back(q, std::move(acc[q]));
+      has[q] = 0;
+    }
   return J(std::move(v), std::move(gr));
+}
+
+// Decisions read values only. A stage that forms numbers only to decide on
+// them (the labelling's products and scales) can form them in the decision
+// view instead: the field itself for plain numbers; for jets, the values with
+// exactly the jets' own value operations (abs as the jets take it), so every
+// decision is the one the jets would take, without carrying gradients.
+template <class F>
+const F& decision_view(const F& f) {
+  return f;
+}
+template <class T>
+const T& decision_value(const T& x) {
+  return x;
+}
+template <class B>
+struct JetDecisions {
+  using value_type = B;
+  const Field<B>& base;
+  B from(const Rational& q) const { return base.from(q); }
+  B abs(const B& x) const { return base.is_positive(x) == Truth::no ? -x : x; }
+  Truth equal(const B& a, const B& b) const { return base.equal(a, b); }
+  Truth equal(const B& a, const B& b, const B& s) const { return base.equal(a, b, s); }
+};
+template <class B, class D>
+JetDecisions<B> decision_view(const Field<Jet<B, D>>& f) {
+  return JetDecisions<B>{f.base};
+}
+template <class B, class D>
+const B& decision_value(const Jet<B, D>& x) {
+  return x.value();
 }
 
 static_assert(ArithField<Field<Jet<Ball>>>);

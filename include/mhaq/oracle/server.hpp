@@ -24,6 +24,7 @@ class ServedModel {
   ~ServedModel();
   int dim() const { return d_; }
   std::string describe() const;
+  std::string kind_name() const;  // "attention" or "transformer", as the protocol names it
   // One answer object {"id": id, "value": ..., ["radius": ...]}.
   nlohmann::json answer(long id, const Query& q);
   // answer(id, q).dump() appended to out, written directly in ball mode.

@@ -36,6 +36,7 @@ struct LearnOptions {
   bool self_check = true;     // re-evaluate the heads on every answer (no query cost)
   bool lean_fallback = true;  // lean and compact: ask for an across link where residues cannot label (equal v_h)
   bool repair = true;         // repair degenerate pairs from their links and residues (Repair, 4-match/labelling.hpp) instead of failing the run
+  bool keep_fit_samples = false;  // LearnResult::fit_samples, for a replay of the run that reuses its fits (FitMemo)
   // The design's B and Delta when they were chosen before the run (the
   // scaled and tuned designs, stages/2-schedule/design.hpp); empty: drawn
   // from `seed` and `tokens` (the paper's design).
@@ -53,6 +54,9 @@ struct LearnResult {
   Plan plan;
   int redraws = 0;
   std::vector<PairFit<T>> fits;      // per pair of plan.pairs, heads in the pair's own order
+  // With keep_fit_samples: per pair, the samples f(0), f(1), ... of its fit
+  // when that fit is interpolate_pair's with H heads (empty otherwise).
+  std::vector<std::vector<T>> fit_samples;
   std::vector<PairFit<T>> labelled;  // per base pair (plan.base_index), heads in the order of `heads`
   int heads_found = 0;               // minimal type found (claim 3); equals H when H is known
   // Fallback: the queries asked for after the plan where residues could not

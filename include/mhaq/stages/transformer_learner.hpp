@@ -38,6 +38,11 @@ struct TransformerLearnOptions {
   // The attention part's B and Delta when chosen before the run (the scaled
   // design, stages/2-schedule/design.hpp); empty: the paper's, drawn from seed.
   std::optional<Draws> attention_draws;
+  // The regions stage under approximate answers (the scaled design): region
+  // values at probes shrunk to coordinates of at most 4, with offsets fitted
+  // to each probe (RegionDesign::probe_size, fitted_offsets). Off: the paper
+  // design's fixed offsets at the points as the path places them.
+  bool fitted_regions = false;
 };
 
 template <class T>

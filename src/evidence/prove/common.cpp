@@ -254,7 +254,7 @@ std::optional<SensitivityDraw> draw_sensitivity_model(Rng& rng, long t, int cons
   }
 }
 
-bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out) {
+bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool keep_fit_samples) {
   g.seed = rng.next();
   const Model m = generate_model(g);
   if (m.canonical().num_heads() != g.heads) return false;
@@ -263,6 +263,7 @@ bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out) {
   out.lo.seed = rng.next();
   out.lo.tokens = default_tokens(Arith::mpfr);
   out.lo.self_check = false;
+  out.lo.keep_fit_samples = keep_fit_samples;
   ModelOracle<Mpfr> inner(m, out.lo.tokens.den);
   RecordingOracle<Mpfr> rec(inner);
   try {

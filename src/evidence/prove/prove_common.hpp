@@ -297,7 +297,8 @@ struct RecordedMpfrRun {
   std::vector<Mpfr> answers;
   LearnResult<Mpfr> res;
 };
-bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out);
+// keep_fit_samples: the run keeps its fits' samples (lemma 35).
+bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool keep_fit_samples = false);
 
 // A randomized case count times the --multiplier.
 long scaled(const ProveOptions& o, long n);
@@ -360,5 +361,6 @@ void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out)
 void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_low_precision_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_double_derivative_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_replay_reuses_fits(const ProveOptions& o, bool broken, LemmaCheck& out);
 
 }  // namespace mhaq::proof

@@ -54,6 +54,8 @@ const std::vector<Entry>& registry() {
        "MPFR randomized", proof::check_double_derivative_estimate},
       {"34-placed-poles", "[a x k, b x m] answers f(k/m); an offset placed through M G^{-1} t plus a part orthogonal to the W_h b hits every target",
        "exact randomized", proof::check_placed_poles},
+      {"35-replay-reuses-fits", "the float judge's replay at the run's precision takes the run's own pair fits: the same values and derivatives bit for bit",
+       "MPFR randomized", proof::check_replay_reuses_fits},
   };
   return r;
 }

@@ -1,6 +1,9 @@
 // Stage 3: pair fits, written once for every field.
 #include "mhaq/stages/3-fit/pair_fit.hpp"
 
+#include <iterator>
+#include <utility>
+
 #include "mhaq/arith/all_fields.hpp"
 
 namespace mhaq {
@@ -35,6 +38,12 @@ std::vector<T> pack(const PairFit<T>& p) {
 template <class T>
 PairFit<T> unpack(const std::vector<T>& x, int H) {
   return PairFit<T>{x[0], std::vector<T>(x.begin() + 1, x.begin() + 1 + H), std::vector<T>(x.begin() + 1 + H, x.end())};
+}
+// the same, taking the numbers instead of copying them
+template <class T>
+PairFit<T> unpack(std::vector<T>&& x, int H) {
+  return PairFit<T>{std::move(x[0]), std::vector<T>(std::make_move_iterator(x.begin() + 1), std::make_move_iterator(x.begin() + 1 + H)),
+                    std::vector<T>(std::make_move_iterator(x.begin() + 1 + H), std::make_move_iterator(x.end()))};
 }
 
 // The linear route (proofs/02): N(k) = f(k) Q(k) on k = 0..2H with Q(0) = 1,
@@ -74,6 +83,19 @@ PairFit<typename F::value_type> interpolate_linear(const F& fld, const std::vect
   return out;
 }
 
+// The approximate fit of interpolate_pair: the linear route, refined on the
+// pair's own equations. A type with its head count in view, so that a field
+// replaying a run can look the fit up (FitMemo, arith/jet.hpp).
+struct Approximate {
+  int H;
+  template <class G>
+  std::optional<std::vector<typename G::value_type>> operator()(const G& g, const std::vector<typename G::value_type>& f) const {
+    auto x = pack(interpolate_linear(g, f, H));
+    g.refine(PairSystem(f, H), x);
+    return std::optional(x);
+  }
+};
+
 }  // namespace
 
 template <ArithField F>
@@ -93,13 +115,8 @@ PairFit<typename F::value_type> interpolate_pair(const F& fld, const std::vector
   // MPFR from the midpoints for balls), refined on the pair's own equations;
   // certify() accepts it as is (exact, floats) or proves it (balls, Krawczyk).
   // When a ball fit cannot be certified the plain ball route below still is.
-  auto approximate = [H](const auto& G, const auto& g) {
-    auto x = pack(interpolate_linear(G, g, H));
-    G.refine(PairSystem(g, H), x);
-    return std::optional(x);
-  };
-  std::optional<std::vector<T>> x = fld.filtered(f, approximate);
-  const PairFit<T> fit = x && fld.certify(sys, *x) == Truth::yes ? unpack(*x, H) : interpolate_linear(fld, f, H);
+  std::optional<std::vector<T>> x = fld.filtered(f, Approximate{H});
+  const PairFit<T> fit = x && fld.certify(sys, *x) == Truth::yes ? unpack(std::move(*x), H) : interpolate_linear(fld, f, H);
   for (size_t k = n; k < f.size(); ++k)
     if (fld.equal(fit_value(fld, fit, static_cast<long>(k)), f[k]) == Truth::no)
       throw_inconsistent("value k = " + std::to_string(k) + " disagrees with the type-(" + std::to_string(H) + "," + std::to_string(H) +
@@ -132,7 +149,7 @@ PairFit<typename F::value_type> interpolate_pair_minimal(const F& fld, const std
     if (m > 0 && f.size() > 2 * static_cast<size_t>(m) + 1) {  // least squares over every value (floats)
       std::vector<T> x = pack(fit);
       fld.refine(PairSystem<T>(f, m), x);
-      fit = unpack(x, m);
+      fit = unpack(std::move(x), m);
     }
     return fit;
   }

@@ -134,21 +134,24 @@ template <ArithField F>
 Assignment label_assignment(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& cur,
                             const PairFit<typename F::value_type>* link, Relation rel) {
   const int H = ref.heads();
+  // Only decisions are taken here: in the field's decision view (its values).
+  const auto& dv = decision_view(fld);
+  auto val = [](const typename F::value_type& x) -> decltype(auto) { return decision_value(x); };
   // Residues are compared against the pairs' residue scale (sum of |c_h|),
   // not against their own size: a nearly invisible head's residue is small
   // and only absolutely accurate. Poles are compared relatively.
-  auto cscale = fld.from(Rational(0));
-  for (int h = 0; h < H; ++h) cscale = cscale + fld.abs(ref.c[h]) + fld.abs(cur.c[h]);
+  auto cscale = dv.from(Rational(0));
+  for (int h = 0; h < H; ++h) cscale = cscale + dv.abs(val(ref.c[h])) + dv.abs(val(cur.c[h]));
   auto compat = [&](int h, int g) {
-    if (rel == Relation::residue) return fld.equal(cur.c[g], ref.c[h], cscale);
-    const auto prod = ref.r[h] * cur.r[g];
+    if (rel == Relation::residue) return dv.equal(val(cur.c[g]), val(ref.c[h]), cscale);
+    const auto prod = val(ref.r[h]) * val(cur.r[g]);
     Truth any = Truth::no;
     for (int l = 0; l < H && any != Truth::yes; ++l) {
-      Truth t = fld.equal(link->r[l], prod);
+      Truth t = dv.equal(val(link->r[l]), prod);
       if (rel == Relation::within) {
-        t = truth_and(t, fld.equal(link->c[l], ref.c[h] + cur.c[g], cscale));
+        t = truth_and(t, dv.equal(val(link->c[l]), val(ref.c[h]) + val(cur.c[g]), cscale));
       } else {
-        t = truth_and(t, truth_and(fld.equal(link->c[l], ref.c[h], cscale), fld.equal(cur.c[g], ref.c[h], cscale)));
+        t = truth_and(t, truth_and(dv.equal(val(link->c[l]), val(ref.c[h]), cscale), dv.equal(val(cur.c[g]), val(ref.c[h]), cscale)));
       }
       any = truth_or(any, t);
     }

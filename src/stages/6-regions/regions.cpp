@@ -76,6 +76,71 @@ RegionValues<typename F::value_type> at_point(const F& fld, Oracle<typename F::v
   return out;
 }
 
+// 2^-k for the least k >= 0 with every coordinate of 2^-k x at most `size`
+// in absolute value (1 when size is 0: the point as placed).
+inline Rational probe_shrink(const QVec& x, const Rational& size) {
+  Rational c(1);
+  if (size.sign() <= 0) return c;
+  Rational m(0);
+  for (const auto& v : x) m = std::max(m, v.sign() < 0 ? -v : v);
+  while (m * c > size) c /= Rational(2);
+  return c;
+}
+
+// Offsets fitted to the point x (a choice, made from the heads' midpoints):
+// with w = (W_h - W_g) x for the two heads whose scores at x lie closest
+// together, the first offset points along w and each other one along w plus
+// one of d - 1 directions orthogonal to it, all scaled to entries of about
+// 1/16 and rounded to multiples of 2^-12. Every offset then separates that
+// pair's poles by about |delta| |w| / sqrt(2) or more, where a fixed offset can be nearly
+// orthogonal to w (the pair system then loses that many digits), and the
+// offsets stay well conditioned as a basis. False (D untouched) when w
+// rounds to zero or there is one head (one pole: nothing to separate).
+template <ArithField F>
+bool fitted_offsets(const F& fld, const std::vector<Mat<typename F::value_type>>& W, const QVec& x, QMat& D) {
+  const int H = static_cast<int>(W.size()), d = static_cast<int>(x.size());
+  if (H < 2) return false;
+  const long fine = 1L << 30;
+  std::vector<QVec> wx(H, QVec(d, Rational(0)));
+  for (int h = 0; h < H; ++h)
+    for (int a = 0; a < d; ++a)
+      for (int b = 0; b < d; ++b)
+        if (!x[b].is_zero()) wx[h][a] += fld.nearest(W[h](a, b), fine) * x[b];
+  QVec w;
+  Rational best(-1);
+  for (int h = 0; h < H; ++h)
+    for (int g = h + 1; g < H; ++g) {
+      const QVec diff = wx[h] - wx[g];
+      const Rational n = approx_norm(diff);
+      if (best.sign() < 0 || n < best) {
+        best = n;
+        w = diff;
+      }
+    }
+  if (!(best.sign() > 0)) return false;
+  const QVec u = scaled(w, Rational(1) / best);
+  const Rational ww = dot(w, w);
+  std::vector<QVec> dirs;
+  for (int e = 0; e < d && static_cast<int>(dirs.size()) + 1 < d; ++e) {
+    QVec v(d, Rational(0));
+    v[e] = Rational(1);
+    v = plus(v, w, -dot(v, w) / ww);
+    for (const auto& m : dirs) v = plus(v, m, -dot(v, m) / dot(m, m));
+    const Rational n = approx_norm(v);
+    if (n < Rational(1, 4)) continue;  // nearly parallel to w or to the directions so far
+    dirs.push_back(scaled(v, Rational(1) / n));
+  }
+  if (static_cast<int>(dirs.size()) + 1 != d) return false;
+  QMat fit(d, d);
+  for (int i = 0; i < d; ++i) {
+    const QVec col = to_grid(scaled(i == 0 ? u : u + dirs[i - 1], Rational(1, 16)), 1L << 12);
+    for (int a = 0; a < d; ++a) fit(a, i) = col[a];
+  }
+  if (det(fit).is_zero()) return false;
+  D = fit;
+  return true;
+}
+
 }  // namespace
 
 template <ArithField F>
@@ -94,16 +159,23 @@ RegionValues<typename F::value_type> region_values(const F& fld, Oracle<typename
     // point only: the next offsets Delta + k E are tried, E with every entry
     // nonzero (1/8 on the diagonal, +-1/16 off it: still on the token grid), so that an offset
     // orthogonal to (W_h - W_g) x moves off it for all but one k
+    QMat D0 = design.Delta;
+    if (design.fitted_offsets) fitted_offsets(fld, W, at, D0);
     for (int k = 0; k < 4; ++k) {
-      QMat D = design.Delta;
+      QMat D = D0;
       for (int r = 0; r < D.rows(); ++r)
         for (int c = 0; c < D.cols(); ++c) D(r, c) += Rational(k) * (r == c ? Rational(1, 8) : Rational((r + c) % 2 ? 1 : -1, 16));
       if (det(D).is_zero()) continue;
       if (negate)
         for (int r = 0; r < D.rows(); ++r)
           for (int c = 0; c < D.cols(); ++c) D(r, c) = -D(r, c);
+      const Rational shrink = probe_shrink(at, design.probe_size);
+      QVec small = at;
+      for (auto& v : small) v *= shrink;
+      for (int r = 0; r < D.rows(); ++r)
+        for (int c = 0; c < D.cols(); ++c) D(r, c) *= shrink;
       try {
-        return at_point(fld, oracle, W, at, D, stable);
+        return at_point(fld, oracle, W, small, D, stable);
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::degenerate || k == 3) throw;
       }

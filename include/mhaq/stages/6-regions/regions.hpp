@@ -53,6 +53,17 @@ struct RegionDesign {
   // apart into one jump; kept as the broken variant of proofs/22).
   bool single_crossing_test = true;
   Rational window{1, 4096};
+  // Probe size: 0 evaluates region values at each point where the path puts
+  // it. Positive: at 2^-k times the point and its offsets, k the least with
+  // every coordinate at most probe_size (the same cone, the same relative
+  // offsets, proofs/14). A point far from the origin then keeps its poles
+  // e^{delta^T W_h x} near 1 instead of spreading them to e^{+-10} and
+  // beyond, where the pair system is nearly singular, and an external
+  // oracle is asked only tokens of about the size its stated error covers.
+  Rational probe_size{0};
+  // Offsets fitted to each point, so that they separate the poles of the two
+  // heads whose scores lie closest there (off: Delta everywhere).
+  bool fitted_offsets = false;
 };
 
 // Region values at final token x, from 1 + d(H+1) queries. Throws
