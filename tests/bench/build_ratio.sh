@@ -11,11 +11,14 @@
 # time and CPU time (user + system of the whole build command and its
 # children) with the load average before and after, then the ratios of the
 # sums over all rounds.
-#   usage: bash tests/bench/build_ratio.sh [ROUNDS] [COMMIT]   (defaults: 1, HEAD)
+#   usage: bash tests/bench/build_ratio.sh [ROUNDS] [COMMIT] [FIRST]
+#   (defaults: 1, HEAD, demo; FIRST=full starts the first round with the full build)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 rounds="${1:-1}"
 commit=$(git -C "$here" rev-parse "${2:-HEAD}")
+offset=0
+[[ ${3:-demo} == full ]] && offset=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git clone -q --no-local "$here" "$work/src"
@@ -42,7 +45,7 @@ one() {  # demo|full : prints "wall cpu"
 dw=0; dc=0; fw=0; fc=0
 for ((r = 1; r <= rounds; ++r)); do
   order=(demo full)
-  ((r % 2 == 0)) && order=(full demo)
+  (((r + ${offset}) % 2 == 0)) && order=(full demo)
   for what in "${order[@]}"; do
     read -r w c < <(one "$what")
     if [[ $what == demo ]]; then dw=$(add "$dw" "$w"); dc=$(add "$dc" "$c")
