@@ -64,12 +64,22 @@ case "$what" in
     # The long suites run in part under the sanitizers: test_transformer's short
     # cases (its 30-model case repeats their code paths on more draws),
     # test_placed_ball's 53-bit case (its 24-bit case repeats the same
-    # certification on coarser answers), no 200-model float soak, no second
+    # certification on coarser answers), test_transformer_blind but for its
+    # random soak (its other cases run the same blind decisions on chosen
+    # and random models), no 200-model float soak, no second
     # package build; the release run above
     # runs them all. Instrumented code is several times slower, so the CLI
     # time bounds scale (MHAQ_TIME_SCALE; the release run asserts them as stated).
+    # The blind cases run beside ctest (they are the longest part), their output
+    # shown when they end.
+    ./build-san/test_transformer_blind -tce='blind soak*' >build-san/blind.log 2>&1 &
+    blind=$!
+    status=0
     MHAQ_TIME_SCALE=6 MHAQ_TEST_MULTIPLIER=1 ctest --test-dir build-san -j2 --output-on-failure \
-      -E '^(test_transformer|test_placed_ball|test_soak|package_consumer)$'
+      -E '^(test_transformer|test_transformer_blind|test_placed_ball|test_soak|package_consumer)$' || status=1
+    wait "$blind" || status=1
+    cat build-san/blind.log
+    [[ $status -eq 0 ]] || { echo "quickstart asan: a test failed" >&2; exit 1; }
     ./build-san/test_transformer -tc='canonical*,violated*,a learner*'
     ./build-san/test_placed_ball -tc='pair system*,*relative radius*'
     ;;

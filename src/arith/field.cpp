@@ -115,6 +115,7 @@ QTau Field<QTau>::log(const QTau& r) const {
 }
 
 Truth Field<QTau>::is_zero(const QTau& x) const { return truth_of(QTauAccess::is_zero(x)); }
+Truth Field<QTau>::equal(const QTau& a, const QTau& b) const { return truth_of(QTauAccess::equal(a, b)); }
 
 Truth Field<QTau>::is_positive(const QTau& x) const {
   if (QTauAccess::is_zero(x)) return Truth::no;

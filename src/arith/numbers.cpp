@@ -30,12 +30,6 @@ QTau QTauAccess::tau_pow(long n) {
   return t;
 }
 
-QTau& QTau::operator/=(const QTau& o) {
-  if (fmpz_poly_q_is_zero(o.v_)) throw_internal("Q(tau) division by zero");
-  fmpz_poly_q_div(v_, v_, o.v_);
-  return *this;
-}
-
 namespace {
 long lowest_exponent(const fmpz_poly_t p) {
   for (long i = 0; i < fmpz_poly_length(p); ++i)

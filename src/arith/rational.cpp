@@ -1,4 +1,5 @@
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/arith/token_hash.hpp"
 
 #include <flint/fmpq_mat.h>
 
@@ -167,6 +168,15 @@ bool QMat::is_zero() const {
   for (const auto& x : a_)
     if (!x.is_zero()) return false;
   return true;
+}
+
+std::size_t hash_value(const QVec& x) {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the entries' residues mod a prime below 2^32
+  for (const Rational& r : x) {
+    h = (h ^ fmpz_fdiv_ui(fmpq_numref(r.raw()), 4294967291UL)) * 1099511628211ULL;
+    h = (h ^ fmpz_fdiv_ui(fmpq_denref(r.raw()), 4294967291UL)) * 1099511628211ULL;
+  }
+  return static_cast<std::size_t>(h);
 }
 
 Rational dot(const QVec& x, const QVec& y) {

@@ -7,6 +7,7 @@
 #include "mhaq/base/io.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
+#include "mhaq/base/progress.hpp"
 #include "mhaq/base/text.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/model.hpp"
@@ -175,7 +176,7 @@ struct RecoverState {
   std::string model_kind;  // empty: the model file's kind, or transformer when --ffn draws one
   double oracle_timeout = oracle_protocol::default_timeout_seconds;
   long max_queries = 0;
-  bool json = false;
+  bool json = false, quiet = false;
   CLI::Option* d_opt = nullptr;
   CLI::Option* heads_opt = nullptr;
   CLI::Option* noise_opt = nullptr;
@@ -242,6 +243,7 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--max-queries", st.max_queries, "--oracle: refuse, before asking anything, a plan that needs more queries")
       ->check(int_in(1, max_plan_queries));
   s->add_flag("--json", st.json, "print one JSON object");
+  s->add_flag("--quiet", st.quiet, "no progress lines on standard error (a run over about 10 s prints them; MHAQ_PROGRESS_AFTER=S sets the 10 s)");
   mo->excludes(st.d_opt);
   return s;
 }
@@ -383,6 +385,8 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   std::string certificate;
   if (!st.certificate.empty()) o.certificate = &certificate;
   check_recover_limits(truth, o, st.model_path);
+  Progress progress(std::cerr, Progress::after_from_env());
+  if (!st.quiet) o.progress = &progress;
   RecoverResult r = recover_run(truth, o);
   std::string human_extra;
   if (file_info.factored()) {  // say how the factored file became (W_h, v_h)

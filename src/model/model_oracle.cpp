@@ -6,9 +6,11 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/parallel.hpp"
 
 namespace mhaq {
 
@@ -182,17 +184,20 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
     kept.qden = qden;
     kept.x = std::move(x);
   }
+  // in place: the same values as total = total + num / den (every field's
+  // a += b is a = a + b), without copying the exact answers' polynomials
   T total = F.from(Rational(0));
   for (size_t h = 0; h < im.W.size(); ++h) {
     T num = F.from(Rational(0)), den = F.from(Rational(0));
     for (size_t r = 0; r < q.size(); ++r) {
       const T w = kept.e[h][r] * F.from(Rational(q[r].count));
-      num = num + w * kept.v[h][r];
-      den = den + w;
+      num += w * kept.v[h][r];
+      den += w;
     }
-    total = total + num / den;
+    num /= den;
+    total += num;
   }
-  out = total;
+  out = std::move(total);
   return true;
 }
 }  // namespace
@@ -350,6 +355,23 @@ T ModelOracle<T>::answer(const Query& q) {
   T a;
   round_answer(out, exact, noise_, a);
   return a;
+}
+
+template <>
+bool ModelOracle<QTau>::any_order() const {
+  return false;
+}
+
+template <class T>
+bool ModelOracle<T>::any_order() const {
+  return !noise_.active();
+}
+
+template <class T>
+std::vector<T> ModelOracle<T>::answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) {
+  std::vector<T> out(end - begin);
+  parallel_for(begin, end, threads, [&](std::size_t i) { out[i - begin] = answer(qs[i]); });
+  return out;
 }
 
 const char* noise_pattern_name(NoisePattern p) {

@@ -328,6 +328,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
   double lk = NAN, lpair = NAN;
   long est_bits = 0;
   for (long pe = 64; pe <= o.max_bits && std::isnan(lk); pe *= 2) {
+    if (o.progress) o.progress->phase("precision search: float run at " + std::to_string(pe) + " bits for the kappa estimate");
     PrecisionScope scope(pe);
     ModelOracle<Mpfr> oracle(truth, lo.tokens.den);
     RecordingOracle<Mpfr> rec(oracle);
@@ -366,6 +367,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
   r.bits_start = p;
   std::vector<PrecisionAttempt> attempts;
   for (;;) {
+    if (o.progress) o.progress->phase("precision search: ball run at " + std::to_string(p) + " bits");
     RecoverOptions oa = o;
     oa.bits = p;
     RecoverResult ra = r;
@@ -602,6 +604,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
+  lo.progress = o.progress;
   r.arith = arith_name(o.arith);
   if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.bits = b;
   r.d = truth.d;

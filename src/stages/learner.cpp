@@ -43,8 +43,10 @@ class Path {
   void run() {
     ask();
     try {
+      phase("fitting pairs");
       if (plan_.schedule == Schedule::compact) fit_compact();
       else fit_all();
+      phase("labelling");
       label();
     } catch (const Error& e) {
       // a base pair that fitted all H heads already shows H is not too large
@@ -53,18 +55,43 @@ class Path {
         diagnose_head_count();
       throw;
     }
-    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found);
-    if (!res_.repairs.empty()) witness();
-    if (opt_.self_check) self_check();
+    phase("solving for the heads");
+    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found, opt_.threads);
+    if (!res_.repairs.empty()) {
+      phase("witness queries");
+      witness();
+    }
+    if (opt_.self_check) {
+      phase("self-check");
+      self_check();
+    }
     res_.answers = static_cast<long>(answers_.size());
   }
 
  private:
-  // ---- 1-oracle: the plan's queries, in order
+  void phase(const char* name) const {
+    if (opt_.progress) opt_.progress->phase(name);
+  }
+  void fitted() const {
+    if (opt_.progress) opt_.progress->fitted();
+  }
+
+  // ---- 1-oracle: the plan's queries, in order, in batches (an oracle whose
+  // answers do not depend on the order asked answers a batch on the threads)
   void ask() {
     queries_ = plan_.queries();
+    if (opt_.progress) {
+      opt_.progress->plan(static_cast<long>(queries_.size()), static_cast<long>(plan_.pairs.size()));
+      opt_.progress->phase("answering queries");
+    }
     answers_.reserve(queries_.size());
-    for (const auto& q : queries_) answers_.push_back(oracle_.query(q));
+    constexpr size_t kBatch = 4096;
+    for (size_t b = 0; b < queries_.size(); b += kBatch) {
+      const size_t e = std::min(queries_.size(), b + kBatch);
+      std::vector<T> a = oracle_.query_all(queries_, b, e, opt_.threads);
+      for (T& x : a) answers_.push_back(std::move(x));
+      if (opt_.progress) opt_.progress->answered(static_cast<long>(e - b));
+    }
   }
 
   std::vector<T> samples(size_t p, const T& f0) const {
@@ -84,6 +111,7 @@ class Path {
     if (opt_.keep_fit_samples) res_.fit_samples.assign(plan_.pairs.size(), {});
     const int H = opt_.H;
     auto fit_one = [&](size_t p, const T& f0) {
+      fitted();
       const std::vector<T> f = samples(p, f0);
       try {
         fits[p] = opt_.heads_is_bound ? interpolate_pair_minimal(fld_, f, H) : interpolate_pair(fld_, f, H);
@@ -146,6 +174,7 @@ class Path {
     const int H = opt_.H;
     parallel_for(0, static_cast<size_t>(d_), opt_.threads, [&](size_t i) {
       const size_t p = static_cast<size_t>(plan_.base_index(static_cast<int>(i), 0));
+      fitted();
       try {
         fits[p] = opt_.heads_is_bound ? interpolate_pair_minimal(fld_, samples(p, answers_[0]), H) : interpolate_pair(fld_, samples(p, answers_[0]), H);
       } catch (const Error& e) {
@@ -171,6 +200,7 @@ class Path {
       }
     parallel_for(0, plan_.pairs.size(), opt_.threads, [&](size_t p) {
       if (ref[p] < 0 || needs_fallback_[p]) return;
+      fitted();
       try {
         fits[p] = fit_known_residues(fld_, samples(p, chain_.f0(fld_, plan_.pairs[p].final_token)), fits[ref[p]].c);
       } catch (const Error& e) {
@@ -281,7 +311,7 @@ class Path {
   void self_check() {
     const HeadEvaluator<F> predict(fld_, res_.heads, queries_, opt_.threads);
     res_.self_check = self_check_answers(queries_.size(), opt_.threads,
-                                         [&](size_t q) { return fld_.equal(predict(queries_[q]), answers_[q]); },
+                                         [&](size_t q) { return predict.matches(queries_[q], answers_[q]); },
                                          res_.self_check_failed);
   }
 

@@ -6,8 +6,10 @@
 // sensitive to other jobs on a shared machine; the runs are single-threaded).
 //   mpfr_d12_H4_256          MPFR, d = 12, H = 4, 256 bits, paper schedule
 //   mpfr_d12_H4_256_no_est   the same without the first-order error estimate
-//   ball_d8_H4_256, ball_d24_H4_256
-//   usage: bench_speed [SEED] [REPEATS]
+//   ball_d8_H4_256, ball_d24_H4_256          ball, H = 4, 256 bits, 1 thread
+//   ball_d8_H4_256_t2, ball_d24_H4_256_t2    the same on 2 threads (cpu_seconds
+//                                            then sums both threads)
+//   usage: bench_speed [SEED] [REPEATS] [ball]   (ball: the ball cases only)
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -27,16 +29,18 @@ struct Case {
   RecoverOptions o;
   int d, H;
   long bits;
+  int threads;
   std::vector<double> t, cpu;
   nlohmann::json last;
 };
 
-static Case make_case(const char* name, Arith a, int d, int H, long bits, bool estimate, std::uint64_t seed) {
+static Case make_case(const char* name, Arith a, int d, int H, long bits, bool estimate, std::uint64_t seed, int threads = 1) {
   GenerateOptions g = default_generate(a);
   g.d = d;
   g.heads = H;
   g.seed = seed;
-  Case c{name, generate_model(g), RecoverOptions{}, d, H, bits, {}, {}, {}};
+  Case c{name, generate_model(g), RecoverOptions{}, d, H, bits, threads, {}, {}, {}};
+  c.o.threads = threads;
   c.o.arith = a;
   c.o.bits = bits;
   c.o.seed = seed;
@@ -56,7 +60,7 @@ static void report(Case& c, std::uint64_t seed) {
   std::sort(c.t.begin(), c.t.end());
   std::sort(c.cpu.begin(), c.cpu.end());
   const nlohmann::json& r = c.last;
-  nlohmann::json out{{"case", c.name}, {"d", c.d}, {"H", c.H}, {"bits", c.bits}, {"seed", seed}, {"status", r["status"]},
+  nlohmann::json out{{"case", c.name}, {"d", c.d}, {"H", c.H}, {"bits", c.bits}, {"threads", c.threads}, {"seed", seed}, {"status", r["status"]},
                      {"queries", r["queries"]}, {"max_length", r["max_length"]}, {"seconds", c.t[c.t.size() / 2]}, {"cpu_seconds", c.cpu[c.cpu.size() / 2]}};
   for (const char* k : {"max_rel_error", "kappa_estimate", "max_radius"})
     if (r.contains(k)) out[k] = r[k];
@@ -82,9 +86,12 @@ static void bench_group(std::vector<Case> cases, std::uint64_t seed, int reps) {
 int main(int argc, char** argv) {
   const std::uint64_t seed = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1;
   const int reps = std::max(1, argc > 2 ? std::atoi(argv[2]) : 3);
-  bench_group({make_case("mpfr_d12_H4_256", Arith::mpfr, 12, 4, 256, true, seed), make_case("mpfr_d12_H4_256_no_est", Arith::mpfr, 12, 4, 256, false, seed)},
+  const bool ball_only = argc > 3 && std::string(argv[3]) == "ball";
+  if (!ball_only)
+    bench_group({make_case("mpfr_d12_H4_256", Arith::mpfr, 12, 4, 256, true, seed), make_case("mpfr_d12_H4_256_no_est", Arith::mpfr, 12, 4, 256, false, seed)},
+                seed, reps);
+  bench_group({make_case("ball_d8_H4_256", Arith::ball, 8, 4, 256, true, seed), make_case("ball_d24_H4_256", Arith::ball, 24, 4, 256, true, seed),
+               make_case("ball_d8_H4_256_t2", Arith::ball, 8, 4, 256, true, seed, 2), make_case("ball_d24_H4_256_t2", Arith::ball, 24, 4, 256, true, seed, 2)},
               seed, reps);
-  bench_group({make_case("ball_d8_H4_256", Arith::ball, 8, 4, 256, true, seed), make_case("ball_d24_H4_256", Arith::ball, 24, 4, 256, true, seed)}, seed,
-              reps);
   return 0;
 }

@@ -146,7 +146,8 @@ struct Field<QTau> {
   QTau abs(const QTau& x) const;
   Truth is_zero(const QTau& x) const;
   Truth is_positive(const QTau& x) const;
-  Truth equal(const QTau& a, const QTau& b) const { return is_zero(a - b); }
+  // a == b: canonical forms are unique, so this compares them (no subtraction)
+  Truth equal(const QTau& a, const QTau& b) const;
   Truth equal(const QTau& a, const QTau& b, const QTau&) const { return equal(a, b); }
   Truth solve(Mat<QTau>& X, const Mat<QTau>& A, const Mat<QTau>& B) const;  // no: singular
   Truth solve_scaled(Mat<QTau>& X, QTau& lambda, const Mat<QTau>& A, const Mat<QTau>& B) const;  // X = lambda A^-1 B in Z[tau]

@@ -37,9 +37,11 @@ class QTau {
   QTau& operator=(QTau&& o) noexcept { fmpz_poly_q_swap(v_, o.v_); return *this; }
   ~QTau() { fmpz_poly_q_clear(v_); }
 
-  QTau& operator+=(const QTau& o) { fmpz_poly_q_add_in_place(v_, o.v_); return *this; }
-  QTau& operator-=(const QTau& o) { fmpz_poly_q_sub_in_place(v_, o.v_); return *this; }
-  QTau& operator*=(const QTau& o) { fmpz_poly_q_mul(v_, v_, o.v_); return *this; }
+  // fmpz_poly_q's results, by faster routes for the common kinds of element
+  // (arith/qtau_arith.cpp)
+  QTau& operator+=(const QTau& o);
+  QTau& operator-=(const QTau& o);
+  QTau& operator*=(const QTau& o);
   QTau& operator/=(const QTau& o);  // Error(internal) on division by zero
   friend QTau operator+(QTau a, const QTau& b) { return a += b; }
   friend QTau operator-(QTau a, const QTau& b) { return a -= b; }

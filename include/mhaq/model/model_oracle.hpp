@@ -47,9 +47,13 @@ class ModelOracle final : public Oracle<T> {
   ModelOracle(Model m, long token_den, OracleNoise noise = {}, ExactSolver solver = ExactSolver::sparse);
   int dim() const override { return model_.d; }
   const Field<T>& field() const override { return field_; }
+  // Without noise every answer is a function of its query alone: a batch is
+  // answered on several threads, each answer in its own slot.
+  bool any_order() const override;
 
  private:
   T answer(const Query& q) override;
+  std::vector<T> answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) override;
   Field<T> make_field() const;
   Model model_;
   long token_den_;
@@ -66,6 +70,9 @@ template <>
 QTau ModelOracle<QTau>::answer(const Query& q);
 template <>
 Field<QTau> ModelOracle<QTau>::make_field() const;
+// Exact answers share the field's caches: asked one at a time.
+template <>
+bool ModelOracle<QTau>::any_order() const;
 
 // The arithmetic an oracle's answers live in: Q(tau) with L = w_den token_den^2
 // (exact), the stated accuracy of rounding and noise (floats), or balls.

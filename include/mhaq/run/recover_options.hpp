@@ -61,6 +61,9 @@ struct RecoverOptions {
   bool error_estimate = true;
   // When set, answers come from this external oracle (attention models only).
   const ExternalRun* external = nullptr;
+  // Progress lines of a long run (base/progress.hpp; the program writes them
+  // to standard error unless --quiet); null: none. No result depends on them.
+  Progress* progress = nullptr;
 };
 
 }  // namespace mhaq

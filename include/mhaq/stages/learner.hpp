@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
+#include "mhaq/base/progress.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/stages/3-fit/pair_fit.hpp"
@@ -41,6 +42,9 @@ struct LearnOptions {
   // scaled and tuned designs, stages/2-schedule/design.hpp); empty: drawn
   // from `seed` and `tokens` (the paper's design).
   std::optional<Draws> draws;
+  // Progress lines of a long run (phase, queries answered, pairs fitted);
+  // null: none. They go where the Progress writes them, never into a result.
+  Progress* progress = nullptr;
 };
 
 // The query plan learn() sends for these options: B and Delta drawn from

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/arith/ratio_sum.hpp"
 #include "mhaq/base/error.hpp"
 #include "qtau_solve_internal.hpp"
 
@@ -246,6 +247,10 @@ bool qtau_fraction_sum_equals(const std::vector<QTau>& num, const std::vector<QT
   mul_sparse_aware(l.p, top.p, QTauAccess::raw(value)->den);
   mul_sparse_aware(r.p, QTauAccess::raw(value)->num, bottom.p);
   return fmpz_poly_equal(l.p, r.p);
+}
+
+Truth equal_ratio_sum(const Field<QTau>&, const std::vector<QTau>& num, const std::vector<QTau>& den, const QTau& value) {
+  return truth_of(qtau_fraction_sum_equals(num, den, value));
 }
 
 }  // namespace mhaq

@@ -16,17 +16,34 @@
 namespace mhaq::qtau_detail {
 
 namespace {
+// p = c q for the primitive q (positive leading coefficient)? Then c is
+// lead(p) / lead(q), and c is set to it.
+bool multiple_of(const fmpz_poly_t p, const fmpz_poly_t q, fmpz_t c) {
+  const slong len = fmpz_poly_length(p);
+  if (fmpz_poly_length(q) != len || !fmpz_divisible(p->coeffs + len - 1, q->coeffs + len - 1)) return false;
+  fmpz_divexact(c, p->coeffs + len - 1, q->coeffs + len - 1);
+  Fmpz t;
+  for (slong i = 0; i + 1 < len; ++i) {
+    fmpz_mul(t.v, c, q->coeffs + i);
+    if (!fmpz_equal(t.v, p->coeffs + i)) return false;
+  }
+  return true;
+}
+
 int intern(Setup& S, const fmpz_poly_t p, fmpz_t c) {
   // p = c * P[index]
   const slong len = fmpz_poly_length(p);
   if (len == 0) { fmpz_zero(c); return -1; }
   if (len == 1) { fmpz_poly_get_coeff_fmpz(c, p, 0); return 0; }
+  // a multiple of a stored polynomial (a pair row's entries -k^m f(k) and
+  // f(k) share f(k)'s numerator and denominator): c without a content
+  for (size_t s = 1; s < S.P.size(); ++s)
+    if (multiple_of(p, S.P[s].p, c)) return static_cast<int>(s);
   _fmpz_vec_content(c, p->coeffs, len);
   if (fmpz_sgn(p->coeffs + len - 1) < 0) fmpz_neg(c, c);
+  // (no stored polynomial is this one's primitive part: the loop above found none)
   FmpzPoly prim;
   fmpz_poly_scalar_divexact_fmpz(prim.p, p, c);
-  for (size_t s = 1; s < S.P.size(); ++s)
-    if (fmpz_poly_length(S.P[s].p) == len && fmpz_poly_equal(S.P[s].p, prim.p)) return static_cast<int>(s);
   S.P.push_back(prim);
   S.is_den.push_back(0);
   return static_cast<int>(S.P.size() - 1);

@@ -2,13 +2,16 @@
 #include "mhaq/stages/5-solve/solve.hpp"
 
 #include "mhaq/arith/all_fields.hpp"
+#include "mhaq/arith/ratio_sum.hpp"
 #include "mhaq/base/parallel.hpp"
+
 
 namespace mhaq {
 
 template <ArithField F>
 std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const Plan& plan,
-                                                            const std::vector<PairFit<typename F::value_type>>& labelled, int H) {
+                                                            const std::vector<PairFit<typename F::value_type>>& labelled, int H,
+                                                            int threads) {
   using T = typename F::value_type;
   const int d = plan.d;
   QMat DeltaInvT, BInv;
@@ -21,8 +24,9 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
       DiT(i, j) = fld.from(DeltaInvT(i, j));
       Bi(i, j) = fld.from(BInv(i, j));
     }
-  std::vector<LearnedHead<T>> heads;
-  for (int h = 0; h < H; ++h) {
+  std::vector<LearnedHead<T>> heads(static_cast<size_t>(H));
+  parallel_for(0, static_cast<size_t>(H), threads, [&](size_t hs) {
+    const int h = static_cast<int>(hs);
     Mat<T> L(d, d);
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) L(i, j) = fld.log(labelled[plan.base_index(i, j)].r[h]);
@@ -50,10 +54,12 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
         }
         head.W(i, j) = lin_comb(fld, xs, cs, false);
       }
-    heads.push_back(std::move(head));
-  }
+    heads[hs] = std::move(head);
+  });
   return heads;
 }
+
+std::size_t TokenHash::operator()(const QVec& x) const noexcept { return hash_value(x); }
 
 namespace {
 
@@ -173,38 +179,59 @@ int HeadEvaluator<F>::id(const QVec& x) const {
 }
 
 template <ArithField F>
-typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
-  if (q.empty()) return evaluate_heads(fld_, heads_, q);
+bool HeadEvaluator<F>::kept(const Query& q, std::vector<int>& xs, std::vector<const std::vector<T>*>& sx) const {
+  if (q.empty()) return false;
   const int f = id(q.back().token);
-  const auto sN = sN_.find(f);
-  if (f < 0 || sN == sN_.end()) return evaluate_heads(fld_, heads_, q);
-  std::vector<int> xs;
-  std::vector<const std::vector<T>*> sx;
+  if (f < 0 || sN_.find(f) == sN_.end()) return false;
   for (const Run& run : q) {
     const int x = id(run.token);
     const auto it = x < 0 ? sx_.end() : sx_.find({x, f});
-    if (it == sx_.end()) return evaluate_heads(fld_, heads_, q);
+    if (it == sx_.end()) return false;
     xs.push_back(x);
     sx.push_back(&it->second);
   }
-  // the same operations as evaluate_heads and head_term, from the kept numbers
-  const T zero = fld_.from(Rational(0));
-  T total = zero;
+  return true;
+}
+
+// the same operations as head_term, from the kept numbers
+template <ArithField F>
+void HeadEvaluator<F>::head_parts(const Query& q, size_t h, const std::vector<int>& xs, const std::vector<const std::vector<T>*>& sx, T& num,
+                                  T& den) const {
+  num = den = fld_.from(Rational(0));
+  for (size_t r = 0; r < q.size(); ++r) {
+    const T w = (*sx[r])[h] * fld_.from(Rational(q[r].count));
+    num = num + w * vx_[xs[r]][h];
+    den = den + w;
+  }
+}
+
+template <ArithField F>
+typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
+  std::vector<int> xs;
+  std::vector<const std::vector<T>*> sx;
+  if (!kept(q, xs, sx)) return evaluate_heads(fld_, heads_, q);
+  // the same operations as evaluate_heads
+  T total = fld_.from(Rational(0)), num, den;
   for (size_t h = 0; h < heads_.size(); ++h) {
-    T num = zero, den = zero;
-    for (size_t r = 0; r < q.size(); ++r) {
-      const T w = (*sx[r])[h] * fld_.from(Rational(q[r].count));
-      num = num + w * vx_[xs[r]][h];
-      den = den + w;
-    }
+    head_parts(q, h, xs, sx, num, den);
     total = total + num / den;
   }
   return total;
 }
 
+template <ArithField F>
+Truth HeadEvaluator<F>::matches(const Query& q, const T& answer) const {
+  std::vector<int> xs;
+  std::vector<const std::vector<T>*> sx;
+  if (!kept(q, xs, sx)) return fld_.equal(evaluate_heads(fld_, heads_, q), answer);
+  std::vector<T> num(heads_.size()), den(heads_.size());
+  for (size_t h = 0; h < heads_.size(); ++h) head_parts(q, h, xs, sx, num[h], den[h]);
+  return equal_ratio_sum(fld_, num, den, answer);
+}
+
 #define MHAQ_INSTANTIATE(F)                                                                                                    \
   template std::vector<LearnedHead<F::value_type>> solve_heads<F>(const F&, const Plan&, const std::vector<PairFit<F::value_type>>&, \
-                                                                   int);                                                       \
+                                                                   int, int);                                                  \
   template F::value_type evaluate_heads<F>(const F&, const std::vector<LearnedHead<F::value_type>>&, const Query&); \
   template class HeadEvaluator<F>;
 MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)

@@ -81,8 +81,10 @@ void set_exact_solve_observer(ExactSolveObserver fn, void* ctx);
 }  // namespace mhaq
 
 // ------------------------------------------------------------------------
-// Prototypes for the exact run's other hot paths (not wired in: the learner,
-// the oracle and Field<QTau>::real_roots belong to other files). Each returns
+// Helpers for the exact run's other hot paths. qtau_fraction_sum_equals
+// decides the learner's self-check (equal_ratio_sum, arith/ratio_sum.hpp);
+// QTau's own operators (arith/qtau_arith.cpp) take Laurent and monomial
+// routes like the others here, which stay as tested references. Each returns
 // exactly what plain fmpz_poly_q arithmetic returns, by a cheaper route:
 // elements whose denominator is c * tau^s ("Laurent" elements: every answer
 // term, every pole and every pair solution is one) are combined with integer

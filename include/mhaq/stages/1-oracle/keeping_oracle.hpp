@@ -22,6 +22,7 @@ class KeepingOracle final : public Oracle<T> {
   int dim() const override { return inner_.dim(); }
   const Field<T>& field() const override { return inner_.field(); }
   long sent() const { return sent_; }
+  bool any_order() const override { return !serve_ && inner_.any_order(); }
   // The index of kept answers is built here, from the record of the first
   // attempt in the order asked (the first answer to a repeated query is the
   // one kept), so that a run that never repairs never forms the keys.
@@ -42,6 +43,13 @@ class KeepingOracle final : public Oracle<T> {
       k += ';';
     }
     return k;
+  }
+  std::vector<T> answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) override {
+    std::vector<T> a = inner_.query_all(qs, begin, end, threads);
+    sent_ += static_cast<long>(end - begin);
+    asked_.insert(asked_.end(), qs.begin() + static_cast<long>(begin), qs.begin() + static_cast<long>(end));
+    answers_.insert(answers_.end(), a.begin(), a.end());
+    return a;
   }
   T answer(const Query& q) override {
     if (!serve_) {

@@ -6,6 +6,7 @@
 // learner the arithmetic its answers live in (precision, the field Q(tau), the
 // accuracy an approximate oracle states): a Field<T>, nothing more.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -39,6 +40,28 @@ class Oracle {
     if (len > max_length_) max_length_ = len;
     return answer(q);
   }
+  // Answers to qs[begin, end), in order: the same answers, counts and records
+  // as query() on each in turn. An oracle whose answers do not depend on the
+  // order they are asked in (any_order()) may compute them on up to
+  // `threads` threads; every other oracle is asked one query at a time.
+  std::vector<T> query_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) {
+    std::vector<T> out;
+    if (!any_order() || threads <= 1) {
+      out.reserve(end - begin);
+      for (std::size_t i = begin; i < end; ++i) out.push_back(query(qs[i]));
+      return out;
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      const long len = query_length(qs[i]);
+      if (len < 1) throw_internal("empty query");
+      if (len > max_length_) max_length_ = len;
+    }
+    queries_ += static_cast<long>(end - begin);
+    return answer_all(qs, begin, end, threads);
+  }
+  // True when every answer is a function of its query alone (no noise
+  // stream, no session, no record that depends on the order asked).
+  virtual bool any_order() const { return false; }
   long queries() const { return queries_; }
   long max_length() const { return max_length_; }
   virtual int dim() const = 0;
@@ -46,6 +69,13 @@ class Oracle {
 
  private:
   virtual T answer(const Query& q) = 0;
+  // Called by query_all only when any_order(): the answers of qs[begin, end).
+  virtual std::vector<T> answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int) {
+    std::vector<T> out;
+    out.reserve(end - begin);
+    for (std::size_t i = begin; i < end; ++i) out.push_back(answer(qs[i]));
+    return out;
+  }
   long queries_ = 0;
   long max_length_ = 0;
 };

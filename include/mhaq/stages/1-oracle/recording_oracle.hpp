@@ -14,9 +14,16 @@ class RecordingOracle final : public Oracle<T> {
   int dim() const override { return inner_.dim(); }
   const Field<T>& field() const override { return inner_.field(); }
   std::vector<Query> queries;
+  bool any_order() const override { return inner_.any_order(); }
   std::vector<T> answers;
 
  private:
+  std::vector<T> answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) override {
+    std::vector<T> a = inner_.query_all(qs, begin, end, threads);
+    queries.insert(queries.end(), qs.begin() + static_cast<long>(begin), qs.begin() + static_cast<long>(end));
+    answers.insert(answers.end(), a.begin(), a.end());
+    return a;
+  }
   T answer(const Query& q) override {
     T a = inner_.query(q);
     queries.push_back(q);

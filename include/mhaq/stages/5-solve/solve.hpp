@@ -4,10 +4,15 @@
 //     W_h = Delta^{-T} L_h B^{-1},      v_h = -Delta^{-T} C_h,
 // with the inverses exact in Q (the learner's own choices) applied in the field.
 #pragma once
+#include <cstddef>
+#include <functional>
 #include <map>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
+#include "mhaq/arith/token_hash.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/stages/3-fit/pair_fit.hpp"
@@ -22,9 +27,21 @@ struct LearnedHead {
 
 // `labelled[plan.base_index(i, j)]` holds base pair (i, j) with heads in the
 // global order; H heads are solved for.
+// The heads are solved on up to `threads` threads, each into its own slot.
 template <ArithField F>
 std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const Plan& plan,
-                                                            const std::vector<PairFit<typename F::value_type>>& labelled, int H);
+                                                            const std::vector<PairFit<typename F::value_type>>& labelled, int H,
+                                                            int threads = 1);
+
+// A hash of a rational token (its entries' numerators and denominators).
+struct TokenHash {
+  std::size_t operator()(const QVec& x) const noexcept;
+};
+struct IdPairHash {
+  std::size_t operator()(const std::pair<int, int>& p) const noexcept {
+    return std::hash<long long>()((static_cast<long long>(p.first) << 32) ^ static_cast<unsigned>(p.second));
+  }
+};
 
 // f(X) of heads in the field (the attention formula of docs/math/model.md,
 // with weights e^{s_i - s_N}): the learner's own evaluation of what it found.
@@ -48,15 +65,24 @@ class HeadEvaluator {
   using T = typename F::value_type;
   HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads);
   T operator()(const Query& q) const;
+  // fld.equal((*this)(q), answer), decided by equal_ratio_sum on the heads'
+  // terms (arith/ratio_sum.hpp): the same decision, without forming the sum
+  // where the field has a cheaper test.
+  Truth matches(const Query& q, const T& answer) const;
 
  private:
   int id(const QVec& x) const;  // -1 when not kept
+  // the kept numbers of q's tokens: false when some are not kept
+  bool kept(const Query& q, std::vector<int>& xs, std::vector<const std::vector<T>*>& sx) const;
+  // head h's numerator and denominator for q, from the kept numbers
+  void head_parts(const Query& q, size_t h, const std::vector<int>& xs, const std::vector<const std::vector<T>*>& sx, T& num, T& den) const;
   const F& fld_;
   const std::vector<LearnedHead<T>>& heads_;
-  std::map<QVec, int> ids_;                    // distinct tokens
+  std::unordered_map<QVec, int, TokenHash> ids_;  // distinct tokens
   std::vector<std::vector<T>> vx_;             // per token id, per head: v_h^T x
   std::map<int, std::vector<T>> sN_;           // per final token id, per head: s_N
-  std::map<std::pair<int, int>, std::vector<T>> sx_;  // per (token, final token), per head: exp(x^T W_h x_N - s_N)
+  // per (token, final token), per head: exp(x^T W_h x_N - s_N)
+  std::unordered_map<std::pair<int, int>, std::vector<T>, IdPairHash> sx_;
 };
 
 }  // namespace mhaq
