@@ -395,7 +395,7 @@ void tally_h0(const VerifyOptions& o, const json& rec, const TrialSpec& t, Claim
   const long q4 = r4.design_queries.value_or(r4.queries.value_or(0)), l4 = r4.max_length.value_or(0);
   const long want4 = schedule_query_count(o.schedule, t.d, H0);
   Outcome rec4 = recovery_outcome(o, r4, H);
-  const bool rep4 = rec4.v == TrialVerdict::repaired || r4.fallback_queries.value_or(0) > 0;
+  const bool rep4 = rec4.v == TrialVerdict::repaired || r4.fallback_queries.value_or(0) > 0 || r4.grid_witness_queries.value_or(0) > 0;
   if (sent4 && !rep4) {
     max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
     max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
@@ -447,7 +447,8 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
     const bool deg1 = rec1.v == TrialVerdict::degenerate;
     // a run that asked the fallback's extra queries is counted apart whatever its status
-    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.fallback_queries.value_or(0) > 0;
+    // and so is one whose small grid asked witnesses beyond the plan (stages/grid_guard.hpp)
+    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.fallback_queries.value_or(0) > 0 || r1.grid_witness_queries.value_or(0) > 0;
     deg_known += deg1;
     rep_known += rep1;
     // claim 2

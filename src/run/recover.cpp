@@ -11,6 +11,7 @@
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/certificate.hpp"
 #include "mhaq/run/external_run.hpp"
@@ -197,6 +198,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     r.repairs = res.repairs.size();
     r.repair_queries = res.repair_queries;
     repair_queries = res.repair_queries;
+    if (res.grid_witness_queries > 0) r.grid_witness_queries = res.grid_witness_queries;
     if (!res.repairs.empty()) {
       std::vector<RepairRecord> list;
       for (const Repair& p : res.repairs) list.push_back({pair_name(res.plan.pairs[p.pair]), p.reason, p.route, p.queries});
@@ -228,6 +230,9 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
+    // the small-grid guard asks all its witnesses before it compares them
+    if (e.kind() == ErrorKind::degenerate && std::string(e.what()).find(grid_guard_marker()) != std::string::npos)
+      r.grid_witness_queries = grid_guard(truth.d, lo).queries();
     P::floats([&](const auto& G, const auto& R) { v = reclassify(G, truth.d, lo, R, e); }, F, rec);
     r.heads_recovered = 0;
   }
@@ -239,7 +244,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
   // queries beyond the plan are the fallback's (lean, compact) or, in the
   // paper schedule, a repaired run's witnesses (proofs/21), also when they
   // ended the run
-  const long planned = learner_plan(truth.d, lo).query_count();
+  const long planned = learner_plan(truth.d, lo).query_count() + r.grid_witness_queries.value_or(0);
   if (black_box.queries() > planned) {
     if (lo.schedule != Schedule::paper) {
       if (!fallback_counted) r.fallback_queries = black_box.queries() - planned;
@@ -753,6 +758,7 @@ std::string recover_report(const RecoverResult& r) {
     o << "  queries          " << shown(r.queries) << " (paper bound 4Hd^2-2H+1 = " << shown(r.paper_bound);
     // A repaired run asks more than its plan: say so where the count is, not only further down.
     if (r.repair_queries.value_or(0) > 0) o << "; " << *r.repair_queries << " of them repair queries";
+    if (r.grid_witness_queries) o << "; " << *r.grid_witness_queries << " of them small-grid witness queries";
     if (r.schedule == "lean" && r.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.schedule_count;
     if (r.schedule == "compact" && r.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.schedule_count;
     o << ")\n";

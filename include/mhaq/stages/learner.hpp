@@ -73,6 +73,8 @@ struct LearnResult {
   // Degenerate pairs repaired (see Repair); the run's query count is the plan's plus repair_queries.
   std::vector<Repair> repairs;
   long repair_queries = 0;
+  // Small-grid witnesses (stages/grid_guard.hpp), beyond the plan and the repairs.
+  long grid_witness_queries = 0;
   // The offset index i (delta_i) of the pair an unrepairable degenerate draw
   // was found at, -1 otherwise: learn() then draws that offset afresh once and
   // asks only the queries that use it (Repair with pair = the new base pair (i, 1)).
