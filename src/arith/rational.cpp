@@ -170,7 +170,7 @@ bool QMat::is_zero() const {
   return true;
 }
 
-std::size_t hash_value(const QVec& x) {
+std::size_t TokenHash::operator()(const QVec& x) const noexcept {
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the entries' residues mod a prime below 2^32
   for (const Rational& r : x) {
     h = (h ^ fmpz_fdiv_ui(fmpq_numref(r.raw()), 4294967291UL)) * 1099511628211ULL;

@@ -7,6 +7,8 @@
 namespace mhaq {
 
 // Over the entries' numerators and denominators: equal vectors hash equal.
-std::size_t hash_value(const QVec& x);
+struct TokenHash {
+  std::size_t operator()(const QVec& x) const noexcept;
+};
 
 }  // namespace mhaq

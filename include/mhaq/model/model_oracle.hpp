@@ -1,6 +1,7 @@
 // Oracles that answer from a hidden Model. The model is a private member with
 // no accessor: code holding an Oracle<T>& cannot reach it.
 #pragma once
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,7 +62,9 @@ class ModelOracle final : public Oracle<T> {
   OracleNoise noise_;
   ExactSolver solver_;
   Rng noise_rng_{1};
-  long answered_ = 0;  // answers given so far (index into noise_.signs)
+  // answers given so far (index into noise_.signs); atomic because a batch is
+  // answered on several threads (answer_all)
+  std::atomic<long> answered_{0};
   std::shared_ptr<const IntModel> int_model_;
 };
 // Exact answers are elements of Q(tau), rounded and perturbed exactly when

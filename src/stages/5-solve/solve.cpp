@@ -5,7 +5,6 @@
 #include "mhaq/arith/ratio_sum.hpp"
 #include "mhaq/base/parallel.hpp"
 
-
 namespace mhaq {
 
 template <ArithField F>
@@ -58,8 +57,6 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
   });
   return heads;
 }
-
-std::size_t TokenHash::operator()(const QVec& x) const noexcept { return hash_value(x); }
 
 namespace {
 

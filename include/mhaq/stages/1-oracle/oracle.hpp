@@ -34,10 +34,7 @@ class Oracle {
 
   // Returns f(X) at the final token of the sequence, in arithmetic T.
   T query(const Query& q) {
-    const long len = query_length(q);
-    if (len < 1) throw_internal("empty query");
-    ++queries_;
-    if (len > max_length_) max_length_ = len;
+    count(q);
     return answer(q);
   }
   // Answers to qs[begin, end), in order: the same answers, counts and records
@@ -51,12 +48,7 @@ class Oracle {
       for (std::size_t i = begin; i < end; ++i) out.push_back(query(qs[i]));
       return out;
     }
-    for (std::size_t i = begin; i < end; ++i) {
-      const long len = query_length(qs[i]);
-      if (len < 1) throw_internal("empty query");
-      if (len > max_length_) max_length_ = len;
-    }
-    queries_ += static_cast<long>(end - begin);
+    for (std::size_t i = begin; i < end; ++i) count(qs[i]);
     return answer_all(qs, begin, end, threads);
   }
   // True when every answer is a function of its query alone (no noise
@@ -75,6 +67,13 @@ class Oracle {
     out.reserve(end - begin);
     for (std::size_t i = begin; i < end; ++i) out.push_back(answer(qs[i]));
     return out;
+  }
+  // One more query asked: its length checked and counted.
+  void count(const Query& q) {
+    const long len = query_length(q);
+    if (len < 1) throw_internal("empty query");
+    ++queries_;
+    if (len > max_length_) max_length_ = len;
   }
   long queries_ = 0;
   long max_length_ = 0;

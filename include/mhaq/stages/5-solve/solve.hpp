@@ -33,10 +33,6 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
                                                             const std::vector<PairFit<typename F::value_type>>& labelled, int H,
                                                             int threads = 1);
 
-// A hash of a rational token (its entries' numerators and denominators).
-struct TokenHash {
-  std::size_t operator()(const QVec& x) const noexcept;
-};
 struct IdPairHash {
   std::size_t operator()(const std::pair<int, int>& p) const noexcept {
     return std::hash<long long>()((static_cast<long long>(p.first) << 32) ^ static_cast<unsigned>(p.second));
