@@ -9,6 +9,8 @@
 #   corpus_start corpus_end exit findings
 # and keeps libFuzzer's output in LOG_DIR/<harness>-<build>-<seed>.log. A
 # finding's input is saved under LOG_DIR/artifacts/ and the script exits 1.
+# A job stopped early with SIGINT (kill -INT on the harness) keeps its figures
+# so far: libFuzzer prints them and exits 72, recorded as "stopped".
 # Usage: tests/fuzz/campaign.sh BUILD_DIR HARNESS SEED RUNS CORPUS_DIR LOG_DIR
 set -euo pipefail
 [[ $# -eq 6 ]] || { echo "usage: campaign.sh BUILD_DIR HARNESS SEED RUNS CORPUS_DIR LOG_DIR" >&2; exit 2; }
@@ -32,9 +34,10 @@ read -r wall user sys rss < <(tail -1 "$log.time")
 execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
 findings=$(grep -c 'FUZZ FINDING\|ERROR: libFuzzer\|ERROR: AddressSanitizer\|runtime error:' "$log" || true)
 end=$(ls "$corpus" | wc -l)
+if [[ $rc -eq 72 && $findings -eq 0 ]] && grep -q 'run interrupted' "$log"; then rc=stopped; fi
 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$h" "$name" "$seed" "$runs" "$execs" "$wall" "$user" "$sys" \
   "$rss" "$start" "$end" "$rc" "$findings" >>"$logs/jobs.tsv"
-if [[ $rc -ne 0 || $findings -ne 0 ]]; then
+if [[ $rc != 0 && $rc != stopped || $findings -ne 0 ]]; then
   echo "campaign: $h ($name, seed $seed) ended with exit $rc and $findings finding lines; see $log" >&2
   exit 1
 fi
