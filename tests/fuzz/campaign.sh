@@ -11,6 +11,10 @@
 # finding's input is saved under LOG_DIR/artifacts/ and the script exits 1.
 # A job stopped early with SIGINT (kill -INT on the harness) keeps its figures
 # so far: libFuzzer prints them and exits 72, recorded as "stopped".
+# libFuzzer's -timeout counts wall seconds, so on a machine busy with other
+# work a niced job can report a timeout for a unit that needs a fraction of a
+# second of CPU: FUZZ_TIMEOUT=N (10) sets it; replay a timeout's input under
+# /usr/bin/time before calling it a hang.
 # Usage: tests/fuzz/campaign.sh BUILD_DIR HARNESS SEED RUNS CORPUS_DIR LOG_DIR
 set -euo pipefail
 [[ $# -eq 6 ]] || { echo "usage: campaign.sh BUILD_DIR HARNESS SEED RUNS CORPUS_DIR LOG_DIR" >&2; exit 2; }
@@ -28,7 +32,7 @@ export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
 log=$logs/$h-$name-$seed.log
 rc=0
 /usr/bin/time -f "%e %U %S %M" -o "$log.time" "$bin" -runs="$runs" -seed="$seed" -entropic=0 -max_len=16384 \
-  -timeout=10 -rss_limit_mb=2048 -dict="$root/tests/fuzz/mhaq.dict" -print_final_stats=1 \
+  -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -dict="$root/tests/fuzz/mhaq.dict" -print_final_stats=1 \
   -artifact_prefix="$logs/artifacts/$h-$name-$seed-" "$corpus" >"$log" 2>&1 || rc=$?
 read -r wall user sys rss < <(tail -1 "$log.time")
 execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
