@@ -62,8 +62,29 @@ Rational rational_from(i128 num, i128 den) {
   return q;
 }
 
+// x * scale as a machine integer when both parts of x are small (FLINT keeps
+// them inline) and the product cannot overflow: 1 when x * scale is an
+// integer (in `out`), 0 when it is not, -1 when this cannot tell.
+int small_scaled(const Rational& x, long scale, long& out) {
+  const fmpz n = *fmpq_numref(x.raw()), dn = *fmpq_denref(x.raw());
+  long t = 0;
+  if (COEFF_IS_MPZ(n) || COEFF_IS_MPZ(dn) || __builtin_mul_overflow(static_cast<long>(n), scale, &t)) return -1;
+  if (t % static_cast<long>(dn) != 0) return 0;
+  out = t / static_cast<long>(dn);
+  return 1;
+}
+
 bool to_long(const Rational& x, long scale, long& out) {
   // out = x * scale when that is an integer fitting comfortably in 62 bits
+  long s = 0;
+  const int small = small_scaled(x, scale, s);
+  if (small == 0) return false;
+  if (small == 1) {
+    const unsigned long a = s < 0 ? 0UL - static_cast<unsigned long>(s) : static_cast<unsigned long>(s);
+    if (a >> 62) return false;  // fmpz_bits(t) > 62
+    out = s;
+    return true;
+  }
   fmpz_t t;
   fmpz_init(t);
   fmpz_mul_si(t, fmpq_numref(x.raw()), scale);
@@ -241,6 +262,10 @@ void check_query_grid(const Query& q, int d, long token_den) {
     if (static_cast<int>(r.token.size()) != d)
       throw_input("query token has dimension " + std::to_string(r.token.size()) + ", model has " + std::to_string(d));
     for (const auto& x : r.token) {
+      long unused = 0;
+      const int small = small_scaled(x, token_den, unused);
+      if (small == 1) continue;
+      if (small == 0) throw_input("query entry " + x.str() + " is not in (1/" + std::to_string(token_den) + ")Z");
       fmpz_t t;
       fmpz_init(t);
       fmpz_mul_si(t, fmpq_numref(x.raw()), token_den);

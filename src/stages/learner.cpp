@@ -56,7 +56,7 @@ class Path {
       throw;
     }
     phase("solving for the heads");
-    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found, opt_.threads);
+    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found, opt_.threads, &chain_.DeltaInv);
     if (!res_.repairs.empty()) {
       phase("witness queries");
       witness();
@@ -311,7 +311,7 @@ class Path {
   void self_check() {
     const HeadEvaluator<F> predict(fld_, res_.heads, queries_, opt_.threads);
     res_.self_check = self_check_answers(queries_.size(), opt_.threads,
-                                         [&](size_t q) { return predict.matches(queries_[q], answers_[q]); },
+                                         [&](size_t q) { return predict.matches_at(q, queries_[q], answers_[q]); },
                                          res_.self_check_failed);
   }
 
