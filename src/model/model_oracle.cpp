@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "mhaq/arith/in_place.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/parallel.hpp"
@@ -207,12 +208,18 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
   }
   // in place: the same values as total = total + num / den (every field's
   // a += b is a = a + b), without copying the exact answers' polynomials
-  T total = F.from(Rational(0));
+  // (the counts in the field once per query, the products into scratch numbers)
+  T total = F.from(Rational(0)), num = total, den = total, w = total, t = total;
+  std::vector<T> count;
+  count.reserve(q.size());
+  for (const Run& run : q) count.push_back(F.from(Rational(run.count)));
   for (size_t h = 0; h < im.W.size(); ++h) {
-    T num = F.from(Rational(0)), den = F.from(Rational(0));
+    num = F.from(Rational(0));
+    den = num;
     for (size_t r = 0; r < q.size(); ++r) {
-      const T w = kept.e[h][r] * F.from(Rational(q[r].count));
-      num += w * kept.v[h][r];
+      mul_into(w, kept.e[h][r], count[r]);
+      mul_into(t, w, kept.v[h][r]);
+      num += t;
       den += w;
     }
     num /= den;
