@@ -11,6 +11,9 @@
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/stages/grid_guard.hpp"
+#include "mhaq/run/recover_limits.hpp"
+#include "mhaq/base/limits.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/model/model_oracle.hpp"
@@ -193,6 +196,24 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
 
 }  // namespace
 
+void check_certificate_covers_witnesses(const Model& truth, const LearnOptions& lo, Arith arith) {
+  if (arith != Arith::exact || !lo.heads_is_bound) return;  // a repaired run writes no certificate
+  const GridGuard g = grid_guard(truth.d, lo);
+  if (!g.fires) return;
+  // A witness exponent is L (x-y)^T W_h y with |x-y| <= 2R_w/den and |y| <=
+  // R_w/den entrywise: half the plan's bound 4 m R^2 sum|W| at R = R_w.
+  fmpz_t b;
+  fmpz_init(b);
+  exact_tau_degree_bound(b, truth, g.range);
+  fmpz_fdiv_q_2exp(b, b, 1);
+  const bool ok = fmpz_cmp_si(b, limits::max_tau_exponent) <= 0;
+  fmpz_clear(b);
+  if (!ok)
+    throw Error(ErrorKind::usage, "--certificate: the small-grid guard's witness tokens (range " + std::to_string(g.range) +
+                                      ") could give exact answers whose powers of tau exceed degree " + std::to_string(limits::max_tau_exponent) +
+                                      ", the certificate checker's limit; raise --token-range until the guard does not fire, or use --arith ball");
+}
+
 template <class T>
 std::string certificate_text(const Model& truth, const RecoverOptions& o, const LearnOptions& lo, const RecordingOracle<T>& rec,
                              const LearnResult<T>& res) {
@@ -214,6 +235,10 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
                         {"oracle_bits", o.oracle_bits},
                         {"noise_eps", o.noise_eps.str()},
                         {"noise_seed", o.noise_seed}};
+  // The small-grid guard's witness queries follow the plan's in `queries`;
+  // their grid and count are recorded only when there are any, so the
+  // certificate of a run without them is unchanged.
+  if (res.grid_witness_queries > 0) doc["inputs"]["witness_range"] = grid_guard(d, lo).range;
   const bool paper = lo.schedule == Schedule::paper;
   doc["claims"] = ojson{{"queries", rec.queries.size()},
                         {"query_formula", paper ? "4Hd^2-2H+1" : "1+2H(d^2+d-1)"},
@@ -221,6 +246,7 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
                         {"max_length", rec.max_length()},
                         {"length_bound", 2 * H + 1},
                         {"heads_recovered", res.heads.size()}};
+  if (res.grid_witness_queries > 0) doc["claims"]["grid_witness_queries"] = res.grid_witness_queries;
   ArithPolicy<T>::floats([&](const auto& R, const auto& S) { doc["tolerances"] = tolerances_json(truth, lo, R, S, bits); }, rec, res);
   doc["model"] = model_json(truth);
   doc["plan"] = plan_json(res.plan, res.redraws);

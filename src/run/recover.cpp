@@ -224,7 +224,6 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     finish_external(o, ext.session.get(), true);
     if (o.certificate && v.status == Status::ok) {
       if (!res.repairs.empty()) r.certificate_note = "certificates do not cover repaired pairs";
-      else if (res.grid_witness_queries > 0) r.certificate_note = "certificates do not cover a small token grid's witness queries";
       else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
       else r.certificate_note = "certificates do not cover the lean schedule's fallback links";
     }
@@ -648,6 +647,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     return r;
   }
   const long pilot_queries = choose_design(r, truth, o, lo);
+  if (o.certificate) check_certificate_covers_witnesses(truth, lo, o.arith);
   if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count())) return r;
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
