@@ -403,6 +403,14 @@ TEST_CASE("certificate bytes do not depend on the thread count") {
     CHECK(c1 == certify(m, o2));
     CHECK(c1 == certify(m, o1));
   }
+  // with the small-grid guard's witness queries (a bound H0 at R = 5)
+  const Model m = drawn(Arith::exact, 2, 1, 2);
+  RecoverOptions o1 = opts(Arith::exact, 2), o2 = opts(Arith::exact, 2);
+  o1.max_heads = o2.max_heads = 2;
+  o2.threads = 2;
+  const std::string c1 = certify(m, o1);
+  CHECK(json::parse(c1)["claims"]["grid_witness_queries"] == 25);
+  CHECK(c1 == certify(m, o2));
 }
 
 TEST_CASE("mhaq recover --certificate and check-certificate: files and exit codes") {
