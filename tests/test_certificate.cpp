@@ -315,6 +315,10 @@ TEST_CASE("small-grid witness queries: a tampered witness fails and is named") {
     SUBCASE("a k = 0 witness query with two runs") {
       tamper([](json& j) { j["queries"][39]["runs"] = j["queries"][40]["runs"]; }, "queries[39].runs");
     }
+    SUBCASE("a wild witness token is not evaluated") {
+      const auto r = tamper([](json& j) { j["queries"][45]["runs"][0]["token"][0] = "123456789012345678901234567890"; }, "queries[45].runs[0].token[0]");
+      CHECK(failed_at(r, "answers[45]"));
+    }
     SUBCASE("a witness range beyond max(R, 8H - 2)") {
       tamper([](json& j) { j["inputs"]["witness_range"] = 15; }, "inputs.witness_range");
     }

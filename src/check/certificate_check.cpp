@@ -150,8 +150,9 @@ class Checker {
     }
   }
   std::string wild_msg(size_t i) const {
-    return "not evaluated: queries[" + std::to_string(i) + "] has a token entry beyond 3 token_range / token_den in size" +
-           (i >= plan_size_ && c_.witness_queries > 0 ? " and max(token_range, 8H - 2) / token_den" : "") + ", which no plan or witness holds";
+    const bool w = i >= plan_size_ && c_.witness_queries > 0;
+    return "not evaluated: queries[" + std::to_string(i) + "] has a token entry beyond " + (w ? "max(3 token_range, 8H - 2)" : "3 token_range") +
+           " / token_den in size, which no " + (w ? "plan or witness" : "plan") + " holds";
   }
 
   void fail(const std::string& path, const std::string& msg) { rep_.failures.push_back({path, msg}); }
