@@ -118,11 +118,11 @@ TEST_CASE("certificates: unknown head count, lean schedule and noisy oracles che
     CHECK_MESSAGE(r.ok(), failures(r));
     CHECK(r.H == 2);
     // the plan, then the small-grid guard's witnesses (proofs/39): at R = 5
-    // and H0 = 2, R_w = 14 and 5 pairs of 2H0+1 = 5 queries
+    // and H0 = 2, R_w = 7 and 10 pairs of 2H0+1 = 5 queries
     const json j = json::parse(cert);
-    CHECK(j["claims"]["grid_witness_queries"] == 25);
-    CHECK(j["inputs"]["witness_range"] == 14);
-    CHECK(r.queries == 4 * 2 * 4 - 4 + 1 + 25);
+    CHECK(j["claims"]["grid_witness_queries"] == 50);
+    CHECK(j["inputs"]["witness_range"] == 7);
+    CHECK(r.queries == 4 * 2 * 4 - 4 + 1 + 50);
   }
   SUBCASE("exact and mpfr at token range 1, only H0 known") {
     for (Arith a : {Arith::exact, Arith::mpfr}) {
@@ -132,7 +132,7 @@ TEST_CASE("certificates: unknown head count, lean schedule and noisy oracles che
       const std::string cert = certify(drawn(a, 2, 1, 1), o);
       const check::CertificateReport r = check::check_certificate(cert);
       CHECK_MESSAGE(r.ok(), failures(r));
-      CHECK(json::parse(cert)["claims"]["grid_witness_queries"] == 25);
+      CHECK(json::parse(cert)["claims"]["grid_witness_queries"] == 50);
     }
   }
   SUBCASE("H known: no witness fields, as before the guard") {
@@ -248,15 +248,15 @@ TEST_CASE("a single tampered field makes the checker fail and name it") {
 }
 
 TEST_CASE("small-grid witness queries: a tampered witness fails and is named") {
-  // d = 2, H0 = 2: the plan's 29 queries, then 5 witness pairs of 5 queries
-  // (queries[29..53]); each pair is [y x 5], then [x x k, y x (5-k)], k = 1..4.
+  // d = 2, H0 = 2: the plan's 29 queries, then 10 witness pairs of 5 queries
+  // (queries[29..78]); each pair is [y x 5], then [x x k, y x (5-k)], k = 1..4.
   for (Arith a : {Arith::exact, Arith::mpfr}) {
     CAPTURE(arith_name(a));
     RecoverOptions o = opts(a, 2);
     o.max_heads = 2;
     o.tokens = TokenSpec{5, 1};
     const json orig = json::parse(certify(drawn(a, 2, 1, 2), o));
-    REQUIRE(orig["claims"]["grid_witness_queries"] == 25);
+    REQUIRE(orig["claims"]["grid_witness_queries"] == 50);
     REQUIRE(check::check_certificate(orig.dump()).ok());
     auto tamper = [&](const std::function<void(json&)>& edit, const std::string& path) {
       json j = orig;
@@ -285,25 +285,25 @@ TEST_CASE("small-grid witness queries: a tampered witness fails and is named") {
       CHECK(r.failures.size() == 1);
     }
     SUBCASE("the witness count claim") {
-      tamper([](json& j) { j["claims"]["grid_witness_queries"] = 20; }, "claims.grid_witness_queries");
+      tamper([](json& j) { j["claims"]["grid_witness_queries"] = 45; }, "claims.grid_witness_queries");
     }
     SUBCASE("a dropped witness pair, with the claims made to agree") {
-      // 4 pairs on {-14..14}: (7/29)^4 > 2^-10
+      // 9 pairs on {-7..7}: (7/15)^9 > 2^-10
       tamper([](json& j) {
         for (int k = 0; k < 5; ++k) {
           j["queries"].erase(j["queries"].size() - 1);
           j["answers"].erase(j["answers"].size() - 1);
         }
-        j["claims"]["queries"] = 49;
-        j["claims"]["grid_witness_queries"] = 20;
+        j["claims"]["queries"] = 74;
+        j["claims"]["grid_witness_queries"] = 45;
       }, "claims.grid_witness_queries");
     }
     SUBCASE("a witness count that is not whole pairs") {
       tamper([](json& j) {
         j["queries"].erase(j["queries"].size() - 1);
         j["answers"].erase(j["answers"].size() - 1);
-        j["claims"]["queries"] = 53;
-        j["claims"]["grid_witness_queries"] = 24;
+        j["claims"]["queries"] = 78;
+        j["claims"]["grid_witness_queries"] = 49;
       }, "claims.grid_witness_queries");
     }
     SUBCASE("two witness queries swapped: the group is not of the shape") {
@@ -319,8 +319,8 @@ TEST_CASE("small-grid witness queries: a tampered witness fails and is named") {
       const auto r = tamper([](json& j) { j["queries"][45]["runs"][0]["token"][0] = "123456789012345678901234567890"; }, "queries[45].runs[0].token[0]");
       CHECK(failed_at(r, "answers[45]"));
     }
-    SUBCASE("a witness range beyond max(R, 8H - 2)") {
-      tamper([](json& j) { j["inputs"]["witness_range"] = 15; }, "inputs.witness_range");
+    SUBCASE("a witness range beyond max(R, 4H - 1)") {
+      tamper([](json& j) { j["inputs"]["witness_range"] = 8; }, "inputs.witness_range");
     }
     SUBCASE("a witness token off the claimed grid") {
       json j = orig;
@@ -330,7 +330,7 @@ TEST_CASE("small-grid witness queries: a tampered witness fails and is named") {
       bool token = false;
       for (const auto& f : r.failures) token = token || (f.path.rfind("queries[", 0) == 0 && f.path.find("token") != std::string::npos);
       CHECK_MESSAGE(token, failures(r));
-      CHECK(failed_at(r, "claims.grid_witness_queries"));  // 5 pairs on {-5..5} are too few
+      CHECK(failed_at(r, "claims.grid_witness_queries"));  // 10 pairs on {-5..5} are too few
     }
     SUBCASE("witness fields that do not come together are malformed") {
       json j = orig;
@@ -347,29 +347,6 @@ TEST_CASE("small-grid witness queries: a tampered witness fails and is named") {
       CHECK(input_error(j.dump()));
     }
   }
-}
-
-TEST_CASE("--certificate is refused up front when exact witness tokens could exceed the checker's tau-degree limit") {
-  // W_11 = 3000: the plan's bound 4 m R^2 sum|W| = 300000 is within 2^20, the
-  // witnesses' 2 m R_w^2 sum|W| = 1176000 (R_w = 14 for H0 = 2) is not
-  Model m;
-  m.d = 2;
-  HeadQ h{QMat(2, 2), QVec(2)};
-  h.W(0, 0) = Rational(3000);
-  h.v[0] = Rational(1);
-  m.heads.push_back(h);
-  RecoverOptions o = opts(Arith::exact, 1);
-  o.max_heads = 2;
-  std::string cert;
-  o.certificate = &cert;
-  try {
-    (void)recover(m, o);
-    FAIL("recover accepted the run");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::usage);
-    CHECK(std::string(e.what()).find("witness") != std::string::npos);
-  }
-  CHECK(cert.empty());
 }
 
 TEST_CASE("malformed certificates are input errors") {
@@ -413,7 +390,7 @@ TEST_CASE("certificate bytes do not depend on the thread count") {
   o1.max_heads = o2.max_heads = 2;
   o2.threads = 2;
   const std::string c1 = certify(m, o1);
-  CHECK(json::parse(c1)["claims"]["grid_witness_queries"] == 25);
+  CHECK(json::parse(c1)["claims"]["grid_witness_queries"] == 50);
   CHECK(c1 == certify(m, o2));
 }
 
@@ -452,7 +429,7 @@ TEST_CASE("mhaq recover --certificate and check-certificate: files and exit code
   CHECK(test::run(bin + " check-certificate " + f).code == 0);
   {
     json j = json::parse(read_text(f));
-    REQUIRE(j["claims"]["grid_witness_queries"] == 25);
+    REQUIRE(j["claims"]["grid_witness_queries"] == 50);
     j["queries"][33]["runs"][1]["token"][0] = (Rational::parse(j["queries"][33]["runs"][1]["token"][0]) + Rational(1)).str();
     std::ofstream(t) << j.dump(1);
   }

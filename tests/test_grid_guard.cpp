@@ -88,7 +88,7 @@ TEST_CASE("the grid guard: quiet at the default float range, and its witnesses r
       const GridGuard g = grid_guard(2, lo);
       if (!g.fires) continue;
       const long S = 2 * g.range + 1;
-      CHECK(S >= 4 * (4L * H - 1));
+      CHECK(S >= 2 * (4L * H - 1));
       CHECK(g.length == 2 * H + 1);
       // ((4H - 1)/S)^pairs <= 2^-10, and one pair fewer is not enough
       Rational miss(1), p = Rational(4L * H - 1) / Rational(S);

@@ -151,7 +151,7 @@ class Checker {
   }
   std::string wild_msg(size_t i) const {
     const bool w = i >= plan_size_ && c_.witness_queries > 0;
-    return "not evaluated: queries[" + std::to_string(i) + "] has a token entry beyond " + (w ? "max(3 token_range, 8H - 2)" : "3 token_range") +
+    return "not evaluated: queries[" + std::to_string(i) + "] has a token entry beyond " + (w ? "max(3 token_range, 4H - 1)" : "3 token_range") +
            " / token_den in size, which no " + (w ? "plan or witness" : "plan") + " holds";
   }
 

@@ -93,14 +93,14 @@ void check_group(const Cert& c, std::size_t first, std::size_t size, long n, lon
 
 }  // namespace
 
-long witness_range_bound(long token_range, long H) { return std::max(token_range, 8 * H - 2); }
+long witness_range_bound(long token_range, long H) { return std::max(token_range, 4 * H - 1); }
 
 void check_witness_queries(const Cert& c, std::size_t first, const FactFn& fact) {
   if (c.witness_queries == 0) return;
   const long H = c.H, n = 2 * H + 1;
   const long bound = witness_range_bound(c.token_range, H);
   fact(c.witness_range <= bound, "inputs.witness_range",
-       std::to_string(c.witness_range) + ", more than max(token_range, 8H - 2) = " + std::to_string(bound) + ", the witness grid of proofs/39-grid-witness.md");
+       std::to_string(c.witness_range) + ", more than max(token_range, 4H - 1) = " + std::to_string(bound) + ", the witness grid of proofs/39-grid-witness.md");
   const long pairs = c.witness_queries / n;
   fact(c.witness_queries % n == 0, "claims.grid_witness_queries",
        std::to_string(c.witness_queries) + " is not a whole number of witness pairs of 2H+1 = " + std::to_string(n) + " queries");

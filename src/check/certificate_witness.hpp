@@ -11,7 +11,7 @@
 namespace mhaq::check {
 
 // The largest witness grid a run may use: tokens in {-R_w..R_w}/den with
-// R_w = max(token_range, 8H - 2), the least range with 2 R_w + 1 >= 4 (4H - 1).
+// R_w = max(token_range, 4H - 1), the least range with 2 R_w + 1 >= 2 (4H - 1).
 long witness_range_bound(long token_range, long H);
 
 using FactFn = std::function<void(bool ok, const std::string& path, const std::string& msg)>;

@@ -12,8 +12,6 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/grid_guard.hpp"
-#include "mhaq/run/recover_limits.hpp"
-#include "mhaq/base/limits.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/model/model_oracle.hpp"
@@ -195,24 +193,6 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
 }
 
 }  // namespace
-
-void check_certificate_covers_witnesses(const Model& truth, const LearnOptions& lo, Arith arith) {
-  if (arith != Arith::exact || !lo.heads_is_bound) return;  // a repaired run writes no certificate
-  const GridGuard g = grid_guard(truth.d, lo);
-  if (!g.fires) return;
-  // A witness exponent is L (x-y)^T W_h y with |x-y| <= 2R_w/den and |y| <=
-  // R_w/den entrywise: half the plan's bound 4 m R^2 sum|W| at R = R_w.
-  fmpz_t b;
-  fmpz_init(b);
-  exact_tau_degree_bound(b, truth, g.range);
-  fmpz_fdiv_q_2exp(b, b, 1);
-  const bool ok = fmpz_cmp_si(b, limits::max_tau_exponent) <= 0;
-  fmpz_clear(b);
-  if (!ok)
-    throw Error(ErrorKind::usage, "--certificate: the small-grid guard's witness tokens (range " + std::to_string(g.range) +
-                                      ") could give exact answers whose powers of tau exceed degree " + std::to_string(limits::max_tau_exponent) +
-                                      ", the certificate checker's limit; raise --token-range until the guard does not fire, or use --arith ball");
-}
 
 template <class T>
 std::string certificate_text(const Model& truth, const RecoverOptions& o, const LearnOptions& lo, const RecordingOracle<T>& rec,

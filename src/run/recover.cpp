@@ -17,6 +17,7 @@
 #include "mhaq/run/external_run.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/run/record_json.hpp"
+#include "mhaq/run/recover_limits.hpp"
 #include "mhaq/run/report.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
 
@@ -41,23 +42,6 @@ GenerateOptions default_generate(Arith a) {
     g.v_den = 1L << 16;  // v uniform on [-1, 1]
   }
   return g;
-}
-
-ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
-  ExactCost c;
-  c.L = QTauAccess::L(oracle_field<QTau>(truth.w_denominator(), token_den, OracleNoise{}));
-  // A pair's queries [a x k, b] share their scores, so one query per pair
-  // gives the pair's degree bound; [b_1] alone has degree 0.
-  for (size_t p = 0; p < plan.pairs.size(); ++p) {
-    const Query q{Run{plan.pairs[p].final_token + plan.pairs[p].offset, 1}, Run{plan.pairs[p].final_token, 1}};
-    const double deg = answer_score_spread(truth, q).approx_double() * static_cast<double>(c.L);
-    c.total_degree += deg * (plan.pairs[p].samples - 1);
-    if (deg > c.max_degree) {
-      c.max_degree = deg;
-      c.worst_pair = static_cast<int>(p);
-    }
-  }
-  return c;
 }
 
 double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
@@ -397,28 +381,6 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
   r.oracle_calls = calls;
 }
 
-// The cost guard: refuses, before any query, a plan whose exact answers would
-// exceed the degree budget (the oracle's and the learner's work both grow with it).
-bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
-  if (o.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
-  const long budget = o.max_degree > 0 ? o.max_degree : kDefaultMaxDegree;
-  const Plan plan = learner_plan(truth.d, lo);
-  const ExactCost c = exact_cost(truth, plan, lo.tokens.den);
-  r.exact_cost = ExactCostRecord{c.L, c.max_degree, c.total_degree, budget};
-  if (c.max_degree <= static_cast<double>(budget)) return true;
-  char b[512];
-  std::snprintf(b, sizeof b,
-                "exact answers would reach tau-degree %.3g (L = %ld, %s; tau = e^{1/L}), beyond the budget --max-degree %ld: refused before any query. "
-                "Degrees grow with L = (W denominator) x (token denominator)^2 and with the token range squared: use a smaller --token-range, "
-                "or --arith ball --bits 256 (balls do not grow with the degree), or raise --max-degree (time and memory grow at least linearly with it)",
-                c.max_degree, c.L, pair_name(plan.pairs[c.worst_pair]).c_str(), budget);
-  report_verdict(r, {Status::over_budget, b});
-  r.queries = 0;
-  r.max_length = 0;
-  r.heads_recovered = 0;
-  return false;
-}
-
 }  // namespace
 
 bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
@@ -647,8 +609,10 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     return r;
   }
   const long pilot_queries = choose_design(r, truth, o, lo);
-  if (o.certificate) check_certificate_covers_witnesses(truth, lo, o.arith);
-  if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count())) return r;
+  {
+    const GridGuard g = grid_guard(truth.d, lo);  // a run that surely asks the small grid's witnesses
+    if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count() + (grid_guard_certain(g, lo) ? g.queries() : 0))) return r;
+  }
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/base/random.hpp"
 
 namespace mhaq {
 
@@ -32,14 +33,49 @@ bool plan_bound_exceeds(long d, long H, long s) {
 
 }  // namespace
 
+long grid_guard_quiet_range(int d, long H) {
+  long hi = 1;
+  while (plan_bound_exceeds(d, H, 2 * hi + 1)) hi *= 2;
+  long lo = hi / 2;  // exceeds at lo (or lo = 0), quiet at hi
+  while (hi - lo > 1) {
+    const long mid = lo + (hi - lo) / 2;
+    (plan_bound_exceeds(d, H, 2 * mid + 1) ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+std::vector<Query> grid_witness_queries(int d, const LearnOptions& opt, const GridGuard& g) {
+  std::vector<Query> out;
+  if (!g.fires) return out;
+  Rng rng(opt.seed ^ 0x6772696477697431ULL);
+  auto token = [&] {
+    QVec x(static_cast<size_t>(d));
+    for (int i = 0; i < d; ++i) x[static_cast<size_t>(i)] = Rational(rng.uniform_int(-g.range, g.range), static_cast<unsigned long>(opt.tokens.den));
+    return x;
+  };
+  for (int w = 0; w < g.pairs; ++w) {
+    const QVec x = token(), y = token();
+    for (int k = 0; k < g.length; ++k) {
+      Query q;
+      if (k > 0) q.push_back(Run{x, k});
+      q.push_back(Run{y, g.length - k});
+      out.push_back(std::move(q));
+    }
+  }
+  return out;
+}
+
 GridGuard grid_guard(int d, const LearnOptions& opt) {
   GridGuard g;
-  if (opt.draws) return g;  // a given design: its tokens are not the grid's
   const long H = opt.H, R = opt.tokens.range;
-  if (!plan_bound_exceeds(d, H, 2 * R + 1)) return g;
+  // A chosen design (scaled, tuned) is not drawn uniformly from the grid, so
+  // page 09's bound says nothing about it: the guard fires whatever the grid.
+  if (!opt.draws && !plan_bound_exceeds(d, H, 2 * R + 1)) return g;
   g.fires = true;
-  // |S_w| >= 4 (4H - 1): each pair misses a wrong model with probability <= 1/4
-  g.range = std::max(R, 8 * H - 2);
+  // |S_w| >= 2 (4H - 1): each pair misses a wrong model with probability < 1/2.
+  // A wider grid would need fewer pairs, but an exact answer's tau-degree
+  // grows with the square of the range, and that is the dearer cost.
+  g.range = std::max(R, 4 * H - 1);
   g.length = static_cast<int>(2 * H + 1);
   const Rational p = Rational(4 * H - 1) / Rational(2 * g.range + 1);
   Rational miss(1);

@@ -325,30 +325,19 @@ class Path {
   // polynomial of degree 2 or less vanishes at (x, y). All its queries are
   // asked, then compared: a certain disagreement ends the run degenerate.
   void grid_witness(const GridGuard& g) {
-    Rng rng(opt_.seed ^ 0x6772696477697431ULL);
+    if (!opt_.grid_witness_refused.empty()) throw Error(ErrorKind::budget, std::string(grid_guard_marker()) + ": " + opt_.grid_witness_refused);
     const long before = oracle_.queries();
     const size_t first = queries_.size();
-    auto token = [&] {
-      QVec x(static_cast<size_t>(d_));
-      for (int i = 0; i < d_; ++i) x[static_cast<size_t>(i)] = Rational(rng.uniform_int(-g.range, g.range), static_cast<unsigned long>(opt_.tokens.den));
-      return x;
-    };
-    for (int w = 0; w < g.pairs; ++w) {
-      const QVec x = token(), y = token();
-      for (int k = 0; k < g.length; ++k) {
-        Query q;
-        if (k > 0) q.push_back(Run{x, k});
-        q.push_back(Run{y, g.length - k});
-        queries_.push_back(std::move(q));
-      }
-    }
+    for (Query& q : grid_witness_queries(d_, opt_, g)) queries_.push_back(std::move(q));
     for (size_t q = first; q < queries_.size(); ++q) answers_.push_back(oracle_.query(queries_[q]));
     res_.grid_witness_queries = oracle_.queries() - before;
     for (size_t q = first; q < queries_.size(); ++q)
       if (fld_.equal(evaluate_heads(fld_, res_.heads, queries_[q]), answers_[q]) == Truth::no)
         throw_degenerate(std::string(grid_guard_marker()) + ": the plan's answers fit more than one model (grid witness query " +
                          std::to_string(q - first + 1) + " of " + std::to_string(queries_.size() - first) +
-                         " disagrees with the recovered heads); raise --token-range until the run's Schwartz-Zippel bound is below 2^-10");
+                         " disagrees with the recovered heads); another --seed, or a larger --token-range, draws a plan on which this is less likely "
+                         "(from --token-range " + std::to_string(grid_guard_quiet_range(d_, opt_.H)) +
+                         " on, the run's own Schwartz-Zippel bound is below 2^-10 and no witnesses are asked)");
   }
 
   // ---- the learner's own check, at no query cost

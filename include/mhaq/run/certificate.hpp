@@ -30,14 +30,6 @@ template <class T>
 std::string certificate_text(const Model& truth, const RecoverOptions& o, const LearnOptions& lo, const RecordingOracle<T>& rec,
                              const LearnResult<T>& res);
 
-// Error(usage) when an exact run's small-grid witness queries
-// (stages/grid_guard.hpp) could hold powers of tau beyond the certificate
-// checker's limit (limits::max_tau_exponent): their tokens reach R_w, beyond
-// the plan's range that recover's own a-priori bound covers. Checked before
-// the run, for a bound H0 (a repaired run writes no certificate); nothing to
-// check when the guard does not fire.
-void check_certificate_covers_witnesses(const Model& truth, const LearnOptions& lo, Arith arith);
-
 // The certificate of a transformer run that ended ok, exact or ball arithmetic
 // ("kind": "transformer"; docs/formats.md): the model, every query and
 // answer, the recovered heads and neurons, the accepted path's crossings

@@ -45,6 +45,10 @@ struct LearnOptions {
   // Progress lines of a long run (phase, queries answered, pairs fitted);
   // null: none. They go where the Progress writes them, never into a result.
   Progress* progress = nullptr;
+  // Non-empty: the driver costed the small-grid witnesses (grid_guard.hpp)
+  // beyond its budget; a run that needs them ends over budget with this text
+  // instead of asking them.
+  std::string grid_witness_refused;
 };
 
 // The query plan learn() sends for these options: B and Delta drawn from

@@ -128,7 +128,7 @@ void check_grid_witness(const ProveOptions& o, bool broken, LemmaCheck& out) {
       const Rational p = Rational(4L * H - 1) / Rational(2 * g.range + 1);
       Rational miss(1);
       for (int k = 0; k < g.pairs; ++k) miss *= p;
-      require(p <= Rational(1, 4UL) && miss <= Rational(1, 1024UL) && Rational(1, 1024UL) < miss / p && g.length == 2 * H + 1,
+      require(p < Rational(1, 2UL) && miss <= Rational(1, 1024UL) && Rational(1, 1024UL) < miss / p && g.length == 2 * H + 1,
               "the guard's witnesses at R = " + std::to_string(R) + ", H = " + std::to_string(H) + " miss the 2^-10 target or ask more than needed");
     }
   out.detail = std::to_string(out.cases) + " model pairs (the campaign's two findings, random d = 1, 2 pairs): at most " + std::to_string(worst_num) + " of " +
