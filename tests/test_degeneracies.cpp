@@ -92,7 +92,7 @@ TEST_CASE("a v_h orthogonal to a drawn offset: degenerate, with known H and with
     CHECK(f["exact_match"] == true);
     REQUIRE(f["repaired_pairs"].size() >= 1);
     CHECK(f["repaired_pairs"][0]["route"].get<std::string>().find("delta_1 drawn afresh") != std::string::npos);
-    CHECK(f["queries"] == paper_query_bound(2, H0 ? 3 : 2) + f["repair_queries"].get<long>());
+    CHECK(f["queries"] == paper_query_bound(2, H0 ? 3 : 2) + f["repair_queries"].get<long>() + f.value("grid_witness_queries", 0L));
     CHECK(f["repair_queries"].get<long>() > 0);
   }
 }
@@ -136,7 +136,7 @@ TEST_CASE("singular B or Delta: redrawn before any query, at no query cost") {
     o.seed = t;
     o.tokens = TokenSpec{1, 1};  // entries in {-1, 0, 1}: singular draws are common
     const json r = recover(generate_model(g), o);
-    CHECK(r["queries"] == paper_query_bound(3, 1) + r.value("repair_queries", 0L));  // a repaired run's witnesses (proofs/21)
+    CHECK(r["queries"] == paper_query_bound(3, 1) + r.value("repair_queries", 0L) + r.value("grid_witness_queries", 0L));  // witnesses (proofs/21, 39)
     if (r["status"] == "ok") {
       CHECK(r["exact_match"] == true);
       redrawn += r["redraws"].get<int>() > 0;

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/evidence/golden.hpp"
@@ -318,7 +319,15 @@ TEST_CASE("committed golden fixtures are reproduced byte for byte and check clea
   CHECK(h0["inputs"]["heads_is_bound"] == true);
   CHECK(h0["inputs"]["heads_learner"] == 2);
   CHECK(h0["heads"].size() == 1);
-  CHECK(h0["summary"]["queries"] == 4 * 2 * 4 - 2 * 2 + 1);
+  // the plan's 4 H0 d^2 - 2 H0 + 1 queries, then the small token grid's witnesses (proofs/39), all listed
+  LearnOptions g_lo;
+  g_lo.H = 2;
+  g_lo.heads_is_bound = true;
+  g_lo.tokens = TokenSpec{5, 1};
+  const GridGuard g = grid_guard(2, g_lo);
+  CHECK(g.fires);
+  CHECK(h0["summary"]["queries"] == 4 * 2 * 4 - 2 * 2 + 1 + g.queries());
+  CHECK(h0["queries"].size() == h0["summary"]["queries"].get<size_t>());
   CHECK(h0["summary"]["max_length"] == 5);
   for (const auto& p : h0["pairs"]) CHECK(p["poles"].size() == 1);
 }

@@ -24,6 +24,7 @@
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/run/recover_limits.hpp"
+#include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
@@ -167,6 +168,11 @@ std::optional<Draws> golden_design(const GoldenInputs& in, const LearnOptions& l
   return td.draws;
 }
 
+TokenSpec golden_query_grid(int d, const LearnOptions& lo) {
+  const GridGuard g = grid_guard(d, lo);
+  return grid_guard_certain(g, lo) && g.range > lo.tokens.range ? TokenSpec{g.range, lo.tokens.den} : lo.tokens;
+}
+
 // The token range a file must state so that its queries lie on the grid
 // check: the design's largest entry (times den), at least the default.
 long file_token_range(const LearnOptions& lo) {
@@ -281,7 +287,11 @@ std::string golden_export(const GoldenInputs& in) {
   long pilot_queries = 0;
   lo.draws = golden_design(in, lo, pilot_queries);
   const TokenSpec file_tok{file_token_range(lo), lo.tokens.den};
-  check_exact_tau_degree(in.model, file_tok, ErrorKind::usage, "golden export --design");
+  {
+    LearnOptions wl = lo;  // the witnesses' grid, if the run asks them, around the file's own
+    wl.tokens = file_tok;
+    check_exact_tau_degree(in.model, golden_query_grid(in.model.d, wl), ErrorKind::usage, "golden export --design");
+  }
   ModelOracle<QTau> model_oracle(in.model, lo.tokens.den);
   RecordingOracle<QTau> rec(model_oracle);
   Oracle<QTau>& black_box = rec;

@@ -296,7 +296,14 @@ AttentionFile read_attention_file(const json& doc) {
   }
   // Work the file can demand, bounded before it is done: the plan's size and the answers' tau-degrees.
   check_plan_size(file.model.d, file.in.heads, true, 0, ErrorKind::input, "inputs.heads_learner");
-  check_exact_tau_degree(file.model, file.tok, ErrorKind::input, "model and inputs.token_range");
+  // the queries' grid: the plan's, or the small token grid's witnesses (stages/grid_guard.hpp) when the run surely asks them
+  LearnOptions grid_lo;
+  grid_lo.H = file.in.heads;
+  grid_lo.heads_is_bound = file.bound;
+  grid_lo.tokens = file.tok;
+  if (inj.contains("design")) grid_lo.draws = Draws{};  // a design: the guard fires whatever the grid
+  const TokenSpec query_tok = golden_query_grid(file.model.d, grid_lo);
+  check_exact_tau_degree(file.model, query_tok, ErrorKind::input, "model and inputs.token_range");
   if (file.in.model_source == "generated") {
     const json& g = need(inj, "generate", "inputs");
     GenerateOptions& o = file.in.generate;
@@ -314,7 +321,7 @@ AttentionFile read_attention_file(const json& doc) {
   const int d = file.model.d;
   const json& fq = need_array(doc, "queries", "");
   const json& fa = need_array(doc, "answers", "");
-  for (size_t i = 0; i < fq.size(); ++i) file.queries.push_back(parse_query(fq[i], json_index_path("queries", i), d, file.tok));
+  for (size_t i = 0; i < fq.size(); ++i) file.queries.push_back(parse_query(fq[i], json_index_path("queries", i), d, query_tok));
   for (size_t i = 0; i < fa.size(); ++i) file.answers.push_back(parse_qtau(fa[i], json_index_path("answers", i)));
   (void)need_array(doc, "pairs", "");
   (void)need_array(doc, "heads", "");
@@ -534,9 +541,11 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     in.bits = file.bits;
     LearnOptions dl = learn_options(in.heads, file.bound, in.seed, golden_design_grid(), threads);
     lo.draws = golden_design(in, dl, pilot_queries);
+    lo.tokens = golden_design_grid();  // as the export ran it: the small grid's witnesses are drawn on it
   }
   ModelOracle<QTau> oracle(model, file.tok.den);
-  Oracle<QTau>& black_box = oracle;
+  RecordingOracle<QTau> asked(oracle);  // every query, the small grid's witnesses included
+  Oracle<QTau>& black_box = asked;
   std::unique_ptr<LearnResult<QTau>> res;
   try {
     res = std::make_unique<LearnResult<QTau>>(learn(black_box, lo));
@@ -553,8 +562,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   ojson qs = ojson::array(), as = ojson::array();
   if (res) {
     exp["plan"] = plan_json(res->plan, res->redraws);
-    const std::vector<Query> plan_q = res->plan.queries();
-    for (size_t i = 0; i < plan_q.size(); ++i) qs.push_back(query_json(i, plan_q[i]));
+    for (size_t i = 0; i < asked.queries.size(); ++i) qs.push_back(query_json(i, asked.queries[i]));
   }
   exp["queries"] = qs;
   // Answers: the model evaluated exactly on the file's own queries.

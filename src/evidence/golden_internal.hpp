@@ -37,6 +37,9 @@ std::optional<Draws> golden_design(const GoldenInputs& in, const LearnOptions& l
 ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& tok, long pilot_queries = 0);
 ojson header_json(long L, long digits, Arith arith, long bits);
 LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpec& tok, int threads);
+// The grid every query of the run lies on: the plan's, widened to the small
+// token grid's witnesses (stages/grid_guard.hpp) when the run surely asks them.
+TokenSpec golden_query_grid(int d, const LearnOptions& lo);
 ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, Arith arith, long bits);
 // Heads of a ball or mpfr run, every entry as its exact dyadic value (binary_json).
 template <class T>

@@ -392,7 +392,8 @@ void tally_h0(const VerifyOptions& o, const json& rec, const TrialSpec& t, Claim
   const int H0 = rec["H0"].get<int>();
   const RecoverResult r4 = record_from_json(rec["h0"]);
   const bool sent4 = r4.queries.value_or(0) > 0;
-  const long q4 = r4.design_queries.value_or(r4.queries.value_or(0)), l4 = r4.max_length.value_or(0);
+  // a small grid's witnesses (stages/grid_guard.hpp) are counted apart: the claim is about the plan
+  const long q4 = r4.design_queries.value_or(r4.queries.value_or(0)) - r4.grid_witness_queries.value_or(0), l4 = r4.max_length.value_or(0);
   const long want4 = schedule_query_count(o.schedule, t.d, H0);
   Outcome rec4 = recovery_outcome(o, r4, H);
   const bool rep4 = rec4.v == TrialVerdict::repaired || r4.fallback_queries.value_or(0) > 0;
@@ -439,7 +440,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     const RecoverResult r1 = record_from_json(rec["known"]);
     const bool sent1 = r1.queries.value_or(0) > 0;
     // a tuned run's pilot is not part of the design's count (reported as pilot_queries)
-    const long q1 = r1.design_queries.value_or(r1.queries.value_or(0)), l1 = r1.max_length.value_or(0);
+    const long q1 = r1.design_queries.value_or(r1.queries.value_or(0)) - r1.grid_witness_queries.value_or(0), l1 = r1.max_length.value_or(0);
     // claim 1
     const Outcome rec1 = recovery_outcome(o, r1, H);
     c1.add(rec1.v);

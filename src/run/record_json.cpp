@@ -137,6 +137,7 @@ void put_outcome(json& j, const RecoverResult& r) {
   put(j, "fallback_queries", r.fallback_queries);
   put(j, "repairs", r.repairs);
   put(j, "repair_queries", r.repair_queries);
+  put(j, "grid_witness_queries", r.grid_witness_queries);
   if (r.repaired_pairs) {
     json list = json::array();
     for (const RepairRecord& p : *r.repaired_pairs) list.push_back({{"pair", p.pair}, {"reason", p.reason}, {"route", p.route}, {"queries", p.queries}});
@@ -211,6 +212,7 @@ RecoverResult record_from_json(const json& doc) {
   get(doc, "neurons_recovered", r.neurons_recovered);
   get(doc, "repairs", r.repairs);
   get(doc, "fallback_queries", r.fallback_queries);
+  get(doc, "grid_witness_queries", r.grid_witness_queries);
   get(doc, "exact_match", r.exact_match);
   get(doc, "contains_truth", r.contains_truth);
   if (doc.contains("functional_check")) {

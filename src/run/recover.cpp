@@ -11,11 +11,13 @@
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/certificate.hpp"
 #include "mhaq/run/external_run.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/run/record_json.hpp"
+#include "mhaq/run/recover_limits.hpp"
 #include "mhaq/run/report.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
 
@@ -40,23 +42,6 @@ GenerateOptions default_generate(Arith a) {
     g.v_den = 1L << 16;  // v uniform on [-1, 1]
   }
   return g;
-}
-
-ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
-  ExactCost c;
-  c.L = QTauAccess::L(oracle_field<QTau>(truth.w_denominator(), token_den, OracleNoise{}));
-  // A pair's queries [a x k, b] share their scores, so one query per pair
-  // gives the pair's degree bound; [b_1] alone has degree 0.
-  for (size_t p = 0; p < plan.pairs.size(); ++p) {
-    const Query q{Run{plan.pairs[p].final_token + plan.pairs[p].offset, 1}, Run{plan.pairs[p].final_token, 1}};
-    const double deg = answer_score_spread(truth, q).approx_double() * static_cast<double>(c.L);
-    c.total_degree += deg * (plan.pairs[p].samples - 1);
-    if (deg > c.max_degree) {
-      c.max_degree = deg;
-      c.worst_pair = static_cast<int>(p);
-    }
-  }
-  return c;
 }
 
 double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
@@ -197,6 +182,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     r.repairs = res.repairs.size();
     r.repair_queries = res.repair_queries;
     repair_queries = res.repair_queries;
+    if (res.grid_witness_queries > 0) r.grid_witness_queries = res.grid_witness_queries;
     if (!res.repairs.empty()) {
       std::vector<RepairRecord> list;
       for (const Repair& p : res.repairs) list.push_back({pair_name(res.plan.pairs[p.pair]), p.reason, p.route, p.queries});
@@ -228,6 +214,9 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
+    // the small-grid guard asks all its witnesses before it compares them
+    if (e.kind() == ErrorKind::degenerate && std::string(e.what()).find(grid_guard_marker()) != std::string::npos)
+      r.grid_witness_queries = grid_guard(truth.d, lo).queries();
     P::floats([&](const auto& G, const auto& R) { v = reclassify(G, truth.d, lo, R, e); }, F, rec);
     r.heads_recovered = 0;
   }
@@ -239,7 +228,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
   // queries beyond the plan are the fallback's (lean, compact) or, in the
   // paper schedule, a repaired run's witnesses (proofs/21), also when they
   // ended the run
-  const long planned = learner_plan(truth.d, lo).query_count();
+  const long planned = learner_plan(truth.d, lo).query_count() + r.grid_witness_queries.value_or(0);
   if (black_box.queries() > planned) {
     if (lo.schedule != Schedule::paper) {
       if (!fallback_counted) r.fallback_queries = black_box.queries() - planned;
@@ -390,28 +379,6 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
   }
   r.attempts = attempts;
   r.oracle_calls = calls;
-}
-
-// The cost guard: refuses, before any query, a plan whose exact answers would
-// exceed the degree budget (the oracle's and the learner's work both grow with it).
-bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
-  if (o.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
-  const long budget = o.max_degree > 0 ? o.max_degree : kDefaultMaxDegree;
-  const Plan plan = learner_plan(truth.d, lo);
-  const ExactCost c = exact_cost(truth, plan, lo.tokens.den);
-  r.exact_cost = ExactCostRecord{c.L, c.max_degree, c.total_degree, budget};
-  if (c.max_degree <= static_cast<double>(budget)) return true;
-  char b[512];
-  std::snprintf(b, sizeof b,
-                "exact answers would reach tau-degree %.3g (L = %ld, %s; tau = e^{1/L}), beyond the budget --max-degree %ld: refused before any query. "
-                "Degrees grow with L = (W denominator) x (token denominator)^2 and with the token range squared: use a smaller --token-range, "
-                "or --arith ball --bits 256 (balls do not grow with the degree), or raise --max-degree (time and memory grow at least linearly with it)",
-                c.max_degree, c.L, pair_name(plan.pairs[c.worst_pair]).c_str(), budget);
-  report_verdict(r, {Status::over_budget, b});
-  r.queries = 0;
-  r.max_length = 0;
-  r.heads_recovered = 0;
-  return false;
 }
 
 }  // namespace
@@ -642,7 +609,10 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     return r;
   }
   const long pilot_queries = choose_design(r, truth, o, lo);
-  if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count())) return r;
+  {
+    const GridGuard g = grid_guard(truth.d, lo);  // a run that surely asks the small grid's witnesses
+    if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count() + (grid_guard_certain(g, lo) ? g.queries() : 0))) return r;
+  }
   if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {
@@ -753,6 +723,7 @@ std::string recover_report(const RecoverResult& r) {
     o << "  queries          " << shown(r.queries) << " (paper bound 4Hd^2-2H+1 = " << shown(r.paper_bound);
     // A repaired run asks more than its plan: say so where the count is, not only further down.
     if (r.repair_queries.value_or(0) > 0) o << "; " << *r.repair_queries << " of them repair queries";
+    if (r.grid_witness_queries) o << "; " << *r.grid_witness_queries << " of them small-grid witness queries";
     if (r.schedule == "lean" && r.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.schedule_count;
     if (r.schedule == "compact" && r.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.schedule_count;
     o << ")\n";

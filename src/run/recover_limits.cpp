@@ -2,8 +2,16 @@
 
 #include <flint/fmpq.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "mhaq/base/limits.hpp"
+#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/text.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/run/report.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
+#include "mhaq/stages/grid_guard.hpp"
 
 namespace mhaq {
 
@@ -63,6 +71,75 @@ void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind k
                           "; use smaller W entries or --token-range, or --arith ball");
 }
 
+ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
+  ExactCost c;
+  c.L = QTauAccess::L(oracle_field<QTau>(truth.w_denominator(), token_den, OracleNoise{}));
+  // A pair's queries [a x k, b] share their scores, so one query per pair
+  // gives the pair's degree bound; [b_1] alone has degree 0.
+  for (size_t p = 0; p < plan.pairs.size(); ++p) {
+    const Query q{Run{plan.pairs[p].final_token + plan.pairs[p].offset, 1}, Run{plan.pairs[p].final_token, 1}};
+    const double deg = answer_score_spread(truth, q).approx_double() * static_cast<double>(c.L);
+    c.total_degree += deg * (plan.pairs[p].samples - 1);
+    if (deg > c.max_degree) {
+      c.max_degree = deg;
+      c.worst_pair = static_cast<int>(p);
+    }
+  }
+  return c;
+}
+
+namespace {
+
+void refuse_before_work(RecoverResult& r, const std::string& why) {
+  report_verdict(r, {Status::over_budget, why});
+  r.queries = 0;
+  r.max_length = 0;
+  r.heads_recovered = 0;
+}
+
+// The small-grid witnesses (stages/grid_guard.hpp) are drawn before any
+// answer, so they are costed like the plan: a run that surely asks them is
+// refused with its plan; one that may ask them (after a repair) is told the
+// refusal and ends over budget if it gets there.
+bool grid_witnesses_within_budget(RecoverResult& r, const Model& truth, long budget, long L, LearnOptions& lo) {
+  const GridGuard g = grid_guard(truth.d, lo);
+  if (!grid_guard_possible(g, lo)) return true;
+  double worst = 0;
+  for (const Query& q : grid_witness_queries(truth.d, lo, g)) worst = std::max(worst, answer_score_spread(truth, q).approx_double() * static_cast<double>(L));
+  if (worst <= static_cast<double>(budget)) return true;
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "the token grid {-%ld..%ld}/%ld is too small for the run's own Schwartz-Zippel bound, and its witness queries from {-%ld..%ld} "
+                "would reach tau-degree %.3g, beyond the budget --max-degree %ld. Use --arith ball --bits 256 (balls do not grow with the degree, "
+                "and the float grid is wide), or raise --max-degree",
+                lo.tokens.range, lo.tokens.range, lo.tokens.den, g.range, g.range, worst, budget);
+  if (!grid_guard_certain(g, lo)) {
+    lo.grid_witness_refused = b;
+    return true;
+  }
+  refuse_before_work(r, std::string(grid_guard_marker()) + ": " + b + "; refused before any query");
+  return false;
+}
+
+}  // namespace
+
+bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo) {
+  if (o.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
+  const long budget = o.max_degree > 0 ? o.max_degree : kDefaultMaxDegree;
+  const Plan plan = learner_plan(truth.d, lo);
+  const ExactCost c = exact_cost(truth, plan, lo.tokens.den);
+  r.exact_cost = ExactCostRecord{c.L, c.max_degree, c.total_degree, budget};
+  if (c.max_degree <= static_cast<double>(budget)) return grid_witnesses_within_budget(r, truth, budget, c.L, lo);
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "exact answers would reach tau-degree %.3g (L = %ld, %s; tau = e^{1/L}), beyond the budget --max-degree %ld: refused before any query. "
+                "Degrees grow with L = (W denominator) x (token denominator)^2 and with the token range squared: use a smaller --token-range, "
+                "or --arith ball --bits 256 (balls do not grow with the degree), or raise --max-degree (time and memory grow at least linearly with it)",
+                c.max_degree, c.L, pair_name(plan.pairs[c.worst_pair]).c_str(), budget);
+  refuse_before_work(r, b);
+  return false;
+}
+
 void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file) {
   using namespace limits;
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) check_option("--bits", o.bits, min_bits, max_bits);
@@ -98,7 +175,15 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
   if (o.arith == Arith::exact) {
     const bool own_tokens = o.tokens.range > 0;
     const TokenSpec tok = own_tokens ? o.tokens : default_tokens(Arith::exact);
-    check_exact_tau_degree(truth, tok, from_file && !own_tokens ? ErrorKind::input : ErrorKind::usage, what);
+    // a run that surely asks the small grid's witnesses (stages/grid_guard.hpp) draws them from a wider grid
+    LearnOptions lo;
+    lo.H = static_cast<int>(H);
+    lo.heads_is_bound = o.max_heads > 0;
+    lo.tokens = tok;
+    const GridGuard g = grid_guard(truth.d, lo);
+    const bool wide = grid_guard_certain(g, lo) && g.range > tok.range;
+    check_exact_tau_degree(truth, wide ? TokenSpec{g.range, tok.den} : tok, from_file && !own_tokens ? ErrorKind::input : ErrorKind::usage,
+                           wide ? what + " (with the small token grid's witness queries, from {-" + std::to_string(g.range) + ".." + std::to_string(g.range) + "})" : what);
   }
 }
 

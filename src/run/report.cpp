@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "mhaq/arith/numbers.hpp"
+#include "mhaq/stages/grid_guard.hpp"
 
 namespace mhaq {
 
@@ -39,6 +40,9 @@ void report_verdict(RecoverResult& r, const Verdict& v) {
   if (v.status != Status::ok) {
     r.message = v.message;
     r.remedy = status_remedy(v.status);
+    // the small-grid guard (stages/grid_guard.hpp): another seed draws from the same small grid
+    if (v.message.find(grid_guard_marker()) != std::string::npos && v.status == Status::degenerate)
+      r.remedy = "on this small token grid the plan's answers fit more than one model: try another --seed or a larger --token-range";
   }
 }
 

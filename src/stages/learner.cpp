@@ -10,6 +10,7 @@
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/stages/1-oracle/keeping_oracle.hpp"
 #include "mhaq/stages/4-match/known_residues.hpp"
+#include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/stages/self_check.hpp"
 
 namespace mhaq {
@@ -60,6 +61,14 @@ class Path {
     if (!res_.repairs.empty()) {
       phase("witness queries");
       witness();
+    }
+    // With H known and no pair repaired, every pair showed H heads and every
+    // assignment was unique, so the answers determine the heads: only a bound
+    // H0 or a repair leaves room for a second model that fits them.
+    const GridGuard guard = grid_guard(d_, opt_);
+    if (guard.fires && (opt_.heads_is_bound || !res_.repairs.empty())) {
+      phase("grid witness queries");
+      grid_witness(guard);
     }
     if (opt_.self_check) {
       phase("self-check");
@@ -307,6 +316,30 @@ class Path {
     }
   }
 
+  // ---- a small token grid: pair witnesses from a larger grid (proofs/39-grid-witness.md)
+  // On a grid where the plan's own bound (proofs/09) is not small, the plan's
+  // answers can be those of a second model at every pair asked (two heads with
+  // equal poles at every drawn pair look like one). A pair witness (x, y) with
+  // x, y drawn from {-R_w..R_w}/den and asked at k = 0..2H copies of x before y
+  // tells two distinct models of at most H heads apart unless a nonzero
+  // polynomial of degree 2 or less vanishes at (x, y). All its queries are
+  // asked, then compared: a certain disagreement ends the run degenerate.
+  void grid_witness(const GridGuard& g) {
+    if (!opt_.grid_witness_refused.empty()) throw Error(ErrorKind::budget, std::string(grid_guard_marker()) + ": " + opt_.grid_witness_refused);
+    const long before = oracle_.queries();
+    const size_t first = queries_.size();
+    for (Query& q : grid_witness_queries(d_, opt_, g)) queries_.push_back(std::move(q));
+    for (size_t q = first; q < queries_.size(); ++q) answers_.push_back(oracle_.query(queries_[q]));
+    res_.grid_witness_queries = oracle_.queries() - before;
+    for (size_t q = first; q < queries_.size(); ++q)
+      if (fld_.equal(evaluate_heads(fld_, res_.heads, queries_[q]), answers_[q]) == Truth::no)
+        throw_degenerate(std::string(grid_guard_marker()) + ": the plan's answers fit more than one model (grid witness query " +
+                         std::to_string(q - first + 1) + " of " + std::to_string(queries_.size() - first) +
+                         " disagrees with the recovered heads); another --seed, or a larger --token-range, draws a plan on which this is less likely "
+                         "(from --token-range " + std::to_string(grid_guard_quiet_range(d_, opt_.H)) +
+                         " on, the run's own Schwartz-Zippel bound is below 2^-10 and no witnesses are asked)");
+  }
+
   // ---- the learner's own check, at no query cost
   void self_check() {
     const HeadEvaluator<F> predict(fld_, res_.heads, queries_, opt_.threads);
@@ -371,7 +404,7 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   }
   const long asked = keep.sent() - before;
   // the witnesses of the new run (if it repaired pairs) were asked after its plan
-  const long plan_asked = asked - again.repair_queries;
+  const long plan_asked = asked - again.repair_queries - again.grid_witness_queries;
   Repair fresh;
   fresh.pair = again.plan.base_index(i, 0);
   fresh.reason = first_error;
@@ -380,7 +413,7 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   fresh.queries = plan_asked;
   again.repairs.insert(again.repairs.begin(), fresh);
   again.repair_queries += plan_asked;
-  again.answers = static_cast<long>(again.plan.query_count()) + again.repair_queries;
+  again.answers = static_cast<long>(again.plan.query_count()) + again.repair_queries + again.grid_witness_queries;
   return again;
 }
 

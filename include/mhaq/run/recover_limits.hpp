@@ -40,4 +40,10 @@ void exact_tau_degree_bound(fmpz_t out, const Model& m, long token_range);
 // above is at most limits::max_tau_exponent.
 void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind kind, const std::string& what);
 
+// The exact cost guard: false (and r's verdict over_budget) when the plan's
+// answers, or the small token grid's witnesses of a run that surely asks
+// them, would exceed --max-degree, decided before any query. A run that may
+// ask the witnesses only after a repair gets lo.grid_witness_refused instead.
+bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo);
+
 }  // namespace mhaq

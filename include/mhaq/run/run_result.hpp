@@ -131,6 +131,7 @@ struct RecoverResult {
   std::optional<int> heads_recovered, heads_found, neurons_recovered, redraws;
   std::optional<std::string> self_check, self_check_note, verification;
   std::optional<long> fallback_pairs, fallback_queries, repairs, repair_queries;  // queries beyond the plan
+  std::optional<long> grid_witness_queries;  // a small grid's witnesses (stages/grid_guard.hpp), when it fired
   std::optional<std::vector<RepairRecord>> repaired_pairs;
   std::optional<std::vector<HeadRecord>> heads;
   std::optional<TransformerRecord> model;  // transformers: the recovered parameters

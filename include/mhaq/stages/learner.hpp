@@ -45,6 +45,10 @@ struct LearnOptions {
   // Progress lines of a long run (phase, queries answered, pairs fitted);
   // null: none. They go where the Progress writes them, never into a result.
   Progress* progress = nullptr;
+  // Non-empty: the driver costed the small-grid witnesses (grid_guard.hpp)
+  // beyond its budget; a run that needs them ends over budget with this text
+  // instead of asking them.
+  std::string grid_witness_refused;
 };
 
 // The query plan learn() sends for these options: B and Delta drawn from
@@ -73,6 +77,8 @@ struct LearnResult {
   // Degenerate pairs repaired (see Repair); the run's query count is the plan's plus repair_queries.
   std::vector<Repair> repairs;
   long repair_queries = 0;
+  // Small-grid witnesses (stages/grid_guard.hpp), beyond the plan and the repairs.
+  long grid_witness_queries = 0;
   // The offset index i (delta_i) of the pair an unrepairable degenerate draw
   // was found at, -1 otherwise: learn() then draws that offset afresh once and
   // asks only the queries that use it (Repair with pair = the new base pair (i, 1)).

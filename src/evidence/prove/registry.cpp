@@ -62,6 +62,8 @@ const std::vector<Entry>& registry() {
        "ball + exact randomized", proof::check_placed_certified},
       {"38-composed-estimate", "the float judge's kappa composed from the pairs' closed-form derivatives and the final solves equals the replay's",
        "MPFR randomized", proof::check_composed_estimate},
+      {"39-grid-witness", "two distinct models agree at all 2H+1 pair witnesses (x, y) only on a degree-2 hypersurface: the small-grid guard",
+       "exhaustive + exact", proof::check_grid_witness},
   };
   return r;
 }

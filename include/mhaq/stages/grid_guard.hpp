@@ -1,0 +1,46 @@
+// The small-grid guard (proofs/39-grid-witness.md): on a token grid where the
+// plan's own Schwartz-Zippel bound (proofs/09) is not small, the plan's answers
+// can fit a second model exactly, so the learner asks pair witnesses drawn
+// from a larger grid before it reports heads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mhaq/stages/learner.hpp"
+
+namespace mhaq {
+
+struct GridGuard {
+  bool fires = false;  // the plan's bound exceeds kGridGuardThreshold
+  long range = 0;      // witness tokens in {-range..range}/den (den of the plan)
+  int pairs = 0;       // witness pairs (x, y)
+  int length = 0;      // each asked at k = 0..length-1 copies of x, then y: length queries
+  long queries() const { return static_cast<long>(pairs) * length; }
+};
+
+// Fires when the proofs/09 bound, at (d, H or H0, |S| = 2R+1), exceeds 2^-10,
+// and always for a chosen design (opt.draws), which that bound does not cover.
+// Then the guard's failure bound ((4H-1)/|S_w|)^pairs is at most 2^-10 as well.
+GridGuard grid_guard(int d, const LearnOptions& opt);
+
+// Whether a run with these options will surely ask the witnesses (the guard
+// fires and only a bound H0 is known), or may ask them (it fires and a
+// repaired pair would call for them).
+inline bool grid_guard_certain(const GridGuard& g, const LearnOptions& opt) { return g.fires && opt.heads_is_bound; }
+inline bool grid_guard_possible(const GridGuard& g, const LearnOptions& opt) { return g.fires && (opt.heads_is_bound || opt.repair); }
+
+// The witness queries, in the order asked: pair w's queries are k copies of
+// x_w followed by length - k copies of y_w, k = 0..length-1. They depend only
+// on opt.seed and the grid, never on an answer, so a driver can cost them
+// before the run.
+std::vector<Query> grid_witness_queries(int d, const LearnOptions& opt, const GridGuard& g);
+
+// The least token range at which the plan's own bound is at most 2^-10, so the
+// guard does not fire (for the message of a run the guard ended).
+long grid_guard_quiet_range(int d, long H);
+
+// Words every message of a run the guard ended contains.
+inline const char* grid_guard_marker() { return "small token grid"; }
+
+}  // namespace mhaq
