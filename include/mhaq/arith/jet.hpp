@@ -379,18 +379,24 @@ Jet<B, D> lin_comb(const Field<Jet<B, D>>& fld, const std::vector<const Jet<B, D
     has.resize(static_cast<size_t>(hi + 1), 0);
   }
   size_t used = 0;
-  for (size_t t = 0; t < x.size(); ++t) {
-    v = v + (c_left ? c[t]->value() * x[t]->value() : x[t]->value() * c[t]->value());
-    const auto& cd = deriv_cast<D>(c[t]->value());
-    for (const auto& [q, g] : x[t]->grad()) {
-      if (has[q]) {
-        acc[q] = acc[q] + g * cd;
-      } else {
-        acc[q] = g * cd;
-        has[q] = 1;
-        ++used;
+  try {
+    for (size_t t = 0; t < x.size(); ++t) {
+      v = v + (c_left ? c[t]->value() * x[t]->value() : x[t]->value() * c[t]->value());
+      const auto& cd = deriv_cast<D>(c[t]->value());
+      for (const auto& [q, g] : x[t]->grad()) {
+        if (has[q]) {
+          acc[q] = acc[q] + g * cd;
+        } else {
+          acc[q] = g * cd;
+          has[q] = 1;
+          ++used;
+        }
       }
     }
+  } catch (...) {
+    // the next call on this thread must start from clear flags
+    std::fill(has.begin(), has.end(), 0);
+    throw;
   }
   typename J::Grad gr;
   gr.reserve(used);
