@@ -64,9 +64,10 @@ class Path {
     }
     // With H known and no pair repaired, every pair showed H heads and every
     // assignment was unique, so the answers determine the heads: only a bound
-    // H0 or a repair leaves room for a second model that fits them.
+    // H0 or a repair leaves room for a second model that fits them. A repair
+    // has its own witnesses (above), which suffice unless the grid is tiny.
     const GridGuard guard = grid_guard(d_, opt_);
-    if (guard.fires && (opt_.heads_is_bound || !res_.repairs.empty())) {
+    if (grid_guard_certain(guard, opt_) || (!res_.repairs.empty() && guard.after_repair)) {
       phase("grid witness queries");
       grid_witness(guard);
     }
