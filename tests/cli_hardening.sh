@@ -164,6 +164,8 @@ run "mpfr tolerance 1/3" 10 "$M" check-certificate "$C/certificate/defect_tolera
 run "ball certificate with tolerances" 3 "$M" check-certificate "$C/certificate/defect_ball_with_tolerances.json"
 run "certificate: a wild token" 10 "$M" check-certificate "$C/certificate/defect_wild_token.json"
 run "certificate: a wild pole" 10 "$M" check-certificate "$C/certificate/defect_wild_pole.json"
+run "certificate: witness range 2^30" 10 "$M" check-certificate "$C/certificate/defect_witness_range_2p30.json"; says "witness range" "inputs.witness_range"
+run "certificate: 4096 witness queries claimed, 50 recorded" 10 "$M" check-certificate "$C/certificate/defect_witness_count_4096.json"; says "witness count" "claims.grid_witness_queries"
 run "certificate: model of 1025 heads" 3 "$M" check-certificate "$C/certificate/defect_model_1025_heads.json"
 python3 -c "
 import json

@@ -113,10 +113,32 @@ TEST_CASE("certificates: unknown head count, lean schedule and noisy oracles che
   SUBCASE("exact, only H0 = H + 1 known") {
     RecoverOptions o = opts(Arith::exact, 2);
     o.max_heads = 2;
-    const check::CertificateReport r = check::check_certificate(certify(drawn(Arith::exact, 2, 1, 2), o));
+    const std::string cert = certify(drawn(Arith::exact, 2, 1, 2), o);
+    const check::CertificateReport r = check::check_certificate(cert);
     CHECK_MESSAGE(r.ok(), failures(r));
     CHECK(r.H == 2);
-    CHECK(r.queries == 4 * 2 * 4 - 4 + 1);
+    // the plan, then the small-grid guard's witnesses (proofs/39): at R = 5
+    // and H0 = 2, R_w = 7 and 10 pairs of 2H0+1 = 5 queries
+    const json j = json::parse(cert);
+    CHECK(j["claims"]["grid_witness_queries"] == 50);
+    CHECK(j["inputs"]["witness_range"] == 7);
+    CHECK(r.queries == 4 * 2 * 4 - 4 + 1 + 50);
+  }
+  SUBCASE("exact and mpfr at token range 1, only H0 known") {
+    for (Arith a : {Arith::exact, Arith::mpfr}) {
+      RecoverOptions o = opts(a, 1);
+      o.max_heads = 2;
+      o.tokens = TokenSpec{1, 1};
+      const std::string cert = certify(drawn(a, 2, 1, 1), o);
+      const check::CertificateReport r = check::check_certificate(cert);
+      CHECK_MESSAGE(r.ok(), failures(r));
+      CHECK(json::parse(cert)["claims"]["grid_witness_queries"] == 50);
+    }
+  }
+  SUBCASE("H known: no witness fields, as before the guard") {
+    const json j = json::parse(certify(drawn(Arith::exact, 2, 1, 2), opts(Arith::exact, 2)));
+    CHECK_FALSE(j["claims"].contains("grid_witness_queries"));
+    CHECK_FALSE(j["inputs"].contains("witness_range"));
   }
   SUBCASE("exact, lean schedule") {
     RecoverOptions o = opts(Arith::exact, 1);
@@ -225,6 +247,108 @@ TEST_CASE("a single tampered field makes the checker fail and name it") {
   }
 }
 
+TEST_CASE("small-grid witness queries: a tampered witness fails and is named") {
+  // d = 2, H0 = 2: the plan's 29 queries, then 10 witness pairs of 5 queries
+  // (queries[29..78]); each pair is [y x 5], then [x x k, y x (5-k)], k = 1..4.
+  for (Arith a : {Arith::exact, Arith::mpfr}) {
+    CAPTURE(arith_name(a));
+    RecoverOptions o = opts(a, 2);
+    o.max_heads = 2;
+    o.tokens = TokenSpec{5, 1};
+    const json orig = json::parse(certify(drawn(a, 2, 1, 2), o));
+    REQUIRE(orig["claims"]["grid_witness_queries"] == 50);
+    REQUIRE(check::check_certificate(orig.dump()).ok());
+    auto tamper = [&](const std::function<void(json&)>& edit, const std::string& path) {
+      json j = orig;
+      edit(j);
+      const check::CertificateReport r = check::check_certificate(j.dump());
+      CHECK_FALSE(r.ok());
+      CHECK_MESSAGE(failed_at(r, path), "expected a failure at " << path << ", got:\n" << failures(r));
+      return r;
+    };
+    auto plus_one = [](json& t) { t = (Rational::parse(t) + Rational(1)).str(); };
+    SUBCASE("a witness token") {
+      const auto r = tamper([&](json& j) { plus_one(j["queries"][31]["runs"][0]["token"][1]); }, "queries[31].runs[0].token[1]");
+      // exact: the recorded answer is not f at the changed query (in mpfr x's
+      // softmax weight there can be below the answers' tolerance)
+      if (a == Arith::exact) CHECK_MESSAGE(failed_at(r, "answers[31]"), failures(r));
+    }
+    SUBCASE("a witness's y token in its k = 0 query") {
+      tamper([&](json& j) { plus_one(j["queries"][34]["runs"][0]["token"][0]); }, "queries[34].runs[0].token[0]");
+    }
+    SUBCASE("a witness answer") {
+      const auto r = tamper([&](json& j) {
+        json& v = j["answers"][40];
+        if (a == Arith::exact) v["num"][0] = (Rational::parse(v["num"][0]) + Rational(1)).str();
+        else v = shifted(v);
+      }, "answers[40]");
+      CHECK(r.failures.size() == 1);
+    }
+    SUBCASE("the witness count claim") {
+      tamper([](json& j) { j["claims"]["grid_witness_queries"] = 45; }, "claims.grid_witness_queries");
+    }
+    SUBCASE("a dropped witness pair, with the claims made to agree") {
+      // 9 pairs on {-7..7}: (7/15)^9 > 2^-10
+      tamper([](json& j) {
+        for (int k = 0; k < 5; ++k) {
+          j["queries"].erase(j["queries"].size() - 1);
+          j["answers"].erase(j["answers"].size() - 1);
+        }
+        j["claims"]["queries"] = 74;
+        j["claims"]["grid_witness_queries"] = 45;
+      }, "claims.grid_witness_queries");
+    }
+    SUBCASE("a witness count that is not whole pairs") {
+      tamper([](json& j) {
+        j["queries"].erase(j["queries"].size() - 1);
+        j["answers"].erase(j["answers"].size() - 1);
+        j["claims"]["queries"] = 78;
+        j["claims"]["grid_witness_queries"] = 49;
+      }, "claims.grid_witness_queries");
+    }
+    SUBCASE("two witness queries swapped: the group is not of the shape") {
+      tamper([](json& j) {
+        std::swap(j["queries"][31]["runs"], j["queries"][32]["runs"]);
+        std::swap(j["answers"][31], j["answers"][32]);
+      }, "queries[31].runs[0].count");
+    }
+    SUBCASE("a k = 0 witness query with two runs") {
+      tamper([](json& j) { j["queries"][39]["runs"] = j["queries"][40]["runs"]; }, "queries[39].runs");
+    }
+    SUBCASE("a wild witness token is not evaluated") {
+      const auto r = tamper([](json& j) { j["queries"][45]["runs"][0]["token"][0] = "123456789012345678901234567890"; }, "queries[45].runs[0].token[0]");
+      CHECK(failed_at(r, "answers[45]"));
+    }
+    SUBCASE("a witness range beyond max(R, 4H - 1)") {
+      tamper([](json& j) { j["inputs"]["witness_range"] = 8; }, "inputs.witness_range");
+    }
+    SUBCASE("a witness token off the claimed grid") {
+      json j = orig;
+      j["inputs"]["witness_range"] = 5;  // the drawn tokens reach beyond 5
+      const check::CertificateReport r = check::check_certificate(j.dump());
+      CHECK_FALSE(r.ok());
+      bool token = false;
+      for (const auto& f : r.failures) token = token || (f.path.rfind("queries[", 0) == 0 && f.path.find("token") != std::string::npos);
+      CHECK_MESSAGE(token, failures(r));
+      CHECK(failed_at(r, "claims.grid_witness_queries"));  // 10 pairs on {-5..5} are too few
+    }
+    SUBCASE("witness fields that do not come together are malformed") {
+      json j = orig;
+      j["claims"].erase("grid_witness_queries");
+      CHECK(input_error(j.dump()));
+      j = orig;
+      j["inputs"].erase("witness_range");
+      CHECK(input_error(j.dump()));
+      j = orig;
+      j["claims"]["grid_witness_queries"] = 0;
+      CHECK(input_error(j.dump()));
+      j = orig;
+      j["inputs"]["witness_range"] = "14";
+      CHECK(input_error(j.dump()));
+    }
+  }
+}
+
 TEST_CASE("malformed certificates are input errors") {
   const std::string cert = certify(drawn(Arith::ball, 2, 1, 1), opts(Arith::ball, 1));
   CHECK(input_error(cert.substr(0, cert.size() / 2)));  // truncated
@@ -260,6 +384,14 @@ TEST_CASE("certificate bytes do not depend on the thread count") {
     CHECK(c1 == certify(m, o2));
     CHECK(c1 == certify(m, o1));
   }
+  // with the small-grid guard's witness queries (a bound H0 at R = 5)
+  const Model m = drawn(Arith::exact, 2, 1, 2);
+  RecoverOptions o1 = opts(Arith::exact, 2), o2 = opts(Arith::exact, 2);
+  o1.max_heads = o2.max_heads = 2;
+  o2.threads = 2;
+  const std::string c1 = certify(m, o1);
+  CHECK(json::parse(c1)["claims"]["grid_witness_queries"] == 50);
+  CHECK(c1 == certify(m, o2));
 }
 
 TEST_CASE("mhaq recover --certificate and check-certificate: files and exit codes") {
@@ -291,6 +423,28 @@ TEST_CASE("mhaq recover --certificate and check-certificate: files and exit code
   std::ofstream("test_certificate_cli_bad.json") << read_text(f).substr(0, 200);
   CHECK(test::run(bin + " check-certificate test_certificate_cli_bad.json 2>/dev/null").code == 3);
   CHECK(test::run(bin + " check-certificate /nonexistent/c.json 2>/dev/null").code == 3);
+  // witness queries (proofs/39): a clean file checks ok, a changed witness token exits 10 naming it
+  r = test::run(bin + " recover --d 2 --heads 1 --max-heads 2 --seed 2 --certificate " + f + " >/dev/null");
+  CHECK(r.code == 0);
+  CHECK(test::run(bin + " check-certificate " + f).code == 0);
+  {
+    json j = json::parse(read_text(f));
+    REQUIRE(j["claims"]["grid_witness_queries"] == 50);
+    j["queries"][33]["runs"][1]["token"][0] = (Rational::parse(j["queries"][33]["runs"][1]["token"][0]) + Rational(1)).str();
+    std::ofstream(t) << j.dump(1);
+  }
+  r = test::run(bin + " check-certificate " + t + " --json");
+  CHECK(r.code == 10);
+  named = false;
+  const json out2 = json::parse(r.out);
+  for (const auto& x : out2["failures"]) named = named || x["path"] == "queries[33].runs[1].token[0]";
+  CHECK_MESSAGE(named, r.out);
+  {
+    json j = json::parse(read_text(f));
+    j["inputs"].erase("witness_range");
+    std::ofstream(t) << j.dump(1);
+  }
+  CHECK(test::run(bin + " check-certificate " + t + " 2>/dev/null").code == 3);
   // a run that does not end ok writes no certificate
   std::remove(f.c_str());
   CHECK(test::run(bin + " recover --d 3 --heads 2 --learner-heads 1 --seed 1 --certificate " + f + " >/dev/null 2>&1").code == 8);

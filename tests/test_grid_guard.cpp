@@ -97,3 +97,25 @@ TEST_CASE("the grid guard: quiet at the default float range, and its witnesses r
       CHECK(Rational(1, 1024UL) < miss / p);
     }
 }
+
+TEST_CASE("the grid guard after a repair: only where the repair's own witnesses miss 2^-10") {
+  // A repaired run with H known asks three witnesses of its own (proofs/21),
+  // each missing a wrong model with probability about 1/(2R+1): enough for
+  // 2^-10 from R = 5 on, so the guard's pair witnesses are asked only below.
+  LearnOptions lo;
+  lo.H = 3;
+  for (long R : {1L, 2L, 3L, 4L, 5L, 6L, 1L << 20}) {
+    lo.tokens = TokenSpec{R, 1};
+    const GridGuard g = grid_guard(2, lo);
+    CHECK(g.after_repair == (R <= 4));
+    lo.repair = true;
+    CHECK(grid_guard_possible(g, lo) == (R <= 4));
+    lo.repair = false;
+    CHECK_FALSE(grid_guard_possible(g, lo));
+  }
+  // A chosen design: neither estimate covers it.
+  lo.tokens = TokenSpec{1L << 20, 1};
+  lo.draws = Draws{};
+  CHECK(grid_guard(2, lo).after_repair);
+  CHECK(grid_guard(2, lo).fires);
+}

@@ -117,6 +117,7 @@ TEST_CASE("the limits table of docs/limits.md lists every constant with the valu
                                          {"max_list_values", max_list_values},
                                          {"max_multiplier", max_multiplier},
                                          {"max_runs", check::limits::max_runs},
+                                         {"max_witness_queries", check::limits::max_witness_queries},
                                          {"max_golden_queries", check::limits::max_golden_queries},
                                          {"max_golden_tau_total", max_golden_tau_total},
                                          {"max_golden_eval_work", max_golden_eval_work}};

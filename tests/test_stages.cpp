@@ -333,3 +333,54 @@ TEST_CASE("MPFR accuracy falls as precision rises on two heads whose W differ by
     }
   }
 }
+
+namespace {
+// the very same number: equal midpoints and radii, equal floats at equal precision
+bool same_number(const Ball& a, const Ball& b) { return arb_equal(a.raw(), b.raw()) != 0; }
+bool same_number(const Mpfr& a, const Mpfr& b) {
+  return mpfr_get_prec(a.raw()) == mpfr_get_prec(b.raw()) && mpfr_equal_p(a.raw(), b.raw()) != 0;
+}
+bool same_number(double a, double b) { return a == b && std::signbit(a) == std::signbit(b); }
+}  // namespace
+
+TEST_CASE_TEMPLATE("stage 5: the self-check's evaluator gives evaluate_heads' numbers bit for bit", T, Ball, Mpfr, double) {
+  PrecisionScope scope(128);
+  GenerateOptions g;
+  g.d = 5;
+  g.heads = 3;
+  g.seed = 4;
+  const Model m = generate_model(g);
+  LearnOptions lo;
+  lo.H = 3;
+  lo.seed = 4;
+  ModelOracle<T> o(m, lo.tokens.den);
+  const Field<T>& F = o.field();
+  // the true heads in the field (the evaluator does not need learned ones)
+  std::vector<LearnedHead<T>> heads;
+  for (const HeadQ& h : m.heads) {
+    LearnedHead<T> lh{Mat<T>(m.d, m.d), {}};
+    for (int i = 0; i < m.d; ++i) {
+      lh.v.push_back(F.from(h.v[i]));
+      for (int j = 0; j < m.d; ++j) lh.W(i, j) = F.from(h.W(i, j));
+    }
+    heads.push_back(std::move(lh));
+  }
+  std::vector<Query> qs = learner_plan(m.d, lo).queries();
+  for (int threads : {1, 2}) {
+    const HeadEvaluator<Field<T>> predict(F, heads, qs, threads);
+    for (size_t i = 0; i < qs.size(); ++i) {
+      const T direct = evaluate_heads(F, heads, qs[i]);
+      CHECK(same_number(predict(qs[i]), direct));
+      const T answer = o.query(qs[i]);
+      CHECK(predict.matches_at(i, qs[i], answer) == F.equal(direct, answer));
+      CHECK(predict.matches(qs[i], answer) == F.equal(direct, answer));
+    }
+    // a count beyond every count of the list, and a query with a token never seen
+    Query longer = qs[1];
+    longer[0].count = 40;
+    CHECK(same_number(predict(longer), evaluate_heads(F, heads, longer)));
+    Query fresh = qs[1];
+    fresh[0].token[0] = fresh[0].token[0] + Rational(1, 3);
+    CHECK(same_number(predict(fresh), evaluate_heads(F, heads, fresh)));
+  }
+}

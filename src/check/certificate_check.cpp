@@ -13,6 +13,7 @@
 #include <set>
 
 #include "certificate_read.hpp"
+#include "certificate_witness.hpp"
 #include "check_internal.hpp"
 #include "mhaq/check/limits.hpp"
 
@@ -76,8 +77,8 @@ class Checker {
     rep_.queries = static_cast<long>(c_.queries.size());
     rep_.pairs = static_cast<long>(c_.pairs.size());
     rep_.heads = static_cast<long>(c_.heads.size());
-    mark_wild();
     build_plan();
+    mark_wild();
     check_plan_and_claims();
     check_queries();
     check_pairs_structure();
@@ -128,24 +129,30 @@ class Checker {
   }
 
   // Recorded queries with a token entry beyond 3 token_range / token_den (no
-  // plan holds one: a = b + offset is three drawn entries at most): the model
-  // is not evaluated there, since such a token could demand any precision.
+  // plan holds one: a = b + offset is three drawn entries at most), or beyond
+  // the witness grid's largest range for the queries after the plan of a
+  // certificate with witnesses: the model is not evaluated there, since such
+  // a token could demand any precision.
   std::vector<bool> wild_;
   bool plan_ok_ = true;  // B and Delta on the grid: the plan's queries are evaluated
   void mark_wild() {
     Qn tmax;
-    fmpq_set_si(tmax.v, 3 * c_.token_range, static_cast<ulong>(c_.token_den));
     wild_.assign(c_.queries.size(), false);
-    for (size_t i = 0; i < c_.queries.size(); ++i)
+    for (size_t i = 0; i < c_.queries.size(); ++i) {
+      const long w = i >= plan_size_ && c_.witness_queries > 0 ? witness_range_bound(c_.token_range, H_) : 0;
+      fmpq_set_si(tmax.v, std::max(3 * c_.token_range, w), static_cast<ulong>(c_.token_den));
       for (const auto& run : c_.queries[i].q)
         for (const auto& x : run.token) {
           Qn a;
           fmpq_abs(a.v, x.v);
           if (fmpq_cmp(a.v, tmax.v) > 0) wild_[i] = true;
         }
+    }
   }
   std::string wild_msg(size_t i) const {
-    return "not evaluated: queries[" + std::to_string(i) + "] has a token entry beyond 3 token_range / token_den in size, which no plan holds";
+    const bool w = i >= plan_size_ && c_.witness_queries > 0;
+    return "not evaluated: queries[" + std::to_string(i) + "] has a token entry beyond " + (w ? "max(3 token_range, 4H - 1)" : "3 token_range") +
+           " / token_den in size, which no " + (w ? "plan or witness" : "plan") + " holds";
   }
 
   void fail(const std::string& path, const std::string& msg) { rep_.failures.push_back({path, msg}); }
@@ -245,7 +252,10 @@ class Checker {
     fact(c_.claim_formula_value == formula, "claims.query_formula_value",
          std::to_string(c_.claim_formula_value) + ", but " + fname + " = " + std::to_string(formula) + " for d=" + std::to_string(d) + ", H=" + std::to_string(H));
     fact(c_.claim_queries == n, "claims.queries", "claims " + std::to_string(c_.claim_queries) + " queries, the certificate records " + std::to_string(n));
-    fact(n == formula, "queries", std::to_string(n) + " queries recorded, " + fname + " = " + std::to_string(formula));
+    const long w = c_.witness_queries;  // the small-grid guard's, after the plan's
+    fact(n == formula + w, "queries",
+         std::to_string(n) + " queries recorded, " + fname + " = " + std::to_string(formula) + (w ? " and " + std::to_string(w) + " witness queries" : ""));
+    if (w) fact(n - formula == w, "claims.grid_witness_queries", "claims " + std::to_string(w) + ", the certificate records " + std::to_string(n - formula) + " queries after the plan's");
     long longest = 0;
     for (const auto& q : c_.queries) {
       long len = 0;
@@ -297,7 +307,7 @@ class Checker {
       for (const auto& run : r.q) len += run.count;
       fact(r.index == static_cast<long>(i), at(p, "index"), std::to_string(r.index) + ", expected " + std::to_string(i));
       fact(r.length == len, at(p, "length"), std::to_string(r.length) + ", but the runs have " + std::to_string(len) + " tokens");
-      if (i >= plan_size_) continue;  // the count failure is already reported
+      if (i >= plan_size_) continue;  // witness queries (below), or a count failure
       const Query e = plan_query(i);
       bool ok = r.q.size() == e.size();
       fact(ok, at(p, "runs"), std::to_string(r.q.size()) + " runs, the plan's query has " + std::to_string(e.size()));
@@ -314,6 +324,7 @@ class Checker {
       }
       query_ok_[i] = ok;
     }
+    check_witness_queries(c_, plan_size_, [&](bool ok, const std::string& path, const std::string& msg) { fact(ok, path, msg); });
   }
 
   void check_pairs_structure() {

@@ -283,6 +283,14 @@ void read_run_facts(const json& doc, Cert& c) {
   c.claim_max_length = need_long(cl, "claims", "max_length", 0, 1L << 40);
   c.claim_length_bound = need_long(cl, "claims", "length_bound", 0, 1L << 40);
   c.claim_heads = need_long(cl, "claims", "heads_recovered", 0, 1L << 20);
+  // optional, together: a run on a small token grid's witness queries
+  if (cl.contains("grid_witness_queries") != in.contains("witness_range"))
+    bad(cl.contains("grid_witness_queries") ? "inputs.witness_range" : "claims.grid_witness_queries",
+        "missing (claims.grid_witness_queries and inputs.witness_range come together)");
+  if (cl.contains("grid_witness_queries")) {
+    c.witness_queries = need_long(cl, "claims", "grid_witness_queries", 1, max_witness_queries);
+    c.witness_range = need_long(in, "inputs", "witness_range", 1, max_token_range);
+  }
   if (c.mode == Mode::binary) {
     const json& t = need(doc, "", "tolerances");
     c.tol_answers = read_rational(need(t, "tolerances", "answers"), "tolerances.answers");
@@ -327,7 +335,8 @@ void read_model_and_plan(const json& doc, Cert& c) {
 
 void read_queries_and_answers(const json& doc, Cert& c) {
   using namespace limits;
-  const json& qs = need_array(doc, "", "queries");
+  const size_t max_queries = static_cast<size_t>(max_plan_queries + max_witness_queries);
+  const json& qs = need_array(doc, "", "queries", max_queries);
   for (size_t i = 0; i < qs.size(); ++i) {
     const std::string p = at("queries", i);
     QueryRec r;
@@ -344,7 +353,7 @@ void read_queries_and_answers(const json& doc, Cert& c) {
     }
     c.queries.push_back(std::move(r));
   }
-  const json& as = need_array(doc, "", "answers");
+  const json& as = need_array(doc, "", "answers", max_queries);
   for (size_t i = 0; i < as.size(); ++i) {
     if (c.mode == Mode::exact) c.exact_answers.push_back(read_qtau(as[i], at("answers", i)));
     else c.answers.push_back(read_num(as[i], at("answers", i), c.mode));

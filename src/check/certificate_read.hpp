@@ -46,6 +46,8 @@ struct Cert {
   bool bound = false;
   long token_range = 0, token_den = 1, oracle_bits = 0;
   long claim_queries = 0, claim_formula_value = 0, claim_max_length = 0, claim_length_bound = 0, claim_heads = 0;
+  // the small-grid guard's witness queries after the plan's (0 and 0: none)
+  long witness_queries = 0, witness_range = 0;
   std::string claim_formula;
   Qn tol_answers, tol_pairs, tol_heads;
   int d = 0;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "mhaq/arith/in_place.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/parallel.hpp"
@@ -62,8 +63,29 @@ Rational rational_from(i128 num, i128 den) {
   return q;
 }
 
+// x * scale as a machine integer when both parts of x are small (FLINT keeps
+// them inline) and the product cannot overflow: 1 when x * scale is an
+// integer (in `out`), 0 when it is not, -1 when this cannot tell.
+int small_scaled(const Rational& x, long scale, long& out) {
+  const fmpz n = *fmpq_numref(x.raw()), dn = *fmpq_denref(x.raw());
+  long t = 0;
+  if (COEFF_IS_MPZ(n) || COEFF_IS_MPZ(dn) || __builtin_mul_overflow(static_cast<long>(n), scale, &t)) return -1;
+  if (t % static_cast<long>(dn) != 0) return 0;
+  out = t / static_cast<long>(dn);
+  return 1;
+}
+
 bool to_long(const Rational& x, long scale, long& out) {
   // out = x * scale when that is an integer fitting comfortably in 62 bits
+  long s = 0;
+  const int small = small_scaled(x, scale, s);
+  if (small == 0) return false;
+  if (small == 1) {
+    const unsigned long a = s < 0 ? 0UL - static_cast<unsigned long>(s) : static_cast<unsigned long>(s);
+    if (a >> 62) return false;  // fmpz_bits(t) > 62
+    out = s;
+    return true;
+  }
   fmpz_t t;
   fmpz_init(t);
   fmpz_mul_si(t, fmpq_numref(x.raw()), scale);
@@ -186,12 +208,18 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
   }
   // in place: the same values as total = total + num / den (every field's
   // a += b is a = a + b), without copying the exact answers' polynomials
-  T total = F.from(Rational(0));
+  // (the counts in the field once per query, the products into scratch numbers)
+  T total = F.from(Rational(0)), num = total, den = total, w = total, t = total;
+  std::vector<T> count;
+  count.reserve(q.size());
+  for (const Run& run : q) count.push_back(F.from(Rational(run.count)));
   for (size_t h = 0; h < im.W.size(); ++h) {
-    T num = F.from(Rational(0)), den = F.from(Rational(0));
+    num = F.from(Rational(0));
+    den = num;
     for (size_t r = 0; r < q.size(); ++r) {
-      const T w = kept.e[h][r] * F.from(Rational(q[r].count));
-      num += w * kept.v[h][r];
+      mul_into(w, kept.e[h][r], count[r]);
+      mul_into(t, w, kept.v[h][r]);
+      num += t;
       den += w;
     }
     num /= den;
@@ -241,6 +269,10 @@ void check_query_grid(const Query& q, int d, long token_den) {
     if (static_cast<int>(r.token.size()) != d)
       throw_input("query token has dimension " + std::to_string(r.token.size()) + ", model has " + std::to_string(d));
     for (const auto& x : r.token) {
+      long unused = 0;
+      const int small = small_scaled(x, token_den, unused);
+      if (small == 1) continue;
+      if (small == 0) throw_input("query entry " + x.str() + " is not in (1/" + std::to_string(token_den) + ")Z");
       fmpz_t t;
       fmpz_init(t);
       fmpz_mul_si(t, fmpq_numref(x.raw()), token_den);

@@ -11,6 +11,7 @@
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/stages/4-match/match.hpp"
+#include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/model/model_oracle.hpp"
@@ -214,6 +215,10 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
                         {"oracle_bits", o.oracle_bits},
                         {"noise_eps", o.noise_eps.str()},
                         {"noise_seed", o.noise_seed}};
+  // The small-grid guard's witness queries follow the plan's in `queries`;
+  // their grid and count are recorded only when there are any, so the
+  // certificate of a run without them is unchanged.
+  if (res.grid_witness_queries > 0) doc["inputs"]["witness_range"] = grid_guard(d, lo).range;
   const bool paper = lo.schedule == Schedule::paper;
   doc["claims"] = ojson{{"queries", rec.queries.size()},
                         {"query_formula", paper ? "4Hd^2-2H+1" : "1+2H(d^2+d-1)"},
@@ -221,6 +226,7 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
                         {"max_length", rec.max_length()},
                         {"length_bound", 2 * H + 1},
                         {"heads_recovered", res.heads.size()}};
+  if (res.grid_witness_queries > 0) doc["claims"]["grid_witness_queries"] = res.grid_witness_queries;
   ArithPolicy<T>::floats([&](const auto& R, const auto& S) { doc["tolerances"] = tolerances_json(truth, lo, R, S, bits); }, rec, res);
   doc["model"] = model_json(truth);
   doc["plan"] = plan_json(res.plan, res.redraws);

@@ -208,7 +208,6 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     finish_external(o, ext.session.get(), true);
     if (o.certificate && v.status == Status::ok) {
       if (!res.repairs.empty()) r.certificate_note = "certificates do not cover repaired pairs";
-      else if (res.grid_witness_queries > 0) r.certificate_note = "certificates do not cover a small token grid's witness queries";
       else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
       else r.certificate_note = "certificates do not cover the lean schedule's fallback links";
     }

@@ -46,7 +46,7 @@ long grid_guard_quiet_range(int d, long H) {
 
 std::vector<Query> grid_witness_queries(int d, const LearnOptions& opt, const GridGuard& g) {
   std::vector<Query> out;
-  if (!g.fires) return out;
+  if (g.pairs == 0) return out;
   Rng rng(opt.seed ^ 0x6772696477697431ULL);
   auto token = [&] {
     QVec x(static_cast<size_t>(d));
@@ -69,9 +69,9 @@ GridGuard grid_guard(int d, const LearnOptions& opt) {
   GridGuard g;
   const long H = opt.H, R = opt.tokens.range;
   // A chosen design (scaled, tuned) is not drawn uniformly from the grid, so
-  // page 09's bound says nothing about it: the guard fires whatever the grid.
-  if (!opt.draws && !plan_bound_exceeds(d, H, 2 * R + 1)) return g;
-  g.fires = true;
+  // neither page 09's bound nor page 21's estimate says anything about it.
+  g.fires = opt.draws || plan_bound_exceeds(d, H, 2 * R + 1);
+  g.after_repair = opt.draws || 2 * R + 1 <= 10;  // (2R+1)^3 < 2^10: 10^3 = 1000, 11^3 = 1331
   // |S_w| >= 2 (4H - 1): each pair misses a wrong model with probability < 1/2.
   // A wider grid would need fewer pairs, but an exact answer's tau-degree
   // grows with the square of the range, and that is the dearer cost.

@@ -57,16 +57,17 @@ class Path {
       throw;
     }
     phase("solving for the heads");
-    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found, opt_.threads);
+    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found, opt_.threads, &chain_.DeltaInv);
     if (!res_.repairs.empty()) {
       phase("witness queries");
       witness();
     }
     // With H known and no pair repaired, every pair showed H heads and every
     // assignment was unique, so the answers determine the heads: only a bound
-    // H0 or a repair leaves room for a second model that fits them.
+    // H0 or a repair leaves room for a second model that fits them. A repair
+    // has its own witnesses (above), which suffice unless the grid is tiny.
     const GridGuard guard = grid_guard(d_, opt_);
-    if (guard.fires && (opt_.heads_is_bound || !res_.repairs.empty())) {
+    if (grid_guard_certain(guard, opt_) || (!res_.repairs.empty() && guard.after_repair)) {
       phase("grid witness queries");
       grid_witness(guard);
     }
@@ -344,7 +345,7 @@ class Path {
   void self_check() {
     const HeadEvaluator<F> predict(fld_, res_.heads, queries_, opt_.threads);
     res_.self_check = self_check_answers(queries_.size(), opt_.threads,
-                                         [&](size_t q) { return predict.matches(queries_[q], answers_[q]); },
+                                         [&](size_t q) { return predict.matches_at(q, queries_[q], answers_[q]); },
                                          res_.self_check_failed);
   }
 

@@ -153,6 +153,10 @@ out("certificate", "defect_duplicate_key.json", certs["seed_ball_d2_h1.json"].re
 out("certificate", "defect_invalid_utf8.json", certs["seed_exact_d2_h1.json"].encode().replace(b'"paper"', b'"pa\xffper"', 1))
 out("certificate", "defect_wild_token.json", edit(ex, lambda j: j["queries"][3]["runs"][0]["token"].__setitem__(0, "9" * 4000)))
 out("certificate", "defect_wild_pole.json", edit(ex, lambda j: j["pairs"][1]["poles"][0].__setitem__("n", 1 << 39)))
+h0 = json.loads(certs["seed_exact_h0_d1.json"])  # the plan's 5 queries, then 25 small-grid witness queries
+assert h0["claims"]["grid_witness_queries"] == 25
+out("certificate", "defect_witness_range_2p30.json", edit(h0, lambda j: j["inputs"].__setitem__("witness_range", 1 << 30)))
+out("certificate", "defect_witness_count_4096.json", edit(h0, lambda j: j["claims"].__setitem__("grid_witness_queries", 4096)))
 out("certificate", "defect_model_1025_heads.json", edit(ex, lambda j: j["model"].__setitem__("heads", [{"W": [["0", "0"], ["0", "0"]], "v": ["1", "0"]}] * 1025)))
 
 # ---------------------------------------------------------------- golden

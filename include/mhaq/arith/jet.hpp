@@ -30,6 +30,7 @@
 
 #include "mhaq/arith/err_double.hpp"
 #include "mhaq/arith/field.hpp"
+#include "mhaq/arith/in_place.hpp"
 
 namespace mhaq {
 
@@ -343,8 +344,12 @@ struct Field<Jet<B, D>> {
 template <class F>
 typename F::value_type lin_comb(const F& fld, const std::vector<const typename F::value_type*>& x,
                                 const std::vector<const typename F::value_type*>& c, bool c_left) {
-  typename F::value_type s = fld.from(Rational(0));
-  for (size_t t = 0; t < x.size(); ++t) s = s + (c_left ? *c[t] * *x[t] : *x[t] * *c[t]);
+  typename F::value_type s = fld.from(Rational(0)), p = s;
+  for (size_t t = 0; t < x.size(); ++t) {
+    if (c_left) mul_into(p, *c[t], *x[t]);
+    else mul_into(p, *x[t], *c[t]);
+    s += p;  // the loop's operations, in place
+  }
   return s;
 }
 // Over jets with constant c_t, the gradient is summed in one dense array over
@@ -374,18 +379,24 @@ Jet<B, D> lin_comb(const Field<Jet<B, D>>& fld, const std::vector<const Jet<B, D
     has.resize(static_cast<size_t>(hi + 1), 0);
   }
   size_t used = 0;
-  for (size_t t = 0; t < x.size(); ++t) {
-    v = v + (c_left ? c[t]->value() * x[t]->value() : x[t]->value() * c[t]->value());
-    const auto& cd = deriv_cast<D>(c[t]->value());
-    for (const auto& [q, g] : x[t]->grad()) {
-      if (has[q]) {
-        acc[q] = acc[q] + g * cd;
-      } else {
-        acc[q] = g * cd;
-        has[q] = 1;
-        ++used;
+  try {
+    for (size_t t = 0; t < x.size(); ++t) {
+      v = v + (c_left ? c[t]->value() * x[t]->value() : x[t]->value() * c[t]->value());
+      const auto& cd = deriv_cast<D>(c[t]->value());
+      for (const auto& [q, g] : x[t]->grad()) {
+        if (has[q]) {
+          acc[q] = acc[q] + g * cd;
+        } else {
+          acc[q] = g * cd;
+          has[q] = 1;
+          ++used;
+        }
       }
     }
+  } catch (...) {
+    // the next call on this thread must start from clear flags
+    std::fill(has.begin(), has.end(), 0);
+    throw;
   }
   typename J::Grad gr;
   gr.reserve(used);

@@ -13,8 +13,12 @@ namespace mhaq {
 template <class F>
 Truth equal_ratio_sum(const F& fld, const std::vector<typename F::value_type>& num, const std::vector<typename F::value_type>& den,
                       const typename F::value_type& value) {
-  typename F::value_type total = fld.from(Rational(0));
-  for (std::size_t h = 0; h < num.size(); ++h) total = total + num[h] / den[h];
+  typename F::value_type total = fld.from(Rational(0)), q = total;
+  for (std::size_t h = 0; h < num.size(); ++h) {
+    q = num[h];  // total = total + num[h] / den[h], in place
+    q /= den[h];
+    total += q;
+  }
   return fld.equal(total, value);
 }
 

@@ -19,6 +19,7 @@ constexpr long max_L = 1L << 40;            // exact: L
 constexpr long min_bits = 16;               // ball, mpfr: bits (double: 53)
 constexpr long max_bits = 1L << 16;
 constexpr long max_plan_queries = 1L << 17; // the query formula's value for d and H
+constexpr long max_witness_queries = 1L << 12; // claims.grid_witness_queries (the guard asks at most 10 pairs of 2H+1 <= 129)
 constexpr long max_runs = 4096;             // runs of one query
 constexpr long max_neurons = 256;           // transformer golden files: model.neurons
 constexpr long max_digits = 100000;         // golden files: digits

@@ -12,23 +12,27 @@
 namespace mhaq {
 
 struct GridGuard {
-  bool fires = false;  // the plan's bound exceeds kGridGuardThreshold
+  bool fires = false;         // the plan's own bound (proofs/09) exceeds 2^-10, or a chosen design
+  bool after_repair = false;  // a repaired run's own witnesses (proofs/21) miss 2^-10 on this grid, or a chosen design
   long range = 0;      // witness tokens in {-range..range}/den (den of the plan)
   int pairs = 0;       // witness pairs (x, y)
   int length = 0;      // each asked at k = 0..length-1 copies of x, then y: length queries
   long queries() const { return static_cast<long>(pairs) * length; }
 };
 
-// Fires when the proofs/09 bound, at (d, H or H0, |S| = 2R+1), exceeds 2^-10,
-// and always for a chosen design (opt.draws), which that bound does not cover.
-// Then the guard's failure bound ((4H-1)/|S_w|)^pairs is at most 2^-10 as well.
+// `fires` when the proofs/09 bound, at (d, H or H0, |S| = 2R+1), exceeds
+// 2^-10; `after_repair` when the three witnesses of a repaired run
+// (proofs/21, each missing a wrong model with probability about 1/(2R+1))
+// do: (2R+1)^3 < 2^10, that is R <= 4. Both hold for a chosen design
+// (opt.draws), which neither bound covers. The witnesses' parameters are set
+// either way, and their failure bound ((4H-1)/|S_w|)^pairs is at most 2^-10.
 GridGuard grid_guard(int d, const LearnOptions& opt);
 
 // Whether a run with these options will surely ask the witnesses (the guard
-// fires and only a bound H0 is known), or may ask them (it fires and a
-// repaired pair would call for them).
+// fires and only a bound H0 is known), or may ask them (a repaired pair on a
+// grid where its own witnesses are not enough would call for them).
 inline bool grid_guard_certain(const GridGuard& g, const LearnOptions& opt) { return g.fires && opt.heads_is_bound; }
-inline bool grid_guard_possible(const GridGuard& g, const LearnOptions& opt) { return g.fires && (opt.heads_is_bound || opt.repair); }
+inline bool grid_guard_possible(const GridGuard& g, const LearnOptions& opt) { return grid_guard_certain(g, opt) || (g.after_repair && opt.repair); }
 
 // The witness queries, in the order asked: pair w's queries are k copies of
 // x_w followed by length - k copies of y_w, k = 0..length-1. They depend only

@@ -1,5 +1,7 @@
 #include "mhaq/stages/2-schedule/schedule.hpp"
 
+#include <algorithm>
+
 #include "mhaq/base/error.hpp"
 
 namespace mhaq {
@@ -115,7 +117,14 @@ Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples)
 std::vector<Query> Plan::pair_queries(const PairSpec& pr) const {
   std::vector<Query> out;
   const QVec a = pr.final_token + pr.offset;
-  for (long k = pr.first_k; k < pr.samples; ++k) out.push_back({Run{a, k}, Run{pr.final_token, 1}});
+  out.reserve(static_cast<size_t>(std::max(0L, static_cast<long>(pr.samples) - pr.first_k)));
+  for (long k = pr.first_k; k < pr.samples; ++k) {
+    // built in place: a braced list would copy both tokens once more
+    Query& q = out.emplace_back();
+    q.reserve(2);
+    q.push_back(Run{a, k});
+    q.push_back(Run{pr.final_token, 1});
+  }
   return out;
 }
 

@@ -1,7 +1,10 @@
 // Stage 5: final solves and the learner's own evaluation of its heads.
 #include "mhaq/stages/5-solve/solve.hpp"
 
+#include <algorithm>
+
 #include "mhaq/arith/all_fields.hpp"
+#include "mhaq/arith/in_place.hpp"
 #include "mhaq/arith/ratio_sum.hpp"
 #include "mhaq/base/parallel.hpp"
 
@@ -10,11 +13,12 @@ namespace mhaq {
 template <ArithField F>
 std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const Plan& plan,
                                                             const std::vector<PairFit<typename F::value_type>>& labelled, int H,
-                                                            int threads) {
+                                                            int threads, const QMat* delta_inverse) {
   using T = typename F::value_type;
   const int d = plan.d;
   QMat DeltaInvT, BInv;
-  if (!inverse(plan.Delta.transpose(), DeltaInvT) || !inverse(plan.B, BInv)) throw_internal("B or Delta singular after the draw check");
+  if (delta_inverse) DeltaInvT = delta_inverse->transpose();  // (Delta^{-1})^T = (Delta^T)^{-1}, exactly
+  if ((!delta_inverse && !inverse(plan.Delta.transpose(), DeltaInvT)) || !inverse(plan.B, BInv)) throw_internal("B or Delta singular after the draw check");
   const T zero = fld.from(Rational(0));
   // Delta^{-T} and B^{-1} in the field, converted once for every head
   Mat<T> DiT(d, d), Bi(d, d);
@@ -31,25 +35,28 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
       for (int j = 0; j < d; ++j) L(i, j) = fld.log(labelled[plan.base_index(i, j)].r[h]);
     LearnedHead<T> head{Mat<T>(d, d), {}};
     Mat<T> M(d, d);  // Delta^{-T} L_h
+    std::vector<const T*> xs(static_cast<size_t>(d)), cs(static_cast<size_t>(d));
+    T t = zero;
     for (int i = 0; i < d; ++i) {
-      T vi = zero;
-      for (int t = 0; t < d; ++t) vi = vi - DiT(i, t) * labelled[plan.base_index(t, 0)].c[h];
+      T vi = zero;  // vi = vi - DiT(i, t) c_h(t), in place
+      for (int k = 0; k < d; ++k) {
+        mul_into(t, DiT(i, k), labelled[plan.base_index(k, 0)].c[h]);
+        vi -= t;
+      }
       head.v.push_back(vi);
       for (int j = 0; j < d; ++j) {
-        std::vector<const T*> xs, cs;
-        for (int t = 0; t < d; ++t) {
-          xs.push_back(&L(t, j));
-          cs.push_back(&DiT(i, t));
+        for (int k = 0; k < d; ++k) {
+          xs[static_cast<size_t>(k)] = &L(k, j);
+          cs[static_cast<size_t>(k)] = &DiT(i, k);
         }
         M(i, j) = lin_comb(fld, xs, cs, true);
       }
     }
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) {
-        std::vector<const T*> xs, cs;
-        for (int t = 0; t < d; ++t) {
-          xs.push_back(&M(i, t));
-          cs.push_back(&Bi(t, j));
+        for (int k = 0; k < d; ++k) {
+          xs[static_cast<size_t>(k)] = &M(i, k);
+          cs[static_cast<size_t>(k)] = &Bi(k, j);
         }
         head.W(i, j) = lin_comb(fld, xs, cs, false);
       }
@@ -60,12 +67,17 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
 
 namespace {
 
-// x^T y over the nonzero entries of the rational token x
+// x^T y over the nonzero entries of the rational token x (the loop
+// s = s + x_i * y_i, each product and sum rounded as written, in place)
 template <ArithField F>
 typename F::value_type dot_token(const F& fld, const QVec& x, const std::vector<typename F::value_type>& y) {
-  typename F::value_type s = fld.from(Rational(0));
+  using T = typename F::value_type;
+  T s = fld.from(Rational(0)), xi = s, t = s;
   for (size_t i = 0; i < x.size(); ++i)
-    if (!x[i].is_zero()) s = s + fld.from(x[i]) * y[i];
+    if (!x[i].is_zero()) {
+      xi = fld.from(x[i]);
+      add_product(s, xi, y[i], t);
+    }
   return s;
 }
 // the same with the token's entries already in the field (xf[i] = fld.from(x[i])):
@@ -73,22 +85,33 @@ typename F::value_type dot_token(const F& fld, const QVec& x, const std::vector<
 template <ArithField F>
 typename F::value_type dot_token(const F& fld, const QVec& x, const std::vector<typename F::value_type>& xf,
                                  const std::vector<typename F::value_type>& y) {
-  typename F::value_type s = fld.from(Rational(0));
+  using T = typename F::value_type;
+  T s = fld.from(Rational(0)), t = s;
   for (size_t i = 0; i < x.size(); ++i)
-    if (!x[i].is_zero()) s = s + xf[i] * y[i];
+    if (!x[i].is_zero()) add_product(s, xf[i], y[i], t);
   return s;
 }
 
-// W_h x_N and x_N^T W_h x_N for one head
+// a token's entries in the field, zeros included
 template <ArithField F>
-void final_terms(const F& fld, const LearnedHead<typename F::value_type>& h, const QVec& xN, std::vector<typename F::value_type>& Wx,
-                 typename F::value_type& sN) {
+std::vector<typename F::value_type> token_in_field(const F& fld, const QVec& x) {
+  std::vector<typename F::value_type> xf;
+  xf.reserve(x.size());
+  for (const Rational& e : x) xf.push_back(e.is_zero() ? fld.from(Rational(0)) : fld.from(e));
+  return xf;
+}
+
+// W_h x_N and x_N^T W_h x_N for one head (xNf: x_N's entries in the field)
+template <ArithField F>
+void final_terms(const F& fld, const LearnedHead<typename F::value_type>& h, const QVec& xN, const std::vector<typename F::value_type>& xNf,
+                 std::vector<typename F::value_type>& Wx, typename F::value_type& sN) {
   const int d = static_cast<int>(xN.size());
   Wx.assign(d, fld.from(Rational(0)));
+  typename F::value_type t = Wx.empty() ? fld.from(Rational(0)) : Wx[0];
   for (int i = 0; i < d; ++i)
     for (int j = 0; j < d; ++j)
-      if (!xN[j].is_zero()) Wx[i] = Wx[i] + h.W(i, j) * fld.from(xN[j]);
-  sN = dot_token(fld, xN, Wx);
+      if (!xN[j].is_zero()) add_product(Wx[i], h.W(i, j), xNf[j], t);
+  sN = dot_token(fld, xN, xNf, Wx);
 }
 
 // the head's term num / den of the query, from its final-token terms
@@ -114,8 +137,9 @@ typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHea
   T total = fld.from(Rational(0));
   std::vector<T> Wx;
   T sN = total;
+  const std::vector<T> xNf = token_in_field(fld, q.back().token);
   for (const auto& h : heads) {
-    final_terms(fld, h, q.back().token, Wx, sN);
+    final_terms(fld, h, q.back().token, xNf, Wx, sN);
     total = total + head_term(fld, h, q, Wx, sN);
   }
   return total;
@@ -131,29 +155,43 @@ HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>&
     if (fresh) tokens.push_back(&it->first);
     return it->second;
   };
+  // The queries of one pair repeat their tokens with other counts: a token
+  // equal to the previous query's token at the same place takes its id
+  // without hashing it again.
+  const Query* prev = nullptr;
+  size_t prev_at = 0;
+  long max_count = 0;
   for (const Query& q : queries) {
+    at_.push_back(flat_x_.size());
     if (q.empty()) continue;
-    const int f = intern(q.back().token);
+    const bool same_shape = prev && prev->size() == q.size();
+    const int f = same_shape && (*prev).back().token == q.back().token ? flat_x_[prev_at + q.size() - 1] : intern(q.back().token);
     sN_.try_emplace(f);
-    for (const Run& run : q) sx_.try_emplace({intern(run.token), f});
+    for (size_t r = 0; r < q.size(); ++r) {
+      const int x = r + 1 == q.size() ? f : same_shape && (*prev)[r].token == q[r].token ? flat_x_[prev_at + r] : intern(q[r].token);
+      flat_x_.push_back(x);
+      flat_sx_.push_back(&sx_.try_emplace({x, f}).first->second);
+      max_count = std::max(max_count, q[r].count);
+    }
+    prev = &q;
+    prev_at = at_.back();
   }
+  at_.push_back(flat_x_.size());
+  for (long c = 0; c <= max_count; ++c) counts_.push_back(fld_.from(Rational(c)));
+  // every token's entries in the field, converted once
+  std::vector<std::vector<T>> xf(tokens.size());
+  parallel_for(0, tokens.size(), threads, [&](size_t t) { xf[t] = token_in_field(fld_, *tokens[t]); });
   // per final token: W_h x_N (kept only while its pairs are formed) and s_N
   std::vector<int> finals;
   for (const auto& e : sN_) finals.push_back(e.first);
   std::vector<std::vector<std::vector<T>>> Wx(finals.size(), std::vector<std::vector<T>>(H));
   parallel_for(0, finals.size(), threads, [&](size_t k) {
     std::vector<T> sN(H, fld_.from(Rational(0)));
-    for (size_t h = 0; h < H; ++h) final_terms(fld_, heads_[h], *tokens[finals[k]], Wx[k][h], sN[h]);
+    for (size_t h = 0; h < H; ++h) final_terms(fld_, heads_[h], *tokens[finals[k]], xf[finals[k]], Wx[k][h], sN[h]);
     sN_.find(finals[k])->second = std::move(sN);
   });
   std::map<int, size_t> final_slot;
   for (size_t k = 0; k < finals.size(); ++k) final_slot[finals[k]] = k;
-  // every token's entries in the field, converted once
-  std::vector<std::vector<T>> xf(tokens.size());
-  parallel_for(0, tokens.size(), threads, [&](size_t t) {
-    xf[t].reserve(tokens[t]->size());
-    for (const Rational& x : *tokens[t]) xf[t].push_back(x.is_zero() ? fld_.from(Rational(0)) : fld_.from(x));
-  });
   vx_.assign(tokens.size(), {});
   parallel_for(0, tokens.size(), threads, [&](size_t t) {
     for (size_t h = 0; h < H; ++h) vx_[t].push_back(dot_token(fld_, *tokens[t], xf[t], heads_[h].v));
@@ -190,15 +228,17 @@ bool HeadEvaluator<F>::kept(const Query& q, std::vector<int>& xs, std::vector<co
   return true;
 }
 
-// the same operations as head_term, from the kept numbers
+// the same operations as head_term, from the kept numbers (in place)
 template <ArithField F>
-void HeadEvaluator<F>::head_parts(const Query& q, size_t h, const std::vector<int>& xs, const std::vector<const std::vector<T>*>& sx, T& num,
-                                  T& den) const {
+void HeadEvaluator<F>::head_parts(const Query& q, size_t h, const int* xs, const std::vector<T>* const* sx, T& num, T& den) const {
   num = den = fld_.from(Rational(0));
+  T w = num, t = num;
   for (size_t r = 0; r < q.size(); ++r) {
-    const T w = (*sx[r])[h] * fld_.from(Rational(q[r].count));
-    num = num + w * vx_[xs[r]][h];
-    den = den + w;
+    const long c = q[r].count;
+    if (c >= 0 && c < static_cast<long>(counts_.size())) mul_into(w, (*sx[r])[h], counts_[static_cast<size_t>(c)]);
+    else w = (*sx[r])[h] * fld_.from(Rational(c));
+    add_product(num, w, vx_[static_cast<size_t>(xs[r])][h], t);
+    den += w;
   }
 }
 
@@ -210,7 +250,7 @@ typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
   // the same operations as evaluate_heads
   T total = fld_.from(Rational(0)), num, den;
   for (size_t h = 0; h < heads_.size(); ++h) {
-    head_parts(q, h, xs, sx, num, den);
+    head_parts(q, h, xs.data(), sx.data(), num, den);
     total = total + num / den;
   }
   return total;
@@ -221,6 +261,17 @@ Truth HeadEvaluator<F>::matches(const Query& q, const T& answer) const {
   std::vector<int> xs;
   std::vector<const std::vector<T>*> sx;
   if (!kept(q, xs, sx)) return fld_.equal(evaluate_heads(fld_, heads_, q), answer);
+  return decide(q, xs.data(), sx.data(), answer);
+}
+
+template <ArithField F>
+Truth HeadEvaluator<F>::matches_at(size_t i, const Query& q, const T& answer) const {
+  if (i + 1 >= at_.size() || q.empty() || at_[i + 1] - at_[i] != q.size()) return matches(q, answer);
+  return decide(q, flat_x_.data() + at_[i], flat_sx_.data() + at_[i], answer);
+}
+
+template <ArithField F>
+Truth HeadEvaluator<F>::decide(const Query& q, const int* xs, const std::vector<T>* const* sx, const T& answer) const {
   std::vector<T> num(heads_.size()), den(heads_.size());
   for (size_t h = 0; h < heads_.size(); ++h) head_parts(q, h, xs, sx, num[h], den[h]);
   return equal_ratio_sum(fld_, num, den, answer);
@@ -228,7 +279,7 @@ Truth HeadEvaluator<F>::matches(const Query& q, const T& answer) const {
 
 #define MHAQ_INSTANTIATE(F)                                                                                                    \
   template std::vector<LearnedHead<F::value_type>> solve_heads<F>(const F&, const Plan&, const std::vector<PairFit<F::value_type>>&, \
-                                                                   int, int);                                                  \
+                                                                   int, int, const QMat*);                                                  \
   template F::value_type evaluate_heads<F>(const F&, const std::vector<LearnedHead<F::value_type>>&, const Query&); \
   template class HeadEvaluator<F>;
 MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)

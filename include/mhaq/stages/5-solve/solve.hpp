@@ -28,10 +28,11 @@ struct LearnedHead {
 // `labelled[plan.base_index(i, j)]` holds base pair (i, j) with heads in the
 // global order; H heads are solved for.
 // The heads are solved on up to `threads` threads, each into its own slot.
+// delta_inverse: Delta^{-1} when the caller has it already (else inverted here).
 template <ArithField F>
 std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const Plan& plan,
                                                             const std::vector<PairFit<typename F::value_type>>& labelled, int H,
-                                                            int threads = 1);
+                                                            int threads = 1, const QMat* delta_inverse = nullptr);
 
 struct IdPairHash {
   std::size_t operator()(const std::pair<int, int>& p) const noexcept {
@@ -65,13 +66,17 @@ class HeadEvaluator {
   // terms (arith/ratio_sum.hpp): the same decision, without forming the sum
   // where the field has a cheaper test.
   Truth matches(const Query& q, const T& answer) const;
+  // matches(q, answer) for q = queries[i] of the constructor's list, with the
+  // tokens' numbers looked up when the list was read (no hashing of q)
+  Truth matches_at(size_t i, const Query& q, const T& answer) const;
 
  private:
   int id(const QVec& x) const;  // -1 when not kept
   // the kept numbers of q's tokens: false when some are not kept
   bool kept(const Query& q, std::vector<int>& xs, std::vector<const std::vector<T>*>& sx) const;
-  // head h's numerator and denominator for q, from the kept numbers
-  void head_parts(const Query& q, size_t h, const std::vector<int>& xs, const std::vector<const std::vector<T>*>& sx, T& num, T& den) const;
+  // head h's numerator and denominator for q, from the kept numbers of its runs
+  void head_parts(const Query& q, size_t h, const int* xs, const std::vector<T>* const* sx, T& num, T& den) const;
+  Truth decide(const Query& q, const int* xs, const std::vector<T>* const* sx, const T& answer) const;
   const F& fld_;
   const std::vector<LearnedHead<T>>& heads_;
   std::unordered_map<QVec, int, TokenHash> ids_;  // distinct tokens
@@ -79,6 +84,12 @@ class HeadEvaluator {
   std::map<int, std::vector<T>> sN_;           // per final token id, per head: s_N
   // per (token, final token), per head: exp(x^T W_h x_N - s_N)
   std::unordered_map<std::pair<int, int>, std::vector<T>, IdPairHash> sx_;
+  // per query of the constructor's list, its runs' token ids and kept
+  // exponentials at [at_[i], at_[i + 1]) (the map's nodes do not move)
+  std::vector<size_t> at_;
+  std::vector<int> flat_x_;
+  std::vector<const std::vector<T>*> flat_sx_;
+  std::vector<T> counts_;  // the counts 0..max in the field
 };
 
 }  // namespace mhaq
