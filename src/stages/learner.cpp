@@ -67,7 +67,7 @@ class Path {
     // H0 or a repair leaves room for a second model that fits them. A repair
     // has its own witnesses (above), which suffice unless the grid is tiny.
     const GridGuard guard = grid_guard(d_, opt_);
-    if (grid_guard_certain(guard, opt_) || (!res_.repairs.empty() && guard.after_repair)) {
+    if (grid_guard_asks(guard, opt_, !res_.repairs.empty())) {
       phase("grid witness queries");
       grid_witness(guard);
     }

@@ -31,8 +31,13 @@ GridGuard grid_guard(int d, const LearnOptions& opt);
 // Whether a run with these options will surely ask the witnesses (the guard
 // fires and only a bound H0 is known), or may ask them (a repaired pair on a
 // grid where its own witnesses are not enough would call for them).
-inline bool grid_guard_certain(const GridGuard& g, const LearnOptions& opt) { return g.fires && opt.heads_is_bound; }
-inline bool grid_guard_possible(const GridGuard& g, const LearnOptions& opt) { return grid_guard_certain(g, opt) || (g.after_repair && opt.repair); }
+// One rule for the learner (repaired: a pair was repaired) and the drivers
+// that cost the witnesses before the run (repaired: a repair may happen).
+inline bool grid_guard_asks(const GridGuard& g, const LearnOptions& opt, bool repaired) {
+  return (g.fires && opt.heads_is_bound) || (g.after_repair && repaired);
+}
+inline bool grid_guard_certain(const GridGuard& g, const LearnOptions& opt) { return grid_guard_asks(g, opt, false); }
+inline bool grid_guard_possible(const GridGuard& g, const LearnOptions& opt) { return grid_guard_asks(g, opt, opt.repair); }
 
 // The witness queries, in the order asked: pair w's queries are k copies of
 // x_w followed by length - k copies of y_w, k = 0..length-1. They depend only
