@@ -32,21 +32,38 @@ std::string write_file(const std::string& name, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("cost guard: the issue's models are refused before any query, with the budget status and a remedy") {
+TEST_CASE("cost guard: large models are refused before any query, with the budget status and a remedy") {
+  // past the hard limit on the tau-degree: the library refuses them as the
+  // program does (an input error naming the powers of tau), before any work
   for (const char* text : {kBigEntry, kCloseHeads}) {
     const Model m = model_from_json_text(text);
     RecoverOptions o;
-    const json r = recover(m, o);
-    INFO(r.dump());
-    CHECK(r["status"] == "over_budget");
-    CHECK(recover_exit_code(r) == 11);
-    CHECK(r["queries"] == 0);  // refused before the oracle answered anything
-    CHECK(r["exact_cost"]["max_answer_degree"].get<double>() > static_cast<double>(kDefaultMaxDegree));
-    const std::string msg = r["message"].get<std::string>();
-    CHECK(msg.find("--token-range") != std::string::npos);
-    CHECK(msg.find("--arith ball") != std::string::npos);
-    CHECK(msg.find("--max-degree") != std::string::npos);
+    int kind = 0;
+    std::string what;
+    try {
+      recover(m, o);
+    } catch (const Error& e) {
+      kind = static_cast<int>(e.kind());
+      what = e.what();
+    }
+    INFO(what);
+    CHECK(kind == static_cast<int>(ErrorKind::input));
+    CHECK(what.find("powers of tau") != std::string::npos);
+    CHECK(what.find("--arith ball") != std::string::npos);
   }
+  // within the hard limit but above the default budget: the over_budget status
+  const Model m = model_from_json_text(R"({"format":"mhaq-model","version":1,"d":2,"heads":[{"W":[["2000","1"],["0","2000"]],"v":["3","1"]}]})");
+  RecoverOptions o;
+  const json r = recover(m, o);
+  INFO(r.dump());
+  CHECK(r["status"] == "over_budget");
+  CHECK(recover_exit_code(r) == 11);
+  CHECK(r["queries"] == 0);  // refused before the oracle answered anything
+  CHECK(r["exact_cost"]["max_answer_degree"].get<double>() > static_cast<double>(kDefaultMaxDegree));
+  const std::string msg = r["message"].get<std::string>();
+  CHECK(msg.find("--token-range") != std::string::npos);
+  CHECK(msg.find("--arith ball") != std::string::npos);
+  CHECK(msg.find("--max-degree") != std::string::npos);
 }
 
 TEST_CASE("cost guard: the degree estimate bounds the answers' tau-degree and a larger budget lets the run go") {

@@ -551,9 +551,12 @@ void design_kappa(RecoverResult& r, const Model& canon, const LearnOptions& lo) 
 RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   // with an external oracle and no model, truth holds only d (no heads)
   const bool truth_known = !o.external || o.external->truth_known;
-  if (truth_known) truth.validate();
-  Model canon = truth_known ? truth.canonical() : truth;
   if (o.external) check_external_options(o, truth_known);
+  if (truth_known) truth.validate();
+  // A library caller meets the program's stated limits too, before any work
+  // (the program has checked them already, naming its file or options).
+  check_recover_limits(truth, o, "the model");
+  Model canon = truth_known ? truth.canonical() : truth;
   RecoverResult r;
   LearnOptions lo;
   lo.H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : canon.num_heads();

@@ -19,6 +19,7 @@
 #include "mhaq/run/external_run.hpp"
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
+#include "mhaq/run/recover_limits.hpp"
 #include "mhaq/run/report.hpp"
 
 namespace mhaq {
@@ -362,14 +363,16 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   // ball mode, its neuron count) must be stated.
   const bool truth_known = !o.external || o.external->truth_known;
   if (truth_known) truth.validate();
-  const TransformerModel canon = truth_known ? truth.canonical() : truth;
-  if (truth_known && (canon.heads() == 0 || canon.neurons() == 0))
-    throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to recover");
   if (!truth_known && o.heads < 1) throw Error(ErrorKind::usage, "--oracle without --model needs the learner's --heads H");
   if (!truth_known && o.arith == Arith::ball && o.neurons < 1)
     throw Error(ErrorKind::usage,
                 "--oracle without --model in ball mode needs --learner-neurons M: balls cannot certify that two region values are equal, so the "
                 "neuron count must be stated (mpfr and double find it)");
+  // a library caller meets the program's stated limits too, before any work
+  check_transformer_limits(truth, o, "the transformer");
+  const TransformerModel canon = truth_known ? truth.canonical() : truth;
+  if (truth_known && (canon.heads() == 0 || canon.neurons() == 0))
+    throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to recover");
   if (o.certificate && o.arith != Arith::exact && o.arith != Arith::ball)
     throw Error(ErrorKind::usage, "--certificate records exact and ball transformer runs only (the checker compares their answers by equality or containment)");
   if (o.certificate && o.external) throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --certificate");

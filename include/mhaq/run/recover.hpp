@@ -46,7 +46,8 @@ double default_tolerance_log2(long bits);
 
 // Runs one recovery. Every run outcome is reported in the returned record
 // (run/run_result.hpp; status, one of the judge's statuses), not thrown;
-// usage/input errors are thrown. Fields: status, message and remedy (unless ok), queries,
+// usage/input errors are thrown, among them any option or model size past the
+// stated limits (run/recover_limits.hpp), checked before any work. Fields: status, message and remedy (unless ok), queries,
 // max_length, paper_bound, heads_true, heads_recovered, self_check, and
 // exact_match | contains_truth, max_radius | max_rel_error, tolerance,
 // error_estimate. With noise: kappa, kappa_times_eps, certified_bound (the

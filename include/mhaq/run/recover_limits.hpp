@@ -1,6 +1,7 @@
 // The limits (base/limits.hpp) that recover() depends on, checked before it
-// allocates anything: the CLI calls check_recover_limits after parsing, and
-// recover() itself can call it first thing (it throws, never returns a status).
+// allocates anything: the CLI calls check_recover_limits after parsing (naming
+// its file), and recover_run() and recover_transformer_run() call them first
+// thing for library callers (they throw, never return a status).
 #pragma once
 #include <flint/fmpz.h>
 
