@@ -462,37 +462,29 @@ TEST_CASE("limits on transformers: --ffn, --learner-neurons and transformer file
 // limits themselves, before any work: a caller who builds the options in code
 // meets the same refusals as the command line (usage errors naming the option).
 TEST_CASE("limits in the library: recover() and recover_transformer() refuse options past a limit before any work") {
-  auto refusal = [](const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return std::make_pair(static_cast<int>(e.kind()), std::string(e.what()));
-    }
-    return std::make_pair(0, std::string("no refusal"));
-  };
   GenerateOptions g;
   g.d = 2;
   g.heads = 1;
   const Model m = generate_model(g);
   RecoverOptions o;
   o.threads = static_cast<int>(max_threads + 1);
-  auto r = refusal([&] { recover(m, o); });
+  auto r = test::error_of([&] { recover(m, o); });
   CHECK(r.first == 2);
   CHECK(r.second.find("--threads") != std::string::npos);
   o = RecoverOptions{};
   o.max_degree = max_tau_exponent + 1;  // an exact budget past the hard limit
-  r = refusal([&] { recover(m, o); });
+  r = test::error_of([&] { recover(m, o); });
   CHECK(r.first == 2);
   CHECK(r.second.find("--max-degree") != std::string::npos);
   o = RecoverOptions{};
   o.arith = Arith::ball;
   o.bits = max_bits + 1;
-  r = refusal([&] { recover(m, o); });
+  r = test::error_of([&] { recover(m, o); });
   CHECK(r.first == 2);
   CHECK(r.second.find("--bits") != std::string::npos);
   o = RecoverOptions{};
   o.max_heads = static_cast<int>(max_heads + 1);
-  r = refusal([&] { recover(m, o); });
+  r = test::error_of([&] { recover(m, o); });
   CHECK(r.first == 2);
   CHECK(r.second.find("--max-heads") != std::string::npos);
   TransformerGenerateOptions tg;
@@ -501,7 +493,7 @@ TEST_CASE("limits in the library: recover() and recover_transformer() refuse opt
   const TransformerModel t = generate_transformer(tg);
   o = RecoverOptions{};
   o.neurons = static_cast<int>(max_neurons + 1);
-  r = refusal([&] { recover_transformer(t, o); });
+  r = test::error_of([&] { recover_transformer(t, o); });
   CHECK(r.first == 2);
   CHECK(r.second.find("--learner-neurons") != std::string::npos);
   // within the limits the same calls run

@@ -4,7 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <functional>
 #include <string>
+#include <utility>
+
+#include "mhaq/base/error.hpp"
 
 namespace mhaq::test {
 
@@ -29,6 +33,17 @@ inline RunResult run(const std::string& cmd) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   const int st = pclose(p);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+// The kind (as its exit code) and message of the mhaq::Error that f throws;
+// {0, ""} when it throws none.
+inline std::pair<int, std::string> error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {static_cast<int>(e.kind()), e.what()};
+  }
+  return {0, ""};
 }
 
 }  // namespace mhaq::test

@@ -572,7 +572,6 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   lo.repair = o.repair;
   lo.seed = learner_seed(o.seed);  // the learner's stream is separate from any model-generation stream
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
-  if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
   lo.progress = o.progress;
   r.arith = arith_name(o.arith);

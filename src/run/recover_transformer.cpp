@@ -397,7 +397,6 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
     lo.fitted_regions = true;
     r.design = design_name(o.design);
   }
-  if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 (all hardware threads) or positive");
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
   r.model_kind = "transformer";
   r.arith = arith_name(o.arith);
