@@ -75,6 +75,12 @@ struct GenerateOptions {
   long v_den = 16;
   bool share_w = false;   // head 1 gets head 0's W (canonical form merges them)
   bool cancel_v = false;  // head 1 gets head 0's W and -v_0 (canonical form drops both)
+  // > 0: every fresh W is A B^T with A, B d x rank, B's entries uniform in
+  // {-1, 0, 1} and A's uniform integers in [-a, a] / w_den with
+  // a = floor(w_range sqrt(3 / (2 rank))) (at least 1): W keeps W's
+  // denominator and about a full-rank draw's spread. Redrawn until W has rank
+  // exactly `rank` (1 <= rank <= d).
+  int rank = 0;
 };
 Model generate_model(const GenerateOptions& o);  // throws Error(usage) on bad options
 

@@ -60,9 +60,10 @@ class Labeller {
   // The walk from the root; steps that wait for a repaired pair, or repair
   // one, run once what they need is labelled.
   void label() {
-    res_.labelled.assign(static_cast<size_t>(d_) * d_, PairFit<T>{});
-    is_labelled_.assign(static_cast<size_t>(d_) * d_, 0);
-    perm_.assign(static_cast<size_t>(d_) * d_, {});
+    const size_t n = static_cast<size_t>(plan_.base_count());
+    res_.labelled.assign(n, PairFit<T>{});
+    is_labelled_.assign(n, 0);
+    perm_.assign(n, {});
     std::vector<int> id(res_.fits[plan_.root()].heads());
     for (size_t h = 0; h < id.size(); ++h) id[h] = static_cast<int>(h);
     perm_[plan_.root()] = id;
@@ -128,7 +129,7 @@ class Labeller {
     const PairSpec& ps = plan_.pairs[t];
     for (int j = 0; j < d_; ++j) {
       const int q = plan_.base_index(ps.i, j);
-      if (j != ps.j && is_labelled_[q]) return q;
+      if (j != ps.j && q >= 0 && is_labelled_[q]) return q;
     }
     return -1;
   }
