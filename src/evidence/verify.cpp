@@ -46,6 +46,9 @@ void check_options(const VerifyOptions& o) {
   if (o.claim == 4 && o.model_kind != "attention") throw Error(ErrorKind::usage, "--claim 4 is about attention models (no --model-kind)");
   if (o.design != Design::paper && o.arith == Arith::exact && o.claim != 4)
     throw Error(ErrorKind::usage, "--design scaled|tuned needs --arith ball, mpfr or double (exact runs use the paper design)");
+  if ((o.rank != 0) != (o.schedule == Schedule::rank)) throw Error(ErrorKind::usage, "verify: --rank R and the rank schedule go together");
+  if (o.rank != 0 && (o.rank < 1 || o.min_d <= o.rank))
+    throw Error(ErrorKind::usage, "verify --rank R needs 1 <= R < --min-d (every drawn d must exceed the bound)");
   if (o.schedule == Schedule::compact && o.max_h + (o.unknown_h ? o.h0_extra : 0) > compact_max_heads)
     throw Error(ErrorKind::usage, "--schedule compact takes H (or H0 = H + --h0-extra) <= " + std::to_string(compact_max_heads) +
                                       ": lower --max-h or --h0-extra");
@@ -58,6 +61,7 @@ std::string count_formula(Schedule s, const char* H) {
     case Schedule::paper: return "4" + h + "d^2 - 2" + h + " + 1";
     case Schedule::lean: return "1 + 2" + h + "(d^2 + d - 1)";
     case Schedule::compact: return "1 + 2" + h + "d + (d - 1) + s_" + h + " d(d - 1)";
+    case Schedule::rank: return "1 + 2" + h + "(2dR - R^2 + 2d - R - 1)";
   }
   return "?";
 }
@@ -75,6 +79,7 @@ Model trial_model(const VerifyOptions& o, const TrialSpec& t) {
   g.seed = t.seed;
   g.share_w = t.share_w;
   g.cancel_v = t.cancel_v;
+  g.rank = o.rank;
   return generate_model(g);
 }
 
@@ -85,6 +90,7 @@ RecoverOptions recover_options(const VerifyOptions& o, const TrialSpec& t, int m
   r.heads = 0;
   r.max_heads = max_heads;
   r.schedule = o.schedule;
+  r.rank = o.rank;
   r.seed = t.seed;
   r.tokens = TokenSpec{token_range_of(o), token_den_of(o)};
   r.design = o.design;
@@ -163,7 +169,8 @@ std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_h
   s << " --arith " << arith_name(o.arith);
   if (o.arith == Arith::ball || o.arith == Arith::mpfr) s << " --bits " << o.bits;
   s << " --token-range " << token_range_of(o);
-  if (o.schedule != Schedule::paper) s << " --schedule " << schedule_name(o.schedule);
+  if (o.rank > 0) s << " --rank " << o.rank;
+  else if (o.schedule != Schedule::paper) s << " --schedule " << schedule_name(o.schedule);
   if (max_heads > 0) s << " --max-heads " << max_heads;
   if (o.design != Design::paper) s << " --design " << design_name(o.design);
   s << " --json";
@@ -178,8 +185,10 @@ std::string distribution_text(const VerifyOptions& o, const std::string& range, 
     << "}; model kind 3/5 plain (H fresh heads), 1/5 share_w (H+1 heads, heads 1 and 2 share W and merge), 1/5 cancel_v "
        "(H+2 heads, the last two share W with opposite v and vanish); W entries uniform in [-"
     << g.w_range << ", " << g.w_range << "]/" << g.w_den << ", v entries uniform in [-" << g.v_range << ", " << g.v_range << "]/"
-    << g.v_den << " (mhaq generate defaults for " << arith_name(o.arith) << "); learner: " << schedule_name(o.schedule)
-    << " schedule, B and Delta entries uniform integers in "
+    << g.v_den << " (mhaq generate defaults for " << arith_name(o.arith) << ")"
+    << (o.rank > 0 ? "; every W is A B^T of rank exactly " + std::to_string(o.rank) + " (A, B d x " + std::to_string(o.rank) + " with W's entries)" : "")
+    << "; learner: " << schedule_name(o.schedule) << (o.rank > 0 ? " schedule told --rank " + std::to_string(o.rank) : " schedule")
+    << ", B and Delta entries uniform integers in "
     << range << (token_den_of(o) != 1 ? "/" + std::to_string(token_den_of(o)) : std::string())
     << ", singular draws redrawn before any query; runs: "
     << (runs ? std::string(runs) : rates ? std::string("H known only; the same trials (models and seeds) for every R")
@@ -394,7 +403,7 @@ void tally_h0(const VerifyOptions& o, const json& rec, const TrialSpec& t, Claim
   const bool sent4 = r4.queries.value_or(0) > 0;
   // a small grid's witnesses (stages/grid_guard.hpp) are counted apart: the claim is about the plan
   const long q4 = r4.design_queries.value_or(r4.queries.value_or(0)) - r4.grid_witness_queries.value_or(0), l4 = r4.max_length.value_or(0);
-  const long want4 = schedule_query_count(o.schedule, t.d, H0);
+  const long want4 = schedule_query_count(o.schedule, t.d, H0, o.rank);
   Outcome rec4 = recovery_outcome(o, r4, H);
   const bool rep4 = rec4.v == TrialVerdict::repaired || r4.fallback_queries.value_or(0) > 0;
   if (sent4 && !rep4) {
@@ -452,7 +461,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     deg_known += deg1;
     rep_known += rep1;
     // claim 2
-    const long want2 = schedule_query_count(o.schedule, t.d, H);
+    const long want2 = schedule_query_count(o.schedule, t.d, H, o.rank);
     if (sent1 && !rep1) {  // repaired runs ask extra queries (repair_queries): not part of the claim
       max_dev2 = std::max(max_dev2, std::labs(q1 - want2));
       c2.value(static_cast<double>(std::labs(q1 - want2)));
@@ -513,8 +522,9 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
            {"vacuous_trials", vacuous},
            {"rate_within_bound", !bound_applies(o) || n == 0 || static_cast<double>(deg_known) / n <= bound_sum / n},
            {"bound_applies", bound_applies(o)},
-           {"derivation", bound_applies(o) ? "proofs/09-schwartz-zippel.md"
-                                           : "none: the compact schedule's link and pole-choice events are not polynomial in the draws (proofs/19)"}};
+           {"derivation", bound_applies(o)                  ? "proofs/09-schwartz-zippel.md"
+                          : o.schedule == Schedule::rank ? "none: proofs/09 sums the paper schedule's events; the rank schedule adds the skeleton's (proofs/41)"
+                                                         : "none: the compact schedule's link and pole-choice events are not polynomial in the draws (proofs/19)"}};
   int total_fail = 0;
   for (const auto& c : claims) total_fail += c["failures"].get<int>();
   return json{{"command", "verify"},

@@ -47,6 +47,8 @@ void put_setup(json& j, const RecoverResult& r) {
   put(j, "paper_bound", r.paper_bound);
   put(j, "attention_paper_bound", r.attention_paper_bound);
   put(j, "schedule_count", r.schedule_count);
+  put(j, "rank_bound", r.rank_bound);
+  put(j, "parameter_floor", r.parameter_floor);
   put(j, "query_bound", r.query_bound);
   put(j, "max_length_bound", r.max_length_bound);
   put(j, "bases_source", r.bases_source);
@@ -128,6 +130,7 @@ void put_outcome(json& j, const RecoverResult& r) {
   put(j, "L", r.L);
   put(j, "heads_recovered", r.heads_recovered);
   put(j, "heads_found", r.heads_found);
+  put(j, "ranks", r.ranks);
   put(j, "neurons_recovered", r.neurons_recovered);
   put(j, "redraws", r.redraws);
   put(j, "self_check", r.self_check);
@@ -208,6 +211,7 @@ RecoverResult record_from_json(const json& doc) {
   get(doc, "heads_true", r.heads_true);
   get(doc, "heads_recovered", r.heads_recovered);
   get(doc, "heads_found", r.heads_found);
+  get(doc, "ranks", r.ranks);
   get(doc, "neurons_true", r.neurons_true);
   get(doc, "neurons_recovered", r.neurons_recovered);
   get(doc, "repairs", r.repairs);

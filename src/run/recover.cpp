@@ -172,6 +172,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     facts.heads_recovered = static_cast<int>(res.heads.size());
     r.heads_recovered = res.heads.size();
     r.heads_found = res.heads_found;
+    if (!res.ranks.empty()) r.ranks = res.ranks;
     r.redraws = res.redraws;
     r.self_check = truth_name(res.self_check);
     if (!res.fallback_pairs.empty()) {
@@ -569,6 +570,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     r.note = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
   }
   lo.schedule = o.schedule;
+  lo.rank = o.rank;
   lo.repair = o.repair;
   lo.seed = learner_seed(o.seed);  // the learner's stream is separate from any model-generation stream
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
@@ -583,7 +585,11 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   r.schedule = schedule_name(o.schedule);
   if (truth_known) r.heads_true = canon.heads.size();
   r.paper_bound = paper_query_bound(truth.d, lo.H);
-  if (o.schedule != Schedule::paper) r.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H);
+  if (o.schedule != Schedule::paper) r.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H, o.rank);
+  if (o.rank > 0) {
+    r.rank_bound = o.rank;
+    r.parameter_floor = rank_parameter_floor(truth.d, lo.H, o.rank);
+  }
   r.max_length_bound = 2 * lo.H + 1;
   if (o.oracle_bits > 0) r.oracle_bits = o.oracle_bits;
   if (!o.noise_eps.is_zero()) {
@@ -596,6 +602,12 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     throw Error(ErrorKind::usage,
                 "--certificate: the certificate checker replays the paper and lean schedules only; it cannot check a compact run "
                 "(pairs with fewer values, one-value links, pairs fitted with their residues known)");
+  if (o.schedule == Schedule::rank && o.certificate)
+    throw Error(ErrorKind::usage,
+                "--certificate: the certificate checker replays the paper and lean schedules only; it cannot check a rank run "
+                "(most base pairs are not asked: a skeleton of each head's log-poles completes them)");
+  if (o.schedule == Schedule::rank && o.design == Design::placed)
+    throw Error(ErrorKind::usage, "--design placed asks its own pairs, not the rank schedule's: leave out --rank, or use --design paper|scaled|tuned");
   if (o.samples_per_pair != 0 && o.certificate)
     throw Error(ErrorKind::usage, "--certificate records the paper's 2H+1 values per pair: it cannot be combined with --samples-per-pair");
   if (o.samples_per_pair != 0) {
@@ -728,10 +740,21 @@ std::string recover_report(const RecoverResult& r) {
     if (r.grid_witness_queries) o << "; " << *r.grid_witness_queries << " of them small-grid witness queries";
     if (r.schedule == "lean" && r.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.schedule_count;
     if (r.schedule == "compact" && r.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.schedule_count;
+    if (r.schedule == "rank" && r.schedule_count) o << "; rank 1+2H(2dR-R^2+2d-R-1) = " << *r.schedule_count;
     o << ")\n";
     o << "  longest query    " << shown(r.max_length) << " (bound 2H+1 = " << shown(r.max_length_bound) << ")\n";
+    if (r.parameter_floor) {
+      char b[48];
+      std::snprintf(b, sizeof b, "%.2f", static_cast<double>(r.queries.value_or(0)) / static_cast<double>(*r.parameter_floor));
+      o << "  floor            H(2dR-R^2+d) = " << *r.parameter_floor << " real parameters at --rank " << shown(r.rank_bound) << "; queries / floor " << b << "\n";
+    }
   }
   report_plan(o, r);
+  if (r.ranks) {
+    o << "  ranks            ";
+    for (size_t h = 0; h < r.ranks->size(); ++h) o << (h ? ", " : "") << (*r.ranks)[h];
+    o << " (detected, head by head; bound --rank " << shown(r.rank_bound) << ")\n";
+  }
   if (r.heads_true) o << "  heads            " << shown(r.heads_recovered) << " recovered, " << *r.heads_true << " in the canonical truth\n";
   else o << "  heads            " << shown(r.heads_recovered) << " recovered (no --model: no truth to compare with)\n";
   if (r.self_check) o << "  self-check       " << self_check_phrase(*r.self_check) << "\n";

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "mhaq/arith/numbers.hpp"
+#include "mhaq/stages/5-solve/low_rank.hpp"
 #include "mhaq/stages/grid_guard.hpp"
 
 namespace mhaq {
@@ -43,6 +44,8 @@ void report_verdict(RecoverResult& r, const Verdict& v) {
     // the small-grid guard (stages/grid_guard.hpp): another seed draws from the same small grid
     if (v.message.find(grid_guard_marker()) != std::string::npos && v.status == Status::degenerate)
       r.remedy = "on this small token grid the plan's answers fit more than one model: try another --seed or a larger --token-range";
+    if (v.message.find(rank_bound_marker()) != std::string::npos && v.status == Status::inconsistent)
+      r.remedy = "a head's rank exceeds the bound: raise --rank (at most d - 1), or leave it out for a schedule without a rank bound";
   }
 }
 

@@ -43,6 +43,9 @@ struct VerifyOptions {
   // The learner's schedule for claims 1-4 (claims 2 and 4 then count that
   // schedule's queries: stages/2-schedule/schedule.hpp, schedule_query_count).
   Schedule schedule = Schedule::paper;
+  // > 0 (with Schedule::rank): every model's heads have rank exactly `rank`
+  // (generate --rank) and every run is told that bound (recover --rank); d > rank.
+  int rank = 0;
 };
 
 // One claim-5 trial's draw: (d, H, m) cycling over (2,1,2), (2,2,3), (3,2,3),

@@ -64,6 +64,8 @@ struct RecoverOptions {
   // Progress lines of a long run (base/progress.hpp; the program writes them
   // to standard error unless --quiet); null: none. No result depends on them.
   Progress* progress = nullptr;
+  // Schedule::rank: the bound R on every head's rank, 1 <= R < d (docs/math/low-rank.md)
+  int rank = 0;
 };
 
 }  // namespace mhaq

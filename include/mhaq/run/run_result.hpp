@@ -79,6 +79,8 @@ struct RecoverResult {
   std::optional<std::string> schedule;
   std::optional<int> heads_true, neurons_true;  // the canonical truth, when one is known
   std::optional<long> paper_bound, attention_paper_bound, schedule_count, query_bound, max_length_bound;
+  std::optional<int> rank_bound;         // the rank schedule: --rank R
+  std::optional<long> parameter_floor;   // the rank schedule: H (2dR - R^2 + d) real parameters
   std::optional<std::string> bases_source;  // baselines: orthogonal
   std::optional<std::vector<long>> subspace_dims;
   std::optional<int> scale_log2_max;
@@ -129,6 +131,7 @@ struct RecoverResult {
   std::optional<long> max_length;
   std::optional<long> L;  // exact: the field's L
   std::optional<int> heads_recovered, heads_found, neurons_recovered, redraws;
+  std::optional<std::vector<int>> ranks;  // the rank schedule: each recovered head's detected rank
   std::optional<std::string> self_check, self_check_note, verification;
   std::optional<long> fallback_pairs, fallback_queries, repairs, repair_queries;  // queries beyond the plan
   std::optional<long> grid_witness_queries;  // a small grid's witnesses (stages/grid_guard.hpp), when it fired
