@@ -26,8 +26,10 @@ if grep -rlF -e "$src/" -e "$build/" "$P/lib/cmake" "$P/lib/pkgconfig"; then fai
 # (mhaq_evidence, not installed), and so is their header. The control: the
 # same scan finds their symbols in their own archive.
 lemma_symbols='mhaq::proof::|run_proof_check|proof_lemma_ids'
-nm -C "$build/libmhaq_evidence.a" | grep -qE "$lemma_symbols" || fail "control: no lemma-check symbol found in libmhaq_evidence.a, so the scan proves nothing"
-if nm -C "$P/lib/libmhaq.a" | grep -E "$lemma_symbols" | head -3; then fail "the installed libmhaq.a holds lemma-check symbols"; fi
+# (nm's output goes to files: under pipefail, grep -q ending nm early would fail the pipe)
+nm -C "$build/libmhaq_evidence.a" >"$tmp/evidence.nm" && nm -C "$P/lib/libmhaq.a" >"$tmp/installed.nm" || fail "nm"
+grep -qE "$lemma_symbols" "$tmp/evidence.nm" || fail "control: no lemma-check symbol found in libmhaq_evidence.a, so the scan proves nothing"
+if grep -E "$lemma_symbols" "$tmp/installed.nm" >"$tmp/found.nm"; then head -3 "$tmp/found.nm"; fail "the installed libmhaq.a holds lemma-check symbols"; fi
 [[ ! -e "$P/include/mhaq/evidence/prove.hpp" ]] || fail "the install has the lemma checks' header"
 echo "installed libmhaq.a: $(stat -c %s "$P/lib/libmhaq.a") bytes, no lemma-check symbol (libmhaq_evidence.a, not installed: $(stat -c %s "$build/libmhaq_evidence.a") bytes)"
 
