@@ -37,7 +37,7 @@ RecoverResult run_rank(const Model& m, int R, Arith a, std::uint64_t seed, long 
   return recover_run(m, o);
 }
 
-std::string why(const RecoverResult& r) { return std::string(status_name(r.status)) + ": " + r.message; }
+std::string why(const RecoverResult& r) { return std::string(status_name(r.judge.status)) + ": " + r.judge.message; }
 
 }  // namespace
 
@@ -67,22 +67,22 @@ TEST_CASE("exact: the count holds by equality, the heads equal the truth, the ra
       const Model m = rank_model(s.d, s.H, s.r, seed);
       const RecoverResult r = run_rank(m, s.r, Arith::exact, seed);
       INFO("d=" << s.d << " H=" << s.H << " r=" << s.r << " seed " << seed << ": " << why(r));
-      REQUIRE((r.status == Status::ok || r.status == Status::degenerate));
-      if (r.status == Status::degenerate) {
+      REQUIRE((r.judge.status == Status::ok || r.judge.status == Status::degenerate));
+      if (r.judge.status == Status::degenerate) {
         ++degenerate;
         continue;
       }
       ++ok;
-      CHECK(r.exact_match == true);
+      CHECK(r.truth.exact_match == true);
       // the plan's queries, by equality; the small grid's witnesses, which an
       // exact rank run asks at the default grid (only a bound is known), apart
-      CHECK(r.grid_witness_queries.value_or(0) > 0);
-      CHECK(r.queries.value_or(0) - r.grid_witness_queries.value_or(0) == rank_query_count(s.d, s.H, s.r));
-      CHECK(r.schedule_count == rank_query_count(s.d, s.H, s.r));
-      CHECK(r.max_length == 2 * s.H + 1);
-      CHECK(r.parameter_floor == rank_parameter_floor(s.d, s.H, s.r));
-      REQUIRE(r.ranks);
-      CHECK(*r.ranks == std::vector<int>(static_cast<size_t>(s.H), s.r));
+      CHECK(r.evidence.grid_witness_queries.value_or(0) > 0);
+      CHECK(r.evidence.queries.value_or(0) - r.evidence.grid_witness_queries.value_or(0) == rank_query_count(s.d, s.H, s.r));
+      CHECK(r.plan.schedule_count == rank_query_count(s.d, s.H, s.r));
+      CHECK(r.evidence.max_length == 2 * s.H + 1);
+      CHECK(r.plan.parameter_floor == rank_parameter_floor(s.d, s.H, s.r));
+      REQUIRE(r.evidence.ranks);
+      CHECK(*r.evidence.ranks == std::vector<int>(static_cast<size_t>(s.H), s.r));
     }
     INFO("d=" << s.d << ": ok " << ok << ", degenerate " << degenerate);
     CHECK(ok >= 1);
@@ -97,13 +97,13 @@ TEST_CASE("balls: heads of rank R contain the truth") {
     const Model m = rank_model(s.d, s.H, s.r, 1, Arith::ball);
     const RecoverResult r = run_rank(m, s.r, Arith::ball, 1);
     INFO("d=" << s.d << " H=" << s.H << " r=" << s.r << ": " << why(r));
-    REQUIRE(r.status == Status::ok);
-    CHECK(r.contains_truth == true);
+    REQUIRE(r.judge.status == Status::ok);
+    CHECK(r.truth.contains_truth == true);
     // the plan's queries; where the plan's own bound is not small (here) a rank run asks the guard's witnesses too
-    CHECK(r.queries.value_or(0) - r.grid_witness_queries.value_or(0) == rank_query_count(s.d, s.H, s.r));
-    CHECK(r.grid_witness_queries.value_or(0) <= 2 * (2 * s.H + 1));
-    REQUIRE(r.ranks);
-    CHECK(*r.ranks == std::vector<int>(static_cast<size_t>(s.H), s.r));
+    CHECK(r.evidence.queries.value_or(0) - r.evidence.grid_witness_queries.value_or(0) == rank_query_count(s.d, s.H, s.r));
+    CHECK(r.evidence.grid_witness_queries.value_or(0) <= 2 * (2 * s.H + 1));
+    REQUIRE(r.evidence.ranks);
+    CHECK(*r.evidence.ranks == std::vector<int>(static_cast<size_t>(s.H), s.r));
   }
 }
 
@@ -113,30 +113,30 @@ TEST_CASE("only a bound: ranks below it are detected, head by head") {
   m.heads.push_back(rank_model(6, 1, 3, 4).heads[0]);
   const RecoverResult r = run_rank(m, 4, Arith::exact, 1);
   INFO(why(r));
-  REQUIRE(r.status == Status::ok);
-  CHECK(r.exact_match == true);
-  REQUIRE(r.ranks);
-  std::vector<int> got = *r.ranks;
+  REQUIRE(r.judge.status == Status::ok);
+  CHECK(r.truth.exact_match == true);
+  REQUIRE(r.evidence.ranks);
+  std::vector<int> got = *r.evidence.ranks;
   std::sort(got.begin(), got.end());
   CHECK(got == std::vector<int>{1, 3});
   // only a bound: the exact default grid asks the small grid's witnesses
-  CHECK(r.grid_witness_queries.value_or(0) > 0);
-  CHECK(r.queries == rank_query_count(6, 2, 4) + r.grid_witness_queries.value_or(0));
+  CHECK(r.evidence.grid_witness_queries.value_or(0) > 0);
+  CHECK(r.evidence.queries == rank_query_count(6, 2, 4) + r.evidence.grid_witness_queries.value_or(0));
 
   // mpfr judges the rank at its stated thresholds
   const Model mf = rank_model(8, 2, 2, 5, Arith::mpfr);
   const RecoverResult f = run_rank(mf, 4, Arith::mpfr, 5);
   INFO(why(f));
-  REQUIRE(f.status == Status::ok);
-  REQUIRE(f.ranks);
-  CHECK(*f.ranks == std::vector<int>{2, 2});
+  REQUIRE(f.judge.status == Status::ok);
+  REQUIRE(f.evidence.ranks);
+  CHECK(*f.evidence.ranks == std::vector<int>{2, 2});
 
   // balls never certify a rank below the bound
   const Model mb = rank_model(8, 2, 2, 5, Arith::ball);
   const RecoverResult b = run_rank(mb, 4, Arith::ball, 5);
-  CHECK(b.status == Status::unable);
-  CHECK(b.message.find("cannot be certified") != std::string::npos);
-  CHECK_FALSE(b.heads);
+  CHECK(b.judge.status == Status::unable);
+  CHECK(b.judge.message.find("cannot be certified") != std::string::npos);
+  CHECK_FALSE(b.evidence.heads);
 }
 
 TEST_CASE("a head above the bound is refused, never returned") {
@@ -148,12 +148,12 @@ TEST_CASE("a head above the bound is refused, never returned") {
         const Model m = rank_model(6, 2, r, seed, a);
         const RecoverResult res = run_rank(m, R, a, seed);
         INFO(arith_name(a) << " rank " << (r ? r : 6) << " bound " << R << " seed " << seed << ": " << why(res));
-        CHECK(res.status != Status::ok);
-        CHECK_FALSE(res.heads);
-        if (res.status == Status::inconsistent) {
+        CHECK(res.judge.status != Status::ok);
+        CHECK_FALSE(res.evidence.heads);
+        if (res.judge.status == Status::inconsistent) {
           ++refused;
-          CHECK(res.message.find(rank_bound_marker()) != std::string::npos);
-          CHECK(res.remedy.value_or("").find("raise --rank") != std::string::npos);
+          CHECK(res.judge.message.find(rank_bound_marker()) != std::string::npos);
+          CHECK(res.judge.remedy.value_or("").find("raise --rank") != std::string::npos);
         }
       }
       CHECK(refused >= 1);
@@ -196,23 +196,23 @@ TEST_CASE("exact soak: random shapes, ranks and bounds; never ok and wrong, most
     const Model m = rank_model(d, H, r, seed);
     const RecoverResult res = run_rank(m, R, Arith::exact, seed);
     INFO("d=" << d << " H=" << H << " r=" << r << " R=" << R << " seed " << seed << ": " << why(res));
-    CHECK(res.status != Status::mismatch);
+    CHECK(res.judge.status != Status::mismatch);
     if (r > R) {
-      CHECK(res.status != Status::ok);
-      refused += res.status == Status::inconsistent;
+      CHECK(res.judge.status != Status::ok);
+      refused += res.judge.status == Status::inconsistent;
       continue;
     }
     ++within;
-    CHECK((res.status == Status::ok || res.status == Status::degenerate));
-    if (res.status == Status::degenerate) {
+    CHECK((res.judge.status == Status::ok || res.judge.status == Status::degenerate));
+    if (res.judge.status == Status::degenerate) {
       ++degenerate;
       continue;
     }
     ++ok;
-    CHECK(res.exact_match == true);
-    REQUIRE(res.ranks);
-    for (const int k : *res.ranks) CHECK(k == r);
-    CHECK(res.queries.value_or(0) - res.grid_witness_queries.value_or(0) - res.fallback_queries.value_or(0) == rank_query_count(d, H, R));
+    CHECK(res.truth.exact_match == true);
+    REQUIRE(res.evidence.ranks);
+    for (const int k : *res.evidence.ranks) CHECK(k == r);
+    CHECK(res.evidence.queries.value_or(0) - res.evidence.grid_witness_queries.value_or(0) - res.evidence.fallback_queries.value_or(0) == rank_query_count(d, H, R));
   }
   INFO("within the bound: " << within << " (ok " << ok << ", degenerate " << degenerate << "); above it: " << n - within << " (inconsistent " << refused << ")");
   CHECK(ok * 4 >= within * 3);              // at least 3 in 4 decided

@@ -147,11 +147,11 @@ void exact_runs(const ProveOptions& o, long& runs) {
       const RecoverResult r = recover_run(m, ro);
       const std::string at = "exact d=" + std::to_string(s.d) + " H=" + std::to_string(s.H) + " rank " + std::to_string(s.r) + " bound " +
                              std::to_string(s.R) + " seed " + std::to_string(seed);
-      if (r.status == Status::degenerate) continue;
-      require(r.status == Status::ok && r.exact_match.value_or(false), at + ": " + status_name(r.status) + " " + r.message);
-      require(r.ranks && *r.ranks == std::vector<int>(static_cast<size_t>(s.H), s.r), at + ": detected ranks differ from the drawn rank");
-      const long extra = r.grid_witness_queries.value_or(0) + r.fallback_queries.value_or(0);
-      require(r.queries.value_or(0) - extra == rank_query_count(s.d, s.H, s.R), at + ": the plan's queries differ from the formula");
+      if (r.judge.status == Status::degenerate) continue;
+      require(r.judge.status == Status::ok && r.truth.exact_match.value_or(false), at + ": " + status_name(r.judge.status) + " " + r.judge.message);
+      require(r.evidence.ranks && *r.evidence.ranks == std::vector<int>(static_cast<size_t>(s.H), s.r), at + ": detected ranks differ from the drawn rank");
+      const long extra = r.evidence.grid_witness_queries.value_or(0) + r.evidence.fallback_queries.value_or(0);
+      require(r.evidence.queries.value_or(0) - extra == rank_query_count(s.d, s.H, s.R), at + ": the plan's queries differ from the formula");
       ++runs;
     }
   require(runs > 0, "no exact run was decided");
