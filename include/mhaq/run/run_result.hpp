@@ -109,9 +109,9 @@ struct RunRecord {
 struct PlanRecord {
   std::optional<Schedule> schedule;
   std::optional<long> paper_bound, attention_paper_bound, schedule_count, query_bound, max_length_bound;
+  std::optional<ExactCostRecord> exact_cost;
   std::optional<int> rank_bound;        // the rank schedule: --rank R
   std::optional<long> parameter_floor;  // the rank schedule: H (2dR - R^2 + d) real parameters
-  std::optional<ExactCostRecord> exact_cost;
 };
 // The design (recover --design); tuned: its pilot and the search; placed:
 // the pilot's kind, the query budget, the rounds, the ladder's fit.
