@@ -383,7 +383,7 @@ std::string ChildProcess::end(const std::string& last_line, bool wait) {
         from_child_ = -1;
       }
     } else if (from_child_ < 0) {
-      ::poll(nullptr, 0, ms);
+      ::poll(nullptr, 0, std::min(ms, 2));  // its output closed: its exit is near
     }
     exited = leader_exited();
   }
