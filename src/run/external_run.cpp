@@ -10,7 +10,7 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
   try {
     out.session = std::make_unique<ExternalSession>(o.external->transport, d, kind, arith_name(o.arith));
   } catch (const oracle_protocol::OracleFailure& f) {
-    report_verdict(r, {Status::oracle_failed, f.what()});
+    report_verdict(r, {Status::oracle_failed, f.what()}, o);
     r.queries = 0;
     r.max_length = 0;
     r.heads_recovered = 0;
@@ -33,12 +33,6 @@ void finish_external(const RecoverOptions& o, ExternalSession* s, bool bye) {
   o.external->replayed = s->replayed();
 }
 
-void external_remedy(RecoverResult& r, const RecoverOptions& o, Status status) {
-  if (o.external && status == Status::unable)
-    r.remedy = "the answers are not accurate enough to decide (their stated error, amplified by the pair fits): a tighter true --oracle-error, "
-                  "--design scaled, or more --bits when the answers are far more accurate than the learner's precision";
-}
-
 void check_external_options(const RecoverOptions& o, bool truth_known) {
   if (o.arith == Arith::exact) throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
   if (!truth_known && o.heads < 1 && o.max_heads < 1) throw Error(ErrorKind::usage, "--oracle without --model needs the learner's --heads H (or --max-heads H0)");
@@ -49,7 +43,7 @@ void check_external_options(const RecoverOptions& o, bool truth_known) {
 bool refuse_over_max_queries(RecoverResult& r, const RecoverOptions& o, long needed) {
   if (!o.external || o.external->max_queries <= 0 || needed <= o.external->max_queries) return false;
   report_verdict(r, {Status::over_budget, "the plan needs " + std::to_string(needed) + " queries, more than --max-queries " +
-                                              std::to_string(o.external->max_queries) + ": refused before asking any"});
+                                              std::to_string(o.external->max_queries) + ": refused before asking any"}, o);
   r.queries = 0;
   r.max_length = 0;
   r.heads_recovered = 0;

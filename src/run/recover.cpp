@@ -220,11 +220,10 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     P::floats([&](const auto& G, const auto& R) { v = reclassify(G, truth.d, lo, R, e); }, F, rec);
     r.heads_recovered = 0;
   }
-  report_verdict(r, v);
+  report_verdict(r, v, o);
   r.queries = black_box.queries();
   r.max_length = black_box.max_length();
   finish_external(o, ext.session.get(), false);
-  external_remedy(r, o, v.status);
   // queries beyond the plan are the fallback's (lean, compact) or, in the
   // paper schedule, a repaired run's witnesses (proofs/21), also when they
   // ended the run
@@ -341,7 +340,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
     }
   }
   if (std::isnan(lk)) {
-    report_verdict(r, {Status::unable, "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate"});
+    report_verdict(r, {Status::unable, "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate"}, o);
     r.heads_recovered = 0;
     r.oracle_calls = calls;
     return;
@@ -372,7 +371,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
       r.bits_used = p;
       if (!ok && status == Status::ok)
         report_verdict(r, {Status::unable, "relative error " + json_text(cre.value_or(NAN)) + " not certified below the target at the cap of " +
-                                               std::to_string(o.max_bits) + " bits"});
+                                               std::to_string(o.max_bits) + " bits"}, o);
       break;
     }
     p = std::min(2 * p, o.max_bits);

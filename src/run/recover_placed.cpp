@@ -112,11 +112,10 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   }
   if (oracle.queries() > budget)
     v = {Status::unable, "the placed design asked " + std::to_string(oracle.queries()) + " queries, beyond its budget " + std::to_string(budget)};
-  report_verdict(r, v);
+  report_verdict(r, v, o);
   r.queries = oracle.queries();
   r.max_length = oracle.max_length();
   finish_external(o, ext.session.get(), false);
-  external_remedy(r, o, v.status);
   return oracle.queries();
 }
 

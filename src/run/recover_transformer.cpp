@@ -349,11 +349,10 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
     r.heads_recovered = 0;
     r.neurons_recovered = 0;
   }
-  report_verdict(r, v);
+  report_verdict(r, v, o);
   r.queries = black_box.queries();
   r.max_length = black_box.max_length();
   finish_external(o, ext.session.get(), false);
-  external_remedy(r, o, v.status);
   P::exact([&](const auto& G) { r.L = QTauAccess::L(G); }, F);
 }
 }  // namespace
@@ -413,6 +412,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   }
   r.attention_paper_bound = paper_query_bound(truth.d, lo.H);
   r.token_den = den;
+  if (o.arith == Arith::exact && !exact_heads_within_budget(r, lo.H, false, o)) return r;
   with_arith(o.arith, [&]<class T>() { run<T>(r, truth, canon, o, lo); });
   return r;
 }

@@ -45,6 +45,11 @@ constexpr long max_digits = 100000;        // golden --digits, golden files' dig
 // golden files re-run the exact learner, whose work grows steeply with H
 // (d=1: H=6 about 2 s, H=8 about 30 s): export and check both stop at 6
 constexpr long max_golden_heads = 6;       // golden export --heads/--max-heads; heads_learner in golden files
+// exact recover: a pair system has 2H+1 unknowns over Q(tau), and its work
+// grows steeply with H (d = 2: H = 8 seconds to minutes, H = 16 minutes to
+// hours): the learner's H or bound H0 beyond this is over budget, refused
+// before any query
+constexpr long max_exact_heads = 8;        // recover --arith exact: the learner's H or H0 (attention and a transformer's attention part)
 // transformer golden files: the answers' tau-degrees summed over the file (the checker's work)
 constexpr long max_golden_tau_total = 1L << 26;
 // transformer golden files: (runs + d) d H m summed over the queries (the checker's rational arithmetic)

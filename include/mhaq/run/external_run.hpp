@@ -29,9 +29,6 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
 // into the output, which must not depend on a resume); bye when the run went
 // through, so the oracle exits cleanly.
 void finish_external(const RecoverOptions& o, ExternalSession* s, bool bye);
-// An external run that ended unable: more --bits rarely helps, the answers'
-// accuracy does; the remedy says so.
-void external_remedy(RecoverResult& r, const RecoverOptions& o, Status status);
 
 // Error(usage) for options that do not go with --oracle (exact mode, noise,
 // the tuned design's pilot, certificates), or a missing H without a truth.

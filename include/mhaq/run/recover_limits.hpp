@@ -45,6 +45,14 @@ void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind k
 // answers, or the small token grid's witnesses of a run that surely asks
 // them, would exceed --max-degree, decided before any query. A run that may
 // ask the witnesses only after a repair gets lo.grid_witness_refused instead.
+// The learner's H (or H0, `bound`) beyond limits::max_exact_heads is refused
+// in exact mode first: false, r's verdict over_budget.
 bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo);
+bool exact_heads_within_budget(RecoverResult& r, long H, bool bound, const RecoverOptions& o);
+
+// The same guard for any fixed list of queries (the baselines' plans): false
+// (and r's verdict over_budget, no query sent) when an answer would exceed
+// the budget o.max_degree (0: kDefaultMaxDegree).
+bool exact_queries_within_budget(RecoverResult& r, const Model& truth, const std::vector<Query>& qs, long token_den, const RecoverOptions& o);
 
 }  // namespace mhaq
