@@ -11,7 +11,9 @@
 using namespace mhaq;
 
 TEST_CASE("noisy oracle: ball results contain the truth and the MPFR run on the same answers") {
-  for (int t = 0; t < 3 * test::multiplier(); ++t) {
+  const int n = 3 * test::multiplier();
+  test::Outcomes runs("noisy answers, balls and MPFR on the same answers");
+  for (int t = 0; t < n; ++t) {
     GenerateOptions g = default_generate(Arith::ball);
     g.d = 3 + t % 2;
     g.heads = 2 + t % 2;
@@ -57,7 +59,9 @@ TEST_CASE("noisy oracle: ball results contain the truth and the MPFR run on the 
     const auto r = recover(m, RecoverOptions{Arith::mpfr, 512, 0, 0, Schedule::paper, 3, {0, 0}, 0, noise.eps, 1});
     REQUIRE(r["status"] == "ok");
     CHECK(r["max_rel_error"].get<double>() > 1e-100);
+    runs.count(contained == g.heads && mpfr_inside == g.heads ? "contained" : "missed");
   }
+  runs.require(n, {"contained"});
 }
 
 TEST_CASE("an oracle rounding to 53 bits limits an MPFR learner to double-like accuracy") {
@@ -84,7 +88,9 @@ TEST_CASE("an oracle rounding to 53 bits limits an MPFR learner to double-like a
 TEST_CASE("an exact learner fed approximate answers reports inconsistent, never parameters") {
   // Rounded or noisy answers are still elements of Q(tau) (rational
   // perturbations), so the exact learner runs; no exact model fits them.
-  for (int t = 0; t < 2 * test::multiplier(); ++t) {
+  const int n = 2 * test::multiplier();
+  test::Outcomes runs("exact learner, approximate answers");
+  for (int t = 0; t < n; ++t) {
     GenerateOptions g;
     g.d = 2 + t % 2;
     g.heads = 1 + t % 2;
@@ -101,6 +107,8 @@ TEST_CASE("an exact learner fed approximate answers reports inconsistent, never 
       CHECK(r["status"] != "ok");
       CHECK(r["heads_recovered"] == 0);
       if (r["status"] != "degenerate") CHECK(r["status"] == "inconsistent");
+      runs.count(r["status"].get<std::string>());
     }
   }
+  runs.require(2 * n - 1, {"inconsistent"});
 }

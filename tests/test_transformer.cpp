@@ -79,6 +79,7 @@ TEST_CASE("exact recovery of 30 random transformers, with shared W, zero and par
   const Size sizes[] = {{2, 1, 2}, {2, 2, 3}, {3, 2, 3}, {3, 2, 4}};
   const int want = 30 * test::multiplier();
   int ok = 0, degenerate = 0, variants = 0, violating = 0;
+  test::Outcomes runs("random transformers, exact");
   for (std::uint64_t seed = 1; ok < want && seed < 4000; ++seed) {
     const Size s = sizes[seed % 4];
     TransformerGenerateOptions g;
@@ -97,6 +98,7 @@ TEST_CASE("exact recovery of 30 random transformers, with shared W, zero and par
     const json r = recover_transformer(truth, o);
     INFO("seed " << seed << ": " << r.dump().substr(0, 600));
     const std::string st = r["status"].get<std::string>();
+    runs.count((violates_conditions(truth.canonical()) ? "violating a condition: " : "") + st);
     if (violates_conditions(truth.canonical())) {  // not counted among the 30; never ok
       // antiparallel neurons on one hyperplane look, to the path, like two
       // hyperplanes closer than its probes resolve: degenerate, or named
@@ -118,7 +120,7 @@ TEST_CASE("exact recovery of 30 random transformers, with shared W, zero and par
     variants += g.share_w || g.zero_neuron || g.parallel_neurons;
     ++ok;
   }
-  CHECK(ok == want);
+  runs.require(want, {"ok"});
   CHECK(variants >= want / 2);
   CHECK(degenerate <= want / 3);
   CHECK(violating <= want / 3);
@@ -130,7 +132,7 @@ TEST_CASE("approximate arithmetics: ok only when right, otherwise a named non-ok
   g.d = 3;
   g.heads = 2;
   g.neurons = 3;
-  int ok_mpfr = 0;
+  test::Outcomes runs("transformers in balls, MPFR and double");
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     g.seed = seed;
     const TransformerModel truth = generate_transformer(g);
@@ -143,6 +145,7 @@ TEST_CASE("approximate arithmetics: ok only when right, otherwise a named non-ok
       INFO(arith_name(a) << " seed " << seed << ": " << r.dump().substr(0, 600));
       const std::string st = r["status"].get<std::string>();
       CHECK(st != "error");
+      runs.count(std::string(arith_name(a)) + " " + st);
       if (st != "ok") {
         CHECK(r.contains("remedy"));
         continue;
@@ -153,10 +156,10 @@ TEST_CASE("approximate arithmetics: ok only when right, otherwise a named non-ok
         REQUIRE(r["max_rel_error"].is_number());
         CHECK(r["max_rel_error"].get<double>() <= r["tolerance"].get<double>());
       }
-      ok_mpfr += a == Arith::mpfr;
     }
   }
-  CHECK(ok_mpfr >= 2);
+  runs.require(2, {"mpfr ok"});
+  runs.require(5, {"ball ok", "mpfr ok", "double ok"});
 }
 
 TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40; at 64 bits unable, never wrong (must-show 2)") {
@@ -164,7 +167,7 @@ TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40
   g.d = 4;
   g.heads = 3;
   g.neurons = 5;
-  int ball_ok = 0, mpfr_ok = 0;
+  test::Outcomes runs("d = 4, H = 3, m = 5");
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     g.seed = seed;
     const TransformerModel truth = generate_transformer(g);
@@ -177,6 +180,7 @@ TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40
         const json r = recover_transformer(truth, o);
         INFO(arith_name(a) << " " << bits << " seed " << seed << ": " << r.dump().substr(0, 500));
         const std::string st = r["status"].get<std::string>();
+        runs.count(std::string(arith_name(a)) + " " + std::to_string(bits) + " " + st);
         if (bits == 64) {
           // balls know their error: unable. MPFR at 64 bits: never wrong. It
           // may end unable or degenerate, or ok when its own first-order
@@ -200,16 +204,14 @@ TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40
         CHECK(r["neurons_recovered"] == 5);
         if (a == Arith::ball) {
           CHECK(r["contains_truth"] == true);
-          ++ball_ok;
         } else {
           CHECK(r["max_rel_error"].get<double>() <= 1e-40);
-          ++mpfr_ok;
         }
       }
     }
   }
-  CHECK(ball_ok >= 2);
-  CHECK(mpfr_ok >= 2);
+  runs.require(2, {"ball 256 ok"});
+  runs.require(2, {"mpfr 256 ok"});
 }
 
 TEST_CASE("violated conditions are not identifiable, named, exit 9 (must-show 3)") {
@@ -285,7 +287,7 @@ TEST_CASE("--design scaled for a transformer: the attention part's scaled B and 
   // the attention part is an attention model (T(X) - T(-X)): its better
   // conditioned design applies to it unchanged; the regions stage fits its
   // offsets to each probe point
-  int compared = 0;
+  test::Outcomes runs("paper and scaled designs, balls");
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     TransformerGenerateOptions g;
     g.d = 3;
@@ -303,13 +305,13 @@ TEST_CASE("--design scaled for a transformer: the attention part's scaled B and 
     INFO("seed " << seed << ": " << scaled.dump().substr(0, 600));
     CHECK(scaled["design"] == "scaled");
     CHECK_FALSE(paper.contains("design"));
+    runs.count("paper " + paper["status"].get<std::string>() + ", scaled " + scaled["status"].get<std::string>());
     if (paper["status"] != "ok") continue;
-    ++compared;
     REQUIRE(scaled["status"] == "ok");
     CHECK(scaled["contains_truth"] == true);
     CHECK(scaled["neurons_recovered"] == truth.canonical().neurons());
   }
-  CHECK(compared >= 2);
+  runs.require(2, {"paper ok, scaled ok"});
   TransformerGenerateOptions g;
   g.d = 3;
   g.heads = 2;
