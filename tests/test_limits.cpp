@@ -500,7 +500,7 @@ TEST_CASE("limits in the library: recover() and recover_transformer() refuse opt
   CHECK(r.second.find("--learner-neurons") != std::string::npos);
   // within the limits the same calls run
   o = RecoverOptions{};
-  CHECK(recover(m, o)["status"] == "ok");
+  CHECK(recover(m, o).judge.status == Status::ok);
 }
 
 TEST_CASE("the baselines go through recover's limits; the stated H has a cost bound in exact mode (exit 3 or 11, naming the limit)") {

@@ -499,10 +499,10 @@ TEST_CASE("a single small neuron keeps its direction: ok at every seed, exact an
   for (std::uint64_t seed = 1; seed <= 2; ++seed) {
     b.seed = seed;
     const RecoverResult r = recover_transformer_run(t, b);
-    INFO("ball seed " << seed << ": " << status_name(r.status) << ": " << r.message);
-    CHECK(r.blind_status.value_or("") == status_name(r.status));
-    if (r.status == Status::ok) CHECK(r.contains_truth == true);
-    ball.count(status_name(r.status));
+    INFO("ball seed " << seed << ": " << status_name(r.judge.status) << ": " << r.judge.message);
+    CHECK(r.judge.blind_status == r.judge.status);
+    if (r.judge.status == Status::ok) CHECK(r.truth.contains_truth == true);
+    ball.count(status_name(r.judge.status));
   }
   exact.require(6, {"ok"});  // every seed: the failure was no draw's
   ball.require(2, {"ok"});
@@ -561,13 +561,13 @@ TEST_CASE("two neurons of opposite directions on one hyperplane: the same true v
       b.bits = 256;
       b.seed = seed;
       const RecoverResult r = recover_transformer_run(*t, b);
-      INFO("ball: " << status_name(r.status) << ": " << r.message);
-      CHECK(r.status != Status::inconsistent);  // the answers fit the stated counts
-      CHECK(r.status != Status::mismatch);
-      if (t->d == 1) CHECK(r.status == Status::not_identifiable);
+      INFO("ball: " << status_name(r.judge.status) << ": " << r.judge.message);
+      CHECK(r.judge.status != Status::inconsistent);  // the answers fit the stated counts
+      CHECK(r.judge.status != Status::mismatch);
+      if (t->d == 1) CHECK(r.judge.status == Status::not_identifiable);
       // balls cannot certify that the kinks coincide: they say both, never ok
-      if (t->d == 2) CHECK((r.status == Status::not_identifiable || r.status == Status::degenerate || r.status == Status::unable));
-      outcomes.count(status_name(r.status));
+      if (t->d == 2) CHECK((r.judge.status == Status::not_identifiable || r.judge.status == Status::degenerate || r.judge.status == Status::unable));
+      outcomes.count(status_name(r.judge.status));
     }
   }
   outcomes.require(8, {"ok", "not_identifiable", "degenerate"});

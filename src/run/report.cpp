@@ -44,32 +44,34 @@ bool says(const Verdict& v, const char* what) { return v.message.find(what) != s
 // with exact answers (it refuses the other designs, --target-error and
 // --oracle, and turns rounded or noisy answers into inconsistent).
 std::string unable_remedy(const Verdict& v, const RecoverOptions& o, bool baseline) {
+  const ArithFacts facts = arith_facts(o.arith);
+  const bool fixed = facts.fixed_bits > 0;  // double: no --bits to raise
   const bool exact_applies = !o.external && o.design == Design::paper && o.target_error.is_zero() && o.noise_eps.is_zero() && o.oracle_bits == 0;
   const std::string exact = exact_applies ? ", or --arith exact" : "";
-  if (o.max_heads > 0 && o.arith == Arith::ball && says(v, "never certify"))
+  if (o.max_heads > 0 && facts.rigorous && says(v, "never certify"))
     return "balls never certify that a pair needs fewer heads than the bound: state H (--learner-heads) when it is known, or use --arith mpfr" + exact;
   if (o.external)
     return std::string("the answers are not accurate enough to decide (their stated error, amplified by the pair fits): a tighter true --oracle-error, ") +
            (o.design == Design::paper ? "--design scaled, " : "") +
-           (o.arith == Arith::ieee ? "or --arith mpfr with more bits" : "or more --bits") + " when the answers are far more accurate than the learner's precision";
+           (fixed ? "or --arith mpfr with more bits" : "or more --bits") + " when the answers are far more accurate than the learner's precision";
   const std::string scaled = o.design == Design::paper && !baseline ? ", or --design scaled" : "";  // (baselines have no designs)
   if (!o.target_error.is_zero()) return "the balls did not certify --target-error " + o.target_error.str() + " below the cap: raise --max-bits, or a larger --target-error";
   if (!o.noise_eps.is_zero())
     return "the answers carry noise up to --noise " + o.noise_eps.str() + ", amplified by the pair fits: a smaller --noise" + scaled;
-  const long answer_bits = o.arith == Arith::ieee ? 53 : o.bits;
+  const long answer_bits = facts.bits(o.bits);
   if (o.oracle_bits > 0 && o.oracle_bits <= answer_bits)
     return "the answers are rounded to --oracle-bits " + std::to_string(o.oracle_bits) + ", too few for this model: more --oracle-bits" + scaled;
-  if (o.arith == Arith::ieee) return "precision too low: --arith mpfr with --bits above 53, or --arith ball" + exact;
+  if (fixed) return "precision too low: --arith mpfr with --bits above " + std::to_string(facts.fixed_bits) + ", or --arith ball" + exact;
   return "precision too low: raise --bits" + exact;
 }
 
 std::string inconsistent_remedy(const RecoverResult& r, const RecoverOptions& o) {
-  const bool transformer = r.model_kind.has_value();
+  const bool transformer = r.run.kind == oracle_protocol::ModelKind::transformer;
   const std::string what = o.max_heads > 0 ? "is the bound --max-heads too small"
                            : transformer  ? std::string("is the stated H") + (o.neurons > 0 ? " or neuron count" : "") + " wrong"
                                           : "is H too small";
   const bool approximate = o.external || !o.noise_eps.is_zero() || o.oracle_bits > 0;
-  if (approximate && o.arith == Arith::exact) return "the answers fit no model with the stated head count: " + what + ", or are the answers (rounded or noisy) not exact, which exact mode needs?";
+  if (approximate && arith_facts(o.arith).exact) return "the answers fit no model with the stated head count: " + what + ", or are the answers (rounded or noisy) not exact, which exact mode needs?";
   if (approximate) return "the answers fit no model with the stated head count: " + what + ", or is their error larger than stated?";
   return "the answers fit no model with the stated head count: " + what + "?";
 }
@@ -88,7 +90,7 @@ std::string over_budget_remedy(const Verdict& v, const RecoverOptions& o, bool b
 }  // namespace
 
 std::string run_remedy(const RecoverResult& r, const Verdict& v, const RecoverOptions& o) {
-  const bool baseline = r.method.has_value();
+  const bool baseline = r.run.method.has_value();
   switch (v.status) {
     case Status::ok: return "";
     case Status::degenerate:
@@ -103,10 +105,10 @@ std::string run_remedy(const RecoverResult& r, const Verdict& v, const RecoverOp
 }
 
 void report_verdict(RecoverResult& r, const Verdict& v, const RecoverOptions& o) {
-  r.status = v.status;
+  r.judge.status = v.status;
   if (v.status != Status::ok) {
-    r.message = v.message;
-    r.remedy = run_remedy(r, v, o);
+    r.judge.message = v.message;
+    r.judge.remedy = run_remedy(r, v, o);
   }
 }
 
