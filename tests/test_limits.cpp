@@ -513,6 +513,8 @@ TEST_CASE("the baselines go through recover's limits; the stated H has a cost bo
     CHECK(r.code == 3);
     CHECK(r.out.find(big) != std::string::npos);  // the file
     CHECK(r.out.find("more than the limit of " + S(max_tau_exponent)) != std::string::npos);
+    CHECK(r.out.find("--token-range") == std::string::npos);  // an option the baselines do not have
+    CHECK(r.out.find("--arith ball") != std::string::npos);
   }
   past_limit("compare --model " + big, 3, "more than the limit of " + S(max_tau_exponent));
   // in balls the same file runs (no tau-degrees), and the options' limits hold
@@ -542,6 +544,7 @@ TEST_CASE("the baselines go through recover's limits; the stated H has a cost bo
     CHECK(r.out.find("exceeds the cost bound of the stated H, " + S(max_exact_heads) + " heads") != std::string::npos);
     CHECK(r.out.find("\"queries\":0") != std::string::npos);
     CHECK(r.out.find("--arith ball") != std::string::npos);  // the remedy
+    CHECK(r.out.find(h.substr(0, h.find(' '))) != std::string::npos);  // names the option that stated H
   }
   // the bound is exact mode's, and the limit itself is not refused for it
   at_limit("recover --model " + two + " --heads 16" + fast, "cost bound");

@@ -79,7 +79,7 @@ RecoverOptions options(const Common& c);
 // The model and the options against recover's stated limits, naming the file.
 Model load_checked(const Common& c, std::vector<QMat>& bases, bool& have_bases, std::string& source) {
   Model m = load(c, bases, have_bases, source);
-  check_recover_limits(m, options(c), c.model_path);
+  check_recover_limits(m, options(c), c.model_path, true);
   return m;
 }
 RecoverOptions options(const Common& c) {

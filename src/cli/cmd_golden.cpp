@@ -168,7 +168,7 @@ void attention_golden_inputs(const GoldenState& st, const nlohmann::json& doc, G
                           " heads, more than the limit of " + std::to_string(limits::max_golden_heads) + " for golden files");
   check_plan_size(in.model.d, H, true, 0, kind, told ? std::string("--heads/--max-heads") : what);
   try {
-    check_exact_tau_degree(in.model, default_tokens(Arith::exact), file ? ErrorKind::input : ErrorKind::usage, what);
+    check_exact_tau_degree(in.model, default_tokens(Arith::exact), file ? ErrorKind::input : ErrorKind::usage, what, "use smaller W entries");
   } catch (const Error& e) {  // real weights: point to the file kind that fits them
     throw Error(e.kind(), std::string(e.what()) + (file ? "; for real weights, golden export --certified certifies every answer without Q(tau)" : ""));
   }

@@ -219,7 +219,7 @@ RecoverResult baseline_run(const Model& truth, const BaselineRun& b, const Recov
   // recover's stated limits, before any work: the model's size, and in exact
   // mode the a-priori tau-degree bound at the baseline's tokens (its u are
   // drawn from the same grid, its queries [u + e_j, e_j] stay within it)
-  check_recover_limits(truth, o, "the model");
+  check_recover_limits(truth, o, "the model", true);
   const Model canon = truth.canonical();
   const BaselineOptions bo = baseline_options(b, o);
   RecoverResult r;

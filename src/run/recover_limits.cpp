@@ -41,7 +41,7 @@ void exact_tau_degree_bound(fmpz_t out, const Model& m, long token_range) {
   fmpz_clear(lcm);
 }
 
-void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind kind, const std::string& what) {
+void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind kind, const std::string& what, const std::string& remedy) {
   fmpz_t b, L;
   fmpz_init(b);
   fmpz_init(L);
@@ -67,8 +67,7 @@ void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind k
                           "; use smaller denominators");
   if (!b_ok)
     throw Error(kind, what + ": exact mode: the answers' powers of tau could reach degree " + bs + " (4 m R^2 sum|W| with R = token range " +
-                          std::to_string(tokens.range) + "), more than the limit of " + std::to_string(limits::max_tau_exponent) +
-                          "; use smaller W entries or --token-range, or --arith ball");
+                          std::to_string(tokens.range) + "), more than the limit of " + std::to_string(limits::max_tau_exponent) + "; " + remedy);
 }
 
 ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
@@ -165,7 +164,7 @@ bool exact_queries_within_budget(RecoverResult& r, const Model& truth, const std
   return false;
 }
 
-void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file) {
+void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file, bool baseline) {
   using namespace limits;
   if (arith_facts(o.arith).chosen_bits) check_option("--bits", o.bits, min_bits, max_bits);
   check_option("--max-bits", o.max_bits, 64, max_bits);
@@ -208,7 +207,8 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
     const GridGuard g = grid_guard(truth.d, lo);
     const bool wide = grid_guard_certain(g, lo) && g.range > tok.range;
     check_exact_tau_degree(truth, wide ? TokenSpec{g.range, tok.den} : tok, from_file && !own_tokens ? ErrorKind::input : ErrorKind::usage,
-                           wide ? what + " (with the small token grid's witness queries, from {-" + std::to_string(g.range) + ".." + std::to_string(g.range) + "})" : what);
+                           wide ? what + " (with the small token grid's witness queries, from {-" + std::to_string(g.range) + ".." + std::to_string(g.range) + "})" : what,
+                           baseline ? "use smaller W entries, or --arith ball" : "use smaller W entries or --token-range, or --arith ball");
   }
 }
 
@@ -233,7 +233,7 @@ void check_transformer_limits(const TransformerModel& truth, const RecoverOption
     Model att;  // the attention part's W (check_exact_tau_degree reads only W)
     att.d = truth.d;
     for (const auto& W : truth.W) att.heads.push_back({W, QVec(static_cast<size_t>(truth.d), Rational(0))});
-    check_exact_tau_degree(att, TokenSpec{16, 16}, model_kind, what);
+    check_exact_tau_degree(att, TokenSpec{16, 16}, model_kind, what, "use smaller W entries, or --arith ball");  // its tokens are fixed
   }
 }
 

@@ -79,7 +79,7 @@ std::string inconsistent_remedy(const RecoverResult& r, const RecoverOptions& o)
 std::string over_budget_remedy(const Verdict& v, const RecoverOptions& o, bool baseline) {
   if (says(v, "--max-queries")) return "the run needs more queries than --max-queries allows: raise --max-queries";
   if (says(v, "exceeds the cost bound of the stated H"))
-    return std::string(o.max_heads > 0 ? "a smaller bound --max-heads" : "a smaller --learner-heads (the canonical head count, when known)") +
+    return std::string(o.max_heads > 0 ? "a smaller bound --max-heads" : "a smaller learner's H (--heads or --learner-heads; the canonical head count, when known)") +
            ", or --arith ball --bits 256 (balls do not grow with H as steeply)";
   if (says(v, grid_guard_marker()))
     return "the small token grid's witness queries exceed the budget: raise --max-degree, or --arith ball --bits 256";
