@@ -22,6 +22,7 @@ done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 E="$src/examples/python"
+export E
 
 # 1. Exact weights, every dtype.
 for dt in float64 float32 float16 bfloat16; do
@@ -162,4 +163,46 @@ for pair in "g64.json float64" "g32.json float32"; do
     [[ $rc == 10 ]] || { cat "$tmp/out"; fail "variant $v on $2 exited $rc, expected 10"; }
   done
 done
+# 4. A whole checkpoint: two attention layers, an I64 position_ids buffer, a
+# LayerNorm and a bare "bias" tensor; the map names layer 1 only.
+"$py" - "$tmp/ckpt" <<'PY'
+import json, os, sys
+import torch
+sys.path.insert(0, os.environ["E"])
+import write_safetensors as w
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+torch.manual_seed(3)
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.MultiheadAttention(8, 2, bias=False, dtype=torch.float32) for _ in range(2)])
+        self.norm = torch.nn.LayerNorm(8)
+        self.register_buffer("position_ids", torch.arange(16).unsqueeze(0))
+        self.bias = torch.nn.Parameter(torch.randn(8))
+sd = Net().state_dict()
+assert sd["position_ids"].dtype == torch.int64
+w.save_safetensors(f"{out}/model.safetensors", sd)
+json.dump({"format": "mhaq-safetensors-map", "version": 1, "heads": 2, "layout": "out_in",
+           "in_proj": "layers.1.in_proj_weight", "out": "layers.1.out_proj.weight",
+           "readout": ["1", "-1/2", "0", "2", "0", "0", "1/4", "-1"], "scale": "1/sqrt(d_k)"}, open(f"{out}/map.json", "w"))
+torch.save(sd, f"{out}/state.pt")
+print("checkpoint tensors:", ", ".join(f"{k} {str(v.dtype).replace('torch.', '')}" for k, v in sd.items()))
+PY
+"$M" convert --safetensors "$tmp/ckpt/model.safetensors" --map "$tmp/ckpt/map.json" -o "$tmp/ckpt/factored.json" >"$tmp/out" 2>&1 \
+  || { cat "$tmp/out"; fail "convert of a two-layer checkpoint with an I64 tensor and unrelated biases"; }
+"$py" - "$tmp/ckpt" <<'PY' || fail "the converted checkpoint layer is not layer 1"
+import json, sys
+from fractions import Fraction as F
+import torch
+out = sys.argv[1]
+sd = torch.load(f"{out}/state.pt")
+fac = json.load(open(f"{out}/factored.json"))
+ex = lambda t: [[F(float(x)) for x in row] for row in t.tolist()]
+for layer, want in ((1, True), (0, False)):
+    Wq = ex(sd[f"layers.{layer}.in_proj_weight"])[:8]
+    same = all(F(fac["heads"][h]["Q"][i][c]) == Wq[h * 4 + c][i] for h in range(2) for i in range(8) for c in range(4))
+    assert same == want, (layer, same)
+print("checkpoint: layer 1 converted exactly; layer 0, position_ids (I64), norm.bias and bias skipped")
+PY
 echo "python_safetensors: ok"

@@ -109,6 +109,7 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
   in.model.validate();
   if (in.digits < 1 || in.digits > limits::max_digits) throw Error(ErrorKind::usage, "--digits must be in [1, " + std::to_string(limits::max_digits) + "]");
   check_option("--max-bits", in.max_bits, limits::min_bits, limits::max_bits);
+  check_digits_within_bits(in.digits, in.max_bits);
   check_option("--bits", in.bits, limits::min_bits, limits::max_bits);
   if (!in.learner && in.user.empty()) throw Error(ErrorKind::usage, "a certified golden file needs queries: the learner's, or --inputs FILE");
   const Model canon = in.model.canonical();
@@ -134,7 +135,15 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
     ModelOracle<Ball> oracle(in.model, lo.tokens.den);
     RecordingOracle<Ball> rec(oracle);
     Oracle<Ball>& black_box = rec;
-    const LearnResult<Ball> res = learn(black_box, lo);
+    LearnResult<Ball> res;
+    try {
+      res = learn(black_box, lo);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage) throw;
+      throw Error(e.kind(), std::string("the learner's ball run: ") + e.what() +
+                                "; the learner's queries are optional: golden export --certified --no-learner --inputs FILE writes the answers to your own sequences "
+                                "without a learner run");
+    }
     for (const auto& q : rec.queries) {
       queries.push_back(q);
       source.push_back("learner");

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/limits.hpp"
 
 namespace mhaq {
 
@@ -146,6 +147,22 @@ bool decimal_of_ball(const arb_t v, long D, long prec, std::string& out) {
 }
 
 long certified_start_bits(long digits) { return static_cast<long>(3.33 * static_cast<double>(digits)) + 64; }
+
+void check_digits_within_bits(long digits, long max_bits) {
+  const long need = certified_start_bits(digits);
+  if (need <= max_bits) return;
+  auto most_digits = [](long bits) {
+    long d = 0;
+    while (certified_start_bits(d + 1) <= bits) ++d;
+    return d;
+  };
+  const std::string head = "--digits " + std::to_string(digits) + " needs a first attempt at " + std::to_string(need) +
+                           " bits (3.33 bits a digit + 64), more than --max-bits " + std::to_string(max_bits) + ", so no answer could be decided: ";
+  if (need > limits::max_bits)
+    throw Error(ErrorKind::usage, head + "no --max-bits reaches it (the limit is " + std::to_string(limits::max_bits) + "); give --digits " +
+                                      std::to_string(most_digits(limits::max_bits)) + " or fewer");
+  throw Error(ErrorKind::usage, head + "give --max-bits " + std::to_string(need) + " or more, or --digits " + std::to_string(most_digits(max_bits)) + " or fewer");
+}
 
 CertifiedValue certified_answer(const Model& m, const Query& q, long digits, long max_bits) {
   if (q.empty()) throw_input("certified answer: an empty query");
