@@ -60,6 +60,12 @@ ckpt = safetensors([
     ("o", "F32", [2, 2], [1, 2, -1, 0.5]), ("o.bias", "F32", [2], [0, 0]), ("u", "F32", [2], [1, -0.5]),
     ("embeddings.position_ids", "I64", [1, 3], [0, 1, 2]), ("mask", "BOOL", [3], [1, 0, 1]), ("num_batches_tracked", "I64", [], [7])])
 write("seed_checkpoint.safetensors", ckpt)
+# biases next to the layer that the maps do not name: skipped (convert reports the sibling one)
+write("seed_bias_unnamed.safetensors", safetensors([
+    ("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
+    ("o", "F32", [2, 2], [1, 0, 0, 1]), ("o.bias", "F32", [2], [0, 0]), ("u", "F32", [2], [1, 1])]))
+write("seed_fused_bias_unnamed.safetensors", safetensors([
+    ("in_proj_weight", "F32", [3, 1], [1, 2, 3]), ("in_proj_bias", "F32", [3], [0, 0, 0]), ("out_proj.weight", "F32", [1, 1], [1])]))
 write("seed_zero_size.safetensors", safetensors([("z", "F32", [0, 3], []), ("q", "F16", [1], [1])]))
 
 # ---- malformed: one file per kind of defect
@@ -96,11 +102,6 @@ cases = {
     "inf_f16": raw('{"x":{"dtype":"F16","shape":[1,2],"data_offsets":[0,4]}}', b"\x00\x3c\x00\x7c"),
     "inf_bf16": raw('{"x":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}}', b"\x80\xff"),
     "nan_f64": raw('{"x":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}}', b"\x01\x00\x00\x00\x00\x00\xf0\x7f"),
-    "bias_present": safetensors([
-        ("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
-        ("o", "F32", [2, 2], [1, 0, 0, 1]), ("o.bias", "F32", [2], [0, 0]), ("u", "F32", [2], [1, 1])]),
-    "fused_bias_present": safetensors([
-        ("in_proj_weight", "F32", [3, 1], [1, 2, 3]), ("in_proj_bias", "F32", [3], [0, 0, 0]), ("out_proj.weight", "F32", [1, 1], [1])]),
     "wrong_rank": safetensors([("q", "F32", [4], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
                                ("o", "F32", [2, 2], [1, 0, 0, 1]), ("u", "F32", [2], [1, 1])]),
     "qk_shape_mismatch": safetensors([("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [1, 2], [1, 0]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
