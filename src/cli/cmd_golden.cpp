@@ -23,6 +23,7 @@ namespace {
 struct GoldenState {
   CLI::App* exp = nullptr;
   CLI::App* chk = nullptr;
+  CLI::App* ker = nullptr;
   std::string model_path, out, file;
   int d = 0, heads = 0, max_heads = 0, threads = 1, check_threads = 1;
   std::string arith = "exact", design = "paper";
@@ -85,6 +86,7 @@ CLI::App* add_golden_options(CLI::App& app, GoldenState& st) {
   c->add_flag("--json", st.cjson, "print one JSON object");
   c->add_option("--threads", st.check_threads, "threads for the learner re-runs (0 = all hardware threads)")->check(int_in(0, limits::max_threads));
   st.chk = c;
+  st.ker = add_golden_kernel_options(*g);
   return g;
 }
 
@@ -211,6 +213,7 @@ int golden_export_command(const GoldenState& st) {
 }
 
 int golden_check_command(const GoldenState& st) {
+  if (is_kernel_golden_file(st.file)) return golden_kernel_check_cli(st.file, st.cjson, st.check_threads == 0 ? hardware_threads() : st.check_threads);
   const std::string text = read_file_text(st.file, "golden file");
   GoldenCheckResult r;
   try {
@@ -233,6 +236,7 @@ int golden_check_command(const GoldenState& st) {
 }
 
 int golden_command(const GoldenState& st) {
+  if (st.ker->parsed()) return golden_kernel_command();
   if (st.exp->parsed() && st.certified) {
     if (st.model_path.empty()) throw Error(ErrorKind::usage, "golden export --certified needs --model FILE");
     if (st.arith_opt->count() > 0 || st.max_heads_opt->count() > 0 || st.design_opt->count() > 0 || st.ffn > 0)

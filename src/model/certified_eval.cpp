@@ -50,7 +50,16 @@ std::string sci(bool neg, const fmpz_t M, long E, long D) {
   return out;
 }
 
-std::string arf_str(const arf_t x) {
+struct HeadTerms {
+  std::vector<Rational> t;  // s_r - max s, <= 0
+  std::vector<Rational> c;  // v^T x_r
+  std::vector<long> count;
+  bool rational = false;
+  Rational value;  // when rational
+};
+}  // namespace
+
+std::string dyadic_text(const arf_t x) {
   fmpz_t m, e;
   fmpz_init(m);
   fmpz_init(e);
@@ -69,15 +78,6 @@ std::string arf_str(const arf_t x) {
   fmpz_clear(e);
   return q.str();
 }
-
-struct HeadTerms {
-  std::vector<Rational> t;  // s_r - max s, <= 0
-  std::vector<Rational> c;  // v^T x_r
-  std::vector<long> count;
-  bool rational = false;
-  Rational value;  // when rational
-};
-}  // namespace
 
 std::string decimal_of_rational(const Rational& x, long D) {
   if (x.is_zero()) {
@@ -231,11 +231,11 @@ CertifiedValue certified_answer(const Model& m, const Query& q, long digits, lon
     }
     if (decimal_of_ball(f.v, digits, prec, out.decimal)) {
       out.bits = prec;
-      out.mid = arf_str(arb_midref(f.v));
+      out.mid = dyadic_text(arb_midref(f.v));
       arf_t r;
       arf_init(r);
       arf_set_mag(r, arb_radref(f.v));
-      out.rad = arf_str(r);
+      out.rad = dyadic_text(r);
       arf_clear(r);
       return out;
     }

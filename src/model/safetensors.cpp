@@ -14,6 +14,7 @@
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
+#include "mhaq/model/kernel_layer.hpp"
 #include "mhaq/model/transformer.hpp"
 
 namespace mhaq {
@@ -488,47 +489,13 @@ SafetensorsMap read_safetensors_map(const std::string& path) {
 }
 
 Rational map_scale(const std::string& text, long d_k, const std::string& where) {
-  std::string t;
-  for (char c : text)
-    if (c != ' ') t += c;
-  if (t.rfind("1/sqrt(", 0) == 0 && t.size() > 8 && t.back() == ')') {
-    const std::string arg = t.substr(7, t.size() - 8);
-    Rational n;
-    if (arg == "d_k") {
-      n = Rational(d_k);
-    } else {
-      try {
-        n = Rational::parse(arg, 100);
-      } catch (const Error&) {
-        throw_input(where + ": scale " + quote_text(text) + ": the argument of sqrt must be d_k or an exact rational");
-      }
-    }
-    if (n.sign() <= 0) throw_input(where + ": scale " + quote_text(text) + ": sqrt of a non-positive number");
-    // n = p/q is a square of a rational iff p and q are perfect squares.
-    fmpz_t sp, sq;
-    fmpz_init(sp);
-    fmpz_init(sq);
-    const bool square = fmpz_is_square(fmpq_numref(n.raw())) && fmpz_is_square(fmpq_denref(n.raw()));
-    Rational s;
-    if (square) {
-      fmpz_sqrt(sp, fmpq_numref(n.raw()));
-      fmpz_sqrt(sq, fmpq_denref(n.raw()));
-      fmpq_set_fmpz_frac(s.raw(), sq, sp);  // 1/sqrt(p/q) = sqrt(q)/sqrt(p)
-    }
-    fmpz_clear(sp);
-    fmpz_clear(sq);
-    if (!square)
-      throw_input(where + ": scale " + quote_text(text) + " = 1/sqrt(" + n.str() + ") is irrational" +
-                  (arg == "d_k" ? " (d_k = " + std::to_string(d_k) + " is not a perfect square)" : std::string()) +
-                  "; mhaq's model needs an exact rational scale. Give a rational scale yourself (the model then differs from one that scales by 1/sqrt(d_k)), "
-                  "or use a head size d_k that is a perfect square (4, 9, 16, 64, ...)");
-    return s;
-  }
-  try {
-    return Rational::parse(t, 200);
-  } catch (const Error& e) {
-    throw_input(where + ": scale " + quote_text(text) + ": expected \"1/sqrt(d_k)\", \"1/sqrt(n)\" or an exact rational such as \"1/2\" (" + e.what() + ")");
-  }
+  const KernelScale s = kernel_scale(text, d_k, where);
+  if (s.rational()) return s.q;
+  const bool dk = text.find("d_k") != std::string::npos;
+  throw_input(where + ": scale " + quote_text(text) + " = " + s.q.str() + " sqrt(" + s.m.str() + ") is irrational" +
+              (dk ? " (d_k = " + std::to_string(d_k) + " is not a perfect square)" : std::string()) +
+              "; mhaq's model needs an exact rational scale. Give a rational scale yourself (the model then differs from one that scales by 1/sqrt(d_k)), "
+              "or use a head size d_k that is a perfect square (4, 9, 16, 64, ...)");
 }
 
 namespace {
@@ -551,6 +518,18 @@ const SafetensorsTensor& rank2(const SafetensorsFile& f, const SafetensorsMap& m
 }
 
 Mat2 load(const SafetensorsFile& f, const SafetensorsTensor& t) { return Mat2{t.shape[0], t.shape[1], f.values(t)}; }
+
+// What a factored model file cannot hold: a map without a readout, biases,
+// grouped key-value heads, rotary embeddings.
+void refuse_beyond_factored(const SafetensorsMap& m) {
+  if (!m.has_readout) throw_input(m.source + ": names no readout: convert writes f(X) = u . attention(X) and needs u (a tensor name or exact entries)");
+  for (const auto* b : {&m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
+    if (!b->empty())
+      throw_input(m.source + ": names the bias " + quote_text(*b) + ": mhaq's factored model files are bias-free; golden kernel takes the biased layer");
+  if (m.kv_heads != m.heads || m.rope)
+    throw_input(m.source + ": gives " + std::string(m.rope ? "rotary embeddings (rope)" : "grouped key-value heads (kv_heads)") +
+                ": mhaq's factored model files have neither; golden kernel takes such a layer");
+}
 
 // The readout has one entry per output (attention) or per FFN neuron
 // (transformer): the FFN's and the readout's tensors, checked from the header.
@@ -598,13 +577,7 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn, &m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
     if (!s->empty()) mapped.push_back(*s);
   for (const auto& name : mapped) (void)f.get(name, m.source);
-  if (!m.has_readout) throw_input(m.source + ": names no readout: convert writes f(X) = u . attention(X) and needs u (a tensor name or exact entries)");
-  for (const auto* b : {&m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
-    if (!b->empty())
-      throw_input(m.source + ": names the bias " + quote_text(*b) + ": mhaq's factored model files are bias-free; golden kernel takes the biased layer");
-  if (m.kv_heads != m.heads || m.rope)
-    throw_input(m.source + ": gives " + std::string(m.rope ? "rotary embeddings (rope)" : "grouped key-value heads (kv_heads)") +
-                ": mhaq's factored model files have neither; golden kernel takes such a layer");
+  refuse_beyond_factored(m);
   const long H = m.heads;
   // "out" dimension (rows for out_in, columns for in_out) and "in" dimension of a projection.
   auto out_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[0] : t.shape[1]; };

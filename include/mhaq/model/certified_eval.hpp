@@ -39,6 +39,9 @@ std::string decimal_of_rational(const Rational& x, long D);
 // containing zero, the exponent and the rounding certain), false otherwise.
 bool decimal_of_ball(const arb_t v, long D, long prec, std::string& out);
 
+// The exact dyadic rational "p/q" (q a power of two) of a binary float.
+std::string dyadic_text(const arf_t x);
+
 // Precision of the first attempt for `digits` digits: 3.33 digits + 64 bits.
 long certified_start_bits(long digits);
 // Error(usage) when the first attempt for `digits` is above `max_bits` (no
