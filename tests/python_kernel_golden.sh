@@ -277,6 +277,11 @@ run() {  # expected-exit file kernel dtype variant
   set -e
   [[ $rc == "$1" ]] || { cat "$tmp/out"; fail "check_kernel $2 --kernel $3 --dtype $4 --variant $5 exited $rc, expected $1"; }
   if [[ $1 == 0 ]]; then echo "$2 $3 $4: $(grep -E 'worst error' "$tmp/out")"; fi
+  # a failure names the worst entry's sequence, row and column and its error in ulps of the kernel's dtype
+  if [[ $1 == 10 ]] && ! grep -qE "sequence [0-9]+: (output|attention weights): [0-9]+ of [0-9]+ entries outside the bound; worst at row [0-9]+, (column|head) [0-9]+.* ulps of $4" "$tmp/out"; then
+    cat "$tmp/out"
+    fail "the failure of $2 --variant $5 does not name the worst entry and its ulps"
+  fi
 }
 for dt in float64 float32; do
   run 0 A torch $dt none

@@ -85,6 +85,21 @@ std::string layer(const std::string& extra_header = "", const std::string& extra
                   extra_header + "}";
   return file(h, q + k + v + o + extra_data);
 }
+// A malformed file (and map): the input error it must raise contains `expect`.
+struct Case {
+  const char* what;
+  std::string bytes, map, expect;
+};
+void check_cases(const std::vector<Case>& cases) {
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const std::string msg = input_error(c.bytes, c.map);
+    INFO(msg);
+    CHECK(msg.find(c.expect) != std::string::npos);
+    CHECK(msg.rfind("not an input error", 0) != 0);
+  }
+}
+
 const std::string map2 =
     R"({"format":"mhaq-safetensors-map","version":1,"heads":2,"layout":"out_in","q":"q","k":"k","v":"v","out":"o.weight","readout":["1","-1/2"],"scale":"1"})";
 
@@ -192,10 +207,6 @@ TEST_CASE("scales: 1/sqrt(d_k) only when exact") {
 
 TEST_CASE("malformed safetensors files: each an input error naming the problem") {
   const std::string ok_entry = R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
-  struct Case {
-    const char* what;
-    std::string bytes, map, expect;
-  };
   std::string big_header = le64(static_cast<std::uint64_t>(limits::max_safetensors_header) + 1) + "{}";
   std::string rank9 = one("F32", "[1,1,1,1,1,1,1,1,1]", f32(1));
   std::string many = one("F16", "[" + std::to_string(limits::max_file_entries + 1) + "]", std::string(static_cast<size_t>(2 * (limits::max_file_entries + 1)), '\0'));
@@ -245,13 +256,7 @@ TEST_CASE("malformed safetensors files: each an input error naming the problem")
        "token dimension d = 65 (the projections' in dimension) is more than the limit max_d = 64"},
   };
   CHECK(cases.size() >= 15);
-  for (const auto& c : cases) {
-    INFO(c.what);
-    const std::string msg = input_error(c.bytes, c.map);
-    INFO(msg);
-    CHECK(msg.find(c.expect) != std::string::npos);
-    CHECK(msg.rfind("not an input error", 0) != 0);
-  }
+  check_cases(cases);
 }
 
 TEST_CASE("the format's framing and whole checkpoints: padding, byte order marks, exact byte counts, other dtypes, the map's new keys") {
@@ -262,10 +267,6 @@ TEST_CASE("the format's framing and whole checkpoints: padding, byte order marks
                              R"("mask":{"dtype":"BOOL","shape":[3],"data_offsets":[88,91]},"table":{"dtype":"U8","shape":[1],"data_offsets":[91,92]})";
   const std::string other_data = std::string(24, '\x01') + std::string("\x01\x00\x01", 3) + std::string(1, '\x07');
   auto with = [](const std::string& key_value) { return std::string(map2).replace(map2.find("\"scale\""), 7, key_value + ",\"scale\""); };
-  struct Case {
-    const char* what;
-    std::string bytes, map, expect;
-  };
   const std::vector<Case> cases{
       {"a byte count past 2^64, exact in the message", file(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", two), "",
        "needs 73786976294838206464 bytes"},
@@ -295,13 +296,7 @@ TEST_CASE("the format's framing and whole checkpoints: padding, byte order marks
       {"convert without a readout", layer(), std::string(map2).replace(map2.find(",\"readout\""), std::string(",\"readout\":[\"1\",\"-1/2\"]").size(), ""), "map.json: names no readout"},
   };
   CHECK(cases.size() >= 10);
-  for (const auto& c : cases) {
-    INFO(c.what);
-    const std::string msg = input_error(c.bytes, c.map);
-    INFO(msg);
-    CHECK(msg.find(c.expect) != std::string::npos);
-    CHECK(msg.rfind("not an input error", 0) != 0);
-  }
+  check_cases(cases);
   // Trailing spaces are the format's own padding; tensors of other dtypes are
   // read as headers and skipped; a bias next to a mapped tensor is used only
   // when the map names it, and reported otherwise.
