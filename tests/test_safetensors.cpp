@@ -12,6 +12,8 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
+#include "mhaq/evidence/golden.hpp"
+#include "mhaq/evidence/golden_certified.hpp"
 #include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/safetensors.hpp"
@@ -450,4 +452,59 @@ TEST_CASE("golden export --certified: a --digits no --max-bits reaches, and a fa
   CHECK(r.out.find("the learner's ball run: ") != std::string::npos);
   CHECK(r.out.find("--no-learner --inputs FILE") != std::string::npos);
   CHECK(!std::ifstream("never_written.json").good());
+}
+
+TEST_CASE("certified golden files are checked as a stream: the same verdicts from the file and from memory, any key order") {
+  CertifiedGoldenInputs in;
+  in.model.d = 2;
+  for (int h = 0; h < 2; ++h) {
+    HeadQ head{QMat(2, 2), QVec{Rational(1 + h), Rational(-1, 2)}};
+    head.W(0, 0) = Rational(1, 2 + h), head.W(1, 0) = Rational(-1), head.W(0, 1) = Rational(1, 4), head.W(1, 1) = Rational(h);
+    in.model.heads.push_back(head);
+  }
+  in.learner = true;
+  in.bits = 128;
+  in.digits = 25;
+  for (int k = 0; k < 4; ++k) {
+    Query q;
+    for (int t = 0; t <= k; ++t) q.push_back(Run{QVec{Rational(t - k, 3), Rational(k + 1, 2)}, 1});
+    in.user.push_back(q);
+  }
+  const std::string text = golden_export_certified(in);
+  const std::string path = "test_certified_stream.json";
+  std::ofstream(path) << text;
+  const GoldenCheckResult from_file = golden_check_certified_file(path, 1);
+  INFO((from_file.mismatches.empty() ? std::string() : from_file.mismatches[0]));
+  CHECK(from_file.ok());
+  const GoldenCheckResult from_text = golden_check(text, 1);  // parsed whole: keys in sorted order
+  CHECK(from_text.ok());
+  CHECK(from_file.fields_checked == from_text.fields_checked);
+  CHECK(from_file.fields_checked > 100);
+  // a changed answer digit, a changed user token, a summary count: rejected from the file, by path
+  auto tampered = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.rfind(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    std::ofstream(path) << t;
+    const GoldenCheckResult r = golden_check_certified_file(path, 1);
+    CHECK(!r.ok());
+    std::string all;
+    for (const auto& m : r.mismatches) all += m + "\n";
+    return all;
+  };
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  const std::string last = doc["answers"].back()["decimal"];
+  std::string changed = last;
+  changed[changed.find('e') - 1] = changed[changed.find('e') - 1] == '9' ? '8' : static_cast<char>(changed[changed.find('e') - 1] + 1);
+  CHECK(tampered("\"" + last + "\"", "\"" + changed + "\"").find("answers[") != std::string::npos);
+  {  // a user's token changed: its recorded answer no longer fits it, for the re-derivation and for the checker
+    const std::string m = tampered("\"3/2\"]", "\"7/3\"]");
+    INFO(m);
+    CHECK(m.find("answers[31].decimal: file has") != std::string::npos);
+    CHECK(m.find("the checker's evaluator gives") != std::string::npos);
+  }
+  const std::string count = text.find("\"user_queries\":4") != std::string::npos ? "\"user_queries\":4" : "\"user_queries\": 4";
+  CHECK(tampered(count, count.substr(0, count.size() - 1) + "5").find("user_queries") != std::string::npos);
+  std::remove(path.c_str());
 }

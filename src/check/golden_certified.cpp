@@ -4,10 +4,13 @@
 // mhaq_lib (tests/check_separation.sh).
 #include "mhaq/check/golden_certified.hpp"
 
+#include <fstream>
+
 #include <cmath>
 
 #include "check_internal.hpp"
 #include "golden_read.hpp"
+#include "mhaq/check/json_stream.hpp"
 #include "mhaq/check/limits.hpp"
 
 namespace mhaq::check {
@@ -55,14 +58,24 @@ bool rational_f(fmpq_t out, const std::vector<RatHead>& heads, int d, const Quer
 
 }  // namespace
 
-CertifiedGoldenAnswers certified_golden_answers(const json& doc) {
-  CertifiedGoldenAnswers out;
-  const long D = need_long(doc, "", "digits", 1, limits::max_digits);
-  const long max_bits = need_long(doc, "", "max_bits", limits::min_bits, limits::max_bits);
+namespace {
+// What every answer's check needs: the digits, the precision cap and the canonical heads.
+struct CertModel {
+  long D = 0, max_bits = 0;
+  int d = 0;
+  size_t heads = 0;  // as listed in the file
+  std::vector<RatHead> canon;
+};
+
+CertModel read_model(const json& doc) {
+  CertModel cm;
+  cm.D = need_long(doc, "", "digits", 1, limits::max_digits);
+  cm.max_bits = need_long(doc, "", "max_bits", limits::min_bits, limits::max_bits);
   const json& m = need(doc, "", "model");
   const std::string mp = "model";
   if (!need(m, mp, "format").is_string() || need(m, mp, "format") != "mhaq-model") bad(at(mp, "format"), "must be \"mhaq-model\"");
-  const int d = static_cast<int>(need_long(m, mp, "d", 1, limits::max_d));
+  cm.d = static_cast<int>(need_long(m, mp, "d", 1, limits::max_d));
+  const int d = cm.d;
   const json& hs = need_array(m, mp, "heads", static_cast<size_t>(limits::max_file_heads));
   if (hs.empty()) bad(at(mp, "heads"), "empty");
   std::vector<RatHead> heads;
@@ -76,67 +89,125 @@ CertifiedGoldenAnswers certified_golden_answers(const json& doc) {
     rh.v = read_qvec(need(hs[h], hp, "v"), at(hp, "v"), d, static_cast<size_t>(limits::max_entry_chars));
     heads.push_back(std::move(rh));
   }
-  const std::vector<RatHead> canon = canonical(heads);
-  const json& qs = need_array(doc, "", "queries", static_cast<size_t>(limits::max_golden_queries));
-  const json& as = need_array(doc, "", "answers", static_cast<size_t>(limits::max_golden_queries));
-  if (as.size() != qs.size()) bad("answers", std::to_string(as.size()) + " answers for " + std::to_string(qs.size()) + " queries");
-  // Work before any evaluation: (runs + d) d H per query, at most max_golden_eval_work.
+  cm.heads = hs.size();
+  cm.canon = canonical(heads);
+  return cm;
+}
+
+// Work before any evaluation: (runs + d) d H per query, at most max_golden_eval_work.
+void check_work(const CertModel& cm, const std::vector<size_t>& runs) {
   long work = 0;
-  for (size_t i = 0; i < qs.size(); ++i) {
-    const json& runs = need_array(qs[i], at("queries", i), "runs", static_cast<size_t>(limits::max_runs));
-    work += (static_cast<long>(runs.size()) + d) * d * static_cast<long>(hs.size());
+  for (size_t r : runs) {
+    work += (static_cast<long>(r) + cm.d) * cm.d * static_cast<long>(cm.heads);
     if (work > limits::max_golden_eval_work)
       bad("queries", "re-deriving the answers takes more than the limit of " + std::to_string(limits::max_golden_eval_work) + " steps ((runs + d) d H summed over the queries)");
   }
-  for (size_t i = 0; i < qs.size(); ++i) {
-    const std::string qp = at("queries", i), ap = at("answers", i);
-    const json& runs = need_array(qs[i], qp, "runs", static_cast<size_t>(limits::max_runs));
-    if (runs.empty()) bad(at(qp, "runs"), "empty");
-    Query q;
-    for (size_t r = 0; r < runs.size(); ++r) {
-      const std::string rp = at(at(qp, "runs"), r);
-      Run run;
-      run.token = read_qvec(need(runs[r], rp, "token"), at(rp, "token"), d, static_cast<size_t>(limits::max_entry_chars));
-      run.count = need_long(runs[r], rp, "count", 1, 1L << 30);
-      q.push_back(std::move(run));
-    }
-    const json& ball = need(as[i], ap, "ball");
-    const Qn mid = read_rational(need(ball, at(ap, "ball"), "mid"), at(at(ap, "ball"), "mid"), static_cast<size_t>(limits::max_number_chars));
-    const Qn rad = read_rational(need(ball, at(ap, "ball"), "rad"), at(at(ap, "ball"), "rad"), static_cast<size_t>(limits::max_number_chars));
-    if (fmpq_sgn(rad.v) < 0) bad(at(at(ap, "ball"), "rad"), "negative radius");
-    Qn exact;
-    std::string dec;
-    if (canon.empty() || rational_f(exact.v, canon, d, q)) {
-      dec = decimal_exact(exact.v, D);
-      // the recorded ball contains the exact value: |mid - f| <= rad
-      Qn diff;
-      fmpq_sub(diff.v, mid.v, exact.v);
-      fmpq_abs(diff.v, diff.v);
-      if (fmpq_cmp(diff.v, rad.v) > 0) out.failures.push_back({at(ap, "ball"), "does not contain the exact value " + exact.str().substr(0, 80)});
-      else ++out.checks;
-    } else {
-      bool contained = false;
-      Qn lo, hi;
-      fmpq_sub(lo.v, mid.v, rad.v);
-      fmpq_add(hi.v, mid.v, rad.v);
-      for (slong prec = static_cast<slong>(3.33 * static_cast<double>(D)) + 64;; prec = std::min<slong>(2 * prec, max_bits)) {
-        Ab f, fb, r;
-        eval_arb(f, to_balls(canon, prec), d, q, prec);
-        if (dec.empty()) dec = decimal_ball(f.v, D, prec);
-        if (!contained) {  // every point of f lies in [mid - rad, mid + rad] (both ends rounded outwards as balls)
-          arb_set_fmpq(fb.v, hi.v, prec);
-          arb_set_fmpq(r.v, lo.v, prec);
-          contained = arb_le(f.v, fb.v) && arb_ge(f.v, r.v);
-        }
-        if ((!dec.empty() && contained) || prec >= max_bits) break;
-      }
-      if (dec.empty()) out.failures.push_back({at(ap, "decimal"), "not decided within max_bits = " + std::to_string(max_bits) + " by the checker's evaluator"});
-      if (!contained) out.failures.push_back({at(ap, "ball"), "not shown to contain f within max_bits = " + std::to_string(max_bits)});
-      else ++out.checks;
-    }
-    out.decimals.push_back(dec);
-    ++out.checks;
+}
+
+size_t runs_of(const json& q, size_t i) { return need_array(q, at("queries", i), "runs", static_cast<size_t>(limits::max_runs)).size(); }
+
+// Answer i against the checker's own evaluation of query i.
+void check_answer(const CertModel& cm, const json& query, const json& answer, size_t i, CertifiedGoldenAnswers& out) {
+  const long D = cm.D, max_bits = cm.max_bits;
+  const int d = cm.d;
+  const std::vector<RatHead>& canon = cm.canon;
+  const std::string qp = at("queries", i), ap = at("answers", i);
+  const json& runs = need_array(query, qp, "runs", static_cast<size_t>(limits::max_runs));
+  if (runs.empty()) bad(at(qp, "runs"), "empty");
+  Query q;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const std::string rp = at(at(qp, "runs"), r);
+    Run run;
+    run.token = read_qvec(need(runs[r], rp, "token"), at(rp, "token"), d, static_cast<size_t>(limits::max_entry_chars));
+    run.count = need_long(runs[r], rp, "count", 1, 1L << 30);
+    q.push_back(std::move(run));
   }
+  const json& ball = need(answer, ap, "ball");
+  const Qn mid = read_rational(need(ball, at(ap, "ball"), "mid"), at(at(ap, "ball"), "mid"), static_cast<size_t>(limits::max_number_chars));
+  const Qn rad = read_rational(need(ball, at(ap, "ball"), "rad"), at(at(ap, "ball"), "rad"), static_cast<size_t>(limits::max_number_chars));
+  if (fmpq_sgn(rad.v) < 0) bad(at(at(ap, "ball"), "rad"), "negative radius");
+  Qn exact;
+  std::string dec;
+  if (canon.empty() || rational_f(exact.v, canon, d, q)) {
+    dec = decimal_exact(exact.v, D);
+    // the recorded ball contains the exact value: |mid - f| <= rad
+    Qn diff;
+    fmpq_sub(diff.v, mid.v, exact.v);
+    fmpq_abs(diff.v, diff.v);
+    if (fmpq_cmp(diff.v, rad.v) > 0) out.failures.push_back({at(ap, "ball"), "does not contain the exact value " + exact.str().substr(0, 80)});
+    else ++out.checks;
+  } else {
+    bool contained = false;
+    Qn lo, hi;
+    fmpq_sub(lo.v, mid.v, rad.v);
+    fmpq_add(hi.v, mid.v, rad.v);
+    for (slong prec = static_cast<slong>(3.33 * static_cast<double>(D)) + 64;; prec = std::min<slong>(2 * prec, max_bits)) {
+      Ab f, fb, r;
+      eval_arb(f, to_balls(canon, prec), d, q, prec);
+      if (dec.empty()) dec = decimal_ball(f.v, D, prec);
+      if (!contained) {  // every point of f lies in [mid - rad, mid + rad] (both ends rounded outwards as balls)
+        arb_set_fmpq(fb.v, hi.v, prec);
+        arb_set_fmpq(r.v, lo.v, prec);
+        contained = arb_le(f.v, fb.v) && arb_ge(f.v, r.v);
+      }
+      if ((!dec.empty() && contained) || prec >= max_bits) break;
+    }
+    if (dec.empty()) out.failures.push_back({at(ap, "decimal"), "not decided within max_bits = " + std::to_string(max_bits) + " by the checker's evaluator"});
+    if (!contained) out.failures.push_back({at(ap, "ball"), "not shown to contain f within max_bits = " + std::to_string(max_bits)});
+    else ++out.checks;
+  }
+  out.decimals.push_back(dec);
+  ++out.checks;
+}
+}  // namespace
+
+CertifiedGoldenAnswers certified_golden_answers(const json& doc) {
+  CertifiedGoldenAnswers out;
+  const CertModel cm = read_model(doc);
+  const json& qs = need_array(doc, "", "queries", static_cast<size_t>(limits::max_golden_queries));
+  const json& as = need_array(doc, "", "answers", static_cast<size_t>(limits::max_golden_queries));
+  if (as.size() != qs.size()) bad("answers", std::to_string(as.size()) + " answers for " + std::to_string(qs.size()) + " queries");
+  std::vector<size_t> runs;
+  for (size_t i = 0; i < qs.size(); ++i) runs.push_back(runs_of(qs[i], i));
+  check_work(cm, runs);
+  for (size_t i = 0; i < qs.size(); ++i) check_answer(cm, qs[i], as[i], i, out);
+  return out;
+}
+
+CertifiedGoldenAnswers certified_golden_answers_file(const std::string& path) {
+  // Pass 1: the model, the answers (small) and each query's run count; pass 2: the queries one at a time.
+  json top = json::object();
+  std::vector<size_t> runs;
+  std::vector<std::string> as;  // each answer's text, parsed again when its query comes
+  JsonStream first;
+  first.streamed = {"queries", "answers"};
+  first.member = [&](const std::string& key, json&& v) {
+    if (key == "digits" || key == "max_bits" || key == "model") top[key] = std::move(v);
+  };
+  first.element = [&](const std::string& key, json&& e) {
+    const size_t n = key == "answers" ? as.size() : runs.size();
+    if (n >= static_cast<size_t>(limits::max_golden_queries)) bad(key, "more than the limit of " + std::to_string(limits::max_golden_queries));
+    if (key == "answers") as.push_back(e.dump());
+    else runs.push_back(runs_of(e, n));
+  };
+  {
+    std::ifstream in = open_json_file(path);
+    stream_json(in, first);
+  }
+  const CertModel cm = read_model(top);
+  if (as.size() != runs.size()) bad("answers", std::to_string(as.size()) + " answers for " + std::to_string(runs.size()) + " queries");
+  check_work(cm, runs);
+  CertifiedGoldenAnswers out;
+  size_t i = 0;
+  JsonStream second;
+  second.streamed = {"queries"};
+  second.member = [](const std::string&, json&&) {};
+  second.element = [&](const std::string&, json&& q) {
+    check_answer(cm, q, json::parse(as[i]), i, out);
+    ++i;
+  };
+  std::ifstream in = open_json_file(path);
+  stream_json(in, second);
   return out;
 }
 

@@ -1,10 +1,10 @@
 // The kernel golden checker's streaming read (mhaq/check/golden_kernel.hpp):
-// a SAX reader keeps the top-level members and hands over each element of
-// "sequences" as soon as it is complete, so the file is never held whole.
+// the top-level members are kept, and each element of "sequences" is checked
+// as soon as it is complete (mhaq/check/json_stream.hpp), so the file is
+// never held whole.
 // Nothing here comes from mhaq_lib (tests/check_separation.sh).
 #include "mhaq/check/golden_kernel.hpp"
-
-#include <sys/stat.h>
+#include "mhaq/check/json_stream.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -22,81 +22,6 @@ namespace mhaq::check {
 
 namespace {
 using json = nlohmann::json;
-
-// Builds every value below the top level; the top level's members and the
-// elements of its "sequences" array go to the callbacks instead.
-class StreamReader : public nlohmann::json_sax<json> {
- public:
-  std::function<void(const std::string&, json&&)> member;
-  std::function<void(json&&)> sequence;
-  std::function<void()> sequences_end;
-  std::string error;
-
-  bool null() override { return done(json(nullptr)); }
-  bool boolean(bool v) override { return done(json(v)); }
-  bool number_integer(number_integer_t v) override { return done(json(v)); }
-  bool number_unsigned(number_unsigned_t v) override { return done(json(v)); }
-  bool number_float(number_float_t v, const string_t&) override { return done(json(v)); }
-  bool string(string_t& v) override { return done(json(std::move(v))); }
-  bool binary(binary_t&) override { return fail("binary values are not JSON text"); }
-  bool start_object(std::size_t) override { return open(json::object(), false); }
-  bool start_array(std::size_t) override {
-    return open(json::array(), stack_.size() == 1 && stack_[0].key == "sequences");
-  }
-  bool key(string_t& k) override {
-    Open& o = stack_.back();
-    if (stack_.size() == 1 ? !top_keys_.insert(k).second : o.value.contains(k)) return fail("duplicate key " + quote_str(k));
-    o.key = std::move(k);
-    return true;
-  }
-  bool end_object() override { return close(); }
-  bool end_array() override {
-    if (stack_.back().sequences) {
-      stack_.pop_back();
-      sequences_end();
-      return true;
-    }
-    return close();
-  }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
-    return fail("not valid JSON near byte " + std::to_string(position) + ": " + clean(ex.what(), 200));
-  }
-
- private:
-  struct Open {
-    json value;
-    std::string key;
-    bool sequences = false;
-  };
-  std::vector<Open> stack_;
-  std::set<std::string> top_keys_;
-
-  bool fail(const std::string& what) {
-    if (error.empty()) error = what;
-    return false;
-  }
-  bool open(json v, bool sequences) {
-    if (stack_.empty() && !v.is_object()) return fail("the top level must be an object");
-    if (stack_.size() >= 64) return fail("nesting deeper than 64");
-    stack_.push_back(Open{std::move(v), std::string(), sequences});
-    return true;
-  }
-  bool close() {
-    json v = std::move(stack_.back().value);
-    stack_.pop_back();
-    if (stack_.empty()) return true;  // the top level itself: its members went out already
-    return done(std::move(v));
-  }
-  bool done(json v) {
-    if (stack_.empty()) return fail("the top level must be an object");
-    Open& parent = stack_.back();
-    if (stack_.size() == 1) member(parent.key, std::move(v));
-    else if (parent.sequences) sequence(std::move(v));
-    else if (parent.value.is_object()) parent.value[parent.key] = std::move(v);
-    else parent.value.push_back(std::move(v));
-    return true;
-  }
-};
 
 const char* kTopKeys[] = {"format", "version", "mhaq_version", "digits", "max_bits", "entry_format", "layer", "options", "sequences", "summary"};
 
@@ -180,32 +105,21 @@ void check_summary(const json& s, long sequences, const kernel::Tally& t, long e
 }
 }  // namespace
 
-bool starts_as_kernel_golden(const std::string& head) {
-  size_t i = 0;
-  auto ws = [&] {
-    while (i < head.size() && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) ++i;
-  };
-  auto lit = [&](const std::string& s) {
-    ws();
-    if (head.compare(i, s.size(), s) != 0) return false;
-    i += s.size();
-    return true;
-  };
-  return lit("{") && lit("\"format\"") && lit(":") && lit("\"mhaq-golden-kernel\"");
-}
+bool starts_as_kernel_golden(const std::string& head) { return starts_with_format(head, "mhaq-golden-kernel"); }
 
 KernelGoldenReport check_kernel_golden_stream(std::istream& in, int threads) {
   Checking run;
   run.threads = std::max(1, threads);
   long exact_entries = 0;
-  StreamReader reader;
-  reader.member = [&](const std::string& key, json&& v) {
+  JsonStream js;
+  js.streamed = {"sequences"};
+  js.member = [&](const std::string& key, json&& v) {
     if (std::find(std::begin(kTopKeys), std::end(kTopKeys), key) == std::end(kTopKeys)) bad(clean(key), "not a field of a kernel golden file");
-    if (key == "layer") run.layer = kernel::read_layer(v);
     if (run.started && key != "summary") bad(key, "must come before the sequences");
+    if (key == "layer") run.layer = kernel::read_layer(v);
     run.top[key] = key == "layer" ? json(true) : std::move(v);
   };
-  reader.sequence = [&](json&& seq) {
+  js.element = [&](const std::string&, json&& seq) {
     // entries recorded exact (rad "0"), counted as the file is read
     for (const char* k : {"output", "head_outputs", "attention_weights"}) {
       if (!seq.is_object() || !seq.contains(k) || !seq[k].is_array()) continue;
@@ -218,13 +132,12 @@ KernelGoldenReport check_kernel_golden_stream(std::istream& in, int threads) {
     }
     run.take(std::move(seq));
   };
-  reader.sequences_end = [&] {
+  js.array_end = [&](const std::string&) {
     if (!run.started) run.start();
     run.flush();
     run.ended = true;
   };
-  const bool parsed = json::sax_parse(in, &reader, nlohmann::json::input_format_t::json, true);
-  if (!parsed || !reader.error.empty()) bad("", reader.error.empty() ? std::string("not valid JSON") : reader.error);
+  stream_json(in, js);
   if (!run.ended) bad("sequences", "missing");
   if (!run.top.contains("summary")) bad("summary", "missing");
   kernel::Tally& t = run.tally;
@@ -239,12 +152,7 @@ KernelGoldenReport check_kernel_golden_stream(std::istream& in, int threads) {
 }
 
 KernelGoldenReport check_kernel_golden_file(const std::string& path, int threads) {
-  struct stat sb {};
-  if (::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) bad("", "cannot read the file " + quote_str(path));
-  if (sb.st_size > limits::max_file_bytes)
-    bad("", std::to_string(sb.st_size) + " bytes, more than the limit of " + std::to_string(limits::max_file_bytes));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) bad("", "cannot open " + quote_str(path));
+  std::ifstream in = open_json_file(path);
   return check_kernel_golden_stream(in, threads);
 }
 

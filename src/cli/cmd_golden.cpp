@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/evidence/golden.hpp"
+#include "mhaq/evidence/golden_certified.hpp"
 #include "mhaq/base/io.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
@@ -213,11 +214,12 @@ int golden_export_command(const GoldenState& st) {
 }
 
 int golden_check_command(const GoldenState& st) {
-  if (is_kernel_golden_file(st.file)) return golden_kernel_check_cli(st.file, st.cjson, st.check_threads == 0 ? hardware_threads() : st.check_threads);
-  const std::string text = read_file_text(st.file, "golden file");
+  const int threads = st.check_threads == 0 ? hardware_threads() : st.check_threads;
+  if (is_kernel_golden_file(st.file)) return golden_kernel_check_cli(st.file, st.cjson, threads);
   GoldenCheckResult r;
   try {
-    r = golden_check(text, st.check_threads == 0 ? hardware_threads() : st.check_threads);
+    // a certified file as mhaq writes it is read as a stream; any other golden file whole
+    r = is_certified_golden_file(st.file) ? golden_check_certified_file(st.file, threads) : golden_check(read_file_text(st.file, "golden file"), threads);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::input) throw;
     throw Error(e.kind(), clean_text(st.file) + ": " + e.what());

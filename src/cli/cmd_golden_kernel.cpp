@@ -113,12 +113,26 @@ int golden_kernel_command() {
   return 0;
 }
 
-bool is_kernel_golden_file(const std::string& path) {
+namespace {
+std::string first_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char buf[256] = {};
   in.read(buf, sizeof buf);
-  const std::string head(buf, static_cast<size_t>(in.gcount()));
-  return check::starts_as_kernel_golden(head);
+  return std::string(buf, static_cast<size_t>(in.gcount()));
+}
+}  // namespace
+
+bool is_kernel_golden_file(const std::string& path) { return check::starts_as_kernel_golden(first_bytes(path)); }
+
+bool is_certified_golden_file(const std::string& path) {
+  // {"format": "mhaq-golden", "version": 1, "arith": "certified", as golden export --certified writes it
+  std::string h = first_bytes(path), compact;
+  bool in_string = false;
+  for (char c : h) {
+    if (c == '"') in_string = !in_string;
+    if (in_string || (c != ' ' && c != '\n' && c != '\r' && c != '\t')) compact += c;
+  }
+  return compact.rfind(R"({"format":"mhaq-golden","version":1,"arith":"certified")", 0) == 0;
 }
 
 int golden_kernel_check_cli(const std::string& path, bool as_json, int threads) {

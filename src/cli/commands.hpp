@@ -41,6 +41,8 @@ CLI::App* add_golden_kernel_options(CLI::App& golden);
 int golden_kernel_command();
 // golden check of a kernel golden file: recognised by its first bytes, checked by the separate checker, streaming.
 bool is_kernel_golden_file(const std::string& path);
+// A certified golden file as golden export --certified writes it (its first members in order): checked as a stream.
+bool is_certified_golden_file(const std::string& path);
 int golden_kernel_check_cli(const std::string& path, bool as_json, int threads);
 
 }  // namespace mhaq::cli
