@@ -124,7 +124,9 @@ TEST_CASE("the limits table of docs/limits.md lists every constant with the valu
                                          {"max_witness_queries", check::limits::max_witness_queries},
                                          {"max_golden_queries", check::limits::max_golden_queries},
                                          {"max_golden_tau_total", max_golden_tau_total},
-                                         {"max_golden_eval_work", max_golden_eval_work}};
+                                         {"max_golden_eval_work", max_golden_eval_work},
+                                         {"max_kernel_sequence_entries", max_kernel_sequence_entries},
+                                         {"max_kernel_position", max_kernel_position}};
   std::ifstream in(std::string(MHAQ_SOURCE_DIR) + "/docs/limits.md");
   std::stringstream ss;
   ss << in.rdbuf();
