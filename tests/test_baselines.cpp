@@ -129,18 +129,17 @@ TEST_CASE("a general multi-head model: the baselines return wrong parameters and
   g.heads = 2;
   g.seed = 3;
   const Model m = generate_model(g);
-  const json c = compare_methods(m, nullptr, opts(Arith::mpfr, 1, 256));
-  INFO(c.dump());
+  const CompareResult c = compare_methods(m, nullptr, opts(Arith::mpfr, 1, 256));
+  INFO(compare_report(c));
   int seen = 0;
-  for (const auto& row : c["rows"]) {
-    const std::string meth = row["method"];
-    if (meth.rfind("mhaq", 0) == 0) {
-      CHECK(row["status"] == "ok");
-      CHECK(row["wrong"] == false);
+  for (const CompareRow& row : c.rows) {
+    if (row.method.rfind("mhaq", 0) == 0) {
+      CHECK(row.status == Status::ok);
+      CHECK_FALSE(row.wrong);
     } else {
       ++seen;
-      CHECK(row["status"] != "ok");
-      if (meth == "single-head") CHECK(row["wrong"] == true);
+      CHECK(row.status != Status::ok);
+      if (row.method == "single-head") CHECK(row.wrong);
     }
   }
   CHECK(seen == 2);  // single-head and orthogonal-axis
@@ -195,30 +194,31 @@ TEST_CASE("the contrast on 50 general 2- and 3-head models: baselines off by > 0
   s.arith = Arith::exact;
   s.baseline_arith = Arith::mpfr;
   s.families = {"general"};
-  const json j = compare_study(s);
-  const json& f = j["families"][0];
-  for (const auto& m : f["methods"]) {
-    INFO(m.dump());
-    const std::string name = m["method"];
-    const int runs = m["runs"];
+  const StudyResult j = compare_study(s);
+  REQUIRE(j.families.size() == 1);
+  const StudyFamily& f = j.families[0];
+  INFO(study_report(j));
+  for (const StudyMethod& m : f.methods) {
+    INFO(m.method);
+    const int runs = m.runs;
     CHECK(runs == 50);
-    if (name.rfind("mhaq", 0) == 0) {
-      CHECK(m["ok"].get<int>() + m["degenerate"].get<int>() == runs);
-      CHECK(m["wrong"] == 0);
+    if (m.method.rfind("mhaq", 0) == 0) {
+      CHECK(m.ok + m.degenerate == runs);
+      CHECK(m.wrong == 0);
     } else {
       // not one correct answer; at least 90% either return parameters off by
       // more than 0.1 relative or fail (a sigmoid inverse out of range)
-      CHECK(m["ok"] == 0);
-      CHECK(m["off_0_1"].get<int>() + m["failed"].get<int>() >= 0.9 * runs);
-      CHECK(m["off_0_1"].get<int>() == m["wrong"].get<int>());
-      if (name == "single-head") CHECK(m["off_0_1"].get<double>() >= 0.9 * runs);
+      CHECK(m.ok == 0);
+      CHECK(m.off_0_1 + m.failed >= 0.9 * runs);
+      CHECK(m.off_0_1 == m.wrong);
+      if (m.method == "single-head") CHECK(m.off_0_1 >= 0.9 * runs);
     }
   }
   // every run's own rows say the same: no mhaq row wrong, no baseline row ok
-  for (const auto& t : f["runs"])
-    for (const auto& row : t["rows"]) {
-      INFO(t["model_seed"] << " " << row.dump());
-      if (row["method"].get<std::string>().rfind("mhaq", 0) == 0) CHECK(row["wrong"] == false);
+  for (const StudyTrial& t : f.runs)
+    for (const CompareRow& row : t.rows) {
+      INFO(t.model_seed << " " << row.method);
+      if (row.method.rfind("mhaq", 0) == 0) CHECK_FALSE(row.wrong);
     }
 }
 
