@@ -65,16 +65,9 @@ json error_figure(const std::optional<double>& x) {
 }
 
 json row_json(const CompareRow& r) {
-  json row{{"method", r.method},
-           {"arith", arith_name(r.arith)},
-           {"status", status_name(r.status)},
-           {"queries", r.queries},
-           {"max_length", r.max_length},
-           {"heads_true", r.heads_true},
-           {"heads_recovered", r.heads_recovered},
-           {"error", r.error},
-           {"max_rel_error", error_figure(r.max_rel_error)},
-           {"wrong", r.wrong}};
+  json row{{"method", r.method}, {"arith", arith_name(r.arith)}, {"status", status_name(r.status)}, {"queries", r.queries},
+           {"max_length", r.max_length}, {"heads_true", r.heads_true}, {"heads_recovered", r.heads_recovered}, {"error", r.error},
+           {"max_rel_error", error_figure(r.max_rel_error)}, {"wrong", r.wrong}};
   if (r.message) row["message"] = *r.message;
   if (r.exact_match) row["exact_match"] = *r.exact_match;
   if (r.contains_truth) row["contains_truth"] = *r.contains_truth;

@@ -78,8 +78,8 @@ std::vector<Query> read_inputs_text(const std::string& text, int d) {
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "sequences")
       throw_input("inputs file: unknown field " + quote_text(it.key()) + " (an inputs file has format, version, d, sequences)");
-  if (!j.contains("format") || j["format"] != "mhaq-inputs") throw_input("format: must be \"mhaq-inputs\"");
-  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1)) throw_input("version: must be 1");
+  if (const json* f = json_find(j, "format"); !f || *f != "mhaq-inputs") throw_input("format: must be \"mhaq-inputs\"");
+  if (const json* v = json_find(j, "version"); v && !(v->is_number_integer() && *v == 1)) throw_input("version: must be 1");
   const long fd = json_long(json_member(j, "d", ""), 1, limits::max_d, "d");
   if (fd != d) throw_input("d: the inputs have d = " + std::to_string(fd) + ", the model has d = " + std::to_string(d));
   const json& s = json_member(j, "sequences", "");
@@ -118,6 +118,7 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
   std::vector<Query> queries;
   std::vector<const char*> source;
   ojson run;
+  bool contains_truth = false;
   if (in.learner) {
     if (H > limits::max_golden_heads)
       throw_input("the learner's H = " + std::to_string(H) + " is more than the limit of " + std::to_string(limits::max_golden_heads) +
@@ -139,12 +140,13 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
       queries.push_back(q);
       source.push_back("learner");
     }
+    contains_truth = ball_heads_contain(res.heads, canon);
     run = ojson{{"bits", in.bits},
                 {"queries", black_box.queries()},
                 {"max_length", black_box.max_length()},
                 {"heads_recovered", res.heads.size()},
                 {"heads", golden_internal::heads_binary_json(res.heads)},
-                {"contains_truth", ball_heads_contain(res.heads, canon)}};
+                {"contains_truth", contains_truth}};
   }
   for (const auto& q : in.user) {
     if (q.empty() || static_cast<long>(q.size()) > check::limits::max_runs) throw_input("inputs: a sequence of " + std::to_string(q.size()) + " tokens");
@@ -181,7 +183,7 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
                          {"learner_queries", learner_n},
                          {"user_queries", in.user.size()},
                          {"max_answer_bits", most_bits},
-                         {"ball_contains_canonical_heads", in.learner ? ojson(run["contains_truth"].get<bool>()) : ojson(nullptr)}};
+                         {"ball_contains_canonical_heads", in.learner ? ojson(contains_truth) : ojson(nullptr)}};
   return dump_layout(doc);
 }
 
@@ -235,7 +237,8 @@ GoldenCheckResult golden_check_certified(const json& doc, int threads) {
   for (const auto& f : c.failures) r.mismatches.push_back("checker: " + f.path + ": " + f.message);
   for (size_t i = 0; i < c.decimals.size() && i < as.size(); ++i) {
     ++r.fields_checked;
-    const json& dj = as[i].contains("decimal") ? as[i]["decimal"] : json(nullptr);
+    const json* found = json_find(as[i], "decimal");
+    const json& dj = found ? *found : json(nullptr);
     if (!c.decimals[i].empty() && dj != c.decimals[i])
       r.mismatches.push_back(json_index_path("answers", i) + ".decimal: file has " + json_shown(dj) + ", the checker's evaluator gives \"" + c.decimals[i] + "\"");
   }

@@ -44,30 +44,6 @@ namespace golden_internal {
 
 using json = nlohmann::json;
 
-// Readers: every malformed field is Error(input) naming its JSON path
-// (the command adds the file name); limits from base/limits.hpp.
-const json& need(const json& j, const std::string& key, const std::string& path) { return json_member(j, key, path); }
-const json& need_array(const json& j, const std::string& key, const std::string& path, size_t max) {
-  const json& a = need(j, key, path);
-  if (!a.is_array()) throw_input(json_key_path(path, key) + ": expected an array, got " + json_shown(a));
-  if (a.size() > max) throw_input(json_key_path(path, key) + ": " + std::to_string(a.size()) + " entries, more than the limit of " + std::to_string(max));
-  return a;
-}
-long need_int(const json& j, const std::string& key, const std::string& path, long lo, long hi) {
-  return json_long(need(j, key, path), lo, hi, json_key_path(path, key));
-}
-std::uint64_t need_u64(const json& j, const std::string& key, const std::string& path) { return json_u64(need(j, key, path), json_key_path(path, key)); }
-std::string need_str(const json& j, const std::string& key, const std::string& path) {
-  const json& a = need(j, key, path);
-  if (!a.is_string()) throw_input(json_key_path(path, key) + ": expected a string, got " + json_shown(a));
-  return a.get<std::string>();
-}
-bool need_bool(const json& j, const std::string& key, const std::string& path) {
-  const json& a = need(j, key, path);
-  if (!a.is_boolean()) throw_input(json_key_path(path, key) + ": expected true or false, got " + json_shown(a));
-  return a.get<bool>();
-}
-
 Rational parse_rat(const json& e, const std::string& path, size_t max_chars) {
   if (!e.is_string()) throw_input(path + ": expected a rational string, got " + json_shown(e));
   try {
@@ -277,9 +253,9 @@ AttentionFile read_attention_file(const json& doc) {
   if (file.in.model_source != "generated" && file.in.model_source != "file") throw_input("inputs.model_source: must be \"generated\" or \"file\"");
   file.in.seed = need_u64(inj, "seed", "inputs");
   file.in.heads = static_cast<int>(need_int(inj, "heads_learner", "inputs", 1, max_heads));
-  file.bound = inj.contains("heads_is_bound") && need_bool(inj, "heads_is_bound", "inputs");
+  file.bound = json_find(inj, "heads_is_bound") && need_bool(inj, "heads_is_bound", "inputs");
   if (need_str(inj, "schedule", "inputs") != "paper") throw_input("inputs.schedule: must be \"paper\"");
-  if (inj.contains("design")) {
+  if (json_find(inj, "design")) {
     const std::string ds = need_str(inj, "design", "inputs");
     if (ds != "scaled" && ds != "tuned") throw_input("inputs.design: must be \"scaled\" or \"tuned\" (absent for the paper design), got " + quote_text(ds));
     file.in.design = parse_design(ds);
@@ -301,7 +277,7 @@ AttentionFile read_attention_file(const json& doc) {
   grid_lo.H = file.in.heads;
   grid_lo.heads_is_bound = file.bound;
   grid_lo.tokens = file.tok;
-  if (inj.contains("design")) grid_lo.draws = Draws{};  // a design: the guard fires whatever the grid
+  if (json_find(inj, "design")) grid_lo.draws = Draws{};  // a design: the guard fires whatever the grid
   const TokenSpec query_tok = golden_query_grid(file.model.d, grid_lo);
   check_exact_tau_degree(file.model, query_tok, ErrorKind::input, "model and inputs.token_range");
   if (file.in.model_source == "generated") {
@@ -428,13 +404,13 @@ void rerun_binary(const json& doc, const AttentionFile& file, const LearnOptions
     out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
     out.mismatches.push_back(file.arith_s + ": re-running the " + file.arith_s + " learner failed (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
     // reported once: the run's fields are then not compared one by one
-    const json& fa2 = doc["answers"];
-    const json& fp2 = doc["pairs"];
-    for (size_t i = 0; i < fa2.size() && i < exp["answers"].size(); ++i)
-      if (fa2[i].is_object() && fa2[i].contains(file.arith_s)) exp["answers"][i][file.arith_s] = ojson::parse(fa2[i][file.arith_s].dump());
-    for (size_t p = 0; p < fp2.size() && p < exp["pairs"].size(); ++p)
-      if (fp2[p].is_object() && fp2[p].contains(file.arith_s)) exp["pairs"][p][file.arith_s] = ojson::parse(fp2[p][file.arith_s].dump());
-    if (doc.contains(file.arith_s)) exp[file.arith_s] = ojson::parse(doc[file.arith_s].dump());
+    for (const char* list : {"answers", "pairs"}) {
+      const json& from = need(doc, list, "");
+      ojson& to = exp[list];
+      for (size_t i = 0; i < from.size() && i < to.size(); ++i)
+        if (const json* x = json_find(from[i], file.arith_s)) to[i][file.arith_s] = ojson::parse(x->dump());
+    }
+    if (const json* x = json_find(doc, file.arith_s)) exp[file.arith_s] = ojson::parse(x->dump());
   }
 }
 
@@ -445,16 +421,18 @@ void check_ball_containment(const json& doc, const AttentionFile& file, const st
   const json& file_answers = doc["answers"];
   const int d = file.model.d;
   for (size_t i = 0; i < file_answers.size() && i < exact_values.size(); ++i) {
-    if (!file_answers[i].is_object() || !file_answers[i].contains("ball")) continue;
+    const json* ball = json_find(file_answers[i], "ball");
+    if (!ball) continue;
     const std::string p = "answers[" + std::to_string(i) + "].ball";
-    if (!contains_exact(parse_ball(file_answers[i]["ball"], p), file.bits, [&](arb_t x, long prec) { qtau_arb(x, exact_values[i], L, prec); }))
+    if (!contains_exact(parse_ball(*ball, p), file.bits, [&](arb_t x, long prec) { qtau_arb(x, exact_values[i], L, prec); }))
       out.mismatches.push_back(p + ": does not contain the exact answer");
   }
   const json& fp = doc["pairs"];
   for (size_t p = 0; p < exact_fits.size() && p < fp.size(); ++p) {
-    if (!exact_fits[p] || !fp[p].is_object() || !fp[p].contains("ball")) continue;
+    const json* ball = json_find(fp[p], "ball");
+    if (!exact_fits[p] || !ball) continue;
     const std::string pp = "pairs[" + std::to_string(p) + "].ball";
-    const json& bj = fp[p]["ball"];
+    const json& bj = *ball;
     const PairFit<QTau>& ex = *exact_fits[p];
     Rational P;
     bool ok = QTauAccess::is_rational(ex.P, P) && parse_ball(need(bj, "P", pp), pp + ".P").contains(P);
@@ -479,9 +457,10 @@ void check_ball_containment(const json& doc, const AttentionFile& file, const st
     }
     if (!ok) out.mismatches.push_back(pp + ": does not contain the exact pair values (P, poles r = tau^n, residues c)");
   }
-  if (doc.contains("ball") && doc["ball"].is_object() && doc["ball"].contains("heads")) {
+  const json* ball = json_find(doc, "ball");
+  if (ball && json_find(*ball, "heads")) {
     std::vector<LearnedHead<Ball>> hs;
-    const json& fh = need_array(doc["ball"], "heads", "ball");
+    const json& fh = need_array(*ball, "heads", "ball");
     for (size_t h = 0; h < fh.size(); ++h) {
       const std::string hp = "ball.heads[" + std::to_string(h) + "]";
       const json& W = need_array(fh[h], "W", hp);
@@ -507,8 +486,8 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   if (need_str(doc, "format", "") != "mhaq-golden") throw_input("format: must be \"mhaq-golden\"");
   const long version = need_int(doc, "version", "", 0, 1L << 30);
   if (version != golden_version) throw_input("version: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
-  if (doc.contains("arith") && doc["arith"] == "certified") return golden_check_certified(doc, threads);  // real weights, no Q(tau)
-  if (doc.contains("model_kind")) {  // absent: an attention file
+  if (const json* a = json_find(doc, "arith"); a && *a == "certified") return golden_check_certified(doc, threads);  // real weights, no Q(tau)
+  if (json_find(doc, "model_kind")) {  // absent: an attention file
     const std::string kind = need_str(doc, "model_kind", "");
     if (kind != "transformer") throw_input("model_kind: must be \"transformer\" (absent for attention files), got " + quote_text(kind));
     return golden_check_transformer(doc, threads);

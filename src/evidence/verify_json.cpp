@@ -27,18 +27,9 @@ json failing_json(const std::vector<FailingTrial>& fs) {
 }
 
 json claim_json(const ClaimRow& c) {
-  return json{{"claim", c.id + ". " + c.text},
-              {"id", c.id},
-              {"trials", c.trials},
-              {"passes", c.passes},
-              {"failures", c.failures},
-              {"degenerate", c.degenerate},
-              {"repaired", c.repaired},
-              {"unable", c.unable},
-              {"not_identifiable", c.not_identifiable},
-              {"worst", c.worst},
-              {"worst_value", number_or_null(c.worst_value)},
-              {"failing_trials", failing_json(c.failing)}};
+  return json{{"claim", c.id + ". " + c.text}, {"id", c.id}, {"trials", c.trials}, {"passes", c.passes}, {"failures", c.failures},
+              {"degenerate", c.degenerate}, {"repaired", c.repaired}, {"unable", c.unable}, {"not_identifiable", c.not_identifiable},
+              {"worst", c.worst}, {"worst_value", number_or_null(c.worst_value)}, {"failing_trials", failing_json(c.failing)}};
 }
 
 json trial_row_json(const TrialRow& t, bool claim4) {
@@ -60,18 +51,10 @@ json trial_row_json(const TrialRow& t, bool claim4) {
 }
 
 json summary_json(const DegenerateSummary& z) {
-  return json{{"token_range", z.token_range},
-              {"S", z.S},
-              {"trials", z.trials},
-              {"degenerate_known_h", z.degenerate_known_h},
-              {"degenerate_h0", z.degenerate_h0},
-              {"repaired_known_h", z.repaired_known_h},
-              {"observed_rate", z.observed_rate},
-              {"mean_bound", number_or_null(z.mean_bound)},
-              {"vacuous_trials", z.vacuous_trials},
-              {"rate_within_bound", z.rate_within_bound},
-              {"bound_applies", z.bound_applies},
-              {"derivation", z.derivation}};
+  return json{{"token_range", z.token_range}, {"S", z.S}, {"trials", z.trials}, {"degenerate_known_h", z.degenerate_known_h},
+              {"degenerate_h0", z.degenerate_h0}, {"repaired_known_h", z.repaired_known_h}, {"observed_rate", z.observed_rate},
+              {"mean_bound", number_or_null(z.mean_bound)}, {"vacuous_trials", z.vacuous_trials}, {"rate_within_bound", z.rate_within_bound},
+              {"bound_applies", z.bound_applies}, {"derivation", z.derivation}};
 }
 
 const char* status_word(bool ok) { return ok ? "ok" : "mismatch"; }

@@ -160,7 +160,6 @@ namespace {
 // characters of input (json_in.hpp); sizes are checked before anything is built.
 std::string dims(long r, long c) { return std::to_string(r) + " x " + std::to_string(c); }
 
-const json& need(const json& j, const std::string& key, const std::string& path) { return json_member(j, key, path); }
 
 // A rows x cols matrix of exact entries; the shape is checked before any entry is read.
 QMat qmat_from(const json& j, long rows, long cols, const std::string& where, const std::string& shape) {

@@ -97,15 +97,27 @@ std::pair<std::string, std::string> ball_text(const Ball& b, long digits) {
   }
   return {mid, rad};
 }
-void put_ball(json& a, const Ball& b, long digits) {
+void put_ball(ServedAnswer& a, const Ball& b, long digits) {
   auto [mid, rad] = ball_text(b, digits);
-  a["value"] = std::move(mid);
-  a["radius"] = std::move(rad);
+  a.value = std::move(mid);
+  a.radius = std::move(rad);
 }
 }  // namespace
 
-json ServedModel::certified(long id, const Query& q, long digits, long max_bits) {
-  json a{{"id", id}};
+json served_answer_json(const ServedAnswer& a) {
+  json j{{"id", a.id}};
+  if (a.f64) j["value"] = *a.f64;
+  else j["value"] = a.value;
+  if (a.radius) j["radius"] = *a.radius;
+  if (a.digits) j["digits"] = *a.digits;
+  if (a.bits) j["bits"] = *a.bits;
+  if (a.correctly_rounded) j["correctly_rounded"] = *a.correctly_rounded;
+  return j;
+}
+
+ServedAnswer ServedModel::certified(long id, const Query& q, long digits, long max_bits) {
+  ServedAnswer a;
+  a.id = id;
   if (!transformer_) {
     if (q.empty()) throw_input("an empty query");
     for (const Run& r : q)
@@ -115,11 +127,11 @@ json ServedModel::certified(long id, const Query& q, long digits, long max_bits)
       // "[-]d.ddd...e[+-]XX": half a unit in the last of `digits` places is 5e(XX - digits)
       const size_t e = v.decimal.find('e');
       const long ex = std::stol(v.decimal.substr(e + 1));
-      a["value"] = v.decimal;
-      a["radius"] = "5e" + std::to_string(ex - digits);
-      a["digits"] = digits;
-      a["bits"] = v.bits;
-      a["correctly_rounded"] = true;
+      a.value = v.decimal;
+      a.radius = "5e" + std::to_string(ex - digits);
+      a.digits = digits;
+      a.bits = v.bits;
+      a.correctly_rounded = true;
       return a;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::unable) throw;
@@ -129,7 +141,7 @@ json ServedModel::certified(long id, const Query& q, long digits, long max_bits)
   // to cover the shortened midpoint
   const long prec = std::max(bits_, certified_start_bits(digits));
   put_ball(a, enclose(q, prec), std::min(ball_digits(prec), digits + 5));
-  a["correctly_rounded"] = false;
+  a.correctly_rounded = false;
   return a;
 }
 
@@ -149,8 +161,9 @@ void ServedModel::append_answer(long id, const Query& q, std::string& out) {
   out += "\"}";
 }
 
-json ServedModel::answer(long id, const Query& q) {
-  json a{{"id", id}};
+ServedAnswer ServedModel::answer_value(long id, const Query& q) {
+  ServedAnswer a;
+  a.id = id;
   if (arith_facts(arith_).rigorous) {
     put_ball(a, enclose(q, bits_), ball_digits(bits_));
     return a;
@@ -159,13 +172,13 @@ json ServedModel::answer(long id, const Query& q) {
   const long p = arith_facts(arith_).bits(bits_);
   const Ball b = enclose(q, p + 64);
   if (arith_facts(arith_).fixed_bits > 0) {  // double: the value itself
-    a["value"] = arf_get_d(arb_midref(b.raw()), ARF_RND_NEAR);
+    a.f64 = arf_get_d(arb_midref(b.raw()), ARF_RND_NEAR);
     return a;
   }
   PrecisionScope scope(p);
   Mpfr m;
   arf_get_mpfr(m.raw(), arb_midref(b.raw()), MPFR_RNDN);
-  a["value"] = m.str(static_cast<long>(static_cast<double>(p) * 0.30103) + 3);
+  a.value = m.str(static_cast<long>(static_cast<double>(p) * 0.30103) + 3);
   return a;
 }
 

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "mhaq/base/limits.hpp"
+
 namespace mhaq {
 
 // Deepest nesting of arrays and objects a file may have (mhaq's formats need 6).
@@ -36,5 +38,20 @@ std::uint64_t json_u64(const nlohmann::json& e, const std::string& path);
 
 // The member `key` of object j, or Error(input) "<path>.<key>: missing".
 const nlohmann::json& json_member(const nlohmann::json& j, const std::string& key, const std::string& path);
+// The member `key` of j, or null when j is no object or has no such member
+// (an optional field).
+const nlohmann::json* json_find(const nlohmann::json& j, const std::string& key);
+
+// Required members of a given type, each Error(input) "<path>.<key>: ..."
+// when missing or of another type: need = json_member; an array of at most
+// max entries; an integer in [lo, hi] (json_long); a seed (json_u64); a
+// string; true or false.
+const nlohmann::json& need(const nlohmann::json& j, const std::string& key, const std::string& path);
+const nlohmann::json& need_array(const nlohmann::json& j, const std::string& key, const std::string& path,
+                                 std::size_t max = static_cast<std::size_t>(limits::max_plan_queries));
+long need_int(const nlohmann::json& j, const std::string& key, const std::string& path, long lo, long hi);
+std::uint64_t need_u64(const nlohmann::json& j, const std::string& key, const std::string& path);
+std::string need_str(const nlohmann::json& j, const std::string& key, const std::string& path);
+bool need_bool(const nlohmann::json& j, const std::string& key, const std::string& path);
 
 }  // namespace mhaq
