@@ -80,6 +80,8 @@ std::string pow2(double l2) {
 }
 }  // namespace
 
+double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
+
 Verdict judge(const RunFacts& f) {
   const bool floats = arith_facts(f.arith).floats;
   const bool estimate_ok = !std::isnan(f.estimate_log2) && f.estimate_log2 <= f.tolerance_log2;

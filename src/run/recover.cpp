@@ -44,8 +44,6 @@ GenerateOptions default_generate(Arith a) {
   return g;
 }
 
-double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
-
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace

@@ -41,6 +41,11 @@ struct Verdict {
   std::string message;  // why, for every status but ok
 };
 
+// The default tolerance of a float run on max_rel_error whose answers are
+// accurate to `bits` bits (the learner's precision, the oracle's rounding or
+// its noise, whichever is coarsest): 2^(-bits/4).
+double default_tolerance_log2(long bits);
+
 // What one run found, as the judge needs it.
 struct RunFacts {
   Arith arith = Arith::exact;

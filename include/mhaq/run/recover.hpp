@@ -40,10 +40,6 @@ TokenSpec default_tokens(Arith a);
 std::uint64_t learner_seed(std::uint64_t seed);
 // Default generated-model distributions per arithmetic.
 GenerateOptions default_generate(Arith a);
-// The default tolerance of a float run on max_rel_error whose answers are
-// accurate to `bits` bits (the learner's precision, the oracle's rounding or
-// its noise, whichever is coarsest): 2^(-bits/4).
-double default_tolerance_log2(long bits);
 
 // Runs one recovery. Every run outcome is reported in the returned record
 // (run/run_result.hpp; status, one of the judge's statuses), not thrown;
