@@ -10,7 +10,7 @@
 
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/baselines/prior_work.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/evidence/baseline.hpp"
 #include "test_util.hpp"
@@ -32,10 +32,10 @@ struct Sent {
   long queries = 0, longest = 0;
 };
 Sent run_exact(const Model& m, const BaselineOptions& bo) {
-  ModelOracle<QTau> oracle(m, bo.tokens.den, {});
-  RecordingOracle<QTau> rec(oracle);
+  OracleStack<QTau> oracle = OracleStack<QTau>::model(m, bo.tokens.den).recorded();
+  const RecordingOracle<QTau>& rec = oracle.record();
   Sent s;
-  s.heads = learn_baseline<Field<QTau>>(rec, bo).heads;
+  s.heads = learn_baseline<Field<QTau>>(oracle.top(), bo).heads;
   s.queries = static_cast<long>(rec.queries.size());
   for (const auto& q : rec.queries) s.longest = std::max(s.longest, query_length(q));
   return s;

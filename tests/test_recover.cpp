@@ -7,8 +7,9 @@
 
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -259,7 +260,8 @@ TEST_CASE("the learner reaches the model only through Oracle<T>") {
   g.d = 2;
   g.heads = 1;
   g.seed = 5;
-  ModelOracle<QTau> oracle(generate_model(g), 1);
+  OracleStack<QTau> oracle_stack = OracleStack<QTau>::model(generate_model(g), 1);
+  Oracle<QTau>& oracle = oracle_stack.top();
   LearnOptions lo;
   lo.H = 1;
   lo.seed = 9;

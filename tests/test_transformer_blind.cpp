@@ -14,9 +14,10 @@
 #include <string>
 
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/transformer_blind.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -187,7 +188,8 @@ BlindOutcome run_blind(const TransformerModel& truth, std::uint64_t seed) {
   lo.tokens = TokenSpec{16, 16};
   BlindOutcome o;
   {
-    TransformerOracle<QTau> oracle(truth, 16);  // the learner sees this Oracle<QTau>& and nothing else
+    OracleStack<QTau> oracle_stack = OracleStack<QTau>::transformer(truth, 16);  // the learner sees this Oracle<QTau>& and nothing else
+    Oracle<QTau>& oracle = oracle_stack.top();
     o.run = learn_transformer_blind(oracle, lo);
   }
   // only now, after the run has ended, the truth

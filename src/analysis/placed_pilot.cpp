@@ -1,6 +1,6 @@
 // The placed design's pilots (docs/math/designs.md#placed): an estimate of
 // the heads good enough to place their poles.
-#include "mhaq/analysis/pilot_oracle.hpp"
+#include "mhaq/oracle/pilot_oracle.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "placed_internal.hpp"
 

@@ -9,9 +9,8 @@
 
 #include "mhaq/base/random.hpp"
 #include "mhaq/model/factored.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
-#include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
+#include "mhaq/oracle/jet_oracle.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/run/report.hpp"
@@ -134,9 +133,9 @@ template <class T>
 void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, const BaselineOptions& bo, const RecoverOptions& o, const OracleNoise& noise) {
   using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
-  ModelOracle<T> oracle(truth, bo.tokens.den << bo.max_scale_log2, noise);
-  RecordingOracle<T> rec(oracle);
-  Oracle<T>& black_box = rec;  // the baseline gets this reference and nothing else
+  OracleStack<T> stack = OracleStack<T>::model(truth, bo.tokens.den << bo.max_scale_log2, noise).recorded();
+  const RecordingOracle<T>& rec = stack.record();
+  Oracle<T>& black_box = stack.top();  // the baseline gets this reference and nothing else
   const Field<T>& F = black_box.field();
   RunFacts facts = known_truth_facts(o.arith, canon);
   P::tolerance(r, facts, F, o.tolerance, true);

@@ -11,8 +11,7 @@
 #include "mhaq/check/golden_certified.hpp"
 #include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/factored.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/run/recover.hpp"
@@ -132,9 +131,9 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
     lo.threads = in.threads;
     lo.repair = false;
     PrecisionScope scope(in.bits);
-    ModelOracle<Ball> oracle(in.model, lo.tokens.den);
-    RecordingOracle<Ball> rec(oracle);
-    Oracle<Ball>& black_box = rec;
+    OracleStack<Ball> stack = OracleStack<Ball>::model(in.model, lo.tokens.den).recorded();
+    const RecordingOracle<Ball>& rec = stack.record();
+    Oracle<Ball>& black_box = stack.top();
     const LearnResult<Ball> res = learn(black_box, lo);
     for (const auto& q : rec.queries) {
       queries.push_back(q);

@@ -25,13 +25,11 @@
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/run/recover_limits.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/check/golden_transformer.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
 #include "mhaq/evidence/golden_certified.hpp"
 
@@ -522,9 +520,9 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     lo.draws = golden_design(in, dl, pilot_queries);
     lo.tokens = golden_design_grid();  // as the export ran it: the small grid's witnesses are drawn on it
   }
-  ModelOracle<QTau> oracle(model, file.tok.den);
-  RecordingOracle<QTau> asked(oracle);  // every query, the small grid's witnesses included
-  Oracle<QTau>& black_box = asked;
+  OracleStack<QTau> stack = OracleStack<QTau>::model(model, file.tok.den).recorded();
+  const RecordingOracle<QTau>& asked = stack.record();  // every query, the small grid's witnesses included
+  Oracle<QTau>& black_box = stack.top();
   std::unique_ptr<LearnResult<QTau>> res;
   try {
     res = std::make_unique<LearnResult<QTau>>(learn(black_box, lo));

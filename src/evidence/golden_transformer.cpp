@@ -24,13 +24,11 @@
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/run/recover_limits.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/check/golden_transformer.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
 
 // ------------------------------------------------------------ transformers
@@ -208,9 +206,9 @@ std::string golden_export_transformer(const GoldenInputs& in) {
   const TransformerModel canon = in.transformer.canonical();
   if (canon.heads() == 0 || canon.neurons() == 0) throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to record");
   const TransformerLearnOptions lo = transformer_learn_options(canon.heads(), in.seed, in.threads);
-  TransformerOracle<QTau> oracle(in.transformer, kTransformerDen);
-  RecordingOracle<QTau> rec(oracle);
-  Oracle<QTau>& black_box = rec;  // the learner gets this reference and nothing else
+  OracleStack<QTau> stack = OracleStack<QTau>::transformer(in.transformer, kTransformerDen).recorded();
+  const RecordingOracle<QTau>& rec = stack.record();
+  Oracle<QTau>& black_box = stack.top();  // the learner gets this reference and nothing else
   const TransformerLearnResult<QTau> res = learn_transformer(black_box, lo);
   const long L = QTauAccess::L(black_box.field());
   const TransformerModel got = learned_model(res, in.transformer.d);
@@ -325,9 +323,9 @@ GoldenCheckResult golden_check_transformer(const json& doc, int threads) {
   }
   in.transformer = model;
   const TransformerLearnOptions lo = transformer_learn_options(H, in.seed, threads);
-  TransformerOracle<QTau> oracle(model, kTransformerDen);
-  RecordingOracle<QTau> rec(oracle);
-  Oracle<QTau>& black_box = rec;
+  OracleStack<QTau> stack = OracleStack<QTau>::transformer(model, kTransformerDen).recorded();
+  const RecordingOracle<QTau>& rec = stack.record();
+  Oracle<QTau>& black_box = stack.top();
   std::unique_ptr<TransformerLearnResult<QTau>> res;
   try {
     res = std::make_unique<TransformerLearnResult<QTau>>(learn_transformer(black_box, lo));

@@ -17,7 +17,7 @@
 #include "mhaq/base/io.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
@@ -157,7 +157,7 @@ bool sweep_parse_line(const std::string& line, SweepRow& r) {
   } catch (const std::exception&) {
     return false;
   }
-  return !r.status.empty();
+  return true;
 }
 
 std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
@@ -209,34 +209,34 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
     r.row = unit * g.bits.size() + b;
     r.bits = g.bits[b];
     if (!heads_ok) {
-      r.status = "degenerate";  // the drawn model merged heads: not a trial of H heads
+      r.status = Status::degenerate;  // the drawn model merged heads: not a trial of H heads
     } else {
       PrecisionScope scope(r.bits);
       LearnOptions l = lo;
       if (design == Design::tuned) {
         // the pilot at this row's precision, on its own oracle of the same model
-        ModelOracle<Mpfr> pilot_oracle(m, lo.tokens.den);
+        OracleStack<Mpfr> pilot_oracle = OracleStack<Mpfr>::model(m, lo.tokens.den);
         TunedOptions t;
         t.H = u.H;
         t.seed = lo.seed;
         t.tokens = lo.tokens;
         t.pilot_bits = r.bits;
-        const TunedDesign td = choose_tuned_design<Mpfr>(pilot_oracle, t);
+        const TunedDesign td = choose_tuned_design<Mpfr>(pilot_oracle.top(), t);
         l.draws = td.draws;
         r.pilot_queries = td.pilot_queries;
         set_kappa(r, l);
       }
-      ModelOracle<Mpfr> oracle(m, lo.tokens.den);
+      OracleStack<Mpfr> oracle = OracleStack<Mpfr>::model(m, lo.tokens.den);
       try {
-        const LearnResult<Mpfr> res = learn<Mpfr>(oracle, l);
+        const LearnResult<Mpfr> res = learn<Mpfr>(oracle.top(), l);
         r.log2_error = param_error_log2(res.heads, canon);
-        r.status = std::isfinite(r.log2_error) || r.log2_error < 0 ? "ok" : "inconsistent";
+        r.status = std::isfinite(r.log2_error) || r.log2_error < 0 ? Status::ok : Status::inconsistent;
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable && e.kind() != ErrorKind::inconsistent) throw;
-        r.status = kind_name(e.kind());
+        r.status = status_of(e.kind());
       }
-      r.queries = oracle.queries() + r.pilot_queries;
-      if (r.status == "ok" && !std::isfinite(r.log2_error)) r.log2_error = -1e9;  // exact hit: no error at all
+      r.queries = oracle.source().queries() + r.pilot_queries;
+      if (r.status == Status::ok && !std::isfinite(r.log2_error)) r.log2_error = -1e9;  // exact hit: no error at all
     }
     rows.push_back(normalised(r));
   }

@@ -9,8 +9,7 @@
 #include "mhaq/base/text.hpp"
 #include "line_cursor.hpp"
 #include "mhaq/model/certified_eval.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/oracle/protocol.hpp"
 
 namespace mhaq {
@@ -71,12 +70,10 @@ Ball ServedModel::enclose(const Query& q, long prec) {
   const long den = small ? fmpz_get_si(l) : 0;
   fmpz_clear(l);
   if (!small || !grid_) return transformer_ ? evaluate_transformer_ball(tm_, q) : evaluate_ball(attention_, q);
-  auto& o = by_grid_[{den, prec}];
-  if (!o) {
-    if (transformer_) o = std::make_unique<TransformerOracle<Ball>>(tm_, den);
-    else o = std::make_unique<ModelOracle<Ball>>(attention_, den);
-  }
-  return o->query(q);
+  auto it = by_grid_.find({den, prec});
+  if (it == by_grid_.end())
+    it = by_grid_.emplace(std::make_pair(den, prec), transformer_ ? OracleStack<Ball>::transformer(tm_, den) : OracleStack<Ball>::model(attention_, den)).first;
+  return it->second.top().query(q);
 }
 
 namespace {

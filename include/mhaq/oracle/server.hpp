@@ -14,7 +14,7 @@
 #include "mhaq/arith/field.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 
 namespace mhaq {
 
@@ -66,7 +66,7 @@ class ServedModel {
   int d_;
   Arith arith_;
   long bits_;
-  std::map<std::pair<long, long>, std::unique_ptr<Oracle<Ball>>> by_grid_;  // (token denominator, precision)
+  std::map<std::pair<long, long>, OracleStack<Ball>> by_grid_;  // (token denominator, precision)
 };
 
 // Serves the protocol on in/out until bye or the end of input; returns the

@@ -3,8 +3,9 @@
 // with it, and recording what the session did once the run is over.
 #pragma once
 #include <memory>
+#include <optional>
 
-#include "mhaq/oracle/external_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/recover_options.hpp"
 #include "mhaq/run/run_result.hpp"
@@ -14,7 +15,7 @@ namespace mhaq {
 template <class T>
 struct ExternalSetup {
   std::unique_ptr<ExternalSession> session;
-  std::unique_ptr<Oracle<T>> oracle;
+  std::optional<OracleStack<T>> oracle;  // the external source, unrecorded
   Rational stated_eps;  // the larger part of the bound in force (the floats' kappa estimate)
 };
 

@@ -11,7 +11,7 @@
 #include "mhaq/arith/solve/qtau_solve.hpp"
 #include "mhaq/model/compare_heads.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/learner.hpp"
