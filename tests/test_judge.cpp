@@ -19,35 +19,38 @@ using namespace mhaq;
 namespace {
 const std::string bin = MHAQ_BINARY;
 
+// A run through the CLI: its exit code, its --json output, and the typed
+// record read back from it (the tests read the record's fields).
 struct Ran {
   int code;
-  json j;
+  std::string text;
+  RecoverResult rec;
+  Status status() const { return rec.judge.status; }
 };
 Ran run(const std::string& args) {
   const auto r = test::run(bin + " " + args + " --json 2>/dev/null");
   REQUIRE_MESSAGE(!r.out.empty(), args);
-  return {r.code, json::parse(r.out)};
+  return {r.code, r.out, record_from_json(json::parse(r.out))};
 }
 
 // "ok" only with the canonical head count and an error within the stated
 // tolerance; otherwise a non-ok status with its own non-zero exit code.
 void check_honest(const Ran& r, const std::string& what) {
-  INFO(what << ": " << r.j.dump().substr(0, 400));
-  const std::string st = r.j["status"].get<std::string>();
-  CHECK(r.code == status_exit_code(parse_status(st)));
-  if (st != "ok") {
+  INFO(what << ": " << r.text.substr(0, 400));
+  CHECK(r.code == status_exit_code(r.status()));
+  if (r.status() != Status::ok) {
     CHECK(r.code != 0);
-    CHECK(r.j.contains("remedy"));
+    CHECK(r.rec.judge.remedy.has_value());
     return;
   }
   CHECK(r.code == 0);
-  CHECK(r.j["heads_recovered"] == r.j["heads_true"]);
-  if (r.j.contains("tolerance")) {
-    REQUIRE(r.j["max_rel_error"].is_number());
-    CHECK(r.j["max_rel_error"].get<double>() <= r.j["tolerance"].get<double>());
+  CHECK(r.rec.evidence.heads_recovered == r.rec.truth.heads_true);
+  if (r.rec.judge.tolerance) {
+    REQUIRE(r.rec.truth.max_rel_error.has_value());
+    CHECK(*r.rec.truth.max_rel_error <= *r.rec.judge.tolerance);
   }
-  if (r.j.contains("exact_match")) CHECK(r.j["exact_match"] == true);
-  if (r.j.contains("contains_truth")) CHECK(r.j["contains_truth"] == true);
+  if (r.rec.truth.exact_match) CHECK(*r.rec.truth.exact_match);
+  if (r.rec.truth.contains_truth) CHECK(*r.rec.truth.contains_truth);
 }
 
 // Written into the test's temporary working directory (doctest_main).
@@ -75,7 +78,7 @@ TEST_CASE("float runs that used to end ok and wrong: never ok and wrong") {
     std::filesystem::remove(cert);
     const Ran r = run(std::string("recover --d 3 --heads 2 --seed 1 --arith ") + a + " --learner-heads 1 --certificate " + cert);
     check_honest(r, std::string("fewer heads, ") + a);
-    CHECK(r.j["status"] != "ok");
+    CHECK(r.status() != Status::ok);
     CHECK_FALSE(std::filesystem::exists(cert));
   }
   // the lean schedule on two heads with equal v_h (once ok with errors 0.55 and 2.7)
@@ -91,15 +94,15 @@ TEST_CASE("lean schedule with equal v_h: exact recovery through the fallback lin
   const std::string eqv = tmp_model("equal_v.json", kEqualV);
   for (int seed = 1; seed <= 4; ++seed) {
     const Ran r = run("recover --model " + eqv + " --schedule lean --seed " + std::to_string(seed));
-    INFO(r.j.dump().substr(0, 300));
-    if (r.j["status"] == "degenerate") continue;
-    REQUIRE(r.j["status"] == "ok");
-    CHECK(r.j["exact_match"] == true);
-    REQUIRE(r.j.contains("fallback_queries"));
+    INFO(r.text.substr(0, 300));
+    if (r.status() == Status::degenerate) continue;
+    REQUIRE(r.status() == Status::ok);
+    CHECK(r.rec.truth.exact_match == true);
+    REQUIRE(r.rec.evidence.fallback_queries.has_value());
     // d = 2: one residue step per offset at b_2, each asking one across link of 2H queries
-    CHECK(r.j["fallback_pairs"] == 2);
-    CHECK(r.j["fallback_queries"] == 2 * 2 * 2);
-    CHECK(r.j["queries"] == 1 + 2 * 2 * (2 * 2 + 2 - 1) + r.j["fallback_queries"].get<int>());
+    CHECK(r.rec.evidence.fallback_pairs == 2L);
+    CHECK(r.rec.evidence.fallback_queries == 2L * 2 * 2);
+    CHECK(r.rec.evidence.queries == 1 + 2 * 2 * (2 * 2 + 2 - 1) + *r.rec.evidence.fallback_queries);
   }
 }
 
@@ -107,20 +110,20 @@ TEST_CASE("misleading classes: the stated H, an empty canonical form, precision"
   // told more heads than exist: not identifiable, in exact mode, on every seed
   for (int seed = 1; seed <= 3; ++seed) {
     const Ran r = run("recover --d 3 --heads 2 --seed " + std::to_string(seed) + " --learner-heads 3");
-    if (r.j["status"] == "degenerate") continue;
-    CHECK(r.j["status"] == "not_identifiable");
+    if (r.status() == Status::degenerate) continue;
+    CHECK(r.status() == Status::not_identifiable);
     CHECK(r.code == 9);
   }
   // every head cancels: the empty model is recovered, status ok, not "error"
   const Ran z = run("recover --d 3 --heads 2 --cancel-v --seed 1");
-  CHECK(z.j["status"] == "ok");
-  CHECK(z.j["heads_recovered"] == 0);
+  CHECK(z.status() == Status::ok);
+  CHECK(z.rec.evidence.heads_recovered == 0);
   CHECK(z.code == 0);
   // too little precision for an unknown head count is unable, not a bad draw
   for (int seed = 1; seed <= 3; ++seed) {
     const Ran r = run("recover --d 3 --heads 3 --seed " + std::to_string(seed) + " --arith mpfr --bits 53 --max-heads 5");
     check_honest(r, "H0 = 5 at 53 bits");
-    CHECK(r.j["status"] != "degenerate");
+    CHECK(r.status() != Status::degenerate);
   }
 }
 
@@ -130,9 +133,9 @@ TEST_CASE("max_rel_error uses the best assignment and is defined for a head with
  {"W":[["1/2","-1/4"],["1/4","3/4"]],"v":["-1","2"]}]})");
   const Ran r = run("recover --model " + m + " --arith mpfr --bits 128");
   check_honest(r, "W = 0 head");
-  REQUIRE(r.j["status"] == "ok");
-  CHECK(r.j["max_rel_error"].is_number());
-  CHECK(r.j["max_rel_error"].get<double>() < 1e-20);
+  REQUIRE(r.status() == Status::ok);
+  REQUIRE(r.rec.truth.max_rel_error.has_value());
+  CHECK(*r.rec.truth.max_rel_error < 1e-20);
 }
 
 TEST_CASE("the run record's JSON: set fields only, non-finite numbers as null, read back whole") {
@@ -267,10 +270,10 @@ TEST_CASE("the float judge's estimate is never below the observed error (plain, 
   for (const char* c : cases) {
     const Ran r = run(std::string("recover --arith mpfr ") + c);
     check_honest(r, c);
-    INFO(c << ": " << r.j.dump().substr(0, 300));
-    if (!r.j.contains("error_estimate") || !r.j["error_estimate"].is_number() || !r.j["max_rel_error"].is_number()) continue;
+    INFO(c << ": " << r.text.substr(0, 300));
+    if (!r.rec.judge.error_estimate || !r.rec.truth.max_rel_error) continue;
     ++estimated;
-    CHECK(r.j["error_estimate"].get<double>() >= 2 * r.j["max_rel_error"].get<double>());
+    CHECK(*r.rec.judge.error_estimate >= 2 * *r.rec.truth.max_rel_error);
   }
   CHECK(estimated == static_cast<int>(std::size(cases)));
 }

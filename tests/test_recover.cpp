@@ -219,8 +219,7 @@ TEST_CASE("degenerate draw through the CLI: message and exit code 4; malformed f
   }
   auto r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " --seed 42 --no-repair --json 2>/dev/null");
   CHECK(r.code == 4);
-  const json j = json::parse(r.out);
-  CHECK(j["status"] == "degenerate");
+  CHECK(test::record_of(r.out).judge.status == Status::degenerate);
   r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " --seed 42 --no-repair 2>&1 >/dev/null");
   CHECK(r.code == 4);
   CHECK(r.out.find("degenerate") != std::string::npos);

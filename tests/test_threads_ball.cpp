@@ -116,7 +116,7 @@ TEST_CASE("recover: progress lines on standard error only; standard output is th
   const std::string out = slurp(dir + ".out"), err = slurp(dir + ".err");
   CHECK(out == slurp(dir + ".qout"));
   CHECK(slurp(dir + ".qerr").empty());
-  CHECK(nlohmann::json::parse(out)["status"] == "ok");
+  CHECK(test::record_of(out).judge.status == Status::ok);
   CHECK(out.find("phase") == std::string::npos);
   CHECK(err.find("phase answering queries") != std::string::npos);
   CHECK(err.find("phase fitting pairs") != std::string::npos);

@@ -12,6 +12,7 @@
 #include "mhaq/run/recover.hpp"
 #include "mhaq/evidence/verify.hpp"
 #include "mhaq/base/error.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using nlohmann::json;
@@ -234,11 +235,11 @@ TEST_CASE("violated conditions are not identifiable, named, exit 9 (must-show 3)
     const int seed = cs.second;
     const auto r = test::run(bin + " recover --model " + c.file + " --seed " + std::to_string(seed) + " --json 2>/dev/null");
     REQUIRE(!r.out.empty());
-    const json j = json::parse(r.out);
-    INFO(c.file << " seed " << seed << ": " << j.dump().substr(0, 600));
-    CHECK(j["status"] == "not_identifiable");
+    const RecoverResult rec = test::record_of(r.out);
+    INFO(c.file << " seed " << seed << ": " << r.out.substr(0, 600));
+    CHECK(rec.judge.status == Status::not_identifiable);
     CHECK(r.code == 9);
-    CHECK(j["message"].get<std::string>().find(c.names) != std::string::npos);
+    CHECK(rec.judge.message.find(c.names) != std::string::npos);
   }
 }
 

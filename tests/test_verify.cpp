@@ -6,6 +6,7 @@
 
 #include "mhaq/run/recover.hpp"
 #include "mhaq/evidence/verify.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -88,12 +89,13 @@ TEST_CASE("a failing claim names its trial seed and a replay command that reprod
   CHECK(verify_report(v).find(cmd) != std::string::npos);
   // Replaying through the real program gives the same relative error as the trial.
   const auto r = test::run(std::string(MHAQ_BINARY) + cmd.substr(4) + " 2>/dev/null");
-  const json rj = json::parse(r.out);
-  REQUIRE(rj["status"] == "ok");
-  CHECK(rj["max_rel_error"].get<double>() > 1e-300);
-  CHECK(rj["seed"] == f.seed);
-  CHECK(rj["d"] == f.d.value());
-  CHECK(rj["heads_true"] == f.H.value());
+  const RecoverResult rec = test::record_of(r.out);
+  REQUIRE(rec.judge.status == Status::ok);
+  REQUIRE(rec.truth.max_rel_error.has_value());
+  CHECK(*rec.truth.max_rel_error > 1e-300);
+  CHECK(rec.run.seed == f.seed);
+  CHECK(rec.run.d == f.d.value());
+  CHECK(rec.truth.heads_true == f.H.value());
 }
 
 TEST_CASE("Schwartz-Zippel bound: event counts and degrees of proofs/09") {

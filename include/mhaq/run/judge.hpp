@@ -20,6 +20,7 @@
 //                           a malformed reply                          the fault and the last query)
 #pragma once
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "mhaq/arith/field.hpp"
@@ -33,6 +34,7 @@ const char* status_name(Status s);  // the JSON "status" string
 int status_exit_code(Status s);
 const char* status_remedy(Status s);
 Status parse_status(const std::string& s);  // Error(internal) for an unknown name
+std::optional<Status> find_status(const std::string& s);  // nothing for an unknown name
 // The status an error of the learner means; Error(internal) for kinds that are not run outcomes.
 Status status_of(ErrorKind k);
 
