@@ -253,7 +253,8 @@ std::optional<SensitivityDraw> draw_sensitivity_model(Rng& rng, long t, int cons
   }
 }
 
-bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool keep_fit_samples) {
+bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool keep_fit_samples, const std::function<void(LearnOptions&)>& adjust,
+                     bool any_failure) {
   g.seed = rng.next();
   const Model m = generate_model(g);
   if (m.canonical().num_heads() != g.heads) return false;
@@ -276,6 +277,16 @@ bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool kee
   out.queries = rec.queries;
   out.answers = rec.answers;
   return true;
+}
+
+void count_tokens(int d, QMat& B, QMat& Delta) {
+  B = QMat(d, d);
+  Delta = QMat(d, d);
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) {
+      B(i, j) = Rational(i <= j ? (i == j ? 1 : (i + j) % 3 - 1) : 0);
+      Delta(i, j) = Rational(i >= j ? (i == j ? 2 : (i * j) % 3 - 1) : 0);
+    }
 }
 
 }  // namespace mhaq::proof
