@@ -54,17 +54,17 @@ void compare(const json& want, const json& got, const std::string& path, GoldenC
 }
 
 Query query_of(const json& q, const std::string& path, int d) {
-  const json& runs = json_member(q, "runs", path);
+  const json& runs = json_member(q, path, "runs");
   if (!runs.is_array() || runs.empty() || static_cast<long>(runs.size()) > check::limits::max_runs)
     throw_input(path + ".runs: expected 1 to " + std::to_string(check::limits::max_runs) + " runs");
   Query out;
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::string rp = json_index_path(path + ".runs", r);
-    const json& t = json_member(runs[r], "token", rp);
+    const json& t = json_member(runs[r], rp, "token");
     if (!t.is_array() || static_cast<long>(t.size()) != d) throw_input(rp + ".token: expected " + std::to_string(d) + " entries");
     Run run;
     for (size_t i = 0; i < t.size(); ++i) run.token.push_back(rational_from_json(t[i], json_index_path(rp + ".token", i)));
-    run.count = json_long(json_member(runs[r], "count", rp), 1, 1L << 30, rp + ".count");
+    run.count = json_long(json_member(runs[r], rp, "count"), 1, 1L << 30, rp + ".count");
     out.push_back(std::move(run));
   }
   return out;
@@ -79,9 +79,9 @@ std::vector<Query> read_inputs_text(const std::string& text, int d) {
       throw_input("inputs file: unknown field " + quote_text(it.key()) + " (an inputs file has format, version, d, sequences)");
   if (const json* f = json_find(j, "format"); !f || *f != "mhaq-inputs") throw_input("format: must be \"mhaq-inputs\"");
   if (const json* v = json_find(j, "version"); v && !(v->is_number_integer() && *v == 1)) throw_input("version: must be 1");
-  const long fd = json_long(json_member(j, "d", ""), 1, limits::max_d, "d");
+  const long fd = json_long(json_member(j, "", "d"), 1, limits::max_d, "d");
   if (fd != d) throw_input("d: the inputs have d = " + std::to_string(fd) + ", the model has d = " + std::to_string(d));
-  const json& s = json_member(j, "sequences", "");
+  const json& s = json_member(j, "", "sequences");
   if (!s.is_array() || s.empty()) throw_input("sequences: expected a non-empty array of sequences");
   if (static_cast<long>(s.size()) > check::limits::max_golden_queries)
     throw_input("sequences: " + std::to_string(s.size()) + " sequences, more than the limit of " + std::to_string(check::limits::max_golden_queries));
@@ -189,36 +189,36 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
 GoldenCheckResult golden_check_certified(const json& doc, int threads) {
   CertifiedGoldenInputs in;
   in.threads = threads;
-  in.digits = json_long(json_member(doc, "digits", ""), 1, limits::max_digits, "digits");
-  in.max_bits = json_long(json_member(doc, "max_bits", ""), limits::min_bits, limits::max_bits, "max_bits");
-  const json& inj = json_member(doc, "inputs", "");
+  in.digits = json_long(json_member(doc, "", "digits"), 1, limits::max_digits, "digits");
+  in.max_bits = json_long(json_member(doc, "", "max_bits"), limits::min_bits, limits::max_bits, "max_bits");
+  const json& inj = json_member(doc, "", "inputs");
   if (!inj.is_object()) throw_input("inputs: expected an object");
-  in.seed = json_u64(json_member(inj, "seed", "inputs"), "inputs.seed");
-  const json& lj = json_member(inj, "learner", "inputs");
+  in.seed = json_u64(json_member(inj, "inputs", "seed"), "inputs.seed");
+  const json& lj = json_member(inj, "inputs", "learner");
   if (!lj.is_boolean()) throw_input("inputs.learner: expected true or false");
   in.learner = lj.get<bool>();
   // the check re-runs the learner: the same head limit as export
-  in.heads = static_cast<int>(json_long(json_member(inj, "heads_learner", "inputs"), 1, in.learner ? limits::max_golden_heads : limits::max_file_heads,
+  in.heads = static_cast<int>(json_long(json_member(inj, "inputs", "heads_learner"), 1, in.learner ? limits::max_golden_heads : limits::max_file_heads,
                                         "inputs.heads_learner"));
   if (in.learner) {
-    const json& b = json_member(doc, "ball", "");
-    in.bits = json_long(json_member(b, "bits", "ball"), limits::min_bits, limits::max_bits, "ball.bits");
+    const json& b = json_member(doc, "", "ball");
+    in.bits = json_long(json_member(b, "ball", "bits"), limits::min_bits, limits::max_bits, "ball.bits");
   }
-  in.model = model_from_json(json_member(doc, "model", ""), "model");
-  const json& qs = json_member(doc, "queries", "");
+  in.model = model_from_json(json_member(doc, "", "model"), "model");
+  const json& qs = json_member(doc, "", "queries");
   if (!qs.is_array() || static_cast<long>(qs.size()) > check::limits::max_golden_queries)
     throw_input("queries: expected an array of at most " + std::to_string(check::limits::max_golden_queries) + " queries");
   // Work before any evaluation (the checker bounds the same sum).
   long work = 0;
   for (size_t i = 0; i < qs.size(); ++i) {
-    const json& runs = json_member(qs[i], "runs", json_index_path("queries", i));
+    const json& runs = json_member(qs[i], json_index_path("queries", i), "runs");
     work += (static_cast<long>(runs.is_array() ? runs.size() : 0) + in.model.d) * in.model.d * in.model.num_heads();
     if (work > limits::max_golden_eval_work)
       throw_input("queries: re-deriving the answers takes more than the limit of " + std::to_string(limits::max_golden_eval_work) + " steps");
   }
   for (size_t i = 0; i < qs.size(); ++i) {
     const std::string p = json_index_path("queries", i);
-    const json& src = json_member(qs[i], "source", p);
+    const json& src = json_member(qs[i], p, "source");
     if (src == "user") in.user.push_back(query_of(qs[i], p, in.model.d));
     else if (src != "learner") throw_input(p + ".source: must be \"learner\" or \"user\", got " + json_shown(src));
   }
@@ -232,7 +232,7 @@ GoldenCheckResult golden_check_certified(const json& doc, int threads) {
   } catch (const check::InputError& e) {
     throw_input(e.what());
   }
-  const json& as = json_member(doc, "answers", "");
+  const json& as = json_member(doc, "", "answers");
   for (const auto& f : c.failures) r.mismatches.push_back("checker: " + f.path + ": " + f.message);
   for (size_t i = 0; i < c.decimals.size() && i < as.size(); ++i) {
     ++r.fields_checked;

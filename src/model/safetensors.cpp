@@ -319,8 +319,8 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
   if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
     throw_input(where + ": version: unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
   SafetensorsMap m;
-  m.heads = static_cast<int>(json_long(json_member(j, "heads", where), 1, limits::max_file_heads, where + ": heads"));
-  const json& lay = json_member(j, "layout", where);
+  m.heads = static_cast<int>(json_long(json_member(j, where, "heads"), 1, limits::max_file_heads, where + ": heads"));
+  const json& lay = json_member(j, where, "layout");
   if (lay == "out_in") m.out_in = true;
   else if (lay == "in_out") m.out_in = false;
   else
@@ -359,7 +359,7 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
   if (!j.contains("out")) throw_input(where + ": out: missing (the output projection's tensor)");
   m.out = name("out");
   if (j.contains("ffn")) m.ffn = name("ffn");
-  const json& r = json_member(j, "readout", where);
+  const json& r = json_member(j, where, "readout");
   if (r.is_string()) {
     m.readout_tensor = name("readout");
   } else if (r.is_array() && !r.empty() && static_cast<long>(r.size()) <= limits::max_inner_dim) {
@@ -368,7 +368,7 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
     throw_input(where + ": readout: expected a tensor name or a non-empty array of at most " + std::to_string(limits::max_inner_dim) +
                 " exact entries (the vector u), got " + json_shown(r));
   }
-  const json& sc = json_member(j, "scale", where);
+  const json& sc = json_member(j, where, "scale");
   if (!sc.is_string() && !sc.is_number_integer())
     throw_input(where + ": scale: expected \"1/sqrt(d_k)\" or an exact rational string such as \"1/2\", got " + json_shown(sc));
   m.scale_text = sc.is_string() ? sc.get<std::string>() : sc.dump();

@@ -313,7 +313,7 @@ int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std:
       const std::string type = j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
       if (type == "bye") return 0;
       if (type == "hello") {
-        json_long(json_member(j, "protocol", "hello"), version, version, "hello.protocol");
+        json_long(json_member(j, "hello", "protocol"), version, version, "hello.protocol");
         // a learner that expects the other kind of model would learn nonsense from these answers
         if (j.contains("model_kind") && j["model_kind"] != m.kind_name())
           throw_input("hello.model_kind: this oracle serves " + std::string(m.kind_name() == "transformer" ? "a transformer" : "an attention model") + ", not " + json_shown(j["model_kind"]));
@@ -324,13 +324,13 @@ int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std:
       if (type != "batch") throw_input("expected a hello, batch or bye message, got " + json_shown(j));
       if (!greeted) throw_input("a batch before the hello");
       const long batch = json_long(json_member(j, "batch", "batch"), 0, 1L << 60, "batch.batch");
-      const json& qs = json_member(j, "queries", "batch");
+      const json& qs = json_member(j, "batch", "queries");
       if (!qs.is_array()) throw_input("batch.queries: expected an array");
       json answers = json::array();
       for (size_t i = 0; i < qs.size(); ++i) {
         const std::string p = json_index_path("queries", i);
-        const long id = json_long(json_member(qs[i], "id", p), 0, 1L << 60, p + ".id");
-        answers.push_back(m.answer(id, query_from_runs(json_member(qs[i], "runs", p), m.dim(), p + ".runs")));
+        const long id = json_long(json_member(qs[i], p, "id"), 0, 1L << 60, p + ".id");
+        answers.push_back(m.answer(id, query_from_runs(json_member(qs[i], p, "runs"), m.dim(), p + ".runs")));
       }
       out << json{{"type", "answers"}, {"batch", batch}, {"answers", answers}}.dump() << "\n" << std::flush;
     } catch (const Error& e) {
@@ -343,12 +343,12 @@ int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std:
 
 std::vector<Query> read_oracle_inputs(const std::string& text, int d) {
   const json j = parse_json_text(text);
-  const json& qs = json_member(j, "queries", "");
+  const json& qs = json_member(j, "", "queries");
   if (!qs.is_array() || qs.empty()) throw_input("queries: expected a non-empty array of queries");
   std::vector<Query> out;
   for (size_t i = 0; i < qs.size(); ++i) {
     const std::string p = json_index_path("queries", i);
-    out.push_back(qs[i].is_object() ? query_from_runs(json_member(qs[i], "runs", p), d, p + ".runs") : query_from_runs(qs[i], d, p));
+    out.push_back(qs[i].is_object() ? query_from_runs(json_member(qs[i], p, "runs"), d, p + ".runs") : query_from_runs(qs[i], d, p));
   }
   return out;
 }
