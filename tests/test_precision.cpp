@@ -277,7 +277,7 @@ TEST_CASE("sweep --design: a design column, the per-head plot, tuned below paper
   CHECK(slurp(a).find(",design,") != std::string::npos);
   for (const auto& r : rows) {
     INFO(sweep_csv_line(r));
-    if (r.status == "degenerate") continue;
+    if (r.status == Status::degenerate) continue;
     CHECK((r.design == "tuned") == (r.pilot_queries > 0));
     CHECK(r.queries == paper_query_bound(r.d, r.H) + r.pilot_queries);
   }
