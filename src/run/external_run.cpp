@@ -22,6 +22,7 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
   if (ext->bound().abs) out.stated_eps = *ext->bound().abs;
   if (ext->bound().rel && out.stated_eps < *ext->bound().rel) out.stated_eps = *ext->bound().rel;
   if (!upcoming.empty()) out.session->expect(std::move(upcoming));
+  out.errors = ext.get();
   out.oracle = std::move(ext);
   return true;
 }

@@ -159,6 +159,12 @@ void put_outcome(json& j, const RecoverResult& r) {
   put(j, "error_estimate", r.error_estimate);
   put(j, "error_estimate_decimal", r.error_estimate_decimal);
   put(j, "estimate_note", r.estimate_note);
+  put(j, "certified_error", r.certified_error);
+  put(j, "certified_error_decimal", r.certified_error_decimal);
+  put(j, "answer_assumption", r.answer_assumption);
+  put(j, "judge_route", r.judge_route);
+  put(j, "judge_bits", r.judge_bits);
+  put(j, "judge_note", r.judge_note);
   put(j, "exact_match", r.exact_match);
   put(j, "contains_truth", r.contains_truth);
   if (r.functional_check)
@@ -227,6 +233,8 @@ RecoverResult record_from_json(const json& doc) {
   get(doc, "wrong", r.wrong);
   get(doc, "certificate_note", r.certificate_note);
   get(doc, "certified_relative_error", r.certified_relative_error);
+  get(doc, "certified_error", r.certified_error);
+  get(doc, "certified_error_decimal", r.certified_error_decimal);
   get(doc, "kappa", r.kappa);
   get(doc, "kappa_times_eps", r.kappa_times_eps);
   get(doc, "certified_bound", r.certified_bound);

@@ -308,6 +308,7 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   const bool truth_known = !o.external || o.external->truth_known;
   RunFacts facts;
   facts.arith = o.arith;
+  facts.first_order_only = true;
   facts.truth_known = truth_known;
   if (truth_known) facts.heads_true = canon.heads();
   P::tolerance(r, facts, F, o.tolerance, false);

@@ -46,4 +46,16 @@ void report_verdict(RecoverResult& r, const Verdict& v) {
   }
 }
 
+std::string judge_lines(const RecoverResult& r) {
+  std::string o = "  tolerance        " + r.tolerance_decimal.value_or("") + " on max_rel_error\n";
+  if (r.certified_error_decimal)
+    o += "  certified error  " + *r.certified_error_decimal + " (the heads against their replay in balls over the answers, " +
+         r.judge_route.value_or("") + ", " + std::to_string(r.judge_bits.value_or(0)) + " bits)\n";
+  else if (r.judge_note)
+    o += "  certified error  none: " + *r.judge_note + "\n";
+  if (r.error_estimate_decimal) o += "  first order      " + *r.error_estimate_decimal + " (the estimate from kappa; a figure, not a bound)\n";
+  if (r.answer_assumption) o += "  answers          " + *r.answer_assumption + "\n";
+  return o;
+}
+
 }  // namespace mhaq

@@ -15,6 +15,7 @@ template <class T>
 struct ExternalSetup {
   std::unique_ptr<ExternalSession> session;
   std::unique_ptr<Oracle<T>> oracle;
+  const AnswerErrors* errors = nullptr;  // the oracle's statement of its answers' errors (floats: the judge)
   Rational stated_eps;  // the larger part of the bound in force (the floats' kappa estimate)
 };
 

@@ -17,5 +17,9 @@ double pow2_value(double l2);
 double log2_abs(const Rational& q);
 // status, and message and remedy unless ok.
 void report_verdict(RecoverResult& r, const Verdict& v);
+// A float run's report lines on its judge: the tolerance, the certified
+// bound (or why there is none), the first-order estimate and the assumption
+// on the answers.
+std::string judge_lines(const RecoverResult& r);
 
 }  // namespace mhaq
