@@ -64,6 +64,8 @@ const std::vector<Entry>& registry() {
        "MPFR randomized", proof::check_composed_estimate},
       {"39-grid-witness", "two distinct models agree at all 2H+1 pair witnesses (x, y) only on a degree-2 hypersurface: the small-grid guard",
        "exhaustive + exact", proof::check_grid_witness},
+      {"40-float-judge", "a float ok: the run's heads within the tolerance of every model that fits the answers within their stated errors",
+       "MPFR and double randomized + model 1", proof::check_float_judge},
   };
   return r;
 }
