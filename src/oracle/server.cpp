@@ -46,9 +46,9 @@ ServedModel::ServedModel(TransformerModel m, Arith arith, long bits) : transform
 ServedModel::~ServedModel() = default;
 
 std::string ServedModel::describe() const {
-  const std::string a = arith_ == Arith::ball ? "ball" : arith_ == Arith::mpfr ? "mpfr" : "double";
+  const std::string a = arith_name(arith_);
   return std::string(transformer_ ? "transformer" : "attention") + ", d = " + std::to_string(d_) + ", " + a +
-         (arith_ == Arith::ieee ? std::string() : " at " + std::to_string(bits_) + " bits");
+         (arith_facts(arith_).fixed_bits > 0 ? std::string() : " at " + std::to_string(bits_) + " bits");
 }
 
 std::string ServedModel::kind_name() const { return transformer_ ? "transformer" : "attention"; }
@@ -69,8 +69,8 @@ std::string pow2_decimal_up(long e) {
 // enclosure cannot meet that carries its own radius: float_answer).
 json ServedModel::hello_reply(const std::string& name) const {
   json h{{"type", "hello"}, {"protocol", version}, {"d", d_}, {"name", name}};
-  if (arith_ == Arith::ball) h["radius"] = true;
-  else h["accuracy"] = {{"rel", pow2_decimal_up((arith_ == Arith::ieee ? 53 : bits_) - 1)}};
+  if (arith_facts(arith_).rigorous) h["radius"] = true;
+  else h["accuracy"] = {{"rel", pow2_decimal_up(arith_facts(arith_).bits(bits_) - 1)}};
   return h;
 }
 
@@ -151,7 +151,7 @@ json ServedModel::certified(long id, const Query& q, long digits, long max_bits)
 }
 
 void ServedModel::append_answer(long id, const Query& q, std::string& out) {
-  if (arith_ != Arith::ball) {
+  if (!arith_facts(arith_).rigorous) {
     out += answer(id, q).dump();
     return;
   }
@@ -168,24 +168,24 @@ void ServedModel::append_answer(long id, const Query& q, std::string& out) {
 
 json ServedModel::answer(long id, const Query& q) {
   json a{{"id", id}};
-  if (arith_ == Arith::ball) {
+  if (arith_facts(arith_).rigorous) {
     put_ball(a, enclose(q, bits_), ball_digits(bits_));
     return a;
   }
   // floats: enclose well beyond the precision (until the enclosure is within
   // 2^-(p+1) of the value, or 4p + 64 bits), round the midpoint
-  const long p = arith_ == Arith::ieee ? 53 : bits_;
+  const long p = arith_facts(arith_).bits(bits_);
   Ball b;
   for (long prec = p + 64;; prec *= 2) {
     b = enclose(q, prec);
-    flint::Mag lo, rad;
+    flint::Mag lo;
     arb_get_mag_lower(lo.v, b.raw());
     mag_mul_2exp_si(lo.v, lo.v, -(p + 1));
     if (mag_cmp(arb_radref(b.raw()), lo.v) <= 0 || prec > 4 * p + 64) break;
   }
   PrecisionScope wide(4 * p + 128);
   Ball sent;  // the value as the learner reads it
-  if (arith_ == Arith::ieee) {
+  if (arith_facts(arith_).fixed_bits > 0) {  // double: the value itself
     const double v = arf_get_d(arb_midref(b.raw()), ARF_RND_NEAR);
     a["value"] = v;
     arb_set_d(sent.raw(), v);

@@ -121,7 +121,7 @@ Verdict judge_certified(const RunFacts& f, const std::string& at) {
 }  // namespace
 
 Verdict judge(const RunFacts& f) {
-  const bool floats = f.arith == Arith::mpfr || f.arith == Arith::ieee;
+  const bool floats = arith_facts(f.arith).floats;
   const std::string at = "the recovered heads do not reproduce answer " + std::to_string(f.self_check_failed + 1);
   if (!floats && f.self_check == Truth::no)
     return {Status::inconsistent, at + ": the answers are not those of a model with " + std::to_string(f.heads_recovered) + " heads"};

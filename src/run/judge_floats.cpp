@@ -53,12 +53,12 @@ BallReplay attempt(const Field<T>& F, int d, const LearnOptions& l, const std::v
 template <class T>
 void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, const std::vector<Query>& queries, const std::vector<T>& answers,
                            const AnswerErrors& errors, const LearnResult<T>& res, double kappa_rel, RunFacts& facts, RecoverResult& r) {
-  r.answer_assumption = errors.error_assumption();
+  r.judge.answer_assumption = errors.error_assumption();
   std::string why;
   const LearnOptions l = replay_options(lo, res.heads_found, why);
   if (!why.empty()) {
     facts.judge_note = why;
-    r.judge_note = why;
+    r.judge.judge_note = why;
     return;
   }
   const FitStarts starts = fit_starts(F, res);
@@ -66,8 +66,8 @@ void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, con
   double best = NAN;
   for (long bits : judge_precisions(F.precision(), kappa_rel, facts.tolerance_log2)) {
     const BallReplay b = attempt(F, d, l, queries, answers, errors, res, starts, bits, check);
-    r.judge_bits = bits;
-    r.judge_route = b.route;
+    r.judge.judge_bits = bits;
+    r.judge.judge_route = b.route;
     if (!b.finished) {
       why = "the replay in balls at " + std::to_string(bits) + " bits stopped: " + b.why;
       continue;
@@ -86,11 +86,11 @@ void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, con
   }
   if (!std::isnan(best)) {
     facts.certified_log2 = best;
-    r.certified_error = pow2_value(best);
-    r.certified_error_decimal = decimal_of_log2(best);
+    r.judge.certified_error = pow2_value(best);
+    r.judge.certified_error_decimal = decimal_of_log2(best);
   } else {
     facts.judge_note = why;
-    r.judge_note = why;
+    r.judge.judge_note = why;
   }
 }
 

@@ -36,25 +36,25 @@ double log2_abs(const Rational& q) {
 }
 
 void report_verdict(RecoverResult& r, const Verdict& v) {
-  r.status = v.status;
+  r.judge.status = v.status;
   if (v.status != Status::ok) {
-    r.message = v.message;
-    r.remedy = status_remedy(v.status);
+    r.judge.message = v.message;
+    r.judge.remedy = status_remedy(v.status);
     // the small-grid guard (stages/grid_guard.hpp): another seed draws from the same small grid
     if (v.message.find(grid_guard_marker()) != std::string::npos && v.status == Status::degenerate)
-      r.remedy = "on this small token grid the plan's answers fit more than one model: try another --seed or a larger --token-range";
+      r.judge.remedy = "on this small token grid the plan's answers fit more than one model: try another --seed or a larger --token-range";
   }
 }
 
 std::string judge_lines(const RecoverResult& r) {
-  std::string o = "  tolerance        " + r.tolerance_decimal.value_or("") + " on max_rel_error\n";
-  if (r.certified_error_decimal)
-    o += "  certified error  " + *r.certified_error_decimal + " (the heads against their replay in balls over the answers, " +
-         r.judge_route.value_or("") + ", " + std::to_string(r.judge_bits.value_or(0)) + " bits)\n";
-  else if (r.judge_note)
-    o += "  certified error  none: " + *r.judge_note + "\n";
-  if (r.error_estimate_decimal) o += "  first order      " + *r.error_estimate_decimal + " (the estimate from kappa; a figure, not a bound)\n";
-  if (r.answer_assumption) o += "  answers          " + *r.answer_assumption + "\n";
+  std::string o = "  tolerance        " + r.judge.tolerance_decimal.value_or("") + " on max_rel_error\n";
+  if (r.judge.certified_error_decimal)
+    o += "  certified error  " + *r.judge.certified_error_decimal + " (the heads against their replay in balls over the answers, " +
+         r.judge.judge_route.value_or("") + ", " + std::to_string(r.judge.judge_bits.value_or(0)) + " bits)\n";
+  else if (r.judge.judge_note)
+    o += "  certified error  none: " + *r.judge.judge_note + "\n";
+  if (r.judge.error_estimate_decimal) o += "  first order      " + *r.judge.error_estimate_decimal + " (the estimate from kappa; a figure, not a bound)\n";
+  if (r.judge.answer_assumption) o += "  answers          " + *r.judge.answer_assumption + "\n";
   return o;
 }
 

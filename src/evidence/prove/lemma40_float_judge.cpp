@@ -5,15 +5,15 @@ namespace mhaq::proof {
 
 namespace {
 
-// Model 1 of issue 37: two heads with W = 3/4 and 97/128, poles that nearly
-// collide at every pair the learner draws.
+// Model 1: d = 1, three heads; the two with W = 3/4 and 97/128 have poles
+// that nearly collide at every pair the learner draws.
 const char* kModelOne =
     R"({"format": "mhaq-model", "version": 1, "d": 1, "heads": [{"W": [["3/4"]], "v": ["15/8"]}, {"W": [["35/2"]], "v": ["-15/8"]}, )"
     R"({"W": [["97/128"]], "v": ["-7/8"]}]})";
 
 // The judge's bound of a run (the broken variant: its first-order estimate).
 double judged_bound(const RecoverResult& r, bool broken) {
-  const std::optional<double> b = finite_number(broken ? r.error_estimate : r.certified_error);
+  const std::optional<double> b = finite_number(broken ? r.judge.error_estimate : r.judge.certified_error);
   return b ? *b : NAN;
 }
 
@@ -33,11 +33,11 @@ void check_float_judge(const ProveOptions& o, bool broken, LemmaCheck& out) {
     ro.seed = 3;
     const RecoverResult r = recover_run(model_from_json_text(kModelOne), ro);
     ++out.cases;
-    const double bound = judged_bound(r, broken), err = finite_number(r.max_rel_error).value_or(NAN);
+    const double bound = judged_bound(r, broken), err = finite_number(r.truth.max_rel_error).value_or(NAN);
     require(!std::isnan(err), "model 1: no max_rel_error");
     require(bound >= err, "model 1: the bound " + std::to_string(bound) + " is below the true max_rel_error " + std::to_string(err));
-    require(r.status != Status::ok, "model 1 ended ok");
-    require(err > r.tolerance.value_or(0) && finite_number(r.error_estimate).value_or(INFINITY) < r.tolerance.value_or(0),
+    require(r.status() != Status::ok, "model 1 ended ok");
+    require(err > r.judge.tolerance.value_or(0) && finite_number(r.judge.error_estimate).value_or(INFINITY) < r.judge.tolerance.value_or(0),
             "model 1 no longer shows the first-order estimate below the tolerance and the error above it");
   }
   Rng rng(o.seed ^ 0x40);
@@ -70,8 +70,8 @@ void check_float_judge(const ProveOptions& o, bool broken, LemmaCheck& out) {
       ++runs;
       ++out.cases;
       const double bound = judged_bound(r, broken);
-      const std::optional<double> err = finite_number(r.max_rel_error);
-      if (std::isnan(bound) || !err || r.heads_recovered != r.heads_true) continue;
+      const std::optional<double> err = finite_number(r.truth.max_rel_error);
+      if (std::isnan(bound) || !err || r.evidence.heads_recovered != r.truth.heads_true) continue;
       ++certified;
       require(bound >= *err, "model " + std::to_string(t) + " variant " + std::to_string(variant) + ": the bound " + std::to_string(bound) +
                                  " is below the true max_rel_error " + std::to_string(*err));
