@@ -154,6 +154,24 @@ std::optional<std::vector<Ball>> Field<Ball>::filtered(const std::vector<Ball>& 
 }
 
 namespace detail {
+// Epsilon-inflation of Krawczyk's boxes: each width just beyond its
+// component's reach (5/4 of it), never smaller, then 1/64 wider. False when
+// a width becomes infinite.
+inline bool inflate_widths(std::vector<flint::Mag>& w, const std::vector<flint::Mag>& reach) {
+  for (size_t i = 0; i < w.size(); ++i) {
+    flint::Mag t;
+    mag_mul_2exp_si(t.v, reach[i].v, -2);
+    mag_add(t.v, t.v, reach[i].v);
+    mag_max(w[i].v, w[i].v, t.v);
+    mag_mul_2exp_si(t.v, w[i].v, -6);
+    mag_add(w[i].v, w[i].v, t.v);
+    if (mag_is_inf(w[i].v)) return false;
+  }
+  return true;
+}
+}  // namespace detail
+
+namespace detail {
 // The slope-form Krawczyk test with epsilon-inflation (see Field<Ball>::certify).
 // Y ~ J(xt)^{-1} (a point matrix), Yg = Y g(xt). On success K holds K(X),
 // which lies in the interior of X.
@@ -224,16 +242,7 @@ bool krawczyk_slope(const Field<Ball>& F, const Sys& sys, const std::vector<Ball
       K[i] = k;
     }
     if (ok) return true;
-    // epsilon-inflation: each width just beyond its component's reach, never smaller
-    for (int i = 0; i < n; ++i) {
-      flint::Mag t;
-      mag_mul_2exp_si(t.v, reach[i].v, -2);
-      mag_add(t.v, t.v, reach[i].v);
-      mag_max(w[i].v, w[i].v, t.v);
-      mag_mul_2exp_si(t.v, w[i].v, -6);
-      mag_add(w[i].v, w[i].v, t.v);
-      if (mag_is_inf(w[i].v)) return false;
-    }
+    if (!inflate_widths(w, reach)) return false;
   }
   return false;
 }
@@ -358,15 +367,7 @@ bool krawczyk_point_inverse(const Field<Ball>& F, const Sys& sys, const std::vec
       ok = ok && mag_cmp(reach[i].v, w[i].v) < 0;
     }
     if (ok) return true;
-    for (int i = 0; i < n; ++i) {
-      flint::Mag t;
-      mag_mul_2exp_si(t.v, reach[i].v, -2);
-      mag_add(t.v, t.v, reach[i].v);
-      mag_max(w[i].v, w[i].v, t.v);
-      mag_mul_2exp_si(t.v, w[i].v, -6);
-      mag_add(w[i].v, w[i].v, t.v);
-      if (mag_is_inf(w[i].v)) return false;
-    }
+    if (!inflate_widths(w, reach)) return false;
   }
   return false;
 }
