@@ -339,62 +339,163 @@ FitStarts fit_starts(const Field<T>& F, const LearnResult<T>& run) {
   return s;
 }
 
+namespace replay_detail {
+// log2 of an upper bound of the ball x (0 <= x), rounded up; -inf for 0.
+double log2_up(const Ball& x) {
+  const Ball u = upper_abs(x);
+  if (arb_is_zero(u.raw())) return -kUnbounded;
+  if (!arb_is_finite(u.raw())) return kUnbounded;
+  Ball l2;
+  arb_log_base_ui(l2.raw(), u.raw(), 2, 64);
+  arb_get_ubound_arf(arb_midref(l2.raw()), l2.raw(), 64);
+  return arf_get_d(arb_midref(l2.raw()), ARF_RND_UP);
+}
+// log2 of a lower bound of the ball x (0 <= x), rounded down; -inf for 0.
+double log2_down(const Ball& x) {
+  const Ball l = lower_abs(x);
+  if (arb_is_zero(l.raw())) return -kUnbounded;
+  Ball l2;
+  arb_log_base_ui(l2.raw(), l.raw(), 2, 64);
+  arb_get_lbound_arf(arb_midref(l2.raw()), l2.raw(), 64);
+  return arf_get_d(arb_midref(l2.raw()), ARF_RND_DOWN);
+}
+
+// Bounds of ||x - b|| / s(b) over the balls b, s the norm, or 1 when every
+// b is exactly zero (the scale of max_rel_error): the upper bound sup, as a
+// ball (+inf when the norm may vanish without certainly vanishing), and the
+// lower bound inf in log2 (-inf when it may be zero).
+struct RelBounds {
+  Ball upper;
+  double lower_log2;
+};
+RelBounds rel_bounds(const std::vector<Ball>& x, const std::vector<const Ball*>& b) {
+  Ball dhi(0L), dlo(0L), nlo(0L), nhi(0L);
+  bool zero = true;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const Ball e = x[i] - *b[i];
+    const Ball eu = upper_abs(e), el = lower_abs(e), bu = upper_abs(*b[i]), bl = lower_abs(*b[i]);
+    dhi += eu * eu;
+    dlo += el * el;
+    nhi += bu * bu;
+    nlo += bl * bl;
+    zero = zero && arb_is_zero(b[i]->raw());
+  }
+  // the lower endpoints of the sums rounded outward
+  arb_get_lbound_arf(arb_midref(nlo.raw()), nlo.raw(), 64);
+  mag_zero(arb_radref(nlo.raw()));
+  Ball lo = zero ? dlo : dlo / nhi;
+  arb_sqrt(lo.raw(), lo.raw(), 64);
+  return {ratio_upper(dhi, nlo, zero), arb_is_finite(lo.raw()) ? log2_down(lo) : -kUnbounded};
+}
+template <class T>
+std::vector<Ball> enclosed(const Field<T>& F, const std::vector<const T*>& x) {
+  std::vector<Ball> out;
+  for (const T* e : x) out.push_back(F.enclose(*e));
+  return out;
+}
+template <class X>
+std::vector<const X*> entries(const Mat<X>& W) {
+  std::vector<const X*> out;
+  for (int i = 0; i < W.rows(); ++i)
+    for (int j = 0; j < W.cols(); ++j) out.push_back(&W(i, j));
+  return out;
+}
+template <class X>
+std::vector<const X*> entries(const std::vector<X>& v) {
+  std::vector<const X*> out;
+  for (const X& e : v) out.push_back(&e);
+  return out;
+}
+}  // namespace replay_detail
+
 template <class T>
 double certified_distance_log2(const Field<T>& F, const std::vector<LearnedHead<T>>& got, const std::vector<LearnedHead<Ball>>& balls) {
   if (got.size() != balls.size() || got.empty()) return kUnbounded;
   PrecisionScope scope(64);
   const size_t H = got.size();
-  const int d = balls[0].W.rows();
-  // per ball head: lower bounds of ||W*||^2 and ||v*||^2, and whether each is exactly zero
-  std::vector<Ball> lw(H), lv(H);
-  std::vector<char> zw(H, 1), zv(H, 1);
-  for (size_t k = 0; k < H; ++k) {
-    lw[k] = Ball(0L);
-    lv[k] = Ball(0L);
-    for (int i = 0; i < d; ++i) {
-      const Ball a = lower_abs(balls[k].v[i]);
-      lv[k] += a * a;
-      zv[k] = zv[k] && arb_is_zero(balls[k].v[i].raw());
-      for (int j = 0; j < d; ++j) {
-        const Ball b = lower_abs(balls[k].W(i, j));
-        lw[k] += b * b;
-        zw[k] = zw[k] && arb_is_zero(balls[k].W(i, j).raw());
-      }
-    }
-    // lower endpoints: the sums were rounded outward
-    arb_get_lbound_arf(arb_midref(lw[k].raw()), lw[k].raw(), 64);
-    mag_zero(arb_radref(lw[k].raw()));
-    arb_get_lbound_arf(arb_midref(lv[k].raw()), lv[k].raw(), 64);
-    mag_zero(arb_radref(lv[k].raw()));
-  }
   std::vector<std::vector<double>> cost(H, std::vector<double>(H, kUnbounded));
   for (size_t g = 0; g < H; ++g)
     for (size_t k = 0; k < H; ++k) {
-      Ball dw(0L), dv(0L);
-      for (int i = 0; i < d; ++i) {
-        const Ball e = upper_abs(F.enclose(got[g].v[i]) - balls[k].v[i]);
-        dv += e * e;
-        for (int j = 0; j < d; ++j) {
-          const Ball f = upper_abs(F.enclose(got[g].W(i, j)) - balls[k].W(i, j));
-          dw += f * f;
-        }
-      }
-      const Ball b = ratio_upper(dw, lw[k], zw[k]) + ratio_upper(dv, lv[k], zv[k]);
-      if (!arb_is_finite(b.raw())) continue;
-      const Ball u = upper_abs(b);
-      if (arb_is_zero(u.raw())) {
-        cost[g][k] = -kUnbounded;
-        continue;
-      }
-      Ball l2;
-      arb_log_base_ui(l2.raw(), u.raw(), 2, 64);
-      flint::Mag m;
-      arb_get_ubound_arf(arb_midref(l2.raw()), l2.raw(), 64);
-      cost[g][k] = arf_get_d(arb_midref(l2.raw()), ARF_RND_UP);
+      const RelBounds w = rel_bounds(enclosed(F, entries(got[g].W)), entries(balls[k].W));
+      const RelBounds v = rel_bounds(enclosed(F, entries(got[g].v)), entries(balls[k].v));
+      cost[g][k] = log2_up(w.upper + v.upper);
     }
   double best = kUnbounded;
   bottleneck_matching(cost, &best);
   return best;
+}
+
+template <class T>
+TransformerBallReplay replay_transformer_in_balls(const Field<T>& F, int d, const TransformerLearnOptions& lo, const std::vector<Query>& queries,
+                                                  const std::vector<T>& answers, const AnswerErrors& errors, long bits) {
+  TransformerBallReplay out;
+  out.bits = bits;
+  PrecisionScope scope(bits);
+  RecordedBalls oracle(d, queries, answer_balls(F, answers, errors), nullptr);
+  TransformerLearnOptions l = lo;
+  l.coincidence_test = true;  // equality is decided in balls
+  try {
+    out.res = learn_transformer<Ball>(oracle, l);
+    out.finished = true;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    out.failure = e.kind();
+    out.why = e.what();
+  }
+  return out;
+}
+
+template <class T>
+double certified_transformer_distance_log2(const Field<T>& F, const TransformerLearnResult<T>& got, const TransformerLearnResult<Ball>& balls,
+                                           std::string& why) {
+  const size_t H = got.W.size(), m = got.neurons.size();
+  if (balls.W.size() != H || balls.neurons.size() != m || H == 0 || m == 0) {
+    why = "the replay in balls found " + std::to_string(balls.W.size()) + " heads and " + std::to_string(balls.neurons.size()) + " neurons, the run " +
+          std::to_string(H) + " and " + std::to_string(m);
+    return kUnbounded;
+  }
+  PrecisionScope scope(64);
+  // heads: rows the ball heads (where the truth's lie), columns the run's
+  std::vector<std::vector<double>> hi(H, std::vector<double>(H)), lo(H, std::vector<double>(H));
+  for (size_t k = 0; k < H; ++k)
+    for (size_t g = 0; g < H; ++g) {
+      const RelBounds b = rel_bounds(enclosed(F, entries(got.W[g])), entries(balls.W[k]));
+      hi[k][g] = log2_up(b.upper);
+      lo[k][g] = b.lower_log2;
+    }
+  double hw = kUnbounded;
+  const std::vector<int> hp = bottleneck_matching(hi, &hw);
+  bool separated = !hp.empty() && std::isfinite(hw);
+  for (size_t k = 0; separated && k < H; ++k)
+    for (size_t g = 0; g < H; ++g)
+      if (static_cast<int>(g) != hp[k] && !(lo[k][g] > hw)) separated = false;
+  if (!separated) {
+    why = "the run's heads are not certainly matched to distinct heads of the replay in balls";
+    return kUnbounded;
+  }
+  // neurons under that head order: u the same sign, U by relative error
+  std::vector<std::vector<double>> nc(m, std::vector<double>(m, kUnbounded));
+  for (size_t j = 0; j < m; ++j)
+    for (size_t k = 0; k < m; ++k) {
+      const Ball& u = balls.neurons[j].u;
+      if (!arb_is_exact(u.raw()) || !arb_equal(u.raw(), F.enclose(got.neurons[k].u).raw())) continue;
+      std::vector<Ball> x;
+      std::vector<const Ball*> b;
+      for (size_t h = 0; h < H; ++h) {
+        const std::vector<Ball> xs = enclosed(F, entries(got.neurons[k].U[static_cast<size_t>(hp[h])]));
+        x.insert(x.end(), xs.begin(), xs.end());
+        for (const Ball& e : balls.neurons[j].U[h]) b.push_back(&e);
+      }
+      nc[j][k] = log2_up(rel_bounds(x, b).upper);
+    }
+  double nw = kUnbounded;
+  if (bottleneck_matching(nc, &nw).empty() || !std::isfinite(nw)) {
+    why = "the run's neurons are not matched to the replay's (a sign differs, or a norm may vanish)";
+    return kUnbounded;
+  }
+  // 2^hw + 2^nw, rounded up
+  const double top = std::max(hw, nw);
+  return std::isinf(top) ? top : top + std::log2(1 + std::exp2(std::min(hw, nw) - top)) + 1e-9;
 }
 
 #define MHAQ_INSTANTIATE(T)                                                                                                                     \
@@ -403,7 +504,11 @@ double certified_distance_log2(const Field<T>& F, const std::vector<LearnedHead<
   template FitStarts fit_starts<T>(const Field<T>&, const LearnResult<T>&);                                                                  \
   template BallReplay certify_by_pairs<T>(const Field<T>&, const LearnOptions&, const LearnResult<T>&, const std::vector<Query>&,             \
                                           const std::vector<T>&, const AnswerErrors&, long);                                                                  \
-  template double certified_distance_log2<T>(const Field<T>&, const std::vector<LearnedHead<T>>&, const std::vector<LearnedHead<Ball>>&);
+  template double certified_distance_log2<T>(const Field<T>&, const std::vector<LearnedHead<T>>&, const std::vector<LearnedHead<Ball>>&);     \
+  template TransformerBallReplay replay_transformer_in_balls<T>(const Field<T>&, int, const TransformerLearnOptions&, const std::vector<Query>&, \
+                                                                const std::vector<T>&, const AnswerErrors&, long);                               \
+  template double certified_transformer_distance_log2<T>(const Field<T>&, const TransformerLearnResult<T>&, const TransformerLearnResult<Ball>&, \
+                                                         std::string&);
 MHAQ_INSTANTIATE(Mpfr)
 MHAQ_INSTANTIATE(double)
 #undef MHAQ_INSTANTIATE

@@ -94,25 +94,84 @@ void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, con
   }
 }
 
+namespace {
+// A float learner's failure against its replay's: it stands when the replay
+// reached the same certified end, else unable.
+Verdict failure_against_replay(const Error& e, bool finished, ErrorKind failure, const std::string& why) {
+  const Verdict v{status_of(e.kind()), e.what()};
+  if (!finished && failure == e.kind())
+    return {v.status, v.message + "; the replay in balls over the answers within their stated errors certifies it (" + why + ")"};
+  const std::string replay = finished ? "finishes" : "ends " + std::string(status_name(status_of(failure))) + " (" + why + ")";
+  return {Status::unable, v.message + "; but the replay in balls over the answers within their stated errors " + replay +
+                              ", so the answers' error or the precision may explain it: more accurate answers or more --bits can decide"};
+}
+bool replayed_failure(const Error& e) { return e.kind() == ErrorKind::inconsistent || e.kind() == ErrorKind::not_identifiable; }
+}  // namespace
+
 template <class T>
 Verdict judge_float_failure(const Field<T>& F, int d, const LearnOptions& lo, const std::vector<Query>& queries, const std::vector<T>& answers,
                             const AnswerErrors& errors, const Error& e) {
-  const Verdict v{status_of(e.kind()), e.what()};
-  if (e.kind() != ErrorKind::inconsistent && e.kind() != ErrorKind::not_identifiable) return v;
+  if (!replayed_failure(e)) return {status_of(e.kind()), e.what()};
   const long bits = judge_precisions(F.precision(), NAN, 0).back();
   const BallReplay b = replay_in_balls(F, d, lo, queries, answers, errors, nullptr, bits, false);
-  if (!b.finished && b.failure == e.kind())
-    return {v.status, v.message + "; the replay in balls over the answers within their stated errors certifies it (" + b.why + ")"};
-  const std::string replay = b.finished ? "finishes" : "ends " + std::string(status_name(status_of(b.failure))) + " (" + b.why + ")";
-  return {Status::unable, v.message + "; but the replay in balls over the answers within their stated errors " + replay +
-                              ", so the answers' error or the precision may explain it: more accurate answers or more --bits can decide"};
+  return failure_against_replay(e, b.finished, b.failure, b.why);
+}
+
+template <class T>
+void judge_float_transformer(const Field<T>& F, int d, const TransformerLearnOptions& lo, const std::vector<Query>& queries,
+                             const std::vector<T>& answers, const AnswerErrors& errors, const TransformerLearnResult<T>& res, RunFacts& facts,
+                             RecoverResult& r) {
+  TransformerLearnOptions l = lo;
+  std::string assumed = errors.error_assumption();
+  if (l.neurons == 0) {
+    l.neurons = static_cast<int>(res.neurons.size());
+    assumed += "; and a transformer with the " + std::to_string(res.neurons.size()) + " neurons found (balls cannot certify a count of neurons)";
+  }
+  r.judge.answer_assumption = assumed;
+  const long bits = judge_precisions(F.precision(), NAN, facts.tolerance_log2).back();
+  r.judge.judge_bits = bits;
+  r.judge.judge_route = "replay";
+  std::string why;
+  const TransformerBallReplay b = replay_transformer_in_balls(F, d, l, queries, answers, errors, bits);
+  double bound = NAN;
+  if (!b.finished) {
+    why = "the replay in balls at " + std::to_string(bits) + " bits stopped: " + b.why;
+  } else if (facts.self_check == Truth::no && b.res.self_check == Truth::no) {
+    facts.contradiction = true;
+    return;
+  } else {
+    bound = certified_transformer_distance_log2(F, res, b.res, why);
+  }
+  if (std::isfinite(bound)) {
+    facts.certified_log2 = bound;
+    r.judge.certified_error = pow2_value(bound);
+    r.judge.certified_error_decimal = decimal_of_log2(bound);
+  } else {
+    facts.judge_note = why;
+    r.judge.judge_note = why;
+  }
+}
+
+template <class T>
+Verdict judge_float_transformer_failure(const Field<T>& F, int d, const TransformerLearnOptions& lo, const std::vector<Query>& queries,
+                                        const std::vector<T>& answers, const AnswerErrors& errors, const Error& e) {
+  if (!replayed_failure(e)) return {status_of(e.kind()), e.what()};
+  // the run's own options: a failure the replay reaches too is certified
+  // (ball mode's contract); one it cannot reach is not
+  const TransformerBallReplay b = replay_transformer_in_balls(F, d, lo, queries, answers, errors, judge_precisions(F.precision(), NAN, 0).back());
+  return failure_against_replay(e, b.finished, b.failure, b.why);
 }
 
 #define MHAQ_INSTANTIATE(T)                                                                                                                 \
   template void judge_float_attention<T>(const Field<T>&, int, const LearnOptions&, const std::vector<Query>&, const std::vector<T>&,     \
                                          const AnswerErrors&, const LearnResult<T>&, double, RunFacts&, RecoverResult&);                  \
   template Verdict judge_float_failure<T>(const Field<T>&, int, const LearnOptions&, const std::vector<Query>&, const std::vector<T>&,     \
-                                          const AnswerErrors&, const Error&);
+                                          const AnswerErrors&, const Error&);                                                               \
+  template void judge_float_transformer<T>(const Field<T>&, int, const TransformerLearnOptions&, const std::vector<Query>&,                  \
+                                           const std::vector<T>&, const AnswerErrors&, const TransformerLearnResult<T>&, RunFacts&,          \
+                                           RecoverResult&);                                                                                  \
+  template Verdict judge_float_transformer_failure<T>(const Field<T>&, int, const TransformerLearnOptions&, const std::vector<Query>&,       \
+                                                      const std::vector<T>&, const AnswerErrors&, const Error&);
 MHAQ_INSTANTIATE(Mpfr)
 MHAQ_INSTANTIATE(double)
 #undef MHAQ_INSTANTIATE

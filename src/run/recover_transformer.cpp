@@ -19,6 +19,7 @@
 #include "mhaq/run/external_run.hpp"
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
+#include "mhaq/run/judge_floats.hpp"
 #include "mhaq/run/recover_limits.hpp"
 #include "mhaq/run/report.hpp"
 
@@ -300,7 +301,11 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   // their size (k up to about 20): a grid 2^40 times finer holds them
   long oracle_den = lo.tokens.den;
   for (int i = 0; lo.fitted_regions && i < 40 && oracle_den < (1L << 61); ++i) oracle_den *= 2;
-  if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, oracle_den, o.exact_solver);
+  if (!ext.oracle) {
+    auto own = std::make_unique<TransformerOracle<T>>(truth, oracle_den, o.exact_solver);
+    ext.errors = own.get();
+    ext.oracle = std::move(own);
+  }
   RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
   const Field<T>& F = black_box.field();
@@ -308,7 +313,6 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   const bool truth_known = !o.external || o.external->truth_known;
   RunFacts facts;
   facts.arith = o.arith;
-  facts.first_order_only = true;
   facts.truth_known = truth_known;
   if (truth_known) facts.heads_true = canon.heads();
   P::tolerance(r, facts, F, o.tolerance, false);
@@ -332,6 +336,8 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
           facts.estimate_log2 = error_estimate(G, truth.d, lo, R, r);
           r.judge.error_estimate = pow2_value(facts.estimate_log2);
           r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+          // the judge's certified bound from the replay in balls (proofs/40)
+          judge_float_transformer(G, truth.d, lo, R.queries, R.answers, *ext.errors, res, facts, r);
         },
         F, rec);
     // the status the answers alone give; the truth is compared afterwards
@@ -346,6 +352,8 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
+    P::floats([&](const auto& G, const auto& R) { v = judge_float_transformer_failure(G, truth.d, lo, R.queries, R.answers, *ext.errors, e); }, F,
+              rec);
     r.judge.blind_status = v.status;
     r.evidence.heads_recovered = 0;
     r.evidence.neurons_recovered = 0;
@@ -452,11 +460,7 @@ std::string transformer_report(const RecoverResult& r) {
   if (r.truth.functional_check)
     o << "  functional check T - T' = 0 on " << r.truth.functional_check->zero_differences << " of " << r.truth.functional_check->sequences << " fresh sequences\n";
   if (r.truth.contains_truth) o << "  contains truth   " << (*r.truth.contains_truth ? "yes" : "NO") << ", max radius " << r.truth.max_radius_decimal.value_or("") << "\n";
-  if (r.judge.tolerance_decimal) {
-    o << "  tolerance        " << *r.judge.tolerance_decimal << " on max_rel_error";
-    if (r.judge.error_estimate_decimal) o << "; the run's own estimate " << *r.judge.error_estimate_decimal;
-    o << "\n";
-  }
+  if (r.judge.tolerance_decimal) o << judge_lines(r);
   if (r.truth.max_rel_error_decimal) o << "  max rel. error   " << *r.truth.max_rel_error_decimal << "\n";
   return o.str();
 }

@@ -19,6 +19,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/answer_errors.hpp"
 #include "mhaq/stages/learner.hpp"
+#include "mhaq/stages/transformer_learner.hpp"
 
 namespace mhaq {
 
@@ -66,5 +67,31 @@ FitStarts fit_starts(const Field<T>& F, const LearnResult<T>& run);
 // no scale is certainly positive.
 template <class T>
 double certified_distance_log2(const Field<T>& F, const std::vector<LearnedHead<T>>& got, const std::vector<LearnedHead<Ball>>& balls);
+
+// The transformer learner (options lo; a float run's neuron count told,
+// since balls cannot certify that two region values are equal) in balls at
+// `bits` over the recorded queries and answers, each the ball of its stated
+// error. A query the run did not ask (the adaptive path went another way)
+// ends the replay unfinished. Never throws for the learner's outcomes.
+struct TransformerBallReplay {
+  bool finished = false;
+  ErrorKind failure = ErrorKind::unable;
+  std::string why;
+  TransformerLearnResult<Ball> res;
+  long bits = 0;
+};
+template <class T>
+TransformerBallReplay replay_transformer_in_balls(const Field<T>& F, int d, const TransformerLearnOptions& lo, const std::vector<Query>& queries,
+                                                  const std::vector<T>& answers, const AnswerErrors& errors, long bits);
+
+// log2 of a certified upper bound of the transformer metric of max_rel_error
+// (heads matched by W, neurons under that order by u and U; their two worst
+// errors added) of `got` against every canonical transformer whose heads
+// and neurons lie in `balls`. The head matching must be certified: each
+// float head's nearest ball head certainly nearer than any other, so the
+// truth's matching is the one bounded. +inf with why otherwise.
+template <class T>
+double certified_transformer_distance_log2(const Field<T>& F, const TransformerLearnResult<T>& got, const TransformerLearnResult<Ball>& balls,
+                                           std::string& why);
 
 }  // namespace mhaq

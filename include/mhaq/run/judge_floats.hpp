@@ -34,4 +34,16 @@ template <class T>
 Verdict judge_float_failure(const Field<T>& F, int d, const LearnOptions& lo, const std::vector<Query>& queries, const std::vector<T>& answers,
                             const AnswerErrors& errors, const Error& e);
 
+// The same for a float transformer run (`res` from learn_transformer over
+// `queries` and `answers`): the transformer learner replayed in balls, told
+// the neuron count the run found unless lo states it (said in the
+// assumption), its results bounded against the run's.
+template <class T>
+void judge_float_transformer(const Field<T>& F, int d, const TransformerLearnOptions& lo, const std::vector<Query>& queries,
+                             const std::vector<T>& answers, const AnswerErrors& errors, const TransformerLearnResult<T>& res, RunFacts& facts,
+                             RecoverResult& r);
+template <class T>
+Verdict judge_float_transformer_failure(const Field<T>& F, int d, const TransformerLearnOptions& lo, const std::vector<Query>& queries,
+                                        const std::vector<T>& answers, const AnswerErrors& errors, const Error& e);
+
 }  // namespace mhaq
