@@ -185,7 +185,8 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
           facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res, o.oracle_bits, stated_eps, r, kappa_rel);
           r.judge.error_estimate = pow2_value(facts.estimate_log2);
           r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
-          judge_float_attention(G, truth.d, lo, R.queries, R.answers, *ext.errors, res, kappa_rel, facts, r);
+          if (o.judge_replay) judge_float_attention(G, truth.d, lo, R.queries, R.answers, *ext.errors, res, kappa_rel, facts, r);
+          else facts.first_order_only = true;
         },
         F, rec);
     else
