@@ -22,8 +22,9 @@ double judged_bound(const RecoverResult& r, bool broken) {
 // (a) Model 1 in MPFR at 64 bits, seed 3: the bound holds and exceeds the
 // tolerance (not ok) where the estimate alone is below it. (b) Random models
 // (d = 1..3, H = 1..3; mpfr at 64 and 128 bits, double; answers with and
-// without stated noise, uniform and on kappa's worst signs): every bound the
-// judge certifies is at least the true max_rel_error. Broken: the estimate
+// without stated noise, uniform and on kappa's worst signs), and (c) two
+// transformers: every bound the judge certifies is at least the true
+// max_rel_error. Broken: the estimate
 // in place of the bound, which model 1 refutes.
 void check_float_judge(const ProveOptions& o, bool broken, LemmaCheck& out) {
   {
@@ -77,6 +78,28 @@ void check_float_judge(const ProveOptions& o, bool broken, LemmaCheck& out) {
                                  " is below the true max_rel_error " + std::to_string(*err));
       if (*err > 0) closest = std::min(closest, std::log2(bound / *err));
     }
+  }
+  // (c) transformers (d = 2, H = 2, m = 2), mpfr at 256 bits and double:
+  // the bound from the transformer learner's replay in balls holds too
+  for (int t = 0; t < 2 * static_cast<int>(o.multiplier); ++t) {
+    TransformerGenerateOptions g;
+    g.d = 2;
+    g.heads = 2;
+    g.neurons = 2;
+    g.seed = rng.next() % 1000 + 1;
+    RecoverOptions ro;
+    ro.arith = t % 2 ? Arith::ieee : Arith::mpfr;
+    ro.bits = 256;
+    ro.seed = 1;
+    const RecoverResult r = recover_transformer_run(generate_transformer(g), ro);
+    ++runs;
+    ++out.cases;
+    const double bound = judged_bound(r, broken);
+    const std::optional<double> err = finite_number(r.truth.max_rel_error);
+    if (std::isnan(bound) || !err) continue;
+    ++certified;
+    require(bound >= *err, "transformer " + std::to_string(t) + ": the bound " + std::to_string(bound) + " is below the true max_rel_error " +
+                               std::to_string(*err));
   }
   require(certified >= runs / 2, "too few runs certified: " + std::to_string(certified) + " of " + std::to_string(runs));
   out.detail = std::to_string(certified) + "/" + std::to_string(runs) + " random runs certified, the closest bound 2^" +
