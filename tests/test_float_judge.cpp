@@ -206,3 +206,26 @@ TEST_CASE("transformers from the model's own answers: ok within the tolerance wi
   CHECK(out.n["ok"] >= 6);
   CHECK(certified >= 6);
 }
+
+TEST_CASE("a float run told only a bound H0 that finds fewer heads is unable, and says to state the count; with the count stated it is ok") {
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 2;
+  g.heads = 1;
+  g.seed = 1;
+  const Model m = generate_model(g);
+  RecoverOptions o;
+  o.arith = Arith::mpfr;
+  o.bits = 128;
+  o.seed = 1;
+  o.max_heads = 2;
+  const RecoverResult bound = recover_run(m, o);
+  CHECK(bound.status() == Status::unable);
+  CHECK(bound.judge.judge_note.value_or("").find("--heads 1") != std::string::npos);
+  CHECK_FALSE(bound.judge.certified_error.has_value());
+  o.max_heads = 0;
+  o.heads = 1;
+  const RecoverResult stated = recover_run(m, o);
+  CHECK(stated.status() == Status::ok);
+  REQUIRE(stated.judge.certified_error.has_value());
+  CHECK(*stated.judge.certified_error >= stated.truth.max_rel_error.value_or(INFINITY));
+}
