@@ -16,7 +16,7 @@ H is the canonical count). Prints the outcome counts and the ok fraction per
 family; exit 1 when a requirement fails, or when too few runs were decided.
 
   usage: judge_soak.py MHAQ [--attention N] [--external N] [--transformer N]
-                            [--seed S] [--jobs J] [--list FILE]
+                            [--seed S] [--jobs J] [--list FILE] [--slice]
 It runs any mhaq binary (an older one too, for the fractions before a change).
 """
 import argparse
@@ -100,9 +100,13 @@ def plan(seed, n_att, n_ext, n_tr):
             d, H = rng.randint(1, 4), rng.randint(1, 4)
             if not external and rng.random() < 0.5:
                 learner, p = ["--arith", "mpfr", "--bits", "256"], 256
-            runs.append((family, "attention", None, {"d": d, "H": H, "learner": learner, "p": p, "seed": seed_l, "external": external,
-                                                     "answer_bits": rng.choice([0, 0, 20, 24, 32, 40, 53, 64]), "noise": rng.random() < 0.3,
-                                                     "stated": rng.random() < 0.5, "gen_seed": rng.randint(1, 10 ** 6)}))
+            o = {"d": d, "H": H, "learner": learner, "p": p, "seed": seed_l, "external": external,
+                 "answer_bits": rng.choice([0, 0, 20, 24, 32, 40, 53, 64]), "noise": rng.random() < 0.3,
+                 "stated": rng.random() < 0.5, "gen_seed": rng.randint(1, 10 ** 6)}
+            # the drawn models at mpfr 256 from the model's own answers: the
+            # ok rate that may not fall
+            full = p == 256 and not external and o["answer_bits"] == 0 and not o["noise"]
+            runs.append(("default_mpfr256_own" if full else family, "attention", None, o))
             continue
         d, H, text = attention_model(rng, family)
         if H < 1:
@@ -174,7 +178,12 @@ def main():
     ap.add_argument("--seed", type=int, default=37)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--list", help="write every flagged run's command line here")
+    ap.add_argument("--slice", action="store_true",
+                    help="ctest's slice: 40 attention, 8 external and 8 transformer runs, times MHAQ_TEST_MULTIPLIER")
     a = ap.parse_args()
+    if a.slice:
+        k = max(1, int(os.environ.get("MHAQ_TEST_MULTIPLIER", "1") or 1))
+        a.attention, a.external, a.transformer = 40 * k, 8 * k, 8 * k
     mhaq = os.path.abspath(a.mhaq)
     runs = plan(a.seed, a.attention, a.external, a.transformer)
     counts = defaultdict(Counter)
