@@ -12,8 +12,10 @@ compared afterwards (a blind ok that the truth contradicts is `mismatch`).
 
 Required: no ok-and-wrong (mismatch, or ok beyond the tolerance), no
 `inconsistent` (the answers are honest) and no `not_identifiable` (the stated
-H is the canonical count). Prints the outcome counts and the ok fraction per
-family; exit 1 when a requirement fails, or when too few runs were decided.
+H is the canonical count) but on a stated condition the drawn model meets
+(`stated_ni`: a transformer with d = 1 and two or more heads). Prints the
+outcome counts and the ok fraction per family; exit 1 when a requirement
+fails, or when too few runs were decided.
 
   usage: judge_soak.py MHAQ [--attention N] [--external N] [--transformer N]
                             [--seed S] [--jobs J] [--list FILE] [--slice]
@@ -31,7 +33,7 @@ import tempfile
 from collections import Counter, defaultdict
 from fractions import Fraction
 
-OUTCOMES = ["ok", "unable", "degenerate", "inconsistent", "not_identifiable", "mismatch", "other"]
+OUTCOMES = ["ok", "unable", "degenerate", "stated_ni", "inconsistent", "not_identifiable", "mismatch", "other"]
 
 
 def frac(x):
@@ -162,6 +164,11 @@ def run_one(mhaq, family, kind, text, o, workdir, index):
             if err is not None and tol is not None and err > tol:
                 status = "mismatch"
         outcome = status if status in OUTCOMES else "other"
+        # not_identifiable on a stated condition the drawn model meets: a
+        # transformer with d = 1 and two or more heads (every neuron's
+        # hyperplane is the point 0)
+        if outcome == "not_identifiable" and kind == "transformer" and o["d"] == 1 and o["H"] >= 2:
+            outcome = "stated_ni"
         with open(model) as f:
             info = {"argv": argv, "message": doc.get("message", ""), "model": f.read()}
         return family, outcome, o["external"], info if outcome in ("mismatch", "inconsistent", "not_identifiable", "other") else None
@@ -214,7 +221,7 @@ def main():
         with open(a.list, "w") as f:
             for family, outcome, info in flagged:
                 f.write(json.dumps({"family": family, "outcome": outcome, **info}) + "\n")
-    decided = total["ok"] + total["unable"] + total["degenerate"]
+    decided = total["ok"] + total["unable"] + total["degenerate"] + total["stated_ni"]
     if decided < n // 2:
         print(f"judge_soak: too few runs decided ({decided} of {n})")
         return 1
