@@ -8,40 +8,13 @@
 
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/base/precision.hpp"
+#include "mhaq/oracle/recorded_balls.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 
 namespace mhaq {
 
 namespace replay_detail {
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
-
-// The recorded answers as balls, served in order. A query the run did not
-// ask means the replay took another path than the run: it cannot follow.
-class RecordedBalls final : public Oracle<Ball> {
- public:
-  RecordedBalls(int d, std::vector<Query> queries, std::vector<Ball> answers, const FitStarts* starts)
-      : d_(d), queries_(std::move(queries)), answers_(std::move(answers)) {
-    field_.starts = starts;
-    field_.point_inverse = true;
-  }
-  int dim() const override { return d_; }
-  const Field<Ball>& field() const override { return field_; }
-
- private:
-  Ball answer(const Query& q) override {
-    if (next_ >= answers_.size())
-      throw_unable("the replay in balls asked for more queries than the run asked (its decisions differ from the run's at this precision)");
-    if (!same_query(q, queries_[next_]))
-      throw_unable("the replay in balls asked query " + std::to_string(next_ + 1) +
-                   " differently from the run (its decisions differ from the run's at this precision)");
-    return answers_[next_++];
-  }
-  int d_;
-  Field<Ball> field_;
-  std::vector<Query> queries_;
-  std::vector<Ball> answers_;
-  size_t next_ = 0;
-};
 
 // Upper bound of |x| as a ball with that midpoint (radius 0).
 Ball upper_abs(const Ball& x) {

@@ -6,7 +6,7 @@
 // an Oracle<T>&. Float answers are the midpoint of an Arb enclosure of T(X),
 // rounded: each states its error bound (AnswerErrors), as ModelOracle's do.
 #pragma once
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/model/transformer.hpp"
 
 namespace mhaq {
