@@ -21,7 +21,16 @@ struct Common {
   long bits = 256, oracle_bits = 0, max_degree = 0;
   std::uint64_t seed = 1, noise_seed = 1;
   CLI::Option* d_opt = nullptr;
+  CLI::Option* tol_opt = nullptr;
 };
+// An exact decimal or p/q option; malformed is a usage error naming the option.
+Rational decimal_option(const std::string& flag, const std::string& text) {
+  try {
+    return Rational::parse(text);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage, flag + ": " + e.what());
+  }
+}
 void add_common(CLI::App* s, Common& c) {
   auto* mo = s->add_option("--model", c.model_path, "model file (JSON; an \"bases\" field gives the head subspaces)");
   c.d_opt = s->add_option("--d", c.g.d, "draw a model: token dimension")->check(int_in(1, limits::max_d));
@@ -36,7 +45,7 @@ void add_common(CLI::App* s, Common& c) {
   s->add_option("--oracle-bits", c.oracle_bits, "approximate oracle: round every answer to this many bits")->check(int_in(1, limits::max_bits));
   s->add_option("--noise", c.noise, "approximate oracle: seeded noise uniform in [-EPS, EPS]");
   s->add_option("--noise-seed", c.noise_seed, "seed of the oracle's noise")->check(seed_value());
-  s->add_option("--tolerance", c.tolerance, "mpfr/double: tolerance on max_rel_error (default 2^(acc/4))");
+  c.tol_opt = s->add_option("--tolerance", c.tolerance, "mpfr/double: tolerance on max_rel_error (default 2^(acc/4))");
   s->add_option("--max-degree", c.max_degree, "exact cost guard: largest tau-degree an answer may have (default 20000); a plan beyond it is refused before any query (exit 11)")
       ->check(int_in(1, limits::max_tau_exponent));
   s->add_flag("--json", c.json, "print one JSON object");
@@ -91,9 +100,12 @@ RecoverOptions options(const Common& c) {
   o.bits = c.bits;
   o.seed = c.seed;
   o.oracle_bits = c.oracle_bits;
-  o.noise_eps = Rational::parse(c.noise);
+  o.noise_eps = decimal_option("--noise", c.noise);
+  if (o.noise_eps.sign() < 0) throw Error(ErrorKind::usage, "--noise must be non-negative");
   o.noise_seed = c.noise_seed;
-  o.tolerance = Rational::parse(c.tolerance);
+  o.tolerance = decimal_option("--tolerance", c.tolerance);
+  // given explicitly, zero is an error, not the default
+  if (c.tol_opt->count() > 0 && o.tolerance.sign() <= 0) throw Error(ErrorKind::usage, "--tolerance must be positive");
   o.max_degree = c.max_degree;
   return o;
 }
@@ -120,7 +132,8 @@ Command make_baseline() {
             bool have = false;
             std::string source;
             const Model m = load_checked(st->c, bases, have, source);
-            BaselineRun b{parse_baseline_method(st->method), {}, "", Rational::parse(st->w_bound)};
+            BaselineRun b{parse_baseline_method(st->method), {}, "", decimal_option("--w-bound", st->w_bound)};
+            if (b.w_bound.sign() <= 0) throw Error(ErrorKind::usage, "--w-bound must be positive");
             if (b.method == BaselineMethod::orthogonal) {
               if (st->axis) {
                 b.bases = axis_bases(m.d, m.canonical().num_heads());
