@@ -134,8 +134,8 @@ Model model_from_json(const json& j, const std::string& base, ModelFileInfo* inf
     throw_input(at("version") + ": unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (looks_like_bias(it.key())) throw_input(at(clean_text(it.key())) + ": bias terms are not part of the model (it is bias-free)");
-  const long d = json_long(json_member(j, "d", base), 1, limits::max_d, at("d"));
-  const json& hs = json_member(j, "heads", base);
+  const long d = json_long(json_member(j, base, "d"), 1, limits::max_d, at("d"));
+  const json& hs = json_member(j, base, "heads");
   if (!hs.is_array()) throw_input(at("heads") + ": expected an array of heads {\"W\", \"v\"}, got " + json_shown(hs));
   if (hs.empty()) throw_input(at("heads") + ": the model has no heads");
   check_model_size(static_cast<long>(hs.size()), d * d + d, at("heads"));
@@ -153,8 +153,8 @@ Model model_from_json(const json& j, const std::string& base, ModelFileInfo* inf
           throw_input(where + ": unknown field " + k + " (a factored model file needs \"format\": \"" + factored_format + "\")");
         throw_input(where + ": unknown field " + k);
       }
-    const json& W = json_member(h, "W", where);
-    const json& v = json_member(h, "v", where);
+    const json& W = json_member(h, where, "W");
+    const json& v = json_member(h, where, "v");
     if (!W.is_array() || W.size() != static_cast<size_t>(d))
       throw_input(where + ".W: expected " + std::to_string(d) + " rows, got " + json_shown(W));
     if (!v.is_array() || v.size() != static_cast<size_t>(d))

@@ -9,7 +9,7 @@
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/parallel.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/run/arith_policy.hpp"
@@ -43,8 +43,6 @@ GenerateOptions default_generate(Arith a) {
   }
   return g;
 }
-
-double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -151,10 +149,10 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
       },
       ext);
   if (!started) return 0;
-  if (!ext.oracle) ext.oracle = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, noise, o.exact_solver);
+  OracleStack<T> stack = ext.oracle ? std::move(*ext.oracle).recorded() : OracleStack<T>::model(truth, lo.tokens.den, noise, o.exact_solver).recorded();
   const Rational& stated_eps = ext.stated_eps;  // the answers' stated error, for the floats' kappa estimate
-  RecordingOracle<T> rec(*ext.oracle);
-  Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
+  const RecordingOracle<T>& rec = stack.record();
+  Oracle<T>& black_box = stack.top();  // the learner gets this reference and nothing else
   cap_queries(o, black_box);
   const Field<T>& F = black_box.field();
   const bool truth_known = !o.external || o.external->truth_known;
@@ -287,11 +285,11 @@ void noise_analysis(RecoverResult& r, const Model& canon, const RecoverOptions& 
     r.study.certified_note = mv.why;
   }
   // the plain ball run on the same envelope: a second, independent bound
-  ModelOracle<Ball> envo(canon, lo.tokens.den, env);
+  OracleStack<Ball> envo = OracleStack<Ball>::model(canon, lo.tokens.den, env);
   try {
     LearnOptions l = lo;
     l.self_check = false;
-    const LearnResult<Ball> res = learn<Ball>(envo, l);
+    const LearnResult<Ball> res = learn<Ball>(envo.top(), l);
     double b = 0;
     if (!certified_param_error_log2(res.heads, canon, b)) throw_internal("certified run: balls do not contain the truth");
     r.study.ball_bound = pow2_value(b);
@@ -320,13 +318,13 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
   for (long pe = 64; pe <= o.max_bits && std::isnan(lk); pe *= 2) {
     if (o.progress) o.progress->phase("precision search: float run at " + std::to_string(pe) + " bits for the kappa estimate");
     PrecisionScope scope(pe);
-    ModelOracle<Mpfr> oracle(truth, lo.tokens.den);
-    RecordingOracle<Mpfr> rec(oracle);
+    OracleStack<Mpfr> stack = OracleStack<Mpfr>::model(truth, lo.tokens.den).recorded();
+    const RecordingOracle<Mpfr>& rec = stack.record();
     try {
       LearnOptions l = lo;
       l.self_check = false;
-      const LearnResult<Mpfr> run = learn<Mpfr>(rec, l);
-      calls += oracle.queries();
+      const LearnResult<Mpfr> run = learn<Mpfr>(stack.top(), l);
+      calls += stack.source().queries();
       // composed from the run (proofs/38), else the learner replayed on jets
       std::optional<Sensitivity> composed = composed_sensitivity(rec.field(), l, run, rec.answers, true);
       if (!composed) composed = sensitivity_from_answers(rec.field(), truth.d, l, rec.queries, rec.answers);
@@ -337,7 +335,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
         est_bits = pe;
       }
     } catch (const Error& e) {
-      calls += oracle.queries();
+      calls += stack.source().queries();
       if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::inconsistent) throw;
     }
   }
@@ -384,91 +382,6 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
 
 }  // namespace
 
-bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return false;
-  const Assignment a = match_heads(static_cast<int>(got.size()), [&](int h, int g) {
-    for (int i = 0; i < canon.d; ++i) {
-      if (!got[g].v[i].contains(canon.heads[h].v[i])) return Truth::no;
-      for (int j = 0; j < canon.d; ++j)
-        if (!got[g].W(i, j).contains(canon.heads[h].W(i, j))) return Truth::no;
-    }
-    return Truth::yes;
-  });
-  return a.kind != Assignment::Kind::none;
-}
-
-bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return false;
-  const Assignment a = match_heads(static_cast<int>(got.size()), [&](int h, int g) {
-    for (int i = 0; i < canon.d; ++i) {
-      if (!QTauAccess::equal(got[g].v[i], QTau(canon.heads[h].v[i]))) return Truth::no;
-      for (int j = 0; j < canon.d; ++j)
-        if (!QTauAccess::equal(got[g].W(i, j), QTau(canon.heads[h].W(i, j)))) return Truth::no;
-    }
-    return Truth::yes;
-  });
-  return a.kind != Assignment::Kind::none;
-}
-
-template <class T>
-double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return kInf;
-  PrecisionScope scope(std::max(working_precision(), 53L) + 64);
-  const Field<T> F{};
-  const size_t H = got.size();
-  const int d = canon.d;
-  auto mid = [&F](const T& x) {
-    Ball b = F.enclose(x);
-    arb_get_mid_arb(b.raw(), b.raw());
-    return b;
-  };
-  // ||a|| as a ball from squares; a norm that is zero counts as 1
-  auto norm_or_one = [](const Ball& sq) {
-    Ball s = sq;
-    if (arb_is_zero(s.raw())) return Ball(1L);
-    arb_sqrt(s.raw(), s.raw(), working_precision());
-    return s;
-  };
-  std::vector<std::vector<double>> cost(H, std::vector<double>(H));
-  for (size_t h = 0; h < H; ++h) {
-    Ball nw(0L), nv(0L);
-    for (int i = 0; i < d; ++i) {
-      const Ball v(canon.heads[h].v[i]);
-      nv += v * v;
-      for (int j = 0; j < d; ++j) {
-        const Ball w(canon.heads[h].W(i, j));
-        nw += w * w;
-      }
-    }
-    const Ball sw = norm_or_one(nw), sv = norm_or_one(nv);
-    for (size_t g = 0; g < H; ++g) {
-      Ball dw(0L), dv(0L);
-      for (int i = 0; i < d; ++i) {
-        const Ball e = mid(got[g].v[i]) - Ball(canon.heads[h].v[i]);
-        dv += e * e;
-        for (int j = 0; j < d; ++j) {
-          const Ball f = mid(got[g].W(i, j)) - Ball(canon.heads[h].W(i, j));
-          dw += f * f;
-        }
-      }
-      arb_sqrt(dw.raw(), dw.raw(), working_precision());
-      arb_sqrt(dv.raw(), dv.raw(), working_precision());
-      Ball e = dw / sw + dv / sv;
-      if (arf_is_zero(arb_midref(e.raw()))) {
-        cost[h][g] = -kInf;
-      } else {
-        arb_log_base_ui(e.raw(), e.raw(), 2, working_precision());
-        cost[h][g] = e.mid_double();
-      }
-    }
-  }
-  double best = kInf;
-  bottleneck_matching(cost, &best);
-  return best;
-}
-template double max_rel_error_log2<Mpfr>(const std::vector<LearnedHead<Mpfr>>&, const Model&);
-template double max_rel_error_log2<double>(const std::vector<LearnedHead<double>>&, const Model&);
-template double max_rel_error_log2<Ball>(const std::vector<LearnedHead<Ball>>&, const Model&);
 
 namespace {
 
@@ -480,8 +393,8 @@ template <class T>
 TunedDesign tuned_pilot(const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
   const auto scope = ArithPolicy<T>::precision(o.bits);
   OracleNoise pn{o.oracle_bits, o.noise_eps, o.noise_seed ^ 0x9170ULL, NoisePattern::uniform, {}};
-  ModelOracle<T> model_oracle(truth, lo.tokens.den, pn);
-  Oracle<T>& black_box = model_oracle;
+  OracleStack<T> stack = OracleStack<T>::model(truth, lo.tokens.den, pn);
+  Oracle<T>& black_box = stack.top();
   TunedOptions t;
   t.H = lo.H;
   t.heads_is_bound = lo.heads_is_bound;

@@ -1,5 +1,5 @@
 #include "mhaq/arith/flint_wrappers.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 
 #include <flint/fmpz.h>
 
