@@ -110,6 +110,13 @@ void report_verdict(RecoverResult& r, const Verdict& v, const RecoverOptions& o)
     r.judge.message = v.message;
     r.judge.remedy = run_remedy(r, v, o);
   }
+  // A run that decided nothing (unable, degenerate, ...) has no result to
+  // print: its heads are not shown as if they were one. A mismatch keeps
+  // them, the result that contradicts the truth.
+  if (v.status != Status::ok && v.status != Status::mismatch) {
+    r.evidence.heads.reset();
+    r.evidence.model.reset();
+  }
 }
 
 std::string judge_lines(const RecoverResult& r) {
