@@ -205,7 +205,9 @@ ServedAnswer ServedModel::answer_value(long id, const Query& q) {
     arf_get_mpfr(m.raw(), arb_midref(b.raw()), MPFR_RNDN);
     const std::string text = m.str(static_cast<long>(static_cast<double>(p) * 0.30103) + 3);
     a.value = text;
-    sent = Ball(Rational::parse(text, 4 * text.size() + 64));
+    // the decimal enclosed at 4p + 128 bits (its exact p/q may be long: a
+    // tiny value's denominator has about |exponent| digits)
+    if (arb_set_str(sent.raw(), text.c_str(), 4 * p + 128) != 0) throw_internal("oracle: cannot read back its own answer " + text);
   }
   // the promise 2^(1-p) |value| broken (a value near 0): this answer's own radius
   const Ball err = sent - b;
