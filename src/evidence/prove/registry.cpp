@@ -64,6 +64,8 @@ const std::vector<Entry>& registry() {
        "MPFR randomized", proof::check_composed_estimate},
       {"39-grid-witness", "two distinct models agree at all 2H+1 pair witnesses (x, y) only on a degree-2 hypersurface: the small-grid guard",
        "exhaustive + exact", proof::check_grid_witness},
+      {"40-float-judge", "a float ok: the run's heads within the tolerance of every model that fits the answers within their stated errors",
+       "MPFR and double randomized + model 1", proof::check_float_judge},
       {"41-rank-schedule", "rank schedule: 1+2H(2dR-R^2+2d-R-1) queries; a skeleton completes every head of rank <= R, the check column refuses one above R",
        "exhaustive + exact randomized", proof::check_rank_schedule},
   };
