@@ -22,7 +22,7 @@ TEST_CASE("every lemma check passes") {
   mhaq::ProveOptions o;
   o.multiplier = multiplier();
   const auto res = mhaq::run_proof_checks(o);
-  REQUIRE(res.size() == 32);
+  REQUIRE(res.size() == 33);
   mhaq::test::Outcomes lemmas("lemma checks (each prints its randomized cases)");
   for (const auto& r : res) {
     INFO(r.id << ": " << r.detail);
