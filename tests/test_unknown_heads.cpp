@@ -158,7 +158,10 @@ TEST_CASE("every pair showing fewer heads than stated is not identifiable only w
                         Case{kTwoHeads, 2, Schedule::paper}, Case{kThreeHeads, 1, Schedule::paper}}) {
     const Model m = model_from_json_text(c.model);
     const int H = m.canonical().num_heads();
-    const auto [status, message] = blind_status(m, H, c.seed, c.schedule);
+    // named values, not a structured binding: clang 14 cannot capture a binding in INFO's lambda
+    const std::pair<Status, std::string> blind = blind_status(m, H, c.seed, c.schedule);
+    const Status status = blind.first;
+    const std::string message = blind.second;
     INFO("H = " << H << ", seed " << c.seed << ", " << schedule_name(c.schedule) << ": " << status_name(status) << ": " << message);
     RecoverOptions o;
     o.seed = c.seed;
