@@ -89,8 +89,8 @@ RecoverResult placed_run(const Model& m, long oracle_bits, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE(
-    "placed design: d = 4, H = 3 from 53-bit answers, ok by its own "
-    "estimate, within the query budget") {
+    "placed design: d = 4, H = 3 from 53-bit answers, ok by the bound "
+    "certified from its last round, within the query budget") {
   GenerateOptions g = default_generate(Arith::mpfr);
   g.d = 4;
   g.heads = 3;
@@ -102,7 +102,12 @@ TEST_CASE(
   CHECK(r.design.kind == Design::placed);
   CHECK(r.evidence.heads_recovered == 3);
   CHECK(r.truth.max_rel_error.value() <= std::ldexp(1.0, -40));
-  CHECK(r.judge.error_estimate.value() <= r.judge.tolerance.value());
+  // the ok rests on the certified bound (the estimate is a figure), which
+  // holds: it is at least the true error
+  CHECK(r.judge.judge_route == "placed");
+  REQUIRE(r.judge.certified_error.has_value());
+  CHECK(*r.judge.certified_error <= r.judge.tolerance.value());
+  CHECK(*r.judge.certified_error >= r.truth.max_rel_error.value());
   CHECK(r.evidence.queries.value() <= r.design.query_budget.value());
   CHECK(r.evidence.max_length.value() <= (1L << 16) + 1);
   CHECK(r.evidence.self_check == SelfCheck::yes);
@@ -204,6 +209,10 @@ TEST_CASE(
       CHECK(r.evidence.heads_recovered.value() == s.heads_true);
       REQUIRE(finite_number(r.truth.max_rel_error).has_value());
       CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
+      // decided blind: ok only on the bound certified from the answers, and that bound holds
+      REQUIRE(r.judge.certified_error.has_value());
+      CHECK(*r.judge.certified_error <= r.judge.tolerance.value());
+      CHECK(*r.judge.certified_error >= r.truth.max_rel_error.value());
     }
   }
   std::string s;

@@ -649,7 +649,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   Rng rng(opt.seed ^ 0x91ace5eedULL);
   const Draws dr = draw_scaled(rng, d, H, opt.tokens);
   const std::vector<Counts> grid = round_grid(opt);
-  Asker<T> answer(oracle);
+  Asker<T> answer(oracle, opt.errors);
   std::vector<PairObs> pool;  // every fitted pair, for a new estimate when labels fail
   Estimate est = run_pilot(oracle, answer, F, dr, rng, opt, out, pool);
   out.pilot_queries = oracle.queries() - before;

@@ -85,10 +85,17 @@ std::vector<Mpfr> ratios(const std::vector<Counts>& grid);
 template <class T>
 class Asker {
  public:
-  explicit Asker(Oracle<T>& o) : o_(o) {}
+  explicit Asker(Oracle<T>& o, const AnswerErrors* errors = nullptr) : o_(o), errors_(errors) {}
   Mpfr operator()(const Query& q) { return midpoint(ball(q)); }
-  // the answer as the oracle states it (a ball: its midpoint and radius)
-  Ball ball(const Query& q) { return o_.field().enclose(o_.query(q)); }
+  // the answer as the oracle states it: a ball's midpoint and radius, a
+  // float's value with its stated error (the answer just given is the
+  // source's last) as the radius
+  Ball ball(const Query& q) {
+    Ball b = o_.field().enclose(o_.query(q));
+    if constexpr (!Field<T>::is_rigorous)
+      if (errors_) arb_add_error_mag(b.raw(), errors_->answer_error(o_.queries() - 1).v);
+    return b;
+  }
   static Mpfr midpoint(const Ball& b) {
     Mpfr m;
     arf_get_mpfr(m.raw(), arb_midref(b.raw()), MPFR_RNDN);
@@ -107,6 +114,7 @@ class Asker {
 
  private:
   Oracle<T>& o_;
+  const AnswerErrors* errors_;
 };
 
 // The best permutation sigma of H items (H <= 8: at most 40320) for a cost

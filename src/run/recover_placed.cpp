@@ -1,11 +1,15 @@
-// recover --design placed: the pilot, the placed run and, in MPFR, the float
-// judge on the design's own first-order estimate; in balls the last round
-// certified (run/recover_placed_ball.cpp); from the model's own oracle
+// recover --design placed: the pilot, the placed run and its last round
+// certified in balls: in MPFR from the answers widened by their stated
+// errors, where the distance to the certified heads bounds the run's error
+// (the float judge, proofs/40); in balls as they are
+// (run/recover_placed_ball.cpp); from the model's own oracle
 // (--oracle-bits) or an external one (--oracle, with a stated bound on its
 // error) (docs/math/designs.md#placed).
 #include <cmath>
 #include <optional>
 
+#include "mhaq/analysis/ball_replay.hpp"
+#include "mhaq/analysis/placed_certify.hpp"
 #include "mhaq/analysis/placed_design.hpp"
 #include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/arith_policy.hpp"
@@ -37,8 +41,10 @@ void placed_answer_error(const ErrorStatement& b, long bits, PlacedOptions& po) 
     throw Error(ErrorKind::usage, "--design placed needs answers with a relative error below 1/2 (the stated bound is " + b.str() + ")");
 }
 
-// MPFR: the design's own heads, judged on its first-order estimate and self-check.
-void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int, const Model* canon, RecoverResult& r, RunFacts& facts) {
+// MPFR: the design's own heads. The first-order estimate is a figure; the
+// judge's bound is the certified distance from these heads to the heads
+// certified from the last round's answers as balls of their stated errors.
+void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int H, const Model* canon, RecoverResult& r, RunFacts& facts) {
   r.evidence.heads_recovered = res.heads.size();
   r.evidence.heads_found = res.heads.size();
   r.evidence.self_check = self_check_of(res.self_check);
@@ -58,6 +64,25 @@ void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int, const Mode
     throw Error(ErrorKind::unable, "the placed design's fits do not hold together (" + res.self_check_note +
                                        "); from rounded answers that does not show that no " + std::to_string(facts.heads_recovered) +
                                        "-head model fits them: more accurate answers, or --arith ball, can decide");
+  r.judge.judge_route = "placed";
+  r.judge.judge_bits = working_precision();
+  try {
+    // a certified contradiction (inconsistent) stands: the balls hold the
+    // true answers whenever the stated errors do
+    const PlacedCertified cert = certify_placed(res, H);
+    const double bound = certified_distance_log2(F, res.heads, cert.heads);
+    if (std::isfinite(bound)) {
+      facts.certified_log2 = bound;
+      r.judge.certified_error = pow2_value(bound);
+      r.judge.certified_error_decimal = decimal_of_log2(bound);
+      return;
+    }
+    facts.judge_note = "the certified heads' balls do not bound every head's scale away from zero";
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::unable) throw;
+    facts.judge_note = std::string("the last round could not be certified in balls: ") + e.what();
+  }
+  r.judge.judge_note = facts.judge_note;
 }
 
 template <class T>
@@ -88,6 +113,9 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   } else {
     own.emplace(OracleStack<T>::model(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}}));
   }
+  po.errors = o.external ? ext.oracle->errors() : own->errors();
+  if constexpr (!Field<T>::is_rigorous)
+    if (po.errors) r.judge.answer_assumption = po.errors->error_assumption();
   Oracle<T>& oracle = o.external ? ext.oracle->top() : own->top();
   if (capped) cap_queries(o, oracle);
   else oracle.limit(budget, "the placed design asked for query " + std::to_string(budget + 1) + ", beyond its budget of " + std::to_string(budget));
@@ -95,7 +123,6 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   const Field<T>& F = oracle.field();
   RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
   facts.arith = o.arith;
-  facts.first_order_only = true;  // the placed design in MPFR: its own estimate
   P::tolerance(r, facts, F, o.tolerance, true);
   Verdict v;
   try {

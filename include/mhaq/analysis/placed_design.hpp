@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mhaq/arith/numbers.hpp"
+#include "mhaq/model/answer_errors.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/stages/5-solve/solve.hpp"
@@ -39,6 +40,10 @@ struct PlacedOptions {
   int max_rounds = 6;   // placed rounds, each on the previous round's heads (within the budget)
   long budget = 0;      // queries in all, pilot included (0: no limit); a further
                         // round only within it
+  // Floats: each answer's stated error, in the order the oracle gave them
+  // (the radii of the last round's balls, which the judge certifies; the
+  // fits read midpoints only). Null: balls of radius 0.
+  const AnswerErrors* errors = nullptr;
 };
 
 // One sample of a pair: the query [a x k, b x m] (m >= 1 copies of the final

@@ -24,7 +24,8 @@ double judged_bound(const RecoverResult& r, bool broken) {
 // (d = 1..3, H = 1..3; mpfr at 64 and 128 bits, double; answers with and
 // without stated noise, uniform and on kappa's worst signs), and (c) two
 // transformers: every bound the judge certifies is at least the true
-// max_rel_error. Broken: the estimate
+// max_rel_error; (d) the placed design in MPFR from 53-bit answers (d = 3,
+// H = 2): its bound, certified from its last round, holds too. Broken: the estimate
 // in place of the bound, which model 1 refutes.
 void check_float_judge(const ProveOptions& o, bool broken, LemmaCheck& out) {
   {
@@ -99,6 +100,28 @@ void check_float_judge(const ProveOptions& o, bool broken, LemmaCheck& out) {
     if (std::isnan(bound) || !err) continue;
     ++certified;
     require(bound >= *err, "transformer " + std::to_string(t) + ": the bound " + std::to_string(bound) + " is below the true max_rel_error " +
+                               std::to_string(*err));
+  }
+  // (d) the placed design (its own queries; the last round certified in balls)
+  for (int t = 0; t < 2 * static_cast<int>(o.multiplier); ++t) {
+    GenerateOptions g = default_generate(Arith::mpfr);
+    g.d = 3;
+    g.heads = 2;
+    g.seed = rng.next() % 1000 + 1;
+    RecoverOptions ro;
+    ro.arith = Arith::mpfr;
+    ro.bits = 256;
+    ro.oracle_bits = 53;
+    ro.design = Design::placed;
+    ro.seed = rng.next() % 1000 + 1;
+    const RecoverResult r = recover_run(generate_model(g), ro);
+    ++runs;
+    ++out.cases;
+    const double bound = judged_bound(r, broken);
+    const std::optional<double> err = finite_number(r.truth.max_rel_error);
+    if (std::isnan(bound) || !err || r.evidence.heads_recovered != r.truth.heads_true) continue;
+    ++certified;
+    require(bound >= *err, "placed run " + std::to_string(t) + ": the bound " + std::to_string(bound) + " is below the true max_rel_error " +
                                std::to_string(*err));
   }
   require(certified >= runs / 2, "too few runs certified: " + std::to_string(certified) + " of " + std::to_string(runs));
