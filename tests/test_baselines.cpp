@@ -119,6 +119,11 @@ TEST_CASE("the baselines in the other arithmetics: balls contain the truth, floa
     CHECK(r.judge.status == Status::ok);
     CHECK(r.truth.wrong == false);
     CHECK(r.study.kappa.value() > 0);
+    // the ok rests on the bound of the baseline replayed in balls, which holds
+    CHECK(r.judge.judge_route == "replay");
+    REQUIRE(r.judge.certified_error.has_value());
+    CHECK(*r.judge.certified_error <= r.judge.tolerance.value());
+    CHECK(*r.judge.certified_error >= r.truth.max_rel_error.value());
   }
   // the prior work's scaling keeps every logit in [-1/2, 1/2] (|W_ij| <= 1 here)
   GenerateOptions g1 = g;
@@ -126,6 +131,8 @@ TEST_CASE("the baselines in the other arithmetics: balls contain the truth, floa
   const Model m1 = generate_model(g1);
   const RecoverResult r1 = baseline_run(m1, BaselineRun{}, opts(Arith::mpfr, 3, 256));
   CHECK(r1.judge.status == Status::ok);
+  REQUIRE(r1.judge.certified_error.has_value());
+  CHECK(*r1.judge.certified_error >= r1.truth.max_rel_error.value());
   CHECK(r1.run.scale_log2_max == 16);
 }
 

@@ -49,8 +49,6 @@ Ball ratio_upper(const Ball& num2, const Ball& den2, bool den_exact_zero) {
 }  // namespace replay_detail
 using namespace replay_detail;
 
-namespace replay_detail {
-// The recorded answers as balls at the working precision: [y_j +- e_j].
 template <class T>
 std::vector<Ball> answer_balls(const Field<T>& F, const std::vector<T>& answers, const AnswerErrors& errors) {
   std::vector<Ball> balls;
@@ -64,6 +62,7 @@ std::vector<Ball> answer_balls(const Field<T>& F, const std::vector<T>& answers,
   return balls;
 }
 
+namespace replay_detail {
 // perm[h] = the index of head h of `labelled` in `fit` (the same numbers), or empty.
 template <class T>
 std::vector<int> label_order(const Field<T>& F, const PairFit<T>& fit, const PairFit<T>& labelled) {
@@ -472,6 +471,7 @@ double certified_transformer_distance_log2(const Field<T>& F, const TransformerL
 }
 
 #define MHAQ_INSTANTIATE(T)                                                                                                                     \
+  template std::vector<Ball> answer_balls<T>(const Field<T>&, const std::vector<T>&, const AnswerErrors&);                                    \
   template BallReplay replay_in_balls<T>(const Field<T>&, int, const LearnOptions&, const std::vector<Query>&, const std::vector<T>&,         \
                                          const AnswerErrors&, const FitStarts*, long, bool);                                                 \
   template FitStarts fit_starts<T>(const Field<T>&, const LearnResult<T>&);                                                                  \

@@ -16,7 +16,9 @@
 #include "mhaq/run/recover_limits.hpp"
 #include "mhaq/run/report.hpp"
 #include "mhaq/run/run_result.hpp"
+#include "mhaq/analysis/ball_replay.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
+#include "mhaq/oracle/recorded_balls.hpp"
 
 namespace mhaq {
 
@@ -130,6 +132,34 @@ void baseline_kappa(RecoverResult& r, RunFacts& facts, const Field<T>& F, int d,
       F);
 }
 
+// The judge's bound (proofs/40): the baseline itself in balls over its
+// recorded queries (it is not adaptive: the same ones), each answer the ball
+// of its stated error; the certified distance from the float run's heads to
+// the replay's bounds max_rel_error.
+template <class T>
+void baseline_judge(RecoverResult& r, RunFacts& facts, const Field<T>& F, int d, const BaselineOptions& bo, const RecordingOracle<T>& rec,
+                    const AnswerErrors& errors, const std::vector<LearnedHead<T>>& heads) {
+  r.judge.answer_assumption = errors.error_assumption();
+  r.judge.judge_route = "replay";
+  r.judge.judge_bits = working_precision();
+  try {
+    RecordedBalls replay(d, rec.queries, answer_balls(F, rec.answers, errors), nullptr);
+    const BaselineResult<Ball> b = learn_baseline<Field<Ball>>(replay, bo);
+    const double bound = certified_distance_log2(F, heads, b.heads);
+    if (std::isfinite(bound)) {
+      facts.certified_log2 = bound;
+      r.judge.certified_error = pow2_value(bound);
+      r.judge.certified_error_decimal = decimal_of_log2(bound);
+      return;
+    }
+    facts.judge_note = "the balls of the baseline's replay do not bound every head's scale away from zero";
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
+    facts.judge_note = std::string("the baseline replayed in balls stopped: ") + e.what();
+  }
+  r.judge.judge_note = facts.judge_note;
+}
+
 template <class T>
 void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, const BaselineOptions& bo, const RecoverOptions& o, const OracleNoise& noise) {
   using P = ArithPolicy<T>;
@@ -139,7 +169,6 @@ void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, cons
   Oracle<T>& black_box = stack.top();  // the baseline gets this reference and nothing else
   const Field<T>& F = black_box.field();
   RunFacts facts = known_truth_facts(o.arith, canon);
-  facts.first_order_only = true;  // a baseline's float run: its estimate, no replay in balls
   P::tolerance(r, facts, F, o.tolerance, true);
   bool returned = false;
   Verdict v;
@@ -151,6 +180,7 @@ void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, cons
     r.evidence.redraws = res.redraws;
     r.evidence.heads = head_records(F, res.heads);
     P::approximate([&](const auto& G, const auto& R) { baseline_kappa(r, facts, G, truth.d, bo, R, o); }, F, rec);
+    P::floats([&](const auto& G, const auto& R) { baseline_judge(r, facts, G, truth.d, bo, R, *stack.errors(), res.heads); }, F, rec);
     P::compare(r, facts, canon, res.heads);
     P::approximate(
         [&](const auto& heads) {

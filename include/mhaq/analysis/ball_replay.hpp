@@ -36,6 +36,11 @@ struct BallReplay {
   std::string route;  // "pairs" (certify_by_pairs) or "replay" (replay_in_balls)
 };
 
+// A float run's recorded answers as balls at the working precision: answer j
+// the ball [answers[j] +- errors(j)].
+template <class T>
+std::vector<Ball> answer_balls(const Field<T>& F, const std::vector<T>& answers, const AnswerErrors& errors);
+
 // The direct route for a run that took the plain path (paper or lean
 // schedule, H known, no repair, fallback or oversampling; learned with
 // keep_fit_samples): the run's pair fits certified in balls, its labels
