@@ -89,24 +89,6 @@ std::string pow2(double l2) {
 double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
 
 namespace {
-// The first-order rule, for a float tool that has no certified bound yet.
-Verdict judge_first_order(const RunFacts& f, const std::string& at) {
-  const bool estimate_ok = !std::isnan(f.estimate_log2) && f.estimate_log2 <= f.tolerance_log2;
-  if (f.self_check == Truth::no) {
-    if (!estimate_ok)
-      return {Status::unable, at + ", and the run's error estimate " +
-                                  (std::isnan(f.estimate_log2) ? std::string("could not be computed")
-                                                               : pow2(f.estimate_log2) + " exceeds the tolerance " + pow2(f.tolerance_log2)) +
-                                  ": precision too low to tell"};
-    return {Status::inconsistent, at + ": the answers are not those of a model with " + std::to_string(f.heads_recovered) + " heads"};
-  }
-  if (!estimate_ok)
-    return {Status::unable, std::isnan(f.estimate_log2)
-                                ? "no error estimate could be computed at this precision"
-                                : "estimated error " + pow2(f.estimate_log2) + " exceeds the tolerance " + pow2(f.tolerance_log2)};
-  return {Status::ok, ""};
-}
-
 // The certified rule (proofs/40).
 Verdict judge_certified(const RunFacts& f, const std::string& at) {
   const std::string heads = std::to_string(f.heads_recovered) + (f.heads_recovered == 1 ? " head" : " heads");
@@ -134,7 +116,7 @@ Verdict judge(const RunFacts& f) {
   if (!floats && f.self_check == Truth::no)
     return {Status::inconsistent, at + ": the answers are not those of a model with " + std::to_string(f.heads_recovered) + " heads"};
   if (floats) {
-    const Verdict v = f.first_order_only ? judge_first_order(f, at) : judge_certified(f, at);
+    const Verdict v = judge_certified(f, at);
     if (v.status != Status::ok) return v;
   }
   if (f.truth_known && f.heads_recovered != f.heads_true)

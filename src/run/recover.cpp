@@ -182,7 +182,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
           r.judge.error_estimate = pow2_value(facts.estimate_log2);
           r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
           if (o.judge_replay) judge_float_attention(G, truth.d, lo, R.queries, R.answers, *stack.errors(), res, kappa_rel, facts, r);
-          else facts.first_order_only = true;
+          else facts.judge_note = "the judge's replay in balls was not run (judge_replay off)";
         },
         F, rec);
     else

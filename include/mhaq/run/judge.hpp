@@ -57,7 +57,7 @@ struct RunFacts {
   long self_check_failed = -1;
   // Floats: the stated tolerance on max_rel_error and the run's first-order
   // error estimate from kappa (log2; NaN when it could not be computed). The
-  // estimate is a reported figure; it decides nothing unless first_order_only.
+  // estimate is a reported figure; it decides nothing.
   double tolerance_log2 = std::numeric_limits<double>::quiet_NaN();
   double estimate_log2 = std::numeric_limits<double>::quiet_NaN();
   // Floats: the judge's evidence (proofs/40-float-judge.md). certified_log2
@@ -68,8 +68,6 @@ struct RunFacts {
   double certified_log2 = std::numeric_limits<double>::quiet_NaN();
   std::string judge_note;
   bool contradiction = false;
-  // A float tool without that evidence yet is judged on its estimate alone.
-  bool first_order_only = false;
   // Comparison with a known truth, when there is one.
   bool truth_known = false;
   int heads_true = 0, heads_recovered = 0;
