@@ -73,7 +73,8 @@ class Ball {
   bool is_finite() const { return arb_is_finite(v_); }
   double radius() const;      // upper bound, as a double (reporting)
   double mid_double() const;  // reporting only
-  std::string str(long digits = 20) const;
+  // "[m +/- r]" with the digits the ball needs (numbers.cpp)
+  std::string str() const;
 
   Ball& operator+=(const Ball& o) { arb_add(v_, v_, o.v_, working_precision()); return *this; }
   Ball& operator-=(const Ball& o) { arb_sub(v_, v_, o.v_, working_precision()); return *this; }
@@ -140,7 +141,9 @@ class Mpfr {
   mpfr_ptr raw() { return v_; }
   mpfr_srcptr raw() const { return v_; }
   double to_double() const { return mpfr_get_d(v_, MPFR_RNDN); }
-  std::string str(long digits = 20) const;
+  // digits == 0: the value's own precision, as many decimal digits as read
+  // back to the same binary value (mpfr_get_str_ndigits)
+  std::string str(long digits = 0) const;
 
 #define MHAQ_MPFR_OP(op, fn)                                        \
   Mpfr& operator op##=(const Mpfr& o) {                             \
