@@ -86,13 +86,12 @@ double Ball::mid_double() const { return arf_get_d(arb_midref(v_), ARF_RND_NEAR)
 
 // Arb's "[m +/- r]" (ARB_STR_MORE: the midpoint's digits printed even where
 // the radius makes them uncertain) with as many digits as the ball needs to
-// keep its midpoint (the count comes from the ball; the argument is not
-// used, and goes when the header next changes): the printed interval contains
+// keep its midpoint (the count comes from the ball): the printed interval contains
 // the ball, and its radius exceeds the ball's by at most a few percent (the
 // decimal rounding of m, below rad / 20, and Arb's rounding up of r). An exact
 // ball prints exactly when at most 20000 digits do it; a ball of midpoint 0
 // prints as "[+/- r]".
-std::string Ball::str(long /*digits*/) const {
+std::string Ball::str() const {
   constexpr double kLog10of2 = 0.30103;
   const arf_struct* m = arb_midref(v_);
   long digits = 5;
@@ -141,6 +140,7 @@ Mpfr::Mpfr(const Rational& q) {
   mpq_clear(t);
 }
 std::string Mpfr::str(long digits) const {
+  if (digits <= 0) digits = static_cast<long>(mpfr_get_str_ndigits(10, mpfr_get_prec(v_)));
   char buf[64];
   mpfr_snprintf(buf, sizeof buf, "%%.%ldRg", digits);
   std::string fmt(buf);

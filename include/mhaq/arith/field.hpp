@@ -249,7 +249,7 @@ struct Field<Ball> {
   Ball relu(const Ball& x) const;
   Rational nearest(const Ball& x, long den) const;
   Ball enclose(const Ball& x) const { return x; }
-  std::string str(const Ball& x) const { return x.str(30); }
+  std::string str(const Ball& x) const { return x.str(); }
 
   // Filter: the approximate solution is computed in MPFR from the midpoints,
   // or, for a route that names its head count (interpolate_pair's), taken
@@ -299,7 +299,7 @@ struct Field<Mpfr> {
   Mpfr relu(const Mpfr& x) const;
   Rational nearest(const Mpfr& x, long den) const;
   Ball enclose(const Mpfr& x) const;
-  std::string str(const Mpfr& x) const { return x.str(30); }
+  std::string str(const Mpfr& x) const { return x.str(); }  // at its own precision
   double log2_abs(const Mpfr& x) const;  // approx_ (pivoting, tolerances); -inf for 0
 
   template <class Fn>

@@ -75,7 +75,8 @@ class Ball {
   double mid_double() const;  // reporting only
   // Compares |midpoint| with o's: -1, 0, 1 (a choice of pivot, never a decision).
   int cmp_mid_abs(const Ball& o) const { return arf_cmpabs(arb_midref(v_), arb_midref(o.v_)); }
-  std::string str(long digits = 20) const;
+  // "[m +/- r]" with the digits the ball needs (numbers.cpp)
+  std::string str() const;
 
   Ball& operator+=(const Ball& o) { arb_add(v_, v_, o.v_, working_precision()); return *this; }
   Ball& operator-=(const Ball& o) { arb_sub(v_, v_, o.v_, working_precision()); return *this; }
@@ -142,7 +143,9 @@ class Mpfr {
   mpfr_ptr raw() { return v_; }
   mpfr_srcptr raw() const { return v_; }
   double to_double() const { return mpfr_get_d(v_, MPFR_RNDN); }
-  std::string str(long digits = 20) const;
+  // digits == 0: the value's own precision, as many decimal digits as read
+  // back to the same binary value (mpfr_get_str_ndigits)
+  std::string str(long digits = 0) const;
 
 #define MHAQ_MPFR_OP(op, fn)                                        \
   Mpfr& operator op##=(const Mpfr& o) {                             \

@@ -54,7 +54,7 @@ long closed_form_pairs(const ProveOptions& o, bool broken, Rng& rng, LemmaCheck&
           Ball ref;
           arb_div(ref.raw(), arb_mat_entry(inv.m, 1 + h, k), x[1 + h].raw(), 256);
           require(arb_overlaps(mine.raw(), ref.raw()), "pair " + std::to_string(t) + ": d log r_" + std::to_string(h) + " / d f(" + std::to_string(k) +
-                                                            ") by the formula " + mine.str(12) + " vs the inverted Jacobian " + ref.str(12));
+                                                            ") by the formula " + mine.str() + " vs the inverted Jacobian " + ref.str());
           ++entries;
         }
       }

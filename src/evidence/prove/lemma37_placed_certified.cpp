@@ -44,7 +44,7 @@ long inverse_at_ratios(const ProveOptions& o, bool broken, Rng& rng) {
         p -= Ball(static_cast<long>(i == j));
         require(arb_contains_zero(p.raw()) && mag_cmp_2exp_si(arb_radref(p.raw()), -100) < 0,
                 "system " + std::to_string(s) + " (H = " + std::to_string(H) + "): (Y J)(" + std::to_string(i) + ", " + std::to_string(j) +
-                    ") is not the identity's entry: " + p.str(10));
+                    ") is not the identity's entry: " + p.str());
       }
   }
   return systems;
