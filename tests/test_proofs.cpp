@@ -21,7 +21,7 @@ TEST_CASE("every lemma check passes") {
   mhaq::ProveOptions o;
   o.multiplier = multiplier();
   const auto res = mhaq::run_proof_checks(o);
-  REQUIRE(res.size() == 31);
+  REQUIRE(res.size() == 32);
   for (const auto& r : res) {
     INFO(r.id << ": " << r.detail);
     CHECK(r.pass);

@@ -130,6 +130,7 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
     lo.tokens = default_tokens(Arith::ball);
     lo.threads = in.threads;
     lo.repair = false;
+    lo.bias = in.model.has_bias();
     PrecisionScope scope(in.bits);
     ModelOracle<Ball> oracle(in.model, lo.tokens.den);
     RecordingOracle<Ball> rec(oracle);
@@ -143,8 +144,9 @@ std::string golden_export_certified(const CertifiedGoldenInputs& in) {
                 {"queries", black_box.queries()},
                 {"max_length", black_box.max_length()},
                 {"heads_recovered", res.heads.size()},
-                {"heads", golden_internal::heads_binary_json(res.heads)},
-                {"contains_truth", ball_heads_contain(res.heads, canon)}};
+                {"heads", golden_internal::heads_binary_json(res.heads)}};
+    if (res.beta) run["beta"] = binary_json(*res.beta);
+    run["contains_truth"] = ball_heads_contain(res.heads, canon, res.beta ? &*res.beta : nullptr);
   }
   for (const auto& q : in.user) {
     if (q.empty() || static_cast<long>(q.size()) > check::limits::max_runs) throw_input("inputs: a sequence of " + std::to_string(q.size()) + " tokens");

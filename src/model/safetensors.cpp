@@ -555,7 +555,7 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   fm.d_k = static_cast<int>(d_k);
   fm.d_v = static_cast<int>(d_v);
   fm.d_out = static_cast<int>(d_out);
-  fm.scale = map_scale(m.scale_text, d_k, fn + " (map)");
+  fm.scale = Surd{map_scale(m.scale_text, d_k, fn + " (map)"), 1};
   fm.per_head_O = false;
   // Element (i = input coordinate, j = output coordinate) of a projection.
   auto proj = [&](const Mat2& t, long i, long j) -> const Rational& { return m.out_in ? t.at(j, i) : t.at(i, j); };

@@ -19,7 +19,10 @@ void put(json& j, const char* key, const std::optional<double>& x) {
 
 json heads_of(const std::vector<HeadRecord>& hs) {
   json out = json::array();
-  for (const HeadRecord& h : hs) out.push_back({{"W", h.W}, {"v", h.v}});
+  for (const HeadRecord& h : hs) {
+    out.push_back({{"W", h.W}, {"v", h.v}});
+    if (!h.c.empty()) out.back()["c"] = h.c;
+  }
   return out;
 }
 
@@ -42,6 +45,7 @@ void put_setup(json& j, const RecoverResult& r) {
   put(j, "neurons_told", r.neurons_told);
   j["seed"] = r.seed;
   put(j, "schedule", r.schedule);
+  put(j, "bias", r.bias);
   put(j, "heads_true", r.heads_true);
   put(j, "neurons_true", r.neurons_true);
   put(j, "paper_bound", r.paper_bound);
@@ -144,6 +148,7 @@ void put_outcome(json& j, const RecoverResult& r) {
     j["repaired_pairs"] = list;
   }
   if (r.heads) j["heads"] = heads_of(*r.heads);
+  put(j, "beta", r.beta);
   if (r.model) j["model"] = transformer_of(*r.model);
   if (r.queries_by_phase)
     j["queries_by_phase"] = {

@@ -61,6 +61,7 @@ std::vector<HeadRecord> head_records(const Field<T>& F, const std::vector<Learne
       rec.W.push_back(std::move(row));
     }
     for (const auto& x : h.v) rec.v.push_back(F.str(x));
+    for (const auto& x : h.c) rec.c.push_back(F.str(x));
     out.push_back(std::move(rec));
   }
   return out;
@@ -110,7 +111,7 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
     r.kappa_estimate = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
-    return first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, eps);
+    return first_order_estimate_log2(lo.bias ? d + 1 : d, S.kappa, S.kappa_rel, p, eps);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
     r.estimate_note = e.what();
@@ -189,6 +190,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
       r.repaired_pairs = list;
     }
     r.heads = head_records(F, res.heads);
+    if (res.beta) r.beta = F.str(*res.beta);
     if (o.error_estimate)
       P::floats(
         [&](const auto& G, const auto& R) {
@@ -197,7 +199,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
           r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
         },
         F, rec);
-    if (truth_known) P::compare(r, facts, canon, res.heads);
+    if (truth_known) P::compare(r, facts, canon, res.heads, res.beta ? &*res.beta : nullptr);
     P::approximate(
         [&](const auto& heads) {
           if (noise.active()) r.observed_error = pow2_value(param_error_log2(heads, canon));
@@ -383,91 +385,6 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
 
 }  // namespace
 
-bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return false;
-  const Assignment a = match_heads(static_cast<int>(got.size()), [&](int h, int g) {
-    for (int i = 0; i < canon.d; ++i) {
-      if (!got[g].v[i].contains(canon.heads[h].v[i])) return Truth::no;
-      for (int j = 0; j < canon.d; ++j)
-        if (!got[g].W(i, j).contains(canon.heads[h].W(i, j))) return Truth::no;
-    }
-    return Truth::yes;
-  });
-  return a.kind != Assignment::Kind::none;
-}
-
-bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return false;
-  const Assignment a = match_heads(static_cast<int>(got.size()), [&](int h, int g) {
-    for (int i = 0; i < canon.d; ++i) {
-      if (!QTauAccess::equal(got[g].v[i], QTau(canon.heads[h].v[i]))) return Truth::no;
-      for (int j = 0; j < canon.d; ++j)
-        if (!QTauAccess::equal(got[g].W(i, j), QTau(canon.heads[h].W(i, j)))) return Truth::no;
-    }
-    return Truth::yes;
-  });
-  return a.kind != Assignment::Kind::none;
-}
-
-template <class T>
-double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon) {
-  if (got.size() != canon.heads.size()) return kInf;
-  PrecisionScope scope(std::max(working_precision(), 53L) + 64);
-  const Field<T> F{};
-  const size_t H = got.size();
-  const int d = canon.d;
-  auto mid = [&F](const T& x) {
-    Ball b = F.enclose(x);
-    arb_get_mid_arb(b.raw(), b.raw());
-    return b;
-  };
-  // ||a|| as a ball from squares; a norm that is zero counts as 1
-  auto norm_or_one = [](const Ball& sq) {
-    Ball s = sq;
-    if (arb_is_zero(s.raw())) return Ball(1L);
-    arb_sqrt(s.raw(), s.raw(), working_precision());
-    return s;
-  };
-  std::vector<std::vector<double>> cost(H, std::vector<double>(H));
-  for (size_t h = 0; h < H; ++h) {
-    Ball nw(0L), nv(0L);
-    for (int i = 0; i < d; ++i) {
-      const Ball v(canon.heads[h].v[i]);
-      nv += v * v;
-      for (int j = 0; j < d; ++j) {
-        const Ball w(canon.heads[h].W(i, j));
-        nw += w * w;
-      }
-    }
-    const Ball sw = norm_or_one(nw), sv = norm_or_one(nv);
-    for (size_t g = 0; g < H; ++g) {
-      Ball dw(0L), dv(0L);
-      for (int i = 0; i < d; ++i) {
-        const Ball e = mid(got[g].v[i]) - Ball(canon.heads[h].v[i]);
-        dv += e * e;
-        for (int j = 0; j < d; ++j) {
-          const Ball f = mid(got[g].W(i, j)) - Ball(canon.heads[h].W(i, j));
-          dw += f * f;
-        }
-      }
-      arb_sqrt(dw.raw(), dw.raw(), working_precision());
-      arb_sqrt(dv.raw(), dv.raw(), working_precision());
-      Ball e = dw / sw + dv / sv;
-      if (arf_is_zero(arb_midref(e.raw()))) {
-        cost[h][g] = -kInf;
-      } else {
-        arb_log_base_ui(e.raw(), e.raw(), 2, working_precision());
-        cost[h][g] = e.mid_double();
-      }
-    }
-  }
-  double best = kInf;
-  bottleneck_matching(cost, &best);
-  return best;
-}
-template double max_rel_error_log2<Mpfr>(const std::vector<LearnedHead<Mpfr>>&, const Model&);
-template double max_rel_error_log2<double>(const std::vector<LearnedHead<double>>&, const Model&);
-template double max_rel_error_log2<Ball>(const std::vector<LearnedHead<Ball>>&, const Model&);
 
 namespace {
 
@@ -548,6 +465,29 @@ void design_kappa(RecoverResult& r, const Model& canon, const LearnOptions& lo) 
 
 }  // namespace
 
+namespace {
+// What a model with an irrational scale (Model::root) does not cover: exact
+// mode, and the studies and designs that measure W and v as rationals.
+void check_scale_options(const Model& truth, const RecoverOptions& o) {
+  if (truth.root == 1) return;
+  if (o.arith == Arith::exact) refuse_irrational_scale(truth.root);
+  const std::string why = "the model's scale has the irrational factor sqrt(" + std::to_string(truth.root) + ")";
+  if (o.design == Design::tuned || o.design == Design::placed) throw Error(ErrorKind::usage, "--design tuned and placed: " + why + "; use --design paper or scaled");
+  if (!o.noise_eps.is_zero()) throw Error(ErrorKind::usage, "--noise: " + why + "; the noise study measures rational models");
+  if (o.certificate) throw Error(ErrorKind::usage, "--certificate: " + why + "; certificates record models with rational scores");
+}
+
+// What a run with biases does not cover (docs/math/biases.md).
+void check_bias_options(const RecoverOptions& o) {
+  if (o.design == Design::tuned || o.design == Design::placed)
+    throw Error(ErrorKind::usage, std::string("--design ") + (o.design == Design::tuned ? "tuned" : "placed") +
+                                      " chooses its queries for a model without biases; with biases use --design paper or scaled");
+  if (!o.noise_eps.is_zero())
+    throw Error(ErrorKind::usage, "--noise: the noise study (kappa, the certified bounds, the observed error) measures W and v only; it is not run with biases "
+                                  "(the run's own error estimate covers c and beta: use --oracle-bits for approximate answers)");
+}
+}  // namespace
+
 RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   // with an external oracle and no model, truth holds only d (no heads)
   const bool truth_known = !o.external || o.external->truth_known;
@@ -569,6 +509,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     r.note = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
   }
   lo.schedule = o.schedule;
+  lo.bias = o.bias.value_or(truth_known && truth.has_bias());
   lo.repair = o.repair;
   lo.seed = learner_seed(o.seed);  // the learner's stream is separate from any model-generation stream
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
@@ -581,9 +522,12 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   r.heads_known = lo.heads_is_bound ? "upper bound H0" : "exact";
   r.seed = o.seed;
   r.schedule = schedule_name(o.schedule);
+  if (lo.bias) r.bias = true;
   if (truth_known) r.heads_true = canon.heads.size();
   r.paper_bound = paper_query_bound(truth.d, lo.H);
-  if (o.schedule != Schedule::paper) r.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H);
+  if (o.schedule != Schedule::paper || lo.bias) r.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H, lo.bias);
+  if (lo.bias) check_bias_options(o);
+  if (truth_known) check_scale_options(truth, o);
   r.max_length_bound = 2 * lo.H + 1;
   if (o.oracle_bits > 0) r.oracle_bits = o.oracle_bits;
   if (!o.noise_eps.is_zero()) {
@@ -628,7 +572,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     return r;
   }
   if (o.arith == Arith::exact) r.exact_solver = exact_solver_name(o.exact_solver);
-  if (o.design != Design::paper && o.noise_eps.is_zero() && !o.external) design_kappa(r, canon, lo);
+  if (o.design != Design::paper && o.noise_eps.is_zero() && !o.external && canon.root == 1) design_kappa(r, canon, lo);
   const long queries = dispatch(r, truth, canon, o, lo, noise);
   if (o.design == Design::tuned) {
     r.design_queries = queries;
@@ -726,8 +670,13 @@ std::string recover_report(const RecoverResult& r) {
     // A repaired run asks more than its plan: say so where the count is, not only further down.
     if (r.repair_queries.value_or(0) > 0) o << "; " << *r.repair_queries << " of them repair queries";
     if (r.grid_witness_queries) o << "; " << *r.grid_witness_queries << " of them small-grid witness queries";
-    if (r.schedule == "lean" && r.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.schedule_count;
-    if (r.schedule == "compact" && r.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.schedule_count;
+    if (r.bias.value_or(false) && r.schedule_count) {
+      o << "; with biases " << (r.schedule == "lean" ? "lean 1+2H(d^2+2d-1)" : r.schedule == "compact" ? "compact 1+2Hd+(d-1)+s_H d^2" : "4Hd^2+4Hd-2H+1")
+        << " = " << *r.schedule_count;
+    } else {
+      if (r.schedule == "lean" && r.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.schedule_count;
+      if (r.schedule == "compact" && r.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.schedule_count;
+    }
     o << ")\n";
     o << "  longest query    " << shown(r.max_length) << " (bound 2H+1 = " << shown(r.max_length_bound) << ")\n";
   }
@@ -747,8 +696,12 @@ std::string recover_report(const RecoverResult& r) {
   report_studies(o, r);
   if (r.heads && r.d <= 4) {
     int h = 0;
-    for (const HeadRecord& hd : *r.heads) o << "  head " << ++h << ": v = " << json_text(hd.v) << "\n          W = " << json_text(hd.W) << "\n";
+    for (const HeadRecord& hd : *r.heads) {
+      o << "  head " << ++h << ": v = " << json_text(hd.v) << "\n          W = " << json_text(hd.W) << "\n";
+      if (!hd.c.empty()) o << "          c = " << json_text(hd.c) << "\n";
+    }
   }
+  if (r.beta) o << "  beta             " << *r.beta << "\n";
   return o.str();
 }
 

@@ -71,19 +71,23 @@ nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverO
 std::string transformer_report(const RecoverResult& r);
 
 // Exact recovered heads equal the canonical heads of the truth (entries
-// equal in Q), up to permutation.
-bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon);
+// equal in Q), up to permutation. With biases the heads' c and beta are
+// compared too: a head without c, or no beta (null), stands for zero.
+bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon, const QTau* beta = nullptr);
 
 // Ball recovered heads contain the canonical heads of the truth (every entry
-// contains the true rational), under some one-to-one assignment.
-bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon);
+// contains the true rational), under some one-to-one assignment; c and beta
+// as in exact_heads_match.
+bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon, const Ball* beta = nullptr);
 
 // The baseline's relative error ||W - W'||_F / ||W||_F + ||v - v'|| / ||v||
 // (a norm that is 0 counts as 1, so heads with W = 0 are measured by the
 // absolute error), worst head, under the best assignment of recovered to true
-// heads (bottleneck matching); log2, +inf when the head counts differ.
+// heads (bottleneck matching); log2, +inf when the head counts differ. With
+// biases W stands for [W c], and |beta - beta'| / |beta| (1 when beta is
+// zero) counts as one more term of the maximum.
 template <class T>
-double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon);
+double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon, const T* beta = nullptr);
 
 // Shared by recover and the baselines (evidence/baseline.hpp): the heads'
 // entries as strings (F.str). The comparison with the truth and the tolerance are
@@ -93,7 +97,8 @@ std::vector<HeadRecord> head_records(const Field<T>& F, const std::vector<Learne
 // The judge's facts of a run whose truth is known (canon), before it runs.
 RunFacts known_truth_facts(Arith a, const Model& canon);
 // A float run's first-order error estimate in the metric of max_rel_error
-// (log2): (d + sqrt d)(kappa_rel 2^-p + kappa eps).
+// (log2): (d + sqrt d)(kappa_rel 2^-p + kappa eps). With biases pass d + 1:
+// [W c] has d (d + 1) entries, and beta's term is a single entry's.
 double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, const Rational& eps);
 
 // recover --design placed (run/recover_placed.cpp): writes the run into r, returns its queries.

@@ -25,6 +25,7 @@ namespace mhaq {
 struct HeadRecord {
   std::vector<std::vector<std::string>> W;
   std::vector<std::string> v;
+  std::vector<std::string> c = {};  // with biases: the score's term c^T x_i
 };
 // A recovered transformer: its heads' W and its neurons' (u, U).
 struct TransformerRecord {
@@ -77,6 +78,7 @@ struct RecoverResult {
   std::optional<int> neurons_told;
   std::uint64_t seed = 0;
   std::optional<std::string> schedule;
+  std::optional<bool> bias;  // the learner allowed biases (heads' c and beta)
   std::optional<int> heads_true, neurons_true;  // the canonical truth, when one is known
   std::optional<long> paper_bound, attention_paper_bound, schedule_count, query_bound, max_length_bound;
   std::optional<std::string> bases_source;  // baselines: orthogonal
@@ -134,6 +136,7 @@ struct RecoverResult {
   std::optional<long> grid_witness_queries;  // a small grid's witnesses (stages/grid_guard.hpp), when it fired
   std::optional<std::vector<RepairRecord>> repaired_pairs;
   std::optional<std::vector<HeadRecord>> heads;
+  std::optional<std::string> beta;  // with biases: the constant added to every answer
   std::optional<TransformerRecord> model;  // transformers: the recovered parameters
   std::optional<PhaseQueries> queries_by_phase;
   std::optional<PathRecord> path;

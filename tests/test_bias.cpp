@@ -1,0 +1,359 @@
+// Biases (docs/math/biases.md): the canonical form {(W_h, c_h, v_h)} plus beta,
+// recovered in every arithmetic with the adjusted query counts, H known or
+// only bounded; the bias-free paths untouched.
+#include <doctest/doctest.h>
+
+#include "mhaq/model/factored.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/run/recover.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
+#include "test_util.hpp"
+
+using namespace mhaq;
+
+namespace {
+long bias_count(Schedule s, long d, long H) { return schedule_query_count(s, d, H, true); }
+
+// Queries beyond the plan: repairs and a small grid's witnesses (proofs/21, proofs/39).
+long extra(const RecoverResult& r) { return r.repair_queries.value_or(0) + r.grid_witness_queries.value_or(0) + r.fallback_queries.value_or(0); }
+
+HeadQ head(int d, std::initializer_list<long> w, std::initializer_list<long> v, std::initializer_list<long> c) {
+  HeadQ h{QMat(d, d), QVec(static_cast<size_t>(d)), QVec(static_cast<size_t>(d))};
+  auto wi = w.begin();
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) h.W(i, j) = Rational(*wi++, 4);
+  auto vi = v.begin(), ci = c.begin();
+  for (int i = 0; i < d; ++i) {
+    h.v[static_cast<size_t>(i)] = Rational(*vi++, 8);
+    h.c[static_cast<size_t>(i)] = Rational(*ci++, 4);
+  }
+  return h;
+}
+}  // namespace
+
+TEST_CASE("the counts: paper 4Hd^2 + 4Hd - 2H + 1, lean 1 + 2H(d^2 + 2d - 1), compact + s_H d; each plan asks exactly that") {
+  for (int d = 1; d <= 5; ++d)
+    for (int H = 1; H <= 4; ++H) {
+      CHECK(bias_count(Schedule::paper, d, H) == 4L * H * d * d + 4L * H * d - 2L * H + 1);
+      CHECK(bias_count(Schedule::lean, d, H) == 1 + 2L * H * (d * d + 2 * d - 1));
+      CHECK(bias_count(Schedule::compact, d, H) == compact_query_count(d, H) + static_cast<long>(compact_samples(H)) * d);
+      LearnOptions lo;
+      lo.H = H;
+      lo.bias = true;
+      lo.seed = static_cast<std::uint64_t>(10 * d + H);
+      for (Schedule s : {Schedule::paper, Schedule::lean, Schedule::compact}) {
+        lo.schedule = s;
+        const Plan p = learner_plan(d, lo);
+        INFO("d=" << d << " H=" << H << " " << std::string(schedule_name(s)));
+        CHECK(p.bias);
+        CHECK(p.finals() == d + 1);
+        CHECK(p.query_count() == bias_count(s, d, H));
+        long longest = 0;
+        for (const Query& q : p.queries()) {
+          long n = 0;
+          for (const Run& r : q) n += r.count;
+          longest = std::max(longest, n);
+        }
+        CHECK(longest <= 2 * H + 1);
+        // without biases the plan is the paper's, on the same B and Delta
+        LearnOptions plain = lo;
+        plain.bias = false;
+        const Plan q = learner_plan(d, plain);
+        CHECK_FALSE(q.bias);
+        CHECK(q.query_count() == schedule_query_count(s, d, H));
+        for (int j = 0; j < d; ++j) CHECK(q.B.col(j) == p.B.col(j));
+        CHECK(q.Delta == p.Delta);
+      }
+    }
+}
+
+TEST_CASE("exact: drawn biased models (d <= 6, H <= 3, shared and cancelling heads) recovered by equality with the adjusted count") {
+  int ok = 0, degenerate = 0, trials = 0;
+  const int n = 18 * test::multiplier();
+  for (int t = 0; t < n; ++t) {
+    GenerateOptions g;
+    g.d = 1 + t % 6;
+    g.heads = 1 + (t / 2) % 3;
+    g.seed = 500 + static_cast<std::uint64_t>(t);
+    g.bias = true;
+    const int variant = t % 3;  // plain, shared W and c, cancelling pair
+    if (variant == 1) {
+      g.heads += 1;
+      g.share_w = true;
+    } else if (variant == 2) {
+      g.heads += 2;
+      g.cancel_v = true;
+    }
+    if (g.d >= 5 && g.heads > 3) g.heads = 3;
+    const Model m = generate_model(g);
+    REQUIRE(m.has_bias());
+    const Model canon = m.canonical();
+    const int H = canon.num_heads(), d = g.d;
+    if (H == 0) continue;
+    RecoverOptions o;
+    o.seed = 70 + static_cast<std::uint64_t>(t);
+    const RecoverResult r = recover_run(m, o);
+    ++trials;
+    INFO("trial " << t << ": d=" << d << " H=" << H << " variant " << variant << ": " << std::string(status_name(r.status)) << " " << r.message);
+    REQUIRE(r.bias == true);
+    REQUIRE(r.status != Status::mismatch);
+    REQUIRE(r.status != Status::inconsistent);
+    if (r.status == Status::degenerate) {
+      ++degenerate;
+      continue;
+    }
+    REQUIRE(r.status == Status::ok);
+    CHECK(r.exact_match == true);
+    CHECK(r.self_check == "yes");
+    CHECK(r.queries == bias_count(Schedule::paper, d, H) + extra(r));
+    if (extra(r) == 0) CHECK(r.queries == 4L * H * d * d + 4L * H * d - 2L * H + 1);
+    CHECK(r.max_length <= 2 * H + 1);
+    REQUIRE(r.beta);
+    CHECK(*r.beta == canon.beta.str());
+    REQUIRE(r.heads);
+    for (const HeadRecord& h : *r.heads) CHECK(h.c.size() == static_cast<size_t>(d));
+    ++ok;
+  }
+  MESSAGE(trials << " biased models: " << ok << " recovered exactly, " << degenerate << " degenerate draws reported");
+  CHECK(ok >= trials * 3 / 4);
+}
+
+TEST_CASE("exact: heads with equal W and different c stay two heads; equal (W, c) merge") {
+  Model m;
+  m.d = 2;
+  m.heads = {head(2, {1, 2, -1, 3}, {3, -1}, {1, 0}), head(2, {1, 2, -1, 3}, {-2, 5}, {-1, 2}), head(2, {1, 2, -1, 3}, {1, 1}, {1, 0})};
+  m.beta = Rational(5, 3);
+  const Model c = m.canonical();
+  REQUIRE(c.num_heads() == 2);
+  CHECK(c.heads[0].v == QVec{Rational(4, 8), Rational(0)});  // heads 1 and 3 merged: v summed
+  CHECK(c.beta == Rational(5, 3));
+  CHECK(canonical_summary(m).str().find("equal W and c") != std::string::npos);
+  int ok = 0;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    RecoverOptions o;
+    o.seed = seed;
+    const RecoverResult r = recover_run(m, o);
+    INFO(status_name(r.status) << " " << r.message);
+    REQUIRE((r.status == Status::ok || r.status == Status::degenerate));
+    if (r.status != Status::ok) continue;
+    CHECK(r.heads_recovered == 2);
+    CHECK(r.exact_match == true);
+    CHECK(r.beta == "5/3");
+    ++ok;
+  }
+  CHECK(ok >= 2);
+}
+
+TEST_CASE("exact: unknown H with biases, only H0 = H + 1 known, asks the count at H0") {
+  int ok = 0;
+  const int n = 4 * test::multiplier();
+  for (int t = 0; t < n; ++t) {
+    GenerateOptions g;
+    g.d = 2 + t % 2;
+    g.heads = 1 + t % 2;
+    g.seed = 800 + static_cast<std::uint64_t>(t);
+    g.bias = true;
+    const Model m = generate_model(g);
+    const int H = m.canonical().num_heads(), H0 = H + 1;
+    RecoverOptions o;
+    o.max_heads = H0;
+    o.seed = 3 + static_cast<std::uint64_t>(t);
+    const RecoverResult r = recover_run(m, o);
+    INFO("trial " << t << ": " << std::string(status_name(r.status)) << " " << r.message);
+    REQUIRE((r.status == Status::ok || r.status == Status::degenerate));
+    CHECK(r.queries == bias_count(Schedule::paper, g.d, H0) + extra(r));
+    if (r.status != Status::ok) continue;
+    CHECK(r.heads_found == H);
+    CHECK(r.exact_match == true);
+    ++ok;
+  }
+  CHECK(ok >= n / 2);
+}
+
+TEST_CASE("lean and compact with biases: exact by equality with their counts, fallbacks through the affine across link") {
+  // heads 1 and 2 have equal v: residues cannot label, so both schedules ask their fallbacks
+  Model m;
+  m.d = 2;
+  m.heads = {head(2, {1, -2, 0, 3}, {3, -5}, {2, 1}), head(2, {-1, 1, 2, 1}, {3, -5}, {-1, 1})};
+  m.beta = Rational(-7, 2);
+  GenerateOptions g;
+  g.d = 3;
+  g.heads = 2;
+  g.seed = 31;
+  g.bias = true;
+  const Model drawn = generate_model(g);
+  for (Schedule s : {Schedule::lean, Schedule::compact}) {
+    int ok = 0, fell_back = 0;
+    for (std::uint64_t seed = 1; seed <= 3; ++seed)
+      for (const Model* model : {static_cast<const Model*>(&m), &drawn}) {
+        RecoverOptions o;
+        o.schedule = s;
+        o.seed = seed;
+        const RecoverResult r = recover_run(*model, o);
+        INFO(std::string(schedule_name(s)) << " seed " << seed << ": " << std::string(status_name(r.status)) << " " << r.message);
+        REQUIRE((r.status == Status::ok || r.status == Status::degenerate));
+        if (r.status != Status::ok) continue;
+        CHECK(r.exact_match == true);
+        CHECK(r.queries == bias_count(s, model->d, 2) + r.fallback_queries.value_or(0));
+        if (model == &m) CHECK(r.fallback_queries.value_or(0) > 0);
+        fell_back += r.fallback_queries.value_or(0) > 0;
+        ++ok;
+      }
+    CHECK(ok >= 4);
+    CHECK(fell_back >= 1);
+  }
+}
+
+TEST_CASE("balls contain the truth, mpfr and double judge c and beta with their own estimate") {
+  for (Arith a : {Arith::ball, Arith::mpfr, Arith::ieee}) {
+    GenerateOptions g = default_generate(a);
+    g.d = 3;
+    g.heads = 2;
+    g.seed = 44;
+    g.bias = true;
+    const Model m = generate_model(g);
+    RecoverOptions o;
+    o.arith = a;
+    o.bits = 256;
+    o.seed = 2;
+    const RecoverResult r = recover_run(m, o);
+    INFO(std::string(arith_name(a)) << ": " << std::string(status_name(r.status)) << " " << r.message);
+    REQUIRE(r.status == Status::ok);
+    CHECK(r.queries == bias_count(Schedule::paper, 3, 2));
+    REQUIRE(r.beta);
+    if (a == Arith::ball) {
+      CHECK(r.contains_truth == true);
+    } else {
+      REQUIRE(r.error_estimate);
+      CHECK(*r.max_rel_error <= *r.tolerance);
+      CHECK(*r.max_rel_error <= 64 * *r.error_estimate);
+    }
+  }
+}
+
+TEST_CASE("a wrong beta or c is caught by the truth comparison, never reported ok") {
+  GenerateOptions g;
+  g.d = 2;
+  g.heads = 2;
+  g.seed = 9;
+  g.bias = true;
+  const Model m = generate_model(g);
+  RecoverOptions o;
+  o.seed = 1;
+  const RecoverResult r = recover_run(m, o);
+  REQUIRE(r.status == Status::ok);
+  // the learner's answers are those of m; compared with a model that differs
+  // only in beta, or only in one c entry, the same run's heads disagree
+  LearnOptions lo;
+  lo.H = 2;
+  lo.bias = true;
+  lo.seed = 123;
+  ModelOracle<QTau> oracle(m, 1);
+  const LearnResult<QTau> res = learn(oracle, lo);
+  REQUIRE(res.beta);
+  CHECK(exact_heads_match(res.heads, m.canonical(), &*res.beta));
+  Model other = m;
+  other.beta += Rational(1, 1000);
+  CHECK_FALSE(exact_heads_match(res.heads, other.canonical(), &*res.beta));
+  other = m;
+  other.heads[0].c[1] += Rational(1, 1000);
+  CHECK_FALSE(exact_heads_match(res.heads, other.canonical(), &*res.beta));
+  CHECK_FALSE(exact_heads_match(res.heads, m.canonical(), nullptr));  // a nonzero beta must be recovered
+}
+
+TEST_CASE("a model without biases, learned with biases, gives c = 0 and beta = 0 exactly; without --bias its run is unchanged") {
+  GenerateOptions g;
+  g.d = 3;
+  g.heads = 2;
+  g.seed = 12;
+  const Model m = generate_model(g);
+  REQUIRE_FALSE(m.has_bias());
+  RecoverOptions o;
+  o.seed = 5;
+  o.bias = true;
+  const RecoverResult r = recover_run(m, o);
+  REQUIRE(r.status == Status::ok);
+  CHECK(r.exact_match == true);
+  CHECK(r.beta == "0");
+  for (const HeadRecord& h : *r.heads)
+    for (const std::string& x : h.c) CHECK(x == "0");
+  o.bias.reset();
+  const RecoverResult plain = recover_run(m, o);
+  CHECK_FALSE(plain.bias);
+  CHECK_FALSE(plain.beta);
+  CHECK(plain.queries == paper_query_bound(3, 2));
+}
+
+TEST_CASE("a learner told there are no biases never returns a model of a biased one") {
+  int refused = 0;
+  const int n = 6 * test::multiplier();
+  for (int t = 0; t < n; ++t) {
+    GenerateOptions g;
+    g.d = 2 + t % 2;
+    g.heads = 1 + t % 2;
+    g.seed = 60 + static_cast<std::uint64_t>(t);
+    g.bias = true;
+    const Model m = generate_model(g);
+    RecoverOptions o;
+    o.seed = static_cast<std::uint64_t>(t);
+    o.bias = false;
+    const RecoverResult r = recover_run(m, o);
+    INFO("trial " << t << ": " << std::string(status_name(r.status)) << " " << r.message);
+    CHECK(r.status != Status::ok);
+    refused += r.status != Status::ok;
+  }
+  CHECK(refused == n);
+}
+
+TEST_CASE("model files: c and beta (plain), q_bias, k_bias, v_bias, out_bias (factored), converted exactly") {
+  const std::string plain = R"({"format":"mhaq-model","version":1,"d":2,"heads":[{"W":[["1","0"],["0","1"]],"v":["1","2"],"c":["1/2","0"]}],"beta":"-3"})";
+  ModelFileInfo info;
+  const Model m = model_from_json_text(plain, &info);
+  CHECK(info.biases);
+  CHECK(m.heads[0].c == QVec{Rational(1, 2), Rational(0)});
+  CHECK(m.beta == Rational(-3));
+  CHECK(model_from_json_text(model_to_json_text(m)).heads[0].c == m.heads[0].c);
+  // zero biases are no biases
+  const Model z = model_from_json_text(R"({"d":1,"heads":[{"W":[["1"]],"v":["1"],"c":["0"]}],"beta":"0"})", &info);
+  CHECK_FALSE(info.biases);
+  CHECK(z.heads[0].c.empty());
+  CHECK(model_to_json_text(z).find("beta") == std::string::npos);
+  for (const char* bad : {R"({"d":1,"heads":[{"W":[["1"]],"v":["1"],"c":["0","1"]}]})", R"({"d":1,"heads":[{"W":[["1"]],"v":["1"],"bias":["0"]}]})",
+                          R"({"d":1,"heads":[{"W":[["1"]],"v":["1"]}],"b_o":"1"})", R"({"d":1,"heads":[{"W":[["1"]],"v":["1"]}],"beta":0.5})"}) {
+    INFO(bad);
+    CHECK(test::error_of([&] { model_from_json_text(bad); }).first == static_cast<int>(ErrorKind::input));
+  }
+  // factored: d = 2, one head with d_k = d_v = d_out = 1, scale 1/2
+  const std::string fact =
+      R"({"format":"mhaq-model-factored","version":1,"d":2,"d_k":1,"d_v":1,"scale":"1/2",
+         "heads":[{"Q":[["1"],["2"]],"K":[["3"],["-1"]],"V":[["1"],["1"]],"q_bias":["4"],"k_bias":["7"],"v_bias":["5"]}],
+         "O":[["2"]],"readout":["3"],"out_bias":["-1"]})";
+  const Model f = model_from_json_text(fact, &info);
+  CHECK(info.biases);
+  CHECK(info.conversion.find("b_q,h") != std::string::npos);
+  // c = scale K b_q = (1/2) (3, -1) 4; beta = b_v O u + b_out u = 5*2*3 - 3
+  CHECK(f.heads[0].c == QVec{Rational(6), Rational(-2)});
+  CHECK(f.beta == Rational(27));
+  CHECK(f.heads[0].W(0, 1) == Rational(3));  // scale K Q^T: (1/2) 3 2
+  const auto err = test::error_of([&] { model_from_json_text(std::string(fact).replace(fact.find("\"q_bias\":[\"4\"]"), 14, "\"q_bias\":[\"4\",\"1\"]")); });
+  CHECK(err.second.find("heads[0].q_bias: expected d_k = 1 entries") != std::string::npos);
+  CHECK(test::error_of([&] { model_from_json_text(std::string(fact).replace(fact.find("k_bias"), 6, "b_k")); }).second.find("q_bias") != std::string::npos);
+}
+
+TEST_CASE("biases change the oracle's answers by c^T x_i in the scores and beta at the end") {
+  Model m;
+  m.d = 1;
+  HeadQ h{QMat(1, 1), QVec{Rational(2)}, QVec{Rational(1)}};
+  h.W(0, 0) = Rational(0);
+  m.heads = {h};
+  m.beta = Rational(1, 2);
+  // [x1, x2] with W = 0, c = 1: weights softmax(x1, x2), answer 2 (x1 e^x1 + x2 e^x2) / (e^x1 + e^x2) + 1/2
+  const Query q{Run{QVec{Rational(1)}, 1}, Run{QVec{Rational(0)}, 1}};
+  const Ball b = evaluate_ball(m, q);
+  Ball e(1L);
+  arb_exp(e.raw(), e.raw(), working_precision());
+  Ball want = Ball(2L) * e / (e + Ball(1L)) + Ball(Rational(1, 2));
+  CHECK(arb_overlaps(b.raw(), want.raw()));
+  const QTau x = evaluate_exact(m, q, 1);
+  CHECK(arb_overlaps(Field<QTau>(1).enclose(x).raw(), want.raw()));
+}
