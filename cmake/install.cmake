@@ -1,6 +1,6 @@
 # Install rules (docs/library.md): public headers, libmhaq and libmhaq_check, the
 # mhaq program, a relocatable CMake package and a pkg-config file.
-#   find_package(mhaq 0.1 REQUIRED)   ->  mhaq::mhaq (learner, oracles, analysis, run drivers, evidence), mhaq::check (certificate checker)
+#   find_package(mhaq 0.1 REQUIRED)   ->  mhaq::mhaq (learner, oracles, analysis, run drivers, evidence but the lemma checks), mhaq::check (certificate checker)
 # The config finds GMP/MPFR, FLINT and Arb with the find modules installed
 # next to it (Debian ships no CMake config for them), and nlohmann_json (and
 # MPI for -DMHAQ_MPI=ON builds) with their own configs.
@@ -13,7 +13,8 @@ install(TARGETS mhaq_lib mhaq_check EXPORT mhaqTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS mhaq RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/mhaq DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# the lemma checks' header goes with their library, mhaq_evidence, which is not installed
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/mhaq DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN "prove.hpp" EXCLUDE)
 install(EXPORT mhaqTargets NAMESPACE mhaq:: DESTINATION ${MHAQ_CMAKE_DIR})
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/FindGMPMPFR.cmake ${PROJECT_SOURCE_DIR}/cmake/FindFLINT.cmake ${PROJECT_SOURCE_DIR}/cmake/FindArb.cmake
         DESTINATION ${MHAQ_CMAKE_DIR}/modules)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Exact answers are opaque to the learner (issue 11, ALGORITHM.md section 8):
+# Exact answers are opaque to the learner (docs/architecture.md, "Exact answers are opaque"):
 # each forbidden access in tests/compile/answer_opaque.cpp fails to compile,
 # and the control variant compiles (so the failures are about the access).
 # Usage: answer_opacity.sh CXX SOURCE_DIR INCLUDE_FLAGS...

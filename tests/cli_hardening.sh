@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 (hardening): every defect found by fuzzing or by hand gives its
+# Hardening: every defect found by fuzzing or by hand gives its
 # documented exit code (2 usage, 3 input, 10 checker_rejected, or 0 where the
 # input is valid) within 5 s, with no signal, no exit 7, and (with --json)
 # exactly one JSON object with a short message.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest package_consumer (issue 17): install the build into a temporary prefix,
+# ctest package_consumer: install the build into a temporary prefix,
 # then build examples/cmake-consumer from a copy outside the source tree with
 # find_package(mhaq) and nothing else, run it, and build the same program once
 # more through mhaq.pc.   usage: consumer.sh BUILD_DIR SOURCE_DIR
@@ -21,6 +21,17 @@ done
 # The package must not point back into the source or build tree.
 if grep -rlF -e "$src/" -e "$build/" "$P/lib/cmake" "$P/lib/pkgconfig"; then fail "installed package files name the source or build tree"; fi
 "$P/bin/mhaq" --version | grep -q "^mhaq " || fail "installed mhaq --version"
+
+# The installed library holds no lemma checks: they are the program's own
+# (mhaq_evidence, not installed), and so is their header. The control: the
+# same scan finds their symbols in their own archive.
+lemma_symbols='mhaq::proof::|run_proof_check|proof_lemma_ids'
+# (nm's output goes to files: under pipefail, grep -q ending nm early would fail the pipe)
+nm -C "$build/libmhaq_evidence.a" >"$tmp/evidence.nm" && nm -C "$P/lib/libmhaq.a" >"$tmp/installed.nm" || fail "nm"
+grep -qE "$lemma_symbols" "$tmp/evidence.nm" || fail "control: no lemma-check symbol found in libmhaq_evidence.a, so the scan proves nothing"
+if grep -E "$lemma_symbols" "$tmp/installed.nm" >"$tmp/found.nm"; then head -3 "$tmp/found.nm"; fail "the installed libmhaq.a holds lemma-check symbols"; fi
+[[ ! -e "$P/include/mhaq/evidence/prove.hpp" ]] || fail "the install has the lemma checks' header"
+echo "installed libmhaq.a: $(stat -c %s "$P/lib/libmhaq.a") bytes, no lemma-check symbol (libmhaq_evidence.a, not installed: $(stat -c %s "$build/libmhaq_evidence.a") bytes)"
 
 # A sanitizer build (tests/quickstart.sh asan) installs instrumented libraries:
 # the consumer is built with the same compiler flags, or it cannot link them.

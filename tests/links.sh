@@ -9,7 +9,7 @@
 #    (`src/...`, `include/...`, `tests/...`, `proofs/...`, `docs/...`,
 #    `examples/...`, `cmake/...`, relative to the top) must name an existing
 #    file or folder. External links (http:, https:, mailto:) are not checked.
-# 2. No comment in src/, include/ or CMakeLists.txt cites a file outside the
+# 2. No comment in src/, include/, tests/ or CMakeLists.txt cites a file outside the
 #    repository (ALGORITHM.md, ../shared/...) or an issue number ("issue 15"):
 #    the mathematics lives in docs/math/ and proofs/, history in the commits.
 # 3. Controls: a copy of the tree with one broken link, and a copy with one
@@ -103,6 +103,11 @@ code = []
 for d in ('src', 'include'):
     for dirpath, _, files in os.walk(os.path.join(root, d)):
         code += [os.path.join(dirpath, f) for f in files]
+# the tests too, but this script (its controls cite on purpose) and the two
+# benchmarks that read an optional reference outside the tree (MHAQ_SHARED)
+for dirpath, _, files in os.walk(os.path.join(root, 'tests')):
+    code += [os.path.join(dirpath, f) for f in files if os.path.splitext(f)[1] in ('.cpp', '.hpp', '.sh', '.py', '.md', '.txt')
+             and os.path.relpath(os.path.join(dirpath, f), root) not in ('tests/links.sh', 'tests/bench/run.sh', 'tests/bench/speed.sh')]
 code.append(os.path.join(root, 'CMakeLists.txt'))
 code += glob.glob(os.path.join(root, 'cmake', '*.cmake'))
 for f in sorted(code):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MPI checks (issue 17): `mpirun -np N mhaq verify` and `mhaq sweep` write the
+# MPI checks: `mpirun -np N mhaq verify` and `mhaq sweep` write the
 # same bytes as the single-process build for N = 1, 2, 3 and with threads
 # inside ranks; an interrupted MPI sweep resumes from its journal (at another
 # N) without losing finished rows; errors keep their exit codes.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI step for -DMHAQ_MPI=ON (issue 17), run by .ci/run after the test suite
+# CI step for -DMHAQ_MPI=ON, run by .ci/run after the test suite
 # (which builds build/): install OpenMPI if missing, build only the mhaq
 # program in build-mpi, and compare its mpirun output byte for byte with
 # build/mhaq's (tests/mpi_check.sh: verify and sweep at 1, 2, 3 ranks, threads

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest python_golden (issue 17): examples/python/check_attention.py on every
+# ctest python_golden: examples/python/check_attention.py on every
 # committed attention golden fixture, and examples/python/check_transformer.py
 # on the transformer fixture (section 5). The float64 NumPy attention passes within its
 # a-priori bound on all of them; the variant without max-subtraction fails on

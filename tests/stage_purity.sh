@@ -15,6 +15,12 @@
 #    src/evidence/prove/ is not scanned: the lemma checks compute over their
 #    own rings (Z and Q, prove_common.hpp's OverZ/OverQ), chosen per lemma,
 #    not over the arithmetic of a run.
+# 3. Nowhere in src/ or include/ is an Arith compared with a value (`== Arith::`,
+#    `Arith::ball !=`, or a switch on it) but in the two places that say what
+#    differs between the arithmetics: the facts table (include/mhaq/arith/
+#    field.hpp, ArithFacts and arith_facts, with arith_name and parse_arith in
+#    src/arith/field.cpp) and the dispatch (run/arith_policy.hpp). Other code
+#    reads arith_facts(a) or ArithPolicy<T>'s steps.
 # Each scan has a control: a copy of a real file with one injected branch
 # must be flagged, so the check can fail.
 # Usage: stage_purity.sh SOURCE_DIR
@@ -52,6 +58,17 @@ if [[ -n "$bad" ]]; then
   fail=1
 fi
 
+compare_pattern='(==|!=)[[:space:]]*Arith::|Arith::[a-z_]+[[:space:]]*(==|!=)|case[[:space:]]+Arith::'
+facts="$src/include/mhaq/arith/field.hpp"
+facts_src="$src/src/arith/field.cpp"
+everywhere=$(list "$src/src" "$src/include" | grep -vxF -e "$dispatch" -e "$facts" -e "$facts_src")
+bad=$(scan "$compare_pattern" $everywhere)
+if [[ -n "$bad" ]]; then
+  echo "FAIL: an Arith compared with a value outside the facts table and the dispatch (read arith_facts(a) or ArithPolicy<T>):"
+  echo "$bad"
+  fail=1
+fi
+
 # controls: each scan must flag a real file with one injected branch
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -65,5 +82,12 @@ cp "$src/src/evidence/verify.cpp" "$tmp/broken_switch.cpp"
 printf '\nint broken(Arith a) { switch (a) { case Arith::exact: return 1; default: return 0; } }\n' >>"$tmp/broken_switch.cpp"
 [[ -n "$(scan "$upper_pattern" "$tmp/broken_switch.cpp")" ]] || { echo "FAIL: the upper scan does not flag an injected switch on the arithmetic"; fail=1; }
 [[ -z "$(scan "$upper_pattern" "$src/src/run/recover.cpp")" ]] || { echo "FAIL: the control's base file is not clean"; fail=1; }
-[[ $fail -eq 0 ]] && echo "ok: $(echo "$stages" | wc -l) stage files and $(echo "$upper" | wc -l) files above the stages, no branch on the number type outside arith/ and $(basename "$dispatch")"
+for inject in 'bool broken(Arith a) { return a == Arith::exact; }' 'long broken(Arith a, long b) { return Arith::ieee != a ? b : 53; }' \
+              'int broken(Arith a) { switch (a) { case Arith::ball: return 1; default: return 0; } }'; do
+  cp "$src/src/cli/cmd_basic.cpp" "$tmp/broken_compare.cpp"
+  printf '\n%s\n' "$inject" >>"$tmp/broken_compare.cpp"
+  [[ -n "$(scan "$compare_pattern" "$tmp/broken_compare.cpp")" ]] || { echo "FAIL: the comparison scan does not flag an injected comparison ($inject)"; fail=1; }
+done
+[[ -z "$(scan "$compare_pattern" "$src/src/cli/cmd_basic.cpp")" ]] || { echo "FAIL: the comparison control's base file is not clean"; fail=1; }
+[[ $fail -eq 0 ]] && echo "ok: $(echo "$stages" | wc -l) stage files and $(echo "$upper" | wc -l) files above the stages, no branch on the number type outside arith/ and $(basename "$dispatch"); $(echo "$everywhere" | wc -l) files compare no Arith with a value"
 exit $fail

@@ -1,4 +1,4 @@
-// Issue 16: the prior-work baselines beside mhaq. Single-head and orthogonal
+// The prior-work baselines beside mhaq. Single-head and orthogonal
 // baselines are exact where their assumptions hold (equality in Q, exactly
 // d^2 + d, resp. sum k^2 + k, queries of length <= 2, counted on the queries
 // actually sent); on general multi-head models they return wrong parameters
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/baselines/prior_work.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
@@ -58,12 +59,12 @@ TEST_CASE("single-head baseline: exact on 20 single-head models, d in {2,3,4,6},
     CHECK(s.queries == static_cast<long>(g.d) * g.d + g.d);
     CHECK(s.longest <= 2);
     // the same through the tool: judged ok, the count reported
-    const json r = baseline(m, BaselineRun{}, opts(Arith::exact, t + 1));
-    CHECK(r["status"] == "ok");
-    CHECK(r["exact_match"] == true);
-    CHECK(r["wrong"] == false);
-    CHECK(r["queries"] == g.d * g.d + g.d);
-    CHECK(r["max_length"].get<long>() <= 2);
+    const RecoverResult r = baseline_run(m, BaselineRun{}, opts(Arith::exact, t + 1));
+    CHECK(r.judge.status == Status::ok);
+    CHECK(r.truth.exact_match == true);
+    CHECK(r.truth.wrong == false);
+    CHECK(r.evidence.queries == g.d * g.d + g.d);
+    CHECK(r.evidence.max_length.value() <= 2);
   }
 }
 
@@ -88,10 +89,10 @@ TEST_CASE("orthogonal baseline: exact on 20 orthogonal-subspace models with know
     CHECK(exact_heads_match(s.heads, m.canonical()));
     CHECK(s.queries == expect);
     CHECK(s.longest <= 2);
-    const json r = baseline(m, BaselineRun{BaselineMethod::orthogonal, bases, "known", Rational(1)}, opts(Arith::exact, t + 1));
-    CHECK(r["status"] == "ok");
-    CHECK(r["queries"] == expect);
-    CHECK(r["query_bound"] == expect);
+    const RecoverResult r = baseline_run(m, BaselineRun{BaselineMethod::orthogonal, bases, "known", Rational(1)}, opts(Arith::exact, t + 1));
+    CHECK(r.judge.status == Status::ok);
+    CHECK(r.evidence.queries == expect);
+    CHECK(r.plan.query_bound == expect);
   }
 }
 
@@ -103,23 +104,23 @@ TEST_CASE("the baselines in the other arithmetics: balls contain the truth, floa
   std::vector<QMat> bases;
   const Model m = generate_orthogonal_model(g, bases);
   const BaselineRun orth{BaselineMethod::orthogonal, bases, "known", Rational(1)};
-  const json rb = baseline(m, orth, opts(Arith::ball, 1, 256));
-  CHECK(rb["status"] == "ok");
-  CHECK(rb["contains_truth"] == true);
+  const RecoverResult rb = baseline_run(m, orth, opts(Arith::ball, 1, 256));
+  CHECK(rb.judge.status == Status::ok);
+  CHECK(rb.truth.contains_truth == true);
   for (Arith a : {Arith::mpfr, Arith::ieee}) {
-    const json r = baseline(m, orth, opts(a, 1, 256));
-    INFO(r.dump());
-    CHECK(r["status"] == "ok");
-    CHECK(r["wrong"] == false);
-    CHECK(r["kappa"].get<double>() > 0);
+    const RecoverResult r = baseline_run(m, orth, opts(a, 1, 256));
+    INFO(record_json(r).dump());
+    CHECK(r.judge.status == Status::ok);
+    CHECK(r.truth.wrong == false);
+    CHECK(r.study.kappa.value() > 0);
   }
   // the prior work's scaling keeps every logit in [-1/2, 1/2] (|W_ij| <= 1 here)
   GenerateOptions g1 = g;
   g1.heads = 1;
   const Model m1 = generate_model(g1);
-  const json r1 = baseline(m1, BaselineRun{}, opts(Arith::mpfr, 3, 256));
-  CHECK(r1["status"] == "ok");
-  CHECK(r1["scale_log2_max"] == 16);
+  const RecoverResult r1 = baseline_run(m1, BaselineRun{}, opts(Arith::mpfr, 3, 256));
+  CHECK(r1.judge.status == Status::ok);
+  CHECK(r1.run.scale_log2_max == 16);
 }
 
 TEST_CASE("a general multi-head model: the baselines return wrong parameters and are flagged, mhaq is exact") {
@@ -145,11 +146,11 @@ TEST_CASE("a general multi-head model: the baselines return wrong parameters and
   CHECK(seen == 2);  // single-head and orthogonal-axis
   // exact mode: a logit is the log of no power of tau, so Q(tau) cannot hold
   // the baseline's parameters; it ends not ok, and returns nothing
-  const json re = baseline(m, BaselineRun{}, opts(Arith::exact, 1));
-  CHECK(re["status"] == "inconsistent");
-  CHECK(re["wrong"] == false);
-  const json rx = recover(m, opts(Arith::exact, 1));
-  CHECK((rx["status"] == "ok" || rx["status"] == "degenerate"));
+  const RecoverResult re = baseline_run(m, BaselineRun{}, opts(Arith::exact, 1));
+  CHECK(re.judge.status == Status::inconsistent);
+  CHECK(re.truth.wrong == false);
+  const RecoverResult rx = recover(m, opts(Arith::exact, 1));
+  CHECK((rx.judge.status == Status::ok || rx.judge.status == Status::degenerate));
 }
 
 TEST_CASE("negative control: an orthogonal model with wrong (axis-aligned) bases is not recovered") {
@@ -179,9 +180,9 @@ TEST_CASE("negative control: an orthogonal model with wrong (axis-aligned) bases
           }
     if (same && block[0] != block[1]) continue;
     ++mixed;
-    const json r = baseline(m, BaselineRun{BaselineMethod::orthogonal, axis, "axis-aligned guess", Rational(1)}, opts(Arith::mpfr, 1));
-    wrong += r["wrong"].get<bool>() || r["status"] != "ok";
-    CHECK(r["status"] != "ok");
+    const RecoverResult r = baseline_run(m, BaselineRun{BaselineMethod::orthogonal, axis, "axis-aligned guess", Rational(1)}, opts(Arith::mpfr, 1));
+    wrong += r.truth.wrong.value() || r.judge.status != Status::ok;
+    CHECK(r.judge.status != Status::ok);
   }
   CHECK(mixed >= 5);
   CHECK(wrong == mixed);

@@ -15,7 +15,7 @@ namespace {
 long bias_count(Schedule s, long d, long H) { return schedule_query_count(s, d, H, true); }
 
 // Queries beyond the plan: repairs and a small grid's witnesses (proofs/21, proofs/39).
-long extra(const RecoverResult& r) { return r.repair_queries.value_or(0) + r.grid_witness_queries.value_or(0) + r.fallback_queries.value_or(0); }
+long extra(const RecoverResult& r) { return r.evidence.repair_queries.value_or(0) + r.evidence.grid_witness_queries.value_or(0) + r.evidence.fallback_queries.value_or(0); }
 
 HeadQ head(int d, std::initializer_list<long> w, std::initializer_list<long> v, std::initializer_list<long> c) {
   HeadQ h{QMat(d, d), QVec(static_cast<size_t>(d)), QVec(static_cast<size_t>(d))};
@@ -57,7 +57,7 @@ TEST_CASE("the counts: paper 4Hd^2 + 4Hd - 2H + 1, lean 1 + 2H(d^2 + 2d - 1), co
         CHECK(longest <= 2 * H + 1);
         // without biases the plan is the paper's, on the same B and Delta
         LearnOptions plain = lo;
-        plain.bias = false;
+        plain.run.bias = false;
         const Plan q = learner_plan(d, plain);
         CHECK_FALSE(q.bias);
         CHECK(q.query_count() == schedule_query_count(s, d, H));
@@ -94,24 +94,24 @@ TEST_CASE("exact: drawn biased models (d <= 6, H <= 3, shared and cancelling hea
     o.seed = 70 + static_cast<std::uint64_t>(t);
     const RecoverResult r = recover_run(m, o);
     ++trials;
-    INFO("trial " << t << ": d=" << d << " H=" << H << " variant " << variant << ": " << std::string(status_name(r.status)) << " " << r.message);
-    REQUIRE(r.bias == true);
-    REQUIRE(r.status != Status::mismatch);
-    REQUIRE(r.status != Status::inconsistent);
-    if (r.status == Status::degenerate) {
+    INFO("trial " << t << ": d=" << d << " H=" << H << " variant " << variant << ": " << std::string(status_name(r.judge.status)) << " " << r.judge.message);
+    REQUIRE(r.run.bias == true);
+    REQUIRE(r.judge.status != Status::mismatch);
+    REQUIRE(r.judge.status != Status::inconsistent);
+    if (r.judge.status == Status::degenerate) {
       ++degenerate;
       continue;
     }
-    REQUIRE(r.status == Status::ok);
-    CHECK(r.exact_match == true);
-    CHECK(r.self_check == "yes");
-    CHECK(r.queries == bias_count(Schedule::paper, d, H) + extra(r));
-    if (extra(r) == 0) CHECK(r.queries == 4L * H * d * d + 4L * H * d - 2L * H + 1);
-    CHECK(r.max_length <= 2 * H + 1);
-    REQUIRE(r.beta);
-    CHECK(*r.beta == canon.beta.str());
-    REQUIRE(r.heads);
-    for (const HeadRecord& h : *r.heads) CHECK(h.c.size() == static_cast<size_t>(d));
+    REQUIRE(r.judge.status == Status::ok);
+    CHECK(r.truth.exact_match == true);
+    CHECK(r.evidence.self_check == SelfCheck::yes);
+    CHECK(r.evidence.queries == bias_count(Schedule::paper, d, H) + extra(r));
+    if (extra(r) == 0) CHECK(r.evidence.queries == 4L * H * d * d + 4L * H * d - 2L * H + 1);
+    CHECK(r.evidence.max_length <= 2 * H + 1);
+    REQUIRE(r.evidence.beta);
+    CHECK(*r.evidence.beta == canon.beta.str());
+    REQUIRE(r.evidence.heads);
+    for (const HeadRecord& h : *r.evidence.heads) CHECK(h.c.value_or(std::vector<std::string>{}).size() == static_cast<size_t>(d));
     ++ok;
   }
   MESSAGE(trials << " biased models: " << ok << " recovered exactly, " << degenerate << " degenerate draws reported");
@@ -133,12 +133,12 @@ TEST_CASE("exact: heads with equal W and different c stay two heads; equal (W, c
     RecoverOptions o;
     o.seed = seed;
     const RecoverResult r = recover_run(m, o);
-    INFO(status_name(r.status) << " " << r.message);
-    REQUIRE((r.status == Status::ok || r.status == Status::degenerate));
-    if (r.status != Status::ok) continue;
-    CHECK(r.heads_recovered == 2);
-    CHECK(r.exact_match == true);
-    CHECK(r.beta == "5/3");
+    INFO(status_name(r.judge.status) << " " << r.judge.message);
+    REQUIRE((r.judge.status == Status::ok || r.judge.status == Status::degenerate));
+    if (r.judge.status != Status::ok) continue;
+    CHECK(r.evidence.heads_recovered == 2);
+    CHECK(r.truth.exact_match == true);
+    CHECK(r.evidence.beta == "5/3");
     ++ok;
   }
   CHECK(ok >= 2);
@@ -159,12 +159,12 @@ TEST_CASE("exact: unknown H with biases, only H0 = H + 1 known, asks the count a
     o.max_heads = H0;
     o.seed = 3 + static_cast<std::uint64_t>(t);
     const RecoverResult r = recover_run(m, o);
-    INFO("trial " << t << ": " << std::string(status_name(r.status)) << " " << r.message);
-    REQUIRE((r.status == Status::ok || r.status == Status::degenerate));
-    CHECK(r.queries == bias_count(Schedule::paper, g.d, H0) + extra(r));
-    if (r.status != Status::ok) continue;
-    CHECK(r.heads_found == H);
-    CHECK(r.exact_match == true);
+    INFO("trial " << t << ": " << std::string(status_name(r.judge.status)) << " " << r.judge.message);
+    REQUIRE((r.judge.status == Status::ok || r.judge.status == Status::degenerate));
+    CHECK(r.evidence.queries == bias_count(Schedule::paper, g.d, H0) + extra(r));
+    if (r.judge.status != Status::ok) continue;
+    CHECK(r.evidence.heads_found == H);
+    CHECK(r.truth.exact_match == true);
     ++ok;
   }
   CHECK(ok >= n / 2);
@@ -190,13 +190,13 @@ TEST_CASE("lean and compact with biases: exact by equality with their counts, fa
         o.schedule = s;
         o.seed = seed;
         const RecoverResult r = recover_run(*model, o);
-        INFO(std::string(schedule_name(s)) << " seed " << seed << ": " << std::string(status_name(r.status)) << " " << r.message);
-        REQUIRE((r.status == Status::ok || r.status == Status::degenerate));
-        if (r.status != Status::ok) continue;
-        CHECK(r.exact_match == true);
-        CHECK(r.queries == bias_count(s, model->d, 2) + r.fallback_queries.value_or(0));
-        if (model == &m) CHECK(r.fallback_queries.value_or(0) > 0);
-        fell_back += r.fallback_queries.value_or(0) > 0;
+        INFO(std::string(schedule_name(s)) << " seed " << seed << ": " << std::string(status_name(r.judge.status)) << " " << r.judge.message);
+        REQUIRE((r.judge.status == Status::ok || r.judge.status == Status::degenerate));
+        if (r.judge.status != Status::ok) continue;
+        CHECK(r.truth.exact_match == true);
+        CHECK(r.evidence.queries == bias_count(s, model->d, 2) + r.evidence.fallback_queries.value_or(0));
+        if (model == &m) CHECK(r.evidence.fallback_queries.value_or(0) > 0);
+        fell_back += r.evidence.fallback_queries.value_or(0) > 0;
         ++ok;
       }
     CHECK(ok >= 4);
@@ -217,16 +217,16 @@ TEST_CASE("balls contain the truth, mpfr and double judge c and beta with their 
     o.bits = 256;
     o.seed = 2;
     const RecoverResult r = recover_run(m, o);
-    INFO(std::string(arith_name(a)) << ": " << std::string(status_name(r.status)) << " " << r.message);
-    REQUIRE(r.status == Status::ok);
-    CHECK(r.queries == bias_count(Schedule::paper, 3, 2));
-    REQUIRE(r.beta);
+    INFO(std::string(arith_name(a)) << ": " << std::string(status_name(r.judge.status)) << " " << r.judge.message);
+    REQUIRE(r.judge.status == Status::ok);
+    CHECK(r.evidence.queries == bias_count(Schedule::paper, 3, 2));
+    REQUIRE(r.evidence.beta);
     if (a == Arith::ball) {
-      CHECK(r.contains_truth == true);
+      CHECK(r.truth.contains_truth == true);
     } else {
-      REQUIRE(r.error_estimate);
-      CHECK(*r.max_rel_error <= *r.tolerance);
-      CHECK(*r.max_rel_error <= 64 * *r.error_estimate);
+      REQUIRE(r.judge.error_estimate);
+      CHECK(*r.truth.max_rel_error <= *r.judge.tolerance);
+      CHECK(*r.truth.max_rel_error <= 64 * *r.judge.error_estimate);
     }
   }
 }
@@ -241,7 +241,7 @@ TEST_CASE("a wrong beta or c is caught by the truth comparison, never reported o
   RecoverOptions o;
   o.seed = 1;
   const RecoverResult r = recover_run(m, o);
-  REQUIRE(r.status == Status::ok);
+  REQUIRE(r.judge.status == Status::ok);
   // the learner's answers are those of m; compared with a model that differs
   // only in beta, or only in one c entry, the same run's heads disagree
   LearnOptions lo;
@@ -272,16 +272,16 @@ TEST_CASE("a model without biases, learned with biases, gives c = 0 and beta = 0
   o.seed = 5;
   o.bias = true;
   const RecoverResult r = recover_run(m, o);
-  REQUIRE(r.status == Status::ok);
-  CHECK(r.exact_match == true);
-  CHECK(r.beta == "0");
-  for (const HeadRecord& h : *r.heads)
-    for (const std::string& x : h.c) CHECK(x == "0");
+  REQUIRE(r.judge.status == Status::ok);
+  CHECK(r.truth.exact_match == true);
+  CHECK(r.evidence.beta == "0");
+  for (const HeadRecord& h : *r.evidence.heads)
+    for (const std::string& x : h.c.value_or(std::vector<std::string>{})) CHECK(x == "0");
   o.bias.reset();
   const RecoverResult plain = recover_run(m, o);
-  CHECK_FALSE(plain.bias);
-  CHECK_FALSE(plain.beta);
-  CHECK(plain.queries == paper_query_bound(3, 2));
+  CHECK_FALSE(plain.run.bias);
+  CHECK_FALSE(plain.evidence.beta);
+  CHECK(plain.evidence.queries == paper_query_bound(3, 2));
 }
 
 TEST_CASE("a learner told there are no biases never returns a model of a biased one") {
@@ -298,9 +298,9 @@ TEST_CASE("a learner told there are no biases never returns a model of a biased 
     o.seed = static_cast<std::uint64_t>(t);
     o.bias = false;
     const RecoverResult r = recover_run(m, o);
-    INFO("trial " << t << ": " << std::string(status_name(r.status)) << " " << r.message);
-    CHECK(r.status != Status::ok);
-    refused += r.status != Status::ok;
+    INFO("trial " << t << ": " << std::string(status_name(r.judge.status)) << " " << r.judge.message);
+    CHECK(r.judge.status != Status::ok);
+    refused += r.judge.status != Status::ok;
   }
   CHECK(refused == n);
 }
@@ -332,9 +332,9 @@ TEST_CASE("model files: c and beta (plain), q_bias, k_bias, v_bias, out_bias (fa
   CHECK(info.biases);
   CHECK(info.conversion.find("b_q,h") != std::string::npos);
   // c = scale K b_q = (1/2) (3, -1) 4; beta = b_v O u + b_out u = 5*2*3 - 3
-  CHECK(f.heads[0].c == QVec{Rational(6), Rational(-2)});
-  CHECK(f.beta == Rational(27));
-  CHECK(f.heads[0].W(0, 1) == Rational(3));  // scale K Q^T: (1/2) 3 2
+  CHECK(f.evidence.heads[0].c == QVec{Rational(6), Rational(-2)});
+  CHECK(f.evidence.beta == Rational(27));
+  CHECK(f.evidence.heads[0].W(0, 1) == Rational(3));  // scale K Q^T: (1/2) 3 2
   const auto err = test::error_of([&] { model_from_json_text(std::string(fact).replace(fact.find("\"q_bias\":[\"4\"]"), 14, "\"q_bias\":[\"4\",\"1\"]")); });
   CHECK(err.second.find("heads[0].q_bias: expected d_k = 1 entries") != std::string::npos);
   CHECK(test::error_of([&] { model_from_json_text(std::string(fact).replace(fact.find("k_bias"), 6, "b_k")); }).second.find("q_bias") != std::string::npos);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/check/certificate_check.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/run/recover.hpp"
@@ -33,9 +34,9 @@ Model drawn(Arith a, int d, int heads, std::uint64_t seed, bool share_w = false)
 std::string certify(const Model& m, RecoverOptions o) {
   std::string cert;
   o.certificate = &cert;
-  const json r = recover(m, o);
-  INFO(r.dump().substr(0, 300));
-  REQUIRE(recover_exit_code(r) == 0);
+  const RecoverResult r = recover(m, o);
+  INFO(record_json(r).dump().substr(0, 300));
+  REQUIRE(r.exit_code() == 0);
   REQUIRE(!cert.empty());
   return cert;
 }

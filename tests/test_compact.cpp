@@ -1,4 +1,4 @@
-// Issue 18: the compact schedule. Exact recovery by equality with
+// The compact schedule. Exact recovery by equality with
 // 1 + 2Hd + (d-1) + s_H d(d-1) queries (76 <= 90 at d=4, H=3), balls that
 // contain the truth, floats never ok and wrong, degenerate draws reported,
 // the pole fit with known residues in every field, and the CLI.
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/4-match/known_residues.hpp"
@@ -20,7 +21,7 @@ using nlohmann::json;
 
 namespace {
 
-json run(const Model& m, Arith a, std::uint64_t seed, long bits = 256, int max_heads = 0) {
+RecoverResult run(const Model& m, Arith a, std::uint64_t seed, long bits = 256, int max_heads = 0) {
   RecoverOptions o;
   o.arith = a;
   o.seed = seed;
@@ -128,17 +129,17 @@ TEST_CASE("compact: exact recovery by equality, 76 queries at d=4 H=3, shared W 
     for (int t = 0; t < per; ++t) {
       const Model m = model(d, H, 500 + 10 * d + t, Arith::exact, t % 3 == 1 && H >= 2, t % 3 == 2);
       REQUIRE(m.canonical().num_heads() == H);
-      const json r = run(m, Arith::exact, 11 + t);
+      const RecoverResult r = run(m, Arith::exact, 11 + t);
       ++runs;
-      INFO("d=" << d << " H=" << H << " t=" << t << " " << r.dump().substr(0, 400));
-      CHECK(r["queries"] == compact_query_count(d, H));
-      CHECK(r["schedule_count"] == compact_query_count(d, H));
-      CHECK(r["max_length"] == 2 * H + 1);
-      if (d == 4 && H == 3) CHECK(r["queries"].get<long>() <= 90);  // 1.5 times the floor H(d^2 + d) = 60
-      if (r["status"] == "degenerate") continue;
-      REQUIRE(r["status"] == "ok");
-      CHECK(r["exact_match"] == true);
-      CHECK(r["self_check"] == "yes");
+      INFO("d=" << d << " H=" << H << " t=" << t << " " << record_json(r).dump().substr(0, 400));
+      CHECK(r.evidence.queries == compact_query_count(d, H));
+      CHECK(r.plan.schedule_count == compact_query_count(d, H));
+      CHECK(r.evidence.max_length == 2 * H + 1);
+      if (d == 4 && H == 3) CHECK(r.evidence.queries.value() <= 90);  // 1.5 times the floor H(d^2 + d) = 60
+      if (r.judge.status == Status::degenerate) continue;
+      REQUIRE(r.judge.status == Status::ok);
+      CHECK(r.truth.exact_match == true);
+      CHECK(r.evidence.self_check == SelfCheck::yes);
       ++ok;
     }
   }
@@ -150,14 +151,14 @@ TEST_CASE("compact: only a bound H0 known (exact), the count of H0") {
     const int d = dh.first, H = dh.second;
     const Model m = model(d, H, 70 + d + H);
     const int H0 = H + 1;
-    const json r = run(m, Arith::exact, 3, 256, H0);
-    INFO("d=" << d << " H=" << H << " " << r.dump().substr(0, 400));
-    CHECK(r["queries"] == compact_query_count(d, H0) + r.value("grid_witness_queries", 0L));  // a small grid's witnesses (proofs/39)
-    CHECK(r["max_length"] == 2 * H0 + 1);
-    if (r["status"] == "degenerate") continue;
-    REQUIRE(r["status"] == "ok");
-    CHECK(r["heads_found"] == H);
-    CHECK(r["exact_match"] == true);
+    const RecoverResult r = run(m, Arith::exact, 3, 256, H0);
+    INFO("d=" << d << " H=" << H << " " << record_json(r).dump().substr(0, 400));
+    CHECK(r.evidence.queries == compact_query_count(d, H0) + r.evidence.grid_witness_queries.value_or(0L));  // a small grid's witnesses (proofs/39)
+    CHECK(r.evidence.max_length == 2 * H0 + 1);
+    if (r.judge.status == Status::degenerate) continue;
+    REQUIRE(r.judge.status == Status::ok);
+    CHECK(r.evidence.heads_found == H);
+    CHECK(r.truth.exact_match == true);
   }
 }
 
@@ -165,12 +166,12 @@ TEST_CASE("compact: balls contain the truth") {
   for (const auto& dh : {std::pair{3, 2}, std::pair{4, 3}, std::pair{3, 4}}) {
     const int d = dh.first, H = dh.second;
     for (std::uint64_t seed = 1; seed <= 2; ++seed) {
-      const json r = run(model(d, H, 40 + seed, Arith::ball), Arith::ball, seed, 256);
-      INFO("d=" << d << " H=" << H << " seed=" << seed << " " << r.dump().substr(0, 300));
-      CHECK(r["queries"] == compact_query_count(d, H));
-      REQUIRE(r["status"] == "ok");
-      CHECK(r["contains_truth"] == true);
-      CHECK(r["max_radius"].get<double>() < 1e-40);
+      const RecoverResult r = run(model(d, H, 40 + seed, Arith::ball), Arith::ball, seed, 256);
+      INFO("d=" << d << " H=" << H << " seed=" << seed << " " << record_json(r).dump().substr(0, 300));
+      CHECK(r.evidence.queries == compact_query_count(d, H));
+      REQUIRE(r.judge.status == Status::ok);
+      CHECK(r.truth.contains_truth == true);
+      CHECK(r.truth.max_radius.value() < 1e-40);
     }
   }
 }
@@ -183,15 +184,15 @@ TEST_CASE("compact: floats are judged, never ok and wrong") {
         const int d = dh.first, H = dh.second;  // not structured bindings: INFO captures them (clang 14)
         const Arith a = ab.first;
         const long bits = ab.second;
-        const json r = run(model(d, H, 90 + seed, a), a, seed, bits);
-        INFO(arith_name(a) << " bits=" << bits << " d=" << d << " H=" << H << " seed=" << seed << " " << r.dump().substr(0, 400));
-        CHECK(r["queries"] == compact_query_count(d, H));
-        const std::string st = r["status"];
-        CHECK((st == "ok" || st == "unable"));
-        if (st != "ok") continue;
+        const RecoverResult r = run(model(d, H, 90 + seed, a), a, seed, bits);
+        INFO(arith_name(a) << " bits=" << bits << " d=" << d << " H=" << H << " seed=" << seed << " " << record_json(r).dump().substr(0, 400));
+        CHECK(r.evidence.queries == compact_query_count(d, H));
+        const Status st = r.judge.status;
+        CHECK((st == Status::ok || st == Status::unable));
+        if (st != Status::ok) continue;
         ++ok;
-        CHECK(r["heads_recovered"] == H);
-        CHECK(r["max_rel_error"].get<double>() <= r["tolerance"].get<double>());
+        CHECK(r.evidence.heads_recovered == H);
+        CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
       }
   CHECK(ok >= 4);  // at 256 bits every run recovers
 }
@@ -204,10 +205,10 @@ TEST_CASE("compact: kappa from the learner's own stages on jets, attained by the
   o.schedule = Schedule::compact;
   o.noise_eps = Rational::parse("1e-40");
   o.noise_pattern = NoisePattern::signs;
-  const json r = recover(model(4, 3, 2, Arith::mpfr), o);
-  INFO(r.dump().substr(0, 500));
-  REQUIRE(r["status"] == "ok");
-  const double ratio = r["observed_error"].get<double>() / r["kappa_times_eps"].get<double>();
+  const RecoverResult r = recover(model(4, 3, 2, Arith::mpfr), o);
+  INFO(record_json(r).dump().substr(0, 500));
+  REQUIRE(r.judge.status == Status::ok);
+  const double ratio = r.truth.observed_error.value() / r.study.kappa_times_eps.value();
   CHECK(ratio > 0.99);
   CHECK(ratio < 1.01);
 }
@@ -219,12 +220,12 @@ TEST_CASE("compact: degenerate draws are reported, never turned into parameters"
   g.d = 3;
   g.heads = 4;
   g.seed = 7;
-  const json r = run(generate_model(g), Arith::exact, 7);
-  INFO(r.dump().substr(0, 400));
-  CHECK(r["status"] == "degenerate");
-  CHECK(r["heads_recovered"] == 0);
-  CHECK(r["message"].get<std::string>().find("pair (i=2, j=3)") != std::string::npos);
-  CHECK(r["message"].get<std::string>().find("multiple root") != std::string::npos);
+  const RecoverResult r = run(generate_model(g), Arith::exact, 7);
+  INFO(record_json(r).dump().substr(0, 400));
+  CHECK(r.judge.status == Status::degenerate);
+  CHECK(r.evidence.heads_recovered == 0);
+  CHECK(r.judge.message.find("pair (i=2, j=3)") != std::string::npos);
+  CHECK(r.judge.message.find("multiple root") != std::string::npos);
 }
 
 TEST_CASE("compact fallback: equal v_h, exact recovery with the extra queries reported") {
@@ -243,17 +244,17 @@ TEST_CASE("compact fallback: equal v_h, exact recovery with the extra queries re
       for (std::uint64_t seed = 3; seed <= 4; ++seed) {
         const std::string& text = std::get<0>(tdh);
         const int d = std::get<1>(tdh), H = std::get<2>(tdh);
-        const json r = run(model_from_json_text(text), a, seed);
-        INFO(arith_name(a) << " d=" << d << " seed=" << seed << " " << r.dump().substr(0, 400));
-        if (r["status"] == "degenerate") continue;  // a collision at this draw (integer tokens, exact)
-        REQUIRE(r["status"] == "ok");
+        const RecoverResult r = run(model_from_json_text(text), a, seed);
+        INFO(arith_name(a) << " d=" << d << " seed=" << seed << " " << record_json(r).dump().substr(0, 400));
+        if (r.judge.status == Status::degenerate) continue;  // a collision at this draw (integer tokens, exact)
+        REQUIRE(r.judge.status == Status::ok);
         ++ok;
         const long pairs = static_cast<long>(d) * (d - 1), per = 2L * H - compact_samples(H);
-        CHECK(r["fallback_queries"] == pairs * per);
-        CHECK(r["queries"] == compact_query_count(d, H) + pairs * per);
-        if (a == Arith::exact) CHECK(r["exact_match"] == true);
-        if (a == Arith::ball) CHECK(r["contains_truth"] == true);
-        if (a == Arith::mpfr) CHECK(r["max_rel_error"].get<double>() <= r["tolerance"].get<double>());
+        CHECK(r.evidence.fallback_queries == pairs * per);
+        CHECK(r.evidence.queries == compact_query_count(d, H) + pairs * per);
+        if (a == Arith::exact) CHECK(r.truth.exact_match == true);
+        if (a == Arith::ball) CHECK(r.truth.contains_truth == true);
+        if (a == Arith::mpfr) CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
       }
   CHECK(ok >= 10);
 }

@@ -2,6 +2,7 @@
 // query cost, or reported as degenerate. None is turned into wrong parameters.
 #include <doctest/doctest.h>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
@@ -10,7 +11,7 @@ using namespace mhaq;
 using nlohmann::json;
 
 namespace {
-json exact_recover(const Model& m, std::uint64_t seed, int max_heads = 0, bool repair = true) {
+RecoverResult exact_recover(const Model& m, std::uint64_t seed, int max_heads = 0, bool repair = true) {
   RecoverOptions o;
   o.seed = seed;
   o.max_heads = max_heads;
@@ -19,11 +20,11 @@ json exact_recover(const Model& m, std::uint64_t seed, int max_heads = 0, bool r
 }
 // A degenerate learner draw is legal and reported; redraw (a fresh full run)
 // until one is not, as a user would.
-json exact_recover_redrawing(const Model& m, std::uint64_t seed) {
-  json r;
+RecoverResult exact_recover_redrawing(const Model& m, std::uint64_t seed) {
+  RecoverResult r;
   for (int a = 0; a < 6; ++a) {
     r = exact_recover(m, seed + 101 * a);
-    if (r["status"] != "degenerate") break;
+    if (r.judge.status != Status::degenerate) break;
   }
   return r;
 }
@@ -47,12 +48,12 @@ TEST_CASE("duplicate W: merged, v summed") {
   m.d = 2;
   m.heads = {head2(1, -2, 3, 1, {Rational(1), Rational(2)}), head2(1, -2, 3, 1, {Rational(-3, 2), Rational(1, 4)}),
              head2(-2, 1, 0, 3, {Rational(1), Rational(-1)})};
-  const json r = exact_recover_redrawing(m, 5);
-  REQUIRE(r["status"] == "ok");
-  CHECK(r["heads_true"] == 2);
-  CHECK(r["exact_match"] == true);
+  const RecoverResult r = exact_recover_redrawing(m, 5);
+  REQUIRE(r.judge.status == Status::ok);
+  CHECK(r.truth.heads_true == 2);
+  CHECK(r.truth.exact_match == true);
   bool merged_seen = false;
-  for (const auto& h : r["heads"]) merged_seen = merged_seen || (h["v"][0] == "-1/2" && h["v"][1] == "9/4");
+  for (const HeadRecord& h : r.evidence.heads.value()) merged_seen = merged_seen || (h.v.at(0) == "-1/2" && h.v.at(1) == "9/4");
   CHECK(merged_seen);
 }
 
@@ -61,12 +62,12 @@ TEST_CASE("cancelling v and zero v: dropped") {
   m.d = 2;
   m.heads = {head2(1, -2, 3, 1, {Rational(1), Rational(2)}), head2(1, -2, 3, 1, {Rational(-1), Rational(-2)}),
              head2(-2, 1, 0, 3, {Rational(1), Rational(-1)}), head2(2, 2, -1, 0, {Rational(0), Rational(0)})};
-  const json r = exact_recover_redrawing(m, 5);
-  REQUIRE(r["status"] == "ok");
-  CHECK(r["heads_true"] == 1);
-  CHECK(r["heads_recovered"] == 1);
-  CHECK(r["exact_match"] == true);
-  CHECK(r["queries"] == paper_query_bound(2, 1) + r.value("repair_queries", 0L));  // a repaired draw asks more, counted apart
+  const RecoverResult r = exact_recover_redrawing(m, 5);
+  REQUIRE(r.judge.status == Status::ok);
+  CHECK(r.truth.heads_true == 1);
+  CHECK(r.evidence.heads_recovered == 1);
+  CHECK(r.truth.exact_match == true);
+  CHECK(r.evidence.queries == paper_query_bound(2, 1) + r.evidence.repair_queries.value_or(0L));  // a repaired draw asks more, counted apart
 }
 
 TEST_CASE("a v_h orthogonal to a drawn offset: degenerate, with known H and with H0") {
@@ -76,24 +77,24 @@ TEST_CASE("a v_h orthogonal to a drawn offset: degenerate, with known H and with
   m.d = 2;
   m.heads = {head2(2, -1, 0, 1, {d1[1], -d1[0]}), head2(0, 3, -2, 0, {Rational(1), Rational(2)})};
   // without repairs the draw is degenerate at the first offset ...
-  const json r = exact_recover(m, seed, 0, false);
-  CHECK(r["status"] == "degenerate");
-  CHECK(r["message"].get<std::string>().find("singular") != std::string::npos);
-  const json r0 = exact_recover(m, seed, 3, false);
-  CHECK(r0["status"] == "degenerate");
-  CHECK(r0["message"].get<std::string>().find("shows 1 heads") != std::string::npos);
-  CHECK(r0["queries"] == paper_query_bound(2, 3));
+  const RecoverResult r = exact_recover(m, seed, 0, false);
+  CHECK(r.judge.status == Status::degenerate);
+  CHECK(r.judge.message.find("singular") != std::string::npos);
+  const RecoverResult r0 = exact_recover(m, seed, 3, false);
+  CHECK(r0.judge.status == Status::degenerate);
+  CHECK(r0.judge.message.find("shows 1 heads") != std::string::npos);
+  CHECK(r0.evidence.queries == paper_query_bound(2, 3));
   // ... and with them (the default) delta_1 is drawn afresh: the queries that
   // use it are asked again, counted as repair queries, and the run is exact
   for (int H0 : {0, 3}) {
-    const json f = exact_recover(m, seed, H0);
-    INFO(f.dump().substr(0, 600));
-    CHECK(f["status"] == "ok");
-    CHECK(f["exact_match"] == true);
-    REQUIRE(f["repaired_pairs"].size() >= 1);
-    CHECK(f["repaired_pairs"][0]["route"].get<std::string>().find("delta_1 drawn afresh") != std::string::npos);
-    CHECK(f["queries"] == paper_query_bound(2, H0 ? 3 : 2) + f["repair_queries"].get<long>() + f.value("grid_witness_queries", 0L));
-    CHECK(f["repair_queries"].get<long>() > 0);
+    const RecoverResult f = exact_recover(m, seed, H0);
+    INFO(record_json(f).dump().substr(0, 600));
+    CHECK(f.judge.status == Status::ok);
+    CHECK(f.truth.exact_match == true);
+    REQUIRE(f.evidence.repaired_pairs.value_or(std::vector<RepairRecord>{}).size() >= 1);
+    CHECK(f.evidence.repaired_pairs->at(0).route.find("delta_1 drawn afresh") != std::string::npos);
+    CHECK(f.evidence.queries == paper_query_bound(2, H0 ? 3 : 2) + f.evidence.repair_queries.value() + f.evidence.grid_witness_queries.value_or(0L));
+    CHECK(f.evidence.repair_queries.value() > 0);
   }
 }
 
@@ -112,17 +113,17 @@ TEST_CASE("two heads with equal pole at drawn pairs: degenerate") {
   m.d = 2;
   m.heads = {h1, h2};
   REQUIRE(m.canonical().heads.size() == 2);
-  const json r = exact_recover(m, seed);
-  INFO(r.dump().substr(0, 300));
-  CHECK(r["status"] == "degenerate");
-  CHECK(r["heads_recovered"] == 0);
+  const RecoverResult r = exact_recover(m, seed);
+  INFO(record_json(r).dump().substr(0, 300));
+  CHECK(r.judge.status == Status::degenerate);
+  CHECK(r.evidence.heads_recovered == 0);
   // in balls the same collision cannot be certified either way: unable or degenerate, never wrong
   RecoverOptions o;
   o.arith = Arith::ball;
   o.seed = seed;
   o.tokens = default_tokens(Arith::exact);
-  const json b = recover(m, o);
-  CHECK(b["status"] != "ok");
+  const RecoverResult b = recover(m, o);
+  CHECK(b.judge.status != Status::ok);
 }
 
 TEST_CASE("singular B or Delta: redrawn before any query, at no query cost") {
@@ -135,11 +136,11 @@ TEST_CASE("singular B or Delta: redrawn before any query, at no query cost") {
     RecoverOptions o;
     o.seed = t;
     o.tokens = TokenSpec{1, 1};  // entries in {-1, 0, 1}: singular draws are common
-    const json r = recover(generate_model(g), o);
-    CHECK(r["queries"] == paper_query_bound(3, 1) + r.value("repair_queries", 0L) + r.value("grid_witness_queries", 0L));  // witnesses (proofs/21, 39)
-    if (r["status"] == "ok") {
-      CHECK(r["exact_match"] == true);
-      redrawn += r["redraws"].get<int>() > 0;
+    const RecoverResult r = recover(generate_model(g), o);
+    CHECK(r.evidence.queries == paper_query_bound(3, 1) + r.evidence.repair_queries.value_or(0L) + r.evidence.grid_witness_queries.value_or(0L));  // witnesses (proofs/21, 39)
+    if (r.judge.status == Status::ok) {
+      CHECK(r.truth.exact_match == true);
+      redrawn += r.evidence.redraws.value() > 0;
     }
   }
   CHECK(redrawn > 0);

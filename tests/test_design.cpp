@@ -1,4 +1,4 @@
-// Query designs (issue 13): the scaled draws, the first-order prediction, the
+// Query designs: the scaled draws, the first-order prediction, the
 // tuned design's pilot (learner-side, counted) and its search, and recover
 // --design.
 #include <doctest/doctest.h>
@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
@@ -32,7 +33,7 @@ HeadsEstimate estimate_of(const Model& m) {
   }
   return e;
 }
-double num(const nlohmann::json& j, const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : NAN; }
+double num(const std::optional<double>& x) { return finite_number(x).value_or(NAN); }
 }  // namespace
 
 TEST_CASE("scaled draws: orthogonal columns on the grid, offsets s(H) times longer, invertible") {
@@ -163,29 +164,29 @@ TEST_CASE("recover --design: JSON fields, the pilot in the count, exact refused,
   o.bits = 128;
   o.seed = 3;
   const auto paper = recover(m, o);
-  REQUIRE(paper["status"] == "ok");
-  CHECK(paper["design"] == "paper");
-  CHECK(paper["queries"] == paper_query_bound(3, 2));
-  CHECK(paper["max_length"] == 5);
+  REQUIRE(paper.judge.status == Status::ok);
+  CHECK(paper.design.kind == Design::paper);
+  CHECK(paper.evidence.queries == paper_query_bound(3, 2));
+  CHECK(paper.evidence.max_length == 5);
   o.design = Design::scaled;
   const auto scaled = recover(m, o);
-  REQUIRE(scaled["status"] == "ok");
-  CHECK(scaled["queries"] == paper_query_bound(3, 2));  // non-adaptive: the same count
-  CHECK(scaled.contains("kappa_rms"));
+  REQUIRE(scaled.judge.status == Status::ok);
+  CHECK(scaled.evidence.queries == paper_query_bound(3, 2));  // non-adaptive: the same count
+  CHECK(scaled.study.kappa_rms.has_value());
   o.design = Design::tuned;
   const auto tuned = recover(m, o);
-  INFO(tuned.dump(-1).substr(0, 800));
-  REQUIRE(tuned["status"] == "ok");
-  CHECK(tuned["design_queries"] == paper_query_bound(3, 2));
-  CHECK(tuned["queries"] == tuned["design_queries"].get<long>() + tuned["pilot_queries"].get<long>());
-  CHECK(tuned["pilot_queries"].get<long>() >= lean_query_count(3, 2));
-  CHECK(tuned["pilot_status"] == "ok");
-  CHECK(num(tuned, "kappa_rms_predicted") == doctest::Approx(num(tuned, "kappa_rms")).epsilon(0.2));
-  CHECK(num(tuned, "kappa_rms") < num(scaled, "kappa_rms") * 10);  // not worse than the scaled start by much (it is searched from it)
-  CHECK(num(tuned, "max_rel_error") <= num(paper, "max_rel_error"));
+  INFO(record_json(tuned).dump(-1).substr(0, 800));
+  REQUIRE(tuned.judge.status == Status::ok);
+  CHECK(tuned.design.design_queries == paper_query_bound(3, 2));
+  CHECK(tuned.evidence.queries == tuned.design.design_queries.value() + tuned.design.pilot_queries.value());
+  CHECK(tuned.design.pilot_queries.value() >= lean_query_count(3, 2));
+  CHECK(tuned.design.pilot_status == std::string("ok"));
+  CHECK(num(tuned.design.kappa_rms_predicted) == doctest::Approx(num(tuned.study.kappa_rms)).epsilon(0.2));
+  CHECK(num(tuned.study.kappa_rms) < num(scaled.study.kappa_rms) * 10);  // not worse than the scaled start by much (it is searched from it)
+  CHECK(num(tuned.truth.max_rel_error) <= num(paper.truth.max_rel_error));
   // threads do not change the bytes
   o.threads = 2;
-  CHECK(recover(m, o).dump() == tuned.dump());
+  CHECK(record_json(recover(m, o)).dump() == record_json(tuned).dump());
   // exact runs stay on the paper design; certificates record it only
   o.threads = 1;
   RecoverOptions ex;

@@ -1,4 +1,4 @@
-// Issue 17: the sharded map behind sweep and verify (base/distribute.hpp), in
+// The sharded map behind sweep and verify (base/distribute.hpp), in
 // one process (the MPI runs are compared byte for byte by tests/mpi_check.sh),
 // and verify split into a per-trial function and a tally.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Issue 14: exact mode at scale. The cost guard refuses, before any query,
+// Exact mode at scale. The cost guard refuses, before any query,
 // plans whose exact answers would exceed the degree budget; degenerate pairs
 // are repaired without throwing the run away; repaired runs are exact and
 // reported; the output does not depend on the thread count or the solver.
@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/recover.hpp"
@@ -47,13 +48,13 @@ TEST_CASE("cost guard: large models are refused before any query, with the budge
   // within the hard limit but above the default budget: the over_budget status
   const Model m = model_from_json_text(R"({"format":"mhaq-model","version":1,"d":2,"heads":[{"W":[["2000","1"],["0","2000"]],"v":["3","1"]}]})");
   RecoverOptions o;
-  const json r = recover(m, o);
-  INFO(r.dump());
-  CHECK(r["status"] == "over_budget");
-  CHECK(recover_exit_code(r) == 11);
-  CHECK(r["queries"] == 0);  // refused before the oracle answered anything
-  CHECK(r["exact_cost"]["max_answer_degree"].get<double>() > static_cast<double>(kDefaultMaxDegree));
-  const std::string msg = r["message"].get<std::string>();
+  const RecoverResult r = recover(m, o);
+  INFO(record_json(r).dump());
+  CHECK(r.judge.status == Status::over_budget);
+  CHECK(r.exit_code() == 11);
+  CHECK(r.evidence.queries == 0);  // refused before the oracle answered anything
+  CHECK(r.plan.exact_cost->max_answer_degree > static_cast<double>(kDefaultMaxDegree));
+  const std::string msg = r.judge.message;
   CHECK(msg.find("--token-range") != std::string::npos);
   CHECK(msg.find("--arith ball") != std::string::npos);
   CHECK(msg.find("--max-degree") != std::string::npos);
@@ -64,14 +65,14 @@ TEST_CASE("cost guard: the degree estimate bounds the answers' tau-degree and a 
   const Model m = model_from_json_text(R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["40"]],"v":["3"]}]})");
   RecoverOptions o;
   o.max_degree = 100;
-  const json refused = recover(m, o);
-  CHECK(refused["status"] == "over_budget");
+  const RecoverResult refused = recover(m, o);
+  CHECK(refused.judge.status == Status::over_budget);
   o.max_degree = 1000000;
-  const json ok = recover(m, o);
-  INFO(ok.dump());
-  CHECK(ok["status"] == "ok");
-  CHECK(ok["exact_match"] == true);
-  CHECK(ok["exact_cost"]["max_answer_degree"].get<double>() > 100);
+  const RecoverResult ok = recover(m, o);
+  INFO(record_json(ok).dump());
+  CHECK(ok.judge.status == Status::ok);
+  CHECK(ok.truth.exact_match == true);
+  CHECK(ok.plan.exact_cost->max_answer_degree > 100);
 }
 
 TEST_CASE("cost guard through the CLI: exit 11 and the message, unless --max-degree raises the budget") {
@@ -116,30 +117,30 @@ TEST_CASE("repair: degenerate draws at a small token range end ok by equality, r
     RecoverOptions o;
     o.seed = static_cast<std::uint64_t>(seed);
     o.tokens = TokenSpec{2, 1};
-    const json r = recover(m, o);
-    INFO("seed " << seed << ": " << r.dump());
-    CHECK(r["status"] != "mismatch");
-    if (r["status"] == "degenerate") ++unrepaired_degenerate;
-    if (r["status"] != "ok") continue;
-    CHECK(r["exact_match"] == true);
-    CHECK(r["self_check"] == "yes");
-    CHECK(r["queries"] == paper_query_bound(3, m.canonical().num_heads()) + r["repair_queries"].get<long>() + r.value("grid_witness_queries", 0L));
-    if (r["repairs"].get<int>() == 0) continue;
+    const RecoverResult r = recover(m, o);
+    INFO("seed " << seed << ": " << record_json(r).dump());
+    CHECK(r.judge.status != Status::mismatch);
+    if (r.judge.status == Status::degenerate) ++unrepaired_degenerate;
+    if (r.judge.status != Status::ok) continue;
+    CHECK(r.truth.exact_match == true);
+    CHECK(r.evidence.self_check == SelfCheck::yes);
+    CHECK(r.evidence.queries == paper_query_bound(3, m.canonical().num_heads()) + r.evidence.repair_queries.value() + r.evidence.grid_witness_queries.value_or(0L));
+    if (r.evidence.repairs.value() == 0) continue;
     ++repaired;
-    CHECK(r["repaired_pairs"].size() == r["repairs"].get<size_t>());
+    CHECK(static_cast<long>(r.evidence.repaired_pairs.value().size()) == r.evidence.repairs.value());
     // the same draw without repair is degenerate
     RecoverOptions no = o;
     no.repair = false;
-    const json d = recover(m, no);
-    CHECK(d["status"] == "degenerate");
+    const RecoverResult d = recover(m, no);
+    CHECK(d.judge.status == Status::degenerate);
     // threads and solvers change nothing but the time
     RecoverOptions t = o;
     t.threads = 2;
     t.exact_solver = ExactSolver::fflu;
-    json rt = recover(m, t);
-    CHECK(rt["exact_solver"] == "fflu");
-    rt["exact_solver"] = r["exact_solver"];
-    CHECK(rt.dump() == r.dump());
+    RecoverResult rt = recover(m, t);
+    CHECK(rt.run.exact_solver == ExactSolver::fflu);
+    rt.run.exact_solver = r.run.exact_solver;
+    CHECK(record_json(rt).dump() == record_json(r).dump());
   }
   MESSAGE("repaired " << repaired << " of " << n << " draws; unrepaired degenerate " << unrepaired_degenerate);
   CHECK(repaired > 0);

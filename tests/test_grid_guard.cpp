@@ -67,9 +67,9 @@ TEST_CASE("small token grid: the campaign's self-checked wrong runs end degenera
     o.schedule = f.schedule;
     o.tokens = TokenSpec{1, 1};
     if (f.bound) o.max_heads = f.H;
-    const json r = recover(m, o);
-    CHECK(r["status"] == "degenerate");
-    CHECK(r["grid_witness_queries"].get<long>() == grid_guard(2, lo).queries());
+    const RecoverResult r = recover(m, o);
+    CHECK(r.judge.status == Status::degenerate);
+    CHECK(r.evidence.grid_witness_queries.value() == grid_guard(2, lo).queries());
   }
 }
 

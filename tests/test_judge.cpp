@@ -1,5 +1,5 @@
 // The judge through the CLI: the float runs that once ended "ok" and wrong
-// (issue 11) now end ok only when right, and every status has its exit code.
+// now end ok only when right, and every status has its exit code.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -63,7 +63,7 @@ const char* kEqualV = R"({"format":"mhaq-model","version":1,"d":2,"heads":[
  {"W":[["-1/4","1/2"],["0","-1/2"]],"v":["1","-1/2"]}]})";
 }  // namespace
 
-TEST_CASE("issue 11's float cases: never ok and wrong") {
+TEST_CASE("float runs that used to end ok and wrong: never ok and wrong") {
   // d = 12, H = 4 in double once said ok with max_rel_error 3.1
   check_honest(run("recover --d 12 --heads 4 --seed 1 --arith double"), "d=12 H=4 double");
   // two heads found of three under a bound H0 = 4, once ok
@@ -135,21 +135,23 @@ TEST_CASE("max_rel_error uses the best assignment and is defined for a head with
   CHECK(r.j["max_rel_error"].get<double>() < 1e-20);
 }
 
-TEST_CASE("the run record's JSON: set fields only, non-finite numbers as null, read back as the tallies need") {
+TEST_CASE("the run record's JSON: set fields only, non-finite numbers as null, read back whole") {
   RecoverResult r;
-  r.arith = "ball";
-  r.d = 2;
-  r.seed = 3;
-  r.queries = 7;
-  r.kappa = 1.5;
-  r.max_radius = NAN;           // out of double's range: written as null
-  r.certified_bound = INFINITY;  // likewise
-  r.message = "kept for a status other than ok";
+  r.run.arith = Arith::ball;
+  r.run.d = 2;
+  r.run.seed = 3;
+  r.evidence.queries = 7;
+  r.study.kappa = 1.5;
+  r.truth.max_radius = NAN;           // out of double's range: written as null
+  r.study.certified_bound = INFINITY;  // likewise
+  r.judge.message = "kept for a status other than ok";
   json j = record_json(r);
   CHECK(j["status"] == "ok");
+  CHECK(j["arith"] == "ball");
   CHECK_FALSE(j.contains("message"));  // ok has no message and no remedy
   CHECK_FALSE(j.contains("remedy"));
   CHECK_FALSE(j.contains("heads_recovered"));  // never set: absent
+  CHECK_FALSE(j.contains("model_kind"));       // attention is not written
   CHECK(j["queries"] == 7);
   CHECK(j["kappa"] == 1.5);
   CHECK(j["max_radius"].is_null());
@@ -162,18 +164,76 @@ TEST_CASE("the run record's JSON: set fields only, non-finite numbers as null, r
   // keys in nlohmann::json's sorted order, so the bytes do not depend on the order fields are filled
   CHECK(j.dump().find("\"arith\"") < j.dump().find("\"d\""));
   const RecoverResult b = record_from_json(json::parse(j.dump()));
-  CHECK(b.status == Status::unable);
-  CHECK(b.message == "too coarse");
-  CHECK(b.queries == 7L);
-  CHECK(b.kappa == 1.5);
-  CHECK_FALSE(b.max_radius.has_value());  // null reads as absent
-  CHECK_FALSE(b.heads_recovered.has_value());
+  CHECK(b.judge.status == Status::unable);
+  CHECK(b.judge.message == "too coarse");
+  CHECK(b.run.arith == Arith::ball);
+  CHECK(b.evidence.queries == 7L);
+  CHECK(b.study.kappa == 1.5);
+  CHECK_FALSE(b.truth.max_radius.has_value());  // null reads as absent
+  CHECK_FALSE(b.evidence.heads_recovered.has_value());
   CHECK(b.exit_code() == status_exit_code(Status::unable));
   CHECK(json_text(NAN) == "null");
   CHECK(json_text(0.5) == "0.5");
   CHECK(json_text(std::vector<std::string>{"1/2", "3"}) == "[\"1/2\",\"3\"]");
-  CHECK(finite_number(r.max_radius) == std::nullopt);
-  CHECK(finite_number(r.kappa) == 1.5);
+  CHECK(finite_number(r.truth.max_radius) == std::nullopt);
+  CHECK(finite_number(r.study.kappa) == 1.5);
+  CHECK_THROWS_AS(record_from_json(json{{"status", "ok"}, {"schedule", "spiral"}}), Error);  // an unknown name is refused
+  CHECK_THROWS_AS(record_from_json(json{{"queries", 3}}), Error);                            // no status
+}
+
+TEST_CASE("the run record's JSON reads back every key it writes (a transformer's and an attention run's records, every group set)") {
+  RecoverResult r;
+  r.run = {oracle_protocol::ModelKind::transformer, BaselineMethod::orthogonal, Arith::mpfr, 128L, 3, 2, HeadsKnown::upper_bound, 4, 9, 5L, 1L, 2,
+           "a note", ExactSolver::sparse, "orthogonal", std::vector<long>{1, 2}, 16};
+  r.plan = {Schedule::compact, 69L, 70L, 33L, 12L, 5L, ExactCostRecord{4, 76, 520, 20000}};
+  r.design.kind = Design::tuned;
+  r.design.pilot_schedule = Schedule::lean;
+  r.design.pilot_status = "ok";
+  r.design.kappa_rms_predicted = 0.25;
+  r.oracle = {"server", "abs 1e-9", 40L, "1/1024", 5ULL, NoisePattern::signs};
+  r.evidence.queries = 33;
+  r.evidence.self_check = SelfCheck::unknown;
+  r.evidence.verification = Truth::yes;
+  r.evidence.repaired_pairs = std::vector<RepairRecord>{{"(1, 2)", "a zero residue", "derived from its link", 3}};
+  r.evidence.heads = std::vector<HeadRecord>{{{{"1/2", "0"}, {"1", "-1"}}, {"3", "4"}}};
+  r.evidence.model = TransformerRecord{{{{"1", "0"}, {"0", "1"}}}, {{"2", {{{"1", "2"}, {"3", "4"}}}}}};
+  r.evidence.queries_by_phase = PhaseQueries{10, 20, 30};
+  r.evidence.path = PathRecord{1, 2, 3, 4};
+  r.judge.status = Status::mismatch;
+  r.judge.message = "differs";
+  r.judge.blind_status = Status::ok;
+  r.judge.tolerance = 0.5;
+  r.truth.heads_true = 2;
+  r.truth.functional_check = FunctionalCheck{20, 20, true};
+  r.truth.exact_match = false;
+  r.study.attempts = std::vector<PrecisionAttempt>{{64, Status::unable, NAN}, {128, Status::ok, 0.125}};
+  r.study.target_error = "1/1000";
+  ModelFileInfo info;
+  info.format = "mhaq-model-factored";
+  info.d = 3;
+  info.heads = 2;
+  info.d_k = 2;
+  info.d_v = 2;
+  info.d_out = 3;
+  info.projection = "concatenated";
+  info.scale = "1/2";
+  info.conversion = "W_h = scale * K_h Q_h^T";
+  r.output.model_conversion = info;
+  r.output.certificate = "c.json";
+  const std::string text = record_json(r).dump();
+  const RecoverResult b = record_from_json(json::parse(text));
+  CHECK(record_json(b).dump() == text);  // every key written is read back
+  CHECK(b.run.kind == oracle_protocol::ModelKind::transformer);
+  CHECK(b.plan.schedule == Schedule::compact);
+  CHECK(b.design.kind == Design::tuned);
+  CHECK(b.evidence.self_check == SelfCheck::unknown);
+  CHECK(b.study.attempts->at(1).certified_relative_error == 0.125);
+  CHECK(b.output.model_conversion->scale == "1/2");
+  const json j = json::parse(text);
+  CHECK(j["model_kind"] == "transformer");
+  CHECK(j["heads_known"] == "upper bound H0");
+  CHECK(j["functional_check"]["lengths"] == "1-8");
+  CHECK(j["attempts"][0]["certified_relative_error"].is_null());
 }
 
 TEST_CASE("the float judge's estimate is never below the observed error (plain, rounded, noisy, ill-conditioned runs)") {

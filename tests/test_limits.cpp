@@ -498,5 +498,5 @@ TEST_CASE("limits in the library: recover() and recover_transformer() refuse opt
   CHECK(r.second.find("--learner-neurons") != std::string::npos);
   // within the limits the same calls run
   o = RecoverOptions{};
-  CHECK(recover(m, o)["status"] == "ok");
+  CHECK(recover(m, o).judge.status == Status::ok);
 }

@@ -3,6 +3,7 @@
 // the same noisy answers lands inside those balls.
 #include <doctest/doctest.h>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/run/recover.hpp"
@@ -55,8 +56,8 @@ TEST_CASE("noisy oracle: ball results contain the truth and the MPFR run on the 
     CHECK(mpfr_inside == g.heads);
     // the noise is visible: the MPFR result is not exact
     const auto r = recover(m, RecoverOptions{Arith::mpfr, 512, 0, 0, Schedule::paper, 3, {0, 0}, 0, noise.eps, 1});
-    REQUIRE(r["status"] == "ok");
-    CHECK(r["max_rel_error"].get<double>() > 1e-100);
+    REQUIRE(r.judge.status == Status::ok);
+    CHECK(r.truth.max_rel_error.value() > 1e-100);
   }
 }
 
@@ -73,12 +74,12 @@ TEST_CASE("an oracle rounding to 53 bits limits an MPFR learner to double-like a
   const auto full = recover(m, o);
   o.oracle_bits = 53;
   const auto rounded = recover(m, o);
-  REQUIRE(full["status"] == "ok");
-  REQUIRE(rounded["status"] == "ok");
-  CHECK(full["max_rel_error"].get<double>() < 1e-50);
-  CHECK(rounded["max_rel_error"].get<double>() > 1e-14);
-  CHECK(rounded["max_rel_error"].get<double>() < 1e-4);
-  CHECK(rounded["oracle_bits"] == 53);
+  REQUIRE(full.judge.status == Status::ok);
+  REQUIRE(rounded.judge.status == Status::ok);
+  CHECK(full.truth.max_rel_error.value() < 1e-50);
+  CHECK(rounded.truth.max_rel_error.value() > 1e-14);
+  CHECK(rounded.truth.max_rel_error.value() < 1e-4);
+  CHECK(rounded.oracle.bits == 53);
 }
 
 TEST_CASE("an exact learner fed approximate answers reports inconsistent, never parameters") {
@@ -97,10 +98,10 @@ TEST_CASE("an exact learner fed approximate answers reports inconsistent, never 
       if (rounding) o.oracle_bits = 200;
       else o.noise_eps = Rational::parse("1e-40");
       const auto r = recover(m, o);
-      INFO("trial " << t << (rounding ? " (200-bit oracle)" : " (noise 1e-40)") << ": " << r.dump());
-      CHECK(r["status"] != "ok");
-      CHECK(r["heads_recovered"] == 0);
-      if (r["status"] != "degenerate") CHECK(r["status"] == "inconsistent");
+      INFO("trial " << t << (rounding ? " (200-bit oracle)" : " (noise 1e-40)") << ": " << record_json(r).dump());
+      CHECK(r.judge.status != Status::ok);
+      CHECK(r.evidence.heads_recovered == 0);
+      if (r.judge.status != Status::degenerate) CHECK(r.judge.status == Status::inconsistent);
     }
   }
 }

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/analysis/placed_design.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/model/model_oracle.hpp"
@@ -75,7 +76,7 @@ TEST_CASE(
 }
 
 namespace {
-nlohmann::json placed_run(const Model& m, long oracle_bits, std::uint64_t seed) {
+RecoverResult placed_run(const Model& m, long oracle_bits, std::uint64_t seed) {
   RecoverOptions o;
   o.arith = Arith::mpfr;
   o.bits = 256;
@@ -94,16 +95,16 @@ TEST_CASE(
   g.heads = 3;
   g.seed = 11;
   const Model m = generate_model(g);
-  const nlohmann::json r = placed_run(m, 53, 3);
-  INFO(r.dump().substr(0, 600));
-  REQUIRE(r["status"] == "ok");
-  CHECK(r["design"] == "placed");
-  CHECK(r["heads_recovered"] == 3);
-  CHECK(r["max_rel_error"].get<double>() <= std::ldexp(1.0, -40));
-  CHECK(r["error_estimate"].get<double>() <= r["tolerance"].get<double>());
-  CHECK(r["queries"].get<long>() <= r["query_budget"].get<long>());
-  CHECK(r["max_length"].get<long>() <= (1L << 16) + 1);
-  CHECK(r["self_check"] == "yes");
+  const RecoverResult r = placed_run(m, 53, 3);
+  INFO(record_json(r).dump().substr(0, 600));
+  REQUIRE(r.judge.status == Status::ok);
+  CHECK(r.design.kind == Design::placed);
+  CHECK(r.evidence.heads_recovered == 3);
+  CHECK(r.truth.max_rel_error.value() <= std::ldexp(1.0, -40));
+  CHECK(r.judge.error_estimate.value() <= r.judge.tolerance.value());
+  CHECK(r.evidence.queries.value() <= r.design.query_budget.value());
+  CHECK(r.evidence.max_length.value() <= (1L << 16) + 1);
+  CHECK(r.evidence.self_check == SelfCheck::yes);
 }
 
 TEST_CASE("placed design: refuses what it does not do, with a usage error") {
@@ -179,25 +180,25 @@ TEST_CASE(
     if (s.heads_true == 0) continue;
     largest = std::max(largest, s.heads_true);
     for (const long bits : {53L, 24L}) {
-      nlohmann::json r;
+      RecoverResult r;
       try {
         r = placed_run(s.m, bits, 200 + t);
       } catch (const Error& e) {
         FAIL("model " << t << ": " << e.what());
       }
-      const std::string st = r["status"].get<std::string>();
+      const std::string st = std::string(status_name(r.judge.status));
       ++tally[std::to_string(bits) + " bits, H = " + std::to_string(s.heads_true) + ": " + st];
       INFO("model " << t << " (kind " << s.kind << ", d=" << s.d << ", " << s.heads_true << " canonical heads), " << bits
-                    << " bits: " << r.dump().substr(0, 500));
-      CHECK(recover_exit_code(r) == status_exit_code(parse_status(st)));
+                    << " bits: " << record_json(r).dump().substr(0, 500));
+      CHECK(r.exit_code() == status_exit_code(parse_status(st)));
       // every answer comes from a model with this many heads: a float run
       // cannot prove them inconsistent, and must not say so
       CHECK(st != "inconsistent");
       if (st != "ok") continue;
       ++ok_runs;
-      CHECK(r["heads_recovered"].get<int>() == s.heads_true);
-      REQUIRE(r["max_rel_error"].is_number());
-      CHECK(r["max_rel_error"].get<double>() <= r["tolerance"].get<double>());
+      CHECK(r.evidence.heads_recovered.value() == s.heads_true);
+      REQUIRE(finite_number(r.truth.max_rel_error).has_value());
+      CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
     }
   }
   std::string s;

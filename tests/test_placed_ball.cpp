@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/analysis/placed_certify.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/run/recover.hpp"
@@ -92,7 +93,7 @@ double rel_radius_log2(const LearnedHead<Ball>& got, const Model& canon, std::ve
   return INFINITY;
 }
 
-nlohmann::json ball_run(const Model& m, long oracle_bits, std::uint64_t seed) {
+RecoverResult ball_run(const Model& m, long oracle_bits, std::uint64_t seed) {
   RecoverOptions o;
   o.arith = Arith::ball;
   o.bits = 256;
@@ -115,13 +116,13 @@ Model model_of(int d, int H, std::uint64_t seed) {
 TEST_CASE("placed design in balls: d = 8, H = 4 from 53-bit answers, ok, every enclosure holds the truth, relative radius <= 2^-30") {
   {
     const Model m = model_of(8, 4, 1);
-    const nlohmann::json r = ball_run(m, 53, 1);
-    INFO(r.dump().substr(0, 800));
-    REQUIRE(r["status"] == "ok");
-    CHECK(r["arith"] == "ball");
-    CHECK(r["contains_truth"] == true);
-    CHECK(r["heads_recovered"] == 4);
-    CHECK(r["queries"].get<long>() <= r["query_budget"].get<long>());
+    const RecoverResult r = ball_run(m, 53, 1);
+    INFO(record_json(r).dump().substr(0, 800));
+    REQUIRE(r.judge.status == Status::ok);
+    CHECK(r.run.arith == Arith::ball);
+    CHECK(r.truth.contains_truth == true);
+    CHECK(r.evidence.heads_recovered == 4);
+    CHECK(r.evidence.queries.value() <= r.design.query_budget.value());
   }
   // the enclosures themselves, from the library: learn, then certify
   for (const std::uint64_t seed : {1, 2}) {
@@ -173,15 +174,15 @@ TEST_CASE("placed design in balls: from 24-bit answers no run ends ok with an en
   int ok = 0, other = 0;
   for (const std::uint64_t seed : {1, 2}) {
     const Model m = model_of(8, 4, seed);
-    const nlohmann::json r = ball_run(m, 24, seed);
-    INFO(r.dump().substr(0, 600));
-    CHECK(r["status"] != "mismatch");
-    if (r["status"] == "ok") {
+    const RecoverResult r = ball_run(m, 24, seed);
+    INFO(record_json(r).dump().substr(0, 600));
+    CHECK(r.judge.status != Status::mismatch);
+    if (r.judge.status == Status::ok) {
       ++ok;
-      CHECK(r["contains_truth"] == true);
+      CHECK(r.truth.contains_truth == true);
     } else {
       ++other;
-      CHECK(r["status"] != "ok");
+      CHECK(r.judge.status != Status::ok);
     }
   }
   MESSAGE("24-bit answers, d = 8, H = 4: " << ok << " ok (each containing the truth), " << other << " not ok");

@@ -1,4 +1,4 @@
-// Claim 4 and precision-loss studies (issue 4): kappa, certified bounds,
+// Claim 4 and precision-loss studies: kappa, certified bounds,
 // worst-case and uniform noise, oversampling, the sweep and auto-precision.
 #include <doctest/doctest.h>
 
@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/run/recover.hpp"
@@ -19,7 +20,7 @@
 using namespace mhaq;
 
 namespace {
-double num(const nlohmann::json& j, const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : NAN; }
+double num(const std::optional<double>& x) { return finite_number(x).value_or(NAN); }
 std::string slurp(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -28,7 +29,7 @@ std::string slurp(const std::string& p) {
 }
 }  // namespace
 
-// Claim 4 with a tight certificate (issue 13, must-show 3). 100 trials at
+// Claim 4 with a tight certificate. 100 trials at
 // d=4, H=3 (paper design), eps log-uniform on [1e-40, 1e-14]: the
 // mean-value bound (proofs/31) exists in every trial with kappa eps <= 1e-6,
 // is at most 4 kappa eps there, and is never below the observed error of
@@ -165,12 +166,12 @@ TEST_CASE("oversampling K = 4H+2 lowers the parameter error under eps = 1e-12 no
     const auto base = recover(m, o);
     o.samples_per_pair = 4 * 2 + 2;
     const auto over = recover(m, o);
-    INFO("trial " << t << ": " << base.dump(-1).substr(0, 300) << " | " << over.dump(-1).substr(0, 300));
-    if (base["status"] != "ok" || over["status"] != "ok") continue;
-    CHECK(over["queries"] == 1 + 9 * (2 * 9 - 1));  // 1 + (K-1)(2d^2-1)
-    CHECK(over["max_length"] == 10);
-    CHECK(base["queries"] == paper_query_bound(3, 2));
-    const double r = num(over, "observed_error") / num(base, "observed_error");
+    INFO("trial " << t << ": " << record_json(base).dump(-1).substr(0, 300) << " | " << record_json(over).dump(-1).substr(0, 300));
+    if (base.judge.status != Status::ok || over.judge.status != Status::ok) continue;
+    CHECK(over.evidence.queries == 1 + 9 * (2 * 9 - 1));  // 1 + (K-1)(2d^2-1)
+    CHECK(over.evidence.max_length == 10);
+    CHECK(base.evidence.queries == paper_query_bound(3, 2));
+    const double r = num(over.truth.observed_error) / num(base.truth.observed_error);
     lr.push_back(std::log(r));
     better += r < 1;
   }
@@ -193,14 +194,14 @@ TEST_CASE("oversampling, exact and ball: extra values are checked, not fitted") 
   o.seed = 3;
   o.samples_per_pair = 5;
   const auto ex = recover(m, o);
-  REQUIRE(ex["status"] == "ok");
-  CHECK(ex["exact_match"] == true);
-  CHECK(ex["queries"] == 1 + 4 * 7);
+  REQUIRE(ex.judge.status == Status::ok);
+  CHECK(ex.truth.exact_match == true);
+  CHECK(ex.evidence.queries == 1 + 4 * 7);
   o.arith = Arith::ball;
   o.bits = 128;
   const auto ba = recover(m, o);
-  REQUIRE(ba["status"] == "ok");
-  CHECK(ba["contains_truth"] == true);
+  REQUIRE(ba.judge.status == Status::ok);
+  CHECK(ba.truth.contains_truth == true);
   o.samples_per_pair = 3;  // not above 2H+1
   CHECK_THROWS_AS(recover(m, o), Error);
 }
@@ -310,11 +311,11 @@ TEST_CASE("--target-error: certified, and within 1.5x of the smallest precision 
     const auto r = recover(m, o);
     long used = 0;
     {
-      INFO("trial " << t << ": " << r.dump(-1).substr(0, 800));
-      REQUIRE(r["status"] == "ok");
-      CHECK(r["contains_truth"] == true);
-      CHECK(num(r, "certified_relative_error") <= 1e-25);
-      used = r["bits_used"].get<long>();
+      INFO("trial " << t << ": " << record_json(r).dump(-1).substr(0, 800));
+      REQUIRE(r.judge.status == Status::ok);
+      CHECK(r.truth.contains_truth == true);
+      CHECK(num(r.truth.certified_relative_error) <= 1e-25);
+      used = r.study.bits_used.value();
     }
     // smallest precision that certifies the target, by bisection (certification is monotone enough here)
     auto certifies = [&](long p) {
@@ -322,7 +323,7 @@ TEST_CASE("--target-error: certified, and within 1.5x of the smallest precision 
       q.target_error = Rational(0);
       q.bits = p;
       const auto s = recover(m, q);
-      return s["status"] == "ok" && num(s, "certified_relative_error") <= 1e-25;
+      return s.judge.status == Status::ok && num(s.truth.certified_relative_error) <= 1e-25;
     };
     long lo = 32, hi = used;
     REQUIRE(certifies(hi));

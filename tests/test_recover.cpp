@@ -1,10 +1,11 @@
-// Issue 2 acceptance: exact recovery, ball containment, float accuracy,
+// Acceptance: exact recovery, ball containment, float accuracy,
 // degenerate detection, oracle isolation.
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <type_traits>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/run/recover.hpp"
@@ -14,7 +15,7 @@ using namespace mhaq;
 using nlohmann::json;
 
 namespace {
-json run_recover(const Model& m, Arith a, std::uint64_t seed, long bits = 256) {
+RecoverResult run_recover(const Model& m, Arith a, std::uint64_t seed, long bits = 256) {
   RecoverOptions o;
   o.arith = a;
   o.seed = seed;
@@ -45,23 +46,23 @@ TEST_CASE("exact recovery: 30 random rational models, shared W and cancelling v 
       bool done = false;
       for (int attempt = 0; attempt < 4 && !done; ++attempt) {
         const std::uint64_t seed = 7 + t + 100 * attempt;
-        const json r = run_recover(m, Arith::exact, seed);
+        const RecoverResult r = run_recover(m, Arith::exact, seed);
         ++runs;
-        INFO("d=" << d << " H=" << H << " model seed=" << g.seed << " learner seed=" << seed << " " << r.dump().substr(0, 400));
+        INFO("d=" << d << " H=" << H << " model seed=" << g.seed << " learner seed=" << seed << " " << record_json(r).dump().substr(0, 400));
         // a repaired run adds its witness queries (proofs/21), reported apart
-        CHECK(r["queries"] == 4 * H * d * d - 2 * H + 1 + r.value("repair_queries", 0L) + r.value("grid_witness_queries", 0L));
-        if (r["status"] == "ok") CHECK(r.value("repair_queries", 0L) == (r.value("repairs", 0L) > 0 ? 3 : 0));
-        CHECK(r["max_length"] == 2 * H + 1);
-        CHECK(r["paper_bound"] == 4 * H * d * d - 2 * H + 1);
-        CHECK(r["heads_true"] == H);
-        if (r["status"] == "degenerate") {
+        CHECK(r.evidence.queries == 4 * H * d * d - 2 * H + 1 + r.evidence.repair_queries.value_or(0L) + r.evidence.grid_witness_queries.value_or(0L));
+        if (r.judge.status == Status::ok) CHECK(r.evidence.repair_queries.value_or(0L) == (r.evidence.repairs.value_or(0L) > 0 ? 3 : 0));
+        CHECK(r.evidence.max_length == 2 * H + 1);
+        CHECK(r.plan.paper_bound == 4 * H * d * d - 2 * H + 1);
+        CHECK(r.truth.heads_true == H);
+        if (r.judge.status == Status::degenerate) {
           ++degenerate_runs;
-          CHECK(r["message"].get<std::string>().size() > 10);
+          CHECK(r.judge.message.size() > 10);
           continue;
         }
-        REQUIRE(r["status"] == "ok");
-        CHECK(r["exact_match"] == true);
-        CHECK(r["heads_recovered"] == H);
+        REQUIRE(r.judge.status == Status::ok);
+        CHECK(r.truth.exact_match == true);
+        CHECK(r.evidence.heads_recovered == H);
         done = true;
       }
       CHECK(done);
@@ -77,12 +78,12 @@ TEST_CASE("exact recovery returns the canonical heads with exact rational entrie
   g.heads = 1;
   g.seed = 11;
   const Model m = generate_model(g);
-  const json r = run_recover(m, Arith::exact, 3);
-  REQUIRE(r["status"] == "ok");
+  const RecoverResult r = run_recover(m, Arith::exact, 3);
+  REQUIRE(r.judge.status == Status::ok);
   // The printed entries are the canonical rationals, equal as strings.
   for (int i = 0; i < 2; ++i) {
-    CHECK(r["heads"][0]["v"][i] == m.heads[0].v[i].str());
-    for (int j = 0; j < 2; ++j) CHECK(r["heads"][0]["W"][i][j] == m.heads[0].W(i, j).str());
+    CHECK(r.evidence.heads->at(0).v.at(i) == m.heads[0].v[i].str());
+    for (int j = 0; j < 2; ++j) CHECK(r.evidence.heads->at(0).W.at(i).at(j) == m.heads[0].W(i, j).str());
   }
 }
 
@@ -92,13 +93,13 @@ TEST_CASE("ball mode: d=8, H=4 at 256 bits contains the truth with small radii")
   g.heads = 4;
   for (int s = 1; s <= test::multiplier(); ++s) {
     g.seed = s;
-    const json r = run_recover(generate_model(g), Arith::ball, s, 256);
-    INFO(r.dump().substr(0, 300));
-    REQUIRE(r["status"] == "ok");
-    CHECK(r["contains_truth"] == true);
-    CHECK(r["max_radius"].get<double>() <= 1e-30);
-    CHECK(r["queries"] == 4 * 4 * 64 - 8 + 1);
-    CHECK(r["max_length"] == 9);
+    const RecoverResult r = run_recover(generate_model(g), Arith::ball, s, 256);
+    INFO(record_json(r).dump().substr(0, 300));
+    REQUIRE(r.judge.status == Status::ok);
+    CHECK(r.truth.contains_truth == true);
+    CHECK(r.truth.max_radius.value() <= 1e-30);
+    CHECK(r.evidence.queries == 4 * 4 * 64 - 8 + 1);
+    CHECK(r.evidence.max_length == 9);
   }
 }
 
@@ -109,16 +110,16 @@ TEST_CASE("ball mode: too little precision for H=6 is reported as unable, never 
   g.seed = 2;
   const Model m = generate_model(g);
   for (long bits : {48L, 64L, 96L}) {
-    const json r = run_recover(m, Arith::ball, 5, bits);
-    INFO("bits=" << bits << " " << r.dump().substr(0, 300));
-    CHECK(r["status"] == "unable");
-    CHECK(r["message"].get<std::string>().find("bits") != std::string::npos);
-    CHECK_FALSE(r.contains("contains_truth"));
+    const RecoverResult r = run_recover(m, Arith::ball, 5, bits);
+    INFO("bits=" << bits << " " << record_json(r).dump().substr(0, 300));
+    CHECK(r.judge.status == Status::unable);
+    CHECK(r.judge.message.find("bits") != std::string::npos);
+    CHECK_FALSE(r.truth.contains_truth.has_value());
   }
   // and enough precision succeeds on the same model
-  const json ok = run_recover(m, Arith::ball, 5, 512);
-  REQUIRE(ok["status"] == "ok");
-  CHECK(ok["contains_truth"] == true);
+  const RecoverResult ok = run_recover(m, Arith::ball, 5, 512);
+  REQUIRE(ok.judge.status == Status::ok);
+  CHECK(ok.truth.contains_truth == true);
 }
 
 TEST_CASE("ball mode: whenever it answers, it contains the truth") {
@@ -129,14 +130,14 @@ TEST_CASE("ball mode: whenever it answers, it contains the truth") {
     g.heads = 1 + t % 4;
     g.seed = 500 + t;
     const long bits = 40 + 24 * (t % 6);
-    const json r = run_recover(generate_model(g), Arith::ball, t, bits);
-    INFO(r.dump().substr(0, 300));
-    CHECK(r["status"] != "degenerate");
-    if (r["status"] == "ok") {
+    const RecoverResult r = run_recover(generate_model(g), Arith::ball, t, bits);
+    INFO(record_json(r).dump().substr(0, 300));
+    CHECK(r.judge.status != Status::degenerate);
+    if (r.judge.status == Status::ok) {
       ++answered;
-      CHECK(r["contains_truth"] == true);
+      CHECK(r.truth.contains_truth == true);
     } else {
-      CHECK(r["status"] == "unable");
+      CHECK(r.judge.status == Status::unable);
     }
   }
   CHECK(answered > 0);
@@ -147,19 +148,19 @@ TEST_CASE("mpfr 256 bits d=8 H=4 and double d=6 H=2 accuracy") {
   g.d = 8;
   g.heads = 4;
   g.seed = 1;
-  const json r = run_recover(generate_model(g), Arith::mpfr, 1, 256);
-  REQUIRE(r["status"] == "ok");
-  CHECK(r["max_rel_error"].get<double>() <= 1e-40);
-  CHECK(r["queries"] == 1017);
+  const RecoverResult r = run_recover(generate_model(g), Arith::mpfr, 1, 256);
+  REQUIRE(r.judge.status == Status::ok);
+  CHECK(r.truth.max_rel_error.value() <= 1e-40);
+  CHECK(r.evidence.queries == 1017);
 
   GenerateOptions gd = default_generate(Arith::ieee);
   gd.d = 6;
   gd.heads = 2;
   gd.seed = 1;
-  const json rd = run_recover(generate_model(gd), Arith::ieee, 1);
-  REQUIRE(rd["status"] == "ok");
-  CHECK(rd["max_rel_error"].get<double>() <= 1e-6);
-  CHECK(rd["queries"] == 4 * 2 * 36 - 4 + 1);
+  const RecoverResult rd = run_recover(generate_model(gd), Arith::ieee, 1);
+  REQUIRE(rd.judge.status == Status::ok);
+  CHECK(rd.truth.max_rel_error.value() <= 1e-6);
+  CHECK(rd.evidence.queries == 4 * 2 * 36 - 4 + 1);
 }
 
 namespace {
@@ -187,23 +188,23 @@ TEST_CASE("degenerate draw: a zero residue is reported as degenerate without rep
   const Model m = zero_residue_model(42);
   REQUIRE(m.canonical().heads.size() == 2);
   for (Arith a : {Arith::exact, Arith::ball}) {
-    const json r = run_recover(m, a, 42, 128);
-    INFO(arith_name(a) << " " << r.dump().substr(0, 300));
+    const RecoverResult r = run_recover(m, a, 42, 128);
+    INFO(arith_name(a) << " " << record_json(r).dump().substr(0, 300));
     if (a == Arith::exact) {
-      CHECK(r["status"] == "ok");  // the first offset drawn afresh
-      CHECK(r["exact_match"] == true);
-      CHECK(r["repair_queries"].get<long>() > 0);
+      CHECK(r.judge.status == Status::ok);  // the first offset drawn afresh
+      CHECK(r.truth.exact_match == true);
+      CHECK(r.evidence.repair_queries.value() > 0);
       RecoverOptions o;
       o.seed = 42;
       o.repair = false;
-      const json n = recover(m, o);
-      CHECK(n["status"] == "degenerate");
-      CHECK(n["message"].get<std::string>().find("singular") != std::string::npos);
-      CHECK(recover_exit_code(n) == 4);
+      const RecoverResult n = recover(m, o);
+      CHECK(n.judge.status == Status::degenerate);
+      CHECK(n.judge.message.find("singular") != std::string::npos);
+      CHECK(n.exit_code() == 4);
     } else {
       // the ball learner draws other tokens (finer grid), so it must simply succeed
-      CHECK(r["status"] == "ok");
-      CHECK(r["contains_truth"] == true);
+      CHECK(r.judge.status == Status::ok);
+      CHECK(r.truth.contains_truth == true);
     }
   }
 }
@@ -277,11 +278,11 @@ TEST_CASE("lean schedule: 1 + 2H(d^2+d-1) queries and exact recovery") {
   RecoverOptions o;
   o.schedule = Schedule::lean;
   o.seed = 4;
-  const json r = recover(m, o);
-  INFO(r.dump().substr(0, 300));
-  CHECK(r["queries"] == lean_query_count(3, 2));
-  if (r["status"] == "ok") CHECK(r["exact_match"] == true);
-  else CHECK(r["status"] == "degenerate");
+  const RecoverResult r = recover(m, o);
+  INFO(record_json(r).dump().substr(0, 300));
+  CHECK(r.evidence.queries == lean_query_count(3, 2));
+  if (r.judge.status == Status::ok) CHECK(r.truth.exact_match == true);
+  else CHECK(r.judge.status == Status::degenerate);
 }
 
 TEST_CASE("model files round-trip exactly") {

@@ -112,9 +112,9 @@ TEST_CASE("recover with an irrational scale: balls contain the truth sqrt(m) W, 
   o.arith = Arith::ball;
   o.bits = 256;
   const RecoverResult r = recover_run(m, o);
-  INFO(std::string(status_name(r.status)) << " " << r.message);
-  REQUIRE(r.status == Status::ok);
-  CHECK(r.contains_truth == true);
+  INFO(std::string(status_name(r.judge.status)) << " " << r.judge.message);
+  REQUIRE(r.judge.status == Status::ok);
+  CHECK(r.truth.contains_truth == true);
   // the same heads without the factor sqrt(2) are not contained
   Model wrong = m;
   wrong.root = 1;
@@ -133,8 +133,8 @@ TEST_CASE("recover with an irrational scale: balls contain the truth sqrt(m) W, 
   CHECK(max_rel_error_log2(res.heads, wrong.canonical(), &*res.beta) > -10);
   o.arith = Arith::mpfr;
   const RecoverResult f = recover_run(m, o);
-  CHECK(f.status == Status::ok);
-  CHECK(*f.max_rel_error < 1e-40);
+  CHECK(f.judge.status == Status::ok);
+  CHECK(*f.truth.max_rel_error < 1e-40);
   o.arith = Arith::exact;
   const auto ex = test::error_of([&] { recover_run(m, o); });
   CHECK(ex.first == static_cast<int>(ErrorKind::usage));

@@ -306,7 +306,7 @@ TEST_CASE("exact signs of non-constant elements of Q(tau) agree with a 4096-bit 
   CHECK(F.is_positive(tiny - QTauAccess::tau_pow(-299)) == Truth::no);
 }
 
-TEST_CASE("MPFR accuracy falls as precision rises on two heads whose W differ by 2^-10 (issue 11)") {
+TEST_CASE("MPFR accuracy falls as precision rises on two heads whose W differ by 2^-10") {
   Model m;
   m.d = 2;
   HeadQ a{QMat(2, 2), QVec{Rational(1), Rational(-1, 2)}}, b{QMat(2, 2), QVec{Rational(-1), Rational(2)}};

@@ -11,6 +11,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/base/progress.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/run/recover.hpp"
@@ -37,7 +38,7 @@ std::string ball_json(const Model& m, int threads, long oracle_bits = 0) {
   o.seed = 3;
   o.threads = threads;
   o.oracle_bits = oracle_bits;
-  return recover(m, o).dump();
+  return record_json(recover(m, o)).dump();
 }
 
 std::string slurp(const std::string& path) {
@@ -52,9 +53,9 @@ std::string slurp(const std::string& path) {
 TEST_CASE("ball run: the JSON is byte-identical at 1, 2 and all threads, ok, and contains the truth") {
   const Model m = ball_model(6, 3, 2);
   const std::string one = ball_json(m, 1);
-  const nlohmann::json r = nlohmann::json::parse(one);
-  CHECK(r["status"] == "ok");
-  CHECK(r["contains_truth"] == true);
+  const RecoverResult r = record_from_json(nlohmann::json::parse(one));
+  CHECK(r.judge.status == Status::ok);
+  CHECK(r.truth.contains_truth == true);
   CHECK(ball_json(m, 2) == one);
   CHECK(ball_json(m, 0) == one);
 }
@@ -62,7 +63,7 @@ TEST_CASE("ball run: the JSON is byte-identical at 1, 2 and all threads, ok, and
 TEST_CASE("ball run from rounded answers (asked one at a time): byte-identical at 1 and 2 threads") {
   const Model m = ball_model(4, 2, 5);
   const std::string one = ball_json(m, 1, 200);
-  CHECK(nlohmann::json::parse(one)["status"] == "ok");
+  CHECK(record_from_json(nlohmann::json::parse(one)).judge.status == Status::ok);
   CHECK(ball_json(m, 2, 200) == one);
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/recover.hpp"
@@ -94,9 +95,9 @@ TEST_CASE("exact recovery of 30 random transformers, with shared W, zero and par
     RecoverOptions o;
     o.arith = Arith::exact;
     o.seed = seed;
-    const json r = recover_transformer(truth, o);
-    INFO("seed " << seed << ": " << r.dump().substr(0, 600));
-    const std::string st = r["status"].get<std::string>();
+    const RecoverResult r = recover_transformer(truth, o);
+    INFO("seed " << seed << ": " << record_json(r).dump().substr(0, 600));
+    const std::string st = std::string(status_name(r.judge.status));
     if (violates_conditions(truth.canonical())) {  // not counted among the 30; never ok
       // antiparallel neurons on one hyperplane look, to the path, like two
       // hyperplanes closer than its probes resolve: degenerate, or named
@@ -109,12 +110,12 @@ TEST_CASE("exact recovery of 30 random transformers, with shared W, zero and par
       continue;
     }
     REQUIRE(st == "ok");
-    CHECK(r["exact_match"] == true);
-    CHECK(r["functional_check"]["sequences"].get<int>() >= 20);
-    CHECK(r["functional_check"]["all_zero"] == true);
-    CHECK(r["neurons_recovered"] == truth.canonical().neurons());
-    CHECK(r["queries"].get<long>() == r["queries_by_phase"]["attention"].get<long>() + r["queries_by_phase"]["regions"].get<long>() +
-                                           r["queries_by_phase"]["verification"].get<long>());
+    CHECK(r.truth.exact_match == true);
+    CHECK(r.truth.functional_check->sequences >= 20);
+    CHECK(r.truth.functional_check->all_zero == true);
+    CHECK(r.evidence.neurons_recovered == truth.canonical().neurons());
+    CHECK(r.evidence.queries.value() == r.evidence.queries_by_phase->attention + r.evidence.queries_by_phase->regions +
+                                           r.evidence.queries_by_phase->verification);
     variants += g.share_w || g.zero_neuron || g.parallel_neurons;
     ++ok;
   }
@@ -139,19 +140,19 @@ TEST_CASE("approximate arithmetics: ok only when right, otherwise a named non-ok
       o.arith = a;
       o.bits = 256;
       o.seed = seed;
-      const json r = recover_transformer(truth, o);
-      INFO(arith_name(a) << " seed " << seed << ": " << r.dump().substr(0, 600));
-      const std::string st = r["status"].get<std::string>();
+      const RecoverResult r = recover_transformer(truth, o);
+      INFO(arith_name(a) << " seed " << seed << ": " << record_json(r).dump().substr(0, 600));
+      const std::string st = std::string(status_name(r.judge.status));
       CHECK(st != "error");
       if (st != "ok") {
-        CHECK(r.contains("remedy"));
+        CHECK(r.judge.remedy.has_value());
         continue;
       }
-      CHECK(r["neurons_recovered"] == truth.canonical().neurons());
-      if (a == Arith::ball) CHECK(r["contains_truth"] == true);
+      CHECK(r.evidence.neurons_recovered == truth.canonical().neurons());
+      if (a == Arith::ball) CHECK(r.truth.contains_truth == true);
       if (a != Arith::ball) {
-        REQUIRE(r["max_rel_error"].is_number());
-        CHECK(r["max_rel_error"].get<double>() <= r["tolerance"].get<double>());
+        REQUIRE(finite_number(r.truth.max_rel_error).has_value());
+        CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
       }
       ok_mpfr += a == Arith::mpfr;
     }
@@ -174,9 +175,9 @@ TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40
         o.arith = a;
         o.bits = bits;
         o.seed = seed;
-        const json r = recover_transformer(truth, o);
-        INFO(arith_name(a) << " " << bits << " seed " << seed << ": " << r.dump().substr(0, 500));
-        const std::string st = r["status"].get<std::string>();
+        const RecoverResult r = recover_transformer(truth, o);
+        INFO(arith_name(a) << " " << bits << " seed " << seed << ": " << record_json(r).dump().substr(0, 500));
+        const std::string st = std::string(status_name(r.judge.status));
         if (bits == 64) {
           // balls know their error: unable. MPFR at 64 bits: never wrong. It
           // may end unable or degenerate, or ok when its own first-order
@@ -184,25 +185,25 @@ TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40
           // tolerance (2^-16)
           if (a == Arith::ball) CHECK(st == "unable");
           if (a == Arith::mpfr && st == "ok") {
-            REQUIRE(r["error_estimate"].is_number());
-            CHECK(r["error_estimate"].get<double>() <= r["tolerance"].get<double>());
-            CHECK(r["max_rel_error"].get<double>() <= r["tolerance"].get<double>());
+            REQUIRE(finite_number(r.judge.error_estimate).has_value());
+            CHECK(r.judge.error_estimate.value() <= r.judge.tolerance.value());
+            CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
             continue;
           }
           CHECK(st != "ok");
-          CHECK(r.contains("remedy"));
+          CHECK(r.judge.remedy.has_value());
           continue;
         }
         if (st != "ok") {
           CHECK((st == "unable" || st == "degenerate"));
           continue;
         }
-        CHECK(r["neurons_recovered"] == 5);
+        CHECK(r.evidence.neurons_recovered == 5);
         if (a == Arith::ball) {
-          CHECK(r["contains_truth"] == true);
+          CHECK(r.truth.contains_truth == true);
           ++ball_ok;
         } else {
-          CHECK(r["max_rel_error"].get<double>() <= 1e-40);
+          CHECK(r.truth.max_rel_error.value() <= 1e-40);
           ++mpfr_ok;
         }
       }
@@ -252,10 +253,10 @@ TEST_CASE("a learner told the wrong head count is caught") {
     RecoverOptions o;
     o.arith = Arith::exact;
     o.heads = H;
-    const json r = recover_transformer(truth, o);
-    INFO("H " << H << ": " << r.dump().substr(0, 400));
-    CHECK(r["status"] != "ok");
-    CHECK(r["status"] != "error");
+    const RecoverResult r = recover_transformer(truth, o);
+    INFO("H " << H << ": " << record_json(r).dump().substr(0, 400));
+    CHECK(r.judge.status != Status::ok);
+    CHECK_FALSE(r.judge.message.empty());  // a refusal says why
   }
 }
 
@@ -297,17 +298,17 @@ TEST_CASE("--design scaled for a transformer: the attention part's scaled B and 
     o.arith = Arith::ball;
     o.bits = 256;
     o.seed = 1;
-    const json paper = recover_transformer(truth, o);
+    const RecoverResult paper = recover_transformer(truth, o);
     o.design = Design::scaled;
-    const json scaled = recover_transformer(truth, o);
-    INFO("seed " << seed << ": " << scaled.dump().substr(0, 600));
-    CHECK(scaled["design"] == "scaled");
-    CHECK_FALSE(paper.contains("design"));
-    if (paper["status"] != "ok") continue;
+    const RecoverResult scaled = recover_transformer(truth, o);
+    INFO("seed " << seed << ": " << record_json(scaled).dump().substr(0, 600));
+    CHECK(scaled.design.kind == Design::scaled);
+    CHECK_FALSE(paper.design.kind.has_value());
+    if (paper.judge.status != Status::ok) continue;
     ++compared;
-    REQUIRE(scaled["status"] == "ok");
-    CHECK(scaled["contains_truth"] == true);
-    CHECK(scaled["neurons_recovered"] == truth.canonical().neurons());
+    REQUIRE(scaled.judge.status == Status::ok);
+    CHECK(scaled.truth.contains_truth == true);
+    CHECK(scaled.evidence.neurons_recovered == truth.canonical().neurons());
   }
   CHECK(compared >= 2);
   TransformerGenerateOptions g;

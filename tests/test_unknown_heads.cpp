@@ -1,6 +1,7 @@
 // Claim 3 (only H0 >= H known) and a learner told too few heads.
 #include <doctest/doctest.h>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
@@ -20,16 +21,16 @@ TEST_CASE("unknown H: --max-heads H0 = H+2 recovers exactly with 4 H0 d^2 - 2 H0
     RecoverOptions o;
     o.max_heads = H0;
     o.seed = 40 + t;
-    const json r = recover(m, o);
-    INFO(r.dump().substr(0, 300));
-    CHECK(r["queries"] == 4 * H0 * d * d - 2 * H0 + 1 + r.value("grid_witness_queries", 0L));  // a small grid's witnesses (proofs/39)
-    CHECK(r["max_length"] == 2 * H0 + 1);
-    CHECK(r["status"] != "unable");
-    if (r["status"] == "degenerate") { ++degenerate; continue; }
-    REQUIRE(r["status"] == "ok");
-    CHECK(r["heads_found"] == H);
-    CHECK(r["exact_match"] == true);
-    CHECK(r["self_check"] == "yes");
+    const RecoverResult r = recover(m, o);
+    INFO(record_json(r).dump().substr(0, 300));
+    CHECK(r.evidence.queries == 4 * H0 * d * d - 2 * H0 + 1 + r.evidence.grid_witness_queries.value_or(0L));  // a small grid's witnesses (proofs/39)
+    CHECK(r.evidence.max_length == 2 * H0 + 1);
+    CHECK(r.judge.status != Status::unable);
+    if (r.judge.status == Status::degenerate) { ++degenerate; continue; }
+    REQUIRE(r.judge.status == Status::ok);
+    CHECK(r.evidence.heads_found == H);
+    CHECK(r.truth.exact_match == true);
+    CHECK(r.evidence.self_check == SelfCheck::yes);
     ++ok;
   }
   MESSAGE("H0 = H+2 trials: " << ok << " exact, " << degenerate << " degenerate draws reported");
@@ -45,15 +46,15 @@ TEST_CASE("unknown H in floating point prints its decision tolerance; balls repo
   RecoverOptions o;
   o.arith = Arith::mpfr;
   o.max_heads = 4;
-  const json r = recover(m, o);
-  REQUIRE(r["status"] == "ok");
-  CHECK(r["heads_found"] == 2);
-  CHECK(r["max_rel_error"].get<double>() < 1e-40);
-  CHECK(r["decision_tolerance"].get<std::string>().find("equal within 2^-128 relative, different beyond 2^-32") != std::string::npos);
+  const RecoverResult r = recover(m, o);
+  REQUIRE(r.judge.status == Status::ok);
+  CHECK(r.evidence.heads_found == 2);
+  CHECK(r.truth.max_rel_error.value() < 1e-40);
+  CHECK(r.judge.decision_tolerance.value().find("equal within 2^-128 relative, different beyond 2^-32") != std::string::npos);
   o.arith = Arith::ball;
-  const json b = recover(m, o);
-  CHECK(b["status"] == "unable");
-  CHECK_FALSE(b.contains("contains_truth"));
+  const RecoverResult b = recover(m, o);
+  CHECK(b.judge.status == Status::unable);
+  CHECK_FALSE(b.truth.contains_truth.has_value());
 }
 
 TEST_CASE("a learner told fewer heads than the true canonical count never returns a model") {
@@ -68,11 +69,11 @@ TEST_CASE("a learner told fewer heads than the true canonical count never return
     RecoverOptions o;
     o.heads = static_cast<int>(m.canonical().heads.size()) - 1;
     o.seed = t;
-    const json r = recover(m, o);
-    INFO(r.dump().substr(0, 300));
-    CHECK(r["status"] != "ok");
-    CHECK(recover_exit_code(r) != 0);
-    if (r["status"] == "inconsistent") ++caught;
+    const RecoverResult r = recover(m, o);
+    INFO(record_json(r).dump().substr(0, 300));
+    CHECK(r.judge.status != Status::ok);
+    CHECK(r.exit_code() != 0);
+    if (r.judge.status == Status::inconsistent) ++caught;
   }
   MESSAGE(caught << " of " << trials << " reported as inconsistent (others as degenerate draws)");
 }
@@ -89,17 +90,17 @@ TEST_CASE("unknown H: a pair where every head is invisible shows type (0,0): deg
   o.seed = g.seed;
   o.max_heads = 3;
   o.repair = false;
-  const json r = recover(generate_model(g), o);
-  INFO(r.dump().substr(0, 300));
-  CHECK(r["status"] == "degenerate");
-  CHECK(r["message"].get<std::string>().find("shows 0 heads") != std::string::npos);
-  CHECK(r["queries"] == paper_query_bound(4, 3));
+  const RecoverResult r = recover(generate_model(g), o);
+  INFO(record_json(r).dump().substr(0, 300));
+  CHECK(r.judge.status == Status::degenerate);
+  CHECK(r.judge.message.find("shows 0 heads") != std::string::npos);
+  CHECK(r.evidence.queries == paper_query_bound(4, 3));
   o.repair = true;  // the default: delta_1 drawn afresh, its queries asked again
-  const json f = recover(generate_model(g), o);
-  INFO(f.dump().substr(0, 600));
-  CHECK(f["status"] == "ok");
-  CHECK(f["exact_match"] == true);
-  CHECK(f["queries"] == paper_query_bound(4, 3) + f["repair_queries"].get<long>() + f.value("grid_witness_queries", 0L));
-  REQUIRE(f["repaired_pairs"].size() >= 1);
-  CHECK(f["repaired_pairs"][0]["route"].get<std::string>().find("drawn afresh") != std::string::npos);
+  const RecoverResult f = recover(generate_model(g), o);
+  INFO(record_json(f).dump().substr(0, 600));
+  CHECK(f.judge.status == Status::ok);
+  CHECK(f.truth.exact_match == true);
+  CHECK(f.evidence.queries == paper_query_bound(4, 3) + f.evidence.repair_queries.value() + f.evidence.grid_witness_queries.value_or(0L));
+  REQUIRE(f.evidence.repaired_pairs.value_or(std::vector<RepairRecord>{}).size() >= 1);
+  CHECK(f.evidence.repaired_pairs->at(0).route.find("drawn afresh") != std::string::npos);
 }

@@ -1,4 +1,4 @@
-// Issue 3: the theorem checker (`mhaq verify`) and the Schwartz-Zippel bound.
+// The theorem checker (`mhaq verify`) and the Schwartz-Zippel bound.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>

@@ -70,7 +70,7 @@ Rational parse_tolerance(const std::string& text, const CLI::Option* opt, Arith 
     throw Error(ErrorKind::usage, std::string("--tolerance: ") + e.what());
   }
   if (t.sign() <= 0) throw Error(ErrorKind::usage, "--tolerance must be positive");
-  if (a == Arith::exact || a == Arith::ball)
+  if (arith_facts(a).decides_equality())
     throw Error(ErrorKind::usage, "--tolerance applies to --arith mpfr or double (exact runs are equal, ball runs contain the truth)");
   return t;
 }
@@ -314,7 +314,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
     // Written only for a run that ended ok and agrees with the truth.
     if (code == 0 && !certificate.empty()) {
       write_file_atomic(st.certificate, certificate);
-      r.certificate = st.certificate;
+      r.output.certificate = st.certificate;
       note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
     } else {
       note = "  certificate      not written (the run did not end ok)\n";
@@ -322,7 +322,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
   }
   emit(st.json, record_json(r), transformer_report(r) + note);
   if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
-  if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
+  if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.judge.status) << "\n";
   return code;
 }
 
@@ -398,7 +398,7 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   RecoverResult r = recover_run(truth, o);
   std::string human_extra;
   if (file_info.factored()) {  // say how the factored file became (W_h, v_h)
-    r.model_conversion = conversion_json(file_info);
+    r.output.model_conversion = file_info;
     human_extra += "  model file       " + file_info.summary() + "\n";
   }
   const int code = r.exit_code();
@@ -407,10 +407,10 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
     // Written only for a run that ended ok and agrees with the truth.
     if (code == 0 && !certificate.empty()) {
       write_file_atomic(st.certificate, certificate);
-      r.certificate = st.certificate;
+      r.output.certificate = st.certificate;
       note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
     } else {
-      note = "  certificate      not written (" + r.certificate_note.value_or("the run did not end ok") + ")\n";
+      note = "  certificate      not written (" + r.output.certificate_note.value_or("the run did not end ok") + ")\n";
     }
   }
   emit(st.json, record_json(r), recover_report(r) + human_extra + note);
@@ -420,7 +420,7 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
     if (!st.resume.empty()) std::cerr << ", " << ext.replayed << " answered from " << clean_text(st.resume);
     std::cerr << (ext.exit_note.empty() ? std::string() : "; " + ext.exit_note) << "\n";
   }
-  if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.status) << "\n";
+  if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.judge.status) << "\n";
   return code;
 }
 
@@ -441,7 +441,7 @@ int recover_command(const RecoverState& st) {
   const bool oracle = !st.oracle.empty();
   if (!oracle && (!st.oracle_error.empty() || !st.transcript.empty() || !st.resume.empty() || st.max_queries != 0))
     throw Error(ErrorKind::usage, "--oracle-error, --transcript, --resume and --max-queries go with --oracle CMD");
-  if (oracle && a == Arith::exact)
+  if (oracle && arith_facts(a).exact)
     throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
   if (oracle && (st.t.ffn > 0 || st.t.zero_neuron || st.t.parallel_neurons))
     throw Error(ErrorKind::usage,
@@ -507,9 +507,9 @@ Command make_demo() {
             auto run_until_ok = [&](RecoverOptions o) {
               for (int attempt = 0;; ++attempt) {
                 RecoverResult r = recover_run(m, o);
-                if (r.status != Status::degenerate || attempt == 7) return r;
+                if (r.judge.status != Status::degenerate || attempt == 7) return r;
                 redraw_note += "  (" + std::string(arith_name(o.arith)) + " learner seed " + std::to_string(o.seed) +
-                               " drew a degenerate query set: " + r.message + "; redrawn)\n";
+                               " drew a degenerate query set: " + r.judge.message + "; redrawn)\n";
                 ++o.seed;
               }
             };
@@ -521,8 +521,8 @@ Command make_demo() {
               RecoverOptions o = ex;
               for (int attempt = 0;; ++attempt) {
                 rt = recover_transformer_run(demo_transformer(), o);
-                if (rt.status != Status::degenerate || attempt == 7) break;
-                redraw_note += "  (transformer learner seed " + std::to_string(o.seed) + " drew a degenerate path: " + rt.message +
+                if (rt.judge.status != Status::degenerate || attempt == 7) break;
+                redraw_note += "  (transformer learner seed " + std::to_string(o.seed) + " drew a degenerate path: " + rt.judge.message +
                                "; redrawn)\n";
                 ++o.seed;
               }

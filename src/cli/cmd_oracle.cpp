@@ -51,7 +51,7 @@ Command make_oracle() {
           },
           [st] {
             const Arith a = parse_arith(st->arith);
-            if (a == Arith::exact) throw Error(ErrorKind::usage, "mhaq oracle answers in ball, mpfr or double (exact answers are not numbers the protocol carries)");
+            if (arith_facts(a).exact) throw Error(ErrorKind::usage, "mhaq oracle answers in ball, mpfr or double (exact answers are not numbers the protocol carries)");
             if (st->inputs.empty() && (st->digits_opt->count() > 0 || st->max_bits_opt->count() > 0))
               throw Error(ErrorKind::usage, "--digits and --max-bits apply to --inputs (the certified one-shot evaluation)");
             const std::string text = read_file_text(st->model_path, "model file");
@@ -79,7 +79,7 @@ Command make_oracle() {
             std::string human = name + "\n";
             // ball: certified evaluation (correctly rounded decimals for attention);
             // mpfr and double: the served answers, rounded as the protocol sends them
-            const bool cert = a == Arith::ball;
+            const bool cert = arith_facts(a).rigorous;
             if (cert) human += "certified: attention values correctly rounded to " + std::to_string(st->digits) + " digits (Arb, rising precision up to " +
                                std::to_string(st->max_bits) + " bits); other values as balls containing them\n";
             for (size_t i = 0; i < qs.size(); ++i) {

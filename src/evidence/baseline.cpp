@@ -146,7 +146,7 @@ BaselineOptions baseline_options(const BaselineRun& b, const RecoverOptions& o) 
   bo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
   // exact answers carry no noise: the prior work's scaling only for the
   // approximate arithmetics (powers of two keep the tokens exact)
-  bo.max_scale_log2 = o.arith == Arith::exact ? 0 : 16;
+  bo.max_scale_log2 = arith_facts(o.arith).exact ? 0 : 16;
   bo.w_bound = b.w_bound;
   return bo;
 }
@@ -159,15 +159,15 @@ void baseline_kappa(RecoverResult& r, RunFacts& facts, const Field<T>& F, int d,
   JetOracle<T> jo(replay);
   const BaselineResult<Jet<T>> jr = learn_baseline<Field<Jet<T>>>(jo, bo);
   const Sensitivity S = sensitivity_of_jet_heads(F, d, jr.heads, rec.answers);
-  r.kappa = S.kappa;
-  r.kappa_rel = S.kappa_rel;
+  r.study.kappa = S.kappa;
+  r.study.kappa_rel = S.kappa_rel;
   ArithPolicy<T>::floats(
       [&](const auto& G) {
         long p = G.precision();
         if (o.oracle_bits > 0) p = std::min(p, o.oracle_bits);
         facts.estimate_log2 = first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, o.noise_eps);
-        r.error_estimate = pow2_value(facts.estimate_log2);
-        r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+        r.judge.error_estimate = pow2_value(facts.estimate_log2);
+        r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
       },
       F);
 }
@@ -188,27 +188,27 @@ void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, cons
     const BaselineResult<T> res = learn_baseline<Field<T>>(black_box, bo);
     returned = true;
     facts.heads_recovered = static_cast<int>(res.heads.size());
-    r.heads_recovered = res.heads.size();
-    r.redraws = res.redraws;
-    r.heads = head_records(F, res.heads);
+    r.evidence.heads_recovered = res.heads.size();
+    r.evidence.redraws = res.redraws;
+    r.evidence.heads = head_records(F, res.heads);
     P::approximate([&](const auto& G, const auto& R) { baseline_kappa(r, facts, G, truth.d, bo, R, o); }, F, rec);
     P::compare(r, facts, canon, res.heads);
     P::approximate(
         [&](const auto& heads) {
-          if (noise.active()) r.observed_error = pow2_value(param_error_log2(heads, canon));
+          if (noise.active()) r.truth.observed_error = pow2_value(param_error_log2(heads, canon));
         },
         res.heads);
     v = judge(facts);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
-    r.heads_recovered = 0;
+    r.evidence.heads_recovered = 0;
   }
-  r.self_check = "none";  // the prior work does not check its assumptions
-  r.wrong = returned && !facts.agrees;
+  r.evidence.self_check = SelfCheck::none;  // the prior work does not check its assumptions
+  r.truth.wrong = returned && !facts.agrees;
   report_verdict(r, v);
-  r.queries = black_box.queries();
-  r.max_length = black_box.max_length();
+  r.evidence.queries = black_box.queries();
+  r.evidence.max_length = black_box.max_length();
 }
 
 }  // namespace
@@ -218,49 +218,48 @@ RecoverResult baseline_run(const Model& truth, const BaselineRun& b, const Recov
   const Model canon = truth.canonical();
   const BaselineOptions bo = baseline_options(b, o);
   RecoverResult r;
-  r.method = baseline_method_name(b.method);
-  r.arith = arith_name(o.arith);
-  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.bits = b;
-  r.d = truth.d;
-  r.seed = o.seed;
-  r.heads_true = canon.num_heads();
+  r.run.method = b.method;
+  r.run.arith = o.arith;
+  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.run.bits = b;
+  r.run.d = truth.d;
+  r.run.seed = o.seed;
+  r.truth.heads_true = canon.num_heads();
   if (b.method == BaselineMethod::orthogonal) {
-    r.bases_source = b.bases_source;
+    r.run.bases_source = b.bases_source;
     std::vector<long> dims;
     for (const auto& P : b.bases) dims.push_back(P.cols());
-    r.subspace_dims = dims;
+    r.run.subspace_dims = dims;
   }
-  r.query_bound = baseline_query_count(truth.d, bo);
-  r.max_length_bound = 2;
-  r.token_range = bo.tokens.range;
-  r.token_den = bo.tokens.den;
-  r.scale_log2_max = bo.max_scale_log2;
+  r.plan.query_bound = baseline_query_count(truth.d, bo);
+  r.plan.max_length_bound = 2;
+  r.run.token_range = bo.tokens.range;
+  r.run.token_den = bo.tokens.den;
+  r.run.scale_log2_max = bo.max_scale_log2;
   const OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::uniform, {}};
-  if (o.oracle_bits > 0) r.oracle_bits = o.oracle_bits;
+  if (o.oracle_bits > 0) r.oracle.bits = o.oracle_bits;
   if (!o.noise_eps.is_zero()) {
-    r.noise_eps = o.noise_eps.str();
-    r.noise_seed = o.noise_seed;
+    r.oracle.noise_eps = o.noise_eps.str();
+    r.oracle.noise_seed = o.noise_seed;
   }
   with_arith(o.arith, [&]<class T>() { run_baseline<T>(r, truth, canon, bo, o, noise); });
   return r;
 }
 
-json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o) { return record_json(baseline_run(truth, b, o)); }
 
 namespace {
 // What a row's comparison with the truth says, in one string.
 std::string error_text(const RecoverResult& t) {
-  if (t.exact_match) return *t.exact_match ? "0 (equal in Q)" : "differs (exact)";
-  if (t.contains_truth) return std::string(*t.contains_truth ? "contains" : "MISSES") + ", radius " + t.max_radius_decimal.value_or("-");
-  if (t.max_rel_error_decimal) return *t.max_rel_error_decimal;
+  if (t.truth.exact_match) return *t.truth.exact_match ? "0 (equal in Q)" : "differs (exact)";
+  if (t.truth.contains_truth) return std::string(*t.truth.contains_truth ? "contains" : "MISSES") + ", radius " + t.truth.max_radius_decimal.value_or("-");
+  if (t.truth.max_rel_error_decimal) return *t.truth.max_rel_error_decimal;
   return "-";
 }
 // max_rel_error as a double (+inf for a wrong head count, 0 for exact equality), NaN when no parameters were compared
 double rel_error_of(const RecoverResult& t) {
-  if (t.exact_match) return *t.exact_match ? 0.0 : kInf;
-  if (t.max_rel_error_decimal) {
-    if (*t.max_rel_error_decimal == "inf") return kInf;
-    if (const auto e = finite_number(t.max_rel_error)) return *e;
+  if (t.truth.exact_match) return *t.truth.exact_match ? 0.0 : kInf;
+  if (t.truth.max_rel_error_decimal) {
+    if (*t.truth.max_rel_error_decimal == "inf") return kInf;
+    if (const auto e = finite_number(t.truth.max_rel_error)) return *e;
     return 0.0;  // below double's range
   }
   return std::nan("");
@@ -269,25 +268,25 @@ double rel_error_of(const RecoverResult& t) {
 json row_number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 json row_of(const std::string& method, const RecoverResult& t) {
   json row{{"method", method},
-           {"arith", t.arith},
-           {"status", status_name(t.status)},
-           {"queries", t.queries.value_or(0)},
-           {"max_length", t.max_length.value_or(0)},
-           {"heads_true", t.heads_true.value_or(0)},
-           {"heads_recovered", t.heads_recovered.value_or(0)},
+           {"arith", arith_name(t.run.arith)},
+           {"status", status_name(t.judge.status)},
+           {"queries", t.evidence.queries.value_or(0)},
+           {"max_length", t.evidence.max_length.value_or(0)},
+           {"heads_true", t.truth.heads_true.value_or(0)},
+           {"heads_recovered", t.evidence.heads_recovered.value_or(0)},
            {"error", error_text(t)}};
   const double e = rel_error_of(t);
   row["max_rel_error"] = std::isnan(e) ? json(nullptr) : std::isinf(e) ? json("inf") : json(e);
   // wrong: parameters returned that disagree with the known truth
-  row["wrong"] = t.wrong.value_or(t.status == Status::mismatch && t.heads_recovered.value_or(0) > 0);
-  if (t.status != Status::ok) row["message"] = t.message;
-  if (t.exact_match) row["exact_match"] = *t.exact_match;
-  if (t.contains_truth) row["contains_truth"] = *t.contains_truth;
-  if (t.kappa) row["kappa"] = row_number(*t.kappa);
-  if (t.observed_error) row["observed_error"] = row_number(*t.observed_error);
-  if (t.query_bound) row["query_bound"] = *t.query_bound;
-  if (t.paper_bound) row["paper_bound"] = *t.paper_bound;
-  if (t.bases_source) row["bases_source"] = *t.bases_source;
+  row["wrong"] = t.truth.wrong.value_or(t.judge.status == Status::mismatch && t.evidence.heads_recovered.value_or(0) > 0);
+  if (t.judge.status != Status::ok) row["message"] = t.judge.message;
+  if (t.truth.exact_match) row["exact_match"] = *t.truth.exact_match;
+  if (t.truth.contains_truth) row["contains_truth"] = *t.truth.contains_truth;
+  if (t.study.kappa) row["kappa"] = row_number(*t.study.kappa);
+  if (t.truth.observed_error) row["observed_error"] = row_number(*t.truth.observed_error);
+  if (t.plan.query_bound) row["query_bound"] = *t.plan.query_bound;
+  if (t.plan.paper_bound) row["paper_bound"] = *t.plan.paper_bound;
+  if (t.run.bases_source) row["bases_source"] = *t.run.bases_source;
   return row;
 }
 }  // namespace
@@ -342,21 +341,21 @@ std::string compare_report(const json& c) {
 std::string baseline_report(const RecoverResult& r) {
   auto shown = [](const auto& x) { return x ? std::to_string(*x) : std::string("null"); };
   std::ostringstream o;
-  o << "mhaq baseline: " << r.method.value_or("") << " (prior work), " << r.arith;
-  if (r.bits) o << " (" << *r.bits << " bits)";
-  o << ", d=" << r.d << ", seed " << r.seed << "\n";
-  o << "  status           " << status_name(r.status) << "\n";
-  if (r.status != Status::ok) o << "  reason           " << r.message << "\n";
-  if (r.bases_source) o << "  bases            " << *r.bases_source << ", subspace dimensions " << json_text(r.subspace_dims.value_or(std::vector<long>{})) << "\n";
-  o << "  queries          " << shown(r.queries) << " (sum of k^2 + k over the head subspaces = " << shown(r.query_bound) << ")\n";
-  o << "  longest query    " << shown(r.max_length) << " (bound 2)\n";
-  o << "  heads            " << shown(r.heads_recovered) << " recovered, " << shown(r.heads_true) << " in the canonical truth\n";
-  o << "  error vs truth   " << error_text(r) << (r.wrong.value_or(false) ? "  -- WRONG parameters, and the baseline does not notice" : "") << "\n";
-  if (r.kappa) o << "  kappa            " << json_text(*r.kappa) << " (the baseline's own noise amplification)\n";
-  if (r.observed_error) o << "  observed error   " << json_text(*r.observed_error) << "\n";
-  if (r.heads && r.d <= 4) {
+  o << "mhaq baseline: " << (r.run.method ? baseline_method_name(*r.run.method) : "") << " (prior work), " << arith_name(r.run.arith);
+  if (r.run.bits) o << " (" << *r.run.bits << " bits)";
+  o << ", d=" << r.run.d << ", seed " << r.run.seed << "\n";
+  o << "  status           " << status_name(r.judge.status) << "\n";
+  if (r.judge.status != Status::ok) o << "  reason           " << r.judge.message << "\n";
+  if (r.run.bases_source) o << "  bases            " << *r.run.bases_source << ", subspace dimensions " << json_text(r.run.subspace_dims.value_or(std::vector<long>{})) << "\n";
+  o << "  queries          " << shown(r.evidence.queries) << " (sum of k^2 + k over the head subspaces = " << shown(r.plan.query_bound) << ")\n";
+  o << "  longest query    " << shown(r.evidence.max_length) << " (bound 2)\n";
+  o << "  heads            " << shown(r.evidence.heads_recovered) << " recovered, " << shown(r.truth.heads_true) << " in the canonical truth\n";
+  o << "  error vs truth   " << error_text(r) << (r.truth.wrong.value_or(false) ? "  -- WRONG parameters, and the baseline does not notice" : "") << "\n";
+  if (r.study.kappa) o << "  kappa            " << json_text(*r.study.kappa) << " (the baseline's own noise amplification)\n";
+  if (r.truth.observed_error) o << "  observed error   " << json_text(*r.truth.observed_error) << "\n";
+  if (r.evidence.heads && r.run.d <= 4) {
     int h = 0;
-    for (const HeadRecord& hd : *r.heads) o << "  head " << ++h << ": v = " << json_text(hd.v) << "\n          W = " << json_text(hd.W) << "\n";
+    for (const HeadRecord& hd : *r.evidence.heads) o << "  head " << ++h << ": v = " << json_text(hd.v) << "\n          W = " << json_text(hd.W) << "\n";
   }
   return o.str();
 }

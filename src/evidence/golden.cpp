@@ -159,7 +159,7 @@ std::optional<Draws> golden_design(const GoldenInputs& in, const LearnOptions& l
     Rng rng(lo.seed);
     return draw_scaled(rng, in.model.d, lo.H, grid);
   }
-  const long bits = in.arith == Arith::exact ? 256 : in.bits;
+  const long bits = arith_facts(in.arith).exact ? 256 : in.bits;
   PrecisionScope scope(bits);
   ModelOracle<Mpfr> oracle(in.model, grid.den);  // the black box, asked again by the pilot
   TunedOptions t;
@@ -222,12 +222,12 @@ const char* kBinaryFormat =
 
 ojson header_json(long L, long digits, Arith arith, long bits) {
   ojson h{{"format", "mhaq-golden"}, {"version", golden_version}, {"arith", arith_name(arith)}};
-  if (arith != Arith::exact) h["bits"] = bits;
+  if (!arith_facts(arith).exact) h["bits"] = bits;
   h["tau"] = "e^(1/L)";
   h["L"] = L;
   h["digits"] = digits;
   h["decimal_format"] = kDecimalFormat;
-  if (arith != Arith::exact) h["binary_format"] = kBinaryFormat;
+  if (!arith_facts(arith).exact) h["binary_format"] = kBinaryFormat;
   return h;
 }
 
@@ -273,9 +273,12 @@ ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, long bi
 }
 
 ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, Arith arith, long bits) {
-  if (arith == Arith::ball) return binary_run<Ball>(doc, model, lo, bits, "ball");
-  if (arith == Arith::mpfr) return binary_run<Mpfr>(doc, model, lo, bits, "mpfr");
-  throw Error(ErrorKind::usage, "golden files record exact, ball or mpfr runs");
+  std::optional<ojson> run;
+  with_arith(arith, [&]<class T>() {
+    ArithPolicy<T>::chosen_bits([&](auto t) { run = binary_run<typename decltype(t)::type>(doc, model, lo, bits, arith_name(arith)); }, std::type_identity<T>{});
+  });
+  if (!run) throw Error(ErrorKind::usage, "golden files record exact, ball or mpfr runs");
+  return *run;
 }
 
 // The file's summary: counts (with biases also the count with biases) and the exact match.
@@ -298,7 +301,7 @@ std::string golden_export(const GoldenInputs& in) {
   if (in.is_transformer) return golden_export_transformer(in);
   check_digits(in.digits);
   in.model.validate();
-  if (in.arith == Arith::ieee) throw Error(ErrorKind::usage, "golden files record exact, ball or mpfr runs");
+  if (arith_facts(in.arith).fixed_bits > 0) throw Error(ErrorKind::usage, "golden files record exact, ball or mpfr runs");
   if (in.threads < 1) throw Error(ErrorKind::usage, "golden: threads must be positive");
   const Model canon = in.model.canonical();
   const int H = in.max_heads > 0 ? in.max_heads : in.heads > 0 ? in.heads : canon.num_heads();
@@ -354,7 +357,7 @@ std::string golden_export(const GoldenInputs& in) {
   doc["pairs"] = pairs;
   doc["heads"] = heads_json(res.heads);
   if (res.beta) doc["beta"] = rat_of(*res.beta, "recovered beta");
-  if (in.arith != Arith::exact) doc[arith_name(in.arith)] = binary_run(doc, in.model, lo, in.arith, in.bits);
+  if (!arith_facts(in.arith).exact) doc[arith_name(in.arith)] = binary_run(doc, in.model, lo, in.arith, in.bits);
   doc["summary"] = summary_json(res, lo, in.model.d, black_box.queries(), black_box.max_length(), canon);
   return dump_layout(doc);
 }

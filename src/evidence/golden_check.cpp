@@ -267,7 +267,7 @@ AttentionFile read_attention_file(const json& doc) {
   file.arith_s = need_str(doc, "arith", "");
   if (file.arith_s != "exact" && file.arith_s != "ball" && file.arith_s != "mpfr") throw_input("arith: must be exact, ball or mpfr, got " + quote_text(file.arith_s));
   file.arith = parse_arith(file.arith_s);
-  file.bits = file.arith == Arith::exact ? 256 : need_int(doc, "bits", "", min_bits, max_bits);
+  file.bits = arith_facts(file.arith).exact ? 256 : need_int(doc, "bits", "", min_bits, max_bits);
   for (const char* k : {"L", "plan", "model_canonical", "summary"}) (void)need(doc, k, "");
 
   // ---- inputs (the only fields taken from the file, besides the queries and answers)
@@ -590,8 +590,8 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     exp["summary"] = summary_json(*res, lo, d, black_box.queries(), black_box.max_length(), canon);
     if (!exp["summary"]["exact_match"].get<bool>()) out.mismatches.push_back("heads: the re-derived learner heads are not the canonical model's heads");
   }
-  if (file.arith != Arith::exact && res) rerun_binary(doc, file, lo, exp, out);
-  if (file.arith == Arith::ball) check_ball_containment(doc, file, exact_values, exact_fits, canon, L, out);
+  if (!arith_facts(file.arith).exact && res) rerun_binary(doc, file, lo, exp, out);
+  if (arith_facts(file.arith).rigorous) check_ball_containment(doc, file, exact_values, exact_fits, canon, L, out);
   // Compare (the header's decimal_format text is part of the schema).
   diff(doc, json::parse(exp.dump()), "", out);
   return out;

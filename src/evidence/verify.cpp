@@ -37,14 +37,14 @@ void check_options(const VerifyOptions& o) {
   if (o.max_h < 1 || o.max_h > 16) throw Error(ErrorKind::usage, "--max-h must be in [1, 16]");
   if (o.h0_extra < 0) throw Error(ErrorKind::usage, "--h0-extra must be non-negative");
   if (o.token_range < 0) throw Error(ErrorKind::usage, "--token-range must be positive");
-  if ((o.arith == Arith::ball || o.arith == Arith::mpfr) && o.bits < 16) throw Error(ErrorKind::usage, "--bits must be at least 16");
+  if (arith_facts(o.arith).chosen_bits && o.bits < 16) throw Error(ErrorKind::usage, "--bits must be at least 16");
   if (o.threads < 0) throw Error(ErrorKind::usage, "--threads must be 0 or positive");
   if (o.model_kind != "attention" && o.model_kind != "transformer" && o.model_kind != "all")
     throw Error(ErrorKind::usage, "--model-kind must be attention, transformer or all");
   if (o.claim != 0 && o.claim != 4)
     throw Error(ErrorKind::usage, "--claim: only 4 (approximate answers) is a study of its own; claims 1-3 and 5 run without --claim");
   if (o.claim == 4 && o.model_kind != "attention") throw Error(ErrorKind::usage, "--claim 4 is about attention models (no --model-kind)");
-  if (o.design != Design::paper && o.arith == Arith::exact && o.claim != 4)
+  if (o.design != Design::paper && arith_facts(o.arith).exact && o.claim != 4)
     throw Error(ErrorKind::usage, "--design scaled|tuned needs --arith ball, mpfr or double (exact runs use the paper design)");
   if (o.schedule == Schedule::compact && o.max_h + (o.unknown_h ? o.h0_extra : 0) > compact_max_heads)
     throw Error(ErrorKind::usage, "--schedule compact takes H (or H0 = H + --h0-extra) <= " + std::to_string(compact_max_heads) +
@@ -99,29 +99,29 @@ RecoverResult run_recover(const Model& m, const RecoverOptions& ro) {
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::degenerate) throw;
     RecoverResult r;
-    r.status = Status::degenerate;
-    r.message = e.what();
-    r.queries = 0;
-    r.max_length = 0;
-    r.heads_recovered = 0;
+    r.judge.status = Status::degenerate;
+    r.judge.message = e.what();
+    r.evidence.queries = 0;
+    r.evidence.max_length = 0;
+    r.evidence.heads_recovered = 0;
     return r;
   }
 }
 
 Outcome recovery_outcome(const VerifyOptions& o, const RecoverResult& r, int H) {
   if (auto s = status_outcome(o, r)) return *s;
-  const int got = r.heads_recovered.value_or(0);
+  const int got = r.evidence.heads_recovered.value_or(0);
   if (got != H) return {TrialVerdict::fail, 0, "status ok but " + std::to_string(got) + " heads recovered, canonical truth has " + std::to_string(H)};
   const TrialVerdict good = r.repaired() ? TrialVerdict::repaired : TrialVerdict::pass;
   switch (truth_test_of(o.arith)) {
     case TruthTest::equality:
-      if (!r.exact_match.value_or(false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
+      if (!r.truth.exact_match.value_or(false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
       return {good, 0, ""};
     case TruthTest::containment:
-      if (!r.contains_truth.value_or(false)) return {TrialVerdict::fail, r.max_radius.value_or(0), "status ok but some output ball misses the truth"};
-      return {good, r.max_radius.value_or(0), ""};
+      if (!r.truth.contains_truth.value_or(false)) return {TrialVerdict::fail, r.truth.max_radius.value_or(0), "status ok but some output ball misses the truth"};
+      return {good, r.truth.max_radius.value_or(0), ""};
     case TruthTest::rel_error: {
-      const double e = r.max_rel_error.value_or(INFINITY);
+      const double e = r.truth.max_rel_error.value_or(INFINITY);
       if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
       return {good, e, ""};
     }
@@ -161,7 +161,7 @@ std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_h
   if (t.share_w) s << " --share-w";
   if (t.cancel_v) s << " --cancel-v";
   s << " --arith " << arith_name(o.arith);
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) s << " --bits " << o.bits;
+  if (arith_facts(o.arith).chosen_bits) s << " --bits " << o.bits;
   s << " --token-range " << token_range_of(o);
   if (o.schedule != Schedule::paper) s << " --schedule " << schedule_name(o.schedule);
   if (max_heads > 0) s << " --max-heads " << max_heads;
@@ -244,7 +244,7 @@ namespace {
 // A recover result as the tally sees it: everything but the heads (a record
 // crosses process boundaries, and the verdicts never read the heads).
 json without_heads(RecoverResult r) {
-  r.heads.reset();
+  r.evidence.heads.reset();
   return record_json(r);
 }
 
@@ -296,7 +296,7 @@ json verify_trial(const VerifyOptions& o, int index) {
     rec["uniform"] = without_heads(run_recover(m, ro));
     ro.noise_pattern = NoisePattern::signs;
     RecoverResult none;
-    none.status = Status::degenerate;
+    none.judge.status = Status::degenerate;
     rec["worst"] = without_heads(t.H > 0 ? run_recover(m, ro) : none);
     return rec;
   }
@@ -326,24 +326,24 @@ json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
     const TrialSpec t = spec_of(rec);
     const RecoverResult u = record_from_json(rec["uniform"]);
     const RecoverResult w = record_from_json(rec["worst"]);
-    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"eps", rec["eps"]}, {"status", status_name(u.status)}};
-    if (u.status == Status::degenerate || w.status == Status::degenerate || !u.kappa) {
+    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"eps", rec["eps"]}, {"status", status_name(u.judge.status)}};
+    if (u.judge.status == Status::degenerate || w.judge.status == Status::degenerate || !u.study.kappa) {
       c.add(TrialVerdict::degenerate);
       trials.push_back(tj);
       continue;
     }
-    const double ke = u.kappa_times_eps.value();
-    const bool has_bound = u.certified_bound.has_value();
-    const double cb = u.certified_bound.value_or(INFINITY);
+    const double ke = u.study.kappa_times_eps.value();
+    const bool has_bound = u.study.certified_bound.has_value();
+    const double cb = u.study.certified_bound.value_or(INFINITY);
     const bool first = ke <= 1e-6;
     tj["kappa_times_eps"] = ke;
     tj["certified_bound"] = has_bound ? json(cb) : json(nullptr);
     std::string why;
     bool observed = false;
     for (const RecoverResult* r : {&u, &w})
-      if (r->observed_error) {
+      if (r->truth.observed_error) {
         observed = true;
-        const double e = *r->observed_error;
+        const double e = *r->truth.observed_error;
         if (has_bound) {
           worst_obs = std::max(worst_obs, e / cb);
           if (e > cb) why = "observed error " + fmt(e) + " above the certified bound " + fmt(cb);
@@ -351,7 +351,7 @@ json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
       }
     if (first) {
       ++asserted;
-      if (!has_bound) why = "no certified bound where kappa eps = " + fmt(ke) + " <= 1e-6: " + u.certified_note.value_or("");
+      if (!has_bound) why = "no certified bound where kappa eps = " + fmt(ke) + " <= 1e-6: " + u.study.certified_note.value_or("");
       else if (cb > 4 * ke) why = "certified bound " + fmt(cb / ke) + " x kappa eps, beyond the factor 4";
       if (has_bound) worst_ratio = std::max(worst_ratio, cb / ke);
     } else {
@@ -391,12 +391,12 @@ void tally_h0(const VerifyOptions& o, const json& rec, const TrialSpec& t, Claim
   const int H = t.H;
   const int H0 = rec["H0"].get<int>();
   const RecoverResult r4 = record_from_json(rec["h0"]);
-  const bool sent4 = r4.queries.value_or(0) > 0;
+  const bool sent4 = r4.evidence.queries.value_or(0) > 0;
   // a small grid's witnesses (stages/grid_guard.hpp) are counted apart: the claim is about the plan
-  const long q4 = r4.design_queries.value_or(r4.queries.value_or(0)) - r4.grid_witness_queries.value_or(0), l4 = r4.max_length.value_or(0);
+  const long q4 = r4.design.design_queries.value_or(r4.evidence.queries.value_or(0)) - r4.evidence.grid_witness_queries.value_or(0), l4 = r4.evidence.max_length.value_or(0);
   const long want4 = schedule_query_count(o.schedule, t.d, H0);
   Outcome rec4 = recovery_outcome(o, r4, H);
-  const bool rep4 = rec4.v == TrialVerdict::repaired || r4.fallback_queries.value_or(0) > 0;
+  const bool rep4 = rec4.v == TrialVerdict::repaired || r4.evidence.fallback_queries.value_or(0) > 0;
   if (sent4 && !rep4) {
     max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
     max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
@@ -405,14 +405,14 @@ void tally_h0(const VerifyOptions& o, const json& rec, const TrialSpec& t, Claim
     // counts and lengths are asserted on unrepaired runs only
   } else if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula " + count_formula(o.schedule, "H0") + " = " + std::to_string(want4)};
   else if (sent4 && l4 > 2L * H0 + 1) rec4 = {TrialVerdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
-  else if (rec4.v == TrialVerdict::pass && r4.heads_found.value_or(-1) != H)
-    rec4 = {TrialVerdict::fail, 0, "heads_found " + std::to_string(r4.heads_found.value_or(-1)) + " != canonical " + std::to_string(H)};
+  else if (rec4.v == TrialVerdict::pass && r4.evidence.heads_found.value_or(-1) != H)
+    rec4 = {TrialVerdict::fail, 0, "heads_found " + std::to_string(r4.evidence.heads_found.value_or(-1)) + " != canonical " + std::to_string(H)};
   c4.add(rec4.v);
   if (rec4.v == TrialVerdict::pass || rec4.v == TrialVerdict::repaired) c4.value(rec4.figure);
   if (rec4.v == TrialVerdict::fail) record_failure(c4, o, t, H0, rec4.reason);
   deg_h0 += rec4.v == TrialVerdict::degenerate;
   tj["H0"] = H0;
-  tj["status_h0"] = status_name(r4.status);
+  tj["status_h0"] = status_name(r4.judge.status);
 }
 
 }  // namespace
@@ -422,7 +422,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
   if (o.claim == 4) return claim4_tally(o, records);
   const long R = token_range_of(o);
   const long S = 2 * R + 1;
-  ClaimTally c1{"1", std::string(o.arith == Arith::exact ? "exact " : "") + "recovery of the canonical (W_h, v_h) up to permutation, H known (" + recovery_criterion(o) + ")"};
+  ClaimTally c1{"1", std::string(arith_facts(o.arith).exact ? "exact " : "") + "recovery of the canonical (W_h, v_h) up to permutation, H known (" + recovery_criterion(o) + ")"};
   ClaimTally c2{"2", "H known: exactly " + count_formula(o.schedule, "H") + " value queries"};
   ClaimTally c3{"3", "H known: no query longer than 2H + 1 tokens"};
   ClaimTally c4{"4", "only H0 = H+" + std::to_string(o.h0_extra) + " known: exactly " + count_formula(o.schedule, "H0") +
@@ -438,9 +438,9 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     const TrialSpec t = spec_of(rec);
     const int H = t.H;
     const RecoverResult r1 = record_from_json(rec["known"]);
-    const bool sent1 = r1.queries.value_or(0) > 0;
+    const bool sent1 = r1.evidence.queries.value_or(0) > 0;
     // a tuned run's pilot is not part of the design's count (reported as pilot_queries)
-    const long q1 = r1.design_queries.value_or(r1.queries.value_or(0)) - r1.grid_witness_queries.value_or(0), l1 = r1.max_length.value_or(0);
+    const long q1 = r1.design.design_queries.value_or(r1.evidence.queries.value_or(0)) - r1.evidence.grid_witness_queries.value_or(0), l1 = r1.evidence.max_length.value_or(0);
     // claim 1
     const Outcome rec1 = recovery_outcome(o, r1, H);
     c1.add(rec1.v);
@@ -448,7 +448,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
     if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
     const bool deg1 = rec1.v == TrialVerdict::degenerate;
     // a run that asked the fallback's extra queries is counted apart whatever its status
-    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.fallback_queries.value_or(0) > 0;
+    const bool rep1 = rec1.v == TrialVerdict::repaired || r1.evidence.fallback_queries.value_or(0) > 0;
     deg_known += deg1;
     rep_known += rep1;
     // claim 2
@@ -485,7 +485,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
       vacuous += sz["bound"].get<double>() >= 1.0;
     }
     json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
-            {"cancel_v", t.cancel_v}, {"status_known_h", status_name(r1.status)}, {"bound", sz["bound"]}};
+            {"cancel_v", t.cancel_v}, {"status_known_h", status_name(r1.judge.status)}, {"bound", sz["bound"]}};
     if (o.unknown_h) tally_h0(o, rec, t, c4, max_dev4, max_excess4, deg_h0, tj);  // claim 4
     trials.push_back(tj);
   }
@@ -523,7 +523,7 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
               {"bits", bits_of(o)},
               {"seed", o.seed},
               {"trials", n},
-              {"tolerance", (o.arith == Arith::mpfr || o.arith == Arith::ieee) ? json(tolerance_of(o)) : json(nullptr)},
+              {"tolerance", arith_facts(o.arith).floats ? json(tolerance_of(o)) : json(nullptr)},
               {"model_kind", o.model_kind},
               {"schedule", schedule_name(o.schedule)},
               {"distribution", verify_distribution(o)},

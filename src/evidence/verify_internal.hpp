@@ -26,7 +26,7 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
 
 inline long token_range_of(const VerifyOptions& o) { return o.token_range > 0 ? o.token_range : default_tokens(o.arith).range; }
 inline long token_den_of(const VerifyOptions& o) { return default_tokens(o.arith).den; }
-inline long bits_of(const VerifyOptions& o) { return o.arith == Arith::ieee ? 53 : o.bits; }
+inline long bits_of(const VerifyOptions& o) { return arith_facts(o.arith).bits(o.bits); }
 inline double tolerance_of(const VerifyOptions& o) { return o.tolerance > 0 ? o.tolerance : std::exp2(-static_cast<double>(bits_of(o)) / 4.0); }
 
 inline std::string fmt(double x, int prec = 3) {
@@ -55,15 +55,15 @@ struct Outcome {
 // re-checked against the truth here, so a wrong "ok" would still fail.
 // The verdict of a status that is not ok, or nothing for ok.
 inline std::optional<Outcome> status_outcome(const VerifyOptions& o, const RecoverResult& r) {
-  const std::string why = r.message;
-  switch (r.status) {
+  const std::string why = r.judge.message;
+  switch (r.judge.status) {
     case Status::ok: return std::nullopt;
     case Status::degenerate: return Outcome{TrialVerdict::degenerate, 0, "degenerate draw: " + why};
     case Status::not_identifiable: return Outcome{TrialVerdict::not_identifiable, 0, "not identifiable: " + why};
     case Status::unable:
       if (truth_test_of(o.arith) == TruthTest::equality) return Outcome{TrialVerdict::fail, 0, "status unable in exact mode: " + why};
       return Outcome{TrialVerdict::unable, 0, "unable: " + why};
-    default: return Outcome{TrialVerdict::fail, 0, std::string("status ") + status_name(r.status) + ": " + why};
+    default: return Outcome{TrialVerdict::fail, 0, std::string("status ") + status_name(r.judge.status) + ": " + why};
   }
 }
 

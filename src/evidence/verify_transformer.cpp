@@ -37,7 +37,7 @@ std::string transformer_replay(const VerifyOptions& o, const TransformerTrialSpe
   if (t.zero_neuron) s << " --zero-neuron";
   if (t.parallel_neurons) s << " --parallel-neurons";
   s << " --arith " << arith_name(o.arith);
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) s << " --bits " << o.bits;
+  if (arith_facts(o.arith).chosen_bits) s << " --bits " << o.bits;
   s << " --json";
   return s.str();
 }
@@ -45,18 +45,18 @@ std::string transformer_replay(const VerifyOptions& o, const TransformerTrialSpe
 // A claim-5 run, judged like recovery_outcome and re-checked against the truth.
 Outcome transformer_outcome(const VerifyOptions& o, const RecoverResult& r) {
   if (auto s = status_outcome(o, r)) return *s;
-  if (r.neurons_recovered.value_or(-1) != r.neurons_true.value_or(-2) || r.heads_recovered.value_or(0) != r.heads_true.value_or(0))
+  if (r.evidence.neurons_recovered.value_or(-1) != r.truth.neurons_true.value_or(-2) || r.evidence.heads_recovered.value_or(0) != r.truth.heads_true.value_or(0))
     return {TrialVerdict::fail, 0, "status ok but the recovered head or neuron count differs from the canonical truth"};
   switch (truth_test_of(o.arith)) {
     case TruthTest::equality:
-      if (!r.exact_match.value_or(false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
-      if (!(r.functional_check && r.functional_check->all_zero)) return {TrialVerdict::fail, 0, "status ok but T - T' is not zero on every fresh sequence"};
+      if (!r.truth.exact_match.value_or(false)) return {TrialVerdict::fail, 0, "status ok but exact_match false"};
+      if (!(r.truth.functional_check && r.truth.functional_check->all_zero)) return {TrialVerdict::fail, 0, "status ok but T - T' is not zero on every fresh sequence"};
       return {TrialVerdict::pass, 0, ""};
     case TruthTest::containment:
-      if (!r.contains_truth.value_or(false)) return {TrialVerdict::fail, r.max_radius.value_or(0), "status ok but some output ball misses the truth"};
-      return {TrialVerdict::pass, r.max_radius.value_or(0), ""};
+      if (!r.truth.contains_truth.value_or(false)) return {TrialVerdict::fail, r.truth.max_radius.value_or(0), "status ok but some output ball misses the truth"};
+      return {TrialVerdict::pass, r.truth.max_radius.value_or(0), ""};
     case TruthTest::rel_error: {
-      const double e = r.max_rel_error.value_or(INFINITY);
+      const double e = r.truth.max_rel_error.value_or(INFINITY);
       if (!(e <= tolerance_of(o))) return {TrialVerdict::fail, e, "status ok but max_rel_error " + fmt(e) + " above tolerance " + fmt(tolerance_of(o))};
       return {TrialVerdict::pass, e, ""};
     }
@@ -83,14 +83,14 @@ json transformer_trial_record(const VerifyOptions& o, int index, std::uint64_t s
   ro.seed = seed;
   const TransformerModel tm = generate_transformer(g);
   RecoverResult r = recover_transformer_run(tm, ro);
-  r.model.reset();
+  r.evidence.model.reset();
   return json{{"d", ts.d}, {"H", ts.H}, {"m", ts.m}, {"share_w", ts.share_w}, {"zero_neuron", ts.zero_neuron},
               {"parallel_neurons", ts.parallel_neurons}, {"result", record_json(r)}, {"condition", violated_condition(tm.canonical())}};
 }
 
 Claim5Tally::Claim5Tally(const VerifyOptions& o)
     : c{"5", std::string("one-layer transformer (attention, bias-free ReLU FFN) recovered up to functional equivalence from value queries (") +
-                 (o.arith == Arith::exact ? "canonical equality in Q and T - T' = 0 on 20 fresh sequences" : recovery_criterion(o)) + ")"} {}
+                 (arith_facts(o.arith).exact ? "canonical equality in Q and T - T' = 0 on 20 fresh sequences" : recovery_criterion(o)) + ")"} {}
 
 void Claim5Tally::add(const VerifyOptions& o, const json& rec) {
   const json& tr = rec["transformer"];
@@ -98,7 +98,7 @@ void Claim5Tally::add(const VerifyOptions& o, const json& rec) {
   Outcome out = transformer_outcome(o, r5);
   // not identifiable only for a model that violates a stated condition
   if (out.v == TrialVerdict::not_identifiable && tr["condition"].get<std::string>().empty())
-    out = {TrialVerdict::fail, 0, "not_identifiable for a model that meets every stated condition: " + r5.message};
+    out = {TrialVerdict::fail, 0, "not_identifiable for a model that meets every stated condition: " + r5.judge.message};
   c.add(out.v);
   if (out.v == TrialVerdict::pass) c.value(out.figure);
   if (out.v == TrialVerdict::fail) {
@@ -113,7 +113,7 @@ void Claim5Tally::add(const VerifyOptions& o, const json& rec) {
                              {"command", transformer_replay(o, ts, rec["seed"].get<std::uint64_t>())}});
   }
   if (out.v == TrialVerdict::pass) {
-    const long q = r5.queries.value_or(0);
+    const long q = r5.evidence.queries.value_or(0);
     max_q = std::max(max_q, q);
     max_ratio = std::max(max_ratio, static_cast<double>(q) / static_cast<double>(paper_query_bound(tr["d"].get<int>(), tr["H"].get<int>())));
   }

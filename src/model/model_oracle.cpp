@@ -270,7 +270,7 @@ template <class T>
 ModelOracle<T>::ModelOracle(Model m, long token_den, OracleNoise noise, ExactSolver solver)
     : model_(std::move(m)), token_den_(token_den), noise_(std::move(noise)), solver_(solver), noise_rng_(noise_.seed) {
   model_.validate();
-  if (noise_.pattern == NoisePattern::envelope && Field<T>::tag != Arith::ball)
+  if (noise_.pattern == NoisePattern::envelope && !arith_facts(Field<T>::tag).rigorous)
     throw Error(ErrorKind::usage, "the envelope noise pattern needs a ball learner (--arith ball)");
   if (noise_.bits < 0 || noise_.eps.sign() < 0) throw Error(ErrorKind::usage, "oracle bits and noise must be non-negative");
   if (token_den_ < 1) throw Error(ErrorKind::usage, "token denominator must be positive");

@@ -44,16 +44,16 @@ ServedModel::ServedModel(TransformerModel m, Arith arith, long bits) : transform
 ServedModel::~ServedModel() = default;
 
 std::string ServedModel::describe() const {
-  const std::string a = arith_ == Arith::ball ? "ball" : arith_ == Arith::mpfr ? "mpfr" : "double";
+  const std::string a = arith_name(arith_);
   return std::string(transformer_ ? "transformer" : "attention") + ", d = " + std::to_string(d_) + ", " + a +
-         (arith_ == Arith::ieee ? std::string() : " at " + std::to_string(bits_) + " bits");
+         (arith_facts(arith_).fixed_bits > 0 ? std::string() : " at " + std::to_string(bits_) + " bits");
 }
 
 std::string ServedModel::kind_name() const { return transformer_ ? "transformer" : "attention"; }
 
 json ServedModel::hello_reply(const std::string& name) const {
   json h{{"type", "hello"}, {"protocol", version}, {"d", d_}, {"name", name}};
-  if (arith_ == Arith::ball) h["radius"] = true;
+  if (arith_facts(arith_).rigorous) h["radius"] = true;
   return h;
 }
 
@@ -134,7 +134,7 @@ json ServedModel::certified(long id, const Query& q, long digits, long max_bits)
 }
 
 void ServedModel::append_answer(long id, const Query& q, std::string& out) {
-  if (arith_ != Arith::ball) {
+  if (!arith_facts(arith_).rigorous) {
     out += answer(id, q).dump();
     return;
   }
@@ -151,14 +151,14 @@ void ServedModel::append_answer(long id, const Query& q, std::string& out) {
 
 json ServedModel::answer(long id, const Query& q) {
   json a{{"id", id}};
-  if (arith_ == Arith::ball) {
+  if (arith_facts(arith_).rigorous) {
     put_ball(a, enclose(q, bits_), ball_digits(bits_));
     return a;
   }
   // floats: enclose well beyond the precision, round the midpoint
-  const long p = arith_ == Arith::ieee ? 53 : bits_;
+  const long p = arith_facts(arith_).bits(bits_);
   const Ball b = enclose(q, p + 64);
-  if (arith_ == Arith::ieee) {
+  if (arith_facts(arith_).fixed_bits > 0) {  // double: the value itself
     a["value"] = arf_get_d(arb_midref(b.raw()), ARF_RND_NEAR);
     return a;
   }

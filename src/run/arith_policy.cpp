@@ -18,8 +18,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 template <class T>
 void compare_float(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got, const T* beta) {
   const double l2 = max_rel_error_log2(got, canon, beta);
-  r.max_rel_error = pow2_value(l2);
-  r.max_rel_error_decimal = decimal_of_log2(l2);
+  r.truth.max_rel_error = pow2_value(l2);
+  r.truth.max_rel_error_decimal = decimal_of_log2(l2);
   f.agrees = l2 <= f.tolerance_log2;
   if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(l2) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
 }
@@ -29,13 +29,13 @@ void compare_float(RecoverResult& r, RunFacts& f, const Model& canon, const std:
 template <class T>
 void float_tolerance(RecoverResult& r, RunFacts& facts, const Field<T>& F, const Rational& tolerance, bool decisions) {
   facts.tolerance_log2 = tolerance.is_zero() ? default_tolerance_log2(static_cast<long>(-F.tol.acc(F.precision()))) : log2_abs(tolerance);
-  r.tolerance = pow2_value(facts.tolerance_log2);
-  r.tolerance_decimal = decimal_of_log2(facts.tolerance_log2);
+  r.judge.tolerance = pow2_value(facts.tolerance_log2);
+  r.judge.tolerance_decimal = decimal_of_log2(facts.tolerance_log2);
   if (!decisions) return;
   char b[200];
   std::snprintf(b, sizeof b, "equal within 2^%.0f relative, different beyond 2^%.0f, undecided between (answers accurate to 2^%.0f; floating-point judgement)",
                 F.tol.yes_log2(F.precision()), F.tol.no_log2(F.precision()), F.tol.acc(F.precision()));
-  r.decision_tolerance = b;
+  r.judge.decision_tolerance = b;
 }
 }  // namespace
 
@@ -51,7 +51,7 @@ long ArithOps<QTau>::reported_bits(long) {
 template <>
 void ArithOps<QTau>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got, const QTau* beta) {
   const bool m = exact_heads_match(got, canon, beta);
-  r.exact_match = m;
+  r.truth.exact_match = m;
   f.agrees = m;
   if (!m) f.disagreement = "the recovered heads differ from the canonical truth (exact comparison in Q)";
 }
@@ -86,9 +86,9 @@ void ArithOps<Ball>::compare(RecoverResult& r, RunFacts& f, const Model& canon, 
     l2 = b.mid_double();
   }
   const bool c = ball_heads_contain(got, canon, beta);
-  r.contains_truth = c;
-  r.max_radius = pow2_value(l2);
-  r.max_radius_decimal = decimal_of_log2(l2);
+  r.truth.contains_truth = c;
+  r.truth.max_radius = pow2_value(l2);
+  r.truth.max_radius_decimal = decimal_of_log2(l2);
   f.agrees = c;
   if (!c) f.disagreement = "some output ball misses the canonical truth";
 }

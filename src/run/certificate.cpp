@@ -214,7 +214,7 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
   if (!res.fallback_pairs.empty()) throw Error(ErrorKind::usage, "certificates do not cover the lean schedule's fallback links");
   ArithPolicy<T>::exact([&](const auto& F) { doc["L"] = QTauAccess::L(F); }, rec.field());
   ArithPolicy<T>::approximate([&](const auto&) { doc["bits"] = bits; }, rec.field());
-  doc["value_format"] = tag == Arith::exact ? kExactFormat : tag == Arith::ball ? kBallFormat : kFloatFormat;
+  doc["value_format"] = ArithPolicy<T>::facts.exact ? kExactFormat : ArithPolicy<T>::facts.rigorous ? kBallFormat : kFloatFormat;
   doc["inputs"] = ojson{{"seed", o.seed},
                         {"learner_seed", lo.seed},
                         {"schedule", schedule_name(lo.schedule)},

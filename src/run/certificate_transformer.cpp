@@ -46,7 +46,7 @@ std::string transformer_certificate_text(const TransformerModel& truth, const Re
             {"arith", arith_name(tag)}};
   ArithPolicy<T>::exact([&](const auto& F) { doc["L"] = QTauAccess::L(F); }, rec.field());
   ArithPolicy<T>::approximate([&](const auto&) { doc["bits"] = ArithPolicy<T>::reported_bits(o.bits); }, rec.field());
-  doc["value_format"] = tag == Arith::exact
+  doc["value_format"] = ArithPolicy<T>::facts.exact
                             ? "answers: Q(tau) elements {num, den} (coefficients in tau, constant term first, canonical fmpz_poly_q form); "
                               "recovered values and crossing points: rationals p/q"
                             : "answers and recovered values: Arb balls {mid, rad}, the exact dyadic rationals p/q of midpoint and radius; "

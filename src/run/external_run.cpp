@@ -11,14 +11,14 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
     out.session = std::make_unique<ExternalSession>(o.external->transport, d, kind, arith_name(o.arith));
   } catch (const oracle_protocol::OracleFailure& f) {
     report_verdict(r, {Status::oracle_failed, f.what()});
-    r.queries = 0;
-    r.max_length = 0;
-    r.heads_recovered = 0;
+    r.evidence.queries = 0;
+    r.evidence.max_length = 0;
+    r.evidence.heads_recovered = 0;
     return false;
   }
   auto ext = std::make_unique<ExternalOracle<T>>(*out.session, o.external->error);
-  r.oracle = out.session->hello().name;
-  r.oracle_error = ext->bound().str();
+  r.oracle.name = out.session->hello().name;
+  r.oracle.error = ext->bound().str();
   if (ext->bound().abs) out.stated_eps = *ext->bound().abs;
   if (ext->bound().rel && out.stated_eps < *ext->bound().rel) out.stated_eps = *ext->bound().rel;
   if (!upcoming.empty()) out.session->expect(std::move(upcoming));
@@ -35,12 +35,12 @@ void finish_external(const RecoverOptions& o, ExternalSession* s, bool bye) {
 
 void external_remedy(RecoverResult& r, const RecoverOptions& o, Status status) {
   if (o.external && status == Status::unable)
-    r.remedy = "the answers are not accurate enough to decide (their stated error, amplified by the pair fits): a tighter true --oracle-error, "
+    r.judge.remedy = "the answers are not accurate enough to decide (their stated error, amplified by the pair fits): a tighter true --oracle-error, "
                   "--design scaled, or more --bits when the answers are far more accurate than the learner's precision";
 }
 
 void check_external_options(const RecoverOptions& o, bool truth_known) {
-  if (o.arith == Arith::exact) throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
+  if (arith_facts(o.arith).exact) throw Error(ErrorKind::usage, "exact mode refuses --oracle: the answers are reals, not elements of Q(tau); use --arith ball, mpfr or double");
   if (!truth_known && o.heads < 1 && o.max_heads < 1) throw Error(ErrorKind::usage, "--oracle without --model needs the learner's --heads H (or --max-heads H0)");
   if (o.oracle_bits != 0 || !o.noise_eps.is_zero() || !o.target_error.is_zero() || o.certificate || o.design == Design::tuned)
     throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --oracle-bits, --noise, --target-error, --certificate or --design tuned");
@@ -50,9 +50,9 @@ bool refuse_over_max_queries(RecoverResult& r, const RecoverOptions& o, long nee
   if (!o.external || o.external->max_queries <= 0 || needed <= o.external->max_queries) return false;
   report_verdict(r, {Status::over_budget, "the plan needs " + std::to_string(needed) + " queries, more than --max-queries " +
                                               std::to_string(o.external->max_queries) + ": refused before asking any"});
-  r.queries = 0;
-  r.max_length = 0;
-  r.heads_recovered = 0;
+  r.evidence.queries = 0;
+  r.evidence.max_length = 0;
+  r.evidence.heads_recovered = 0;
   return true;
 }
 

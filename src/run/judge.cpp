@@ -81,7 +81,7 @@ std::string pow2(double l2) {
 }  // namespace
 
 Verdict judge(const RunFacts& f) {
-  const bool floats = f.arith == Arith::mpfr || f.arith == Arith::ieee;
+  const bool floats = arith_facts(f.arith).floats;
   const bool estimate_ok = !std::isnan(f.estimate_log2) && f.estimate_log2 <= f.tolerance_log2;
   if (f.self_check == Truth::no) {
     const std::string at = "the recovered heads do not reproduce answer " + std::to_string(f.self_check_failed + 1);

@@ -1,243 +1,247 @@
-// The run record's JSON (run/record_json.hpp).
+// The run record's JSON (run/record_json.hpp): one list of the record's keys,
+// fields(), walked by the writer and by the reader, so that what is written
+// is what is read back.
 #include "mhaq/run/record_json.hpp"
+
+#include "mhaq/model/factored.hpp"
 
 namespace mhaq {
 
 using nlohmann::json;
 
+const char* self_check_name(SelfCheck s) {
+  switch (s) {
+    case SelfCheck::no: return "no";
+    case SelfCheck::yes: return "yes";
+    case SelfCheck::unknown: return "unknown";
+    case SelfCheck::none: return "none";
+  }
+  return "unknown";
+}
+
+const char* heads_known_name(HeadsKnown h) { return h == HeadsKnown::exact ? "exact" : "upper bound H0"; }
+
 namespace {
 
 json num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
-template <class V>
-void put(json& j, const char* key, const std::optional<V>& x) {
-  if (x) j[key] = *x;
-}
-void put(json& j, const char* key, const std::optional<double>& x) {
-  if (x) j[key] = num(*x);
-}
-
-json heads_of(const std::vector<HeadRecord>& hs) {
-  json out = json::array();
-  for (const HeadRecord& h : hs) {
-    out.push_back({{"W", h.W}, {"v", h.v}});
-    if (!h.c.empty()) out.back()["c"] = h.c;
+// An enumeration's JSON name and its reading.
+template <class E>
+struct EnumCodec;
+template <class E, const char* (*Name)(E), E (*Parse)(const std::string&)>
+struct NamedEnum {
+  static std::string name(E e) { return Name(e); }
+  static E parse(const std::string& s) { return Parse(s); }
+};
+template <class E, const char* (*Name)(E), E... All>
+struct ListedEnum {
+  static std::string name(E e) { return Name(e); }
+  static E parse(const std::string& s) {
+    for (E e : {All...})
+      if (s == Name(e)) return e;
+    throw Error(ErrorKind::input, "unknown value \"" + s + "\" in a run record");
   }
-  return out;
+};
+template <> struct EnumCodec<Arith> : NamedEnum<Arith, arith_name, parse_arith> {};
+template <> struct EnumCodec<Schedule> : NamedEnum<Schedule, schedule_name, parse_schedule> {};
+template <> struct EnumCodec<Design> : NamedEnum<Design, design_name, parse_design> {};
+template <> struct EnumCodec<NoisePattern> : NamedEnum<NoisePattern, noise_pattern_name, parse_noise_pattern> {};
+template <> struct EnumCodec<ExactSolver> : NamedEnum<ExactSolver, exact_solver_name, parse_exact_solver> {};
+template <> struct EnumCodec<BaselineMethod> : NamedEnum<BaselineMethod, baseline_method_name, parse_baseline_method> {};
+template <> struct EnumCodec<Status> : NamedEnum<Status, status_name, parse_status> {};
+constexpr const char* truth_text(Truth t) { return truth_name(t); }
+template <> struct EnumCodec<Truth> : ListedEnum<Truth, truth_text, Truth::no, Truth::yes, Truth::unknown> {};
+template <> struct EnumCodec<SelfCheck> : ListedEnum<SelfCheck, self_check_name, SelfCheck::no, SelfCheck::yes, SelfCheck::unknown, SelfCheck::none> {};
+template <> struct EnumCodec<HeadsKnown> : ListedEnum<HeadsKnown, heads_known_name, HeadsKnown::exact, HeadsKnown::upper_bound> {};
+
+// A nested record's keys, in the order of its struct.
+template <class V> void nested(ExactCostRecord& x, V& v) {
+  v("L", x.L), v("max_answer_degree", x.max_answer_degree), v("total_answer_degree", x.total_answer_degree), v("max_degree_budget", x.max_degree_budget);
+}
+template <class V> void nested(PrecisionAttempt& x, V& v) {
+  v("bits", x.bits), v("status", x.status), v("certified_relative_error", x.certified_relative_error);
+}
+template <class V> void nested(RepairRecord& x, V& v) { v("pair", x.pair), v("reason", x.reason), v("route", x.route), v("queries", x.queries); }
+template <class V> void nested(HeadRecord& x, V& v) { v("W", x.W), v("v", x.v), v("c", x.c); }
+template <class V> void nested(TransformerRecord::Neuron& x, V& v) { v("u", x.u), v("U", x.U); }
+template <class V> void nested(PhaseQueries& x, V& v) { v("attention", x.attention), v("regions", x.regions), v("verification", x.verification); }
+template <class V> void nested(PathRecord& x, V& v) {
+  v("probes", x.probes), v("crossings", x.crossings), v("undecided_flats", x.undecided_flats), v("test_probes", x.test_probes);
+}
+template <class V> void nested(FunctionalCheck& x, V& v) {
+  std::string lengths = "1-8";  // the fresh sequences' lengths, fixed
+  v("sequences", x.sequences), v("lengths", lengths), v("zero_differences", x.zero_differences), v("all_zero", x.all_zero);
 }
 
-json transformer_of(const TransformerRecord& m) {
-  json heads = json::array(), neurons = json::array();
-  for (const auto& W : m.W) heads.push_back({{"W", W}});
-  for (const auto& n : m.neurons) neurons.push_back({{"u", n.u}, {"U", n.U}});
-  return {{"heads", heads}, {"neurons", neurons}};
+// Every key of the record, with the member that holds it.
+template <class R, class V>
+void fields(R& r, V&& v) {
+  RunRecord& run = r.run;
+  v("model_kind", run.kind), v("method", run.method), v("arith", run.arith), v("bits", run.bits), v("d", run.d), v("H", run.H),
+      v("heads_known", run.heads_known), v("neurons_told", run.neurons_told), v("seed", run.seed), v("bias", run.bias), v("token_range", run.token_range),
+      v("token_den", run.token_den), v("samples_per_pair", run.samples_per_pair), v("note", run.note), v("exact_solver", run.exact_solver),
+      v("bases_source", run.bases_source), v("subspace_dims", run.subspace_dims), v("scale_log2_max", run.scale_log2_max);
+  PlanRecord& p = r.plan;
+  v("schedule", p.schedule), v("paper_bound", p.paper_bound), v("attention_paper_bound", p.attention_paper_bound),
+      v("schedule_count", p.schedule_count), v("query_bound", p.query_bound), v("max_length_bound", p.max_length_bound),
+      v("exact_cost", p.exact_cost);
+  DesignRecord& g = r.design;
+  v("design", g.kind), v("pilot_queries", g.pilot_queries), v("design_queries", g.design_queries), v("pilot_status", g.pilot_status),
+      v("pilot_schedule", g.pilot_schedule), v("pilot_heads", g.pilot_heads), v("design_evaluations", g.design_evaluations),
+      v("design_searched", g.design_searched), v("kappa_predicted", g.kappa_predicted), v("kappa_rms_predicted", g.kappa_rms_predicted),
+      v("kappa_rms_predicted_start", g.kappa_rms_predicted_start), v("pilot_kind", g.pilot_kind), v("misplaced", g.misplaced),
+      v("query_budget", g.query_budget), v("placed_rounds", g.placed_rounds), v("placed_reestimates", g.placed_reestimates),
+      v("max_pole_shift", g.max_pole_shift), v("pair_log2_cond_max", g.pair_log2_cond_max), v("offsets_log2_cond_max", g.offsets_log2_cond_max),
+      v("max_rel_radius_log2", g.max_rel_radius_log2);
+  OracleRecord& o = r.oracle;
+  v("oracle", o.name), v("oracle_error", o.error), v("oracle_bits", o.bits), v("noise_eps", o.noise_eps), v("noise_seed", o.noise_seed),
+      v("noise_pattern", o.noise_pattern);
+  EvidenceRecord& e = r.evidence;
+  v("queries", e.queries), v("max_length", e.max_length), v("L", e.L), v("heads_recovered", e.heads_recovered), v("heads_found", e.heads_found),
+      v("neurons_recovered", e.neurons_recovered), v("redraws", e.redraws), v("self_check", e.self_check), v("self_check_note", e.self_check_note),
+      v("verification", e.verification), v("fallback_pairs", e.fallback_pairs), v("fallback_queries", e.fallback_queries),
+      v("repairs", e.repairs), v("repair_queries", e.repair_queries), v("grid_witness_queries", e.grid_witness_queries),
+      v("repaired_pairs", e.repaired_pairs), v("heads", e.heads), v("beta", e.beta), v("model", e.model), v("queries_by_phase", e.queries_by_phase),
+      v("path", e.path), v("angular_resolution_deg", e.angular_resolution_deg), v("queries_targeted", e.queries_targeted);
+  JudgeRecord& j = r.judge;
+  v("status", j.status), v("remedy", j.remedy), v("blind_status", j.blind_status), v("tolerance", j.tolerance),
+      v("tolerance_decimal", j.tolerance_decimal), v("decision_tolerance", j.decision_tolerance), v("error_estimate", j.error_estimate),
+      v("error_estimate_decimal", j.error_estimate_decimal), v("estimate_note", j.estimate_note);
+  TruthRecord& t = r.truth;
+  v("heads_true", t.heads_true), v("neurons_true", t.neurons_true), v("exact_match", t.exact_match), v("contains_truth", t.contains_truth),
+      v("functional_check", t.functional_check), v("max_radius", t.max_radius), v("max_radius_decimal", t.max_radius_decimal),
+      v("max_rel_error", t.max_rel_error), v("max_rel_error_decimal", t.max_rel_error_decimal), v("wrong", t.wrong),
+      v("observed_error", t.observed_error), v("certified_relative_error", t.certified_relative_error);
+  StudyRecord& s = r.study;
+  v("kappa", s.kappa), v("kappa_times_eps", s.kappa_times_eps), v("kappa_rel", s.kappa_rel), v("kappa_rms", s.kappa_rms),
+      v("kappa_pair", s.kappa_pair), v("kappa_note", s.kappa_note), v("certified_bits", s.certified_bits), v("certified_bound", s.certified_bound),
+      v("ball_bound", s.ball_bound), v("certified_note", s.certified_note), v("ball_note", s.ball_note), v("target_error", s.target_error),
+      v("kappa_estimate", s.kappa_estimate), v("estimate_bits", s.estimate_bits), v("bits_start", s.bits_start), v("bits_used", s.bits_used),
+      v("oracle_calls", s.oracle_calls), v("attempts", s.attempts);
+  OutputRecord& out = r.output;
+  v("certificate_note", out.certificate_note), v("model_conversion", out.model_conversion), v("certificate", out.certificate);
 }
 
-// What was run: the options, the bounds and the design.
-void put_setup(json& j, const RecoverResult& r) {
-  put(j, "model_kind", r.model_kind);
-  put(j, "method", r.method);
-  j["arith"] = r.arith;
-  put(j, "bits", r.bits);
-  j["d"] = r.d;
-  put(j, "H", r.H);
-  put(j, "heads_known", r.heads_known);
-  put(j, "neurons_told", r.neurons_told);
-  j["seed"] = r.seed;
-  put(j, "schedule", r.schedule);
-  put(j, "bias", r.bias);
-  put(j, "heads_true", r.heads_true);
-  put(j, "neurons_true", r.neurons_true);
-  put(j, "paper_bound", r.paper_bound);
-  put(j, "attention_paper_bound", r.attention_paper_bound);
-  put(j, "schedule_count", r.schedule_count);
-  put(j, "query_bound", r.query_bound);
-  put(j, "max_length_bound", r.max_length_bound);
-  put(j, "bases_source", r.bases_source);
-  put(j, "subspace_dims", r.subspace_dims);
-  put(j, "scale_log2_max", r.scale_log2_max);
-  put(j, "oracle_bits", r.oracle_bits);
-  put(j, "noise_eps", r.noise_eps);
-  put(j, "noise_seed", r.noise_seed);
-  put(j, "token_range", r.token_range);
-  put(j, "token_den", r.token_den);
-  put(j, "samples_per_pair", r.samples_per_pair);
-  put(j, "note", r.note);
-  put(j, "exact_solver", r.exact_solver);
-  put(j, "design", r.design);
-  put(j, "pilot_queries", r.pilot_queries);
-  put(j, "design_queries", r.design_queries);
-  put(j, "pilot_status", r.pilot_status);
-  put(j, "pilot_schedule", r.pilot_schedule);
-  put(j, "pilot_heads", r.pilot_heads);
-  put(j, "design_evaluations", r.design_evaluations);
-  put(j, "design_searched", r.design_searched);
-  put(j, "kappa_predicted", r.kappa_predicted);
-  put(j, "kappa_rms_predicted", r.kappa_rms_predicted);
-  put(j, "kappa_rms_predicted_start", r.kappa_rms_predicted_start);
-  put(j, "pilot_kind", r.pilot_kind);
-  put(j, "misplaced", r.misplaced);
-  put(j, "query_budget", r.query_budget);
-  put(j, "placed_rounds", r.placed_rounds);
-  put(j, "placed_reestimates", r.placed_reestimates);
-  put(j, "max_pole_shift", r.max_pole_shift);
-  put(j, "pair_log2_cond_max", r.pair_log2_cond_max);
-  put(j, "offsets_log2_cond_max", r.offsets_log2_cond_max);
-  put(j, "max_rel_radius_log2", r.max_rel_radius_log2);
-  if (r.exact_cost)
-    j["exact_cost"] = {{"L", r.exact_cost->L},
-                       {"max_answer_degree", r.exact_cost->max_answer_degree},
-                       {"total_answer_degree", r.exact_cost->total_answer_degree},
-                       {"max_degree_budget", r.exact_cost->max_degree_budget}};
-}
+template <class T>
+concept Enum = requires(T x) { EnumCodec<T>::name(x); };
+template <class T>
+concept Record = requires(T& x, int& v) { nested(x, v); };
+template <class T>
+concept Scalar = std::integral<T> || std::same_as<T, std::string>;
 
-// The noise study, the precision search and the external oracle.
-void put_studies(json& j, const RecoverResult& r) {
-  put(j, "noise_pattern", r.noise_pattern);
-  put(j, "kappa", r.kappa);
-  put(j, "kappa_times_eps", r.kappa_times_eps);
-  put(j, "kappa_rel", r.kappa_rel);
-  put(j, "kappa_rms", r.kappa_rms);
-  put(j, "kappa_pair", r.kappa_pair);
-  put(j, "kappa_note", r.kappa_note);
-  put(j, "certified_bits", r.certified_bits);
-  put(j, "certified_bound", r.certified_bound);
-  put(j, "ball_bound", r.ball_bound);
-  put(j, "certified_note", r.certified_note);
-  put(j, "ball_note", r.ball_note);
-  put(j, "target_error", r.target_error);
-  put(j, "kappa_estimate", r.kappa_estimate);
-  put(j, "estimate_bits", r.estimate_bits);
-  put(j, "bits_start", r.bits_start);
-  put(j, "bits_used", r.bits_used);
-  put(j, "oracle_calls", r.oracle_calls);
-  if (r.attempts) {
-    json a = json::array();
-    for (const PrecisionAttempt& t : *r.attempts)
-      a.push_back({{"bits", t.bits}, {"status", status_name(t.status)}, {"certified_relative_error", num(t.certified_relative_error)}});
-    j["attempts"] = a;
+// ---- the writer: each set field under its key
+json value(double x);
+template <Scalar T> json value(const T& x);
+template <Enum E> json value(E x);
+json value(const ModelFileInfo& x);
+json value(const TransformerRecord& x);
+template <class T> json value(const std::vector<T>& xs);
+template <Record T> json value(const T& x);
+
+struct Writer {
+  json& j;
+  template <class T>
+  void operator()(const char* key, const T& x) { j[key] = value(x); }
+  template <class T>
+  void operator()(const char* key, const std::optional<T>& x) {
+    if (x) j[key] = value(*x);
   }
-  put(j, "oracle", r.oracle);
-  put(j, "oracle_error", r.oracle_error);
-}
-
-// The outcome: the verdict, the counts, the parameters and the comparison with the truth.
-void put_outcome(json& j, const RecoverResult& r) {
-  j["status"] = status_name(r.status);
-  if (r.status != Status::ok) j["message"] = r.message;
-  put(j, "remedy", r.remedy);
-  put(j, "blind_status", r.blind_status);
-  put(j, "queries", r.queries);
-  put(j, "max_length", r.max_length);
-  put(j, "L", r.L);
-  put(j, "heads_recovered", r.heads_recovered);
-  put(j, "heads_found", r.heads_found);
-  put(j, "neurons_recovered", r.neurons_recovered);
-  put(j, "redraws", r.redraws);
-  put(j, "self_check", r.self_check);
-  put(j, "self_check_note", r.self_check_note);
-  put(j, "verification", r.verification);
-  put(j, "fallback_pairs", r.fallback_pairs);
-  put(j, "fallback_queries", r.fallback_queries);
-  put(j, "repairs", r.repairs);
-  put(j, "repair_queries", r.repair_queries);
-  put(j, "grid_witness_queries", r.grid_witness_queries);
-  if (r.repaired_pairs) {
-    json list = json::array();
-    for (const RepairRecord& p : *r.repaired_pairs) list.push_back({{"pair", p.pair}, {"reason", p.reason}, {"route", p.route}, {"queries", p.queries}});
-    j["repaired_pairs"] = list;
+  void operator()(const char* key, const oracle_protocol::ModelKind& k) {  // written for transformers only
+    if (k == oracle_protocol::ModelKind::transformer) j[key] = oracle_protocol::model_kind_name(k);
   }
-  if (r.heads) j["heads"] = heads_of(*r.heads);
-  put(j, "beta", r.beta);
-  if (r.model) j["model"] = transformer_of(*r.model);
-  if (r.queries_by_phase)
-    j["queries_by_phase"] = {
-        {"attention", r.queries_by_phase->attention}, {"regions", r.queries_by_phase->regions}, {"verification", r.queries_by_phase->verification}};
-  if (r.path)
-    j["path"] = {
-        {"probes", r.path->probes}, {"crossings", r.path->crossings}, {"undecided_flats", r.path->undecided_flats}, {"test_probes", r.path->test_probes}};
-  put(j, "angular_resolution_deg", r.angular_resolution_deg);
-  put(j, "queries_targeted", r.queries_targeted);
-  put(j, "tolerance", r.tolerance);
-  put(j, "tolerance_decimal", r.tolerance_decimal);
-  put(j, "decision_tolerance", r.decision_tolerance);
-  put(j, "error_estimate", r.error_estimate);
-  put(j, "error_estimate_decimal", r.error_estimate_decimal);
-  put(j, "estimate_note", r.estimate_note);
-  put(j, "exact_match", r.exact_match);
-  put(j, "contains_truth", r.contains_truth);
-  if (r.functional_check)
-    j["functional_check"] = {{"sequences", r.functional_check->sequences},
-                             {"lengths", "1-8"},
-                             {"zero_differences", r.functional_check->zero_differences},
-                             {"all_zero", r.functional_check->all_zero}};
-  put(j, "max_radius", r.max_radius);
-  put(j, "max_radius_decimal", r.max_radius_decimal);
-  put(j, "max_rel_error", r.max_rel_error);
-  put(j, "max_rel_error_decimal", r.max_rel_error_decimal);
-  put(j, "wrong", r.wrong);
-  put(j, "observed_error", r.observed_error);
-  put(j, "certified_relative_error", r.certified_relative_error);
-  put(j, "certificate_note", r.certificate_note);
-  put(j, "model_conversion", r.model_conversion);
-  put(j, "certificate", r.certificate);
+};
+
+json value(double x) { return num(x); }
+template <Scalar T> json value(const T& x) { return x; }
+template <Enum E> json value(E x) { return EnumCodec<E>::name(x); }
+json value(const ModelFileInfo& x) { return conversion_json(x); }
+json value(const TransformerRecord& x) {
+  json heads = json::array();
+  for (const auto& W : x.W) heads.push_back({{"W", value(W)}});
+  return {{"heads", heads}, {"neurons", value(x.neurons)}};
+}
+template <class T> json value(const std::vector<T>& xs) {
+  json a = json::array();
+  for (const T& x : xs) a.push_back(value(x));
+  return a;
+}
+template <Record T> json value(const T& x) {
+  json o = json::object();
+  Writer w{o};
+  nested(const_cast<T&>(x), w);  // the walk only reads
+  return o;
 }
 
-template <class V>
-void get(const json& doc, const char* key, std::optional<V>& out) {
-  if (doc.contains(key) && !doc[key].is_null()) out = doc[key].get<V>();
+// ---- the reader: each key present (and not null) into its field
+void read(const json& j, double& x);
+template <Scalar T> void read(const json& j, T& x);
+template <Enum E> void read(const json& j, E& x);
+void read(const json& j, ModelFileInfo& x);
+void read(const json& j, TransformerRecord& x);
+template <class T> void read(const json& j, std::vector<T>& xs);
+template <Record T> void read(const json& j, T& x);
+
+struct Reader {
+  const json& j;
+  template <class T>
+  void operator()(const char* key, T& x) {
+    if (j.contains(key) && !j[key].is_null()) read(j[key], x);
+  }
+  template <class T>
+  void operator()(const char* key, std::optional<T>& x) {
+    if (!j.contains(key) || j[key].is_null()) return;
+    T v{};
+    read(j[key], v);
+    x = v;
+  }
+  void operator()(const char* key, std::optional<double>& x) {
+    if (j.contains(key) && j[key].is_number()) x = j[key].get<double>();
+  }
+  void operator()(const char* key, oracle_protocol::ModelKind& k) {
+    k = j.value(key, "") == "transformer" ? oracle_protocol::ModelKind::transformer : oracle_protocol::ModelKind::attention;
+  }
+};
+
+void read(const json& j, double& x) { x = j.is_number() ? j.get<double>() : NAN; }
+template <Scalar T> void read(const json& j, T& x) { x = j.get<T>(); }
+template <Enum E> void read(const json& j, E& x) { x = EnumCodec<E>::parse(j.get<std::string>()); }
+void read(const json& j, ModelFileInfo& x) {
+  x.format = j.value("format", x.format);
+  x.d = j.value("d", 0);
+  x.heads = j.value("heads", 0);
+  x.d_k = j.value("d_k", 0);
+  x.d_v = j.value("d_v", 0);
+  x.d_out = j.value("d_out", 0);
+  x.projection = j.value("output_projection", "");
+  x.scale = j.value("scale", "");
+  x.conversion = j.value("conversion", "");
 }
-void get(const json& doc, const char* key, std::optional<double>& out) {
-  if (doc.contains(key) && doc[key].is_number()) out = doc[key].get<double>();
+void read(const json& j, TransformerRecord& x) {
+  for (const json& h : j.value("heads", json::array())) read(h.value("W", json::array()), x.W.emplace_back());
+  read(j.value("neurons", json::array()), x.neurons);
+}
+template <class T> void read(const json& j, std::vector<T>& xs) {
+  for (const json& e : j) read(e, xs.emplace_back());
+}
+template <Record T> void read(const json& j, T& x) {
+  Reader r{j};
+  nested(x, r);
 }
 
 }  // namespace
 
 json record_json(const RecoverResult& r) {
   json j = json::object();
-  put_setup(j, r);
-  put_studies(j, r);
-  put_outcome(j, r);
+  fields(const_cast<RecoverResult&>(r), Writer{j});  // the walk only reads
+  if (r.judge.status != Status::ok) j["message"] = r.judge.message;
   return j;
 }
 
 RecoverResult record_from_json(const json& doc) {
   RecoverResult r;
-  r.status = parse_status(doc.value("status", ""));
-  r.message = doc.value("message", "");
-  get(doc, "remedy", r.remedy);
-  get(doc, "queries", r.queries);
-  get(doc, "max_length", r.max_length);
-  get(doc, "pilot_queries", r.pilot_queries);
-  get(doc, "design_queries", r.design_queries);
-  get(doc, "heads_true", r.heads_true);
-  get(doc, "heads_recovered", r.heads_recovered);
-  get(doc, "heads_found", r.heads_found);
-  get(doc, "neurons_true", r.neurons_true);
-  get(doc, "neurons_recovered", r.neurons_recovered);
-  get(doc, "repairs", r.repairs);
-  get(doc, "fallback_queries", r.fallback_queries);
-  get(doc, "grid_witness_queries", r.grid_witness_queries);
-  get(doc, "exact_match", r.exact_match);
-  get(doc, "contains_truth", r.contains_truth);
-  if (doc.contains("functional_check")) {
-    FunctionalCheck f;
-    f.all_zero = doc["functional_check"].value("all_zero", false);
-    r.functional_check = f;
-  }
-  get(doc, "max_radius", r.max_radius);
-  get(doc, "max_rel_error", r.max_rel_error);
-  get(doc, "max_radius_decimal", r.max_radius_decimal);
-  get(doc, "max_rel_error_decimal", r.max_rel_error_decimal);
-  get(doc, "wrong", r.wrong);
-  get(doc, "certificate_note", r.certificate_note);
-  get(doc, "certified_relative_error", r.certified_relative_error);
-  get(doc, "kappa", r.kappa);
-  get(doc, "kappa_times_eps", r.kappa_times_eps);
-  get(doc, "certified_bound", r.certified_bound);
-  get(doc, "ball_bound", r.ball_bound);
-  get(doc, "observed_error", r.observed_error);
-  get(doc, "certified_note", r.certified_note);
+  fields(r, Reader{doc});
+  r.judge.message = doc.value("message", "");
+  if (!doc.contains("status")) throw Error(ErrorKind::input, "a run record without a status");
   return r;
 }
 

@@ -29,13 +29,13 @@ TokenSpec default_tokens(Arith a) {
   // Exact: integers in [-5, 5]. Larger ranges make degenerate draws rarer but
   // raise tau-degrees (cost grows roughly as range^4); see
   // docs/math/exact-arithmetic.md.
-  if (a == Arith::exact) return TokenSpec{5, 1};
+  if (arith_facts(a).exact) return TokenSpec{5, 1};
   return TokenSpec{1L << 20, 1L << 20};
 }
 
 GenerateOptions default_generate(Arith a) {
   GenerateOptions g;
-  if (a != Arith::exact) {
+  if (!arith_facts(a).exact) {
     g.w_range = 3L << 14;
     g.w_den = 1L << 16;  // W uniform on [-3/4, 3/4] (sd 0.43, close to the baseline's N(0, 1/d))
     g.v_range = 1L << 16;
@@ -61,7 +61,10 @@ std::vector<HeadRecord> head_records(const Field<T>& F, const std::vector<Learne
       rec.W.push_back(std::move(row));
     }
     for (const auto& x : h.v) rec.v.push_back(F.str(x));
-    for (const auto& x : h.c) rec.c.push_back(F.str(x));
+    if (!h.c.empty()) {
+      rec.c.emplace();
+      for (const auto& x : h.c) rec.c->push_back(F.str(x));
+    }
     out.push_back(std::move(rec));
   }
   return out;
@@ -108,13 +111,13 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
       composed = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &res.heads, F.precision(), kEstimateBits, true, false, &memo);
     }
     const Sensitivity& S = *composed;
-    r.kappa_estimate = S.kappa;
+    r.study.kappa_estimate = S.kappa;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
     return first_order_estimate_log2(lo.bias ? d + 1 : d, S.kappa, S.kappa_rel, p, eps);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    r.estimate_note = e.what();
+    r.judge.estimate_note = e.what();
     return std::numeric_limits<double>::quiet_NaN();
   }
 }
@@ -166,79 +169,79 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
   long repair_queries = 0;        // the learner's own count of repair queries
   try {
     LearnOptions lk = lo;  // floats keep their fits' samples for the estimate (proofs/35)
-    lk.keep_fit_samples = o.error_estimate && (o.arith == Arith::mpfr || o.arith == Arith::ieee);
+    lk.keep_fit_samples = o.error_estimate && arith_facts(o.arith).floats;
     const LearnResult<T> res = learn(black_box, lk);
     facts.self_check = res.self_check;
     facts.self_check_failed = res.self_check_failed;
     facts.heads_recovered = static_cast<int>(res.heads.size());
-    r.heads_recovered = res.heads.size();
-    r.heads_found = res.heads_found;
-    r.redraws = res.redraws;
-    r.self_check = truth_name(res.self_check);
+    r.evidence.heads_recovered = res.heads.size();
+    r.evidence.heads_found = res.heads_found;
+    r.evidence.redraws = res.redraws;
+    r.evidence.self_check = self_check_of(res.self_check);
     if (!res.fallback_pairs.empty()) {
-      r.fallback_pairs = res.fallback_pairs.size();
-      r.fallback_queries = res.fallback_queries;
+      r.evidence.fallback_pairs = res.fallback_pairs.size();
+      r.evidence.fallback_queries = res.fallback_queries;
       fallback_counted = true;
     }
-    r.repairs = res.repairs.size();
-    r.repair_queries = res.repair_queries;
+    r.evidence.repairs = res.repairs.size();
+    r.evidence.repair_queries = res.repair_queries;
     repair_queries = res.repair_queries;
-    if (res.grid_witness_queries > 0) r.grid_witness_queries = res.grid_witness_queries;
+    if (res.grid_witness_queries > 0) r.evidence.grid_witness_queries = res.grid_witness_queries;
     if (!res.repairs.empty()) {
       std::vector<RepairRecord> list;
       for (const Repair& p : res.repairs) list.push_back({pair_name(res.plan.pairs[p.pair]), p.reason, p.route, p.queries});
-      r.repaired_pairs = list;
+      r.evidence.repaired_pairs = list;
     }
-    r.heads = head_records(F, res.heads);
-    if (res.beta) r.beta = F.str(*res.beta);
+    r.evidence.heads = head_records(F, res.heads);
+    if (res.beta) r.evidence.beta = F.str(*res.beta);
     if (o.error_estimate)
       P::floats(
         [&](const auto& G, const auto& R) {
           facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res, o.oracle_bits, stated_eps, r);
-          r.error_estimate = pow2_value(facts.estimate_log2);
-          r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+          r.judge.error_estimate = pow2_value(facts.estimate_log2);
+          r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
         },
         F, rec);
     if (truth_known) P::compare(r, facts, canon, res.heads, res.beta ? &*res.beta : nullptr);
     P::approximate(
         [&](const auto& heads) {
-          if (noise.active()) r.observed_error = pow2_value(param_error_log2(heads, canon));
+          if (noise.active()) r.truth.observed_error = pow2_value(param_error_log2(heads, canon));
         },
         res.heads);
-    P::balls([&](const auto& heads) { r.certified_relative_error = pow2_value(certified_relative_radius_log2(heads)); }, res.heads);
+    P::balls([&](const auto& heads) { r.truth.certified_relative_error = pow2_value(certified_relative_radius_log2(heads)); }, res.heads);
     v = judge(facts);
     finish_external(o, ext.session.get(), true);
     if (o.certificate && v.status == Status::ok) {
-      if (!res.repairs.empty()) r.certificate_note = "certificates do not cover repaired pairs";
+      if (!res.repairs.empty()) r.output.certificate_note = "certificates do not cover repaired pairs";
       else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
-      else r.certificate_note = "certificates do not cover the lean schedule's fallback links";
+      else r.output.certificate_note = "certificates do not cover the lean schedule's fallback links";
     }
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
     // the small-grid guard asks all its witnesses before it compares them
     if (e.kind() == ErrorKind::degenerate && std::string(e.what()).find(grid_guard_marker()) != std::string::npos)
-      r.grid_witness_queries = grid_guard(truth.d, lo).queries();
+      r.evidence.grid_witness_queries = grid_guard(truth.d, lo).queries();
     P::floats([&](const auto& G, const auto& R) { v = reclassify(G, truth.d, lo, R, e); }, F, rec);
-    r.heads_recovered = 0;
+    r.evidence.heads_recovered = 0;
   }
   report_verdict(r, v);
-  r.queries = black_box.queries();
-  r.max_length = black_box.max_length();
+  r.evidence.queries = black_box.queries();
+  r.evidence.max_length = black_box.max_length();
   finish_external(o, ext.session.get(), false);
   external_remedy(r, o, v.status);
   // queries beyond the plan are the fallback's (lean, compact) or, in the
   // paper schedule, a repaired run's witnesses (proofs/21), also when they
   // ended the run
-  const long planned = learner_plan(truth.d, lo).query_count() + r.grid_witness_queries.value_or(0);
+  const long planned = learner_plan(truth.d, lo).query_count() + r.evidence.grid_witness_queries.value_or(0);
   if (black_box.queries() > planned) {
     if (lo.schedule != Schedule::paper) {
-      if (!fallback_counted) r.fallback_queries = black_box.queries() - planned;
+      if (!fallback_counted) r.evidence.fallback_queries = black_box.queries() - planned;
     } else if (repair_queries == 0) {
-      r.repair_queries = black_box.queries() - planned;
+      r.evidence.repair_queries = black_box.queries() - planned;
     }
   }
-  P::exact([&](const auto& G) { r.L = QTauAccess::L(G); }, F);
+  P::exact([&](const auto& G) { r.evidence.L = QTauAccess::L(G); }, F);
   return black_box.queries();
 }
 
@@ -256,36 +259,36 @@ void noise_analysis(RecoverResult& r, const Model& canon, const RecoverOptions& 
   Ball eb(o.noise_eps);
   const double eps = eb.mid_double();
   if (lo.heads_is_bound || lo.H != canon.num_heads()) {
-    r.kappa = NAN;
-    r.kappa_note = "kappa needs the learner's H to equal the canonical head count";
+    r.study.kappa = NAN;
+    r.study.kappa_note = "kappa needs the learner's H to equal the canonical head count";
     if (o.noise_pattern == NoisePattern::signs) throw Error(ErrorKind::usage, "--noise-pattern worst needs the true head count");
     return;
   }
   try {
     const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
-    r.kappa = S.kappa;
-    r.kappa_times_eps = S.kappa * eps;
-    r.kappa_rel = S.kappa_rel;
-    r.kappa_rms = S.kappa_rms;
-    r.kappa_pair = S.pair_cond;
+    r.study.kappa = S.kappa;
+    r.study.kappa_times_eps = S.kappa * eps;
+    r.study.kappa_rel = S.kappa_rel;
+    r.study.kappa_rms = S.kappa_rms;
+    r.study.kappa_pair = S.pair_cond;
     if (o.noise_pattern == NoisePattern::signs) noise.signs = S.worst_signs();
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
     if (o.noise_pattern == NoisePattern::signs) throw;
-    r.kappa = NAN;
-    r.kappa_note = e.what();
+    r.study.kappa = NAN;
+    r.study.kappa_note = e.what();
   }
-  const long cbits = o.arith == Arith::ball || o.arith == Arith::mpfr ? o.bits : 256;
+  const long cbits = arith_facts(o.arith).chosen_bits ? o.bits : 256;
   PrecisionScope scope(cbits);
   const OracleNoise env{o.oracle_bits, o.noise_eps, o.noise_seed, NoisePattern::envelope, {}};
-  r.certified_bits = cbits;
+  r.study.certified_bits = cbits;
   // the mean-value bound: the learner on jets over the envelope balls (proofs/31)
   const MeanValueBound mv = certified_mean_value_bound(canon, lo, lo.tokens.den, env);
   if (mv.ok) {
-    r.certified_bound = pow2_value(mv.log2_bound);
+    r.study.certified_bound = pow2_value(mv.log2_bound);
   } else {
-    r.certified_bound = NAN;
-    r.certified_note = mv.why;
+    r.study.certified_bound = NAN;
+    r.study.certified_note = mv.why;
   }
   // the plain ball run on the same envelope: a second, independent bound
   ModelOracle<Ball> envo(canon, lo.tokens.den, env);
@@ -295,11 +298,11 @@ void noise_analysis(RecoverResult& r, const Model& canon, const RecoverOptions& 
     const LearnResult<Ball> res = learn<Ball>(envo, l);
     double b = 0;
     if (!certified_param_error_log2(res.heads, canon, b)) throw_internal("certified run: balls do not contain the truth");
-    r.ball_bound = pow2_value(b);
+    r.study.ball_bound = pow2_value(b);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
-    r.ball_bound = NAN;
-    r.ball_note = std::string(kind_name(e.kind())) + ": " + e.what();
+    r.study.ball_bound = NAN;
+    r.study.ball_note = std::string(kind_name(e.kind())) + ": " + e.what();
   }
 }
 
@@ -307,12 +310,12 @@ void noise_analysis(RecoverResult& r, const Model& canon, const RecoverOptions& 
 // (no model access), start at the precision it predicts, double until the
 // balls certify relative error <= T or the cap is reached (Ziv's strategy).
 void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
-  if (o.arith != Arith::ball) throw Error(ErrorKind::usage, "--target-error needs --arith ball (only balls certify an error)");
+  if (!arith_facts(o.arith).rigorous) throw Error(ErrorKind::usage, "--target-error needs --arith ball (only balls certify an error)");
   if (o.target_error.sign() <= 0) throw Error(ErrorKind::usage, "--target-error must be positive");
   if (o.noise_eps.sign() != 0 || o.oracle_bits != 0) throw Error(ErrorKind::usage, "--target-error raises the oracle's precision: no --noise or --oracle-bits");
   if (lo.heads_is_bound) throw Error(ErrorKind::usage, "--target-error needs a known head count (balls cannot certify H0 > H)");
   const double log2_T = log2_abs(o.target_error);
-  r.target_error = o.target_error.str();
+  r.study.target_error = o.target_error.str();
   long calls = 0;
   // 1. estimate: a float run whose own error (about kappa_rel 2^-p) leaves at
   // least 32 good bits; kappa is only needed to within a few bits.
@@ -344,18 +347,18 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
   }
   if (std::isnan(lk)) {
     report_verdict(r, {Status::unable, "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate"});
-    r.heads_recovered = 0;
-    r.oracle_calls = calls;
+    r.evidence.heads_recovered = 0;
+    r.study.oracle_calls = calls;
     return;
   }
-  r.kappa_estimate = std::exp2(lk);
-  r.estimate_bits = est_bits;
+  r.study.kappa_estimate = std::exp2(lk);
+  r.study.estimate_bits = est_bits;
   // 2. start: the balls' radius grows like kappa_rel 2^-p; the pair
   // certificate (Krawczyk) needs roughly 2 log2(pair amplification) bits.
   const long guard = 16;
   long p = static_cast<long>(std::ceil(std::max(lk - log2_T, 2 * lpair))) + guard;
   p = std::clamp(p, 64L, o.max_bits);
-  r.bits_start = p;
+  r.study.bits_start = p;
   std::vector<PrecisionAttempt> attempts;
   for (;;) {
     if (o.progress) o.progress->phase("precision search: ball run at " + std::to_string(p) + " bits");
@@ -363,15 +366,15 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
     oa.bits = p;
     RecoverResult ra = r;
     dispatch(ra, truth, canon, oa, lo, OracleNoise{});
-    calls += ra.queries.value_or(0);
-    const std::optional<double> cre = finite_number(ra.certified_relative_error);
-    const Status status = ra.status;
+    calls += ra.evidence.queries.value_or(0);
+    const std::optional<double> cre = finite_number(ra.truth.certified_relative_error);
+    const Status status = ra.judge.status;
     const bool ok = status == Status::ok && cre && std::log2(*cre) <= log2_T;
     attempts.push_back({p, status, cre.value_or(NAN)});
     if (ok || p >= o.max_bits) {
       r = std::move(ra);
-      r.bits = p;
-      r.bits_used = p;
+      r.run.bits = p;
+      r.study.bits_used = p;
       if (!ok && status == Status::ok)
         report_verdict(r, {Status::unable, "relative error " + json_text(cre.value_or(NAN)) + " not certified below the target at the cap of " +
                                                std::to_string(o.max_bits) + " bits"});
@@ -379,8 +382,8 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
     }
     p = std::min(2 * p, o.max_bits);
   }
-  r.attempts = attempts;
-  r.oracle_calls = calls;
+  r.study.attempts = attempts;
+  r.study.oracle_calls = calls;
 }
 
 }  // namespace
@@ -404,7 +407,7 @@ TunedDesign tuned_pilot(const Model& truth, const RecoverOptions& o, const Learn
   t.seed = lo.seed;
   t.tokens = lo.tokens;
   t.threads = lo.threads;
-  t.pilot_bits = o.arith == Arith::ieee ? 53 : o.bits;
+  t.pilot_bits = arith_facts(o.arith).bits(o.bits);
   double acc = -static_cast<double>(t.pilot_bits);
   if (o.oracle_bits > 0) acc = std::max(acc, -static_cast<double>(o.oracle_bits));
   if (!o.noise_eps.is_zero()) acc = std::max(acc, log2_abs(o.noise_eps));
@@ -414,9 +417,9 @@ TunedDesign tuned_pilot(const Model& truth, const RecoverOptions& o, const Learn
 
 // Returns the pilot's queries (tuned), else 0.
 long choose_design(RecoverResult& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo) {
-  r.design = design_name(o.design);
+  r.design.kind = o.design;
   if (o.design == Design::paper) return 0;
-  if (o.arith == Arith::exact)
+  if (arith_facts(o.arith).exact)
     throw Error(ErrorKind::usage, std::string("--design ") + design_name(o.design) +
                                       " improves the conditioning under approximate answers; exact answers lose nothing, and exact runs stay float-free: "
                                       "use --design paper, or --arith ball|mpfr|double");
@@ -433,16 +436,16 @@ long choose_design(RecoverResult& r, const Model& truth, const RecoverOptions& o
     ArithPolicy<T>::approximate([&](auto number) { td = tuned_pilot<typename decltype(number)::type>(truth, o, lo); }, std::type_identity<T>{});
   });
   lo.draws = td.draws;
-  r.pilot_queries = td.pilot_queries;
-  r.pilot_status = td.pilot_status;
-  r.pilot_schedule = "lean";
-  r.pilot_heads = td.pilot_heads;
-  r.design_searched = td.searched;
+  r.design.pilot_queries = td.pilot_queries;
+  r.design.pilot_status = td.pilot_status;
+  r.design.pilot_schedule = Schedule::lean;
+  r.design.pilot_heads = td.pilot_heads;
+  r.design.design_searched = td.searched;
   if (td.searched) {
-    r.kappa_predicted = pow2_value(td.log2_kappa_predicted_worst);
-    r.kappa_rms_predicted = pow2_value(td.log2_kappa_predicted);
-    r.kappa_rms_predicted_start = pow2_value(td.log2_kappa_start);
-    r.design_evaluations = td.evaluations;
+    r.design.kappa_predicted = pow2_value(td.log2_kappa_predicted_worst);
+    r.design.kappa_rms_predicted = pow2_value(td.log2_kappa_predicted);
+    r.design.kappa_rms_predicted_start = pow2_value(td.log2_kappa_start);
+    r.design.design_evaluations = td.evaluations;
   }
   return td.pilot_queries;
 }
@@ -453,13 +456,13 @@ void design_kappa(RecoverResult& r, const Model& canon, const LearnOptions& lo) 
   if (lo.heads_is_bound || lo.H != canon.num_heads()) return;
   try {
     const Sensitivity S = sensitivity_from_model(canon, lo, lo.tokens.den);
-    r.kappa = S.kappa;
-    r.kappa_rms = S.kappa_rms;
-    r.kappa_rel = S.kappa_rel;
+    r.study.kappa = S.kappa;
+    r.study.kappa_rms = S.kappa_rms;
+    r.study.kappa_rel = S.kappa_rel;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate) throw;
-    r.kappa = NAN;
-    r.kappa_note = e.what();
+    r.study.kappa = NAN;
+    r.study.kappa_note = e.what();
   }
 }
 
@@ -506,7 +509,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     // bound H0 = 1 and must find that no head is visible.
     lo.H = 1;
     lo.heads_is_bound = true;
-    r.note = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
+    r.run.note = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
   }
   lo.schedule = o.schedule;
   lo.bias = o.bias.value_or(truth_known && truth.has_bias());
@@ -515,27 +518,27 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
   lo.progress = o.progress;
-  r.arith = arith_name(o.arith);
-  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.bits = b;
-  r.d = truth.d;
-  r.H = lo.H;
-  r.heads_known = lo.heads_is_bound ? "upper bound H0" : "exact";
-  r.seed = o.seed;
-  r.schedule = schedule_name(o.schedule);
-  if (lo.bias) r.bias = true;
-  if (truth_known) r.heads_true = canon.heads.size();
-  r.paper_bound = paper_query_bound(truth.d, lo.H);
-  if (o.schedule != Schedule::paper || lo.bias) r.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H, lo.bias);
+  r.run.arith = o.arith;
+  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.run.bits = b;
+  r.run.d = truth.d;
+  r.run.H = lo.H;
+  r.run.heads_known = lo.heads_is_bound ? HeadsKnown::upper_bound : HeadsKnown::exact;
+  r.run.seed = o.seed;
+  r.plan.schedule = o.schedule;
+  if (lo.bias) r.run.bias = true;
+  if (truth_known) r.truth.heads_true = canon.heads.size();
+  r.plan.paper_bound = paper_query_bound(truth.d, lo.H);
+  if (o.schedule != Schedule::paper || lo.bias) r.plan.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H, lo.bias);
   if (lo.bias) check_bias_options(o);
   if (truth_known) check_scale_options(truth, o);
-  r.max_length_bound = 2 * lo.H + 1;
-  if (o.oracle_bits > 0) r.oracle_bits = o.oracle_bits;
+  r.plan.max_length_bound = 2 * lo.H + 1;
+  if (o.oracle_bits > 0) r.oracle.bits = o.oracle_bits;
   if (!o.noise_eps.is_zero()) {
-    r.noise_eps = o.noise_eps.str();
-    r.noise_seed = o.noise_seed;
+    r.oracle.noise_eps = o.noise_eps.str();
+    r.oracle.noise_seed = o.noise_seed;
   }
-  r.token_range = lo.tokens.range;
-  r.token_den = lo.tokens.den;
+  r.run.token_range = lo.tokens.range;
+  r.run.token_den = lo.tokens.den;
   if (o.schedule == Schedule::compact && o.certificate)
     throw Error(ErrorKind::usage,
                 "--certificate: the certificate checker replays the paper and lean schedules only; it cannot check a compact run "
@@ -546,11 +549,11 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     if (o.samples_per_pair <= 2 * lo.H + 1)
       throw Error(ErrorKind::usage, "--samples-per-pair must exceed 2H+1 = " + std::to_string(2 * lo.H + 1) + " (the default is exactly 2H+1)");
     lo.samples_per_pair = o.samples_per_pair;
-    r.samples_per_pair = o.samples_per_pair;
-    r.max_length_bound = o.samples_per_pair;
+    r.run.samples_per_pair = o.samples_per_pair;
+    r.plan.max_length_bound = o.samples_per_pair;
   }
   if (o.design == Design::placed) {
-    r.design = "placed";
+    r.design.kind = Design::placed;
     recover_placed(r, truth, canon, o, lo);
     return r;
   }
@@ -559,10 +562,10 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     const GridGuard g = grid_guard(truth.d, lo);  // a run that surely asks the small grid's witnesses
     if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count() + (grid_guard_certain(g, lo) ? g.queries() : 0))) return r;
   }
-  if (o.arith == Arith::exact && !exact_within_budget(r, truth, o, lo)) return r;
+  if (arith_facts(o.arith).exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};
   if (!o.noise_eps.is_zero()) {
-    r.noise_pattern = noise_pattern_name(o.noise_pattern);
+    r.oracle.noise_pattern = o.noise_pattern;
     noise_analysis(r, canon, o, lo, noise);
   } else if (o.noise_pattern != NoisePattern::uniform) {
     throw Error(ErrorKind::usage, "--noise-pattern needs --noise EPS");
@@ -571,24 +574,23 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     auto_precision(r, truth, canon, o, lo);
     return r;
   }
-  if (o.arith == Arith::exact) r.exact_solver = exact_solver_name(o.exact_solver);
+  if (arith_facts(o.arith).exact) r.run.exact_solver = o.exact_solver;
   if (o.design != Design::paper && o.noise_eps.is_zero() && !o.external && canon.root == 1) design_kappa(r, canon, lo);
   const long queries = dispatch(r, truth, canon, o, lo, noise);
   if (o.design == Design::tuned) {
-    r.design_queries = queries;
-    r.queries = queries + pilot_queries;
+    r.design.design_queries = queries;
+    r.evidence.queries = queries + pilot_queries;
   }
   return r;
 }
 
-nlohmann::json recover(const Model& truth, const RecoverOptions& o) { return record_json(recover_run(truth, o)); }
 
-int recover_exit_code(const nlohmann::json& r) { return record_from_json(r).exit_code(); }
 
-std::string self_check_phrase(const std::string& v, bool transformer) {
+std::string self_check_phrase(SelfCheck s, bool transformer) {
   const std::string who = transformer ? "the recovered transformer" : "the heads";
-  if (v == "yes") return "yes (" + who + (transformer ? " reproduces" : " reproduce") + " every answer)";
-  if (v == "no") return "no (an answer " + who + (transformer ? " does" : " do") + " not reproduce)";
+  const std::string v = self_check_name(s);
+  if (s == SelfCheck::yes) return "yes (" + who + (transformer ? " reproduces" : " reproduce") + " every answer)";
+  if (s == SelfCheck::no) return "no (an answer " + who + (transformer ? " does" : " do") + " not reproduce)";
   return v + " (no answer contradicts " + who + ", but this arithmetic cannot prove that " + (transformer ? "it reproduces" : "they reproduce") +
          " every answer)";
 }
@@ -602,106 +604,107 @@ std::string shown(const std::optional<V>& x) {
 
 // The report's lines on the design, the sensitivity, the fallbacks, the repairs and the cost guard.
 void report_plan(std::ostringstream& o, const RecoverResult& r) {
-  if (r.pilot_queries) {
-    o << "  design           tuned: a pilot (lean schedule) spent " << *r.pilot_queries << " queries (included above; the design's own run "
-      << shown(r.design_queries) << "), pilot " << r.pilot_status.value_or("") << "\n";
-    if (r.kappa_rms_predicted)
-      o << "  kappa predicted  " << json_text(r.kappa_predicted.value_or(NAN)) << " (kappa_rms " << json_text(*r.kappa_rms_predicted)
-        << ", on the pilot's estimate; the scaled start " << json_text(r.kappa_rms_predicted_start.value_or(NAN)) << ")\n";
-  } else if (r.design && *r.design != "paper") {
-    o << "  design           " << *r.design << "\n";
+  if (r.design.pilot_queries) {
+    o << "  design           tuned: a pilot (lean schedule) spent " << *r.design.pilot_queries << " queries (included above; the design's own run "
+      << shown(r.design.design_queries) << "), pilot " << r.design.pilot_status.value_or("") << "\n";
+    if (r.design.kappa_rms_predicted)
+      o << "  kappa predicted  " << json_text(r.design.kappa_predicted.value_or(NAN)) << " (kappa_rms " << json_text(*r.design.kappa_rms_predicted)
+        << ", on the pilot's estimate; the scaled start " << json_text(r.design.kappa_rms_predicted_start.value_or(NAN)) << ")\n";
+  } else if (r.design.kind && *r.design.kind != Design::paper) {
+    o << "  design           " << design_name(*r.design.kind) << "\n";
   }
-  if (r.kappa_rms && !r.noise_pattern) o << "  kappa at truth   " << json_text(r.kappa.value_or(NAN)) << " (kappa_rms " << json_text(*r.kappa_rms) << ")\n";
-  if (r.fallback_pairs) {
-    if (r.schedule == "compact")
-      o << "  fallback         " << *r.fallback_pairs << " pair extensions and one-value across links asked for where residues could not label, "
-        << shown(r.fallback_queries) << " extra queries (included above)\n";
+  if (r.study.kappa_rms && !r.oracle.noise_pattern) o << "  kappa at truth   " << json_text(r.study.kappa.value_or(NAN)) << " (kappa_rms " << json_text(*r.study.kappa_rms) << ")\n";
+  if (r.evidence.fallback_pairs) {
+    if (r.plan.schedule == Schedule::compact)
+      o << "  fallback         " << *r.evidence.fallback_pairs << " pair extensions and one-value across links asked for where residues could not label, "
+        << shown(r.evidence.fallback_queries) << " extra queries (included above)\n";
     else
-      o << "  lean fallback    " << *r.fallback_pairs << " across links asked for where residues could not label, " << shown(r.fallback_queries)
+      o << "  lean fallback    " << *r.evidence.fallback_pairs << " across links asked for where residues could not label, " << shown(r.evidence.fallback_queries)
         << " extra queries (included above)\n";
   }
-  if (r.repaired_pairs) {
-    o << "  repairs          " << shown(r.repairs) << " degenerate pair(s) repaired, " << shown(r.repair_queries) << " extra queries (included above)\n";
-    for (const RepairRecord& p : *r.repaired_pairs) o << "    " << p.pair << ": " << p.reason << "; " << p.route << "\n";
+  if (r.evidence.repaired_pairs) {
+    o << "  repairs          " << shown(r.evidence.repairs) << " degenerate pair(s) repaired, " << shown(r.evidence.repair_queries) << " extra queries (included above)\n";
+    for (const RepairRecord& p : *r.evidence.repaired_pairs) o << "    " << p.pair << ": " << p.reason << "; " << p.route << "\n";
   }
-  if (r.exact_cost)
-    o << "  exact cost       answers up to tau-degree " << r.exact_cost->max_answer_degree << " (budget --max-degree " << r.exact_cost->max_degree_budget
-      << "), L = " << r.exact_cost->L << "\n";
-  if (r.oracle) o << "  oracle           " << *r.oracle << "; stated error " << r.oracle_error.value_or("") << "\n";
+  if (r.plan.exact_cost)
+    o << "  exact cost       answers up to tau-degree " << r.plan.exact_cost->max_answer_degree << " (budget --max-degree " << r.plan.exact_cost->max_degree_budget
+      << "), L = " << r.plan.exact_cost->L << "\n";
+  if (r.oracle.name) o << "  oracle           " << *r.oracle.name << "; stated error " << r.oracle.error.value_or("") << "\n";
 }
 
 // The report's lines on the noise study and the precision search.
 void report_studies(std::ostringstream& o, const RecoverResult& r) {
-  if (r.samples_per_pair) o << "  oversampling     " << *r.samples_per_pair << " values per pair (least squares)\n";
-  if (r.noise_pattern) {
-    o << "  noise            eps = " << r.noise_eps.value_or("") << ", " << *r.noise_pattern << " pattern\n";
-    o << "  kappa            " << json_text(r.kappa.value_or(NAN)) << (r.kappa_times_eps ? "  (kappa * eps = " + json_text(*r.kappa_times_eps) + ")" : "") << "\n";
-    o << "  certified bound  " << json_text(r.certified_bound.value_or(NAN)) << " (mean-value form: the Jacobian enclosed over every answer within eps, "
-      << shown(r.certified_bits) << " bits)" << (r.certified_note ? "; " + *r.certified_note : "") << "\n";
-    o << "  ball bound       " << json_text(r.ball_bound.value_or(NAN)) << " (plain ball run on every answer within eps)"
-      << (r.ball_note ? "; " + *r.ball_note : "") << "\n";
-    o << "  observed error   " << (r.observed_error ? json_text(*r.observed_error) : "-") << "\n";
+  if (r.run.samples_per_pair) o << "  oversampling     " << *r.run.samples_per_pair << " values per pair (least squares)\n";
+  if (r.oracle.noise_pattern) {
+    o << "  noise            eps = " << r.oracle.noise_eps.value_or("") << ", " << noise_pattern_name(*r.oracle.noise_pattern) << " pattern\n";
+    o << "  kappa            " << json_text(r.study.kappa.value_or(NAN)) << (r.study.kappa_times_eps ? "  (kappa * eps = " + json_text(*r.study.kappa_times_eps) + ")" : "") << "\n";
+    o << "  certified bound  " << json_text(r.study.certified_bound.value_or(NAN)) << " (mean-value form: the Jacobian enclosed over every answer within eps, "
+      << shown(r.study.certified_bits) << " bits)" << (r.study.certified_note ? "; " + *r.study.certified_note : "") << "\n";
+    o << "  ball bound       " << json_text(r.study.ball_bound.value_or(NAN)) << " (plain ball run on every answer within eps)"
+      << (r.study.ball_note ? "; " + *r.study.ball_note : "") << "\n";
+    o << "  observed error   " << (r.truth.observed_error ? json_text(*r.truth.observed_error) : "-") << "\n";
   }
-  if (r.bits_used) {
-    o << "  target error     " << r.target_error.value_or("") << ", kappa estimate " << json_text(r.kappa_estimate.value_or(NAN)) << " (float run at "
-      << shown(r.estimate_bits) << " bits)\n";
-    o << "  precision        started at " << shown(r.bits_start) << " bits, used " << *r.bits_used << " bits; " << (r.attempts ? r.attempts->size() : 0)
-      << " ball attempt(s), " << shown(r.oracle_calls) << " oracle calls in all\n";
+  if (r.study.bits_used) {
+    o << "  target error     " << r.study.target_error.value_or("") << ", kappa estimate " << json_text(r.study.kappa_estimate.value_or(NAN)) << " (float run at "
+      << shown(r.study.estimate_bits) << " bits)\n";
+    o << "  precision        started at " << shown(r.study.bits_start) << " bits, used " << *r.study.bits_used << " bits; " << (r.study.attempts ? r.study.attempts->size() : 0)
+      << " ball attempt(s), " << shown(r.study.oracle_calls) << " oracle calls in all\n";
   }
-  if (r.certified_relative_error && !r.noise_pattern)
-    o << "  certified rel. error " << json_text(*r.certified_relative_error) << " (ball radius / head norm)\n";
+  if (r.truth.certified_relative_error && !r.oracle.noise_pattern)
+    o << "  certified rel. error " << json_text(*r.truth.certified_relative_error) << " (ball radius / head norm)\n";
 }
 }  // namespace
 
 std::string recover_report(const RecoverResult& r) {
   std::ostringstream o;
-  o << "mhaq recover: " << r.arith;
-  if (r.bits) o << " (" << *r.bits << " bits)";
-  o << ", d=" << r.d << (r.heads_known == "exact" ? ", H=" : ", H0=") << shown(r.H) << ", schedule " << r.schedule.value_or("") << ", seed " << r.seed << "\n";
-  o << "  status           " << status_name(r.status) << "\n";
-  if (r.status != Status::ok) o << "  reason           " << r.message << "\n";
-  if (r.remedy) o << "  what to do       " << *r.remedy << "\n";
-  if (r.note) o << "  note             " << *r.note << "\n";
-  if (r.samples_per_pair) {
-    o << "  queries          " << shown(r.queries) << " (oversampled: 1 + (K-1) per pair; the paper's count 4Hd^2-2H+1 = " << shown(r.paper_bound) << ")\n";
-    o << "  longest query    " << shown(r.max_length) << " (bound K = " << shown(r.max_length_bound) << ")\n";
+  o << "mhaq recover: " << arith_name(r.run.arith);
+  if (r.run.bits) o << " (" << *r.run.bits << " bits)";
+  o << ", d=" << r.run.d << (r.run.heads_known == HeadsKnown::exact ? ", H=" : ", H0=") << shown(r.run.H) << ", schedule " << (r.plan.schedule ? schedule_name(*r.plan.schedule) : "") << ", seed " << r.run.seed << "\n";
+  o << "  status           " << status_name(r.judge.status) << "\n";
+  if (r.judge.status != Status::ok) o << "  reason           " << r.judge.message << "\n";
+  if (r.judge.remedy) o << "  what to do       " << *r.judge.remedy << "\n";
+  if (r.run.note) o << "  note             " << *r.run.note << "\n";
+  if (r.run.samples_per_pair) {
+    o << "  queries          " << shown(r.evidence.queries) << " (oversampled: 1 + (K-1) per pair; the paper's count 4Hd^2-2H+1 = " << shown(r.plan.paper_bound) << ")\n";
+    o << "  longest query    " << shown(r.evidence.max_length) << " (bound K = " << shown(r.plan.max_length_bound) << ")\n";
   } else {
-    o << "  queries          " << shown(r.queries) << " (paper bound 4Hd^2-2H+1 = " << shown(r.paper_bound);
+    o << "  queries          " << shown(r.evidence.queries) << " (paper bound 4Hd^2-2H+1 = " << shown(r.plan.paper_bound);
     // A repaired run asks more than its plan: say so where the count is, not only further down.
-    if (r.repair_queries.value_or(0) > 0) o << "; " << *r.repair_queries << " of them repair queries";
-    if (r.grid_witness_queries) o << "; " << *r.grid_witness_queries << " of them small-grid witness queries";
-    if (r.bias.value_or(false) && r.schedule_count) {
-      o << "; with biases " << (r.schedule == "lean" ? "lean 1+2H(d^2+2d-1)" : r.schedule == "compact" ? "compact 1+2Hd+(d-1)+s_H d^2" : "4Hd^2+4Hd-2H+1")
-        << " = " << *r.schedule_count;
+    if (r.evidence.repair_queries.value_or(0) > 0) o << "; " << *r.evidence.repair_queries << " of them repair queries";
+    if (r.evidence.grid_witness_queries) o << "; " << *r.evidence.grid_witness_queries << " of them small-grid witness queries";
+    if (r.run.bias.value_or(false) && r.plan.schedule_count) {
+      o << "; with biases "
+        << (r.plan.schedule == Schedule::lean ? "lean 1+2H(d^2+2d-1)" : r.plan.schedule == Schedule::compact ? "compact 1+2Hd+(d-1)+s_H d^2" : "4Hd^2+4Hd-2H+1")
+        << " = " << *r.plan.schedule_count;
     } else {
-      if (r.schedule == "lean" && r.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.schedule_count;
-      if (r.schedule == "compact" && r.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.schedule_count;
+      if (r.plan.schedule == Schedule::lean && r.plan.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.plan.schedule_count;
+      if (r.plan.schedule == Schedule::compact && r.plan.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.plan.schedule_count;
     }
     o << ")\n";
-    o << "  longest query    " << shown(r.max_length) << " (bound 2H+1 = " << shown(r.max_length_bound) << ")\n";
+    o << "  longest query    " << shown(r.evidence.max_length) << " (bound 2H+1 = " << shown(r.plan.max_length_bound) << ")\n";
   }
   report_plan(o, r);
-  if (r.heads_true) o << "  heads            " << shown(r.heads_recovered) << " recovered, " << *r.heads_true << " in the canonical truth\n";
-  else o << "  heads            " << shown(r.heads_recovered) << " recovered (no --model: no truth to compare with)\n";
-  if (r.self_check) o << "  self-check       " << self_check_phrase(*r.self_check) << "\n";
-  if (r.exact_match) o << "  exact match      " << (*r.exact_match ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
-  if (r.contains_truth) o << "  contains truth   " << (*r.contains_truth ? "yes" : "NO") << ", max radius " << r.max_radius_decimal.value_or("") << "\n";
-  if (r.decision_tolerance) o << "  decisions        " << *r.decision_tolerance << "\n";
-  if (r.tolerance_decimal) {
-    o << "  tolerance        " << *r.tolerance_decimal << " on max_rel_error";
-    if (r.error_estimate_decimal) o << "; the run's own estimate " << *r.error_estimate_decimal << " (from kappa)";
+  if (r.truth.heads_true) o << "  heads            " << shown(r.evidence.heads_recovered) << " recovered, " << *r.truth.heads_true << " in the canonical truth\n";
+  else o << "  heads            " << shown(r.evidence.heads_recovered) << " recovered (no --model: no truth to compare with)\n";
+  if (r.evidence.self_check) o << "  self-check       " << self_check_phrase(*r.evidence.self_check) << "\n";
+  if (r.truth.exact_match) o << "  exact match      " << (*r.truth.exact_match ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
+  if (r.truth.contains_truth) o << "  contains truth   " << (*r.truth.contains_truth ? "yes" : "NO") << ", max radius " << r.truth.max_radius_decimal.value_or("") << "\n";
+  if (r.judge.decision_tolerance) o << "  decisions        " << *r.judge.decision_tolerance << "\n";
+  if (r.judge.tolerance_decimal) {
+    o << "  tolerance        " << *r.judge.tolerance_decimal << " on max_rel_error";
+    if (r.judge.error_estimate_decimal) o << "; the run's own estimate " << *r.judge.error_estimate_decimal << " (from kappa)";
     o << "\n";
   }
-  if (r.max_rel_error_decimal) o << "  max rel. error   " << *r.max_rel_error_decimal << " (best assignment of heads)\n";
+  if (r.truth.max_rel_error_decimal) o << "  max rel. error   " << *r.truth.max_rel_error_decimal << " (best assignment of heads)\n";
   report_studies(o, r);
-  if (r.heads && r.d <= 4) {
+  if (r.evidence.heads && r.run.d <= 4) {
     int h = 0;
-    for (const HeadRecord& hd : *r.heads) {
+    for (const HeadRecord& hd : *r.evidence.heads) {
       o << "  head " << ++h << ": v = " << json_text(hd.v) << "\n          W = " << json_text(hd.W) << "\n";
-      if (!hd.c.empty()) o << "          c = " << json_text(hd.c) << "\n";
+      if (hd.c) o << "          c = " << json_text(*hd.c) << "\n";
     }
   }
-  if (r.beta) o << "  beta             " << *r.beta << "\n";
+  if (r.evidence.beta) o << "  beta             " << *r.evidence.beta << "\n";
   return o.str();
 }
 

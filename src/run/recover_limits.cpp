@@ -108,9 +108,9 @@ namespace {
 
 void refuse_before_work(RecoverResult& r, const std::string& why) {
   report_verdict(r, {Status::over_budget, why});
-  r.queries = 0;
-  r.max_length = 0;
-  r.heads_recovered = 0;
+  r.evidence.queries = 0;
+  r.evidence.max_length = 0;
+  r.evidence.heads_recovered = 0;
 }
 
 // The small-grid witnesses (stages/grid_guard.hpp) are drawn before any
@@ -144,7 +144,7 @@ bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOpti
   const long budget = o.max_degree > 0 ? o.max_degree : kDefaultMaxDegree;
   const Plan plan = learner_plan(truth.d, lo);
   const ExactCost c = exact_cost(truth, plan, lo.tokens.den);
-  r.exact_cost = ExactCostRecord{c.L, c.max_degree, c.total_degree, budget};
+  r.plan.exact_cost = ExactCostRecord{c.L, c.max_degree, c.total_degree, budget};
   if (c.max_degree <= static_cast<double>(budget)) return grid_witnesses_within_budget(r, truth, budget, c.L, lo);
   char b[512];
   std::snprintf(b, sizeof b,
@@ -158,7 +158,7 @@ bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOpti
 
 void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file) {
   using namespace limits;
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) check_option("--bits", o.bits, min_bits, max_bits);
+  if (arith_facts(o.arith).chosen_bits) check_option("--bits", o.bits, min_bits, max_bits);
   check_option("--max-bits", o.max_bits, 64, max_bits);
   check_option("--oracle-bits", o.oracle_bits, 0, max_bits);
   check_option("--learner-heads", o.heads, 0, max_heads);
@@ -188,7 +188,7 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
                 (told ? std::string("--learner-heads/--max-heads") : what) + ": the compact schedule takes H (or H0) <= " +
                     std::to_string(compact_max_heads) + " (its links try all H! assignments of heads); use --schedule lean");
   if (o.schedule == Schedule::compact && o.samples_per_pair != 0) throw Error(ErrorKind::usage, "--samples-per-pair: the compact schedule does not oversample");
-  if (o.arith == Arith::exact) {
+  if (arith_facts(o.arith).exact) {
     const bool own_tokens = o.tokens.range > 0;
     const TokenSpec tok = own_tokens ? o.tokens : default_tokens(Arith::exact);
     // a run that surely asks the small grid's witnesses (stages/grid_guard.hpp) draws them from a wider grid
@@ -205,7 +205,7 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
 
 void check_transformer_limits(const TransformerModel& truth, const RecoverOptions& o, const std::string& model_file) {
   using namespace limits;
-  if (o.arith == Arith::ball || o.arith == Arith::mpfr) check_option("--bits", o.bits, min_bits, max_bits);
+  if (arith_facts(o.arith).chosen_bits) check_option("--bits", o.bits, min_bits, max_bits);
   check_option("--learner-heads", o.heads, 0, max_heads);
   check_option("--learner-neurons", o.neurons, 0, max_neurons);
   check_option("--threads", o.threads, 0, max_threads);
@@ -220,7 +220,7 @@ void check_transformer_limits(const TransformerModel& truth, const RecoverOption
   const long H = o.heads > 0 ? o.heads : truth.heads();  // the canonical count is at most this
   check_plan_size(truth.d, H, o.schedule == Schedule::paper, 0, o.heads > 0 || !from_file ? ErrorKind::usage : ErrorKind::input,
                   o.heads > 0 ? "--learner-heads" : what);
-  if (o.arith == Arith::exact) {
+  if (arith_facts(o.arith).exact) {
     Model att;  // the attention part's W (check_exact_tau_degree reads only W)
     att.d = truth.d;
     for (const auto& W : truth.W) att.heads.push_back({W, QVec(static_cast<size_t>(truth.d), Rational(0))});

@@ -38,16 +38,16 @@ void placed_answer_error(const ErrorStatement& b, long bits, PlacedOptions& po) 
 
 // MPFR: the design's own heads, judged on its first-order estimate and self-check.
 void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int, const Model* canon, RecoverResult& r, RunFacts& facts) {
-  r.heads_recovered = res.heads.size();
-  r.heads_found = res.heads.size();
-  r.self_check = truth_name(res.self_check);
-  r.self_check_note = res.self_check_note;
-  r.heads = head_records(F, res.heads);
+  r.evidence.heads_recovered = res.heads.size();
+  r.evidence.heads_found = res.heads.size();
+  r.evidence.self_check = self_check_of(res.self_check);
+  r.evidence.self_check_note = res.self_check_note;
+  r.evidence.heads = head_records(F, res.heads);
   facts.self_check = res.self_check;
   facts.heads_recovered = static_cast<int>(res.heads.size());
   facts.estimate_log2 = res.estimate_log2;
-  r.error_estimate = pow2_value(facts.estimate_log2);
-  r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+  r.judge.error_estimate = pow2_value(facts.estimate_log2);
+  r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
   if (canon) ArithPolicy<Mpfr>::compare(r, facts, *canon, res.heads);
   // The design's self-check is a weighted residual and a labelling test on
   // local least-squares fits of rounded answers: when it fails, the fits may
@@ -69,9 +69,9 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   po.tokens = lo.tokens;
   po.answer_bits = o.oracle_bits > 0 ? std::min<long>(o.oracle_bits, o.bits) : o.bits;
   const long budget = 10 * paper_query_bound(truth.d, lo.H);
-  r.query_budget = budget;
+  r.design.query_budget = budget;
   po.budget = budget;
-  r.max_length_bound = po.k_max + 1;
+  r.plan.max_length_bound = po.k_max + 1;
   // the learner asks this oracle and nothing else; the model, when known,
   // only judges the result afterwards
   std::unique_ptr<Oracle<T>> own;
@@ -92,29 +92,29 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   Verdict v;
   try {
     const PlacedResult res = learn_placed(oracle, po);
-    r.pilot_queries = res.pilot_queries;
-    r.pilot_status = res.pilot_status;
-    r.pilot_kind = res.pilot_kind;
-    r.design_queries = res.design_queries;
-    r.placed_rounds = res.rounds;
-    r.placed_reestimates = res.reestimates;
-    r.max_pole_shift = res.max_pole_shift;
-    if (!res.misplaced.empty()) r.misplaced = res.misplaced;
-    r.pair_log2_cond_max = res.worst_pair_log2_cond;
-    r.offsets_log2_cond_max = res.log2_cond_offsets;
+    r.design.pilot_queries = res.pilot_queries;
+    r.design.pilot_status = res.pilot_status;
+    r.design.pilot_kind = res.pilot_kind;
+    r.design.design_queries = res.design_queries;
+    r.design.placed_rounds = res.rounds;
+    r.design.placed_reestimates = res.reestimates;
+    r.design.max_pole_shift = res.max_pole_shift;
+    if (!res.misplaced.empty()) r.design.misplaced = res.misplaced;
+    r.design.pair_log2_cond_max = res.worst_pair_log2_cond;
+    r.design.offsets_log2_cond_max = res.log2_cond_offsets;
     placed_heads(F, res, lo.H, truth_known ? &canon : nullptr, r, facts);
     v = judge(facts);
     finish_external(o, ext.session.get(), true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
-    r.heads_recovered = 0;
+    r.evidence.heads_recovered = 0;
   }
   if (oracle.queries() > budget)
     v = {Status::unable, "the placed design asked " + std::to_string(oracle.queries()) + " queries, beyond its budget " + std::to_string(budget)};
   report_verdict(r, v);
-  r.queries = oracle.queries();
-  r.max_length = oracle.max_length();
+  r.evidence.queries = oracle.queries();
+  r.evidence.max_length = oracle.max_length();
   finish_external(o, ext.session.get(), false);
   external_remedy(r, o, v.status);
   return oracle.queries();
@@ -123,7 +123,7 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
 }  // namespace
 
 long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo) {
-  if (o.arith != Arith::mpfr && o.arith != Arith::ball)
+  if (!arith_facts(o.arith).chosen_bits)
     throw Error(ErrorKind::usage,
                 "--design placed runs in MPFR (--arith mpfr, judged on its first-order "
                 "estimate) or in balls (--arith ball, certified)");
@@ -131,7 +131,11 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
     throw Error(ErrorKind::usage,
                 "--design placed takes a known H, and answers from a model (--oracle-bits) or from --oracle "
                 "(no --noise, --target-error, --certificate, --max-heads or --samples-per-pair)");
-  return o.arith == Arith::ball ? run_placed<Ball>(r, truth, canon, o, lo) : run_placed<Mpfr>(r, truth, canon, o, lo);
+  long queries = 0;
+  with_arith(o.arith, [&]<class T>() {
+    ArithPolicy<T>::chosen_bits([&](auto t) { queries = run_placed<typename decltype(t)::type>(r, truth, canon, o, lo); }, std::type_identity<T>{});
+  });
+  return queries;
 }
 
 }  // namespace mhaq

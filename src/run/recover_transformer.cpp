@@ -95,14 +95,14 @@ void compare(RecoverResult& r, RunFacts& f, const TransformerModel& truth, const
     }
   }
   const bool eq = !got.u.empty() && transformer_equal_canonical(got.canonical(), canon);
-  r.exact_match = eq;
+  r.truth.exact_match = eq;
   int zero = 0;
   const auto seqs = functional_sequences(truth.d, den, seed);
   for (const auto& q : seqs) {
     const QTau diff = evaluate_transformer_exact(got, q, QTauAccess::L(F)) - evaluate_transformer_exact(truth, q, QTauAccess::L(F));
     zero += F.is_zero(diff) == Truth::yes;
   }
-  r.functional_check = FunctionalCheck{static_cast<long>(seqs.size()), zero, zero == static_cast<int>(seqs.size())};
+  r.truth.functional_check = FunctionalCheck{static_cast<long>(seqs.size()), zero, zero == static_cast<int>(seqs.size())};
   f.agrees = eq;  // the functional check is a report (equal canonical forms are equal functions)
   if (!f.agrees) f.disagreement = eq ? "T - T' is not zero on a fresh sequence" : "the recovered transformer differs from the canonical truth (exact comparison)";
 }
@@ -129,8 +129,8 @@ void record_radius(RecoverResult& r, const Field<T>& F, const TransformerLearnRe
   for (const auto& n : res.neurons)
     for (const auto& Uh : n.U)
       for (const auto& x : Uh) upd(x);
-  r.max_radius = pow2_value(rad);
-  r.max_radius_decimal = decimal_of_log2(rad);
+  r.truth.max_radius = pow2_value(rad);
+  r.truth.max_radius_decimal = decimal_of_log2(rad);
 }
 
 // ---- ball and float: match heads by W, neurons by (u, U); containment or relative error
@@ -152,8 +152,8 @@ void compare(RecoverResult& r, RunFacts& f, const TransformerModel& truth, const
     f.agrees = false;
     f.disagreement = std::to_string(res.W.size()) + " heads and " + std::to_string(res.neurons.size()) + " neurons recovered; the canonical truth has " +
                      std::to_string(H) + " and " + std::to_string(m);
-    if (rigorous) r.contains_truth = false;
-    else r.max_rel_error = NAN;
+    if (rigorous) r.truth.contains_truth = false;
+    else r.truth.max_rel_error = NAN;
     return;
   }
   // heads: by containment (balls) or least relative error of W (floats)
@@ -199,13 +199,13 @@ void compare(RecoverResult& r, RunFacts& f, const TransformerModel& truth, const
   if (rigorous) {
     record_radius(r, F, res);
     const bool c = nmatch && std::isfinite(hworst) && std::isfinite(nworst);
-    r.contains_truth = c;
+    r.truth.contains_truth = c;
     f.agrees = c;
     if (!c) f.disagreement = "some output ball misses the canonical truth";
   } else {
     const double e = nmatch ? std::log2(std::exp2(hworst) + std::exp2(nworst)) : kInf;
-    r.max_rel_error = pow2_value(e);
-    r.max_rel_error_decimal = decimal_of_log2(e);
+    r.truth.max_rel_error = pow2_value(e);
+    r.truth.max_rel_error_decimal = decimal_of_log2(e);
     f.agrees = e <= f.tolerance_log2;
     if (!f.agrees) f.disagreement = "max_rel_error " + decimal_of_log2(e) + " exceeds the tolerance " + decimal_of_log2(f.tolerance_log2);
   }
@@ -264,7 +264,7 @@ double error_estimate(const Field<T>& F, int d, const TransformerLearnOptions& l
     return std::isinf(m) && m < 0 ? -kInf : m + std::log2(std::exp2(hw - m) + std::exp2(nw - m));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    r.estimate_note = e.what();
+    r.judge.estimate_note = e.what();
     return std::numeric_limits<double>::quiet_NaN();
   }
 }
@@ -317,26 +317,26 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
     facts.self_check = res.self_check;
     facts.self_check_failed = res.self_check_failed;
     facts.heads_recovered = static_cast<int>(res.W.size());
-    r.heads_recovered = res.W.size();
-    r.neurons_recovered = res.neurons.size();
-    r.self_check = truth_name(res.self_check);
-    r.verification = truth_name(res.verification);
-    r.queries_by_phase = PhaseQueries{res.queries_attention, res.queries_regions, res.queries_verify};
-    r.path = PathRecord{res.probes, res.crossings, res.undecided_flats, res.test_probes};
-    r.angular_resolution_deg = res.resolution_deg >= 0 ? res.resolution_deg : NAN;
-    r.queries_targeted = res.queries_targeted;
-    r.model = learned_record(F, res);
+    r.evidence.heads_recovered = res.W.size();
+    r.evidence.neurons_recovered = res.neurons.size();
+    r.evidence.self_check = self_check_of(res.self_check);
+    r.evidence.verification = res.verification;
+    r.evidence.queries_by_phase = PhaseQueries{res.queries_attention, res.queries_regions, res.queries_verify};
+    r.evidence.path = PathRecord{res.probes, res.crossings, res.undecided_flats, res.test_probes};
+    r.evidence.angular_resolution_deg = res.resolution_deg >= 0 ? res.resolution_deg : NAN;
+    r.evidence.queries_targeted = res.queries_targeted;
+    r.evidence.model = learned_record(F, res);
     P::floats(
         [&](const auto& G, const auto& R) {
           facts.estimate_log2 = error_estimate(G, truth.d, lo, R, r);
-          r.error_estimate = pow2_value(facts.estimate_log2);
-          r.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+          r.judge.error_estimate = pow2_value(facts.estimate_log2);
+          r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
         },
         F, rec);
     // the status the answers alone give; the truth is compared afterwards
     RunFacts blind = facts;
     blind.truth_known = false;
-    r.blind_status = status_name(judge(blind).status);
+    r.judge.blind_status = judge(blind).status;
     if (truth_known) compare(r, facts, truth, canon, res, F, lo.tokens.den, o.seed);
     else record_radius(r, F, res);
     v = judge(facts);
@@ -345,16 +345,16 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
-    r.blind_status = status_name(v.status);
-    r.heads_recovered = 0;
-    r.neurons_recovered = 0;
+    r.judge.blind_status = v.status;
+    r.evidence.heads_recovered = 0;
+    r.evidence.neurons_recovered = 0;
   }
   report_verdict(r, v);
-  r.queries = black_box.queries();
-  r.max_length = black_box.max_length();
+  r.evidence.queries = black_box.queries();
+  r.evidence.max_length = black_box.max_length();
   finish_external(o, ext.session.get(), false);
   external_remedy(r, o, v.status);
-  P::exact([&](const auto& G) { r.L = QTauAccess::L(G); }, F);
+  P::exact([&](const auto& G) { r.evidence.L = QTauAccess::L(G); }, F);
 }
 }  // namespace
 
@@ -364,7 +364,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   const bool truth_known = !o.external || o.external->truth_known;
   if (truth_known) truth.validate();
   if (!truth_known && o.heads < 1) throw Error(ErrorKind::usage, "--oracle without --model needs the learner's --heads H");
-  if (!truth_known && o.arith == Arith::ball && o.neurons < 1)
+  if (!truth_known && arith_facts(o.arith).rigorous && o.neurons < 1)
     throw Error(ErrorKind::usage,
                 "--oracle without --model in ball mode needs --learner-neurons M: balls cannot certify that two region values are equal, so the "
                 "neuron count must be stated (mpfr and double find it)");
@@ -373,7 +373,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   const TransformerModel canon = truth_known ? truth.canonical() : truth;
   if (truth_known && (canon.heads() == 0 || canon.neurons() == 0))
     throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to recover");
-  if (o.certificate && o.arith != Arith::exact && o.arith != Arith::ball)
+  if (o.certificate && !arith_facts(o.arith).decides_equality())
     throw Error(ErrorKind::usage, "--certificate records exact and ball transformer runs only (the checker compares their answers by equality or containment)");
   if (o.certificate && o.external) throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --certificate");
   RecoverResult r;
@@ -381,83 +381,82 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   lo.H = o.heads > 0 ? o.heads : canon.heads();
   // balls cannot certify that two region values are equal, so they are told
   // the neuron count (a certified crossing count then accounts for them all)
-  lo.neurons = o.neurons > 0 ? o.neurons : o.arith == Arith::ball && truth_known ? canon.neurons() : 0;
+  lo.neurons = o.neurons > 0 ? o.neurons : arith_facts(o.arith).rigorous && truth_known ? canon.neurons() : 0;
   lo.schedule = o.schedule;
-  lo.coincidence_test = o.arith == Arith::exact || o.arith == Arith::ball;  // equality decided, not a tolerance
+  lo.coincidence_test = arith_facts(o.arith).decides_equality();  // equality decided, not a tolerance
   lo.seed = learner_seed(o.seed);
-  const long den = o.tokens.den > 0 ? o.tokens.den : o.arith == Arith::exact ? 16 : 1L << 20;
+  const long den = o.tokens.den > 0 ? o.tokens.den : arith_facts(o.arith).exact ? 16 : 1L << 20;
   lo.tokens = TokenSpec{den, den};
   if (o.design != Design::paper) {
     if (o.design != Design::scaled) throw Error(ErrorKind::usage, "transformers take --design paper or scaled (the attention part's design)");
-    if (o.arith == Arith::exact)
+    if (arith_facts(o.arith).exact)
       throw Error(ErrorKind::usage, "--design scaled improves the conditioning under approximate answers; exact answers lose nothing: use --design paper, or --arith ball|mpfr|double");
     if (o.certificate) throw Error(ErrorKind::usage, "--certificate records the paper design's runs only");
     Rng rng(lo.seed);
     lo.attention_draws = draw_scaled(rng, truth.d, lo.H, lo.tokens);
     lo.fitted_regions = true;
-    r.design = design_name(o.design);
+    r.design.kind = o.design;
   }
   lo.threads = o.threads == 0 ? hardware_threads() : o.threads;
-  r.model_kind = "transformer";
-  r.arith = arith_name(o.arith);
-  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.bits = b;
-  r.d = truth.d;
-  r.H = lo.H;
-  r.heads_known = "exact";
-  r.neurons_told = lo.neurons;
-  r.seed = o.seed;
-  r.schedule = schedule_name(o.schedule);
+  r.run.kind = oracle_protocol::ModelKind::transformer;
+  r.run.arith = o.arith;
+  if (const long b = reported_bits_of(o.arith, o.bits); b >= 0) r.run.bits = b;
+  r.run.d = truth.d;
+  r.run.H = lo.H;
+  r.run.heads_known = HeadsKnown::exact;
+  r.run.neurons_told = lo.neurons;
+  r.run.seed = o.seed;
+  r.plan.schedule = o.schedule;
   if (truth_known) {
-    r.heads_true = canon.heads();
-    r.neurons_true = canon.neurons();
+    r.truth.heads_true = canon.heads();
+    r.truth.neurons_true = canon.neurons();
   }
-  r.attention_paper_bound = paper_query_bound(truth.d, lo.H);
-  r.token_den = den;
+  r.plan.attention_paper_bound = paper_query_bound(truth.d, lo.H);
+  r.run.token_den = den;
   with_arith(o.arith, [&]<class T>() { run<T>(r, truth, canon, o, lo); });
   return r;
 }
 
-nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o) { return record_json(recover_transformer_run(truth, o)); }
 
 std::string transformer_report(const RecoverResult& r) {
   auto shown = [](const auto& x) { return x ? std::to_string(*x) : std::string("null"); };
   std::ostringstream o;
-  o << "mhaq recover: transformer, " << r.arith;
-  if (r.bits) o << " (" << *r.bits << " bits)";
-  o << ", d=" << r.d << ", H=" << shown(r.H) << ", seed " << r.seed << "\n";
-  o << "  status           " << status_name(r.status) << "\n";
-  if (r.status != Status::ok) o << "  reason           " << r.message << "\n";
-  if (r.remedy) o << "  what to do       " << *r.remedy << "\n";
-  o << "  queries          " << shown(r.queries);
-  if (r.queries_by_phase) {
-    const PhaseQueries& q = *r.queries_by_phase;
-    o << " (attention part " << q.attention << " = 2 x (4Hd^2-2H+1) = 2 x " << shown(r.attention_paper_bound) << ", regions " << q.regions
+  o << "mhaq recover: transformer, " << arith_name(r.run.arith);
+  if (r.run.bits) o << " (" << *r.run.bits << " bits)";
+  o << ", d=" << r.run.d << ", H=" << shown(r.run.H) << ", seed " << r.run.seed << "\n";
+  o << "  status           " << status_name(r.judge.status) << "\n";
+  if (r.judge.status != Status::ok) o << "  reason           " << r.judge.message << "\n";
+  if (r.judge.remedy) o << "  what to do       " << *r.judge.remedy << "\n";
+  o << "  queries          " << shown(r.evidence.queries);
+  if (r.evidence.queries_by_phase) {
+    const PhaseQueries& q = *r.evidence.queries_by_phase;
+    o << " (attention part " << q.attention << " = 2 x (4Hd^2-2H+1) = 2 x " << shown(r.plan.attention_paper_bound) << ", regions " << q.regions
       << ", verification " << q.verification << ")";
   }
-  o << "\n  longest query    " << shown(r.max_length) << "\n";
-  if (r.path) o << "  path             " << r.path->probes << " region evaluations, " << r.path->crossings << " neuron hyperplanes crossed\n";
+  o << "\n  longest query    " << shown(r.evidence.max_length) << "\n";
+  if (r.evidence.path) o << "  path             " << r.evidence.path->probes << " region evaluations, " << r.evidence.path->crossings << " neuron hyperplanes crossed\n";
   auto truth_count = [&](const auto& x) { return x ? ", " + std::to_string(*x) + " in the canonical truth" : std::string(" (no truth given)"); };
-  o << "  heads            " << shown(r.heads_recovered) << " recovered" << truth_count(r.heads_true) << "\n";
-  o << "  neurons          " << shown(r.neurons_recovered) << " recovered" << truth_count(r.neurons_true) << "\n";
-  if (r.self_check) {
-    o << "  self-check       " << self_check_phrase(*r.self_check, true) << "\n";
-    const std::string v = r.verification.value_or("");
+  o << "  heads            " << shown(r.evidence.heads_recovered) << " recovered" << truth_count(r.truth.heads_true) << "\n";
+  o << "  neurons          " << shown(r.evidence.neurons_recovered) << " recovered" << truth_count(r.truth.neurons_true) << "\n";
+  if (r.evidence.self_check) {
+    o << "  self-check       " << self_check_phrase(*r.evidence.self_check, true) << "\n";
+    const std::string v = r.evidence.verification ? truth_name(*r.evidence.verification) : "";
     o << "  verification     " << v
       << (v == "yes"  ? " (the fresh general sequences agree with the recovered transformer)"
           : v == "no" ? " (a fresh general sequence disagrees with the recovered transformer)"
                       : " (no fresh general sequence contradicts the recovered transformer, but this arithmetic cannot prove agreement)")
       << "\n";
   }
-  if (r.exact_match) o << "  exact match      " << (*r.exact_match ? "yes (canonical form, equality in Q)" : "NO") << "\n";
-  if (r.functional_check)
-    o << "  functional check T - T' = 0 on " << r.functional_check->zero_differences << " of " << r.functional_check->sequences << " fresh sequences\n";
-  if (r.contains_truth) o << "  contains truth   " << (*r.contains_truth ? "yes" : "NO") << ", max radius " << r.max_radius_decimal.value_or("") << "\n";
-  if (r.tolerance_decimal) {
-    o << "  tolerance        " << *r.tolerance_decimal << " on max_rel_error";
-    if (r.error_estimate_decimal) o << "; the run's own estimate " << *r.error_estimate_decimal;
+  if (r.truth.exact_match) o << "  exact match      " << (*r.truth.exact_match ? "yes (canonical form, equality in Q)" : "NO") << "\n";
+  if (r.truth.functional_check)
+    o << "  functional check T - T' = 0 on " << r.truth.functional_check->zero_differences << " of " << r.truth.functional_check->sequences << " fresh sequences\n";
+  if (r.truth.contains_truth) o << "  contains truth   " << (*r.truth.contains_truth ? "yes" : "NO") << ", max radius " << r.truth.max_radius_decimal.value_or("") << "\n";
+  if (r.judge.tolerance_decimal) {
+    o << "  tolerance        " << *r.judge.tolerance_decimal << " on max_rel_error";
+    if (r.judge.error_estimate_decimal) o << "; the run's own estimate " << *r.judge.error_estimate_decimal;
     o << "\n";
   }
-  if (r.max_rel_error_decimal) o << "  max rel. error   " << *r.max_rel_error_decimal << "\n";
+  if (r.truth.max_rel_error_decimal) o << "  max rel. error   " << *r.truth.max_rel_error_decimal << "\n";
   return o.str();
 }
 

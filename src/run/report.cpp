@@ -36,13 +36,13 @@ double log2_abs(const Rational& q) {
 }
 
 void report_verdict(RecoverResult& r, const Verdict& v) {
-  r.status = v.status;
+  r.judge.status = v.status;
   if (v.status != Status::ok) {
-    r.message = v.message;
-    r.remedy = status_remedy(v.status);
+    r.judge.message = v.message;
+    r.judge.remedy = status_remedy(v.status);
     // the small-grid guard (stages/grid_guard.hpp): another seed draws from the same small grid
     if (v.message.find(grid_guard_marker()) != std::string::npos && v.status == Status::degenerate)
-      r.remedy = "on this small token grid the plan's answers fit more than one model: try another --seed or a larger --token-range";
+      r.judge.remedy = "on this small token grid the plan's answers fit more than one model: try another --seed or a larger --token-range";
   }
 }
 

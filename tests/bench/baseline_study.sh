@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The contrast study of issue 16: mhaq (exact) against the prior-work
+# The contrast study: mhaq (exact) against the prior-work
 # baselines (MPFR, 256 bits) on three model families, and the plot of queries
 # against d (H = 2, one line per method, counted from real runs).
 # Usage: tests/bench/baseline_study.sh BUILD_DIR OUT_DIR   (e.g. build tests/data/baseline_study)

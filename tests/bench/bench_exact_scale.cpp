@@ -1,4 +1,4 @@
-// Benchmark for issue 14 (not run by ctest): exact recoveries through
+// Benchmark of exact mode at scale (not run by ctest): exact recoveries through
 // recover() (cost guard, repairs, self-check and the comparison with the truth
 // included), the default solver beside the fraction-free LU in the same run.
 //   usage: bench_exact_scale [d6] [d8] [d12] [threads] [--no-fflu] [--seeds N] [--fflu-seeds K]
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 
 using namespace mhaq;
@@ -40,7 +41,7 @@ Run run(int d, int H, std::uint64_t seed, ExactSolver s, int threads) {
   o.threads = threads;
   const auto t0 = Clock::now();
   Run out;
-  out.r = recover(m, o);
+  out.r = record_json(recover(m, o));
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return out;
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 
 using namespace mhaq;
@@ -25,7 +26,7 @@ static void bench(const char* name, Arith a, int d, int H, long bits, std::uint6
   nlohmann::json r;
   for (int i = 0; i < reps; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    r = recover(m, o);
+    r = record_json(recover(m, o));
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (s < best) best = s;
   }

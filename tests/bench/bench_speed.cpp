@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 
 using namespace mhaq;
@@ -51,7 +52,7 @@ static Case make_case(const char* name, Arith a, int d, int H, long bits, bool e
 static void run_once(Case& c) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();
-  c.last = recover(c.model, c.o);
+  c.last = record_json(recover(c.model, c.o));
   c.cpu.push_back(static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC);
   c.t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }

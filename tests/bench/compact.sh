@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18's figures for the compact schedule, in one run (not part of ctest):
+# The compact schedule's figures, in one run (not part of ctest):
 #  1. the ratio table (queries against the floor H(d^2+d)) for d in {4,8,12,16}
 #     and H in {1,2,4,8}, counted on the plans make_plan emits;
 #  2. mhaq verify --schedule compact --arith exact --trials 200 (d <= 4, H <= 3);

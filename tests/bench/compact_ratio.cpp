@@ -48,6 +48,6 @@ int main(int argc, char** argv) {
       std::printf("%4d %3d %7.0f %7ld (%5.3f) %7ld (%5.3f) %7ld (%5.3f) %6d%s\n", d, H, floor, p, p / floor, l, l / floor, c, c / floor,
                   compact_samples(H), c / floor > 1.5 ? "  > 1.5" : "");
     }
-  std::printf("\nissue 18: (4,3) compact %ld <= 90; (8,4) compact %ld <= 432\n", emitted(Schedule::compact, 4, 3), emitted(Schedule::compact, 8, 4));
+  std::printf("\ncompact targets: (4,3) compact %ld <= 90; (8,4) compact %ld <= 432\n", emitted(Schedule::compact, 4, 3), emitted(Schedule::compact, 8, 4));
   return 0;
 }

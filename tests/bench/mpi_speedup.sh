@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# MPI speedup of `mhaq verify` (issue 17): wall time of verify --trials T at
+# MPI speedup of `mhaq verify`: wall time of verify --trials T at
 # mpirun -np 1 against -np 2 (one thread per rank, best of R runs each), the
 # outputs compared byte for byte, and each rank's CPU seconds: the balance of
 # the static i % N sharding, which a loaded machine does not distort.

@@ -28,5 +28,5 @@ print(f"exact d=4 H=3: {e['seconds']:.3f} s, status {e['status']}, exact_match {
 b = next(r for r in rows if r["case"] == "ball_d12_H4_256")
 print(f"ball d=12 H=4 256 bits: {b['seconds']:.4f} s, contains_truth {b.get('contains_truth')}, max_radius {b.get('max_radius')}")
 PY
-# --target-error (issue 4): precision used vs the smallest certifying precision, d=8, H=6, 1e-30
+# --target-error: precision used vs the smallest certifying precision, d=8, H=6, 1e-30
 "$build/bench_autoprec" 8 6 1e-30 3

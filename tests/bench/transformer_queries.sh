@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Claim 5's query counts (issue 12, must-show 5): queries by phase of the
+# Claim 5's query counts: queries by phase of the
 # exact transformer learner for the four sizes of the exact-recovery test and
 # d=4, H=3, m=5, next to the attention-only paper count 4Hd^2-2H+1.
 #   usage: bash tests/bench/transformer_queries.sh [path/to/mhaq] [seeds]

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fuzz.hpp"
+#include "mhaq/run/record_json.hpp"
 #include "mhaq/base/error.hpp"
 #include "recover_input.hpp"
 
@@ -21,11 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.certificate = &cert;
   try {
     check_recover_limits(m, o);
-    const nlohmann::json r = recover(m, o);
-    const int code = recover_exit_code(r);
-    if (code == exit_code(ErrorKind::mismatch)) fuzz::finding("recover ended ok but disagrees with the truth: " + r.dump());
-    if (code == exit_code(ErrorKind::internal)) fuzz::finding("recover: unknown status " + r.dump());
-    if (code == 0 && r["status"] == "ok") fuzz::check_ok_certificate(cert, r.contains("certificate_note"), [&] { return r.dump(); });
+    const RecoverResult r = recover(m, o);
+    auto dump = [&] { return record_json(r).dump(); };
+    const int code = r.exit_code();
+    if (code == exit_code(ErrorKind::mismatch)) fuzz::finding("recover ended ok but disagrees with the truth: " + dump());
+    if (code == exit_code(ErrorKind::internal)) fuzz::finding("recover: unknown status " + dump());
+    if (code == 0 && r.judge.status == Status::ok) fuzz::check_ok_certificate(cert, r.output.certificate_note.has_value(), dump);
   } catch (const Error& e) {
     fuzz::check_message(e.what());
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::mismatch) fuzz::finding(std::string(kind_name(e.kind())) + " error: " + e.what());

@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int code = r.exit_code();
     if (code == exit_code(ErrorKind::mismatch)) fuzz::finding("recover ended ok but disagrees with the truth: " + dump());
     if (code == exit_code(ErrorKind::internal)) fuzz::finding("recover: unknown status " + dump());
-    if (code == 0 && r.status == Status::ok && with_certificate) fuzz::check_ok_certificate(cert, r.certificate_note.has_value(), dump);
+    if (code == 0 && r.judge.status == Status::ok && with_certificate) fuzz::check_ok_certificate(cert, r.output.certificate_note.has_value(), dump);
   } catch (const Error& e) {
     fuzz::check_message(e.what());
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::mismatch) fuzz::finding(std::string(kind_name(e.kind())) + " error: " + e.what());

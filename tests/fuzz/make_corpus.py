@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the committed fuzz corpus (tests/fuzz/corpus/<harness>/): seed
-inputs made by mhaq itself, and one regression input per defect of issue 15
+inputs made by mhaq itself, and one regression input per defect found in hardening
 ("defect_*"). Deterministic; run it again after a format change:
 
     python3 tests/fuzz/make_corpus.py build/mhaq

@@ -65,6 +65,32 @@ enum class Arith { exact, ball, mpfr, ieee };
 const char* arith_name(Arith a);
 Arith parse_arith(const std::string& s);  // throws Error(usage)
 
+// What differs between the arithmetics, as facts to read; code outside this
+// table and the run layer's dispatch (run/arith_policy.hpp) reads these
+// instead of comparing an Arith with a value (tests/stage_purity.sh).
+struct ArithFacts {
+  bool exact = false;        // answers in Q(tau), compared by equality; no precision
+  bool rigorous = false;     // balls: every result encloses the truth
+  bool floats = false;       // mpfr, double: decisions and the verdict at a tolerance
+  bool chosen_bits = false;  // ball, mpfr: --bits sets the precision
+  long fixed_bits = 0;       // double: 53
+  // The precision a run at --bits `requested` computes at (exact: requested, unused).
+  constexpr long bits(long requested) const { return fixed_bits > 0 ? fixed_bits : requested; }
+  // Equality decided rather than judged at a tolerance (exact, balls).
+  constexpr bool decides_equality() const { return exact || rigorous; }
+  // Answers that are reals an external oracle can send (ball, mpfr, double).
+  constexpr bool approximate() const { return !exact; }
+};
+constexpr ArithFacts arith_facts(Arith a) {
+  switch (a) {
+    case Arith::exact: return {true, false, false, false, 0};
+    case Arith::ball: return {false, true, false, true, 0};
+    case Arith::mpfr: return {false, false, true, true, 0};
+    case Arith::ieee: return {false, false, true, false, 53};
+  }
+  return {};
+}
+
 template <class T>
 class Mat {
  public:

@@ -41,7 +41,6 @@ struct BaselineRun {
 // baseline's own kappa (its heads differentiated on jets; noise
 // amplification comparable with mhaq's kappa).
 RecoverResult baseline_run(const Model& truth, const BaselineRun& b, const RecoverOptions& o);
-nlohmann::json baseline(const Model& truth, const BaselineRun& b, const RecoverOptions& o);  // the record as JSON (run/record_json.hpp)
 std::string baseline_report(const RecoverResult& r);
 
 // mhaq (paper, lean) and the baselines that apply (single-head always;

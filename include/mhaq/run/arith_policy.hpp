@@ -13,12 +13,18 @@
 //   floats(f, args...)       mpfr, double (judged by a tolerance, with a first-order estimate)
 //   balls(f, args...)        ball (rigorous enclosures)
 //   exact(f, args...)        exact (Q(tau) answers)
+//   chosen_bits(f, args...)  ball, mpfr (--bits sets the precision)
 // each of which calls f(args...) for its arithmetics and does nothing for the
-// others. f is generic and takes its typed inputs as arguments, so its body is
-// compiled only for the arithmetics it applies to. No code above the stages
-// branches on the number type otherwise (tests/stage_purity.sh).
+// others. f is generic and takes its typed inputs as arguments (or
+// std::type_identity<T>{} when it needs only the type), so its body is
+// compiled only for the arithmetics it applies to. facts holds the same
+// distinctions as values (arith/field.hpp, ArithFacts), for code that works
+// with an Arith at run time through arith_facts(a). No code above the stages
+// branches on the number type or compares an Arith otherwise
+// (tests/stage_purity.sh).
 #pragma once
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -103,42 +109,45 @@ template <> long ArithOps<double>::reported_bits(long);
 template <> void ArithOps<double>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<double>>&, const double*);
 template <> void ArithOps<double>::tolerance(RecoverResult&, RunFacts&, const Field<double>&, const Rational&, bool);
 
-template <class T, Arith A, TruthTest Test, class Approximate, class Floats, class Balls, class Exact>
+template <class T, Arith A, TruthTest Test>
 struct ArithPolicyOf : ArithOps<T> {
   using Number = T;
   static constexpr Arith arith = A;
+  static constexpr ArithFacts facts = arith_facts(A);
   static constexpr TruthTest truth_test = Test;
 
+  template <bool Applies>
+  using Step = std::conditional_t<Applies, policy_detail::Call, policy_detail::Skip>;
   template <class Fn, class... Args>
   static void approximate(Fn&& f, Args&&... a) {
-    Approximate::run(std::forward<Fn>(f), std::forward<Args>(a)...);
+    Step<facts.approximate()>::run(std::forward<Fn>(f), std::forward<Args>(a)...);
   }
   template <class Fn, class... Args>
   static void floats(Fn&& f, Args&&... a) {
-    Floats::run(std::forward<Fn>(f), std::forward<Args>(a)...);
+    Step<facts.floats>::run(std::forward<Fn>(f), std::forward<Args>(a)...);
   }
   template <class Fn, class... Args>
   static void balls(Fn&& f, Args&&... a) {
-    Balls::run(std::forward<Fn>(f), std::forward<Args>(a)...);
+    Step<facts.rigorous>::run(std::forward<Fn>(f), std::forward<Args>(a)...);
   }
   template <class Fn, class... Args>
   static void exact(Fn&& f, Args&&... a) {
-    Exact::run(std::forward<Fn>(f), std::forward<Args>(a)...);
+    Step<facts.exact>::run(std::forward<Fn>(f), std::forward<Args>(a)...);
+  }
+  template <class Fn, class... Args>
+  static void chosen_bits(Fn&& f, Args&&... a) {
+    Step<facts.chosen_bits>::run(std::forward<Fn>(f), std::forward<Args>(a)...);
   }
 };
 
 template <>
-struct ArithPolicy<QTau> : ArithPolicyOf<QTau, Arith::exact, TruthTest::equality, policy_detail::Skip, policy_detail::Skip, policy_detail::Skip,
-                                         policy_detail::Call> {};
+struct ArithPolicy<QTau> : ArithPolicyOf<QTau, Arith::exact, TruthTest::equality> {};
 template <>
-struct ArithPolicy<Ball> : ArithPolicyOf<Ball, Arith::ball, TruthTest::containment, policy_detail::Call, policy_detail::Skip, policy_detail::Call,
-                                         policy_detail::Skip> {};
+struct ArithPolicy<Ball> : ArithPolicyOf<Ball, Arith::ball, TruthTest::containment> {};
 template <>
-struct ArithPolicy<Mpfr> : ArithPolicyOf<Mpfr, Arith::mpfr, TruthTest::rel_error, policy_detail::Call, policy_detail::Call, policy_detail::Skip,
-                                         policy_detail::Skip> {};
+struct ArithPolicy<Mpfr> : ArithPolicyOf<Mpfr, Arith::mpfr, TruthTest::rel_error> {};
 template <>
-struct ArithPolicy<double> : ArithPolicyOf<double, Arith::ieee, TruthTest::rel_error, policy_detail::Call, policy_detail::Call, policy_detail::Skip,
-                                           policy_detail::Skip> {};
+struct ArithPolicy<double> : ArithPolicyOf<double, Arith::ieee, TruthTest::rel_error> {};
 
 // The precision a run of arithmetic a at --bits reports as "bits" (-1: none).
 inline long reported_bits_of(Arith a, long bits) {

@@ -14,11 +14,9 @@ namespace mhaq {
 // nlohmann::json keeps them, sorted), a number that is not finite as null.
 nlohmann::json record_json(const RecoverResult& r);
 
-// The facts a tally reads, from a record written by record_json: the outcome
-// (status, message, queries, max_length, the head and neuron counts, repairs
-// and fallbacks), the comparison with the truth, and the noise study's
-// figures (kappa, kappa_times_eps, certified and ball bounds, observed error,
-// the pilot's queries). A number written as null is read as absent.
+// The record again, from JSON written by record_json: every key (a number
+// written as null is read as absent). Error(input) for a document without a
+// status or with an unknown name where an enumeration is written.
 RecoverResult record_from_json(const nlohmann::json& doc);
 
 // A value as the record's JSON writes it, for the human reports: a number

@@ -58,8 +58,9 @@ double default_tolerance_log2(long bits);
 // queries counts the pilot's too. With target_error: bits_used, bits_start, kappa_estimate,
 // attempts.
 RecoverResult recover_run(const Model& truth, const RecoverOptions& o);
-// The same run's record as JSON (run/record_json.hpp), for callers of the library.
-nlohmann::json recover(const Model& truth, const RecoverOptions& o);
+// The same, for callers of the library (record_json turns it into the JSON of
+// mhaq recover --json).
+inline RecoverResult recover(const Model& truth, const RecoverOptions& o) { return recover_run(truth, o); }
 
 // The same for a hidden one-layer transformer (claim 5): the transformer
 // learner through the oracle only, then the comparison with the canonical
@@ -67,7 +68,7 @@ nlohmann::json recover(const Model& truth, const RecoverOptions& o);
 // max_rel_error) and the judge. Fields as recover's plus model_kind,
 // neurons_true, neurons_recovered, queries_by_phase.
 RecoverResult recover_transformer_run(const TransformerModel& truth, const RecoverOptions& o);
-nlohmann::json recover_transformer(const TransformerModel& truth, const RecoverOptions& o);
+inline RecoverResult recover_transformer(const TransformerModel& truth, const RecoverOptions& o) { return recover_transformer_run(truth, o); }
 std::string transformer_report(const RecoverResult& r);
 
 // Exact recovered heads equal the canonical heads of the truth (entries
@@ -110,17 +111,15 @@ long recover_placed(RecoverResult& r, const Model& truth, const Model& canon, co
 struct PlacedResult;
 void placed_heads(const Field<Ball>& F, const PlacedResult& res, int H, const Model* canon, RecoverResult& r, RunFacts& facts);
 
-// Exit code for a recover record written as JSON: the judge's code for its status.
-int recover_exit_code(const nlohmann::json& r);
 
 // Human-readable report of a recover result.
 std::string recover_report(const RecoverResult& r);
 
-// The report's reading of a self-check value ("yes", "no", "unknown") of an
+// The report's reading of a self-check value (yes, no, unknown) of an
 // attention run, or of a transformer run when transformer is set: unknown
 // means no answer certainly differs from the heads' prediction, but the
 // arithmetic cannot prove equality (balls overlap, floats agree within a
 // tolerance). It is not a failure, and it is never worded as a success.
-std::string self_check_phrase(const std::string& value, bool transformer = false);
+std::string self_check_phrase(SelfCheck value, bool transformer = false);
 
 }  // namespace mhaq

@@ -4,7 +4,12 @@
 // and the command line read these fields. The record becomes JSON in one
 // module only (run/record_json.hpp), at the edge.
 //
-// Every field but status is optional: a field is written exactly when it is
+// The fields are grouped by concern (run, plan, design, oracle, evidence,
+// judge, truth, study, output); the JSON keys are the fields' names, with
+// run.kind as "model_kind", design.kind as "design", oracle.name, error and
+// bits as "oracle", "oracle_error" and "oracle_bits".
+//
+// Every field but the status is optional: a field is written exactly when it is
 // set, so the record of a run that ended early holds only what that run
 // established. A number that the JSON writes as null when it has no value
 // (not computed, or outside double's range) is a double that is not finite;
@@ -12,12 +17,19 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "mhaq/arith/solve/exact_solver.hpp"
+#include "mhaq/arith/truth.hpp"
+#include "mhaq/baselines/prior_work.hpp"
+#include "mhaq/model/model.hpp"
+#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/protocol.hpp"
 #include "mhaq/run/judge.hpp"
+#include "mhaq/stages/2-schedule/design.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
 
 namespace mhaq {
 
@@ -25,7 +37,7 @@ namespace mhaq {
 struct HeadRecord {
   std::vector<std::vector<std::string>> W;
   std::vector<std::string> v;
-  std::vector<std::string> c = {};  // with biases: the score's term c^T x_i
+  std::optional<std::vector<std::string>> c = {};  // with biases: the score's term c^T x_i
 };
 // A recovered transformer: its heads' W and its neurons' (u, U).
 struct TransformerRecord {
@@ -66,39 +78,51 @@ struct PathRecord {
   int probes = 0, crossings = 0, undecided_flats = 0, test_probes = 0;
 };
 
-struct RecoverResult {
-  // ---- what was run
-  std::optional<std::string> model_kind;  // "transformer"; absent for attention
-  std::optional<std::string> method;      // baselines: the prior-work method
-  std::string arith;
+// What the learner's own self-check found: Truth's three values, and none
+// for the baselines, which do not check their assumptions.
+enum class SelfCheck { no, yes, unknown, none };
+const char* self_check_name(SelfCheck s);  // "no", "yes", "unknown", "none"
+inline SelfCheck self_check_of(Truth t) { return t == Truth::yes ? SelfCheck::yes : t == Truth::no ? SelfCheck::no : SelfCheck::unknown; }
+// What the learner was told about the head count.
+enum class HeadsKnown { exact, upper_bound };
+const char* heads_known_name(HeadsKnown h);  // "exact", "upper bound H0"
+
+// What was run: the model's kind, the method, the arithmetic and the options.
+struct RunRecord {
+  oracle_protocol::ModelKind kind = oracle_protocol::ModelKind::attention;
+  std::optional<BaselineMethod> method;  // baselines: the prior-work method
+  Arith arith = Arith::exact;
   std::optional<long> bits;
   int d = 0;
   std::optional<int> H;
-  std::optional<std::string> heads_known;  // "exact" or "upper bound H0"
+  std::optional<HeadsKnown> heads_known;
   std::optional<int> neurons_told;
   std::uint64_t seed = 0;
-  std::optional<std::string> schedule;
-  std::optional<bool> bias;  // the learner allowed biases (heads' c and beta)
-  std::optional<int> heads_true, neurons_true;  // the canonical truth, when one is known
-  std::optional<long> paper_bound, attention_paper_bound, schedule_count, query_bound, max_length_bound;
-  std::optional<std::string> bases_source;  // baselines: orthogonal
-  std::optional<std::vector<long>> subspace_dims;
-  std::optional<int> scale_log2_max;
-  std::optional<long> oracle_bits;
-  std::optional<std::string> noise_eps;
-  std::optional<std::uint64_t> noise_seed;
+  std::optional<bool> bias;  // the learner allowed biases (heads' c and beta; docs/math/biases.md)
   std::optional<long> token_range, token_den;
   std::optional<int> samples_per_pair;
   std::optional<std::string> note;
-  std::optional<std::string> exact_solver;
-  // ---- the design (recover --design); tuned: its pilot and the search
-  std::optional<std::string> design;
+  std::optional<ExactSolver> exact_solver;
+  std::optional<std::string> bases_source;  // baselines: orthogonal
+  std::optional<std::vector<long>> subspace_dims;
+  std::optional<int> scale_log2_max;
+};
+// The plan: the schedule, its bounds and the exact cost guard.
+struct PlanRecord {
+  std::optional<Schedule> schedule;
+  std::optional<long> paper_bound, attention_paper_bound, schedule_count, query_bound, max_length_bound;
+  std::optional<ExactCostRecord> exact_cost;
+};
+// The design (recover --design); tuned: its pilot and the search; placed:
+// the pilot's kind, the query budget, the rounds, the ladder's fit.
+struct DesignRecord {
+  std::optional<Design> kind;
   std::optional<long> pilot_queries, design_queries;  // tuned: the pilot's queries, and the design's own run without them
-  std::optional<std::string> pilot_status, pilot_schedule;
+  std::optional<std::string> pilot_status;            // "ok", "not run", or why the pilot failed
+  std::optional<Schedule> pilot_schedule;
   std::optional<int> pilot_heads, design_evaluations;
   std::optional<bool> design_searched;
   std::optional<double> kappa_predicted, kappa_rms_predicted, kappa_rms_predicted_start;
-  // placed: the pilot's kind, the query budget, the rounds, the ladder's fit
   std::optional<std::string> pilot_kind, misplaced;
   std::optional<long> query_budget;
   std::optional<int> placed_rounds, placed_reestimates;
@@ -106,32 +130,24 @@ struct RecoverResult {
   // placed in balls: the widest output ball relative to the largest |midpoint|
   // of its head's W (or v), log2 (from the output alone)
   std::optional<double> max_rel_radius_log2;
-  // ---- the exact cost guard
-  std::optional<ExactCostRecord> exact_cost;
-  // ---- noise (recover --noise) and the sensitivity at the truth
-  std::optional<std::string> noise_pattern;
-  std::optional<double> kappa, kappa_times_eps, kappa_rel, kappa_rms, kappa_pair;
-  std::optional<std::string> kappa_note;
-  std::optional<long> certified_bits;
-  std::optional<double> certified_bound, ball_bound;  // the mean-value bound; the plain ball run's
-  std::optional<std::string> certified_note, ball_note;
-  // ---- --target-error
-  std::optional<std::string> target_error;
-  std::optional<double> kappa_estimate;
-  std::optional<long> estimate_bits, bits_start, bits_used, oracle_calls;
-  std::optional<std::vector<PrecisionAttempt>> attempts;
-  // ---- an external oracle (recover --oracle)
-  std::optional<std::string> oracle, oracle_error;
-  // ---- the outcome
-  Status status = Status::ok;
-  std::string message;                // why, for every status but ok
-  std::optional<std::string> remedy;  // what to do, for every status but ok
-  std::optional<std::string> blind_status;  // transformers: the status the answers alone give
+};
+// The oracle: an external one (recover --oracle), the answers' rounding and noise.
+struct OracleRecord {
+  std::optional<std::string> name, error;  // the external oracle's name; why it failed
+  std::optional<long> bits;                 // the answers rounded to this many bits
+  std::optional<std::string> noise_eps;
+  std::optional<std::uint64_t> noise_seed;
+  std::optional<NoisePattern> noise_pattern;
+};
+// What the run established from the answers alone.
+struct EvidenceRecord {
   std::optional<long> queries;  // every query sent (a tuned design's pilot included)
   std::optional<long> max_length;
   std::optional<long> L;  // exact: the field's L
   std::optional<int> heads_recovered, heads_found, neurons_recovered, redraws;
-  std::optional<std::string> self_check, self_check_note, verification;
+  std::optional<SelfCheck> self_check;
+  std::optional<std::string> self_check_note;
+  std::optional<Truth> verification;  // transformers: the verification queries
   std::optional<long> fallback_pairs, fallback_queries, repairs, repair_queries;  // queries beyond the plan
   std::optional<long> grid_witness_queries;  // a small grid's witnesses (stages/grid_guard.hpp), when it fired
   std::optional<std::vector<RepairRecord>> repaired_pairs;
@@ -142,25 +158,62 @@ struct RecoverResult {
   std::optional<PathRecord> path;
   std::optional<double> angular_resolution_deg;
   std::optional<long> queries_targeted;
-  // Floats: the tolerance on max_rel_error, the decisions' tolerance and the
-  // run's own first-order error estimate.
+};
+// The verdict, and for floats the tolerance on max_rel_error, the decisions'
+// tolerance and the run's own first-order error estimate.
+struct JudgeRecord {
+  Status status = Status::ok;
+  std::string message;                // why, for every status but ok
+  std::optional<std::string> remedy;  // what to do, for every status but ok
+  std::optional<Status> blind_status;  // transformers: the status the answers alone give
   std::optional<double> tolerance, error_estimate;
   std::optional<std::string> tolerance_decimal, decision_tolerance, error_estimate_decimal, estimate_note;
-  // The comparison with the known truth, as the arithmetic's truth test made
-  // it (run/arith_policy.hpp); absent when the run ended before it.
+};
+// The comparison with the known truth, as the arithmetic's truth test made it
+// (run/arith_policy.hpp); absent when the run ended before it.
+struct TruthRecord {
+  std::optional<int> heads_true, neurons_true;  // the canonical truth, when one is known
   std::optional<bool> exact_match, contains_truth;
   std::optional<FunctionalCheck> functional_check;
   std::optional<double> max_radius, max_rel_error;
   std::optional<std::string> max_radius_decimal, max_rel_error_decimal;  // the same in decimal ("inf" for a wrong head count)
   std::optional<bool> wrong;  // baselines: parameters returned that disagree with the known truth
   std::optional<double> observed_error, certified_relative_error;
-  std::optional<std::string> certificate_note;  // why no certificate was written
-  // ---- added by the command line
-  std::optional<nlohmann::json> model_conversion;  // how a factored model file became (W_h, v_h)
+};
+// The noise study (recover --noise; the sensitivity at the truth) and the
+// precision search (--target-error).
+struct StudyRecord {
+  std::optional<double> kappa, kappa_times_eps, kappa_rel, kappa_rms, kappa_pair;
+  std::optional<std::string> kappa_note;
+  std::optional<long> certified_bits;
+  std::optional<double> certified_bound, ball_bound;  // the mean-value bound; the plain ball run's
+  std::optional<std::string> certified_note, ball_note;
+  std::optional<std::string> target_error;
+  std::optional<double> kappa_estimate;
+  std::optional<long> estimate_bits, bits_start, bits_used, oracle_calls;
+  std::optional<std::vector<PrecisionAttempt>> attempts;
+};
+// What the command line adds: the certificate and the model file's conversion.
+struct OutputRecord {
+  std::optional<std::string> certificate_note;     // why no certificate was written
+  std::optional<ModelFileInfo> model_conversion;  // how a factored model file became (W_h, v_h)
   std::optional<std::string> certificate;         // the certificate file written
+};
 
-  bool repaired() const { return repairs.value_or(0) > 0 || fallback_queries.value_or(0) > 0; }
-  int exit_code() const { return status_exit_code(status); }
+struct RecoverResult {
+  RunRecord run;
+  PlanRecord plan;
+  DesignRecord design;
+  OracleRecord oracle;
+  EvidenceRecord evidence;
+  JudgeRecord judge;
+  TruthRecord truth;
+  StudyRecord study;
+  OutputRecord output;
+
+  Status status() const { return judge.status; }
+  bool repaired() const { return evidence.repairs.value_or(0) > 0 || evidence.fallback_queries.value_or(0) > 0; }
+  int exit_code() const { return status_exit_code(judge.status); }
 };
 
 // A nullable number field: its value when set and finite.

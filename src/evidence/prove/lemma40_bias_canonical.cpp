@@ -25,7 +25,7 @@ FactoredModel random_factored(Rng& rng) {
   f.d_k = static_cast<int>(rng.uniform_int(1, 3));
   f.d_v = static_cast<int>(rng.uniform_int(1, 2));
   f.d_out = static_cast<int>(rng.uniform_int(1, 2));
-  f.scale = rng.uniform_int(0, 1) ? Rational(1) : Rational(1, 2);
+  f.scale = Surd{rng.uniform_int(0, 1) ? Rational(1) : Rational(1, 2), 1};
   const int H = static_cast<int>(rng.uniform_int(1, 3));
   for (int h = 0; h < H; ++h) {
     FactoredHead fh;
@@ -55,10 +55,10 @@ QTau evaluate_factored(const FactoredModel& f, const Query& q, long L) {
     auto plus = [](QVec a, const QVec& b) { return b.empty() ? a : a + b; };
     const QVec qN = plus(matvec(h.Q.transpose(), xN), h.q_bias);
     const QVec Ou = matvec(h.O, f.readout);
-    const Rational sN = f.scale * dot(qN, plus(matvec(h.K.transpose(), xN), h.k_bias));
+    const Rational sN = f.scale.q * dot(qN, plus(matvec(h.K.transpose(), xN), h.k_bias));
     QTau num = F.from(Rational(0)), den = num;
     for (const Run& r : q) {
-      const Rational s = f.scale * dot(qN, plus(matvec(h.K.transpose(), r.token), h.k_bias));
+      const Rational s = f.scale.q * dot(qN, plus(matvec(h.K.transpose(), r.token), h.k_bias));
       const QTau w = F.exp(s - sN) * F.from(Rational(r.count));
       num = num + w * F.from(dot(plus(matvec(h.V.transpose(), r.token), h.v_bias), Ou));
       den = den + w;
