@@ -196,7 +196,17 @@ TEST_CASE("the run record's JSON reads back every key it writes (a transformer's
   r.evidence.verification = Truth::yes;
   r.evidence.repaired_pairs = std::vector<RepairRecord>{{"(1, 2)", "a zero residue", "derived from its link", 3}};
   r.evidence.heads = std::vector<HeadRecord>{{{{"1/2", "0"}, {"1", "-1"}}, {"3", "4"}}};
-  r.evidence.model = TransformerRecord{{{{"1", "0"}, {"0", "1"}}}, {{"2", {{{"1", "2"}, {"3", "4"}}}}}};
+  {
+    // Spelled out: nested braces of two string literals would pick std::string's iterator-pair constructor.
+    using Row = std::vector<std::string>;
+    TransformerRecord t;
+    t.W = {std::vector<Row>{Row{"1", "0"}, Row{"0", "1"}}};
+    TransformerRecord::Neuron n;
+    n.u = "2";
+    n.U = {Row{"1", "2"}, Row{"3", "4"}};
+    t.neurons = {n};
+    r.evidence.model = t;
+  }
   r.evidence.queries_by_phase = PhaseQueries{10, 20, 30};
   r.evidence.path = PathRecord{1, 2, 3, 4};
   r.judge.status = Status::mismatch;
