@@ -47,8 +47,8 @@ TEST_CASE("scales parse to q sqrt(m) with m squarefree, and print back") {
 }
 
 TEST_CASE("a factored file with scale 1/sqrt(d_k): W and c hold the rational part, the scores sqrt(m); the oracle encloses it") {
-  const std::string text = R"({"format":"mhaq-model-factored","version":1,"d":2,"d_k":2,"d_v":1,"scale":"1/sqrt(8)",
-     "heads":[{"Q":[["1","0"],["1/2","1"]],"K":[["1","-1"],["0","2"]],"V":[["1"],["-1"]],"q_bias":["1","0"]}],"O":[["1"]],"readout":["2"]})";
+  const std::string text = R"J({"format":"mhaq-model-factored","version":1,"d":2,"d_k":2,"d_v":1,"scale":"1/sqrt(8)",
+     "heads":[{"Q":[["1","0"],["1/2","1"]],"K":[["1","-1"],["0","2"]],"V":[["1"],["-1"]],"q_bias":["1","0"]}],"O":[["1"]],"readout":["2"]})J";
   ModelFileInfo info;
   const Model m = model_from_json_text(text, &info);
   CHECK(info.scale == "sqrt(2)/4");
@@ -137,6 +137,7 @@ TEST_CASE("recover with an irrational scale: balls contain the truth sqrt(m) W, 
   CHECK(*f.truth.max_rel_error < 1e-40);
   o.arith = Arith::exact;
   const auto ex = test::error_of([&] { recover_run(m, o); });
+  INFO(ex.second);
   CHECK(ex.first == static_cast<int>(ErrorKind::usage));
   CHECK(ex.second.find("--arith ball") != std::string::npos);
   o.arith = Arith::ball;
@@ -149,7 +150,7 @@ TEST_CASE("the program: exact recover of a model with scale sqrt(m) is a usage e
   const std::string path = "test_scale_model.json";
   {
     std::ofstream f(path);
-    f << R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["1"]],"v":["1"]},{"W":[["-1"]],"v":["2"]}],"scale":"sqrt(3)"})";
+    f << R"J({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["1"]],"v":["1"]},{"W":[["-1"]],"v":["2"]}],"scale":"sqrt(3)"})J";
   }
   const auto r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " 2>&1");
   CHECK(r.code == 2);

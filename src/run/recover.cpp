@@ -496,6 +496,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   const bool truth_known = !o.external || o.external->truth_known;
   if (o.external) check_external_options(o, truth_known);
   if (truth_known) truth.validate();
+  if (truth_known) check_scale_options(truth, o);
   // A library caller meets the program's stated limits too, before any work
   // (the program has checked them already, naming its file or options).
   check_recover_limits(truth, o, "the model");
@@ -530,7 +531,6 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   r.plan.paper_bound = paper_query_bound(truth.d, lo.H);
   if (o.schedule != Schedule::paper || lo.bias) r.plan.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H, lo.bias);
   if (lo.bias) check_bias_options(o);
-  if (truth_known) check_scale_options(truth, o);
   r.plan.max_length_bound = 2 * lo.H + 1;
   if (o.oracle_bits > 0) r.oracle.bits = o.oracle_bits;
   if (!o.noise_eps.is_zero()) {
