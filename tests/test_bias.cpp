@@ -3,6 +3,10 @@
 // only bounded; the bias-free paths untouched.
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "mhaq/check/certificate_check.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/model_oracle.hpp"
 #include "mhaq/run/recover.hpp"
@@ -57,7 +61,7 @@ TEST_CASE("the counts: paper 4Hd^2 + 4Hd - 2H + 1, lean 1 + 2H(d^2 + 2d - 1), co
         CHECK(longest <= 2 * H + 1);
         // without biases the plan is the paper's, on the same B and Delta
         LearnOptions plain = lo;
-        plain.run.bias = false;
+        plain.bias = false;
         const Plan q = learner_plan(d, plain);
         CHECK_FALSE(q.bias);
         CHECK(q.query_count() == schedule_query_count(s, d, H));
@@ -332,9 +336,9 @@ TEST_CASE("model files: c and beta (plain), q_bias, k_bias, v_bias, out_bias (fa
   CHECK(info.biases);
   CHECK(info.conversion.find("b_q,h") != std::string::npos);
   // c = scale K b_q = (1/2) (3, -1) 4; beta = b_v O u + b_out u = 5*2*3 - 3
-  CHECK(f.evidence.heads[0].c == QVec{Rational(6), Rational(-2)});
-  CHECK(f.evidence.beta == Rational(27));
-  CHECK(f.evidence.heads[0].W(0, 1) == Rational(3));  // scale K Q^T: (1/2) 3 2
+  CHECK(f.heads[0].c == QVec{Rational(6), Rational(-2)});
+  CHECK(f.beta == Rational(27));
+  CHECK(f.heads[0].W(0, 1) == Rational(3));  // scale K Q^T: (1/2) 3 2
   const auto err = test::error_of([&] { model_from_json_text(std::string(fact).replace(fact.find("\"q_bias\":[\"4\"]"), 14, "\"q_bias\":[\"4\",\"1\"]")); });
   CHECK(err.second.find("heads[0].q_bias: expected d_k = 1 entries") != std::string::npos);
   CHECK(test::error_of([&] { model_from_json_text(std::string(fact).replace(fact.find("k_bias"), 6, "b_k")); }).second.find("q_bias") != std::string::npos);
@@ -356,4 +360,58 @@ TEST_CASE("biases change the oracle's answers by c^T x_i in the scores and beta 
   CHECK(arb_overlaps(b.raw(), want.raw()));
   const QTau x = evaluate_exact(m, q, 1);
   CHECK(arb_overlaps(Field<QTau>(1).enclose(x).raw(), want.raw()));
+}
+
+TEST_CASE("certificates of runs with biases: the separate checker accepts them and names every tamper") {
+  for (Arith a : {Arith::exact, Arith::ball}) {
+    GenerateOptions g;
+    g.d = 2;
+    g.heads = 3;
+    g.seed = 41;
+    g.bias = true;
+    g.share_w = true;
+    const Model m = generate_model(g);
+    RecoverOptions o;
+    o.arith = a;
+    o.bits = 128;
+    o.seed = 6;
+    std::string text;
+    o.certificate = &text;
+    const RecoverResult r = recover_run(m, o);
+    INFO(std::string(arith_name(a)) << ": " << std::string(status_name(r.judge.status)) << " " << r.judge.message);
+    REQUIRE(r.judge.status == Status::ok);
+    REQUIRE_FALSE(text.empty());
+    const check::CertificateReport ok = check::check_certificate(text);
+    CHECK(ok.ok());
+    const nlohmann::json doc = nlohmann::json::parse(text);
+    CHECK(doc["inputs"]["bias"] == true);
+    CHECK(doc["claims"]["query_formula"] == "4Hd^2+4Hd-2H+1");
+    CHECK(doc["plan"]["B"][0].size() == 3);  // d + 1 final tokens
+    // a tamper is rejected at its path: beta, a head's c, the model's c and beta
+    struct Tamper {
+      const char* path;
+      std::function<void(nlohmann::json&)> edit;
+    };
+    const std::string one = a == Arith::exact ? "\"7/3\"" : "{\"mid\": \"7/4\", \"rad\": \"0\"}";
+    const std::vector<Tamper> tampers{
+        {"beta", [&](nlohmann::json& j) { j["beta"] = nlohmann::json::parse(one); }},
+        {"heads[0].c[1]", [&](nlohmann::json& j) { j["heads"][0]["c"][1] = nlohmann::json::parse(one); }},
+        {"answers[", [](nlohmann::json& j) { j["model"]["beta"] = "1/7"; }},
+        {"answers[", [](nlohmann::json& j) { j["model"]["heads"][2]["c"] = {"1/3", "0"}; }},
+        {"queries[", [](nlohmann::json& j) { j["plan"]["B"][1][2] = j["plan"]["B"][0][2]; }}};
+    for (const Tamper& t : tampers) {
+      nlohmann::json j = doc;
+      t.edit(j);
+      const check::CertificateReport rep = check::check_certificate(j.dump());
+      INFO("tamper at " << t.path);
+      REQUIRE_FALSE(rep.ok());
+      bool named = false;
+      for (const auto& f : rep.failures) named = named || f.path.find(t.path) == 0;
+      CHECK(named);
+    }
+    // without inputs.bias the file does not parse as a run with biases
+    nlohmann::json j = doc;
+    j["inputs"].erase("bias");
+    CHECK_THROWS_AS(check::check_certificate(j.dump()), check::InputError);
+  }
 }

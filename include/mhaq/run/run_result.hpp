@@ -98,7 +98,6 @@ struct RunRecord {
   std::optional<HeadsKnown> heads_known;
   std::optional<int> neurons_told;
   std::uint64_t seed = 0;
-  std::optional<bool> bias;  // the learner allowed biases (heads' c and beta; docs/math/biases.md)
   std::optional<long> token_range, token_den;
   std::optional<int> samples_per_pair;
   std::optional<std::string> note;
@@ -106,6 +105,7 @@ struct RunRecord {
   std::optional<std::string> bases_source;  // baselines: orthogonal
   std::optional<std::vector<long>> subspace_dims;
   std::optional<int> scale_log2_max;
+  std::optional<bool> bias;  // the learner allowed biases (heads' c and beta; docs/math/biases.md)
 };
 // The plan: the schedule, its bounds and the exact cost guard.
 struct PlanRecord {
