@@ -335,7 +335,7 @@ TEST_CASE("a map with an FFN writes a factored transformer file: U_{h,j} = V_h O
   REQUIRE(t.neurons() == 3);
   for (int h = 0; h < 2; ++h) {
     const FactoredHead& fh = fm.heads[static_cast<size_t>(h)];
-    CHECK(t.W[static_cast<size_t>(h)](1, 0) == fm.scale * fh.K(1, 0) * fh.Q(0, 0));  // W_h = scale K_h Q_h^T, d_k = 1
+    CHECK(t.W[static_cast<size_t>(h)](1, 0) == fm.scale.q * fh.K(1, 0) * fh.Q(0, 0));  // W_h = scale K_h Q_h^T, d_k = 1
     for (int j = 0; j < 3; ++j) {
       const QVec Uhj = matvec(fm.heads[static_cast<size_t>(h)].V, matvec(fm.heads[static_cast<size_t>(h)].O, ffn.col(j)));
       CHECK(t.U[static_cast<size_t>(h)][static_cast<size_t>(j)] == Uhj);
