@@ -360,8 +360,9 @@ TEST_CASE("shape and entry errors name the offending field") {
   expect([](json& j) { j["d"] = 65; }, {"d", "[1, 64]"});
   expect([](json& j) { j["heads"][0]["K"][1][0] = 0.5; }, {"heads[0].K[1][0]", "floating-point"});
   expect([](json& j) { j["heads"][2]["Q"][0][1] = "1/0"; }, {"heads[2].Q[0][1]", "zero denominator"});
-  expect([](json& j) { j["scale"] = 0.7071067811865476; }, {"scale", "sqrt", "exact rational"});
-  expect([](json& j) { j["scale"] = "1/sqrt(2)"; }, {"scale", "sqrt"});
+  expect([](json& j) { j["scale"] = 0.7071067811865476; }, {"scale", "sqrt", "exactly"});
+  expect([](json& j) { j["scale"] = "1/sqrt(-2)"; }, {"scale", "square root of -2", "not positive"});
+  expect([](json& j) { j["scale"] = "sqrt(2"; }, {"scale", "not a scale"});
   expect([](json& j) { j["heads"][0]["q"] = j["heads"][0]["Q"]; }, {"heads[0]", "unknown field \"q\""});
   expect([](json& j) { j["layers"] = 1; }, {"unknown field \"layers\""});
   expect([](json& j) { j["heads"][0]["b_q"] = json::array({"0", "0"}); }, {"heads[0].b_q", "unknown bias field", "q_bias"});

@@ -473,7 +473,7 @@ namespace {
 // mode, and the studies and designs that measure W and v as rationals.
 void check_scale_options(const Model& truth, const RecoverOptions& o) {
   if (truth.root == 1) return;
-  if (o.arith == Arith::exact) refuse_irrational_scale(truth.root);
+  if (arith_facts(o.arith).exact) refuse_irrational_scale(truth.root);
   const std::string why = "the model's scale has the irrational factor sqrt(" + std::to_string(truth.root) + ")";
   if (o.design == Design::tuned || o.design == Design::placed) throw Error(ErrorKind::usage, "--design tuned and placed: " + why + "; use --design paper or scaled");
   if (!o.noise_eps.is_zero()) throw Error(ErrorKind::usage, "--noise: " + why + "; the noise study measures rational models");
