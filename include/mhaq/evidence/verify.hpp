@@ -43,6 +43,10 @@ struct VerifyOptions {
   // The learner's schedule for claims 1-4 (claims 2 and 4 then count that
   // schedule's queries: stages/2-schedule/schedule.hpp, schedule_query_count).
   Schedule schedule = Schedule::paper;
+  // Every trial's model gets biases (generate --bias) and the learner allows
+  // them: claim 1 recovers (W_h, c_h, v_h) and beta, claims 2 and 4 count the
+  // schedule with biases (docs/math/biases.md).
+  bool bias = false;
 };
 
 // One claim-5 trial's draw: (d, H, m) cycling over (2,1,2), (2,2,3), (3,2,3),
