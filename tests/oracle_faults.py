@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""A protocol oracle that misbehaves on purpose (tests/test_oracle_protocol.cpp).
+"""A protocol oracle that misbehaves on purpose (tests/test_oracle_protocol.cpp,
+tests/oracle_lifecycle.py).
 
-usage: oracle_faults.py MODE --model FILE [--after N]
+usage: oracle_faults.py MODE (--model FILE | --serve CMD) [--after N] [--child] [--log FILE]
 
 Answers batches 0 .. N-1 correctly (float64 attention of a plain mhaq-model
-file), then at batch N injects the fault MODE:
+file, or the replies of the oracle CMD it runs and relays, e.g. `mhaq oracle
+--model T`), then at batch N injects the fault MODE:
   healthy       never (a correct oracle)
+  close_output  closes its standard output and keeps running
   exit          exits with status 3 instead of answering
   hang          sleeps instead of answering
   garbage       a line that is not JSON
@@ -21,9 +24,18 @@ file), then at batch N injects the fault MODE:
   no_radius     promises radii in the hello, then sends an answer without one
   wrong_d       states d + 1 in the hello (the handshake)
 Modes at the handshake ignore --after.
+
+--child first starts a child (sleep) that holds the oracle's standard input,
+output and error and would outlive it.
+--log FILE appends what the oracle saw, a line each: "pgid G" and "parent P"
+at its start (its process group and its parent), "child C" (--child),
+"batch B N" (batch B of N queries), "bye", "eof" (the end of its input).
 """
 import json
 import math
+import os
+import shlex
+import subprocess
 import sys
 import time
 from fractions import Fraction
@@ -41,42 +53,78 @@ def attention(heads, seq):
     return total
 
 
+def option(args, name, default=None):
+    return args[args.index(name) + 1] if name in args else default
+
+
 def main():
     mode = sys.argv[1]
     args = sys.argv[2:]
-    model = args[args.index("--model") + 1]
-    after = int(args[args.index("--after") + 1]) if "--after" in args else 1
-    with open(model) as fh:
-        m = json.load(fh)
-    d = m["d"]
-    heads = [([[float(Fraction(x)) for x in r] for r in h["W"]], [float(Fraction(x)) for x in h["v"]]) for h in m["heads"]]
+    after = int(option(args, "--after", "1"))
+    log_path = option(args, "--log")
+    serve = option(args, "--serve")
+    inner = None
+    if serve:
+        inner = subprocess.Popen(shlex.split(serve), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        d = None
+    else:
+        with open(option(args, "--model")) as fh:
+            m = json.load(fh)
+        d = m["d"]
+        heads = [([[float(Fraction(x)) for x in r] for r in h["W"]], [float(Fraction(x)) for x in h["v"]]) for h in m["heads"]]
     out = sys.stdout
+
+    def log(text):
+        if log_path:
+            with open(log_path, "a") as fh:
+                fh.write(text + "\n")
 
     def send(obj):
         out.write(json.dumps(obj) + "\n")
         out.flush()
 
+    def relay(line):
+        inner.stdin.write(line)
+        inner.stdin.flush()
+        return json.loads(inner.stdout.readline())
+
+    log("pgid %d" % os.getpgrp())
+    log("parent %d" % os.getppid())
+    if "--child" in args:
+        child = subprocess.Popen(["sleep", "3600"])  # inherits standard input, output and error
+        log("child %d" % child.pid)
     for line in sys.stdin:
         msg = json.loads(line)
         if msg["type"] == "bye":
-            return 0
+            log("bye")
+            continue
         if msg["type"] == "hello":
-            if msg["d"] != d:
+            if inner:
+                hello = relay(line)
+                d = msg["d"]
+            elif msg["d"] != d:
                 send({"type": "error", "message": "model has d = %d" % d})
                 return 1
-            hello = {"type": "hello", "protocol": 1, "d": d + (1 if mode == "wrong_d" else 0), "name": "fault injector (%s)" % mode,
-                     "accuracy": {"rel": "1e-12"}}
+            else:
+                hello = {"type": "hello", "protocol": 1, "d": d, "accuracy": {"rel": "1e-12"}}
+            hello["d"] += 1 if mode == "wrong_d" else 0
+            hello["name"] = "fault injector (%s)" % mode
             if mode == "no_radius":
                 hello["radius"] = True
             send(hello)
             continue
         b = msg["batch"]
+        log("batch %d %d" % (b, len(msg["queries"])))
         answers = []
-        for q in msg["queries"]:
-            seq = []
-            for r in q["runs"]:
-                seq.extend([[float(x) for x in r["x"]]] * r["count"])
-            a = {"id": q["id"], "value": attention(heads, seq)}
+        relayed = relay(line)["answers"] if inner else None
+        for k, q in enumerate(msg["queries"]):
+            if inner:
+                a = relayed[k]
+            else:
+                seq = []
+                for r in q["runs"]:
+                    seq.extend([[float(x) for x in r["x"]]] * r["count"])
+                a = {"id": q["id"], "value": attention(heads, seq)}
             if mode == "no_radius" and (b < after or len(answers) > 0):
                 a["radius"] = "1e-15"
             answers.append(a)
@@ -84,6 +132,9 @@ def main():
         if b < after or mode in ("healthy", "wrong_d"):
             send(reply)
             continue
+        if mode == "close_output":
+            os.close(1)  # sys.stdout does not own descriptor 1
+            time.sleep(3600)
         if mode == "exit":
             sys.stderr.write("oracle_faults: exiting on purpose\n")
             return 3
@@ -121,6 +172,7 @@ def main():
             send(reply)
         out.flush()
         time.sleep(3600)  # a faulty oracle may also linger; mhaq must kill it
+    log("eof")
     return 0
 
 

@@ -188,6 +188,39 @@ TEST_CASE("the handshake: a wrong d is a fault naming both values") {
   }
 }
 
+TEST_CASE("a command that is one simple command runs as exec CMD; lists, pipelines, substitutions and builtins stay with the shell") {
+  for (const char* c : {"python3 o.py --model m.json", "  ./oracle 'a; b' \"c | d\" e\\;f", "/usr/bin/env FOO=1 prog 2>&1 >|log <in",
+                        "~/bin/oracle # a comment; with a semicolon", "prog a#b", "mhaq oracle --model \"$HOME/m.json\""})
+    CHECK(shell_command_line(c) == std::string("exec ") + c);
+  for (const char* c : {"cd /tmp && python3 o.py", "a | b", "a; b", "a & b", "a || b", "(a)", "a\nb", "FOO=1 prog", "exec prog", "export X; prog",
+                        "prog $(cat args)", "prog `cat args`", "if true; then prog; fi", "{ prog; }", "! prog", "prog 'unterminated", ". ./env.sh",
+                        "", "   "})
+    CHECK(shell_command_line(c) == c);
+}
+
+TEST_CASE("a fault is final: every later answer rethrows it; the learner's oracle refuses queries past its limit") {
+  Dir dir;
+  ExternalSession s(options(faults_cmd("garbage", dir, 0), 2), 2, ModelKind::attention, "double");
+  ExternalOracle<double> o(s, ErrorStatement{});
+  s.expect(queries());
+  CHECK_THROWS_WITH_AS(o.query(queries()[0]), doctest::Contains("oracle fault garbage"), OracleFailure);
+  REQUIRE(s.failure().has_value());
+  // a learner that caught the fault and asks again gets the same fault, not an internal error
+  CHECK_THROWS_WITH_AS(o.query(queries()[1]), doctest::Contains("oracle fault garbage"), OracleFailure);
+  CHECK(s.finish().empty());
+
+  const Model m = read_model_file(dir.model());
+  ModelOracle<double> mo(m, 16, OracleNoise{});
+  mo.limit(3, "past the cap");
+  for (int k = 0; k < 3; ++k) mo.query(queries()[static_cast<size_t>(k)]);
+  CHECK_FALSE(mo.limit_reached());
+  CHECK_THROWS_WITH_AS(mo.query(queries()[3]), "past the cap", Error);
+  CHECK(mo.limit_reached());
+  CHECK(mo.queries() == 3);  // the refused query is not counted
+  CHECK_THROWS_AS(mo.query_all(queries(), 0, 2, 2), Error);  // nor are later ones, one at a time or in a batch
+  CHECK(mo.queries() == 3);
+}
+
 TEST_CASE("resume after a fault asks exactly the missing queries, and the answers equal an uninterrupted run's") {
   Dir dir;
   std::vector<double> straight;

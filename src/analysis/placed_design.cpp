@@ -596,16 +596,32 @@ void keep_pairs(const RoundData& rd, const Draws& dr, const std::vector<Counts>&
     }
 }
 
+// The grid of the rounds, and a round's queries per final token asked.
+std::vector<Counts> round_grid(const PlacedOptions& opt) { return placed_grid(opt.grid > 0 ? opt.grid : std::min(60, 10 * opt.H + 10), opt.k_max); }
+long token_queries(int d, const std::vector<Counts>& grid) { return 1 + static_cast<long>(d) * static_cast<long>(grid.size() - 1); }
+
+// The grid pilot's queries: at every final token [b] and its 2d pairs (the
+// design's offsets and orthogonal_on_grid's), then [b_1] again and its 2d - 1 links.
+long grid_pilot_queries(int d, const PlacedOptions& opt) {
+  const long g = static_cast<long>(placed_grid(opt.pilot_grid, opt.k_max).size()) - 1, m = 2L * d;
+  return d * (1 + m * g) + 1 + (m - 1) * g;
+}
+
 template <class T>
 Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, Rng& rng, const PlacedOptions& opt, PlacedResult& out,
                    std::vector<PairObs>& pool) {
   const int d = oracle.dim(), H = opt.H;
+  const long before = oracle.queries();
   Estimate est;
   if (H <= 2) {
     est = paper_pilot(oracle, opt, out.pilot_status);
     out.pilot_kind = "paper";
   }
   if (static_cast<int>(est.W.size()) != H) {
+    const long total = oracle.queries() - before + grid_pilot_queries(d, opt) + d * token_queries(d, round_grid(opt));
+    if (opt.budget > 0 && total > opt.budget)
+      throw Error(ErrorKind::budget, "placed design: the paper pilot gave no estimate (" + out.pilot_status + "), and the grid pilot with the first round would bring the run to " +
+                                         std::to_string(total) + " queries, beyond its budget of " + std::to_string(opt.budget) + ": not asked");
     const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
     est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, out.pilot_status, pool);
     out.pilot_kind = "grid";
@@ -616,16 +632,23 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
 
 }  // namespace
 
+long placed_least_queries(int d, const PlacedOptions& opt) {
+  return (opt.H <= 2 ? paper_query_bound(d, opt.H) : grid_pilot_queries(d, opt)) + d * token_queries(d, round_grid(opt));
+}
+
 template <class T>
 PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   const int d = oracle.dim(), H = opt.H;
   if (H < 1 || H > d) throw Error(ErrorKind::usage, "--design placed needs 1 <= H <= d (the poles are placed through d-dimensional offsets)");
+  if (const long least = placed_least_queries(d, opt); opt.budget > 0 && least > opt.budget)
+    throw Error(ErrorKind::budget, "placed design: its pilot and first round need " + std::to_string(least) + " queries, beyond its budget of " +
+                                       std::to_string(opt.budget) + ": not asked");
   PlacedResult out;
   const long before = oracle.queries();
   const Field<Mpfr> F;
   Rng rng(opt.seed ^ 0x91ace5eedULL);
   const Draws dr = draw_scaled(rng, d, H, opt.tokens);
-  const std::vector<Counts> grid = placed_grid(opt.grid > 0 ? opt.grid : std::min(60, 10 * H + 10), opt.k_max);
+  const std::vector<Counts> grid = round_grid(opt);
   Asker<T> answer(oracle);
   std::vector<PairObs> pool;  // every fitted pair, for a new estimate when labels fail
   Estimate est = run_pilot(oracle, answer, F, dr, rng, opt, out, pool);
@@ -635,7 +658,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   for (int h = 0; h < H; ++h)
     lad.rungs.push_back(H == 1 ? (opt.ladder_top + opt.ladder_bottom) / 2 : opt.ladder_top + (opt.ladder_bottom - opt.ladder_top) * h / (H - 1));
   if (H > 1) lad.gap = std::fabs(opt.ladder_bottom - opt.ladder_top) / (H - 1);
-  const long token_cost = 1 + static_cast<long>(d) * static_cast<long>(grid.size() - 1);
+  const long token_cost = token_queries(d, grid);
   RoundData rd;
   std::vector<char> ask(d, 1);
   for (int round = 1;; ++round) {

@@ -245,7 +245,9 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--oracle-timeout", st.oracle_timeout, "--oracle: seconds to wait for each reply (default 60)")->check(positive_number());
   s->add_option("--transcript", st.transcript, "--oracle: append every query and answer to FILE, flushed per batch");
   s->add_option("--resume", st.resume, "--oracle: answer from this transcript first and ask only the missing queries");
-  s->add_option("--max-queries", st.max_queries, "--oracle: refuse, before asking anything, a plan that needs more queries")
+  s->add_option("--max-queries", st.max_queries,
+                "--oracle: ask at most N queries; a run that surely needs more is refused before asking, one that turns out to need more "
+                "stops at N (over_budget, exit 11)")
       ->check(int_in(1, max_plan_queries));
   s->add_flag("--json", st.json, "print one JSON object");
   s->add_flag("--quiet", st.quiet, "no progress lines on standard error (a run over about 10 s prints them; MHAQ_PROGRESS_AFTER=S sets the 10 s)");

@@ -156,7 +156,7 @@ ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind
     child_->send(hello_line(d, kind, arith), at);
     hello_ = parse_hello(child_->receive(at), d, at);
   } catch (const OracleFailure&) {
-    child_->kill_now();
+    child_->end(bye_line(), false);
     if (transcript_) std::fclose(transcript_);
     transcript_ = nullptr;
     throw;
@@ -165,7 +165,17 @@ ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind
 }
 
 ExternalSession::~ExternalSession() {
+  // an end without finish(): an exception on its way out
+  if (!finished_ && child_) child_->end(bye_line(), true);
   if (transcript_) std::fclose(transcript_);
+}
+
+void ExternalSession::fail(const OracleFailure& f) {
+  failure_ = f;
+  finished_ = true;
+  inflight_.clear();
+  child_->end(bye_line(), false);
+  throw f;
 }
 
 void ExternalSession::append_transcript(const std::string& text) {
@@ -189,6 +199,7 @@ void ExternalSession::expect(std::vector<Query> upcoming) {
 }
 
 Answer ExternalSession::answer(const Query& q) {
+  if (failure_) throw *failure_;
   if (finished_) throw_internal("external oracle asked after the end of its session");
   const bool in_order = pos_ < expected_.size() && same_query(expected_[pos_], q);
   if (in_order) ++pos_;
@@ -292,11 +303,8 @@ void ExternalSession::send_batch(const std::vector<Query>& qs, std::vector<std::
     last_query_ = f.qs.back();
     try {
       child_->queue(batch_line_of(f.batch, f.ids, texts), awaited(f));
-    } catch (const OracleFailure&) {
-      child_->kill_now();
-      finished_ = true;
-      inflight_.clear();
-      throw;
+    } catch (const OracleFailure& e) {
+      fail(e);
     }
     inflight_.push_back(std::move(f));
   }
@@ -311,11 +319,8 @@ void ExternalSession::receive_next() {
     const std::string line = child_->receive(at);
     top_up();  // the child works on the next batch while this reply is read
     got = parse_answers(line, f.batch, f.ids, hello_.radius, at);
-  } catch (const OracleFailure&) {
-    child_->kill_now();
-    finished_ = true;
-    inflight_.clear();
-    throw;
+  } catch (const OracleFailure& e) {
+    fail(e);
   }
   asked_ += static_cast<long>(f.qs.size());
   std::string text;
@@ -336,14 +341,10 @@ std::string ExternalSession::finish() {
   try {
     while (!inflight_.empty()) receive_next();
   } catch (const OracleFailure& f) {
-    return std::string("the oracle failed on queries sent ahead of need: ") + f.what();
+    return std::string("the oracle failed on queries sent ahead of need: ") + f.what();  // fail() has ended it
   }
   finished_ = true;
-  try {
-    child_->send(bye_line(), context());
-  } catch (const OracleFailure&) {
-  }
-  return child_->finish();
+  return child_->end(bye_line(), true);
 }
 
 // ---------------------------------------------------------------- oracle

@@ -26,17 +26,24 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
   return true;
 }
 
-void finish_external(const RecoverOptions& o, ExternalSession* s, bool bye) {
+void finish_external(const RecoverOptions& o, ExternalSession* s) {
   if (!s || !o.external) return;
-  if (bye) o.external->exit_note = s->finish();
+  if (std::string note = s->finish(); !note.empty()) o.external->exit_note = std::move(note);
   o.external->asked = s->asked();
   o.external->replayed = s->replayed();
+}
+
+void external_verdict(Verdict& v, const ExternalSession* s, bool cap_reached) {
+  if (s && s->failure()) v = {Status::oracle_failed, s->failure()->what()};
+  else if (cap_reached && v.status != Status::over_budget) v = {Status::over_budget, "the run stopped at its --max-queries cap (" + v.message + ")"};
 }
 
 void external_remedy(RecoverResult& r, const RecoverOptions& o, Status status) {
   if (o.external && status == Status::unable)
     r.judge.remedy = "the answers are not accurate enough to decide (their stated error, amplified by the pair fits): a tighter true --oracle-error, "
                   "--design scaled, or more --bits when the answers are far more accurate than the learner's precision";
+  if (o.external && status == Status::over_budget)
+    r.judge.remedy = "raise --max-queries above " + std::to_string(o.external->max_queries) + ": the run needs more queries than that";
 }
 
 void check_external_options(const RecoverOptions& o, bool truth_known) {
@@ -46,10 +53,11 @@ void check_external_options(const RecoverOptions& o, bool truth_known) {
     throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --oracle-bits, --noise, --target-error, --certificate or --design tuned");
 }
 
-bool refuse_over_max_queries(RecoverResult& r, const RecoverOptions& o, long needed) {
-  if (!o.external || o.external->max_queries <= 0 || needed <= o.external->max_queries) return false;
-  report_verdict(r, {Status::over_budget, "the plan needs " + std::to_string(needed) + " queries, more than --max-queries " +
+bool refuse_over_max_queries(RecoverResult& r, const RecoverOptions& o, long least, const std::string& what, const std::string& fewer) {
+  if (!o.external || o.external->max_queries <= 0 || least <= o.external->max_queries) return false;
+  report_verdict(r, {Status::over_budget, what + " needs " + std::to_string(least) + " queries, more than --max-queries " +
                                               std::to_string(o.external->max_queries) + ": refused before asking any"});
+  r.judge.remedy = "raise --max-queries to " + std::to_string(least) + " or more" + (fewer.empty() ? "" : ", or " + fewer);
   r.evidence.queries = 0;
   r.evidence.max_length = 0;
   r.evidence.heads_recovered = 0;

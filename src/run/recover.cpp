@@ -159,6 +159,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
   const Rational& stated_eps = ext.stated_eps;  // the answers' stated error, for the floats' kappa estimate
   RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
+  cap_queries(o, black_box);
   const Field<T>& F = black_box.field();
   const bool truth_known = !o.external || o.external->truth_known;
   RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
@@ -210,7 +211,6 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
         res.heads);
     P::balls([&](const auto& heads) { r.truth.certified_relative_error = pow2_value(certified_relative_radius_log2(heads)); }, res.heads);
     v = judge(facts);
-    finish_external(o, ext.session.get(), true);
     if (o.certificate && v.status == Status::ok) {
       if (!res.repairs.empty()) r.output.certificate_note = "certificates do not cover repaired pairs";
       else if (res.fallback_pairs.empty()) *o.certificate = certificate_text(truth, o, lo, rec, res);
@@ -225,10 +225,11 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     P::floats([&](const auto& G, const auto& R) { v = reclassify(G, truth.d, lo, R, e); }, F, rec);
     r.evidence.heads_recovered = 0;
   }
+  external_verdict(v, ext.session.get(), black_box.limit_reached());
   report_verdict(r, v);
   r.evidence.queries = black_box.queries();
   r.evidence.max_length = black_box.max_length();
-  finish_external(o, ext.session.get(), false);
+  finish_external(o, ext.session.get());
   external_remedy(r, o, v.status);
   // queries beyond the plan are the fallback's (lean, compact) or, in the
   // paper schedule, a repaired run's witnesses (proofs/21), also when they
@@ -560,7 +561,10 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   const long pilot_queries = choose_design(r, truth, o, lo);
   {
     const GridGuard g = grid_guard(truth.d, lo);  // a run that surely asks the small grid's witnesses
-    if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count() + (grid_guard_certain(g, lo) ? g.queries() : 0))) return r;
+    const std::string fewer = o.schedule == Schedule::paper  ? "a schedule with fewer queries (--schedule lean or compact)"
+                              : o.schedule == Schedule::lean ? "--schedule compact (fewer queries)"
+                                                             : "";
+    if (refuse_over_max_queries(r, o, learner_plan(truth.d, lo).query_count() + (grid_guard_certain(g, lo) ? g.queries() : 0), "the plan", fewer)) return r;
   }
   if (arith_facts(o.arith).exact && !exact_within_budget(r, truth, o, lo)) return r;
   OracleNoise noise{o.oracle_bits, o.noise_eps, o.noise_seed, o.noise_pattern, {}};

@@ -68,22 +68,28 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   po.seed = lo.seed;
   po.tokens = lo.tokens;
   po.answer_bits = o.oracle_bits > 0 ? std::min<long>(o.oracle_bits, o.bits) : o.bits;
+  // its own budget, or --max-queries below it: rounds only within it, and
+  // its pilot and first round refused before asking when they exceed it
   const long budget = 10 * paper_query_bound(truth.d, lo.H);
+  const long cap = o.external ? o.external->max_queries : 0;
+  const bool capped = cap > 0 && cap <= budget;
   r.design.query_budget = budget;
-  po.budget = budget;
+  po.budget = capped ? cap : budget;
   r.plan.max_length_bound = po.k_max + 1;
   // the learner asks this oracle and nothing else; the model, when known,
   // only judges the result afterwards
   std::unique_ptr<Oracle<T>> own;
   ExternalSetup<T> ext;
   if (o.external) {
-    if (refuse_over_max_queries(r, o, budget)) return 0;
+    if (refuse_over_max_queries(r, o, placed_least_queries(truth.d, po), "the placed design (its pilot and first round)", "--design paper or scaled")) return 0;
     if (!start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, {}, ext)) return 0;
     placed_answer_error(bound_in_force(o.external->error, ext.session->hello()), o.bits, po);
   } else {
     own = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
   }
   Oracle<T>& oracle = o.external ? *ext.oracle : *own;
+  if (capped) cap_queries(o, oracle);
+  else oracle.limit(budget, "the placed design asked for query " + std::to_string(budget + 1) + ", beyond its budget of " + std::to_string(budget));
   const bool truth_known = !o.external || o.external->truth_known;
   const Field<T>& F = oracle.field();
   RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
@@ -104,19 +110,24 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
     r.design.offsets_log2_cond_max = res.log2_cond_offsets;
     placed_heads(F, res, lo.H, truth_known ? &canon : nullptr, r, facts);
     v = judge(facts);
-    finish_external(o, ext.session.get(), true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
     r.evidence.heads_recovered = 0;
   }
-  if (oracle.queries() > budget)
-    v = {Status::unable, "the placed design asked " + std::to_string(oracle.queries()) + " queries, beyond its budget " + std::to_string(budget)};
+  if (capped && v.status == Status::over_budget && !oracle.limit_reached())
+    v.message = "--max-queries " + std::to_string(cap) + " is the placed design's budget (its own is " + std::to_string(budget) + "): " + v.message;
+  external_verdict(v, ext.session.get(), capped && oracle.limit_reached());
+  // its own budget spent: the design could not finish within its means
+  const bool spent = v.status == Status::over_budget && !capped;
+  if (spent) v.status = Status::unable;
   report_verdict(r, v);
   r.evidence.queries = oracle.queries();
   r.evidence.max_length = oracle.max_length();
-  finish_external(o, ext.session.get(), false);
+  finish_external(o, ext.session.get());
   external_remedy(r, o, v.status);
+  if (spent)
+    r.judge.remedy = "the placed design needs more than its budget of " + std::to_string(budget) + " queries (10 (4Hd^2-2H+1)) at this draw: another --seed, or --design scaled";
   return oracle.queries();
 }
 

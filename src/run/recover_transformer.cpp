@@ -303,6 +303,7 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, oracle_den, o.exact_solver);
   RecordingOracle<T> rec(*ext.oracle);
   Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
+  cap_queries(o, black_box);
   const Field<T>& F = black_box.field();
   // --oracle without --model: no truth to compare with; the status is the run's own
   const bool truth_known = !o.external || o.external->truth_known;
@@ -341,7 +342,6 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
     else record_radius(r, F, res);
     v = judge(facts);
     if (o.certificate && v.status == Status::ok) store_certificate(truth, o, lo, rec, res);
-    finish_external(o, ext.session.get(), true);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
@@ -349,10 +349,13 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
     r.evidence.heads_recovered = 0;
     r.evidence.neurons_recovered = 0;
   }
+  const Status learned = v.status;
+  external_verdict(v, ext.session.get(), black_box.limit_reached());
+  if (v.status != learned) r.judge.blind_status = v.status;  // the session's end, whatever the learner made of it
   report_verdict(r, v);
   r.evidence.queries = black_box.queries();
   r.evidence.max_length = black_box.max_length();
-  finish_external(o, ext.session.get(), false);
+  finish_external(o, ext.session.get());
   external_remedy(r, o, v.status);
   P::exact([&](const auto& G) { r.evidence.L = QTauAccess::L(G); }, F);
 }
@@ -413,6 +416,11 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   }
   r.plan.attention_paper_bound = paper_query_bound(truth.d, lo.H);
   r.run.token_den = den;
+  if (refuse_over_max_queries(r, o, transformer_least_queries(truth.d, lo), "the attention part alone (its plan, each query asked at X and at -X)",
+                              o.schedule == Schedule::compact ? "" : "--schedule compact (the attention part's fewest queries)")) {
+    r.evidence.neurons_recovered = 0;
+    return r;
+  }
   with_arith(o.arith, [&]<class T>() { run<T>(r, truth, canon, o, lo); });
   return r;
 }

@@ -349,6 +349,8 @@ class SmallSingleTokens final : public Oracle<T> {
 
 }  // namespace
 
+long transformer_least_queries(int d, const TransformerLearnOptions& opt) { return 2 * schedule_query_count(opt.schedule, d, opt.H); }
+
 template <class T>
 TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const TransformerLearnOptions& opt) {
   if (opt.H < 1) throw Error(ErrorKind::usage, "head count must be at least 1");

@@ -38,8 +38,7 @@ struct PlacedOptions {
   int pilot_grid = 20;  // ratios per pilot pair besides t = 0
   int max_rounds = 6;   // placed rounds, each on the previous round's heads (within the budget)
   long budget = 0;      // queries in all, pilot included (0: no limit); a further
-                        // round only within it                       // each offset
-                        // moves its whole ladder by up to this much
+                        // round only within it
 };
 
 // One sample of a pair: the query [a x k, b x m] (m >= 1 copies of the final
@@ -91,9 +90,16 @@ struct PlacedResult {
 // 1/k_max to k_max (a run of at most k_max copies), strictly increasing.
 std::vector<Counts> placed_grid(int n, long k_max);
 
+// The fewest queries a run asks: its pilot (the paper schedule at H <= 2,
+// else the grid pilot) and its first round. Later rounds and the grid
+// pilot after a paper pilot that fails come on top.
+long placed_least_queries(int d, const PlacedOptions& opt);
+
 // Runs the pilot and the placed design on `oracle`. Throws Error(unable) when
 // the pilot gives no estimate or a pole leaves its place on the ladder (the
-// estimate was too coarse to place it), Error(usage) for H > d.
+// estimate was too coarse to place it), Error(usage) for H > d, and
+// Error(budget), before asking them, when the pilot and the first round
+// would take the run past opt.budget (a further round is run only within it).
 template <class T>
 PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt);
 

@@ -8,8 +8,12 @@
 //    learner reads), strict reading of
 //    every reply, the transcript (appended per batch, flushed) and the
 //    replay of a transcript (--resume: only the missing queries are asked).
-//    Any fault kills the child and throws OracleFailure (ErrorKind
-//    oracle_failed); the transcript keeps every batch received before it.
+//    Any fault ends the child (bye as far as its input takes it at once, end
+//    of input, its process group killed) and throws OracleFailure (ErrorKind
+//    oracle_failed), and so does every later answer(); the transcript keeps
+//    every batch received before it. Every other end (finish(), or the
+//    destructor on any exception) sends bye, closes the child's input, waits
+//    up to the timeout for it to exit and then ends its process group.
 //  * ExternalOracle<T> is an Oracle<T> for T = Ball, Mpfr, double. Ball
 //    answers are [y +- (radius + abs + rel |y| + conversion)]: on success the
 //    learner's enclosures are certified under the stated bound. Floats take y
@@ -56,7 +60,6 @@ class ExternalSession {
   // Reads the resume file (Error(input) when malformed or for another d or
   // model kind), opens the transcript, starts the child and handshakes.
   ExternalSession(const ExternalOptions& o, int d, oracle_protocol::ModelKind kind, const std::string& arith);
-  ~ExternalSession();
   ExternalSession(const ExternalSession&) = delete;
   ExternalSession& operator=(const ExternalSession&) = delete;
 
@@ -70,8 +73,13 @@ class ExternalSession {
   long asked() const { return asked_; }        // queries sent to the child
   long replayed() const { return replayed_; }  // answers taken from the resume file
   long batches() const { return batch_no_; }
-  // Sends bye and waits for the child to exit; a note when it did not exit cleanly.
+  // The fault that ended the session, if one did.
+  const std::optional<oracle_protocol::OracleFailure>& failure() const { return failure_; }
+  // Receives the batches still in flight, sends bye, closes the child's
+  // input, waits for it to exit and ends its process group; a note when it
+  // did not exit cleanly. Later calls return "".
   std::string finish();
+  ~ExternalSession();
 
  private:
   // A batch sent and not yet answered.
@@ -90,6 +98,7 @@ class ExternalSession {
   // Reads the reply to the oldest batch in flight: cache, count, transcript.
   void receive_next();
   static std::string awaited(const InFlight& f);  // a fault's context: the batch awaited
+  [[noreturn]] void fail(const oracle_protocol::OracleFailure& f);  // ends the child at once and throws f
   void append_transcript(const std::string& text);
   std::string context() const;
   static std::string key(const Query& q);
@@ -113,6 +122,7 @@ class ExternalSession {
   Query last_query_;
   std::FILE* transcript_ = nullptr;
   bool finished_ = false;
+  std::optional<oracle_protocol::OracleFailure> failure_;
 };
 
 template <class T>

@@ -3,6 +3,7 @@
 // with it, and recording what the session did once the run is over.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "mhaq/oracle/external_oracle.hpp"
 #include "mhaq/run/judge.hpp"
@@ -25,20 +26,35 @@ struct ExternalSetup {
 template <class T>
 bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_protocol::ModelKind kind, std::vector<Query> upcoming, ExternalSetup<T>& out);
 
-// After the run: the session's counts and exit note into o.external (never
-// into the output, which must not depend on a resume); bye when the run went
-// through, so the oracle exits cleanly.
-void finish_external(const RecoverOptions& o, ExternalSession* s, bool bye);
+// After the run, however it ended: the session finishes (bye, the end of
+// the oracle's input, its exit awaited, its process group ended) and its
+// counts and exit note go into o.external (never into the output, which
+// must not depend on a resume).
+void finish_external(const RecoverOptions& o, ExternalSession* s);
+// The verdict when the session or the cap ended the run, whatever the
+// learner made of the error it met: the oracle's fault (oracle_failed), or
+// the query after --max-queries (over_budget).
+void external_verdict(Verdict& v, const ExternalSession* s, bool cap_reached);
 // An external run that ended unable: more --bits rarely helps, the answers'
-// accuracy does; the remedy says so.
+// accuracy does; the remedy says so. One stopped at --max-queries: raise it.
 void external_remedy(RecoverResult& r, const RecoverOptions& o, Status status);
 
 // Error(usage) for options that do not go with --oracle (exact mode, noise,
 // the tuned design's pilot, certificates), or a missing H without a truth.
 void check_external_options(const RecoverOptions& o, bool truth_known);
 
-// Refuses a plan of `needed` queries beyond --max-queries before any query:
-// true when refused (over_budget reported in r).
-bool refuse_over_max_queries(RecoverResult& r, const RecoverOptions& o, long needed);
+// --max-queries N. A run that surely needs more than N queries (`least`,
+// described by `what`) is refused before any query: true when refused
+// (over_budget reported in r, with `fewer`, a way to ask fewer, in its
+// remedy when not empty).
+bool refuse_over_max_queries(RecoverResult& r, const RecoverOptions& o, long least, const std::string& what, const std::string& fewer);
+// Otherwise the learner's oracle answers at most N queries: the next one
+// ends the run over_budget (Oracle::limit).
+template <class T>
+void cap_queries(const RecoverOptions& o, Oracle<T>& learner_oracle) {
+  if (!o.external || o.external->max_queries <= 0) return;
+  learner_oracle.limit(o.external->max_queries, "stopped at --max-queries " + std::to_string(o.external->max_queries) + ": the run asked for query " +
+                                                     std::to_string(o.external->max_queries + 1) + " (beyond its plan, the learner's queries are adaptive)");
+}
 
 }  // namespace mhaq

@@ -15,7 +15,8 @@
 //   checker_rejected  10    a checker rejected a certificate, golden  the file is wrong or tampered with
 //                           file or lemma check
 //   over_budget       11    the estimated exact cost exceeds the       smaller token range, ball mode, or
-//                           stated budget (refused before the work)    a larger --max-degree
+//                           stated budget (refused before the work),   a larger --max-degree; a larger
+//                           or the run needs more than --max-queries   --max-queries
 //   oracle_failed     12    an external oracle exited, hung or sent    fix the oracle (the message names
 //                           a malformed reply                          the fault and the last query)
 #pragma once

@@ -64,6 +64,10 @@ struct TransformerLearnResult {
                                           // wedges between neighbouring ones, and general sequences
 };
 
+// The fewest queries learn_transformer asks: the attention part's plan,
+// each query asked at X and at -X. The path and the checks come on top.
+long transformer_least_queries(int d, const TransformerLearnOptions& opt);
+
 // Throws Error(degenerate | unable | inconsistent | not_identifiable). Only a
 // stated condition that fails is not_identifiable, named (a head invisible in
 // the odd part, ubar_j = 0, two neurons on one hyperplane found as such, d = 1

@@ -2,17 +2,20 @@
 // A query is any finite sequence of rational vectors, written as runs
 // (token, multiplicity) so that "k copies of a, then b" costs O(1) to state.
 // The base class counts queries and records the longest one; implementations
-// cannot bypass the count (non-virtual interface). The oracle also hands the
-// learner the arithmetic its answers live in (precision, the field Q(tau), the
-// accuracy an approximate oracle states): a Field<T>, nothing more.
+// cannot bypass the count (non-virtual interface), nor a limit set on it. The
+// oracle also hands the learner the arithmetic its answers live in
+// (precision, the field Q(tau), the accuracy an approximate oracle states):
+// a Field<T>, nothing more.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/base/error.hpp"
 
 namespace mhaq {
 
@@ -43,7 +46,7 @@ class Oracle {
   // `threads` threads; every other oracle is asked one query at a time.
   std::vector<T> query_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) {
     std::vector<T> out;
-    if (!any_order() || threads <= 1) {
+    if (!any_order() || threads <= 1 || (cap_ > 0 && queries_ + static_cast<long>(end - begin) > cap_)) {
       out.reserve(end - begin);
       for (std::size_t i = begin; i < end; ++i) out.push_back(query(qs[i]));
       return out;
@@ -56,6 +59,14 @@ class Oracle {
   virtual bool any_order() const { return false; }
   long queries() const { return queries_; }
   long max_length() const { return max_length_; }
+  // At most `cap` queries in all (0: no limit): the query after the cap-th
+  // is refused, uncounted, with Error(budget, why), and so is every later
+  // one, so that a learner that catches the error cannot go on asking.
+  void limit(long cap, std::string why) {
+    cap_ = cap;
+    why_ = std::move(why);
+  }
+  bool limit_reached() const { return reached_; }
   virtual int dim() const = 0;
   virtual const Field<T>& field() const = 0;
 
@@ -72,11 +83,18 @@ class Oracle {
   void count(const Query& q) {
     const long len = query_length(q);
     if (len < 1) throw_internal("empty query");
+    if (cap_ > 0 && queries_ >= cap_) {
+      reached_ = true;
+      throw Error(ErrorKind::budget, why_);
+    }
     ++queries_;
     if (len > max_length_) max_length_ = len;
   }
   long queries_ = 0;
   long max_length_ = 0;
+  long cap_ = 0;
+  bool reached_ = false;
+  std::string why_;
 };
 
 // Answers from a recorded list, in order (a run replayed on the same
