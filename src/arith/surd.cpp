@@ -107,6 +107,7 @@ Surd parse_surd(const std::string& text, const std::string& where) {
     b = rational(post.substr(1), "the divisor");
     if (b.is_zero()) throw_input(where + ": a scale divided by zero");
   }
+  if (x.sign() <= 0) throw_input(where + ": the square root of " + x.str() + ", which is not positive");
   // a / sqrt(x) = a sqrt(1/x)
   Surd s = surd_of(a / b, divide ? Rational(1) / x : x, where);
   if (s.q.is_zero()) throw_input(where + ": the scale is zero");
