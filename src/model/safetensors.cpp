@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 
+#include "mhaq/arith/surd.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
@@ -308,12 +309,14 @@ std::vector<Rational> SafetensorsFile::values(const SafetensorsTensor& t) const 
 SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw_input(where + ": a safetensors map must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
+    static const std::vector<std::string> keys{"format", "version", "heads",  "layout", "q",      "k",      "v",      "in_proj",      "in_proj_split",
+                                               "out",    "readout", "scale",  "ffn",    "q_bias", "k_bias", "v_bias", "in_proj_bias", "out_bias"};
+    if (std::find(keys.begin(), keys.end(), it.key()) != keys.end()) continue;
     if (looks_like_bias(it.key()))
-      throw_input(where + ": " + clean_text(it.key()) + ": bias terms are not supported: the mhaq model is bias-free (export the layer with bias=False)");
-    static const std::vector<std::string> keys{"format", "version", "heads", "layout", "q", "k", "v", "in_proj", "in_proj_split", "out", "readout", "scale", "ffn"};
-    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
-      throw_input(where + ": unknown field " + quote_text(it.key()) +
-                  " (a map has format, version, heads, layout, q/k/v or in_proj (+ in_proj_split), out, readout, scale and optionally ffn)");
+      throw_input(where + ": " + clean_text(it.key()) + ": unknown bias key (a map names its biases q_bias, k_bias and v_bias, or in_proj_bias with a fused in_proj, and out_bias)");
+    throw_input(where + ": unknown field " + quote_text(it.key()) +
+                " (a map has format, version, heads, layout, q/k/v or in_proj (+ in_proj_split), out, readout, scale and optionally ffn and the biases "
+                "q_bias/k_bias/v_bias or in_proj_bias, and out_bias)");
   }
   if (!j.contains("format") || j["format"] != "mhaq-safetensors-map") throw_input(where + ": format: must be \"mhaq-safetensors-map\"");
   if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
@@ -356,6 +359,14 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
     m.k = name("k");
     m.v = name("v");
   }
+  if (j.contains("in_proj_bias") && !fused) throw_input(where + ": in_proj_bias goes with a fused in_proj; name q_bias, k_bias and v_bias for separate q, k, v");
+  for (const char* k : {"q_bias", "k_bias", "v_bias"})
+    if (j.contains(k) && fused) throw_input(where + ": " + k + " goes with separate q, k, v; a fused in_proj takes in_proj_bias");
+  if (j.contains("in_proj_bias")) m.in_proj_bias = name("in_proj_bias");
+  if (j.contains("q_bias")) m.q_bias = name("q_bias");
+  if (j.contains("k_bias")) m.k_bias = name("k_bias");
+  if (j.contains("v_bias")) m.v_bias = name("v_bias");
+  if (j.contains("out_bias")) m.out_bias = name("out_bias");
   if (!j.contains("out")) throw_input(where + ": out: missing (the output projection's tensor)");
   m.out = name("out");
   if (j.contains("ffn")) m.ffn = name("ffn");
@@ -375,48 +386,12 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
   return m;
 }
 
-Rational map_scale(const std::string& text, long d_k, const std::string& where) {
+Surd map_scale(const std::string& text, long d_k, const std::string& where) {
   std::string t;
   for (char c : text)
     if (c != ' ') t += c;
-  if (t.rfind("1/sqrt(", 0) == 0 && t.size() > 8 && t.back() == ')') {
-    const std::string arg = t.substr(7, t.size() - 8);
-    Rational n;
-    if (arg == "d_k") {
-      n = Rational(d_k);
-    } else {
-      try {
-        n = Rational::parse(arg, 100);
-      } catch (const Error&) {
-        throw_input(where + ": scale " + quote_text(text) + ": the argument of sqrt must be d_k or an exact rational");
-      }
-    }
-    if (n.sign() <= 0) throw_input(where + ": scale " + quote_text(text) + ": sqrt of a non-positive number");
-    // n = p/q is a square of a rational iff p and q are perfect squares.
-    fmpz_t sp, sq;
-    fmpz_init(sp);
-    fmpz_init(sq);
-    const bool square = fmpz_is_square(fmpq_numref(n.raw())) && fmpz_is_square(fmpq_denref(n.raw()));
-    Rational s;
-    if (square) {
-      fmpz_sqrt(sp, fmpq_numref(n.raw()));
-      fmpz_sqrt(sq, fmpq_denref(n.raw()));
-      fmpq_set_fmpz_frac(s.raw(), sq, sp);  // 1/sqrt(p/q) = sqrt(q)/sqrt(p)
-    }
-    fmpz_clear(sp);
-    fmpz_clear(sq);
-    if (!square)
-      throw_input(where + ": scale " + quote_text(text) + " = 1/sqrt(" + n.str() + ") is irrational" +
-                  (arg == "d_k" ? " (d_k = " + std::to_string(d_k) + " is not a perfect square)" : std::string()) +
-                  "; mhaq's model needs an exact rational scale. Give a rational scale yourself (the model then differs from one that scales by 1/sqrt(d_k)), "
-                  "or use a head size d_k that is a perfect square (4, 9, 16, 64, ...)");
-    return s;
-  }
-  try {
-    return Rational::parse(t, 200);
-  } catch (const Error& e) {
-    throw_input(where + ": scale " + quote_text(text) + ": expected \"1/sqrt(d_k)\", \"1/sqrt(n)\" or an exact rational such as \"1/2\" (" + e.what() + ")");
-  }
+  if (const size_t at = t.find("d_k"); at != std::string::npos) t.replace(at, 3, std::to_string(d_k));
+  return parse_surd(t, where + ": scale " + quote_text(text) + (t != text ? " (d_k = " + std::to_string(d_k) + ")" : std::string()));
 }
 
 namespace {
@@ -437,18 +412,68 @@ const SafetensorsTensor& rank2(const SafetensorsFile& f, const std::string& name
 
 Mat2 load(const SafetensorsFile& f, const SafetensorsTensor& t) { return Mat2{t.shape[0], t.shape[1], f.values(t)}; }
 
-// Biases stored next to a mapped tensor: "<prefix>.bias", "<prefix>in_proj_bias", "<prefix>bias_k", ...
-void refuse_biases(const SafetensorsFile& f, const std::vector<std::string>& mapped) {
+// Biases stored next to a mapped tensor ("<prefix>.bias", "<prefix>in_proj_bias",
+// "<prefix>bias_k", ...) that the map does not name: a layer converted without
+// them would be another layer.
+void refuse_unnamed_biases(const SafetensorsFile& f, const std::vector<std::string>& mapped) {
   for (const auto& m : mapped) {
     const size_t dot = m.rfind('.');
     const std::string prefix = dot == std::string::npos ? std::string() : m.substr(0, dot + 1);
     for (const auto& t : f.tensors()) {
-      if (t.name.compare(0, prefix.size(), prefix) != 0) continue;
-      if (looks_like_bias(t.name.substr(prefix.size())))
+      if (t.name.compare(0, prefix.size(), prefix) != 0 || std::find(mapped.begin(), mapped.end(), t.name) != mapped.end()) continue;
+      const std::string rest = t.name.substr(prefix.size());
+      if (rest == "bias_k" || rest == "bias_v")
+        throw_input(f.name() + ": tensor " + quote_text(t.name) + " next to the mapped tensor " + quote_text(m) +
+                    ": bias_k and bias_v (add_bias_kv=True) append a learned key and value to every sequence, which mhaq's model does not have");
+      if (looks_like_bias(rest))
         throw_input(f.name() + ": tensor " + quote_text(t.name) + " is a bias next to the mapped tensor " + quote_text(m) +
-                    ": the mhaq model is bias-free (f(X) = sum_h sum_i alpha_{h,i} v_h^T x_i); export the layer with bias=False");
+                    " that the map does not name: name it in the map (q_bias, k_bias, v_bias, or in_proj_bias with a fused in_proj, and out_bias; "
+                    "all-zero biases are simply zero)");
     }
   }
+}
+
+// The biases the map names, shapes checked before any entry is read: each a
+// vector of as many entries as its projection has outputs.
+struct BiasTensors {
+  const SafetensorsTensor *q = nullptr, *k = nullptr, *v = nullptr, *in = nullptr, *out = nullptr;
+};
+BiasTensors bias_tensors(const SafetensorsFile& f, const SafetensorsMap& m, long qk_cols, long v_cols, long d_out) {
+  auto vec = [&](const std::string& name, const char* role, long n) -> const SafetensorsTensor* {
+    if (name.empty()) return nullptr;
+    const SafetensorsTensor& t = f.get(name, std::string("the map's ") + role);
+    if (t.shape.size() != 1 || t.shape[0] != n)
+      throw_input(f.name() + ": tensor " + quote_text(name) + " (" + role + ") has shape " + dims_text(t.shape) + "; expected a vector of " +
+                  std::to_string(n) + " entries, one per output of its projection");
+    return &t;
+  };
+  if (!m.ffn.empty() && (!m.q_bias.empty() || !m.k_bias.empty() || !m.v_bias.empty() || !m.in_proj_bias.empty() || !m.out_bias.empty()))
+    throw_input(f.name() + ": the map has ffn and biases: mhaq's one-layer transformer is bias-free (docs/math/biases.md covers attention layers)");
+  return BiasTensors{vec(m.q_bias, "q_bias", qk_cols), vec(m.k_bias, "k_bias", qk_cols), vec(m.v_bias, "v_bias", v_cols),
+                     vec(m.in_proj_bias, "in_proj_bias", 2 * qk_cols + v_cols), vec(m.out_bias, "out_bias", d_out)};
+}
+
+// Fills every head's q, k, v biases and the output bias; a bias tensor whose
+// entries are all zero is no bias.
+void assign_biases(const SafetensorsFile& f, const BiasTensors& b, long q_off, long k_off, long v_off, FactoredModel& fm) {
+  auto values = [&](const SafetensorsTensor* t) {
+    std::vector<Rational> v = t ? f.values(*t) : std::vector<Rational>{};
+    for (const auto& x : v)
+      if (!x.is_zero()) return v;
+    return std::vector<Rational>{};
+  };
+  const std::vector<Rational> fused = values(b.in), bq = b.in ? fused : values(b.q), bk = b.in ? fused : values(b.k), bv = b.in ? fused : values(b.v);
+  if (!b.in) q_off = k_off = v_off = 0;
+  auto slice = [](const std::vector<Rational>& all, long from, long n) {
+    return all.empty() ? QVec{} : QVec(all.begin() + from, all.begin() + from + n);
+  };
+  for (size_t h = 0; h < fm.heads.size(); ++h) {
+    const long hk = static_cast<long>(h) * fm.d_k, hv = static_cast<long>(h) * fm.d_v;
+    fm.heads[h].q_bias = slice(bq, q_off + hk, fm.d_k);
+    fm.heads[h].k_bias = slice(bk, k_off + hk, fm.d_k);
+    fm.heads[h].v_bias = slice(bv, v_off + hv, fm.d_v);
+  }
+  fm.out_bias = values(b.out);
 }
 // The readout has one entry per output (attention) or per FFN neuron
 // (transformer): the FFN's and the readout's tensors, checked from the header.
@@ -493,10 +518,10 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   const std::string fn = f.name();
   if (!m.ffn.empty() && !ffn_out) throw_internal("safetensors_to_factored: the map has an FFN and no place to put it");
   std::vector<std::string> mapped;
-  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn})
+  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn, &m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
     if (!s->empty()) mapped.push_back(*s);
   for (const auto& name : mapped) (void)f.get(name, "the map");
-  refuse_biases(f, mapped);
+  refuse_unnamed_biases(f, mapped);
   const long H = m.heads;
   // "out" dimension (rows for out_in, columns for in_out) and "in" dimension of a projection.
   auto out_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[0] : t.shape[1]; };
@@ -543,6 +568,7 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   const long d_out = out_dim(to);
   if (d_out > limits::max_inner_dim) throw_input(fn + ": d_out = " + std::to_string(d_out) + ": more than the limit max_inner_dim = " + std::to_string(limits::max_inner_dim));
   const ReadoutShape rs = readout_shape(f, m, d_out);
+  const BiasTensors biases = bias_tensors(f, m, qk_cols, v_cols, d_out);
   const SafetensorsTensor *tf = rs.ffn, *tr = rs.readout;
   const long n_read = rs.entries;
   const long entries = H * (d * (2 * d_k + d_v) + d_v * d_out) + d_out + (tf ? d_out * n_read : 0);
@@ -555,7 +581,9 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   fm.d_k = static_cast<int>(d_k);
   fm.d_v = static_cast<int>(d_v);
   fm.d_out = static_cast<int>(d_out);
-  fm.scale = Surd{map_scale(m.scale_text, d_k, fn + " (map)"), 1};
+  fm.scale = map_scale(m.scale_text, d_k, fn + " (map)");
+  if (tf && !fm.scale.is_rational())
+    throw_input(fn + " (map): scale " + quote_text(m.scale_text) + " = " + fm.scale.str() + " is irrational; mhaq's one-layer transformer needs a rational scale");
   fm.per_head_O = false;
   // Element (i = input coordinate, j = output coordinate) of a projection.
   auto proj = [&](const Mat2& t, long i, long j) -> const Rational& { return m.out_in ? t.at(j, i) : t.at(i, j); };
@@ -597,6 +625,7 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
     fm.heads[static_cast<size_t>(h)].O = std::move(block);
   }
   fm.readout = tr ? f.values(*tr) : m.readout;
+  assign_biases(f, biases, q_off, k_off, v_off, fm);
   if (tf) {
     const Mat2 F1 = load(f, *tf);
     QMat ffn(static_cast<int>(d_out), static_cast<int>(n_read));
@@ -625,6 +654,8 @@ std::string factored_to_json_text(const FactoredModel& f) {
     o += h ? ",\n  {" : "\n  {";
     o += "\"Q\": " + mat(fh.Q, "        ") + ",\n   \"K\": " + mat(fh.K, "        ") + ",\n   \"V\": " + mat(fh.V, "        ");
     if (f.per_head_O) o += ",\n   \"O\": " + mat(fh.O, "        ");
+    for (const auto& [key, b] : {std::pair<const char*, const QVec*>{"q_bias", &fh.q_bias}, {"k_bias", &fh.k_bias}, {"v_bias", &fh.v_bias}})
+      if (!b->empty()) o += ",\n   \"" + std::string(key) + "\": " + vec(*b);
     o += "}";
   }
   o += "]";
@@ -635,6 +666,7 @@ std::string factored_to_json_text(const FactoredModel& f) {
         for (int c = 0; c < f.d_out; ++c) O(static_cast<int>(h) * f.d_v + r, c) = f.heads[h].O(r, c);
     o += ",\n \"O\": " + mat(O, "       ");
   }
+  if (!f.out_bias.empty()) o += ",\n \"out_bias\": " + vec(f.out_bias);
   return o + ",\n \"readout\": " + vec(f.readout) + "}\n";
 }
 

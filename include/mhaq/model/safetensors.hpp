@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/arith/surd.hpp"
 #include "mhaq/model/factored.hpp"
 
 namespace mhaq {
@@ -83,8 +84,11 @@ Rational decode_element(StDtype t, const unsigned char* p, const std::string& wh
 // {"format": "mhaq-safetensors-map", "version": 1, "heads": H,
 //  "layout": "out_in" | "in_out",
 //  "q": NAME, "k": NAME, "v": NAME   |   "in_proj": NAME [, "in_proj_split": ["q","k","v"]],
-//  "out": NAME, "readout": NAME | [exact entries], "scale": "1/sqrt(d_k)" | "p/q"
+//  "out": NAME, "readout": NAME | [exact entries], "scale": "1/sqrt(d_k)" | "1/sqrt(n)" | "p/q" | "sqrt(2)/4"
+//  [, "q_bias": NAME, "k_bias": NAME, "v_bias": NAME | "in_proj_bias": NAME] [, "out_bias": NAME]
 //  [, "ffn": NAME]}
+// A bias is used when the map names it (fused in_proj_bias split like
+// in_proj); all-zero biases are no biases.
 // With "ffn" (the FFN's first layer, m x d_out in out_in) the layer is a
 // one-layer transformer (transformer.hpp) and the readout has m entries, one
 // per neuron.
@@ -94,20 +98,24 @@ struct SafetensorsMap {
   int heads = 0;
   bool out_in = true;
   std::string q, k, v, in_proj, out, readout_tensor, ffn;
+  std::string q_bias, k_bias, v_bias, in_proj_bias, out_bias;  // tensor names; empty: no bias
   std::vector<char> split{'q', 'k', 'v'};  // order of the fused in-projection's blocks
   std::vector<Rational> readout;           // inline readout, when readout_tensor is empty
   std::string scale_text;                  // as written
 };
 SafetensorsMap safetensors_map_from_json(const nlohmann::json& j, const std::string& where);
-// Exact scale for d_k: "1/sqrt(d_k)" (d_k a perfect square), "1/sqrt(n)" (n
-// a perfect square), or an exact rational; Error(input) otherwise.
-Rational map_scale(const std::string& text, long d_k, const std::string& where);
+// Exact scale q sqrt(m) for d_k: "1/sqrt(d_k)" for any d_k (8: sqrt(2)/4),
+// or any scale parse_surd reads ("1/sqrt(n)", "p/q", "sqrt(2)/4");
+// Error(input) otherwise.
+Surd map_scale(const std::string& text, long d_k, const std::string& where);
 
 // The factored model of the mapped tensors, exactly: Q_h, K_h (d x d_k),
 // V_h (d x d_v) from the head's block of rows (out_in) or columns (in_out),
-// O = the output projection as (H*d_v) x d_out, u = the readout. Biases
-// next to a mapped tensor, missing tensors, wrong ranks and shapes that do
-// not agree are Error(input) naming the tensor.
+// O = the output projection as (H*d_v) x d_out, u = the readout, and the
+// biases the map names (q_bias, k_bias per head: d_k entries; v_bias: d_v;
+// out_bias: d_out). A bias next to a mapped tensor that the map does not
+// name, missing tensors, wrong ranks and shapes that do not agree are
+// Error(input) naming the tensor.
 // With a map's "ffn", `ffn` receives the FFN's first layer as d_out x m and
 // the returned readout has m entries (Error(internal) when ffn is null).
 FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn = nullptr);
