@@ -2,41 +2,52 @@
 """Check torch.nn.MultiheadAttention against a certified mhaq golden file.
 
     python3 examples/python/check_torch_attention.py GOLDEN.json --layer DIR
-            [--variant torch|no-scale|transposed] [--max-ulps X] [--quiet] [--json]
+            [--variant torch|no-scale|transposed|no-bias] [--dtype float64|float32]
+            [--max-ulps X] [--quiet] [--json]
 
 DIR holds attention.safetensors and map.json as examples/python/write_safetensors.py
 writes them (F64 or F32 weights, a fused in_proj_weight, out_proj.weight, a
-readout vector u); GOLDEN.json is `mhaq golden export --certified` of the model
+readout vector u, and with --bias in_proj_bias and out_proj.bias, named in the
+map); GOLDEN.json is `mhaq golden export --certified` of the model
 `mhaq convert --safetensors` made from them. For every query of the file
 (the learner's and your own sequences) this script runs the layer in its own
-dtype -- torch's float64 or float32 kernels, query x_N attending over x_1..x_N
--- dots the output with u and compares the result with the certified answer,
-within the a-priori bound below. Replace `torch_layer` with your kernel to
-check it instead.
+dtype, or in --dtype (F32 weights widen exactly to float64) -- torch's
+float64 or float32 kernels, query x_N attending over x_1..x_N -- dots the
+output with u and compares the result with the certified answer, within the
+a-priori bound below. Replace `torch_layer` with your kernel to check it
+instead.
 
 The bound. With u the unit roundoff of the dtype (2^-53, 2^-24), g(n) = nu/(1-nu),
-and per head h the exact blocks Wq_h, Wk_h (d_k x d), Wv_h (d_v x d), Wo_h (d_out x d_v):
+per head h the exact blocks Wq_h, Wk_h (d_k x d), Wv_h (d_v x d), Wo_h (d_out x d_v)
+and the biases b_q,h, b_k,h, b_v,h, b_out (zero without biases):
 
-    S_i     = scale sum_c (|Wq_h| |x_N|)_c (|Wk_h| |x_i|)_c               (magnitude of score i)
-    D_h     = 2 g(2d+d_k+2) max_i S_i + u (spread_h + 2 g(2d+d_k+2) max_i S_i)  (error of s_i - max s, in the exponent)
+    S_i     = scale sum_c (|Wq_h| |x_N| + |b_q,h|)_c (|Wk_h| |x_i| + |b_k,h|)_c   (magnitude of score i)
+    D_h     = 2 g(n_s) max_i S_i + u (spread_h + 2 g(n_s) max_i S_i)    (error of s_i - max s, in the exponent)
     rho_h   = exp(D_h)(1 + 8u) - 1                                       (relative error of each exp term, exp within 4 ulps)
     k_h     = (1 + rho_h)(1 + u) / ((1 - rho_h)(1 - g(N-1))) - 1         (relative error of each alpha_i)
-    A_i     = |u|^T |Wo_h| |Wv_h| |x_i|,  c_i = u^T Wo_h Wv_h x_i          (exact)
-    B_h     = k_h sum_i alpha_i |c_i| + g(d+N+H d_v+d_out)(1 + k_h) sum_i alpha_i A_i + tiny sum_i A_i
-    B       = 1.01 sum_h B_h
+    A_i     = |u|^T |Wo_h| (|Wv_h| |x_i| + |b_v,h|),  c_i = u^T Wo_h (Wv_h x_i + b_v,h)   (exact)
+    B_h     = k_h sum_i alpha_i |c_i| + g(n_v)(1 + k_h) sum_i alpha_i A_i + tiny sum_i A_i
+    B       = 1.01 (sum_h B_h + g(d_out + 1) |u|^T |b_out|)
+
+with n_s = 2d + d_k + 2 and n_v = d + N + H d_v + d_out for a layer without
+biases whose scale is exact (d_k a perfect square), and n_s = 2d + d_k + 8,
+n_v = d + N + H d_v + d_out + 2 otherwise: one more term in each of q, k, v
+and the output, and the scale 1/sqrt(d_k) rounded to the dtype (sqrt and the
+conversion within u each, the product or quotient within u).
 
 (tiny = 2^-1070 for float64, 2^-120 for float32: exp results that underflow).
 q, k and v are products of d terms, each score a dot of d_k terms, the value
 path (v_i, the alpha-weighted sum, the output projection over the H d_v
 concatenated entries, the readout over d_out) a chain of at most
 d + N + H d_v + d_out roundings; any summation order or FMA stays within
-these g(n). The scale is 1/sqrt(d_k); mhaq needs it exact, so d_k is a
-perfect square, and for d_k a power of 4 torch's scaling is exact too (the
-bound does not cover a rounded scale such as 1/3 for d_k = 9). A query
-passes when |computed - answer| <= B + |answer| 10^(1-digits)/2.
+these g(n). The scale is 1/sqrt(d_k): mhaq keeps it exact (an irrational
+scale as the algebraic factor sqrt(m)), and the golden answers are those of the
+exact scale, whose rounding to the dtype n_s covers. A query passes when
+|computed - answer| <= B + |answer| 10^(1-digits)/2.
 
 Variants (the test suite shows that they fail): `no-scale` leaves out
-1/sqrt(d_k); `transposed` uses every projection transposed (W^T x instead of W x).
+1/sqrt(d_k); `transposed` uses every projection transposed (W^T x instead of
+W x); `no-bias` leaves out every bias (a kernel that drops them).
 Exit status: 0 every query passes, 10 some query does not, 3 input error, 2 usage.
 """
 import argparse
@@ -73,8 +84,9 @@ def read_safetensors(path):
     return out
 
 
-def load_layer(layer_dir):
-    """(module, u, blocks): torch's layer in its dtype, the readout, and the exact per-head blocks for the bound."""
+def load_layer(layer_dir, dtype=None):
+    """(module, u, H): torch's layer in its dtype (or `dtype`; widening is exact), the readout, the head count.
+    Biases named in the map (in_proj_bias, out_bias) make it a bias=True layer."""
     with open(os.path.join(layer_dir, "map.json")) as f:
         m = json.load(f)
     t = read_safetensors(os.path.join(layer_dir, "attention.safetensors"))
@@ -83,12 +95,28 @@ def load_layer(layer_dir):
     u = t[m["readout"]]
     H = int(m["heads"])
     d = W.shape[1]
-    mha = torch.nn.MultiheadAttention(d, H, bias=False, dtype=W.dtype)
+    dtype = dtype or W.dtype
+    if dtype == torch.float32 and W.dtype == torch.float64:
+        raise InputError(f"{layer_dir}: float64 weights do not narrow to float32 exactly")
+    bias = "in_proj_bias" in m or "out_bias" in m
+    mha = torch.nn.MultiheadAttention(d, H, bias=bias, dtype=dtype)
     with torch.no_grad():
-        mha.in_proj_weight.copy_(W)
-        mha.out_proj.weight.copy_(Wo)
+        mha.in_proj_weight.copy_(W.to(dtype))
+        mha.out_proj.weight.copy_(Wo.to(dtype))
+        if bias:
+            mha.in_proj_bias.copy_(t[m["in_proj_bias"]].to(dtype) if "in_proj_bias" in m else torch.zeros(3 * d, dtype=dtype))
+            mha.out_proj.bias.copy_(t[m["out_bias"]].to(dtype) if "out_bias" in m else torch.zeros(d, dtype=dtype))
     mha.eval()
-    return mha, u, H
+    return mha, u.to(dtype), H
+
+
+def biases(mha, d):
+    """(b_q, b_k, b_v, b_out) of the layer, zeros without biases."""
+    if mha.in_proj_bias is None:
+        z = torch.zeros(d, dtype=mha.in_proj_weight.dtype)
+        return z, z, z, z
+    b = mha.in_proj_bias
+    return b[:d], b[d:2 * d], b[2 * d:], mha.out_proj.bias
 
 
 # ---------------------------------------------------------------- the implementations under test
@@ -99,15 +127,18 @@ def torch_layer(X, mha, u, H):
         return float(out[0, 0] @ u)
 
 
-def by_hand(X, mha, u, H, scaled=True, transposed=False):
+def by_hand(X, mha, u, H, scaled=True, transposed=False, biased=True):
     with torch.no_grad():
         d = X.shape[1]
         Wq, Wk, Wv = mha.in_proj_weight[:d], mha.in_proj_weight[d:2 * d], mha.in_proj_weight[2 * d:]
         Wo = mha.out_proj.weight
+        bq, bk, bv, bo = biases(mha, d)
+        if not biased:
+            bq, bk, bv, bo = (torch.zeros_like(b) for b in (bq, bk, bv, bo))
         if transposed:
             Wq, Wk, Wv, Wo = Wq.T, Wk.T, Wv.T, Wo.T
         dk = d // H
-        q, k, v = Wq @ X[-1], X @ Wk.T, X @ Wv.T
+        q, k, v = Wq @ X[-1] + bq, X @ Wk.T + bk, X @ Wv.T + bv
         ys = []
         for h in range(H):
             sl = slice(h * dk, (h + 1) * dk)
@@ -115,13 +146,14 @@ def by_hand(X, mha, u, H, scaled=True, transposed=False):
             if scaled:
                 s = s / math.sqrt(dk)
             ys.append(torch.softmax(s, dim=0) @ v[:, sl])
-        return float((Wo @ torch.cat(ys)) @ u)
+        return float((Wo @ torch.cat(ys) + bo) @ u)
 
 
 VARIANTS = {
     "torch": torch_layer,
     "no-scale": lambda X, mha, u, H: by_hand(X, mha, u, H, scaled=False),
     "transposed": lambda X, mha, u, H: by_hand(X, mha, u, H, transposed=True),
+    "no-bias": lambda X, mha, u, H: by_hand(X, mha, u, H, biased=False),
 }
 
 
@@ -135,35 +167,41 @@ def a_priori_bound(X, mha, u, H, U, tiny):
     d = len(X[0])
     dk = d // H
     ex = lambda t: [[Fraction(float(x)) for x in row] for row in t.tolist()]  # noqa: E731
+    exv = lambda t: [Fraction(float(x)) for x in t.tolist()]  # noqa: E731
     W = ex(mha.in_proj_weight)
     Wq, Wk, Wv = W[:d], W[d:2 * d], W[2 * d:]
     Wo = ex(mha.out_proj.weight)
+    bq, bk, bv, bo = (exv(b) for b in biases(mha, d))
     uu = [Fraction(float(x)) for x in u.tolist()]
-    scale = 1 / Fraction(math.isqrt(dk)) if math.isqrt(dk) ** 2 == dk else Fraction(1 / math.sqrt(dk))
+    exact_scale = math.isqrt(dk) ** 2 == dk
+    scale = 1 / Fraction(math.isqrt(dk)) if exact_scale else Fraction(1 / math.sqrt(dk))  # for magnitudes only
+    plain = exact_scale and mha.in_proj_bias is None
     N, dout = len(X), len(uu)
-    absf = lambda M: [[abs(float(x)) for x in row] for row in M]  # noqa: E731
     total = 0.0
     for h in range(H):
         rows = range(h * dk, (h + 1) * dk)
-        q = [sum(Wq[r][j] * X[-1][j] for j in range(d)) for r in rows]
-        k = [[sum(Wk[r][j] * x[j] for j in range(d)) for r in rows] for x in X]
+        q = [sum(Wq[r][j] * X[-1][j] for j in range(d)) + bq[r] for r in rows]
+        k = [[sum(Wk[r][j] * x[j] for j in range(d)) + bk[r] for r in rows] for x in X]
         s = [scale * sum(q[c] * k[i][c] for c in range(dk)) for i in range(N)]
-        qa = [sum(abs(float(Wq[r][j])) * abs(float(X[-1][j])) for j in range(d)) for r in rows]
-        S = [float(scale) * sum(qa[c] * sum(abs(float(Wk[r][j])) * abs(float(x[j])) for j in range(d)) for c, r in enumerate(rows)) for x in X]
+        qa = [sum(abs(float(Wq[r][j])) * abs(float(X[-1][j])) for j in range(d)) + abs(float(bq[r])) for r in rows]
+        S = [float(scale) * sum(qa[c] * (sum(abs(float(Wk[r][j])) * abs(float(x[j])) for j in range(d)) + abs(float(bk[r])))
+                                for c, r in enumerate(rows)) for x in X]
         smax = max(s)
         e = [math.exp(float(si - smax)) for si in s]
         alpha = [x / sum(e) for x in e]
-        g = gamma(2 * d + dk + 2, U)
+        g = gamma(2 * d + dk + (2 if plain else 8), U)
         D = 2 * g * max(S) + U * (float(smax - min(s)) + 2 * g * max(S))
         rho = math.exp(D) * (1 + 8 * U) - 1
         kh = (1 + rho) * (1 + U) / ((1 - rho) * (1 - gamma(N - 1, U))) - 1
-        # c_i = u^T Wo_h Wv_h x_i exactly, A_i with absolute values
+        # c_i = u^T Wo_h (Wv_h x_i + b_v,h) exactly, A_i with absolute values
         ow = [sum(uu[o] * Wo[o][h * dk + c] for o in range(dout)) for c in range(dk)]          # (Wo_h^T u)_c
         owa = [sum(abs(float(uu[o])) * abs(float(Wo[o][h * dk + c])) for o in range(dout)) for c in range(dk)]
-        c_ = [sum(ow[c] * sum(Wv[h * dk + c][j] * x[j] for j in range(d)) for c in range(dk)) for x in X]
-        A = [sum(owa[c] * sum(abs(float(Wv[h * dk + c][j])) * abs(float(x[j])) for j in range(d)) for c in range(dk)) for x in X]
+        c_ = [sum(ow[c] * (sum(Wv[h * dk + c][j] * x[j] for j in range(d)) + bv[h * dk + c]) for c in range(dk)) for x in X]
+        A = [sum(owa[c] * (sum(abs(float(Wv[h * dk + c][j])) * abs(float(x[j])) for j in range(d)) + abs(float(bv[h * dk + c])))
+                 for c in range(dk)) for x in X]
         total += kh * sum(a * abs(float(ci)) for a, ci in zip(alpha, c_)) \
-            + gamma(d + N + H * dk + dout, U) * (1 + kh) * sum(a * Ai for a, Ai in zip(alpha, A)) + tiny * sum(A)
+            + gamma(d + N + H * dk + dout + (0 if plain else 2), U) * (1 + kh) * sum(a * Ai for a, Ai in zip(alpha, A)) + tiny * sum(A)
+    total += gamma(dout + 1, U) * sum(abs(float(a)) * abs(float(b)) for a, b in zip(uu, bo))
     return 1.01 * total
 
 
@@ -189,12 +227,13 @@ def main(argv=None):
     p.add_argument("golden")
     p.add_argument("--layer", required=True, help="directory with attention.safetensors and map.json")
     p.add_argument("--variant", choices=sorted(VARIANTS), default="torch")
+    p.add_argument("--dtype", choices=["float64", "float32"], default=None, help="run the layer in this dtype (default: its own)")
     p.add_argument("--max-ulps", type=float, default=None, help="fixed tolerance in ulps instead of the a-priori bound")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     try:
-        mha, u, H = load_layer(a.layer)
+        mha, u, H = load_layer(a.layer, {"float64": torch.float64, "float32": torch.float32}.get(a.dtype))
         digits, queries = load_golden(a.golden)
     except (InputError, OSError, KeyError, ValueError) as e:
         print(f"check_torch_attention: input error: {e}", file=sys.stderr)
