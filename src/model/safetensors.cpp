@@ -475,6 +475,15 @@ void assign_biases(const SafetensorsFile& f, const BiasTensors& b, long q_off, l
   }
   fm.out_bias = values(b.out);
 }
+// Every tensor the map names exists, and no bias next to them goes unnamed.
+void check_mapped(const SafetensorsFile& f, const SafetensorsMap& m) {
+  std::vector<std::string> mapped;
+  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn, &m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
+    if (!s->empty()) mapped.push_back(*s);
+  for (const auto& name : mapped) (void)f.get(name, "the map");
+  refuse_unnamed_biases(f, mapped);
+}
+
 // The readout has one entry per output (attention) or per FFN neuron
 // (transformer): the FFN's and the readout's tensors, checked from the header.
 struct ReadoutShape {
@@ -517,11 +526,7 @@ ReadoutShape readout_shape(const SafetensorsFile& f, const SafetensorsMap& m, lo
 FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn_out) {
   const std::string fn = f.name();
   if (!m.ffn.empty() && !ffn_out) throw_internal("safetensors_to_factored: the map has an FFN and no place to put it");
-  std::vector<std::string> mapped;
-  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn, &m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
-    if (!s->empty()) mapped.push_back(*s);
-  for (const auto& name : mapped) (void)f.get(name, "the map");
-  refuse_unnamed_biases(f, mapped);
+  check_mapped(f, m);
   const long H = m.heads;
   // "out" dimension (rows for out_in, columns for in_out) and "in" dimension of a projection.
   auto out_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[0] : t.shape[1]; };
