@@ -202,6 +202,8 @@ done
 run "certified golden check" 0 "$M" golden check "$C/golden/seed_certified.json"
 run "certified golden check (no learner)" 0 "$M" golden check "$C/golden/seed_certified_no_learner.json"
 run "safetensors seed converts" 0 "$M" convert --safetensors "$C/safetensors/seed_qkvo_F64.safetensors" --map "$tmp/map_qkvo.json" -o "$tmp/st.json"
+run "a checkpoint with I64 and BOOL tensors and an unnamed bias converts" 0 "$M" convert --safetensors "$C/safetensors/seed_checkpoint.safetensors" --map "$tmp/map_qkvo.json" -o "$tmp/st2.json"
+run "an unnamed bias next to the fused layer is reported" 0 "$M" convert --safetensors "$C/safetensors/seed_fused_bias_unnamed.safetensors" --map "$tmp/map_fused.json" -o "$tmp/st3.json"; says "unnamed bias reported" "not used         in_proj_bias"
 
 # ---- valid inputs stay valid
 run "recover a generated model" 0 "$M" recover --model "$tmp/m.json" --seed 3

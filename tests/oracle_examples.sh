@@ -135,10 +135,12 @@ PY
 # against torch's model of another seed (the broken variant) must fail.
 # Seeds 1 and 5 end unable or degenerate (docs/recover-your-own-model.md):
 # never ok and wrong.
+declare -A torch_status  # outcome counts of the five torch seeds
 for s in 2 3 4; do
   "$py" "$E/torch_transformer.py" --d 3 --heads 2 --neurons 3 --seed $s --write-model tt$s.json
   "$M" recover --oracle "$py $E/torch_transformer.py --d 3 --heads 2 --neurons 3 --seed $s" --oracle-error 5e-14 --model tt$s.json \
     --arith ball --bits 256 --seed 1 --design scaled --transcript tr$s.jsonl --json > rt$s.json 2>/dev/null
+  torch_status[$(field rt$s.json status)]=$(( ${torch_status[$(field rt$s.json status)]:-0} + 1 ))
   [[ "$(field rt$s.json status)" == ok ]] || fail "torch transformer d=3 H=2 m=3 seed $s: $(field rt$s.json status): $(field rt$s.json message)"
   [[ "$(field rt$s.json contains_truth)" == True ]] || fail "torch transformer seed $s: ok but the balls miss the truth"
   "$py" "$src/tests/torch_transformer_check.py" rt$s.json --d 3 --heads 2 --neurons 3 --seed $s --sequences 200 --bound 5e-14 ||
@@ -165,7 +167,12 @@ for s in 1 5; do
   "$M" recover --oracle "$py $E/torch_transformer.py --d 3 --heads 2 --neurons 3 --seed $s" --oracle-error 5e-14 --model tt$s.json \
     --arith ball --bits 256 --seed 1 --design scaled --json > rt$s.json 2>/dev/null
   st="$(field rt$s.json status)"
+  torch_status[$st]=$(( ${torch_status[$st]:-0} + 1 ))
   [[ "$st" != ok || "$(field rt$s.json contains_truth)" == True ]] || fail "torch transformer seed $s: ok but the balls miss the truth"
   [[ "$st" == ok || "$st" == unable || "$st" == degenerate ]] || fail "torch transformer seed $s: $st, expected ok, unable or degenerate"
 done
+counts=""
+for k in "${!torch_status[@]}"; do counts+=" $k ${torch_status[$k]}"; done
+echo "torch transformer seeds 1-5:$counts (decided, ok and checked against torch: ${torch_status[ok]:-0}; at least 3 needed)"
+(( ${torch_status[ok]:-0} >= 3 )) || fail "too few torch transformer runs decided: ${torch_status[ok]:-0} ok"
 echo "oracle_examples: all passed"

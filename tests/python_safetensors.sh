@@ -22,6 +22,7 @@ done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 E="$src/examples/python"
+export E
 
 # 1. Exact weights, every dtype.
 for dt in float64 float32 float16 bfloat16; do
@@ -162,4 +163,92 @@ for pair in "g64.json float64" "g32.json float32"; do
     [[ $rc == 10 ]] || { cat "$tmp/out"; fail "variant $v on $2 exited $rc, expected 10"; }
   done
 done
+# 3b. The checker on what it used to refuse or misjudge: large integer
+# tokens (scores in the millions; its bound once went negative there), tokens
+# float32 cannot hold (rounded, and said), F16 and BF16 layers (run in
+# float32), and the float32 layer stored as separate q, k, v in the in_out layout.
+"$py" - "$tmp" <<'PY'
+import json, os, random, struct, sys
+import torch
+sys.path.insert(0, os.environ["E"])
+import write_safetensors as w
+out = sys.argv[1]
+rng = random.Random(8)
+big = [[[str(rng.choice([-1, 1]) * rng.randint(3000, 4000)) for _ in range(8)] for _ in range(rng.randint(1, 6))] for _ in range(8)]
+big += [[[str(rng.choice([-1, 1]) * 3 * 2 ** 20) for _ in range(8)] for _ in range(3)]]
+thirds = [[[f"{rng.randint(-9, 9)}/3" for _ in range(8)] for _ in range(rng.randint(1, 6))] for _ in range(6)]
+for name, seqs in (("big", big), ("thirds", thirds)):
+    json.dump({"format": "mhaq-inputs", "version": 1, "d": 8, "sequences": seqs}, open(f"{out}/{name}.json", "w"))
+# the float32 layer again, as separate q, k, v and out, each stored transposed (in_out)
+mha, u = w.make_layer(8, 2, torch.float32, 1)
+W = mha.in_proj_weight.detach()
+os.makedirs(f"{out}/split", exist_ok=True)
+w.save_safetensors(f"{out}/split/attention.safetensors", {"wq": W[:8].T.contiguous(), "wk": W[8:16].T.contiguous(), "wv": W[16:].T.contiguous(),
+                                                          "wo": mha.out_proj.weight.detach().T.contiguous(), "readout": u})
+json.dump({"format": "mhaq-safetensors-map", "version": 1, "heads": 2, "layout": "in_out", "q": "wq", "k": "wk", "v": "wv", "out": "wo",
+           "readout": "readout", "scale": "1/sqrt(d_k)"}, open(f"{out}/split/map.json", "w"))
+PY
+"$M" convert --safetensors "$tmp/split/attention.safetensors" --map "$tmp/split/map.json" -o "$tmp/split/factored.json" >/dev/null || fail "convert of the split in_out layer"
+cmp <("$M" convert --model "$tmp/split/factored.json" 2>/dev/null) <("$M" convert --model "$tmp/float32/factored.json" 2>/dev/null) \
+  || fail "the split in_out layer is not the fused out_in one"
+for case in "float32 big" "float32 thirds" "float16 inputs" "bfloat16 inputs" "split inputs"; do
+  set -- $case
+  model="$tmp/$1/factored.json"
+  "$M" golden export --certified --model "$model" --no-learner --digits 30 --inputs "$tmp/$2.json" -o "$tmp/g_$1_$2.json" >/dev/null \
+    || fail "golden export --certified ($1, $2)"
+  "$py" "$C" "$tmp/g_$1_$2.json" --layer "$tmp/$1" --quiet >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "torch $1 on $2 outside its bound"; }
+  echo "$1 $2: $(grep -E 'worst error' "$tmp/out")"
+done
+grep -q "token entries are not float32 values and were rounded" <("$py" "$C" "$tmp/g_float32_thirds.json" --layer "$tmp/float32" 2>&1) \
+  || fail "the rounded tokens are not said"
+for v in no-scale transposed; do
+  set +e
+  "$py" "$C" "$tmp/g_float16_inputs.json" --layer "$tmp/float16" --variant "$v" --quiet >/dev/null 2>&1
+  rc=$?
+  set -e
+  [[ $rc == 10 ]] || fail "variant $v on the float16 layer exited $rc, expected 10"
+done
+
+# 4. A whole checkpoint: two attention layers, an I64 position_ids buffer, a
+# LayerNorm and a bare "bias" tensor; the map names layer 1 only.
+"$py" - "$tmp/ckpt" <<'PY'
+import json, os, sys
+import torch
+sys.path.insert(0, os.environ["E"])
+import write_safetensors as w
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+torch.manual_seed(3)
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.MultiheadAttention(8, 2, bias=False, dtype=torch.float32) for _ in range(2)])
+        self.norm = torch.nn.LayerNorm(8)
+        self.register_buffer("position_ids", torch.arange(16).unsqueeze(0))
+        self.bias = torch.nn.Parameter(torch.randn(8))
+sd = Net().state_dict()
+assert sd["position_ids"].dtype == torch.int64
+w.save_safetensors(f"{out}/model.safetensors", sd)
+json.dump({"format": "mhaq-safetensors-map", "version": 1, "heads": 2, "layout": "out_in",
+           "in_proj": "layers.1.in_proj_weight", "out": "layers.1.out_proj.weight",
+           "readout": ["1", "-1/2", "0", "2", "0", "0", "1/4", "-1"], "scale": "1/sqrt(d_k)"}, open(f"{out}/map.json", "w"))
+torch.save(sd, f"{out}/state.pt")
+print("checkpoint tensors:", ", ".join(f"{k} {str(v.dtype).replace('torch.', '')}" for k, v in sd.items()))
+PY
+"$M" convert --safetensors "$tmp/ckpt/model.safetensors" --map "$tmp/ckpt/map.json" -o "$tmp/ckpt/factored.json" >"$tmp/out" 2>&1 \
+  || { cat "$tmp/out"; fail "convert of a two-layer checkpoint with an I64 tensor and unrelated biases"; }
+"$py" - "$tmp/ckpt" <<'PY' || fail "the converted checkpoint layer is not layer 1"
+import json, sys
+from fractions import Fraction as F
+import torch
+out = sys.argv[1]
+sd = torch.load(f"{out}/state.pt")
+fac = json.load(open(f"{out}/factored.json"))
+ex = lambda t: [[F(float(x)) for x in row] for row in t.tolist()]
+for layer, want in ((1, True), (0, False)):
+    Wq = ex(sd[f"layers.{layer}.in_proj_weight"])[:8]
+    same = all(F(fac["heads"][h]["Q"][i][c]) == Wq[h * 4 + c][i] for h in range(2) for i in range(8) for c in range(4))
+    assert same == want, (layer, same)
+print("checkpoint: layer 1 converted exactly; layer 0, position_ids (I64), norm.bias and bias skipped")
+PY
 echo "python_safetensors: ok"

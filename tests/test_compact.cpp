@@ -123,14 +123,14 @@ TEST_CASE("compact plan: pairs, sample counts, the labelling graph and the query
 
 TEST_CASE("compact: exact recovery by equality, 76 queries at d=4 H=3, shared W and cancelling v included") {
   const int per = 3 * test::multiplier();
-  int ok = 0, runs = 0;
+  test::Outcomes runs("compact exact recovery");
   for (const auto& dh : {std::pair{2, 1}, std::pair{3, 2}, std::pair{4, 3}, std::pair{3, 3}}) {
     const int d = dh.first, H = dh.second;
     for (int t = 0; t < per; ++t) {
       const Model m = model(d, H, 500 + 10 * d + t, Arith::exact, t % 3 == 1 && H >= 2, t % 3 == 2);
       REQUIRE(m.canonical().num_heads() == H);
       const RecoverResult r = run(m, Arith::exact, 11 + t);
-      ++runs;
+      runs.count(status_name(r.judge.status));
       INFO("d=" << d << " H=" << H << " t=" << t << " " << record_json(r).dump().substr(0, 400));
       CHECK(r.evidence.queries == compact_query_count(d, H));
       CHECK(r.plan.schedule_count == compact_query_count(d, H));
@@ -140,19 +140,20 @@ TEST_CASE("compact: exact recovery by equality, 76 queries at d=4 H=3, shared W 
       REQUIRE(r.judge.status == Status::ok);
       CHECK(r.truth.exact_match == true);
       CHECK(r.evidence.self_check == SelfCheck::yes);
-      ++ok;
     }
   }
-  CHECK(ok >= runs - 2);
+  runs.require(runs.total() - 2, {"ok"});
 }
 
 TEST_CASE("compact: only a bound H0 known (exact), the count of H0") {
+  test::Outcomes runs("compact, H0 = H + 1");
   for (const auto& dh : {std::pair{3, 1}, std::pair{3, 2}, std::pair{2, 3}}) {
     const int d = dh.first, H = dh.second;
     const Model m = model(d, H, 70 + d + H);
     const int H0 = H + 1;
     const RecoverResult r = run(m, Arith::exact, 3, 256, H0);
     INFO("d=" << d << " H=" << H << " " << record_json(r).dump().substr(0, 400));
+    runs.count(status_name(r.judge.status));
     CHECK(r.evidence.queries == compact_query_count(d, H0) + r.evidence.grid_witness_queries.value_or(0L));  // a small grid's witnesses (proofs/39)
     CHECK(r.evidence.max_length == 2 * H0 + 1);
     if (r.judge.status == Status::degenerate) continue;
@@ -160,24 +161,28 @@ TEST_CASE("compact: only a bound H0 known (exact), the count of H0") {
     CHECK(r.evidence.heads_found == H);
     CHECK(r.truth.exact_match == true);
   }
+  runs.require(2, {"ok"});
 }
 
 TEST_CASE("compact: balls contain the truth") {
+  test::Outcomes runs("compact, balls");
   for (const auto& dh : {std::pair{3, 2}, std::pair{4, 3}, std::pair{3, 4}}) {
     const int d = dh.first, H = dh.second;
     for (std::uint64_t seed = 1; seed <= 2; ++seed) {
       const RecoverResult r = run(model(d, H, 40 + seed, Arith::ball), Arith::ball, seed, 256);
       INFO("d=" << d << " H=" << H << " seed=" << seed << " " << record_json(r).dump().substr(0, 300));
+      runs.count(status_name(r.judge.status));
       CHECK(r.evidence.queries == compact_query_count(d, H));
       REQUIRE(r.judge.status == Status::ok);
       CHECK(r.truth.contains_truth == true);
       CHECK(r.truth.max_radius.value() < 1e-40);
     }
   }
+  runs.require(6, {"ok"});
 }
 
 TEST_CASE("compact: floats are judged, never ok and wrong") {
-  int ok = 0;
+  test::Outcomes runs("compact, floats");
   for (const auto& ab : {std::pair{Arith::mpfr, 256L}, std::pair{Arith::mpfr, 64L}, std::pair{Arith::ieee, 53L}})
     for (const auto& dh : {std::pair{3, 2}, std::pair{4, 3}})
       for (std::uint64_t seed = 1; seed <= 2; ++seed) {
@@ -189,12 +194,12 @@ TEST_CASE("compact: floats are judged, never ok and wrong") {
         CHECK(r.evidence.queries == compact_query_count(d, H));
         const Status st = r.judge.status;
         CHECK((st == Status::ok || st == Status::unable));
+        runs.count(status_name(st));
         if (st != Status::ok) continue;
-        ++ok;
         CHECK(r.evidence.heads_recovered == H);
         CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
       }
-  CHECK(ok >= 4);  // at 256 bits every run recovers
+  runs.require(4, {"ok"});  // at 256 bits every run recovers
 }
 
 TEST_CASE("compact: kappa from the learner's own stages on jets, attained by the worst noise pattern") {
@@ -238,7 +243,7 @@ TEST_CASE("compact fallback: equal v_h, exact recovery with the extra queries re
     {"W": [["1/4","0","-1/2"],["-1/4","1/4","0"],["1/2","-1/4","1/2"]], "v": ["-1/2","1","1/4"]}]})";
   const std::string eq2 = R"({"format":"mhaq-model","version":1,"d":2,"heads":[
     {"W":[["1/2","-1/4"],["1/4","3/4"]],"v":["1","-1/2"]}, {"W":[["-1/4","1/2"],["0","-1/2"]],"v":["1","-1/2"]}]})";
-  int ok = 0;
+  test::Outcomes runs("compact fallback, equal v");
   for (const auto& tdh : {std::tuple{eq3, 3, 3}, std::tuple{eq2, 2, 2}})
     for (const Arith a : {Arith::exact, Arith::ball, Arith::mpfr})
       for (std::uint64_t seed = 3; seed <= 4; ++seed) {
@@ -246,9 +251,9 @@ TEST_CASE("compact fallback: equal v_h, exact recovery with the extra queries re
         const int d = std::get<1>(tdh), H = std::get<2>(tdh);
         const RecoverResult r = run(model_from_json_text(text), a, seed);
         INFO(arith_name(a) << " d=" << d << " seed=" << seed << " " << record_json(r).dump().substr(0, 400));
+        runs.count(status_name(r.judge.status));
         if (r.judge.status == Status::degenerate) continue;  // a collision at this draw (integer tokens, exact)
         REQUIRE(r.judge.status == Status::ok);
-        ++ok;
         const long pairs = static_cast<long>(d) * (d - 1), per = 2L * H - compact_samples(H);
         CHECK(r.evidence.fallback_queries == pairs * per);
         CHECK(r.evidence.queries == compact_query_count(d, H) + pairs * per);
@@ -256,7 +261,7 @@ TEST_CASE("compact fallback: equal v_h, exact recovery with the extra queries re
         if (a == Arith::ball) CHECK(r.truth.contains_truth == true);
         if (a == Arith::mpfr) CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
       }
-  CHECK(ok >= 10);
+  runs.require(10, {"ok"});
 }
 
 TEST_CASE_TEMPLATE("compact pole fit with known residues: both routes, every field", T, QTau, Ball, Mpfr, double) {

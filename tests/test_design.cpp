@@ -38,12 +38,14 @@ double num(const std::optional<double>& x) { return finite_number(x).value_or(NA
 
 TEST_CASE("scaled draws: orthogonal columns on the grid, offsets s(H) times longer, invertible") {
   const TokenSpec tok = default_tokens(Arith::mpfr);
+  test::Outcomes draws("scaled draws, H = 1..8, d in {1, 3, 4}");
   for (int H = 1; H <= 8; ++H)
     for (int d : {1, 3, 4}) {
       Rng rng(100 + H * 10 + d);
       const Draws dr = draw_scaled(rng, d, H, tok);
       REQUIRE_FALSE(det(dr.B).is_zero());
       REQUIRE_FALSE(det(dr.Delta).is_zero());
+      draws.count("invertible, checked");
       const double nb = std::sqrt(d / 3.0), s = design_offset_scale(H).approx_double();
       for (const QMat* M : {&dr.B, &dr.Delta}) {
         const double want = M == &dr.B ? nb : nb * s;
@@ -56,6 +58,7 @@ TEST_CASE("scaled draws: orthogonal columns on the grid, offsets s(H) times long
           }
       }
     }
+  draws.require(24, {"invertible, checked"});
   CHECK(design_offset_scale(1) == Rational(2));
   CHECK(design_offset_scale(3) == Rational(5, 2));
   CHECK(design_offset_scale(8) == Rational(3));
@@ -63,13 +66,19 @@ TEST_CASE("scaled draws: orthogonal columns on the grid, offsets s(H) times long
 }
 
 TEST_CASE("the prediction equals the learner on jets, for paper, scaled and searched designs") {
-  for (int t = 0; t < 3 * test::multiplier(); ++t) {
+  const int n = 3 * test::multiplier();
+  test::Outcomes models("predicted kappa against jets, d = 3");
+  for (int t = 0; t < n; ++t) {
     GenerateOptions g = default_generate(Arith::mpfr);
     g.d = 3;
     g.heads = 2 + t % 2;
     g.seed = 40 + t;
     const Model canon = generate_model(g).canonical();
-    if (canon.num_heads() != g.heads) continue;
+    if (canon.num_heads() != g.heads) {
+      models.count("merged heads (skipped)");
+      continue;
+    }
+    models.count("compared");
     const HeadsEstimate est = estimate_of(canon);
     TunedOptions to;
     to.H = g.heads;
@@ -100,18 +109,24 @@ TEST_CASE("the prediction equals the learner on jets, for paper, scaled and sear
     for (size_t i = 0; i < a.size(); ++i)
       for (size_t k = 0; k < a[i].size(); ++k) CHECK(a[i][k] == doctest::Approx(b[i][k]).epsilon(1e-8).scale(1e-300));
   }
+  models.require(n, {"compared"});
 }
 
 TEST_CASE("tuned: the pilot spends counted queries on the oracle only, and the design cuts the bits lost") {
   std::vector<double> cut;
-  for (int t = 0; t < 4 * test::multiplier(); ++t) {
+  const int n = 4 * test::multiplier();
+  test::Outcomes models("tuned pilots, d = 3, H = 3");
+  for (int t = 0; t < n; ++t) {
     GenerateOptions g = default_generate(Arith::mpfr);
     g.d = 3;
     g.heads = 3;
     g.seed = 200 + t;
     const Model m = generate_model(g);
     const Model canon = m.canonical();
-    if (canon.num_heads() != 3) continue;
+    if (canon.num_heads() != 3) {
+      models.count("merged heads (skipped)");
+      continue;
+    }
     PrecisionScope scope(192);
     ModelOracle<Mpfr> inner(m, default_tokens(Arith::mpfr).den);
     RecordingOracle<Mpfr> rec(inner);
@@ -146,7 +161,9 @@ TEST_CASE("tuned: the pilot spends counted queries on the oracle only, and the d
     const double tuned = std::log2(sensitivity_from_model(canon, lo, lo.tokens.den).kappa_rms);
     CHECK(td.log2_kappa_predicted == doctest::Approx(tuned).epsilon(0.02));  // the pilot's estimate predicts the truth
     cut.push_back(1 - tuned / paper);
+    models.count("searched");
   }
+  models.require(n - 1, {"searched"});
   REQUIRE(cut.size() >= 3);
   std::sort(cut.begin(), cut.end());
   MESSAGE("d=3, H=3: tuned cuts log2 kappa_rms by (sorted) " << cut.front() << " .. " << cut.back());

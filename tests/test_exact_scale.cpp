@@ -108,6 +108,7 @@ TEST_CASE("repair: degenerate draws at a small token range end ok by equality, r
   // Token range 2 makes colliding poles common (Schwartz-Zippel, proofs/09).
   const int n = 12 * test::multiplier();
   int repaired = 0, unrepaired_degenerate = 0;
+  test::Outcomes runs("token range 2, d = 3, H = 2");
   for (int seed = 1; seed <= n; ++seed) {
     GenerateOptions g;
     g.d = 3;
@@ -121,6 +122,7 @@ TEST_CASE("repair: degenerate draws at a small token range end ok by equality, r
     INFO("seed " << seed << ": " << record_json(r).dump());
     CHECK(r.judge.status != Status::mismatch);
     if (r.judge.status == Status::degenerate) ++unrepaired_degenerate;
+    runs.count(r.judge.status == Status::ok && r.evidence.repairs.value_or(0) > 0 ? "ok, repaired" : status_name(r.judge.status));
     if (r.judge.status != Status::ok) continue;
     CHECK(r.truth.exact_match == true);
     CHECK(r.evidence.self_check == SelfCheck::yes);
@@ -145,4 +147,5 @@ TEST_CASE("repair: degenerate draws at a small token range end ok by equality, r
   MESSAGE("repaired " << repaired << " of " << n << " draws; unrepaired degenerate " << unrepaired_degenerate);
   CHECK(repaired > 0);
   CHECK(unrepaired_degenerate * 4 < n);
+  runs.require(n * 3 / 4, {"ok", "ok, repaired"});
 }

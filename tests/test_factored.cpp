@@ -185,12 +185,15 @@ Model check_equal_answers(const Fact& f, Rng& r, int n) {
   REQUIRE(m.d == f.d);
   REQUIRE(m.num_heads() == f.heads());
   const Model c = m.canonical();
+  test::Outcomes seqs("random sequences, converted against factored");
   for (int t = 0; t < n; ++t) {
     const Query q = random_query(r, f.d);
     const QTau want = evaluate_factored(f, q, f.L());
-    CHECK(QTauAccess::equal(evaluate_exact(m, q, f.L()), want));
-    if (c.num_heads() > 0) CHECK(QTauAccess::equal(evaluate_exact(c, q, f.L()), want));
+    const bool same = QTauAccess::equal(evaluate_exact(m, q, f.L()), want) && (c.num_heads() == 0 || QTauAccess::equal(evaluate_exact(c, q, f.L()), want));
+    CHECK(same);
+    seqs.count(same ? "equal" : "different");
   }
+  seqs.require(n, {"equal"});
   return m;
 }
 
@@ -269,15 +272,19 @@ TEST_CASE("the comparison has teeth: a wrong conversion (Q K^T, or a wrong O blo
   for (auto& h : transposed.heads) h.W = h.W.transpose();
   std::swap(swapped.heads[0].v, swapped.heads[1].v);
   bool t_differs = false, s_differs = false;
+  test::Outcomes seqs("random sequences against wrong conversions");
   for (int t = 0; t < 40 && !(t_differs && s_differs); ++t) {
     const Query q = random_query(r, f.d);
     const QTau want = evaluate_factored(f, q, f.L());
     REQUIRE(QTauAccess::equal(evaluate_exact(good, q, f.L()), want));
-    t_differs = t_differs || !QTauAccess::equal(evaluate_exact(transposed, q, f.L()), want);
-    s_differs = s_differs || !QTauAccess::equal(evaluate_exact(swapped, q, f.L()), want);
+    const bool td = !QTauAccess::equal(evaluate_exact(transposed, q, f.L()), want), sd = !QTauAccess::equal(evaluate_exact(swapped, q, f.L()), want);
+    t_differs = t_differs || td;
+    s_differs = s_differs || sd;
+    seqs.count(td && sd ? "both caught" : td ? "transposed caught" : sd ? "swapped caught" : "neither caught");
   }
   CHECK(t_differs);
   CHECK(s_differs);
+  seqs.require(1, {"both caught", "transposed caught", "swapped caught"});
 }
 
 TEST_CASE("the example file converts to the documented heads") {

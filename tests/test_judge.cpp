@@ -10,6 +10,7 @@
 
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/record_json.hpp"
+#include "mhaq/run/recover_options.hpp"
 #include "mhaq/run/report.hpp"
 #include "test_util.hpp"
 
@@ -80,18 +81,23 @@ TEST_CASE("float runs that used to end ok and wrong: never ok and wrong") {
   }
   // the lean schedule on two heads with equal v_h (once ok with errors 0.55 and 2.7)
   const std::string eqv = tmp_model("equal_v.json", kEqualV);
+  test::Outcomes lean("lean equal v, 4 arithmetics x seeds 1-3");
   for (const char* a : {"mpfr", "double", "exact", "ball"})
     for (int seed = 1; seed <= 3; ++seed) {
       const Ran r = run("recover --model " + eqv + " --schedule lean --seed " + std::to_string(seed) + " --arith " + a);
       check_honest(r, std::string("lean equal v, ") + a);
+      lean.count(r.j["status"].get<std::string>());
     }
+  lean.require(6, {"ok"});  // an ok is checked against the truth; honest non-ok statuses alone would assert little
 }
 
 TEST_CASE("lean schedule with equal v_h: exact recovery through the fallback links, extra queries reported") {
   const std::string eqv = tmp_model("equal_v.json", kEqualV);
+  test::Outcomes runs("lean equal v, exact, seeds 1-4");
   for (int seed = 1; seed <= 4; ++seed) {
     const Ran r = run("recover --model " + eqv + " --schedule lean --seed " + std::to_string(seed));
     INFO(r.j.dump().substr(0, 300));
+    runs.count(r.j["status"].get<std::string>());
     if (r.j["status"] == "degenerate") continue;
     REQUIRE(r.j["status"] == "ok");
     CHECK(r.j["exact_match"] == true);
@@ -101,27 +107,34 @@ TEST_CASE("lean schedule with equal v_h: exact recovery through the fallback lin
     CHECK(r.j["fallback_queries"] == 2 * 2 * 2);
     CHECK(r.j["queries"] == 1 + 2 * 2 * (2 * 2 + 2 - 1) + r.j["fallback_queries"].get<int>());
   }
+  runs.require(3, {"ok"});
 }
 
 TEST_CASE("misleading classes: the stated H, an empty canonical form, precision") {
   // told more heads than exist: not identifiable, in exact mode, on every seed
+  test::Outcomes told("H = 3 for 2 canonical heads, seeds 1-3");
   for (int seed = 1; seed <= 3; ++seed) {
     const Ran r = run("recover --d 3 --heads 2 --seed " + std::to_string(seed) + " --learner-heads 3");
+    told.count(r.j["status"].get<std::string>());
     if (r.j["status"] == "degenerate") continue;
     CHECK(r.j["status"] == "not_identifiable");
     CHECK(r.code == 9);
   }
+  told.require(2, {"not_identifiable"});
   // every head cancels: the empty model is recovered, status ok, not "error"
   const Ran z = run("recover --d 3 --heads 2 --cancel-v --seed 1");
   CHECK(z.j["status"] == "ok");
   CHECK(z.j["heads_recovered"] == 0);
   CHECK(z.code == 0);
   // too little precision for an unknown head count is unable, not a bad draw
+  test::Outcomes coarse("H0 = 5 at 53 bits, seeds 1-3");
   for (int seed = 1; seed <= 3; ++seed) {
     const Ran r = run("recover --d 3 --heads 3 --seed " + std::to_string(seed) + " --arith mpfr --bits 53 --max-heads 5");
     check_honest(r, "H0 = 5 at 53 bits");
     CHECK(r.j["status"] != "degenerate");
+    coarse.count(r.j["status"].get<std::string>());
   }
+  coarse.require(3, {"ok", "unable"});  // every run decided: right, or honestly unable
 }
 
 TEST_CASE("max_rel_error uses the best assignment and is defined for a head with W = 0") {
@@ -156,11 +169,14 @@ TEST_CASE("the run record's JSON: set fields only, non-finite numbers as null, r
   CHECK(j["kappa"] == 1.5);
   CHECK(j["max_radius"].is_null());
   CHECK(j["certified_bound"].is_null());
-  report_verdict(r, {Status::unable, "too coarse"});
+  RecoverOptions ro;
+  ro.arith = Arith::ball;
+  report_verdict(r, {Status::unable, "too coarse"}, ro);
   j = record_json(r);
   CHECK(j["status"] == "unable");
   CHECK(j["message"] == "too coarse");
-  CHECK(j["remedy"] == status_remedy(Status::unable));
+  CHECK(j["remedy"] == run_remedy(r, {Status::unable, "too coarse"}, ro));
+  CHECK(j["remedy"] == "precision too low: raise --bits, or --arith exact");
   // keys in nlohmann::json's sorted order, so the bytes do not depend on the order fields are filled
   CHECK(j.dump().find("\"arith\"") < j.dump().find("\"d\""));
   const RecoverResult b = record_from_json(json::parse(j.dump()));
@@ -284,4 +300,102 @@ TEST_CASE("the float judge's estimate is never below the observed error (plain, 
     CHECK(r.j["error_estimate"].get<double>() >= 2 * r.j["max_rel_error"].get<double>());
   }
   CHECK(estimated == static_cast<int>(std::size(cases)));
+}
+
+TEST_CASE("every remedy names only options that apply to the run's own options") {
+  // Over every status a run can end in and every combination of the options
+  // a remedy may name: no --arith exact where exact mode refuses the run (an
+  // external oracle, a chosen design, --target-error) or turns it into
+  // inconsistent (rounded or noisy answers); no --oracle-bits, --noise,
+  // --design or --token-range where the command has no such option; no
+  // "raise --bits" for double; no --oracle-error or --max-queries without
+  // --oracle; no "approximate answers" for exact answers.
+  ExternalRun ext;
+  test::Outcomes checked("remedies over the option grid");
+  const char* messages[] = {"undecided at this precision", "cannot decide whether a type-(1,1) function fits all 5 values at this precision (balls never certify an exact agreement)",
+                            "exact answers would reach tau-degree 3e+04", "the plan needs 999 queries, more than --max-queries 10: refused before asking any",
+                            "exact mode: the learner's H = 16 exceeds the cost bound of the stated H, 8 heads", "small token grid: the plan's answers fit more than one model"};
+  for (Status st : {Status::degenerate, Status::unable, Status::inconsistent, Status::not_identifiable, Status::over_budget, Status::oracle_failed})
+    for (Arith a : {Arith::exact, Arith::ball, Arith::mpfr, Arith::ieee})
+      for (int kind = 0; kind < 3; ++kind)  // attention, transformer, baseline
+        for (bool external : {false, true})
+          for (Design design : {Design::paper, Design::scaled, Design::placed})
+            for (int accuracy = 0; accuracy < 3; ++accuracy)  // exact answers, --oracle-bits 53, --noise
+              for (bool bound : {false, true})
+                for (const char* m : messages) {
+                  if (external && (a == Arith::exact || accuracy > 0 || kind == 2)) continue;  // refused as usage errors
+                  if (a == Arith::exact && design != Design::paper) continue;
+                  if (kind != 0 && (bound || design == Design::placed)) continue;  // attention options
+                  const std::string msg = m;
+                  // messages only runs with these options can end with
+                  if (msg.find("--max-queries") != std::string::npos && !external) continue;
+                  if (msg.find("cost bound") != std::string::npos && (a != Arith::exact || kind == 2)) continue;
+                  if (msg.find("small token grid") != std::string::npos && kind == 2) continue;  // the baselines have no grid guard
+                  if (st == Status::oracle_failed && !external) continue;
+                  RecoverOptions o;
+                  o.arith = a;
+                  o.design = design;
+                  o.external = external ? &ext : nullptr;
+                  o.oracle_bits = accuracy == 1 ? 53 : 0;
+                  o.noise_eps = accuracy == 2 ? Rational(1, 1000000) : Rational(0);
+                  o.max_heads = bound ? 3 : 0;
+                  RecoverResult r;
+                  if (kind == 1) r.run.kind = oracle_protocol::ModelKind::transformer;
+                  if (kind == 2) r.run.method = BaselineMethod::single_head;
+                  const std::string remedy = run_remedy(r, {st, m}, o);
+                  const std::string where = std::string(status_name(st)) + ", " + arith_name(a) + ", kind " + std::to_string(kind) + ", external " +
+                                            std::to_string(external) + ", design " + design_name(design) + ", accuracy " + std::to_string(accuracy) +
+                                            ", bound " + std::to_string(bound) + ", message \"" + msg + "\": " + remedy;
+                  INFO(where);
+                  CHECK(!remedy.empty());
+                  const bool exact_ok = !external && design == Design::paper && accuracy == 0;
+                  if (!exact_ok) CHECK(remedy.find("--arith exact") == std::string::npos);
+                  if (external) CHECK(remedy.find("--oracle-bits") == std::string::npos);
+                  if (external) CHECK(remedy.find("--noise") == std::string::npos);
+                  if (!external) CHECK(remedy.find("--oracle-error") == std::string::npos);
+                  if (!external) CHECK(remedy.find("--max-queries") == std::string::npos);
+                  if (a == Arith::ieee) CHECK(remedy.find("raise --bits") == std::string::npos);
+                  if (a == Arith::ieee) CHECK(remedy.find("more --bits") == std::string::npos);
+                  if (kind == 2) CHECK(remedy.find("--design") == std::string::npos);
+                  if (kind == 2) CHECK(remedy.find("--token-range") == std::string::npos);
+                  if (kind == 2) CHECK(remedy.find("--learner-heads") == std::string::npos);
+                  if (kind != 0) CHECK(remedy.find("--max-heads") == std::string::npos);
+                  if (!bound) CHECK(remedy.find("--max-heads") == std::string::npos);
+                  if (!external && accuracy == 0) CHECK(remedy.find("approximate") == std::string::npos);
+                  if (a != Arith::ball) CHECK(remedy.find("--target-error") == std::string::npos);
+                  checked.count(status_name(st));
+                }
+  checked.require(1000, {"degenerate", "unable", "inconsistent", "not_identifiable", "over_budget", "oracle_failed"});
+}
+
+TEST_CASE("the issue's remedies: --max-heads with --oracle, a placed run, a decimal exponent out of range") {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string m = dir + "/mhaq_remedy_model.json";
+  REQUIRE(test::run(bin + " generate --d 2 --heads 1 --seed 3 -o " + m).code == 0);
+  // balls with only a bound: they never certify the smallest type; exact mode refuses --oracle
+  const Ran b = run("recover --oracle \"" + bin + " oracle --model " + m + " --arith ball --bits 256\" --model " + m + " --max-heads 2 --arith ball");
+  INFO(b.j.dump().substr(0, 600));
+  CHECK(b.j["status"] == "unable");
+  CHECK(b.j["remedy"].get<std::string>().find("--arith exact") == std::string::npos);
+  CHECK(b.j["message"].get<std::string>().find("--arith exact") == std::string::npos);
+  CHECK(b.j["remedy"].get<std::string>().find("--arith mpfr") != std::string::npos);
+  // the model's own oracle: there exact mode is an alternative
+  const Ran e = run("recover --model " + m + " --max-heads 2 --arith ball");
+  CHECK(e.j["status"] == "unable");
+  CHECK(e.j["remedy"].get<std::string>().find("--arith exact") != std::string::npos);
+  // rounded answers limit the run: more --oracle-bits, not more --bits or exact answers
+  const Ran o = run("recover --d 4 --heads 3 --seed 1 --arith mpfr --bits 256 --oracle-bits 53");
+  CHECK(o.j["status"] == "unable");
+  CHECK(o.j["remedy"].get<std::string>().find("--oracle-bits 53") != std::string::npos);
+  CHECK(o.j["remedy"].get<std::string>().find("--arith exact") == std::string::npos);
+  CHECK(o.j["remedy"].get<std::string>().find("raise --bits") == std::string::npos);
+  // a decimal exponent out of range is named as such, not as a malformed number
+  for (const std::string& eps : {std::string("1e-999999"), std::string("1e-10001"), std::string("1e99999999")}) {
+    const auto r = test::run(bin + " recover --d 2 --heads 1 --arith mpfr --noise " + eps + " 2>&1");
+    INFO(eps << ": " << r.out);
+    CHECK((r.code == 2 || r.code == 3));
+    CHECK(r.out.find("exponent out of range") != std::string::npos);
+    CHECK(r.out.find("not an exact rational") == std::string::npos);
+  }
+  std::remove(m.c_str());
 }

@@ -22,6 +22,7 @@
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/check/certificate_check.hpp"
+#include "mhaq/evidence/baseline.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/run/recover.hpp"
@@ -113,6 +114,7 @@ TEST_CASE("the limits table of docs/limits.md lists every constant with the valu
                                          {"max_bits", max_bits},
                                          {"max_digits", max_digits},
                                          {"max_golden_heads", max_golden_heads},
+                                         {"max_exact_heads", max_exact_heads},
                                          {"max_threads", max_threads},
                                          {"max_trials", max_trials},
                                          {"max_sweep_rows", max_sweep_rows},
@@ -122,7 +124,9 @@ TEST_CASE("the limits table of docs/limits.md lists every constant with the valu
                                          {"max_witness_queries", check::limits::max_witness_queries},
                                          {"max_golden_queries", check::limits::max_golden_queries},
                                          {"max_golden_tau_total", max_golden_tau_total},
-                                         {"max_golden_eval_work", max_golden_eval_work}};
+                                         {"max_golden_eval_work", max_golden_eval_work},
+                                         {"max_kernel_sequence_entries", max_kernel_sequence_entries},
+                                         {"max_kernel_position", max_kernel_position}};
   std::ifstream in(std::string(MHAQ_SOURCE_DIR) + "/docs/limits.md");
   std::stringstream ss;
   ss << in.rdbuf();
@@ -499,4 +503,52 @@ TEST_CASE("limits in the library: recover() and recover_transformer() refuse opt
   // within the limits the same calls run
   o = RecoverOptions{};
   CHECK(recover(m, o).judge.status == Status::ok);
+}
+
+TEST_CASE("the baselines go through recover's limits; the stated H has a cost bound in exact mode (exit 3 or 11, naming the limit)") {
+  // A W entry 2^30: the exact baseline's answers would have tau-degree about
+  // 10^11 (FLINT aborted allocating 137 GB); recover and compare refused it.
+  const std::string big = write_file("w2p30.json", R"({"format": "mhaq-model", "version": 1, "d": 2, "heads": [{"W": [["1073741824", "0"], ["0", "1/2"]], "v": ["1", "1"]}]})");
+  for (const std::string& method : {std::string("--method single-head"), std::string("--method orthogonal --axis-bases")}) {
+    const auto r = mhaq_run("baseline " + method + " --model " + big);
+    INFO("baseline " << method << "\n" << r.out);
+    CHECK(r.code == 3);
+    CHECK(r.out.find(big) != std::string::npos);  // the file
+    CHECK(r.out.find("more than the limit of " + S(max_tau_exponent)) != std::string::npos);
+    CHECK(r.out.find("--token-range") == std::string::npos);  // an option the baselines do not have
+    CHECK(r.out.find("--arith ball") != std::string::npos);
+  }
+  past_limit("compare --model " + big, 3, "more than the limit of " + S(max_tau_exponent));
+  // in balls the same file runs (no tau-degrees), and the options' limits hold
+  past_limit("baseline --model " + big + " --arith ball --bits " + S(max_bits + 1), 2, "--bits");
+  // the library's baseline_run: the same refusal, an input error naming the model
+  const Model m = read_model_file(big);
+  const auto lib = test::error_of([&] { baseline_run(m, BaselineRun{}, RecoverOptions{}); });
+  CHECK(lib.first == 3);
+  CHECK(lib.second.find("more than the limit of " + S(max_tau_exponent)) != std::string::npos);
+  // within the a-priori limit but past the budget: over_budget before any query, exit 11
+  // W = 8192 (m = 1): 4 R^2 sum|W| = 819,300 is within the limit, the single-head queries [u + e_1, e_1] reach 5 x 8192
+  const std::string mid = write_file("w2p13.json", R"({"format": "mhaq-model", "version": 1, "d": 2, "heads": [{"W": [["8192", "0"], ["0", "1"]], "v": ["1", "1"]}]})");
+  const auto b = mhaq_run("baseline --model " + mid + " --json");
+  INFO(b.out);
+  CHECK(b.code == 11);
+  CHECK(b.out.find("beyond the budget --max-degree 20000") != std::string::npos);
+  CHECK(b.out.find("\"queries\":0") != std::string::npos);
+  CHECK(mhaq_run("baseline --model " + mid + " --max-degree " + S(max_tau_exponent)).code == 0);
+
+  // the learner's stated H in exact mode: past max_exact_heads, over budget at once
+  const std::string two = write_file("two_heads.json", model_text(2));
+  for (const std::string& h : {std::string("--heads 16"), std::string("--heads 64"), std::string("--max-heads 16"),
+                               std::string("--heads ") + S(max_exact_heads + 1)}) {
+    const auto r = mhaq_run("recover --model " + two + " " + h + " --json");
+    INFO("recover " << h << "\n" << r.out);
+    CHECK(r.code == 11);
+    CHECK(r.out.find("exceeds the cost bound of the stated H, " + S(max_exact_heads) + " heads") != std::string::npos);
+    CHECK(r.out.find("\"queries\":0") != std::string::npos);
+    CHECK(r.out.find("--arith ball") != std::string::npos);  // the remedy
+    CHECK(r.out.find(h.substr(0, h.find(' '))) != std::string::npos);  // names the option that stated H
+  }
+  // the bound is exact mode's, and the limit itself is not refused for it
+  at_limit("recover --model " + two + " --heads 16" + fast, "cost bound");
+  at_limit("recover --model " + two + " --heads " + S(max_exact_heads) + " --max-degree 1", "cost bound");
 }

@@ -12,7 +12,9 @@
 using namespace mhaq;
 
 TEST_CASE("noisy oracle: ball results contain the truth and the MPFR run on the same answers") {
-  for (int t = 0; t < 3 * test::multiplier(); ++t) {
+  const int n = 3 * test::multiplier();
+  test::Outcomes runs("noisy answers, balls and MPFR on the same answers");
+  for (int t = 0; t < n; ++t) {
     GenerateOptions g = default_generate(Arith::ball);
     g.d = 3 + t % 2;
     g.heads = 2 + t % 2;
@@ -58,7 +60,9 @@ TEST_CASE("noisy oracle: ball results contain the truth and the MPFR run on the 
     const auto r = recover(m, RecoverOptions{Arith::mpfr, 512, 0, 0, Schedule::paper, 3, {0, 0}, 0, noise.eps, 1});
     REQUIRE(r.judge.status == Status::ok);
     CHECK(r.truth.max_rel_error.value() > 1e-100);
+    runs.count(contained == g.heads && mpfr_inside == g.heads ? "contained" : "missed");
   }
+  runs.require(n, {"contained"});
 }
 
 TEST_CASE("an oracle rounding to 53 bits limits an MPFR learner to double-like accuracy") {
@@ -85,7 +89,9 @@ TEST_CASE("an oracle rounding to 53 bits limits an MPFR learner to double-like a
 TEST_CASE("an exact learner fed approximate answers reports inconsistent, never parameters") {
   // Rounded or noisy answers are still elements of Q(tau) (rational
   // perturbations), so the exact learner runs; no exact model fits them.
-  for (int t = 0; t < 2 * test::multiplier(); ++t) {
+  const int n = 2 * test::multiplier();
+  test::Outcomes runs("exact learner, approximate answers");
+  for (int t = 0; t < n; ++t) {
     GenerateOptions g;
     g.d = 2 + t % 2;
     g.heads = 1 + t % 2;
@@ -102,6 +108,8 @@ TEST_CASE("an exact learner fed approximate answers reports inconsistent, never 
       CHECK(r.judge.status != Status::ok);
       CHECK(r.evidence.heads_recovered == 0);
       if (r.judge.status != Status::degenerate) CHECK(r.judge.status == Status::inconsistent);
+      runs.count(status_name(r.judge.status));
     }
   }
+  runs.require(2 * n - 1, {"inconsistent"});
 }

@@ -174,10 +174,14 @@ TEST_CASE(
   const int models = 4 * test::multiplier();
   Rng rng(20261205);
   std::map<std::string, int> tally;
-  int ok_runs = 0, largest = 0;
+  int largest = 0;
+  test::Outcomes runs("placed soak");
   for (int t = 0; t < models; ++t) {
     const SoakModel s = soak_model(t, rng);
-    if (s.heads_true == 0) continue;
+    if (s.heads_true == 0) {
+      runs.count("no canonical head (skipped)");
+      continue;
+    }
     largest = std::max(largest, s.heads_true);
     for (const long bits : {53L, 24L}) {
       RecoverResult r;
@@ -194,8 +198,8 @@ TEST_CASE(
       // every answer comes from a model with this many heads: a float run
       // cannot prove them inconsistent, and must not say so
       CHECK(st != "inconsistent");
+      runs.count(st);
       if (st != "ok") continue;
-      ++ok_runs;
       CHECK(r.evidence.heads_recovered.value() == s.heads_true);
       REQUIRE(finite_number(r.truth.max_rel_error).has_value());
       CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
@@ -204,7 +208,7 @@ TEST_CASE(
   std::string s;
   for (const auto& [k, v] : tally) s += "  " + k + ": " + std::to_string(v) + "\n";
   MESSAGE(models << " models (canonical H up to " << largest << ") x 2 answer precisions; statuses:\n" << s);
-  CHECK(ok_runs >= 1);  // the check above is not vacuous
+  runs.require(models / 2, {"ok"});  // the check above is not vacuous (4 of 8 at MHAQ_TEST_MULTIPLIER=1)
 }
 
 TEST_CASE(

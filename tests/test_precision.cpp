@@ -43,6 +43,7 @@ TEST_CASE("noisy oracle, d=4, H=3: the certified bound exists, is within 4 kappa
   Rng rng(20261301);
   int asserted = 0, first_order = 0, bounds = 0;
   double worst_ratio = 0, worst_lo = INFINITY, worst_hi = 0, unif_hi = 0, obs_over_bound = 0;
+  test::Outcomes runs("noisy d = 4, H = 3 trials");
   for (int t = 0; t < trials; ++t) {
     GenerateOptions g = default_generate(Arith::mpfr);
     g.d = 4;
@@ -56,7 +57,10 @@ TEST_CASE("noisy oracle, d=4, H=3: the certified bound exists, is within 4 kappa
     const double epsd = mant * std::pow(10.0, static_cast<double>(e));
     INFO("trial " << t << ": model seed " << g.seed << ", learner seed " << learner_seed(900 + t) << ", eps " << eps_s
                   << " (mhaq recover --d 4 --heads 3 --seed " << 900 + t << " --arith mpfr --bits 256 --noise " << eps_s << ")");
-    if (canon.num_heads() != 3) continue;
+    if (canon.num_heads() != 3) {
+      runs.count("merged heads (skipped)");
+      continue;
+    }
     LearnOptions lo;
     lo.H = 3;
     lo.seed = learner_seed(900 + t);
@@ -65,7 +69,10 @@ TEST_CASE("noisy oracle, d=4, H=3: the certified bound exists, is within 4 kappa
     try {
       S = sensitivity_from_model(canon, lo, lo.tokens.den);
     } catch (const Error& err) {
-      if (err.kind() == ErrorKind::degenerate) continue;  // a degenerate draw, reported as such
+      if (err.kind() == ErrorKind::degenerate) {  // a degenerate draw, reported as such
+        runs.count("degenerate draw");
+        continue;
+      }
       throw;
     }
     PrecisionScope scope(256);
@@ -92,6 +99,7 @@ TEST_CASE("noisy oracle, d=4, H=3: the certified bound exists, is within 4 kappa
         CHECK(obs[pattern] <= cb);
         obs_over_bound = std::max(obs_over_bound, obs[pattern] / cb);
       }
+    runs.count(ke <= 1e-6 ? "bound asserted (kappa eps <= 1e-6)" : ke <= 1e-3 ? "first order asserted (kappa eps <= 1e-3)" : "beyond first order");
     if (ke <= 1e-6) {
       ++asserted;
       REQUIRE(mv.ok);
@@ -113,14 +121,16 @@ TEST_CASE("noisy oracle, d=4, H=3: the certified bound exists, is within 4 kappa
   MESSAGE("trials with kappa eps <= 1e-6: " << asserted << ", certified bound / (kappa eps) <= " << worst_ratio << "; observed / bound <= " << obs_over_bound
                                              << "; bounds in " << bounds << " trials; first order (kappa eps <= 1e-3): " << first_order << ", worst/kappa eps in ["
                                              << worst_lo << ", " << worst_hi << "], uniform/kappa eps <= " << unif_hi);
-  CHECK(asserted >= trials / 2);
+  runs.require(trials / 2, {"bound asserted (kappa eps <= 1e-6)"});
 }
 
 TEST_CASE("kappa's sign pattern is the worst case: observed equals kappa*eps to first order, other patterns stay below") {
   GenerateOptions g = default_generate(Arith::mpfr);
   g.d = 3;
   g.heads = 2;
-  for (int t = 0; t < 4 * test::multiplier(); ++t) {
+  const int n = 4 * test::multiplier();
+  test::Outcomes runs("sign patterns, d = 3, H = 2");
+  for (int t = 0; t < n; ++t) {
     g.seed = 60 + t;
     const Model m = generate_model(g);
     LearnOptions lo;
@@ -141,7 +151,9 @@ TEST_CASE("kappa's sign pattern is the worst case: observed equals kappa*eps to 
     INFO("trial " << t << " kappa " << S.kappa);
     CHECK(e_worst / (S.kappa * 1e-40) == doctest::Approx(1.0).epsilon(1e-6));
     CHECK(e_flip < e_worst);
+    runs.count(e_flip < e_worst ? "worst pattern attained" : "another pattern worse");
   }
+  runs.require(n, {"worst pattern attained"});
 }
 
 // Must-show 4: K = 4H+2 samples per pair against the paper's 2H+1 under the
@@ -150,6 +162,7 @@ TEST_CASE("oversampling K = 4H+2 lowers the parameter error under eps = 1e-12 no
   const int trials = 12 * test::multiplier();
   std::vector<double> lr;
   int better = 0;
+  test::Outcomes runs("oversampling pairs of runs");
   for (int t = 0; t < trials; ++t) {
     GenerateOptions g = default_generate(Arith::mpfr);
     g.d = 3;
@@ -167,6 +180,7 @@ TEST_CASE("oversampling K = 4H+2 lowers the parameter error under eps = 1e-12 no
     o.samples_per_pair = 4 * 2 + 2;
     const auto over = recover(m, o);
     INFO("trial " << t << ": " << record_json(base).dump(-1).substr(0, 300) << " | " << record_json(over).dump(-1).substr(0, 300));
+    runs.count(std::string(status_name(base.judge.status)) + " / " + status_name(over.judge.status));
     if (base.judge.status != Status::ok || over.judge.status != Status::ok) continue;
     CHECK(over.evidence.queries == 1 + 9 * (2 * 9 - 1));  // 1 + (K-1)(2d^2-1)
     CHECK(over.evidence.max_length == 10);
@@ -175,6 +189,7 @@ TEST_CASE("oversampling K = 4H+2 lowers the parameter error under eps = 1e-12 no
     lr.push_back(std::log(r));
     better += r < 1;
   }
+  runs.require(trials * 3 / 4, {"ok / ok"});
   REQUIRE(lr.size() >= static_cast<size_t>(trials) * 3 / 4);
   double s = 0;
   for (double x : lr) s += x;
@@ -298,7 +313,9 @@ TEST_CASE("sweep --design: a design column, the per-head plot, tuned below paper
 }
 
 TEST_CASE("--target-error: certified, and within 1.5x of the smallest precision that certifies") {
-  for (int t = 0; t < 2 * test::multiplier(); ++t) {
+  const int n = 2 * test::multiplier();
+  test::Outcomes runs("--target-error 1e-25 runs");
+  for (int t = 0; t < n; ++t) {
     GenerateOptions g = default_generate(Arith::ball);
     g.d = 3;
     g.heads = 2 + t % 2;
@@ -312,6 +329,7 @@ TEST_CASE("--target-error: certified, and within 1.5x of the smallest precision 
     long used = 0;
     {
       INFO("trial " << t << ": " << record_json(r).dump(-1).substr(0, 800));
+      runs.count(status_name(r.judge.status));
       REQUIRE(r.judge.status == Status::ok);
       CHECK(r.truth.contains_truth == true);
       CHECK(num(r.truth.certified_relative_error) <= 1e-25);
@@ -334,6 +352,7 @@ TEST_CASE("--target-error: certified, and within 1.5x of the smallest precision 
     MESSAGE("d=3 H=" << g.heads << ": bits_used " << used << ", smallest certifying precision " << hi);
     CHECK(used <= 1.5 * hi);
   }
+  runs.require(n, {"ok"});
   GenerateOptions g;
   const Model m = generate_model(g);
   RecoverOptions o;

@@ -7,6 +7,7 @@
 
 #include "mhaq/base/error.hpp"
 #include "mhaq/evidence/prove.hpp"
+#include "test_util.hpp"
 
 namespace {
 long multiplier() {
@@ -22,11 +23,15 @@ TEST_CASE("every lemma check passes") {
   o.multiplier = multiplier();
   const auto res = mhaq::run_proof_checks(o);
   REQUIRE(res.size() == 32);
+  mhaq::test::Outcomes lemmas("lemma checks (each prints its randomized cases)");
   for (const auto& r : res) {
     INFO(r.id << ": " << r.detail);
     CHECK(r.pass);
     CHECK(r.cases > 0);
+    std::printf("  %s: %ld cases\n", r.id.c_str(), static_cast<long>(r.cases));
+    lemmas.count(r.pass && r.cases > 0 ? "pass" : "fail");
   }
+  lemmas.require(32, {"pass"});
 }
 
 TEST_CASE("every lemma's broken variant fails") {

@@ -12,8 +12,11 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
+#include "mhaq/evidence/golden.hpp"
+#include "mhaq/evidence/golden_certified.hpp"
 #include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/factored.hpp"
+#include "mhaq/model/kernel_layer.hpp"
 #include "mhaq/model/safetensors.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "test_util.hpp"
@@ -85,6 +88,21 @@ std::string layer(const std::string& extra_header = "", const std::string& extra
                   extra_header + "}";
   return file(h, q + k + v + o + extra_data);
 }
+// A malformed file (and map): the input error it must raise contains `expect`.
+struct Case {
+  const char* what;
+  std::string bytes, map, expect;
+};
+void check_cases(const std::vector<Case>& cases) {
+  for (const auto& c : cases) {
+    INFO(c.what);
+    const std::string msg = input_error(c.bytes, c.map);
+    INFO(msg);
+    CHECK(msg.find(c.expect) != std::string::npos);
+    CHECK(msg.rfind("not an input error", 0) != 0);
+  }
+}
+
 const std::string map2 =
     R"({"format":"mhaq-safetensors-map","version":1,"heads":2,"layout":"out_in","q":"q","k":"k","v":"v","out":"o.weight","readout":["1","-1/2"],"scale":"1"})";
 
@@ -190,10 +208,6 @@ TEST_CASE("scales: 1/sqrt(d_k) for any d_k, kept as q sqrt(m)") {
 
 TEST_CASE("malformed safetensors files: each an input error naming the problem") {
   const std::string ok_entry = R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
-  struct Case {
-    const char* what;
-    std::string bytes, map, expect;
-  };
   std::string big_header = le64(static_cast<std::uint64_t>(limits::max_safetensors_header) + 1) + "{}";
   std::string rank9 = one("F32", "[1,1,1,1,1,1,1,1,1]", f32(1));
   std::string many = one("F16", "[" + std::to_string(limits::max_file_entries + 1) + "]", std::string(static_cast<size_t>(2 * (limits::max_file_entries + 1)), '\0'));
@@ -207,7 +221,7 @@ TEST_CASE("malformed safetensors files: each an input error naming the problem")
       {"unknown field in a tensor entry", file(R"({"x":{"dtype":"F32","shape":[0],"data_offsets":[0,0],"strides":[1]}})"), "", "unknown field \"strides\""},
       {"missing data_offsets", file(R"({"x":{"dtype":"F32","shape":[0]}})"), "", "missing \"data_offsets\""},
       {"unknown dtype", one("F128", "[1]", f32(1) + f32(1) + f32(1) + f32(1)), "", "unknown dtype \"F128\""},
-      {"unsupported dtype", one("I32", "[1]", f32(1)), "", "dtype \"I32\" is not supported"},
+      {"reading an I32 tensor's values", one("I32", "[1]", f32(1)), "", "has dtype \"I32\"; mhaq reads weights of dtype F64, F32, F16 or BF16"},
       {"negative dimension", one("F32", "[-1]", f32(1)), "", "shape[0]: must be in [0, "},
       {"rank above the limit", rank9, "", "rank 9, more than the limit of 8"},
       {"range past the end of the file", file("{" + ok_entry + "}", f32(1)), "", "past the end of the file"},
@@ -226,15 +240,17 @@ TEST_CASE("malformed safetensors files: each an input error naming the problem")
       {"-inf in BF16", one("BF16", "[1]", u16(0xFF80)), "", "is -infinity"},
       {"NaN in F64", one("F64", "[1]", std::string("\x01\x00\x00\x00\x00\x00\xf0\x7f", 8)), "", "is NaN"},
       {"too many elements (checked before reading)", many, "", "more than the limit of 1048576 entries"},
-      {"missing tensor named in the map", layer(), std::string(map2).replace(map2.find("\"k\":\"k\""), 7, "\"k\":\"key\""), "no tensor \"key\" (named in the map)"},
-      {"bias present", layer(R"(,"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})", f32s({0, 0})), map2, "\"o.bias\" is a bias next to the mapped tensor"},
-      {"bias in the map", layer(), std::string(map2).replace(map2.find("\"scale\""), 7, "\"bias\":\"o\",\"scale\""), "unknown bias key"},
+      {"missing tensor named in the map", layer(), std::string(map2).replace(map2.find("\"k\":\"k\""), 7, "\"k\":\"key\""), "no tensor \"key\" (named in map.json)"},
+      {"an unknown bias key in the map", layer(), std::string(map2).replace(map2.find("\"scale\""), 7, "\"bias\":\"o\",\"scale\""), "unknown field \"bias\""},
+      {"a nonzero bias next to a mapped tensor, not named", layer(R"(,"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})", f32s({1, 0})), map2,
+       "tensor \"o.bias\" next to the mapped tensor \"o.weight\" is a bias that map.json does not name; without it the layer would be another one: "
+       "add \"out_bias\": \"o.bias\" to the map"},
       {"wrong rank", layer(R"(,"r":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})", f32s({1, 1})),
        std::string(map2).replace(map2.find("\"v\":\"v\""), 7, "\"v\":\"r\""), "expected a matrix (rank 2)"},
       {"q and k shapes differ", layer(R"(,"k2":{"dtype":"F32","shape":[1,2],"data_offsets":[64,72]})", f32s({1, 1})),
        std::string(map2).replace(map2.find("\"k\":\"k\""), 7, "\"k\":\"k2\""), "q and k must have equal shapes"},
       {"heads that do not divide", layer(), std::string(map2).replace(map2.find("\"heads\":2"), 9, "\"heads\":3"), "3 heads do not divide the projections"},
-      {"readout of the wrong length", layer(), std::string(map2).replace(map2.find("[\"1\",\"-1/2\"]"), 12, "[\"1\"]"), "the map's readout has 1 entries"},
+      {"readout of the wrong length", layer(), std::string(map2).replace(map2.find("[\"1\",\"-1/2\"]"), 12, "[\"1\"]"), "map.json: readout: 1 entries; expected d_out = 2"},
       {"irrational scale in a transformer", layer(R"(,"f":{"dtype":"F32","shape":[3,2],"data_offsets":[64,88]})", f32s({1, 2, 3, 4, 5, 6})),
        std::string(map2).replace(map2.find("[\"1\",\"-1/2\"],\"scale\":\"1\""), 24, "[\"1\",\"-1\",\"1/2\"],\"ffn\":\"f\",\"scale\":\"1/sqrt(3)\""),
        "is irrational; mhaq's one-layer transformer needs a rational scale"},
@@ -250,13 +266,71 @@ TEST_CASE("malformed safetensors files: each an input error naming the problem")
        "token dimension d = 65 (the projections' in dimension) is more than the limit max_d = 64"},
   };
   CHECK(cases.size() >= 15);
-  for (const auto& c : cases) {
-    INFO(std::string(c.what));
-    const std::string msg = input_error(c.bytes, c.map);
-    INFO(msg);
-    CHECK(msg.find(c.expect) != std::string::npos);
-    CHECK(msg.rfind("not an input error", 0) != 0);
+  check_cases(cases);
+}
+
+TEST_CASE("the format's framing and whole checkpoints: padding, byte order marks, exact byte counts, other dtypes, the map's new keys") {
+  const std::string ok_entry = R"("x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  const std::string two = f32(1) + f32(2);
+  // an I64 tensor, a BOOL mask and a U8 table next to the layer, none named in the map
+  const std::string others = R"(,"position_ids":{"dtype":"I64","shape":[1,3],"data_offsets":[64,88]},)"
+                             R"("mask":{"dtype":"BOOL","shape":[3],"data_offsets":[88,91]},"table":{"dtype":"U8","shape":[1],"data_offsets":[91,92]})";
+  const std::string other_data = std::string(24, '\x01') + std::string("\x01\x00\x01", 3) + std::string(1, '\x07');
+  auto with = [](const std::string& key_value) { return std::string(map2).replace(map2.find("\"scale\""), 7, key_value + ",\"scale\""); };
+  const std::vector<Case> cases{
+      {"a byte count past 2^64, exact in the message", file(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", two), "",
+       "needs 73786976294838206464 bytes"},
+      {"an I64 byte count past 2^64", file(R"({"x":{"dtype":"I64","shape":[4294967296,4294967297],"data_offsets":[0,8]}})", two), "",
+       "needs 147573952624036151296 bytes"},
+      {"NUL padding after the header", le64(std::string("{" + ok_entry + "}").size() + 3) + "{" + ok_entry + "}" + std::string(3, '\0') + two, "",
+       "after the JSON object is 0x00; the format pads the header with spaces (0x20) only"},
+      {"a newline after the header", le64(std::string("{" + ok_entry + "}").size() + 3) + "{" + ok_entry + "}  \n" + two, "",
+       "after the JSON object is 0x0a"},
+      {"a byte order mark before the header", le64(std::string("{" + ok_entry + "}").size() + 3) + "\xEF\xBB\xBF{" + ok_entry + "}" + two, "",
+       "begins with a UTF-8 byte order mark"},
+      {"a space before the header", le64(std::string("{" + ok_entry + "}").size() + 1) + " {" + ok_entry + "}" + two, "",
+       "beginning with '{' at byte 8, got byte 0x20"},
+      {"an empty header", le64(0), "", "header (bytes 8..8): empty"},
+      {"an unmapped I64 tensor whose byte count is wrong", file(R"({"p":{"dtype":"I64","shape":[3],"data_offsets":[0,8]}})", std::string(8, '\0')), "",
+       "shape [3] of I64 needs 24 bytes"},
+      {"F4 elements that do not fill whole bytes", file(R"({"p":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})", std::string(2, '\0')), "",
+       "holds 12 bits, not a whole number of bytes"},
+      {"a map naming an I64 tensor as q", layer(others, other_data), std::string(map2).replace(map2.find("\"q\":\"q\""), 7, "\"q\":\"position_ids\""),
+       "tensor \"position_ids\" (q, named in map.json) has dtype \"I64\"; weights must be F64, F32, F16 or BF16"},
+      {"a map naming a missing out bias", layer(), with(R"("out_bias":"o.bias")"), "no tensor \"o.bias\" (named in map.json)"},
+      {"a map naming missing q, k, v biases", layer(), with(R"("q_bias":"q.bias","k_bias":"k.bias","v_bias":"v.bias")"), "no tensor \"q.bias\" (named in map.json)"},
+      {"in_proj_bias with separate q, k, v", layer(), with(R"("in_proj_bias":"b")"), "in_proj_bias goes with a fused in_proj"},
+      {"kv_heads that do not divide heads", layer(), with(R"("kv_heads":3)"), "kv_heads: must be in [1, 2], got 3"},
+      {"a rope pairing nobody uses", layer(), with(R"("rope":{"theta":"10000","pairing":"odd"})"), "rope.pairing: must be \"half\""},
+      {"a rope base of 1", layer(), with(R"("rope":{"theta":"1","pairing":"half"})"), "rope.theta: must be more than 1"},
+      {"convert without a readout", layer(), std::string(map2).replace(map2.find(",\"readout\""), std::string(",\"readout\":[\"1\",\"-1/2\"]").size(), ""), "map.json: names no readout"},
+  };
+  CHECK(cases.size() >= 10);
+  check_cases(cases);
+  // Trailing spaces are the format's own padding; tensors of other dtypes are
+  // read as headers and skipped; a bias next to a mapped tensor is used only
+  // when the map names it, and reported otherwise.
+  {
+    const std::string h = "{" + ok_entry + "}";
+    const SafetensorsFile f = SafetensorsFile::from_bytes(le64(h.size() + 5) + h + "     " + two);
+    CHECK(f.values(f.tensors().at(0)).at(1) == Rational(2));
   }
+  const SafetensorsFile f =
+      SafetensorsFile::from_bytes(layer(others + R"(,"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[92,100]},"bias":{"dtype":"F32","shape":[1],"data_offsets":[100,104]})",
+                                        other_data + f32s({0, 0}) + f32(3)));
+  CHECK(f.tensors().size() == 9);
+  CHECK(!f.find("position_ids")->readable);
+  CHECK(f.find("position_ids")->dtype_text == "I64");
+  const SafetensorsMap m = safetensors_map_from_json(parse_json_text(map2), "map.json");
+  const FactoredModel fm = safetensors_to_factored(f, m);
+  CHECK(fm.heads.size() == 2);
+  CHECK(unnamed_biases(f, m) == std::vector<std::string>{"o.bias"});  // "bias" sits next to no mapped tensor
+  const SafetensorsMap mb = safetensors_map_from_json(parse_json_text(with(R"("out_bias":"o.bias")")), "map.json");
+  CHECK(mb.out_bias == "o.bias");
+  CHECK(unnamed_biases(f, mb).empty());
+  const std::string rope = with(R"("kv_heads":1,"rope":{"theta":"500000","pairing":"interleaved"})");
+  const SafetensorsMap mr = safetensors_map_from_json(parse_json_text(rope), "map.json");
+  CHECK((mr.kv_heads == 1 && mr.rope && mr.rope_interleaved && mr.rope_theta == Rational(500000)));
 }
 
 TEST_CASE("convert --safetensors: exit 3 on a malformed file, a factored model file on a good one") {
@@ -282,6 +356,19 @@ TEST_CASE("convert --safetensors: exit 3 on a malformed file, a factored model f
   CHECK(r.code == 2);
   r = test::run(bin + " convert --safetensors " + good + " --map " + dir + "/nonexistent.json 2>&1");
   CHECK(r.code == 3);
+  // every message about the map names its file: invalid JSON, a duplicate key, a wrong field
+  for (const std::string& text : {std::string("{\"format\": "), std::string(R"({"heads": 2, "heads": 3})"), std::string(R"({"format": "other"})")}) {
+    const std::string bad_map = put("bad_map.json", text);
+    r = test::run(bin + " convert --safetensors " + good + " --map " + bad_map + " 2>&1");
+    INFO(r.out);
+    CHECK(r.code == 3);
+    CHECK(r.out.find("bad_map.json") != std::string::npos);
+  }
+  // an all-zero bias next to the layer that the map does not name is reported as not used
+  const std::string biased = put("biased.safetensors", layer(R"(,"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})", f32s({0, 0})));
+  r = test::run(bin + " convert --safetensors " + biased + " --map " + map + " -o " + dir + "/out2.json 2>&1");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("not used         o.bias: all-zero biases next to a mapped tensor that the map does not name") != std::string::npos);
 }
 
 TEST_CASE("certified answers: correctly rounded decimals, rational cases exact, zero and ties end in unable") {
@@ -403,13 +490,41 @@ TEST_CASE("biases the map names: q, k, v (or a fused in_proj_bias) and out conve
   CHECK(input_error(layer(bh, f32s({1, -2, 3, 5, 0.5f, 4, 2, 1})), std::string(map2).replace(map2.find("\"scale\""), 7, R"("in_proj_bias":"q.bias","scale")"))
             .find("in_proj_bias goes with a fused in_proj") != std::string::npos);
   CHECK(input_error(layer(bh, f32s({1, -2, 3, 5, 0.5f, 4, 2, 1})), std::string(named).replace(named.find(R"("k_bias":"k.bias",)"), 18, ""))
-            .find("\"k.bias\" is a bias next to the mapped tensor") != std::string::npos);
+            .find("tensor \"k.bias\" next to the mapped tensor \"k\" is a bias that map.json does not name") != std::string::npos);
   const std::string wide = R"(,"q.bias":{"dtype":"F32","shape":[3],"data_offsets":[64,76]})";
   CHECK(input_error(layer(wide, f32s({1, 2, 3})), std::string(map2).replace(map2.find("\"scale\""), 7, R"("q_bias":"q.bias","scale")"))
             .find("(q_bias) has shape [3]; expected a vector of 2 entries") != std::string::npos);
   const std::string kv = R"(,"bias_k":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})";
   CHECK(input_error(layer(kv, f32s({1, 2})), map2).find("add_bias_kv") != std::string::npos);
-  CHECK(input_error(layer(), std::string(map2).replace(map2.find("\"scale\""), 7, R"("b_out":"o","scale")")).find("unknown bias key") != std::string::npos);
+  CHECK(input_error(layer(), std::string(map2).replace(map2.find("\"scale\""), 7, R"("b_out":"o","scale")")).find("unknown field \"b_out\"") != std::string::npos);
+}
+
+TEST_CASE("one rule for a bias the map does not name, in convert and in golden kernel: used when named, refused when nonzero, skipped when zero") {
+  const std::string ob = R"(,"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})";
+  const SafetensorsMap m = safetensors_map_from_json(parse_json_text(map2), "map.json");
+  const SafetensorsMap named = safetensors_map_from_json(parse_json_text(std::string(map2).replace(map2.find("\"scale\""), 7, R"("out_bias":"o.bias","scale")")), "map.json");
+  const SafetensorsFile nonzero = SafetensorsFile::from_bytes(layer(ob, f32s({0, 1.5f})), "t.safetensors");
+  const SafetensorsFile zero = SafetensorsFile::from_bytes(layer(ob, f32s({0, 0})), "t.safetensors");
+  const std::string want = "tensor \"o.bias\" next to the mapped tensor \"o.weight\" is a bias that map.json does not name";
+  for (const auto& run : {std::function<void()>([&] { (void)safetensors_to_factored(nonzero, m); }), std::function<void()>([&] { (void)safetensors_to_kernel(nonzero, m); })}) {
+    const auto [kind, msg] = test::error_of(run);
+    INFO(msg);
+    CHECK(kind == static_cast<int>(ErrorKind::input));
+    CHECK(msg.find(want) != std::string::npos);
+    CHECK(msg.find("add \"out_bias\": \"o.bias\" to the map") != std::string::npos);
+  }
+  // named: both paths use it
+  CHECK(safetensors_to_factored(nonzero, named).out_bias == QVec{Rational(0), Rational(3, 2)});
+  CHECK(safetensors_to_kernel(nonzero, named).bo == QVec{Rational(0), Rational(3, 2)});
+  // all zero and unnamed: the same layer as without it, in both paths
+  CHECK(factored_to_json_text(safetensors_to_factored(zero, m)) == factored_to_json_text(safetensors_to_factored(SafetensorsFile::from_bytes(layer()), m)));
+  CHECK(safetensors_to_kernel(zero, m).bo.empty());
+  CHECK(unnamed_biases(zero, m) == std::vector<std::string>{"o.bias"});
+  // torch's add_bias_kv: refused in both, zero or not
+  const std::string kv = R"(,"bias_k":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})";
+  const SafetensorsFile with_kv = SafetensorsFile::from_bytes(layer(kv, f32s({0, 0})), "t.safetensors");
+  CHECK(test::error_of([&] { (void)safetensors_to_kernel(with_kv, m); }).second.find("add_bias_kv") != std::string::npos);
+  CHECK(test::error_of([&] { (void)safetensors_to_factored(with_kv, m); }).second.find("add_bias_kv") != std::string::npos);
 }
 
 TEST_CASE("an irrational scale converts as q sqrt(m), written and read back exactly") {
@@ -420,4 +535,79 @@ TEST_CASE("an irrational scale converts as q sqrt(m), written and read back exac
   const Model m = model_from_json_text(factored_to_json_text(fm));
   CHECK(m.root == 2);
   CHECK(m.heads[0].W == to_model(fm).heads[0].W);  // W holds the rational part 1/2
+}
+
+TEST_CASE("golden export --certified: a --digits no --max-bits reaches, and a failed learner run, each say what to do") {
+  const std::string bin = MHAQ_BINARY;
+  const std::string model = std::string(MHAQ_SOURCE_DIR) + "/tests/data/factored_example.json";
+  auto r = test::run(bin + " golden export --certified --model " + model + " --digits 5000 2>&1");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("give --max-bits 16714 or more, or --digits 4901 or fewer") != std::string::npos);
+  r = test::run(bin + " golden export --certified --model " + model + " --digits 30000 --max-bits 65536 2>&1");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("no --max-bits reaches it (the limit is 65536); give --digits 19661 or fewer") != std::string::npos);
+  // the largest --digits the limit allows is accepted (then each answer starts at 65536 bits)
+  check_digits_within_bits(19661, limits::max_bits);
+  CHECK_THROWS_AS(check_digits_within_bits(19662, limits::max_bits), Error);
+  // the learner told four heads of a two-head model cannot fit its pairs: the message names --no-learner
+  r = test::run(bin + " golden export --certified --model " + model + " --heads 4 -o never_written.json 2>&1");
+  CHECK(r.code == 5);
+  CHECK(r.out.find("the learner's ball run: ") != std::string::npos);
+  CHECK(r.out.find("--no-learner --inputs FILE") != std::string::npos);
+  CHECK(!std::ifstream("never_written.json").good());
+}
+
+TEST_CASE("certified golden files are checked as a stream: the same verdicts from the file and from memory, any key order") {
+  CertifiedGoldenInputs in;
+  in.model.d = 2;
+  for (int h = 0; h < 2; ++h) {
+    HeadQ head{QMat(2, 2), QVec{Rational(1 + h), Rational(-1, 2)}};
+    head.W(0, 0) = Rational(1, 2 + h), head.W(1, 0) = Rational(-1), head.W(0, 1) = Rational(1, 4), head.W(1, 1) = Rational(h);
+    in.model.heads.push_back(head);
+  }
+  in.learner = true;
+  in.bits = 128;
+  in.digits = 25;
+  for (int k = 0; k < 4; ++k) {
+    Query q;
+    for (int t = 0; t <= k; ++t) q.push_back(Run{QVec{Rational(t - k, 3), Rational(k + 1, 2)}, 1});
+    in.user.push_back(q);
+  }
+  const std::string text = golden_export_certified(in);
+  const std::string path = "test_certified_stream.json";
+  std::ofstream(path) << text;
+  const GoldenCheckResult from_file = golden_check_certified_file(path, 1);
+  INFO((from_file.mismatches.empty() ? std::string() : from_file.mismatches[0]));
+  CHECK(from_file.ok());
+  const GoldenCheckResult from_text = golden_check(text, 1);  // parsed whole: keys in sorted order
+  CHECK(from_text.ok());
+  CHECK(from_file.fields_checked == from_text.fields_checked);
+  CHECK(from_file.fields_checked > 100);
+  // a changed answer digit, a changed user token, a summary count: rejected from the file, by path
+  auto tampered = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.rfind(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    std::ofstream(path) << t;
+    const GoldenCheckResult r = golden_check_certified_file(path, 1);
+    CHECK(!r.ok());
+    std::string all;
+    for (const auto& m : r.mismatches) all += m + "\n";
+    return all;
+  };
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  const std::string last = doc["answers"].back()["decimal"];
+  std::string changed = last;
+  changed[changed.find('e') - 1] = changed[changed.find('e') - 1] == '9' ? '8' : static_cast<char>(changed[changed.find('e') - 1] + 1);
+  CHECK(tampered("\"" + last + "\"", "\"" + changed + "\"").find("answers[") != std::string::npos);
+  {  // a user's token changed: its recorded answer no longer fits it, for the re-derivation and for the checker
+    const std::string m = tampered("\"3/2\"]", "\"7/3\"]");
+    INFO(m);
+    CHECK(m.find("answers[31].decimal: file has") != std::string::npos);
+    CHECK(m.find("the checker's evaluator gives") != std::string::npos);
+  }
+  const std::string count = text.find("\"user_queries\":4") != std::string::npos ? "\"user_queries\":4" : "\"user_queries\": 4";
+  CHECK(tampered(count, count.substr(0, count.size() - 1) + "5").find("user_queries") != std::string::npos);
+  std::remove(path.c_str());
 }

@@ -80,6 +80,7 @@ TEST_CASE("exact recovery of 30 random transformers, with shared W, zero and par
   const Size sizes[] = {{2, 1, 2}, {2, 2, 3}, {3, 2, 3}, {3, 2, 4}};
   const int want = 30 * test::multiplier();
   int ok = 0, degenerate = 0, variants = 0, violating = 0;
+  test::Outcomes runs("random transformers, exact");
   for (std::uint64_t seed = 1; ok < want && seed < 4000; ++seed) {
     const Size s = sizes[seed % 4];
     TransformerGenerateOptions g;
@@ -98,6 +99,7 @@ TEST_CASE("exact recovery of 30 random transformers, with shared W, zero and par
     const RecoverResult r = recover_transformer(truth, o);
     INFO("seed " << seed << ": " << record_json(r).dump().substr(0, 600));
     const std::string st = std::string(status_name(r.judge.status));
+    runs.count((violates_conditions(truth.canonical()) ? "violating a condition: " : "") + st);
     if (violates_conditions(truth.canonical())) {  // not counted among the 30; never ok
       // antiparallel neurons on one hyperplane look, to the path, like two
       // hyperplanes closer than its probes resolve: degenerate, or named
@@ -119,7 +121,7 @@ TEST_CASE("exact recovery of 30 random transformers, with shared W, zero and par
     variants += g.share_w || g.zero_neuron || g.parallel_neurons;
     ++ok;
   }
-  CHECK(ok == want);
+  runs.require(want, {"ok"});
   CHECK(variants >= want / 2);
   CHECK(degenerate <= want / 3);
   CHECK(violating <= want / 3);
@@ -131,7 +133,7 @@ TEST_CASE("approximate arithmetics: ok only when right, otherwise a named non-ok
   g.d = 3;
   g.heads = 2;
   g.neurons = 3;
-  int ok_mpfr = 0;
+  test::Outcomes runs("transformers in balls, MPFR and double");
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     g.seed = seed;
     const TransformerModel truth = generate_transformer(g);
@@ -144,6 +146,7 @@ TEST_CASE("approximate arithmetics: ok only when right, otherwise a named non-ok
       INFO(arith_name(a) << " seed " << seed << ": " << record_json(r).dump().substr(0, 600));
       const std::string st = std::string(status_name(r.judge.status));
       CHECK(st != "error");
+      runs.count(std::string(arith_name(a)) + " " + st);
       if (st != "ok") {
         CHECK(r.judge.remedy.has_value());
         continue;
@@ -154,10 +157,10 @@ TEST_CASE("approximate arithmetics: ok only when right, otherwise a named non-ok
         REQUIRE(finite_number(r.truth.max_rel_error).has_value());
         CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
       }
-      ok_mpfr += a == Arith::mpfr;
     }
   }
-  CHECK(ok_mpfr >= 2);
+  runs.require(2, {"mpfr ok"});
+  runs.require(5, {"ball ok", "mpfr ok", "double ok"});
 }
 
 TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40; at 64 bits unable, never wrong (must-show 2)") {
@@ -165,7 +168,7 @@ TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40
   g.d = 4;
   g.heads = 3;
   g.neurons = 5;
-  int ball_ok = 0, mpfr_ok = 0;
+  test::Outcomes runs("d = 4, H = 3, m = 5");
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     g.seed = seed;
     const TransformerModel truth = generate_transformer(g);
@@ -178,6 +181,7 @@ TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40
         const RecoverResult r = recover_transformer(truth, o);
         INFO(arith_name(a) << " " << bits << " seed " << seed << ": " << record_json(r).dump().substr(0, 500));
         const std::string st = std::string(status_name(r.judge.status));
+        runs.count(std::string(arith_name(a)) + " " + std::to_string(bits) + " " + st);
         if (bits == 64) {
           // balls know their error: unable. MPFR at 64 bits: never wrong. It
           // may end unable or degenerate, or ok when its own first-order
@@ -201,16 +205,14 @@ TEST_CASE("d=4, H=3, m=5 at 256 bits: balls contain the truth, MPFR within 1e-40
         CHECK(r.evidence.neurons_recovered == 5);
         if (a == Arith::ball) {
           CHECK(r.truth.contains_truth == true);
-          ++ball_ok;
         } else {
           CHECK(r.truth.max_rel_error.value() <= 1e-40);
-          ++mpfr_ok;
         }
       }
     }
   }
-  CHECK(ball_ok >= 2);
-  CHECK(mpfr_ok >= 2);
+  runs.require(2, {"ball 256 ok"});
+  runs.require(2, {"mpfr 256 ok"});
 }
 
 TEST_CASE("violated conditions are not identifiable, named, exit 9 (must-show 3)") {
@@ -286,7 +288,7 @@ TEST_CASE("--design scaled for a transformer: the attention part's scaled B and 
   // the attention part is an attention model (T(X) - T(-X)): its better
   // conditioned design applies to it unchanged; the regions stage fits its
   // offsets to each probe point
-  int compared = 0;
+  test::Outcomes runs("paper and scaled designs, balls");
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     TransformerGenerateOptions g;
     g.d = 3;
@@ -304,13 +306,13 @@ TEST_CASE("--design scaled for a transformer: the attention part's scaled B and 
     INFO("seed " << seed << ": " << record_json(scaled).dump().substr(0, 600));
     CHECK(scaled.design.kind == Design::scaled);
     CHECK_FALSE(paper.design.kind.has_value());
+    runs.count(std::string("paper ") + status_name(paper.judge.status) + ", scaled " + status_name(scaled.judge.status));
     if (paper.judge.status != Status::ok) continue;
-    ++compared;
     REQUIRE(scaled.judge.status == Status::ok);
     CHECK(scaled.truth.contains_truth == true);
     CHECK(scaled.evidence.neurons_recovered == truth.canonical().neurons());
   }
-  CHECK(compared >= 2);
+  runs.require(2, {"paper ok, scaled ok"});
   TransformerGenerateOptions g;
   g.d = 3;
   g.heads = 2;

@@ -37,7 +37,10 @@ TEST_CASE("exact verify: every claim passes on small trials, H0 = H + 2 runs inc
     CHECK((*c)["failures"] == 0);
     CHECK((*c)["unable"] == 0);
     CHECK((*c)["passes"].get<int>() + (*c)["repaired"].get<int>() + (*c)["degenerate"].get<int>() == o.trials);
-    CHECK((*c)["passes"].get<int>() * 2 > o.trials);  // degenerate draws are the exception at R = 5
+    test::Outcomes trials("verify claim " + id);
+    for (const char* k : {"passes", "repaired", "degenerate", "unable", "failures"})
+      for (int i = 0; i < (*c)[k].get<int>(); ++i) trials.count(k);
+    trials.require(o.trials / 2 + 1, {"passes"});  // degenerate draws are the exception at R = 5
     CHECK((*c)["failing_trials"].empty());
   }
   CHECK((*find_claim(v, "2"))["worst_value"] == 0);
@@ -135,6 +138,9 @@ TEST_CASE("observed degenerate rate never exceeds the Schwartz-Zippel bound, R i
   int prev_S = 0;
   for (const auto& row : r["rates"]) {
     CHECK(row["trials"] == o.trials);
+    test::Outcomes trials("rate study, token range " + std::to_string(row["token_range"].get<int>()));
+    for (int i = 0; i < row["trials"].get<int>(); ++i) trials.count(i < row["degenerate"].get<int>() ? "degenerate" : "not degenerate (checked)");
+    trials.require(row["token_range"].get<int>() >= 4 ? o.trials / 2 : o.trials / 4, {"not degenerate (checked)"});
     CHECK(row["S"].get<int>() == 2 * row["token_range"].get<int>() + 1);
     CHECK(row["S"].get<int>() > prev_S);
     prev_S = row["S"].get<int>();

@@ -34,6 +34,7 @@ DTYPES = {"float64": (torch.float64, "F64"), "float32": (torch.float32, "F32"),
 def save_safetensors(path, tensors):
     """tensors: {name: torch tensor}; writes the safetensors layout, nothing else."""
     names = {dt: code for dt, code in DTYPES.values()}
+    names.update({torch.int64: "I64", torch.int32: "I32", torch.bool: "BOOL", torch.uint8: "U8"})  # other tensors of a checkpoint
     header, blobs, offset = {}, [], 0
     for name, t in tensors.items():
         t = t.detach().contiguous().cpu()

@@ -74,7 +74,7 @@ PairFit<Ball> certify_pair(const PlacedPair& pp, const std::vector<Rational>& t,
   if (FB.certify(PairSystem<Ball>(fb, H, nodes), xb) != Truth::yes)
     throw_unable("placed design, ball mode: " + pair_name(pp) +
                  " could not be certified (Krawczyk's test fails on its 2H+1 samples at these answers' accuracy); "
-                 "give more accurate answers (--oracle-bits) or more --bits");
+                 "give more accurate answers or more --bits");
   PairFit<Ball> out{xb[0], {}, {}};
   for (int h = 0; h < H; ++h) {
     out.r.push_back(xb[1 + h]);
@@ -145,7 +145,7 @@ std::vector<std::vector<int>> first_token_heads(const std::vector<PairFit<Ball>>
   if (static_cast<int>(found.size()) < H)
     throw Error(ErrorKind::inconsistent, "placed design, ball mode: the certified residues of the first final token fit fewer than H heads");
   if (static_cast<int>(found.size()) > H)
-    throw_unable("placed design, ball mode: the certified residues do not tell the heads apart at the first final token; give more accurate answers (--oracle-bits)");
+    throw_unable("placed design, ball mode: the certified residues do not tell the heads apart at the first final token; give more accurate answers");
   for (int i = 0; i < d; ++i) {
     std::vector<char> used(H, 0);
     for (const auto& f : found) used[f[i]] = 1;

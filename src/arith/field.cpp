@@ -37,7 +37,7 @@ Arith parse_arith(const std::string& s) {
 void require_truth(Truth t, ErrorKind on_no, const std::string& what) {
   if (t == Truth::yes) return;
   if (t == Truth::no) throw Error(on_no, what);
-  throw Error(ErrorKind::unable, "undecided at this precision (more --bits may decide it): " + what);
+  throw Error(ErrorKind::unable, "undecided at this precision (more precision may decide it): " + what);
 }
 
 namespace {

@@ -70,6 +70,7 @@ std::size_t Rational::str_size() const {
 }
 
 Rational Rational::parse(const std::string& text, std::size_t max_chars) {
+  constexpr long kMaxExp10 = 10000;  // decimal exponents: 10^10000 has 10,001 digits
   // the message of a malformed number, built only when one is thrown
   const auto bad = [&text] { return "not an exact rational: " + quote_text(text) + " (expected e.g. \"-3/4\", \"5\" or \"0.125\")"; };
   if (text.empty()) throw_input(bad());
@@ -98,8 +99,10 @@ Rational Rational::parse(const std::string& text, std::size_t max_chars) {
       size_t ep = e + 1;
       bool eneg = false;
       if (ep < text.size() && (text[ep] == '-' || text[ep] == '+')) { eneg = text[ep] == '-'; ++ep; }
-      if (!all_digits(text, ep, text.size()) || text.size() - ep > 6) throw_input(bad());
-      exp10 = std::stol(text.substr(ep));
+      if (!all_digits(text, ep, text.size())) throw_input(bad());
+      // digits beyond 6 are past the limit whatever they are (and past stol's range)
+      exp10 = text.size() - ep > 6 ? 1000000 : std::stol(text.substr(ep));
+      if (exp10 > kMaxExp10) throw_input("number " + quote_text(text) + " has a decimal exponent out of range (at most " + std::to_string(kMaxExp10) + " in size)");
       if (eneg) exp10 = -exp10;
     }
     const auto dot = mant.find('.');
@@ -115,7 +118,8 @@ Rational Rational::parse(const std::string& text, std::size_t max_chars) {
     } else if (!all_digits(mant, 0, mant.size())) {
       throw_input(bad());
     }
-    if (exp10 > 10000 || exp10 < -10000) throw_input(bad());
+    if (exp10 > kMaxExp10 || exp10 < -kMaxExp10)  // the fraction's digits moved it past the limit
+      throw_input("number " + quote_text(text) + " has a decimal exponent out of range (at most " + std::to_string(kMaxExp10) + " in size, the fraction's digits counted)");
     fmpz* n = fmpq_numref(out.v_);
     fmpz* den = fmpq_denref(out.v_);
     fmpz_set_str(n, digits.c_str(), 10);

@@ -49,19 +49,42 @@ Surd surd_of(const Rational& q, const Rational& x, const std::string& where) {
     fmpz_clear(nd), fmpz_clear(s), fmpz_clear(m);
     throw_input(where + ": the square root of " + x.str() + " has too large a numerator and denominator (at most 256 bits in their product)");
   }
-  fmpz_factor_t f;
-  fmpz_factor_init(f);
-  fmpz_factor(f, nd);
-  for (slong i = 0; i < f->num; ++i) {
-    fmpz_t pw;
+  // Small primes by trial division (p < 2^16), then the cofactor c: a
+  // perfect square, or factored when it fits in 62 bits (fast there). A
+  // larger non-square c is refused: factoring it could take very long.
+  bool factored = true;
+  {
+    fmpz_t pw, pz;
     fmpz_init(pw);
-    fmpz_pow_ui(pw, f->p + i, f->exp[i] / 2);
-    fmpz_mul(s, s, pw);
-    if (f->exp[i] % 2) fmpz_mul(m, m, f->p + i);
+    fmpz_init(pz);
+    for (ulong p = 2; p < (1UL << 16) && !fmpz_is_one(nd); ++p) {  // composite p divide nothing left
+      fmpz_set_ui(pz, p);
+      const slong e = fmpz_remove(nd, nd, pz);
+      if (e == 0) continue;
+      fmpz_pow_ui(pw, pz, static_cast<ulong>(e / 2));
+      fmpz_mul(s, s, pw);
+      if (e % 2) fmpz_mul_ui(m, m, p);
+    }
+    if (fmpz_is_square(nd)) {
+      fmpz_sqrt(pw, nd);
+      fmpz_mul(s, s, pw);
+    } else if (fmpz_bits(nd) <= 62) {
+      fmpz_factor_t f;
+      fmpz_factor_init(f);
+      fmpz_factor(f, nd);
+      for (slong i = 0; i < f->num; ++i) {
+        fmpz_pow_ui(pw, f->p + i, f->exp[i] / 2);
+        fmpz_mul(s, s, pw);
+        if (f->exp[i] % 2) fmpz_mul(m, m, f->p + i);
+      }
+      fmpz_factor_clear(f);
+    } else {
+      factored = false;
+    }
     fmpz_clear(pw);
+    fmpz_clear(pz);
   }
-  fmpz_factor_clear(f);
-  const bool fits = fmpz_bits(m) <= 62;
+  const bool fits = factored && fmpz_bits(m) <= 62;
   Surd out;
   if (fits) {
     out.m = fmpz_get_si(m);
@@ -70,7 +93,9 @@ Surd surd_of(const Rational& q, const Rational& x, const std::string& where) {
     out.q = q * k;
   }
   fmpz_clear(nd), fmpz_clear(s), fmpz_clear(m);
-  if (!fits) throw_input(where + ": the square root of " + x.str() + " leaves an irrational factor sqrt(m) with m beyond 62 bits");
+  if (!fits)
+    throw_input(where + ": the square root of " + x.str().substr(0, 200) +
+                " leaves an irrational factor sqrt(m) with m beyond 62 bits (mhaq takes out the square factors of primes below 2^16 and of a cofactor of at most 62 bits)");
   return out;
 }
 

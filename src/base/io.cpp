@@ -35,6 +35,35 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   }
 }
 
+AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path), tmp_(path + ".tmp-mhaq") {
+  out_.open(tmp_, std::ios::binary | std::ios::trunc);
+  if (!out_) throw_input("cannot write " + quote_text(path));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (!done_) {
+    out_.close();
+    std::remove(tmp_.c_str());
+  }
+}
+
+void AtomicFileWriter::write(const std::string& piece) {
+  if (bytes_ + static_cast<long>(piece.size()) > limits::max_file_bytes)
+    throw_input("not writing " + quote_text(path_) + ": more than the file limit of " + std::to_string(limits::max_file_bytes) + " bytes that mhaq reads back");
+  out_ << piece;
+  if (!out_) throw_input("write failed for " + quote_text(path_));
+  bytes_ += static_cast<long>(piece.size());
+}
+
+long AtomicFileWriter::commit() {
+  out_.flush();
+  out_.close();
+  if (!out_) throw_input("write failed for " + quote_text(path_));
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw_input("cannot move output into place at " + quote_text(path_));
+  done_ = true;
+  return bytes_;
+}
+
 std::string read_file_text(const std::string& path, const std::string& what) {
   const std::string name = quote_text(path);
   struct stat sb {};

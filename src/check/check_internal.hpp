@@ -84,6 +84,12 @@ bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& 
 // Arb at doubling precision; 2 when 2^22 bits do not decide it.
 int qtau_sign(const Pq& x, long L);
 
+// The correctly rounded decimal, scientific "[-]d.ddd...e[+-]XX" with D
+// significant digits (zero "0.000...e+00"): of an exact rational (ties to
+// even), and of every point of a ball at `prec` bits ("" when they differ).
+std::string decimal_exact(const fmpq_t x, long D);
+std::string decimal_ball(const arb_t v, long D, slong prec);
+
 // Encloses f at the last token for ball parameters, working at `prec` bits;
 // beta (null: zero) is added, and every score is multiplied by sqrt(root)
 // (an irrational scale kept as that factor).

@@ -6,6 +6,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/evidence/baseline.hpp"
 #include "mhaq/run/record_json.hpp"
+#include "mhaq/run/recover_limits.hpp"
 
 namespace mhaq::cli {
 
@@ -15,7 +16,7 @@ struct Common {
   std::string model_path, bases_path, arith = "exact", noise = "0", tolerance = "0";
   GenerateOptions g;
   bool orthogonal = false, json = false;
-  long bits = 256, oracle_bits = 0;
+  long bits = 256, oracle_bits = 0, max_degree = 0;
   std::uint64_t seed = 1, noise_seed = 1;
   CLI::Option* d_opt = nullptr;
 };
@@ -34,6 +35,7 @@ void add_common(CLI::App* s, Common& c) {
   s->add_option("--noise", c.noise, "approximate oracle: seeded noise uniform in [-EPS, EPS]");
   s->add_option("--noise-seed", c.noise_seed, "seed of the oracle's noise");
   s->add_option("--tolerance", c.tolerance, "mpfr/double: tolerance on max_rel_error (default 2^(acc/4))");
+  s->add_option("--max-degree", c.max_degree, "exact cost guard: largest tau-degree an answer may have (default 20000); a plan beyond it is refused before any query (exit 11)");
   s->add_flag("--json", c.json, "print one JSON object");
   mo->excludes(c.d_opt);
 }
@@ -73,6 +75,13 @@ Model load(const Common& c, std::vector<QMat>& bases, bool& have_bases, std::str
   }
   return m;
 }
+RecoverOptions options(const Common& c);
+// The model and the options against recover's stated limits, naming the file.
+Model load_checked(const Common& c, std::vector<QMat>& bases, bool& have_bases, std::string& source) {
+  Model m = load(c, bases, have_bases, source);
+  check_recover_limits(m, options(c), c.model_path, true);
+  return m;
+}
 RecoverOptions options(const Common& c) {
   RecoverOptions o;
   o.arith = parse_arith(c.arith);
@@ -82,6 +91,7 @@ RecoverOptions options(const Common& c) {
   o.noise_eps = Rational::parse(c.noise);
   o.noise_seed = c.noise_seed;
   o.tolerance = Rational::parse(c.tolerance);
+  o.max_degree = c.max_degree;
   return o;
 }
 }  // namespace
@@ -106,7 +116,7 @@ Command make_baseline() {
             std::vector<QMat> bases;
             bool have = false;
             std::string source;
-            const Model m = load(st->c, bases, have, source);
+            const Model m = load_checked(st->c, bases, have, source);
             BaselineRun b{parse_baseline_method(st->method), {}, "", Rational::parse(st->w_bound)};
             if (b.method == BaselineMethod::orthogonal) {
               if (st->axis) {
@@ -160,7 +170,7 @@ Command make_compare() {
             std::vector<QMat> bases;
             bool have = false;
             std::string source;
-            const Model m = load(st->c, bases, have, source);
+            const Model m = load_checked(st->c, bases, have, source);
             const nlohmann::json c = compare_methods(m, have ? &bases : nullptr, options(st->c));
             emit(st->c.json, c, compare_report(c));
             return 0;

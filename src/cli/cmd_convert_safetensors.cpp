@@ -17,7 +17,7 @@ namespace mhaq::cli {
 
 int convert_safetensors(const std::string& path, const std::string& map_path, const std::string& out, bool as_json) {
   if (map_path.empty()) throw Error(ErrorKind::usage, "--safetensors needs --map MAP.json (which tensors are q, k, v, out and the readout)");
-  const SafetensorsMap map = safetensors_map_from_json(parse_json_text(read_file_text(map_path, "map file")), clean_text(map_path));
+  const SafetensorsMap map = read_safetensors_map(map_path);
   const SafetensorsFile file = SafetensorsFile::open(path);
   QMat ffn;
   const FactoredModel fm = safetensors_to_factored(file, map, &ffn);
@@ -47,10 +47,9 @@ int convert_safetensors(const std::string& path, const std::string& map_path, co
   }
   if (!out.empty()) write_file_atomic(out, text);
   std::string dtypes;
-  for (const auto& t : file.tensors()) {
-    const std::string n = dtype_name(t.dtype);
-    if (dtypes.find(n) == std::string::npos) dtypes += (dtypes.empty() ? "" : ", ") + n;
-  }
+  for (const auto& t : file.tensors())
+    if (dtypes.find(t.dtype_text) == std::string::npos) dtypes += (dtypes.empty() ? "" : ", ") + t.dtype_text;
+  const std::vector<std::string> unused_biases = unnamed_biases(file, map);
   nlohmann::json j{{"status", "ok"},
                    {"input", path},
                    {"map", map_path},
@@ -63,12 +62,18 @@ int convert_safetensors(const std::string& path, const std::string& map_path, co
   } else {
     j["canonical"] = {{"heads_in", cs.heads}, {"heads", cs.canonical}};
   }
+  j["unnamed_biases"] = unused_biases;
   if (!out.empty()) j["path"] = out;
   else if (as_json) j["model"] = nlohmann::json::parse(text);
   std::string r = "mhaq convert --safetensors " + clean_text(path) + "\n";
   r += "  tensors          " + std::to_string(file.tensors().size()) + " in the file (" + dtypes + "), each value read as its exact dyadic rational\n";
   r += "  layout           " + std::string(map.out_in ? "out_in (out x in, as torch.nn.Linear: Q_h = rows of q transposed)" : "in_out (in x out: Q_h = columns of q)") + "\n";
   r += "  model            " + model_line + "\n";
+  if (!unused_biases.empty()) {
+    std::string names;
+    for (const auto& b : unused_biases) names += (names.empty() ? "" : ", ") + clean_text(b);
+    r += "  not used         " + names + ": all-zero biases next to a mapped tensor that the map does not name\n";
+  }
   if (!transformer) r += "  canonical form   " + cs.str() + "\n";
   else r += "  canonical form   " + std::to_string(cs.heads) + " heads -> " + std::to_string(cs.canonical) + " canonical\n";
   if (!out.empty()) r += std::string("  wrote            ") + out + (transformer ? " (factored transformer file, exact)\n" : " (factored model file, exact)\n");

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/evidence/golden.hpp"
+#include "mhaq/evidence/golden_certified.hpp"
 #include "mhaq/base/io.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
@@ -23,6 +24,7 @@ namespace {
 struct GoldenState {
   CLI::App* exp = nullptr;
   CLI::App* chk = nullptr;
+  CLI::App* ker = nullptr;
   std::string model_path, out, file;
   int d = 0, heads = 0, max_heads = 0, threads = 1, check_threads = 1;
   std::string arith = "exact", design = "paper";
@@ -86,6 +88,7 @@ CLI::App* add_golden_options(CLI::App& app, GoldenState& st) {
   c->add_flag("--json", st.cjson, "print one JSON object");
   c->add_option("--threads", st.check_threads, "threads for the learner re-runs (0 = all hardware threads)")->check(int_in(0, limits::max_threads));
   st.chk = c;
+  st.ker = add_golden_kernel_options(*g);
   return g;
 }
 
@@ -170,7 +173,7 @@ void attention_golden_inputs(const GoldenState& st, const nlohmann::json& doc, G
                           " heads, more than the limit of " + std::to_string(limits::max_golden_heads) + " for golden files");
   check_plan_size(in.model.d, H, true, 0, kind, told ? std::string("--heads/--max-heads") : what);
   try {
-    check_exact_tau_degree(in.model, default_tokens(Arith::exact), file ? ErrorKind::input : ErrorKind::usage, what);
+    check_exact_tau_degree(in.model, default_tokens(Arith::exact), file ? ErrorKind::input : ErrorKind::usage, what, "use smaller W entries");
   } catch (const Error& e) {  // real weights: point to the file kind that fits them
     throw Error(e.kind(), std::string(e.what()) + (file ? "; for real weights, golden export --certified certifies every answer without Q(tau)" : ""));
   }
@@ -213,10 +216,12 @@ int golden_export_command(const GoldenState& st) {
 }
 
 int golden_check_command(const GoldenState& st) {
-  const std::string text = read_file_text(st.file, "golden file");
+  const int threads = st.check_threads == 0 ? hardware_threads() : st.check_threads;
+  if (is_kernel_golden_file(st.file)) return golden_kernel_check_cli(st.file, st.cjson, threads);
   GoldenCheckResult r;
   try {
-    r = golden_check(text, st.check_threads == 0 ? hardware_threads() : st.check_threads);
+    // a certified file as mhaq writes it is read as a stream; any other golden file whole
+    r = is_certified_golden_file(st.file) ? golden_check_certified_file(st.file, threads) : golden_check(read_file_text(st.file, "golden file"), threads);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::input) throw;
     throw Error(e.kind(), clean_text(st.file) + ": " + e.what());
@@ -235,6 +240,7 @@ int golden_check_command(const GoldenState& st) {
 }
 
 int golden_command(const GoldenState& st) {
+  if (st.ker->parsed()) return golden_kernel_command();
   if (st.exp->parsed() && st.certified) {
     if (st.model_path.empty()) throw Error(ErrorKind::usage, "golden export --certified needs --model FILE");
     if (st.arith_opt->count() > 0 || st.max_heads_opt->count() > 0 || st.design_opt->count() > 0 || st.ffn > 0)

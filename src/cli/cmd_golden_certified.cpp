@@ -8,11 +8,13 @@
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
 #include "mhaq/evidence/golden_certified.hpp"
+#include "mhaq/model/certified_eval.hpp"
 
 namespace mhaq::cli {
 
 int golden_export_certified_cli(const std::string& model_path, const std::string& inputs, const std::string& out, bool as_json, std::uint64_t seed, int heads,
                                 bool learner, long bits, long digits, long max_bits, int threads) {
+  check_digits_within_bits(digits, max_bits);
   CertifiedGoldenInputs in;
   in.model = read_model_file(model_path);
   in.seed = seed;

@@ -36,4 +36,13 @@ int convert_safetensors(const std::string& path, const std::string& map_path, co
 int golden_export_certified_cli(const std::string& model_path, const std::string& inputs, const std::string& out, bool as_json, std::uint64_t seed, int heads,
                                 bool learner, long bits, long digits, long max_bits, int threads);
 
+// golden kernel (cmd_golden_kernel.cpp): its options under `golden`, and the run.
+CLI::App* add_golden_kernel_options(CLI::App& golden);
+int golden_kernel_command();
+// golden check of a kernel golden file: recognised by its first bytes, checked by the separate checker, streaming.
+bool is_kernel_golden_file(const std::string& path);
+// A certified golden file as golden export --certified writes it (its first members in order): checked as a stream.
+bool is_certified_golden_file(const std::string& path);
+int golden_kernel_check_cli(const std::string& path, bool as_json, int threads);
+
 }  // namespace mhaq::cli

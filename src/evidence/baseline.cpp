@@ -14,6 +14,7 @@
 #include "mhaq/analysis/jet_oracle.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/record_json.hpp"
+#include "mhaq/run/recover_limits.hpp"
 #include "mhaq/run/report.hpp"
 #include "mhaq/run/run_result.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
@@ -206,7 +207,7 @@ void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, cons
   }
   r.evidence.self_check = SelfCheck::none;  // the prior work does not check its assumptions
   r.truth.wrong = returned && !facts.agrees;
-  report_verdict(r, v);
+  report_verdict(r, v, o);
   r.evidence.queries = black_box.queries();
   r.evidence.max_length = black_box.max_length();
 }
@@ -215,6 +216,10 @@ void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, cons
 
 RecoverResult baseline_run(const Model& truth, const BaselineRun& b, const RecoverOptions& o) {
   truth.validate();
+  // recover's stated limits, before any work: the model's size, and in exact
+  // mode the a-priori tau-degree bound at the baseline's tokens (its u are
+  // drawn from the same grid, its queries [u + e_j, e_j] stay within it)
+  check_recover_limits(truth, o, "the model", true);
   const Model canon = truth.canonical();
   const BaselineOptions bo = baseline_options(b, o);
   RecoverResult r;
@@ -241,6 +246,10 @@ RecoverResult baseline_run(const Model& truth, const BaselineRun& b, const Recov
     r.oracle.noise_eps = o.noise_eps.str();
     r.oracle.noise_seed = o.noise_seed;
   }
+  // exact: the plan's own answers against the cost budget, as recover's
+  // (known bases from a file can make tokens larger than the grid's)
+  if (arith_facts(o.arith).exact && !exact_queries_within_budget(r, truth, baseline_plan(truth.d, bo), bo.tokens.den << bo.max_scale_log2, o))
+    return r;
   with_arith(o.arith, [&]<class T>() { run_baseline<T>(r, truth, canon, bo, o, noise); });
   return r;
 }

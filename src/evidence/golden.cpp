@@ -314,7 +314,7 @@ std::string golden_export(const GoldenInputs& in) {
   {
     LearnOptions wl = lo;  // the witnesses' grid, if the run asks them, around the file's own
     wl.tokens = file_tok;
-    check_exact_tau_degree(in.model, golden_query_grid(in.model.d, wl), ErrorKind::usage, "golden export --design");
+    check_exact_tau_degree(in.model, golden_query_grid(in.model.d, wl), ErrorKind::usage, "golden export --design", "use smaller W entries, or no --design");
   }
   ModelOracle<QTau> model_oracle(in.model, lo.tokens.den);
   RecordingOracle<QTau> rec(model_oracle);

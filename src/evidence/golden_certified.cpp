@@ -1,6 +1,8 @@
 #include "mhaq/evidence/golden_certified.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/base/precision.hpp"
@@ -9,6 +11,7 @@
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
 #include "mhaq/check/golden_certified.hpp"
+#include "mhaq/check/json_stream.hpp"
 #include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/model_oracle.hpp"
@@ -105,89 +108,131 @@ std::vector<Query> read_inputs_text(const std::string& text, int d) {
   return out;
 }
 
-std::string golden_export_certified(const CertifiedGoldenInputs& in) {
+namespace {
+// The option checks of export and the learner's H.
+int certified_checks(const CertifiedGoldenInputs& in, const Model& canon) {
   in.model.validate();
   if (in.digits < 1 || in.digits > limits::max_digits) throw Error(ErrorKind::usage, "--digits must be in [1, " + std::to_string(limits::max_digits) + "]");
   check_option("--max-bits", in.max_bits, limits::min_bits, limits::max_bits);
+  check_digits_within_bits(in.digits, in.max_bits);
   check_option("--bits", in.bits, limits::min_bits, limits::max_bits);
-  if (!in.learner && in.user.empty()) throw Error(ErrorKind::usage, "a certified golden file needs queries: the learner's, or --inputs FILE");
-  const Model canon = in.model.canonical();
   if (canon.num_heads() == 0) throw_input("the model's canonical form has no heads (f is identically zero)");
   const int H = in.heads > 0 ? in.heads : canon.num_heads();
+  if (in.learner && H > limits::max_golden_heads)
+    throw_input("the learner's H = " + std::to_string(H) + " is more than the limit of " + std::to_string(limits::max_golden_heads) +
+                " for golden files (--no-learner has no such limit)");
+  return H;
+}
 
+// The learner's ball run: its queries, in order, and the file's "ball" member.
+struct CertifiedLearnerRun {
   std::vector<Query> queries;
-  std::vector<const char*> source;
-  ojson run;
-  if (in.learner) {
-    if (H > limits::max_golden_heads)
-      throw_input("the learner's H = " + std::to_string(H) + " is more than the limit of " + std::to_string(limits::max_golden_heads) +
-                  " for golden files (--no-learner has no such limit)");
-    check_plan_size(in.model.d, H, true, 0, ErrorKind::usage, "golden export");
-    LearnOptions lo;
-    lo.H = H;
-    lo.schedule = Schedule::paper;
-    lo.seed = learner_seed(in.seed);
-    lo.tokens = default_tokens(Arith::ball);
-    lo.threads = in.threads;
-    lo.repair = false;
-    lo.bias = in.model.has_bias();
-    PrecisionScope scope(in.bits);
-    ModelOracle<Ball> oracle(in.model, lo.tokens.den);
-    RecordingOracle<Ball> rec(oracle);
-    Oracle<Ball>& black_box = rec;
-    const LearnResult<Ball> res = learn(black_box, lo);
-    for (const auto& q : rec.queries) {
-      queries.push_back(q);
-      source.push_back("learner");
-    }
-    run = ojson{{"bits", in.bits},
-                {"queries", black_box.queries()},
-                {"max_length", black_box.max_length()},
-                {"heads_recovered", res.heads.size()},
-                {"heads", golden_internal::heads_binary_json(res.heads)}};
-    if (res.beta) run["beta"] = binary_json(*res.beta);
-    run["contains_truth"] = ball_heads_contain(res.heads, canon, res.beta ? &*res.beta : nullptr);
+  ojson ball;
+};
+CertifiedLearnerRun certified_learner_run(const CertifiedGoldenInputs& in, int H, const Model& canon) {
+  check_plan_size(in.model.d, H, true, 0, ErrorKind::usage, "golden export");
+  LearnOptions lo;
+  lo.H = H;
+  lo.schedule = Schedule::paper;
+  lo.seed = learner_seed(in.seed);
+  lo.tokens = default_tokens(Arith::ball);
+  lo.threads = in.threads;
+  lo.repair = false;
+  lo.bias = in.model.has_bias();
+  PrecisionScope scope(in.bits);
+  ModelOracle<Ball> oracle(in.model, lo.tokens.den);
+  RecordingOracle<Ball> rec(oracle);
+  Oracle<Ball>& black_box = rec;
+  LearnResult<Ball> res;
+  try {
+    res = learn(black_box, lo);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage) throw;
+    throw Error(e.kind(), std::string("the learner's ball run: ") + e.what() +
+                              "; the learner's queries are optional: golden export --certified --no-learner --inputs FILE writes the answers to your own sequences "
+                              "without a learner run");
   }
-  for (const auto& q : in.user) {
-    if (q.empty() || static_cast<long>(q.size()) > check::limits::max_runs) throw_input("inputs: a sequence of " + std::to_string(q.size()) + " tokens");
-    for (const auto& r : q)
-      if (static_cast<int>(r.token.size()) != in.model.d) throw_input("inputs: a token of " + std::to_string(r.token.size()) + " entries for d = " + std::to_string(in.model.d));
-    queries.push_back(q);
-    source.push_back("user");
-  }
-  if (static_cast<long>(queries.size()) > check::limits::max_golden_queries)
-    throw_input(std::to_string(queries.size()) + " queries, more than the limit of " + std::to_string(check::limits::max_golden_queries));
+  CertifiedLearnerRun run;
+  run.queries = rec.queries;
+  run.ball = ojson{{"bits", in.bits},
+                   {"queries", black_box.queries()},
+                   {"max_length", black_box.max_length()},
+                   {"heads_recovered", res.heads.size()},
+                   {"heads", golden_internal::heads_binary_json(res.heads)}};
+  if (res.beta) run.ball["beta"] = binary_json(*res.beta);
+  run.ball["contains_truth"] = ball_heads_contain(res.heads, canon, res.beta ? &*res.beta : nullptr);
+  return run;
+}
 
+// The file's members before "queries".
+ojson certified_head(const CertifiedGoldenInputs& in, int H, const Model& canon, size_t n_user) {
   ojson doc{{"format", "mhaq-golden"}, {"version", golden_version}, {"arith", "certified"}, {"digits", in.digits}, {"max_bits", in.max_bits},
             {"decimal_format", kCertifiedDecimal}};
-  ojson inputs{{"model_source", "file"}, {"seed", in.seed}, {"learner_seed", learner_seed(in.seed)}, {"heads_learner", H}, {"schedule", "paper"},
-               {"learner", in.learner}, {"user_queries", in.user.size()}};
-  doc["inputs"] = inputs;
+  doc["inputs"] = ojson{{"model_source", "file"}, {"seed", in.seed}, {"learner_seed", learner_seed(in.seed)}, {"heads_learner", H}, {"schedule", "paper"},
+                        {"learner", in.learner}, {"user_queries", n_user}};
   doc["model"] = model_json(in.model);
   doc["model_canonical"] = model_json(canon);
+  return doc;
+}
+
+ojson certified_query_json(size_t i, const Query& q, bool learner) {
+  ojson qj = query_json(i, q);
+  qj["source"] = learner ? "learner" : "user";
+  return qj;
+}
+
+ojson certified_answer_json(size_t i, const CertifiedValue& v) {
+  return ojson{{"index", i}, {"decimal", v.decimal}, {"ball", ojson{{"mid", v.mid}, {"rad", v.rad}}}, {"bits", v.bits}};
+}
+
+ojson certified_summary(size_t n, size_t n_learner, size_t n_user, long most_bits, const CertifiedGoldenInputs& in, const CertifiedLearnerRun& run) {
+  return ojson{{"queries", n},
+               {"learner_queries", n_learner},
+               {"user_queries", n_user},
+               {"max_answer_bits", most_bits},
+               {"ball_contains_canonical_heads", in.learner ? ojson(run.ball["contains_truth"].get<bool>()) : ojson(nullptr)}};
+}
+
+void check_user_query(const Query& q, int d) {
+  if (q.empty() || static_cast<long>(q.size()) > check::limits::max_runs) throw_input("inputs: a sequence of " + std::to_string(q.size()) + " tokens");
+  for (const auto& r : q)
+    if (static_cast<int>(r.token.size()) != d) throw_input("inputs: a token of " + std::to_string(r.token.size()) + " entries for d = " + std::to_string(d));
+}
+
+json plain(const ojson& j) { return json::parse(j.dump()); }
+}  // namespace
+
+std::string golden_export_certified(const CertifiedGoldenInputs& in) {
+  const Model canon = in.model.canonical();
+  const int H = certified_checks(in, canon);
+  if (!in.learner && in.user.empty()) throw Error(ErrorKind::usage, "a certified golden file needs queries: the learner's, or --inputs FILE");
+  CertifiedLearnerRun run;
+  if (in.learner) run = certified_learner_run(in, H, canon);
+  for (const auto& q : in.user) check_user_query(q, in.model.d);
+  const size_t n = run.queries.size() + in.user.size();
+  if (static_cast<long>(n) > check::limits::max_golden_queries)
+    throw_input(std::to_string(n) + " queries, more than the limit of " + std::to_string(check::limits::max_golden_queries));
+  ojson doc = certified_head(in, H, canon, in.user.size());
   ojson qs = ojson::array(), as = ojson::array();
   long most_bits = 0;
-  for (size_t i = 0; i < queries.size(); ++i) {
-    ojson qj = query_json(i, queries[i]);
-    qj["source"] = source[i];
-    qs.push_back(qj);
-    const CertifiedValue v = certified_answer(in.model, queries[i], in.digits, in.max_bits);
+  for (size_t i = 0; i < n; ++i) {
+    const bool learner = i < run.queries.size();
+    const Query& q = learner ? run.queries[i] : in.user[i - run.queries.size()];
+    qs.push_back(certified_query_json(i, q, learner));
+    const CertifiedValue v = certified_answer(in.model, q, in.digits, in.max_bits);
     most_bits = std::max(most_bits, v.bits);
-    as.push_back(ojson{{"index", i}, {"decimal", v.decimal}, {"ball", ojson{{"mid", v.mid}, {"rad", v.rad}}}, {"bits", v.bits}});
+    as.push_back(certified_answer_json(i, v));
   }
   doc["queries"] = qs;
   doc["answers"] = as;
-  if (in.learner) doc["ball"] = run;
-  const long learner_n = in.learner ? static_cast<long>(queries.size() - in.user.size()) : 0;
-  doc["summary"] = ojson{{"queries", queries.size()},
-                         {"learner_queries", learner_n},
-                         {"user_queries", in.user.size()},
-                         {"max_answer_bits", most_bits},
-                         {"ball_contains_canonical_heads", in.learner ? ojson(run["contains_truth"].get<bool>()) : ojson(nullptr)}};
+  if (in.learner) doc["ball"] = run.ball;
+  doc["summary"] = certified_summary(n, run.queries.size(), in.user.size(), most_bits, in, run);
   return dump_layout(doc);
 }
 
-GoldenCheckResult golden_check_certified(const json& doc, int threads) {
+namespace {
+// The inputs of the file's export, from its members (all but the queries).
+CertifiedGoldenInputs certified_inputs(const json& doc, int threads) {
   CertifiedGoldenInputs in;
   in.threads = threads;
   in.digits = json_long(json_member(doc, "digits", ""), 1, limits::max_digits, "digits");
@@ -206,43 +251,115 @@ GoldenCheckResult golden_check_certified(const json& doc, int threads) {
     in.bits = json_long(json_member(b, "bits", "ball"), limits::min_bits, limits::max_bits, "ball.bits");
   }
   in.model = model_from_json(json_member(doc, "model", ""), "model");
-  const json& qs = json_member(doc, "queries", "");
-  if (!qs.is_array() || static_cast<long>(qs.size()) > check::limits::max_golden_queries)
-    throw_input("queries: expected an array of at most " + std::to_string(check::limits::max_golden_queries) + " queries");
+  return in;
+}
+
+// Re-derives a certified file read as a stream: `read(s)` runs s over the
+// file's text (twice: its members, then its queries one at a time); `checker`
+// runs the separate checker on it.
+GoldenCheckResult golden_check_certified_stream(const std::function<void(const check::JsonStream&)>& read,
+                                                const std::function<check::CertifiedGoldenAnswers()>& checker, int threads) {
+  json doc = json::object();
+  std::vector<size_t> runs;
+  std::vector<std::string> answers;  // each answer's text: far smaller than its parsed form
+  bool have_answers = false;
+  size_t n_learner = 0;
+  check::JsonStream first;
+  first.streamed = {"queries", "answers"};
+  first.member = [&](const std::string& key, json&& v) { doc[key] = std::move(v); };
+  first.array_end = [&](const std::string& key) { have_answers = have_answers || key == "answers"; };
+  first.element = [&](const std::string& key, json&& q) {
+    if (key == "answers") {
+      if (static_cast<long>(answers.size()) >= check::limits::max_golden_queries)
+        throw_input("answers: more than the limit of " + std::to_string(check::limits::max_golden_queries) + " answers");
+      answers.push_back(q.dump());
+      return;
+    }
+    const std::string p = json_index_path("queries", runs.size());
+    if (static_cast<long>(runs.size()) >= check::limits::max_golden_queries)
+      throw_input("queries: more than the limit of " + std::to_string(check::limits::max_golden_queries) + " queries");
+    const json& r = json_member(q, "runs", p);
+    runs.push_back(r.is_array() ? r.size() : 0);
+    const json& src = json_member(q, "source", p);
+    if (src == "learner") ++n_learner;
+    else if (src != "user") throw_input(p + ".source: must be \"learner\" or \"user\", got " + json_shown(src));
+  };
+  read(first);
+  CertifiedGoldenInputs in = certified_inputs(doc, threads);
   // Work before any evaluation (the checker bounds the same sum).
   long work = 0;
-  for (size_t i = 0; i < qs.size(); ++i) {
-    const json& runs = json_member(qs[i], "runs", json_index_path("queries", i));
-    work += (static_cast<long>(runs.is_array() ? runs.size() : 0) + in.model.d) * in.model.d * in.model.num_heads();
+  for (size_t k : runs) {
+    work += (static_cast<long>(k) + in.model.d) * in.model.d * in.model.num_heads();
     if (work > limits::max_golden_eval_work)
       throw_input("queries: re-deriving the answers takes more than the limit of " + std::to_string(limits::max_golden_eval_work) + " steps");
   }
-  for (size_t i = 0; i < qs.size(); ++i) {
-    const std::string p = json_index_path("queries", i);
-    const json& src = json_member(qs[i], "source", p);
-    if (src == "user") in.user.push_back(query_of(qs[i], p, in.model.d));
-    else if (src != "learner") throw_input(p + ".source: must be \"learner\" or \"user\", got " + json_shown(src));
-  }
+  const Model canon = in.model.canonical();
+  const int H = certified_checks(in, canon);
+  CertifiedLearnerRun run;
+  if (in.learner) run = certified_learner_run(in, H, canon);
+  const size_t n = runs.size(), n_user = n - n_learner;
   GoldenCheckResult r;
-  const json want = json::parse(golden_export_certified(in));
-  compare(want, doc, "", r);
+  ojson want = certified_head(in, H, canon, n_user);
+  if (in.learner) want["ball"] = run.ball;
+  if (n_learner != run.queries.size())
+    r.mismatches.push_back("queries: file has " + std::to_string(n_learner) + " learner queries, re-derived " + std::to_string(run.queries.size()));
+  if (!have_answers || answers.size() != n) r.mismatches.push_back("answers: expected one answer per query (" + std::to_string(n) + ")");
+  long most_bits = 0;
+  size_t i = 0;
+  check::JsonStream second;
+  second.streamed = {"queries"};
+  second.member = [](const std::string&, json&&) {};
+  second.element = [&](const std::string&, json&& qj) {
+    const std::string p = json_index_path("queries", i);
+    const bool learner = i < run.queries.size();
+    const Query q = learner ? run.queries[i] : query_of(qj, p, in.model.d);
+    if (!learner) check_user_query(q, in.model.d);
+    compare(plain(certified_query_json(i, q, learner)), qj, p, r);
+    const CertifiedValue v = certified_answer(in.model, q, in.digits, in.max_bits);
+    most_bits = std::max(most_bits, v.bits);
+    if (i < answers.size()) compare(plain(certified_answer_json(i, v)), json::parse(answers[i]), json_index_path("answers", i), r);
+    ++i;
+  };
+  read(second);
+  want["summary"] = certified_summary(n, n_learner, n_user, most_bits, in, run);
+  compare(plain(want), doc, "", r);
   // The separate checker, on the file's own model, queries and balls.
   check::CertifiedGoldenAnswers c;
   try {
-    c = check::certified_golden_answers(doc);
+    c = checker();
   } catch (const check::InputError& e) {
     throw_input(e.what());
   }
-  const json& as = json_member(doc, "answers", "");
   for (const auto& f : c.failures) r.mismatches.push_back("checker: " + f.path + ": " + f.message);
-  for (size_t i = 0; i < c.decimals.size() && i < as.size(); ++i) {
+  for (size_t k = 0; k < c.decimals.size() && k < answers.size(); ++k) {
     ++r.fields_checked;
-    const json& dj = as[i].contains("decimal") ? as[i]["decimal"] : json(nullptr);
-    if (!c.decimals[i].empty() && dj != c.decimals[i])
-      r.mismatches.push_back(json_index_path("answers", i) + ".decimal: file has " + json_shown(dj) + ", the checker's evaluator gives \"" + c.decimals[i] + "\"");
+    const json a = json::parse(answers[k]);
+    const json dj = a.is_object() && a.contains("decimal") ? a["decimal"] : json(nullptr);
+    if (!c.decimals[k].empty() && dj != c.decimals[k])
+      r.mismatches.push_back(json_index_path("answers", k) + ".decimal: file has " + json_shown(dj) + ", the checker's evaluator gives \"" + c.decimals[k] + "\"");
   }
   r.fields_checked += c.checks;
   return r;
+}
+}  // namespace
+
+GoldenCheckResult golden_check_certified(const json& doc, int threads) {
+  const std::string text = doc.dump();
+  return golden_check_certified_stream(
+      [&](const check::JsonStream& s) {
+        std::istringstream in(text);
+        check::stream_json(in, s);
+      },
+      [&] { return check::certified_golden_answers(doc); }, threads);
+}
+
+GoldenCheckResult golden_check_certified_file(const std::string& path, int threads) {
+  return golden_check_certified_stream(
+      [&](const check::JsonStream& s) {
+        std::ifstream in = check::open_json_file(path);
+        check::stream_json(in, s);
+      },
+      [&] { return check::certified_golden_answers_file(path); }, threads);
 }
 
 }  // namespace mhaq

@@ -304,7 +304,7 @@ AttentionFile read_attention_file(const json& doc) {
   grid_lo.bias = file.model.has_bias();
   if (inj.contains("design")) grid_lo.draws = Draws{};  // a design: the guard fires whatever the grid
   const TokenSpec query_tok = golden_query_grid(file.model.d, grid_lo);
-  check_exact_tau_degree(file.model, query_tok, ErrorKind::input, "model and inputs.token_range");
+  check_exact_tau_degree(file.model, query_tok, ErrorKind::input, "model and inputs.token_range", "the file cannot be checked exactly");
   if (file.in.model_source == "generated") {
     const json& g = need(inj, "generate", "inputs");
     GenerateOptions& o = file.in.generate;

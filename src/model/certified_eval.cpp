@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/limits.hpp"
 
 namespace mhaq {
 
@@ -49,7 +50,16 @@ std::string sci(bool neg, const fmpz_t M, long E, long D) {
   return out;
 }
 
-std::string arf_str(const arf_t x) {
+struct HeadTerms {
+  std::vector<Rational> t;  // s_r - max s, <= 0
+  std::vector<Rational> c;  // v^T x_r
+  std::vector<long> count;
+  bool rational = false;
+  Rational value;  // when rational
+};
+}  // namespace
+
+std::string dyadic_text(const arf_t x) {
   fmpz_t m, e;
   fmpz_init(m);
   fmpz_init(e);
@@ -68,15 +78,6 @@ std::string arf_str(const arf_t x) {
   fmpz_clear(e);
   return q.str();
 }
-
-struct HeadTerms {
-  std::vector<Rational> t;  // s_r - max s, <= 0
-  std::vector<Rational> c;  // v^T x_r
-  std::vector<long> count;
-  bool rational = false;
-  Rational value;  // when rational
-};
-}  // namespace
 
 std::string decimal_of_rational(const Rational& x, long D) {
   if (x.is_zero()) {
@@ -146,6 +147,22 @@ bool decimal_of_ball(const arb_t v, long D, long prec, std::string& out) {
 }
 
 long certified_start_bits(long digits) { return static_cast<long>(3.33 * static_cast<double>(digits)) + 64; }
+
+void check_digits_within_bits(long digits, long max_bits) {
+  const long need = certified_start_bits(digits);
+  if (need <= max_bits) return;
+  auto most_digits = [](long bits) {
+    long d = 0;
+    while (certified_start_bits(d + 1) <= bits) ++d;
+    return d;
+  };
+  const std::string head = "--digits " + std::to_string(digits) + " needs a first attempt at " + std::to_string(need) +
+                           " bits (3.33 bits a digit + 64), more than --max-bits " + std::to_string(max_bits) + ", so no answer could be decided: ";
+  if (need > limits::max_bits)
+    throw Error(ErrorKind::usage, head + "no --max-bits reaches it (the limit is " + std::to_string(limits::max_bits) + "); give --digits " +
+                                      std::to_string(most_digits(limits::max_bits)) + " or fewer");
+  throw Error(ErrorKind::usage, head + "give --max-bits " + std::to_string(need) + " or more, or --digits " + std::to_string(most_digits(max_bits)) + " or fewer");
+}
 
 CertifiedValue certified_answer(const Model& m, const Query& q, long digits, long max_bits) {
   if (q.empty()) throw_input("certified answer: an empty query");
@@ -217,11 +234,11 @@ CertifiedValue certified_answer(const Model& m, const Query& q, long digits, lon
     }
     if (decimal_of_ball(f.v, digits, prec, out.decimal)) {
       out.bits = prec;
-      out.mid = arf_str(arb_midref(f.v));
+      out.mid = dyadic_text(arb_midref(f.v));
       arf_t r;
       arf_init(r);
       arf_set_mag(r, arb_radref(f.v));
-      out.rad = arf_str(r);
+      out.rad = dyadic_text(r);
       arf_clear(r);
       return out;
     }

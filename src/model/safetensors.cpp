@@ -11,9 +11,11 @@
 
 #include "mhaq/arith/surd.hpp"
 #include "mhaq/base/error.hpp"
+#include "mhaq/base/io.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
+#include "mhaq/model/kernel_layer.hpp"
 #include "mhaq/model/transformer.hpp"
 
 namespace mhaq {
@@ -64,10 +66,68 @@ bool parse_dtype(const std::string& s, StDtype& t) {
   return true;
 }
 
-bool known_unsupported_dtype(const std::string& s) {
-  for (const char* k : {"BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"})
-    if (s == k) return true;
-  return false;
+// Bits per element of the format's other dtypes: read as headers, never as weights.
+int other_dtype_bits(const std::string& s) {
+  static const std::pair<const char*, int> table[] = {{"BOOL", 8},     {"U8", 8},       {"I8", 8},       {"F8_E4M3", 8}, {"F8_E5M2", 8},
+                                                      {"F8_E8M0", 8},  {"U16", 16},     {"I16", 16},     {"U32", 32},    {"I32", 32},
+                                                      {"U64", 64},     {"I64", 64},     {"C64", 64},     {"F4", 4},      {"F6_E2M3", 6},
+                                                      {"F6_E3M2", 6}};
+  for (const auto& [name, bits] : table)
+    if (s == name) return bits;
+  return 0;
+}
+
+// An exact unsigned count for messages (no wrapping at 2^64).
+std::string u128_text(unsigned __int128 x) {
+  std::string o;
+  do {
+    o.insert(o.begin(), static_cast<char>('0' + static_cast<int>(x % 10)));
+    x /= 10;
+  } while (x != 0);
+  return o;
+}
+
+// The 8-byte header length at the start of a file of `size` bytes, checked
+// against the limit and the file's end.
+std::uint64_t read_header_length(const std::string& first8, std::uint64_t size, const std::string& name) {
+  if (size < 8) throw_input(name + ": " + num(size) + " bytes, fewer than the 8-byte header length a safetensors file starts with");
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(first8[static_cast<size_t>(i)]);
+  if (n > static_cast<std::uint64_t>(limits::max_safetensors_header))
+    throw_input(name + ": header length " + num(n) + " (bytes 0..7) is more than the limit of " + std::to_string(limits::max_safetensors_header) + " bytes");
+  if (n > size - 8)
+    throw_input(name + ": header length " + num(n) + " (bytes 0..7) runs past the end of the file: the header would end at byte " + num(8 + n) +
+                ", the file has " + num(size) + " bytes");
+  return n;
+}
+
+std::string byte_hex(unsigned char c) {
+  static const char* hex = "0123456789abcdef";
+  return std::string("0x") + hex[c >> 4] + hex[c & 15];
+}
+
+// The format's framing of the JSON text: it begins with '{' (no byte order
+// mark, no leading whitespace) and only spaces (0x20) may follow its closing
+// '}'. `hw` names the header in messages.
+void check_header_framing(const std::string& header, const std::string& hw) {
+  if (header.empty()) throw_input(hw + ": empty; a safetensors header is a JSON object");
+  if (header.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    throw_input(hw + ": begins with a UTF-8 byte order mark (bytes 8..10); the format's header begins with '{' at byte 8");
+  if (header[0] != '{')
+    throw_input(hw + ": must be a JSON object beginning with '{' at byte 8, got byte " + byte_hex(static_cast<unsigned char>(header[0])));
+  // Trailing bytes: spaces only. A run of other whitespace or NULs right after
+  // the closing '}' is named here; anything else is left to the JSON parser.
+  size_t end = header.size();
+  while (end > 0 && header[end - 1] == ' ') --end;
+  if (end == 0 || header[end - 1] == '}') return;
+  auto padding_like = [](char c) { return c == '\0' || c == '\n' || c == '\r' || c == '\t' || c == ' '; };
+  size_t start = end;
+  while (start > 0 && padding_like(header[start - 1])) --start;
+  if (start == 0 || header[start - 1] != '}') return;
+  size_t bad = start;
+  while (header[bad] == ' ') ++bad;
+  throw_input(hw + ": byte " + std::to_string(8 + bad) + " after the JSON object is " + byte_hex(static_cast<unsigned char>(header[bad])) +
+              "; the format pads the header with spaces (0x20) only");
 }
 }  // namespace
 
@@ -132,16 +192,8 @@ SafetensorsFile SafetensorsFile::from_bytes(std::string bytes, const std::string
   f.size_ = bytes.size();
   auto data = std::make_shared<std::string>(std::move(bytes));
   f.read_ = [data](std::uint64_t b, std::uint64_t n) { return data->substr(static_cast<size_t>(b), static_cast<size_t>(n)); };
-  if (f.size_ < 8)
-    throw_input(name + ": " + num(f.size_) + " bytes, fewer than the 8-byte header length a safetensors file starts with");
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>((*data)[static_cast<size_t>(i)]);
+  const std::uint64_t n = read_header_length(f.size_ >= 8 ? data->substr(0, 8) : std::string(), f.size_, name);
   f.header_len_ = n;
-  if (n > static_cast<std::uint64_t>(limits::max_safetensors_header))
-    throw_input(name + ": header length " + num(n) + " (bytes 0..7) is more than the limit of " + std::to_string(limits::max_safetensors_header) + " bytes");
-  if (n > f.size_ - 8)
-    throw_input(name + ": header length " + num(n) + " (bytes 0..7) runs past the end of the file: the header would end at byte " + num(8 + n) +
-                ", the file has " + num(f.size_) + " bytes");
   f.parse_header(data->substr(8, static_cast<size_t>(n)));
   return f;
 }
@@ -164,23 +216,15 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     if (static_cast<std::uint64_t>(in->gcount()) != n) throw_input("read error on safetensors file " + name + " at byte " + num(b) + " (was it truncated?)");
     return out;
   };
-  if (f.size_ < 8)
-    throw_input(name + ": " + num(f.size_) + " bytes, fewer than the 8-byte header length a safetensors file starts with");
-  const std::string head = f.read_(0, 8);
-  std::uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
+  const std::uint64_t n = read_header_length(f.size_ >= 8 ? f.read_(0, 8) : std::string(), f.size_, name);
   f.header_len_ = n;
-  if (n > static_cast<std::uint64_t>(limits::max_safetensors_header))
-    throw_input(name + ": header length " + num(n) + " (bytes 0..7) is more than the limit of " + std::to_string(limits::max_safetensors_header) + " bytes");
-  if (n > f.size_ - 8)
-    throw_input(name + ": header length " + num(n) + " (bytes 0..7) runs past the end of the file: the header would end at byte " + num(8 + n) +
-                ", the file has " + num(f.size_) + " bytes");
   f.parse_header(f.read_(8, n));
   return f;
 }
 
 void SafetensorsFile::parse_header(const std::string& header) {
   const std::string hw = name_ + ": header (bytes 8.." + num(8 + header_len_) + ")";
+  check_header_framing(header, hw);
   json j;
   try {
     j = parse_json_text(header);
@@ -212,11 +256,13 @@ void SafetensorsFile::parse_header(const std::string& header) {
     t.name = it.key();
     if (!e["dtype"].is_string()) throw_input(tw + ": dtype must be a string, got " + json_shown(e["dtype"]));
     const std::string& dt = e["dtype"].get_ref<const std::string&>();
-    if (!parse_dtype(dt, t.dtype)) {
-      if (known_unsupported_dtype(dt))
-        throw_input(tw + ": dtype " + quote_text(dt) + " is not supported (mhaq reads F64, F32, F16 and BF16 weights)");
-      throw_input(tw + ": unknown dtype " + quote_text(dt) + " (mhaq reads F64, F32, F16 and BF16)");
-    }
+    t.dtype_text = dt;
+    t.readable = parse_dtype(dt, t.dtype);
+    const int bits = t.readable ? 8 * dtype_bytes(t.dtype) : other_dtype_bits(dt);
+    if (bits == 0)
+      throw_input(tw + ": unknown dtype " + quote_text(dt) +
+                  " (the format's dtypes: F64, F32, F16, BF16, which mhaq reads, and BOOL, U8, I8, U16, I16, U32, I32, U64, I64, C64, F8_E4M3, F8_E5M2, "
+                  "F8_E8M0, F6_E2M3, F6_E3M2, F4)");
     const json& sh = e["shape"];
     if (!sh.is_array()) throw_input(tw + ": shape must be an array of dimensions, got " + json_shown(sh));
     if (static_cast<long>(sh.size()) > limits::max_tensor_rank)
@@ -240,11 +286,14 @@ void SafetensorsFile::parse_header(const std::string& header) {
     if (static_cast<std::uint64_t>(en) > buffer)
       throw_input(tw + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(en) + "] end at file byte " + num(base + static_cast<std::uint64_t>(en)) +
                   ", past the end of the file (" + num(size_) + " bytes; the data buffer has " + num(buffer) + ")");
-    const unsigned __int128 want = elems * static_cast<unsigned>(dtype_bytes(t.dtype));
-    if (want != static_cast<unsigned __int128>(en - b)) {
-      const std::string need = elems >= (static_cast<unsigned __int128>(1) << 80) ? std::string("more than 2^80")
-                                                                                    : std::to_string(static_cast<unsigned long long>(want));
-      throw_input(tw + ": shape " + dims_text(t.shape) + " of " + dtype_name(t.dtype) + " needs " + need + " bytes, data_offsets [" + std::to_string(b) + ", " +
+    const unsigned __int128 want_bits = elems * static_cast<unsigned>(bits);
+    const unsigned __int128 want = want_bits / 8;
+    const bool capped = elems >= (static_cast<unsigned __int128>(1) << 80);
+    if (!capped && want_bits % 8 != 0)
+      throw_input(tw + ": shape " + dims_text(t.shape) + " of " + dt + " holds " + u128_text(want_bits) + " bits, not a whole number of bytes");
+    if (capped || want != static_cast<unsigned __int128>(en - b)) {
+      const std::string need = capped ? std::string("more than 2^80") : u128_text(want);
+      throw_input(tw + ": shape " + dims_text(t.shape) + " of " + dt + " needs " + need + " bytes, data_offsets [" + std::to_string(b) + ", " +
                   std::to_string(en) + "] hold " + std::to_string(en - b));
     }
     t.begin = base + static_cast<std::uint64_t>(b);
@@ -285,6 +334,9 @@ const SafetensorsTensor& SafetensorsFile::get(const std::string& tensor, const s
 }
 
 std::vector<Rational> SafetensorsFile::values(const SafetensorsTensor& t) const {
+  if (!t.readable)
+    throw_input(name_ + ": tensor " + quote_text(t.name) + " has dtype " + quote_text(t.dtype_text) +
+                "; mhaq reads weights of dtype F64, F32, F16 or BF16 (a tensor of another dtype may be in the file, but not named in the map)");
   const long n = t.elements();
   if (n > limits::max_file_entries)
     throw_input(name_ + ": tensor " + quote_text(t.name) + " has " + std::to_string(n) + " elements, more than the limit of " +
@@ -306,34 +358,15 @@ std::vector<Rational> SafetensorsFile::values(const SafetensorsTensor& t) const 
 
 // ---- the map
 
-SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where) {
-  if (!j.is_object()) throw_input(where + ": a safetensors map must be a JSON object");
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    static const std::vector<std::string> keys{"format", "version", "heads",  "layout", "q",      "k",      "v",      "in_proj",      "in_proj_split",
-                                               "out",    "readout", "scale",  "ffn",    "q_bias", "k_bias", "v_bias", "in_proj_bias", "out_bias"};
-    if (std::find(keys.begin(), keys.end(), it.key()) != keys.end()) continue;
-    if (looks_like_bias(it.key()))
-      throw_input(where + ": " + clean_text(it.key()) + ": unknown bias key (a map names its biases q_bias, k_bias and v_bias, or in_proj_bias with a fused in_proj, and out_bias)");
-    throw_input(where + ": unknown field " + quote_text(it.key()) +
-                " (a map has format, version, heads, layout, q/k/v or in_proj (+ in_proj_split), out, readout, scale and optionally ffn and the biases "
-                "q_bias/k_bias/v_bias or in_proj_bias, and out_bias)");
-  }
-  if (!j.contains("format") || j["format"] != "mhaq-safetensors-map") throw_input(where + ": format: must be \"mhaq-safetensors-map\"");
-  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
-    throw_input(where + ": version: unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
-  SafetensorsMap m;
-  m.heads = static_cast<int>(json_long(json_member(j, "heads", where), 1, limits::max_file_heads, where + ": heads"));
-  const json& lay = json_member(j, "layout", where);
-  if (lay == "out_in") m.out_in = true;
-  else if (lay == "in_out") m.out_in = false;
-  else
-    throw_input(where + ": layout: must be \"out_in\" (torch.nn.Linear and MultiheadAttention: out_features x in_features, the layer computes W x) or "
-                "\"in_out\" (the layer computes x^T W), got " + json_shown(lay));
-  auto name = [&](const char* k) -> std::string {
-    const json& e = j[k];
-    if (!e.is_string() || e.get_ref<const std::string&>().empty()) throw_input(where + ": " + k + ": expected a tensor name, got " + json_shown(e));
-    return e.get<std::string>();
-  };
+namespace {
+const std::vector<std::string>& map_keys() {
+  static const std::vector<std::string> keys{"format", "version", "heads",  "kv_heads", "layout", "q",      "k",      "v",      "in_proj",  "in_proj_split",
+                                             "out",    "readout", "scale",  "ffn",      "q_bias", "k_bias", "v_bias", "in_proj_bias", "out_bias", "rope"};
+  return keys;
+}
+
+// The fused in-projection's block order, or the three separate projections.
+void read_projections(const json& j, const std::string& where, SafetensorsMap& m, const std::function<std::string(const char*)>& name) {
   const bool fused = j.contains("in_proj");
   const bool separate = j.contains("q") || j.contains("k") || j.contains("v");
   if (fused && separate) throw_input(where + ": give either in_proj (a fused in-projection) or q, k and v, not both");
@@ -351,6 +384,8 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
         m.split.push_back(c);
       }
     }
+    if (j.contains("kv_heads") && m.kv_heads != m.heads)
+      throw_input(where + ": kv_heads: a fused in_proj has equal q, k and v blocks; grouped heads need separate q, k and v tensors");
   } else {
     if (j.contains("in_proj_split")) throw_input(where + ": in_proj_split without in_proj");
     for (const char* k : {"q", "k", "v"})
@@ -367,23 +402,91 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
   if (j.contains("k_bias")) m.k_bias = name("k_bias");
   if (j.contains("v_bias")) m.v_bias = name("v_bias");
   if (j.contains("out_bias")) m.out_bias = name("out_bias");
+}
+
+void read_rope(const json& r, const std::string& where, SafetensorsMap& m) {
+  const std::string w = where + ": rope";
+  if (!r.is_object()) throw_input(w + ": expected {\"theta\": \"10000\", \"pairing\": \"half\"}, got " + json_shown(r));
+  for (auto it = r.begin(); it != r.end(); ++it)
+    if (it.key() != "theta" && it.key() != "pairing") throw_input(w + ": unknown field " + quote_text(it.key()) + " (rope has theta and pairing)");
+  const json& th = json_member(r, "theta", w);
+  if (!th.is_string() && !th.is_number_integer()) throw_input(w + ".theta: expected an exact number such as \"10000\", got " + json_shown(th));
+  m.rope_theta = th.is_string() ? Rational::parse(th.get<std::string>(), 200) : Rational(json_long(th, 1, LONG_MAX, w + ".theta"));
+  if (m.rope_theta <= Rational(1)) throw_input(w + ".theta: must be more than 1 (the rotary base; 10000 in Llama), got " + m.rope_theta.str());
+  const json& pr = json_member(r, "pairing", w);
+  if (pr == "half") m.rope_interleaved = false;
+  else if (pr == "interleaved") m.rope_interleaved = true;
+  else
+    throw_input(w + ".pairing: must be \"half\" (Llama in Hugging Face transformers: entry i pairs with i + d_k/2) or \"interleaved\" (entries 2i and "
+                "2i+1, as GPT-J), got " + json_shown(pr));
+  m.rope = true;
+}
+}  // namespace
+
+SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw_input(where + ": a safetensors map must be a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (std::find(map_keys().begin(), map_keys().end(), it.key()) == map_keys().end())
+      throw_input(where + ": unknown field " + quote_text(it.key()) +
+                  " (a map has format, version, heads, layout, q/k/v or in_proj (+ in_proj_split), out, scale, and optionally readout, ffn, kv_heads, "
+                  "rope and the biases q_bias/k_bias/v_bias or in_proj_bias, and out_bias)");
+  if (!j.contains("format") || j["format"] != "mhaq-safetensors-map") throw_input(where + ": format: must be \"mhaq-safetensors-map\"");
+  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
+    throw_input(where + ": version: unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
+  SafetensorsMap m;
+  m.source = where;
+  m.heads = static_cast<int>(json_long(json_member(j, "heads", where), 1, limits::max_file_heads, where + ": heads"));
+  m.kv_heads = m.heads;
+  if (j.contains("kv_heads")) {
+    m.kv_heads = static_cast<int>(json_long(j["kv_heads"], 1, m.heads, where + ": kv_heads"));
+    if (m.heads % m.kv_heads != 0)
+      throw_input(where + ": kv_heads: " + std::to_string(m.kv_heads) + " key-value heads do not divide the " + std::to_string(m.heads) + " query heads");
+  }
+  const json& lay = json_member(j, "layout", where);
+  if (lay == "out_in") m.out_in = true;
+  else if (lay == "in_out") m.out_in = false;
+  else
+    throw_input(where + ": layout: must be \"out_in\" (torch.nn.Linear and MultiheadAttention: out_features x in_features, the layer computes W x) or "
+                "\"in_out\" (the layer computes x^T W), got " + json_shown(lay));
+  auto name = [&](const char* k) -> std::string {
+    const json& e = j[k];
+    if (!e.is_string() || e.get_ref<const std::string&>().empty()) throw_input(where + ": " + k + ": expected a tensor name, got " + json_shown(e));
+    return e.get<std::string>();
+  };
+  read_projections(j, where, m, name);
   if (!j.contains("out")) throw_input(where + ": out: missing (the output projection's tensor)");
   m.out = name("out");
   if (j.contains("ffn")) m.ffn = name("ffn");
-  const json& r = json_member(j, "readout", where);
-  if (r.is_string()) {
-    m.readout_tensor = name("readout");
-  } else if (r.is_array() && !r.empty() && static_cast<long>(r.size()) <= limits::max_inner_dim) {
-    for (size_t i = 0; i < r.size(); ++i) m.readout.push_back(rational_from_json(r[i], where + ": readout[" + std::to_string(i) + "]"));
-  } else {
-    throw_input(where + ": readout: expected a tensor name or a non-empty array of at most " + std::to_string(limits::max_inner_dim) +
-                " exact entries (the vector u), got " + json_shown(r));
+  if (j.contains("readout")) {
+    const json& r = j["readout"];
+    m.has_readout = true;
+    if (r.is_string()) {
+      m.readout_tensor = name("readout");
+    } else if (r.is_array() && !r.empty() && static_cast<long>(r.size()) <= limits::max_inner_dim) {
+      for (size_t i = 0; i < r.size(); ++i) m.readout.push_back(rational_from_json(r[i], where + ": readout[" + std::to_string(i) + "]"));
+    } else {
+      throw_input(where + ": readout: expected a tensor name or a non-empty array of at most " + std::to_string(limits::max_inner_dim) +
+                  " exact entries (the vector u), got " + json_shown(r));
+    }
   }
+  if (j.contains("rope")) read_rope(j["rope"], where, m);
   const json& sc = json_member(j, "scale", where);
   if (!sc.is_string() && !sc.is_number_integer())
     throw_input(where + ": scale: expected \"1/sqrt(d_k)\" or an exact rational string such as \"1/2\", got " + json_shown(sc));
   m.scale_text = sc.is_string() ? sc.get<std::string>() : sc.dump();
   return m;
+}
+
+SafetensorsMap read_safetensors_map(const std::string& path) {
+  const std::string name = clean_text(path);
+  const std::string text = read_file_text(path, "map file");
+  json j;
+  try {
+    j = parse_json_text(text);
+  } catch (const Error& e) {
+    throw_input("map file " + name + ": " + e.what());
+  }
+  return safetensors_map_from_json(j, "map file " + name);
 }
 
 Surd map_scale(const std::string& text, long d_k, const std::string& where) {
@@ -401,8 +504,11 @@ struct Mat2 {  // a rank-2 tensor read exactly, row-major
   const Rational& at(long r, long c) const { return a[static_cast<size_t>(r * cols + c)]; }
 };
 
-const SafetensorsTensor& rank2(const SafetensorsFile& f, const std::string& name, const std::string& role) {
-  const SafetensorsTensor& t = f.get(name, "the map's " + role);
+const SafetensorsTensor& rank2(const SafetensorsFile& f, const SafetensorsMap& m, const std::string& name, const std::string& role) {
+  const SafetensorsTensor& t = f.get(name, m.source + ": " + role);
+  if (!t.readable)
+    throw_input(f.name() + ": tensor " + quote_text(name) + " (" + role + ", named in " + m.source + ") has dtype " + quote_text(t.dtype_text) +
+                "; weights must be F64, F32, F16 or BF16");
   if (t.shape.size() != 2)
     throw_input(f.name() + ": tensor " + quote_text(name) + " (" + role + "): expected a matrix (rank 2), got shape " + dims_text(t.shape) + " (rank " +
                 std::to_string(t.shape.size()) + ")");
@@ -412,25 +518,13 @@ const SafetensorsTensor& rank2(const SafetensorsFile& f, const std::string& name
 
 Mat2 load(const SafetensorsFile& f, const SafetensorsTensor& t) { return Mat2{t.shape[0], t.shape[1], f.values(t)}; }
 
-// Biases stored next to a mapped tensor ("<prefix>.bias", "<prefix>in_proj_bias",
-// "<prefix>bias_k", ...) that the map does not name: a layer converted without
-// them would be another layer.
-void refuse_unnamed_biases(const SafetensorsFile& f, const std::vector<std::string>& mapped) {
-  for (const auto& m : mapped) {
-    const size_t dot = m.rfind('.');
-    const std::string prefix = dot == std::string::npos ? std::string() : m.substr(0, dot + 1);
-    for (const auto& t : f.tensors()) {
-      if (t.name.compare(0, prefix.size(), prefix) != 0 || std::find(mapped.begin(), mapped.end(), t.name) != mapped.end()) continue;
-      const std::string rest = t.name.substr(prefix.size());
-      if (rest == "bias_k" || rest == "bias_v")
-        throw_input(f.name() + ": tensor " + quote_text(t.name) + " next to the mapped tensor " + quote_text(m) +
-                    ": bias_k and bias_v (add_bias_kv=True) append a learned key and value to every sequence, which mhaq's model does not have");
-      if (looks_like_bias(rest))
-        throw_input(f.name() + ": tensor " + quote_text(t.name) + " is a bias next to the mapped tensor " + quote_text(m) +
-                    " that the map does not name: name it in the map (q_bias, k_bias, v_bias, or in_proj_bias with a fused in_proj, and out_bias; "
-                    "all-zero biases are simply zero)");
-    }
-  }
+// What a factored model file cannot hold: a map without a readout, grouped
+// key-value heads, rotary embeddings.
+void refuse_beyond_factored(const SafetensorsMap& m) {
+  if (!m.has_readout) throw_input(m.source + ": names no readout: convert writes f(X) = u . attention(X) and needs u (a tensor name or exact entries)");
+  if (m.kv_heads != m.heads || m.rope)
+    throw_input(m.source + ": gives " + std::string(m.rope ? "rotary embeddings (rope)" : "grouped key-value heads (kv_heads)") +
+                ": mhaq's factored model files have neither; golden kernel takes such a layer");
 }
 
 // The biases the map names, shapes checked before any entry is read: each a
@@ -441,14 +535,17 @@ struct BiasTensors {
 BiasTensors bias_tensors(const SafetensorsFile& f, const SafetensorsMap& m, long qk_cols, long v_cols, long d_out) {
   auto vec = [&](const std::string& name, const char* role, long n) -> const SafetensorsTensor* {
     if (name.empty()) return nullptr;
-    const SafetensorsTensor& t = f.get(name, std::string("the map's ") + role);
+    const SafetensorsTensor& t = f.get(name, m.source + ": " + role);
+    if (!t.readable)
+      throw_input(f.name() + ": tensor " + quote_text(name) + " (" + role + ", named in " + m.source + ") has dtype " + quote_text(t.dtype_text) +
+                  "; biases must be F64, F32, F16 or BF16");
     if (t.shape.size() != 1 || t.shape[0] != n)
       throw_input(f.name() + ": tensor " + quote_text(name) + " (" + role + ") has shape " + dims_text(t.shape) + "; expected a vector of " +
                   std::to_string(n) + " entries, one per output of its projection");
     return &t;
   };
   if (!m.ffn.empty() && (!m.q_bias.empty() || !m.k_bias.empty() || !m.v_bias.empty() || !m.in_proj_bias.empty() || !m.out_bias.empty()))
-    throw_input(f.name() + ": the map has ffn and biases: mhaq's one-layer transformer is bias-free (docs/math/biases.md covers attention layers)");
+    throw_input(m.source + ": names ffn and biases: mhaq's one-layer transformer is bias-free (docs/math/biases.md covers attention layers)");
   return BiasTensors{vec(m.q_bias, "q_bias", qk_cols), vec(m.k_bias, "k_bias", qk_cols), vec(m.v_bias, "v_bias", v_cols),
                      vec(m.in_proj_bias, "in_proj_bias", 2 * qk_cols + v_cols), vec(m.out_bias, "out_bias", d_out)};
 }
@@ -475,14 +572,6 @@ void assign_biases(const SafetensorsFile& f, const BiasTensors& b, long q_off, l
   }
   fm.out_bias = values(b.out);
 }
-// Every tensor the map names exists, and no bias next to them goes unnamed.
-void check_mapped(const SafetensorsFile& f, const SafetensorsMap& m) {
-  std::vector<std::string> mapped;
-  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn, &m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
-    if (!s->empty()) mapped.push_back(*s);
-  for (const auto& name : mapped) (void)f.get(name, "the map");
-  refuse_unnamed_biases(f, mapped);
-}
 
 // The readout has one entry per output (attention) or per FFN neuron
 // (transformer): the FFN's and the readout's tensors, checked from the header.
@@ -500,7 +589,7 @@ ReadoutShape readout_shape(const SafetensorsFile& f, const SafetensorsMap& m, lo
   long n_read = d_out;
   std::string read_what = "d_out = " + std::to_string(d_out);
   if (!m.ffn.empty()) {
-    tf = &rank2(f, m.ffn, "ffn");
+    tf = &rank2(f, m, m.ffn, "ffn");
     if (in_dim(*tf) != d_out)
       throw_input(fn + ": tensor " + quote_text(m.ffn) + " (ffn, layout " + lay + ") has shape " + dims_text(tf->shape) + ": its in dimension " +
                   std::to_string(in_dim(*tf)) + " must be the output projection's d_out = " + std::to_string(d_out));
@@ -512,12 +601,12 @@ ReadoutShape readout_shape(const SafetensorsFile& f, const SafetensorsMap& m, lo
   }
   const SafetensorsTensor* tr = nullptr;
   if (!m.readout_tensor.empty()) {
-    tr = &f.get(m.readout_tensor, "the map's readout");
+    tr = &f.get(m.readout_tensor, m.source + ": readout");
     if (tr->shape.size() != 1 || tr->shape[0] != n_read)
       throw_input(fn + ": tensor " + quote_text(m.readout_tensor) + " (readout) has shape " + dims_text(tr->shape) + "; expected a vector of " + read_what +
                   " entries");
   } else if (static_cast<long>(m.readout.size()) != n_read) {
-    throw_input(fn + ": the map's readout has " + std::to_string(m.readout.size()) + " entries; expected " + read_what);
+    throw_input(m.source + ": readout: " + std::to_string(m.readout.size()) + " entries; expected " + read_what + " (" + fn + ")");
   }
   return ReadoutShape{tf, tr, n_read};
 }
@@ -526,7 +615,12 @@ ReadoutShape readout_shape(const SafetensorsFile& f, const SafetensorsMap& m, lo
 FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn_out) {
   const std::string fn = f.name();
   if (!m.ffn.empty() && !ffn_out) throw_internal("safetensors_to_factored: the map has an FFN and no place to put it");
-  check_mapped(f, m);
+  std::vector<std::string> mapped;
+  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn, &m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
+    if (!s->empty()) mapped.push_back(*s);
+  for (const auto& name : mapped) (void)f.get(name, m.source);
+  refuse_beyond_factored(m);
+  (void)unnamed_biases(f, m);
   const long H = m.heads;
   // "out" dimension (rows for out_in, columns for in_out) and "in" dimension of a projection.
   auto out_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[0] : t.shape[1]; };
@@ -537,7 +631,7 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   long d = 0, qk_cols = 0, v_cols = 0;
   const SafetensorsTensor *tq = nullptr, *tk = nullptr, *tv = nullptr, *tin = nullptr;
   if (!m.in_proj.empty()) {
-    tin = &rank2(f, m.in_proj, "in_proj");
+    tin = &rank2(f, m, m.in_proj, "in_proj");
     const long o = out_dim(*tin);
     if (o % 3 != 0)
       throw_input(fn + ": tensor " + quote_text(m.in_proj) + " (in_proj, layout " + lay + "): shape " + dims_text(tin->shape) + ": its out dimension " +
@@ -545,9 +639,9 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
     d = in_dim(*tin);
     qk_cols = v_cols = o / 3;
   } else {
-    tq = &rank2(f, m.q, "q");
-    tk = &rank2(f, m.k, "k");
-    tv = &rank2(f, m.v, "v");
+    tq = &rank2(f, m, m.q, "q");
+    tk = &rank2(f, m, m.k, "k");
+    tv = &rank2(f, m, m.v, "v");
     d = in_dim(*tq);
     if (tk->shape != tq->shape)
       throw_input(fn + ": tensor " + quote_text(m.k) + " (k) has shape " + dims_text(tk->shape) + ", tensor " + quote_text(m.q) + " (q) has " +
@@ -566,7 +660,7 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   const long d_k = qk_cols / H, d_v = v_cols / H;
   if (d_k > limits::max_inner_dim || d_v > limits::max_inner_dim)
     throw_input(fn + ": d_k = " + std::to_string(d_k) + ", d_v = " + std::to_string(d_v) + ": more than the limit max_inner_dim = " + std::to_string(limits::max_inner_dim));
-  const SafetensorsTensor& to = rank2(f, m.out, "out");
+  const SafetensorsTensor& to = rank2(f, m, m.out, "out");
   if (in_dim(to) != H * d_v)
     throw_input(fn + ": tensor " + quote_text(m.out) + " (out, layout " + lay + ") has shape " + dims_text(to.shape) + ": its in dimension " +
                 std::to_string(in_dim(to)) + " must be H * d_v = " + std::to_string(H * d_v));
@@ -586,9 +680,9 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   fm.d_k = static_cast<int>(d_k);
   fm.d_v = static_cast<int>(d_v);
   fm.d_out = static_cast<int>(d_out);
-  fm.scale = map_scale(m.scale_text, d_k, fn + " (map)");
+  fm.scale = map_scale(m.scale_text, d_k, m.source);
   if (tf && !fm.scale.is_rational())
-    throw_input(fn + " (map): scale " + quote_text(m.scale_text) + " = " + fm.scale.str() + " is irrational; mhaq's one-layer transformer needs a rational scale");
+    throw_input(m.source + ": scale " + quote_text(m.scale_text) + " = " + fm.scale.str() + " is irrational; mhaq's one-layer transformer needs a rational scale");
   fm.per_head_O = false;
   // Element (i = input coordinate, j = output coordinate) of a projection.
   auto proj = [&](const Mat2& t, long i, long j) -> const Rational& { return m.out_in ? t.at(j, i) : t.at(i, j); };
@@ -690,6 +784,39 @@ std::string factored_transformer_to_json_text(const FactoredModel& f, const QMat
   F += "]";
   o.insert(r, F);
   return o;
+}
+
+std::vector<std::string> unnamed_biases(const SafetensorsFile& f, const SafetensorsMap& m) {
+  const std::vector<std::string> named{m.q_bias, m.k_bias, m.v_bias, m.in_proj_bias, m.out_bias};
+  std::vector<std::string> out;
+  auto consider = [&](const std::string& candidate, const std::string& weight, const char* key) {
+    const SafetensorsTensor* t = f.find(candidate);
+    if (!t || std::find(named.begin(), named.end(), candidate) != named.end() || std::find(out.begin(), out.end(), candidate) != out.end()) return;
+    const std::string tw = f.name() + ": tensor " + quote_text(candidate) + " next to the mapped tensor " + quote_text(weight);
+    if (key == nullptr)
+      throw_input(tw + ": bias_k and bias_v (torch's add_bias_kv=True) append a learned key and value to every sequence, which mhaq's layer does not have");
+    bool zero = t->readable && t->elements() <= limits::max_file_entries;
+    if (zero)
+      for (const auto& x : f.values(*t))
+        if (!x.is_zero()) zero = false;
+    if (!zero)
+      throw_input(tw + " is a bias that " + m.source + " does not name; without it the layer would be another one: add \"" + key + "\": " +
+                  quote_text(candidate) + " to the map (an all-zero bias may stay unnamed)");
+    out.push_back(candidate);
+  };
+  const std::pair<const std::string*, const char*> weights[] = {{&m.q, "q_bias"}, {&m.k, "k_bias"}, {&m.v, "v_bias"}, {&m.in_proj, "in_proj_bias"}, {&m.out, "out_bias"}};
+  for (const auto& [w, key] : weights) {
+    if (w->empty()) continue;
+    const std::string& t = *w;
+    // "<p>.weight" -> "<p>.bias", "<p>in_proj_weight" -> "<p>in_proj_bias", "<p>" -> "<p>.bias"
+    const size_t n = t.size();
+    if (n >= 6 && t.compare(n - 6, 6, "weight") == 0 && (n == 6 || t[n - 7] == '.' || t[n - 7] == '_')) consider(t.substr(0, n - 6) + "bias", t, key);
+    else consider(t + ".bias", t, key);
+    // torch's add_bias_kv tensors beside the in-projection: "<p>.bias_k", "<p>.bias_v"
+    const size_t dot = t.rfind('.');
+    for (const char* kv : {"bias_k", "bias_v"}) consider((dot == std::string::npos ? std::string() : t.substr(0, dot + 1)) + kv, t, nullptr);
+  }
+  return out;
 }
 
 }  // namespace mhaq

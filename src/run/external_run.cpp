@@ -10,7 +10,7 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
   try {
     out.session = std::make_unique<ExternalSession>(o.external->transport, d, kind, arith_name(o.arith));
   } catch (const oracle_protocol::OracleFailure& f) {
-    report_verdict(r, {Status::oracle_failed, f.what()});
+    report_verdict(r, {Status::oracle_failed, f.what()}, o);
     r.evidence.queries = 0;
     r.evidence.max_length = 0;
     r.evidence.heads_recovered = 0;
@@ -39,9 +39,6 @@ void external_verdict(Verdict& v, const ExternalSession* s, bool cap_reached) {
 }
 
 void external_remedy(RecoverResult& r, const RecoverOptions& o, Status status) {
-  if (o.external && status == Status::unable)
-    r.judge.remedy = "the answers are not accurate enough to decide (their stated error, amplified by the pair fits): a tighter true --oracle-error, "
-                  "--design scaled, or more --bits when the answers are far more accurate than the learner's precision";
   if (o.external && status == Status::over_budget)
     r.judge.remedy = "raise --max-queries above " + std::to_string(o.external->max_queries) + ": the run needs more queries than that";
 }
@@ -56,7 +53,7 @@ void check_external_options(const RecoverOptions& o, bool truth_known) {
 bool refuse_over_max_queries(RecoverResult& r, const RecoverOptions& o, long least, const std::string& what, const std::string& fewer) {
   if (!o.external || o.external->max_queries <= 0 || least <= o.external->max_queries) return false;
   report_verdict(r, {Status::over_budget, what + " needs " + std::to_string(least) + " queries, more than --max-queries " +
-                                              std::to_string(o.external->max_queries) + ": refused before asking any"});
+                                              std::to_string(o.external->max_queries) + ": refused before asking any"}, o);
   r.judge.remedy = "raise --max-queries to " + std::to_string(least) + " or more" + (fewer.empty() ? "" : ", or " + fewer);
   r.evidence.queries = 0;
   r.evidence.max_length = 0;

@@ -226,7 +226,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     r.evidence.heads_recovered = 0;
   }
   external_verdict(v, ext.session.get(), black_box.limit_reached());
-  report_verdict(r, v);
+  report_verdict(r, v, o);
   r.evidence.queries = black_box.queries();
   r.evidence.max_length = black_box.max_length();
   finish_external(o, ext.session.get());
@@ -347,7 +347,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
     }
   }
   if (std::isnan(lk)) {
-    report_verdict(r, {Status::unable, "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate"});
+    report_verdict(r, {Status::unable, "no float run up to " + std::to_string(o.max_bits) + " bits gave a reliable kappa estimate"}, o);
     r.evidence.heads_recovered = 0;
     r.study.oracle_calls = calls;
     return;
@@ -378,7 +378,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
       r.study.bits_used = p;
       if (!ok && status == Status::ok)
         report_verdict(r, {Status::unable, "relative error " + json_text(cre.value_or(NAN)) + " not certified below the target at the cap of " +
-                                               std::to_string(o.max_bits) + " bits"});
+                                               std::to_string(o.max_bits) + " bits"}, o);
       break;
     }
     p = std::min(2 * p, o.max_bits);

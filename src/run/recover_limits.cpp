@@ -55,7 +55,7 @@ void exact_tau_degree_bound(fmpz_t out, const Model& m, long token_range) {
   fmpz_clear(lcm);
 }
 
-void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind kind, const std::string& what) {
+void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind kind, const std::string& what, const std::string& remedy) {
   fmpz_t b, L;
   fmpz_init(b);
   fmpz_init(L);
@@ -83,8 +83,7 @@ void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind k
                           "; use smaller denominators");
   if (!b_ok)
     throw Error(kind, what + ": exact mode: the answers' powers of tau could reach degree " + bs + " (4 m R^2 sum|W| with R = token range " +
-                          std::to_string(tokens.range) + "), more than the limit of " + std::to_string(limits::max_tau_exponent) +
-                          "; use smaller W entries or --token-range, or --arith ball");
+                          std::to_string(tokens.range) + "), more than the limit of " + std::to_string(limits::max_tau_exponent) + "; " + remedy);
 }
 
 ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
@@ -106,8 +105,8 @@ ExactCost exact_cost(const Model& truth, const Plan& plan, long token_den) {
 
 namespace {
 
-void refuse_before_work(RecoverResult& r, const std::string& why) {
-  report_verdict(r, {Status::over_budget, why});
+void refuse_before_work(RecoverResult& r, const std::string& why, const RecoverOptions& o) {
+  report_verdict(r, {Status::over_budget, why}, o);
   r.evidence.queries = 0;
   r.evidence.max_length = 0;
   r.evidence.heads_recovered = 0;
@@ -117,7 +116,7 @@ void refuse_before_work(RecoverResult& r, const std::string& why) {
 // answer, so they are costed like the plan: a run that surely asks them is
 // refused with its plan; one that may ask them (after a repair) is told the
 // refusal and ends over budget if it gets there.
-bool grid_witnesses_within_budget(RecoverResult& r, const Model& truth, long budget, long L, LearnOptions& lo) {
+bool grid_witnesses_within_budget(RecoverResult& r, const Model& truth, const RecoverOptions& o, long budget, long L, LearnOptions& lo) {
   const GridGuard g = grid_guard(truth.d, lo);
   if (!grid_guard_possible(g, lo)) return true;
   double worst = 0;
@@ -133,30 +132,55 @@ bool grid_witnesses_within_budget(RecoverResult& r, const Model& truth, long bud
     lo.grid_witness_refused = b;
     return true;
   }
-  refuse_before_work(r, std::string(grid_guard_marker()) + ": " + b + "; refused before any query");
+  refuse_before_work(r, std::string(grid_guard_marker()) + ": " + b + "; refused before any query", o);
   return false;
 }
 
 }  // namespace
 
+bool exact_heads_within_budget(RecoverResult& r, long H, bool bound, const RecoverOptions& o) {
+  if (H <= limits::max_exact_heads) return true;
+  refuse_before_work(r, std::string("exact mode: the learner's ") + (bound ? "bound H0 = " : "H = ") + std::to_string(H) +
+                            " exceeds the cost bound of the stated H, " + std::to_string(limits::max_exact_heads) +
+                            " heads (a pair system has 2H+1 unknowns over Q(tau), and its work grows steeply with H): refused before any query", o);
+  return false;
+}
+
 bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo) {
   if (o.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
+  if (!exact_heads_within_budget(r, lo.H, lo.heads_is_bound, o)) return false;
   const long budget = o.max_degree > 0 ? o.max_degree : kDefaultMaxDegree;
   const Plan plan = learner_plan(truth.d, lo);
   const ExactCost c = exact_cost(truth, plan, lo.tokens.den);
   r.plan.exact_cost = ExactCostRecord{c.L, c.max_degree, c.total_degree, budget};
-  if (c.max_degree <= static_cast<double>(budget)) return grid_witnesses_within_budget(r, truth, budget, c.L, lo);
+  if (c.max_degree <= static_cast<double>(budget)) return grid_witnesses_within_budget(r, truth, o, budget, c.L, lo);
   char b[512];
   std::snprintf(b, sizeof b,
                 "exact answers would reach tau-degree %.3g (L = %ld, %s; tau = e^{1/L}), beyond the budget --max-degree %ld: refused before any query. "
                 "Degrees grow with L = (W denominator) x (token denominator)^2 and with the token range squared: use a smaller --token-range, "
                 "or --arith ball --bits 256 (balls do not grow with the degree), or raise --max-degree (time and memory grow at least linearly with it)",
                 c.max_degree, c.L, pair_name(plan.pairs[c.worst_pair]).c_str(), budget);
-  refuse_before_work(r, b);
+  refuse_before_work(r, b, o);
   return false;
 }
 
-void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file) {
+bool exact_queries_within_budget(RecoverResult& r, const Model& truth, const std::vector<Query>& qs, long token_den, const RecoverOptions& o) {
+  if (o.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
+  const long budget = o.max_degree > 0 ? o.max_degree : kDefaultMaxDegree;
+  const long L = QTauAccess::L(oracle_field<QTau>(truth.w_denominator(), token_den, OracleNoise{}));
+  double worst = 0;
+  for (const Query& q : qs) worst = std::max(worst, answer_score_spread(truth, q).approx_double() * static_cast<double>(L));
+  if (worst <= static_cast<double>(budget)) return true;
+  char b[320];
+  std::snprintf(b, sizeof b,
+                "exact answers would reach tau-degree %.3g (L = %ld; tau = e^{1/L}), beyond the budget --max-degree %ld: refused before any query. "
+                "Use --arith ball --bits 256 (balls do not grow with the degree), or raise --max-degree",
+                worst, L, budget);
+  refuse_before_work(r, b, o);
+  return false;
+}
+
+void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file, bool baseline) {
   using namespace limits;
   if (arith_facts(o.arith).chosen_bits) check_option("--bits", o.bits, min_bits, max_bits);
   check_option("--max-bits", o.max_bits, 64, max_bits);
@@ -199,7 +223,8 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
     const GridGuard g = grid_guard(truth.d, lo);
     const bool wide = grid_guard_certain(g, lo) && g.range > tok.range;
     check_exact_tau_degree(truth, wide ? TokenSpec{g.range, tok.den} : tok, from_file && !own_tokens ? ErrorKind::input : ErrorKind::usage,
-                           wide ? what + " (with the small token grid's witness queries, from {-" + std::to_string(g.range) + ".." + std::to_string(g.range) + "})" : what);
+                           wide ? what + " (with the small token grid's witness queries, from {-" + std::to_string(g.range) + ".." + std::to_string(g.range) + "})" : what,
+                           baseline ? "use smaller W entries, or --arith ball" : "use smaller W entries or --token-range, or --arith ball");
   }
 }
 
@@ -224,7 +249,7 @@ void check_transformer_limits(const TransformerModel& truth, const RecoverOption
     Model att;  // the attention part's W (check_exact_tau_degree reads only W)
     att.d = truth.d;
     for (const auto& W : truth.W) att.heads.push_back({W, QVec(static_cast<size_t>(truth.d), Rational(0))});
-    check_exact_tau_degree(att, TokenSpec{16, 16}, model_kind, what);
+    check_exact_tau_degree(att, TokenSpec{16, 16}, model_kind, what, "use smaller W entries, or --arith ball");  // its tokens are fixed
   }
 }
 

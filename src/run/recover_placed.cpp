@@ -121,7 +121,7 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   // its own budget spent: the design could not finish within its means
   const bool spent = v.status == Status::over_budget && !capped;
   if (spent) v.status = Status::unable;
-  report_verdict(r, v);
+  report_verdict(r, v, o);
   r.evidence.queries = oracle.queries();
   r.evidence.max_length = oracle.max_length();
   finish_external(o, ext.session.get());

@@ -352,7 +352,7 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   const Status learned = v.status;
   external_verdict(v, ext.session.get(), black_box.limit_reached());
   if (v.status != learned) r.judge.blind_status = v.status;  // the session's end, whatever the learner made of it
-  report_verdict(r, v);
+  report_verdict(r, v, o);
   r.evidence.queries = black_box.queries();
   r.evidence.max_length = black_box.max_length();
   finish_external(o, ext.session.get());
@@ -416,6 +416,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   }
   r.plan.attention_paper_bound = paper_query_bound(truth.d, lo.H);
   r.run.token_den = den;
+  if (arith_facts(o.arith).exact && !exact_heads_within_budget(r, lo.H, false, o)) return r;
   if (refuse_over_max_queries(r, o, transformer_least_queries(truth.d, lo), "the attention part alone (its plan, each query asked at X and at -X)",
                               o.schedule == Schedule::compact ? "" : "--schedule compact (the attention part's fewest queries)")) {
     r.evidence.neurons_recovered = 0;

@@ -43,6 +43,14 @@ constexpr int kWitnessQueries = 3;  // per repaired run (proofs/21)
 
 [[noreturn]] void rethrow_with(const Error& e, const std::string& where) { throw Error(e.kind(), where + ": " + e.what()); }
 
+// Thrown by a run told H when every fully sampled pair shows the same m < H
+// heads: learn() confirms the count (confirm_fewer_heads) before it calls
+// the stated H too large.
+struct FewerHeads {
+  int m;
+  Error error;  // what the run failed with
+};
+
 template <class T>
 class Path {
  public:
@@ -62,7 +70,7 @@ class Path {
       // a base pair that fitted all H heads already shows H is not too large
       if (!opt_.heads_is_bound && !full_base_fit() &&
           (e.kind() == ErrorKind::degenerate || e.kind() == ErrorKind::inconsistent || e.kind() == ErrorKind::unable))
-        diagnose_head_count();
+        if (const int m = fewer_heads_shown(); m >= 0) throw FewerHeads{m, e};
       throw;
     }
     phase("solving for the heads");
@@ -255,13 +263,17 @@ class Path {
     return c;
   }
 
-  // Known H, and a stage failed: when every base pair fits a
-  // function of one smaller type m < H, the stated H exceeds the model's
-  // canonical head count at every pair, which no other draw changes.
-  void diagnose_head_count() {
+  // Known H, and a stage failed: the type m of every fully sampled pair of
+  // the plan (base pairs and links) when they all fit the same type-(m,m)
+  // function with m < H; -1 otherwise. A pair that shows more heads than
+  // another proves the model has more than the fewer: the failure is then
+  // the draw's, and stands. All pairs showing m is what a model of m
+  // canonical heads gives at every draw, and what a special draw of a model
+  // with more can give too (a zero residue at one offset, colliding poles at
+  // another): learn() tells the two apart (confirm_fewer_heads).
+  int fewer_heads_shown() {
     std::vector<PairFit<T>> fits(plan_.pairs.size());
-    const int n = plan_.base_count();
-    std::vector<int> type(n, -1);
+    std::vector<int> type(plan_.pairs.size(), -1);
     auto minimal = [&](size_t p, const T& f0) {
       try {
         fits[p] = interpolate_pair_minimal(fld_, samples(p, f0), opt_.H);
@@ -272,22 +284,18 @@ class Path {
     };
     parallel_for(0, static_cast<size_t>(d_), opt_.threads, [&](size_t i) { minimal(static_cast<size_t>(plan_.base_index(static_cast<int>(i), 0)), answers_[0]); });
     for (int i = 0; i < d_; ++i)
-      if (type[plan_.base_index(i, 0)] < 0) return;
+      if (type[plan_.base_index(i, 0)] < 0) return -1;
     const Chaining<T> chain = make_chaining(fits);
-    // (compact: only the fully sampled pairs (i, 1) can show their type)
+    // (compact: only the pairs (i, 1) are fully sampled and can show their type)
     auto full = [&](size_t p) { return plan_.pairs[p].samples == plan_.samples; };
-    parallel_for(0, static_cast<size_t>(n), opt_.threads, [&](size_t p) {
-      if (plan_.pairs[p].j != 0 && full(p)) minimal(p, chain.f0(fld_, plan_.pairs[p].final_token));
+    auto first_column = [&](size_t p) { return plan_.pairs[p].kind == PairKind::base && plan_.pairs[p].j == 0; };
+    parallel_for(0, plan_.pairs.size(), opt_.threads, [&](size_t p) {
+      if (!first_column(p) && full(p)) minimal(p, chain.f0(fld_, plan_.pairs[p].final_token));
     });
-    const int m = type[0];
-    for (int p = 0; p < n; ++p)
-      if (full(static_cast<size_t>(p)) && (type[p] != m || type[p] < 0)) return;
-    if (m >= opt_.H) return;
-    throw_not_identifiable(std::string(plan_.schedule == Schedule::compact ? "every fully sampled base pair (i, 1)" : "every base pair") +
-                           " fits a type-(" + std::to_string(m) + "," + std::to_string(m) +
-                           ") function: the answers are those of a model with " + std::to_string(m) +
-                           " canonical heads, fewer than the stated H = " + std::to_string(opt_.H) +
-                           " (state H = " + std::to_string(m) + ", or give only a bound with --max-heads)");
+    const int m = type[plan_.base_index(0, 0)];
+    for (size_t p = 0; p < plan_.pairs.size(); ++p)
+      if (full(p) && type[p] != m) return -1;
+    return m < opt_.H ? m : -1;
   }
 
   // ---- 4-match: the labelling walk, with its repairs and fallbacks
@@ -385,23 +393,64 @@ class Path {
 
 }  // namespace
 
+// Every fully sampled pair of a run told H shows m < H heads (FewerHeads).
+// A run told only H0 = H, on the same answers, tells a model of m canonical
+// heads from a special draw as far as the answers can: it must recover m
+// heads that reproduce every answer, and on a grid where the plan's own
+// bound does not cover a wrong model it asks the small grid's witnesses
+// (grid_guard.hpp), as any such run does. Only then is the stated H too
+// large, at every seed: not identifiable. Otherwise returns the error the
+// run ends with: the draw is degenerate (another seed may help), or a
+// float run cannot decide (unable).
+template <class T>
+Error confirm_fewer_heads(KeepingOracle<T>& keep, const LearnOptions& opt, const Plan& plan, const FewerHeads& f) {
+  const std::string m = std::to_string(f.m), H = std::to_string(opt.H);
+  const std::string shown = "every fully sampled pair fits a type-(" + m + "," + m + ") function, fewer heads than the stated H = " + H;
+  LearnOptions bound = opt;
+  bound.heads_is_bound = true;
+  LearnResult<T> res;
+  res.plan = plan;
+  keep.serve_kept();
+  std::string why;
+  try {
+    Path<T>(keep, bound, res).run();
+    if (res.heads_found < opt.H && res.self_check != Truth::no)
+      throw_not_identifiable(shown + ", and the " + m + " heads that a run told only --max-heads " + H + " recovers from the same answers reproduce every one" +
+                             (res.grid_witness_queries > 0 ? " and " + std::to_string(res.grid_witness_queries) + " witness queries from a wider grid" : std::string()) +
+                             ": the answers are those of a model with " + m + " canonical heads (state H = " + m + ", or give only a bound with --max-heads)");
+    why = res.self_check == Truth::no ? "its heads do not reproduce every answer" : "it finds " + std::to_string(res.heads_found) + " heads";
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::not_identifiable || e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage) throw;
+    if (e.kind() == ErrorKind::budget)
+      throw Error(ErrorKind::budget, shown + "; telling a model of " + m + " canonical heads from a special draw takes witness queries, and " + e.what());
+    if (e.kind() == ErrorKind::unable) return Error(ErrorKind::unable, shown + ", and a run told only --max-heads " + H + " cannot decide at this precision: " + e.what());
+    why = e.what();
+  }
+  return Error(ErrorKind::degenerate, shown + ", yet a run told only --max-heads " + H + " on the same answers does not confirm a model of " + m +
+                                          " heads (" + why + "): the draw is special (the original failure: " + f.error.what() +
+                                          "); another --seed may help");
+}
+
 template <class T>
 LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   if (opt.H < 1) throw Error(ErrorKind::usage, "head count must be at least 1");
   LearnResult<T> res;
   res.plan = learner_plan(oracle.dim(), opt, &res.redraws);
   KeepingOracle<T> keep(oracle);
-  std::string first_error;
+  std::optional<Error> failed;
   try {
     Path<T>(keep, opt, res).run();
     return res;
+  } catch (const FewerHeads& f) {
+    failed = confirm_fewer_heads(keep, opt, res.plan, f);
   } catch (const Error& e) {
-    // One fresh offset (Repair): the paper schedule with its own draws only.
-    if (e.kind() != ErrorKind::degenerate || res.failed_offset < 0 || !opt.repair || opt.schedule != Schedule::paper || opt.draws ||
-        opt.samples_per_pair != 0 || oracle.dim() < 2)
-      throw;
-    first_error = e.what();
+    failed = e;
   }
+  // One fresh offset (Repair): the paper schedule with its own draws only.
+  if (failed->kind() != ErrorKind::degenerate || res.failed_offset < 0 || !opt.repair || opt.schedule != Schedule::paper || opt.draws ||
+      opt.samples_per_pair != 0 || oracle.dim() < 2)
+    throw *failed;
+  const std::string first_error = failed->what();
   const int i = res.failed_offset;
   const int d = oracle.dim();
   Rng rng(opt.seed ^ 0x6672657368ULL);  // the fresh offset's own stream
@@ -418,10 +467,14 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
   o2.repair = true;
   const long before = keep.sent();
   keep.serve_kept();
+  const std::string after = first_error + "; after a fresh offset delta_" + std::to_string(i + 1) + ": ";
   try {
     Path<T>(keep, o2, again).run();
+  } catch (const FewerHeads& f) {
+    const Error e = confirm_fewer_heads(keep, o2, again.plan, f);
+    throw Error(e.kind(), after + e.what());
   } catch (const Error& e) {
-    throw Error(e.kind(), first_error + "; after a fresh offset delta_" + std::to_string(i + 1) + ": " + e.what());
+    throw Error(e.kind(), after + e.what());
   }
   const long asked = keep.sent() - before;
   // the witnesses of the new run (if it repaired pairs) were asked after its plan

@@ -249,6 +249,50 @@ std::string resolution_text(double deg) {
   return b;
 }
 
+// A float path that merged neurons, or missed one near the answers' error
+// (merged_neurons): unable, yet another path may still separate them.
+struct UnresolvedPath : Error {
+  using Error::Error;
+};
+
+// The path took two neurons for one: fewer crossings than the stated neuron
+// count, jumps that no sign vector adds up, or a check the recovered
+// transformer misses. Every crossing passed the single-crossing test, so the
+// two lie within the certified resolution of each other or share a
+// hyperplane, which no path separates. With d = 1 every hyperplane is the
+// point 0: they share it (where the miss is decided). With d >= 2 the test again at 2^-40 rad tells
+// which: every jump still kinking on one hyperplane there is the stated
+// condition; a jump that does not holds distinct hyperplanes, never reported
+// as not identifiable; balls, which cannot certify the kink, say both; floats
+// (no such test) are unable.
+template <class T>
+[[noreturn]] void merged_neurons(const Field<T>& fld, Oracle<T>& rec, const TransformerLearnOptions& opt, const RegionDesign& design,
+                                 const PathSearch<T>& path, const TransformerLearnResult<T>& res, const std::string& what) {
+  const char* condition = "(condition: no two hyperplanes ubar_j^T x = 0 coincide)";
+  const int d = rec.dim();
+  if (d == 1 && opt.coincidence_test)  // (a decided miss: exact, balls)
+    throw_not_identifiable(what + ": with d = 1 every neuron's hyperplane is the point 0, so two neurons of opposite directions share it " + condition);
+  const int fine_log2 = 40;
+  const Truth one = design.single_crossing_test && opt.coincidence_test
+                        ? crossings_on_one_hyperplane(fld, rec, path.crossings, res.heads_found, design, fine_log2)
+                        : Truth::unknown;
+  if (one == Truth::yes)
+    throw_not_identifiable(what + ", yet every jump of the path kinks on one hyperplane on single tokens to within 2^-" + std::to_string(fine_log2) +
+                           " rad (" + resolution_text(std::ldexp(180.0 / std::acos(-1.0), -fine_log2)) + "): two neurons share a hyperplane " + condition);
+  if (one == Truth::no)
+    throw_degenerate(what + ": two neurons whose hyperplanes lie within the run's certified resolution (" + resolution_text(res.resolution_deg) +
+                     ") of each other were taken for one; they are distinct hyperplanes that this path cannot separate (another --seed draws another path)");
+  if (opt.coincidence_test)
+    throw_degenerate(what + ": two neurons were taken for one; their hyperplanes lie within the run's certified resolution (" + resolution_text(res.resolution_deg) +
+                     ") of each other (another --seed may separate them), or coincide " + condition + ", which this arithmetic cannot tell apart");
+  // floats judge equality at a tolerance: a jump near the answers' error is
+  // one more explanation, and only more precise answers tell them apart
+  throw UnresolvedPath(ErrorKind::unable, what + ": at this precision the learner cannot tell a neuron whose jump lies within the answers' error "
+                                              "(more precision resolves it) from two neurons taken for one, whose hyperplanes lie within the run's certified "
+                                              "resolution (" + resolution_text(res.resolution_deg) + ") of each other (another --seed may separate them) or coincide " +
+                                              condition);
+}
+
 // The learner's own checks (every answer, then targeted tokens and general
 // sequences it asks for); a miss throws with what it tells about the path.
 template <class T>
@@ -262,21 +306,7 @@ void check_learned(const Field<T>& fld, RecordingOracle<T>& rec, const Transform
       answered, opt.threads,
       [&](size_t i) { return fld.equal(evaluate_learned_transformer(fld, res.W, res.neurons, rec.queries[i]), rec.answers[i]); },
       res.self_check_failed);
-  // A miss here: every crossing passed the single-crossing test, so two
-  // neurons merged into one jump lie within the certified resolution of
-  // each other, or share a hyperplane (which no path separates). The
-  // test again at 2^-40 rad tells which: every jump still kinking on one
-  // hyperplane there is the stated condition; a jump that does not holds
-  // distinct hyperplanes, reported as such, never as not identifiable.
-  auto missed = [&](const std::string& what) {
-    const int fine_log2 = 40;
-    if (design.single_crossing_test && opt.coincidence_test && crossings_on_one_hyperplane(fld, rec, path.crossings, res.heads_found, design, fine_log2) == Truth::yes)
-      throw_not_identifiable(what + ", yet every jump of the path kinks on one hyperplane on single tokens to within 2^-" + std::to_string(fine_log2) +
-                             " rad (" + resolution_text(std::ldexp(180.0 / std::acos(-1.0), -fine_log2)) +
-                             "): two neurons share a hyperplane (condition: no two hyperplanes ubar_j^T x = 0 coincide)");
-    throw_degenerate(what + ": two neurons whose hyperplanes lie within the run's certified resolution (" + resolution_text(res.resolution_deg) +
-                     ") of each other were taken for one; they are distinct hyperplanes that this path cannot separate");
-  };
+  auto missed = [&](const std::string& what) { merged_neurons(fld, rec, opt, design, path, res, what); };
   if (res.self_check == Truth::no) missed("the recovered transformer does not reproduce answer " + std::to_string(res.self_check_failed + 1));
   const int nv = opt.verify_queries >= 0 ? opt.verify_queries : 2 * d;
   res.verification = Truth::yes;
@@ -428,14 +458,23 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
       res.crossings = static_cast<int>(path.crossings.size());
       res.resolution_deg = path.resolution_deg;
       res.path_crossings = path.crossings;
-      res.neurons = neurons_from_path(fld, path, res.p, d);
+      if (opt.neurons > 0 && res.crossings < opt.neurons)
+        merged_neurons(fld, rec, opt, design, path, res,
+                       "the path crosses " + std::to_string(res.crossings) + " neuron hyperplanes, fewer than the stated " + std::to_string(opt.neurons) + " neurons");
+      try {
+        res.neurons = neurons_from_path(fld, path, res.p, d);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::degenerate) throw;
+        merged_neurons(fld, rec, opt, design, path, res, e.what());
+      }
       check_hyperplanes(fld, res.neurons, d);
       res.queries_regions = static_cast<long>(rec.queries.size()) - res.queries_attention;
       if (!opt.checks) return res;
       check_learned(fld, rec, opt, design, path, rng, res);
       return res;
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::not_identifiable && e.kind() != ErrorKind::inconsistent) throw;
+      const bool retry = dynamic_cast<const UnresolvedPath*>(&e) != nullptr;
+      if (!retry && e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::not_identifiable && e.kind() != ErrorKind::inconsistent) throw;
       last = Error(e.kind(), e.what() + std::string(" (") + std::to_string(attempt) + " path attempt" + (attempt > 1 ? "s" : "") + ")");
       res.queries_regions = static_cast<long>(rec.queries.size()) - res.queries_attention - res.queries_verify;
     }

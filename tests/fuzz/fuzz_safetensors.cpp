@@ -8,6 +8,7 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/model/factored.hpp"
+#include "mhaq/model/kernel_layer.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/safetensors.hpp"
 
@@ -21,6 +22,13 @@ const char* const maps[] = {
     R"M({"format":"mhaq-safetensors-map","heads":2,"layout":"in_out","q":"q","k":"k","v":"v","out":"o","readout":"u","scale":"1/sqrt(d_k)"})M",
     R"M({"format":"mhaq-safetensors-map","heads":1,"layout":"out_in","in_proj":"in_proj_weight","out":"out_proj.weight","readout":["1"],"scale":"1/sqrt(d_k)"})M",
     R"M({"format":"mhaq-safetensors-map","heads":2,"layout":"out_in","in_proj":"in_proj_weight","in_proj_split":["k","v","q"],"out":"out_proj.weight","readout":["1/2","-3"],"scale":"1/2"})M",
+};
+
+// Maps of kernel golden files: biases, grouped heads and rotary embeddings (no readout).
+const char* const kernel_maps[] = {
+    R"M({"format":"mhaq-safetensors-map","heads":2,"kv_heads":1,"layout":"out_in","q":"q","k":"k","v":"v","out":"o","out_bias":"u","scale":"1/sqrt(d_k)"})M",
+    R"M({"format":"mhaq-safetensors-map","heads":1,"layout":"in_out","in_proj":"in_proj_weight","in_proj_bias":"in_proj_bias","out":"out_proj.weight",)M"
+    R"M("rope":{"theta":"10000","pairing":"half"},"scale":"1/sqrt(3)"})M",
 };
 
 void input_error(const mhaq::Error& e, const char* stage) {
@@ -56,6 +64,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (!(a.heads[h].W == b.heads[h].W) || a.heads[h].v != b.heads[h].v) finding("a converted layer that reads back as another model");
       } catch (const mhaq::Error& e) {
         input_error(e, "convert");
+      }
+    }
+    for (const char* map : kernel_maps) {
+      try {
+        const mhaq::KernelLayer L = mhaq::safetensors_to_kernel(f, mhaq::safetensors_map_from_json(mhaq::parse_json_text(map), "map"));
+        if (L.Wq.rows() != L.heads * L.d_k || L.Wk.rows() != L.kv_heads * L.d_k || L.Wo.cols() != L.heads * L.d_v) finding("a kernel layer of inconsistent shapes");
+      } catch (const mhaq::Error& e) {
+        input_error(e, "kernel layer");
       }
     }
   } catch (const mhaq::Error& e) {

@@ -10,7 +10,7 @@ import sys
 
 out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "safetensors")
 os.makedirs(out, exist_ok=True)
-PACK = {"F64": "<d", "F32": "<f", "F16": "<e"}
+PACK = {"F64": "<d", "F32": "<f", "F16": "<e", "I64": "<q", "BOOL": "<?"}
 SIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}
 
 
@@ -54,6 +54,18 @@ write("seed_fused_f32.safetensors", safetensors([
 write("seed_fused_d1.safetensors", safetensors([
     ("in_proj_weight", "F64", [3, 1], [0.1, -2.5, 3]), ("out_proj.weight", "F64", [1, 1], [0.75])]))
 write("seed_empty.safetensors", raw("{}"))
+# a whole checkpoint: the layer next to integer and boolean tensors and a bias the maps do not name
+ckpt = safetensors([
+    ("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [0.5, -1, 2, 0.25]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
+    ("o", "F32", [2, 2], [1, 2, -1, 0.5]), ("o.bias", "F32", [2], [0, 0]), ("u", "F32", [2], [1, -0.5]),
+    ("embeddings.position_ids", "I64", [1, 3], [0, 1, 2]), ("mask", "BOOL", [3], [1, 0, 1]), ("num_batches_tracked", "I64", [], [7])])
+write("seed_checkpoint.safetensors", ckpt)
+# all-zero biases next to the layer that the maps do not name: they change nothing (convert reports them as not used)
+write("seed_bias_unnamed.safetensors", safetensors([
+    ("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
+    ("o", "F32", [2, 2], [1, 0, 0, 1]), ("o.bias", "F32", [2], [0, 0]), ("u", "F32", [2], [1, 1])]))
+write("seed_fused_bias_unnamed.safetensors", safetensors([
+    ("in_proj_weight", "F32", [3, 1], [1, 2, 3]), ("in_proj_bias", "F32", [3], [0, 0, 0]), ("out_proj.weight", "F32", [1, 1], [1])]))
 write("seed_zero_size.safetensors", safetensors([("z", "F32", [0, 3], []), ("q", "F16", [1], [1])]))
 
 # ---- malformed: one file per kind of defect
@@ -90,11 +102,6 @@ cases = {
     "inf_f16": raw('{"x":{"dtype":"F16","shape":[1,2],"data_offsets":[0,4]}}', b"\x00\x3c\x00\x7c"),
     "inf_bf16": raw('{"x":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}}', b"\x80\xff"),
     "nan_f64": raw('{"x":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}}', b"\x01\x00\x00\x00\x00\x00\xf0\x7f"),
-    "bias_present": safetensors([
-        ("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
-        ("o", "F32", [2, 2], [1, 0, 0, 1]), ("o.bias", "F32", [2], [0, 0]), ("u", "F32", [2], [1, 1])]),
-    "fused_bias_present": safetensors([
-        ("in_proj_weight", "F32", [3, 1], [1, 2, 3]), ("in_proj_bias", "F32", [3], [0, 0, 0]), ("out_proj.weight", "F32", [1, 1], [1])]),
     "wrong_rank": safetensors([("q", "F32", [4], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
                                ("o", "F32", [2, 2], [1, 0, 0, 1]), ("u", "F32", [2], [1, 1])]),
     "qk_shape_mismatch": safetensors([("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [1, 2], [1, 0]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
@@ -102,6 +109,16 @@ cases = {
     "missing_v": safetensors([("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]),
                               ("o", "F32", [2, 2], [1, 0, 0, 1]), ("u", "F32", [2], [1, 1])]),
     "fused_not_three_blocks": safetensors([("in_proj_weight", "F32", [4, 1], [1, 2, 3, 4]), ("out_proj.weight", "F32", [1, 1], [1])]),
+    "byte_count_past_2_64": raw('{"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}}', f1 + f1),
+    "padding_nul": raw(("{" + ok + "}").encode() + b"\0\0\0", f1 + f1),
+    "padding_newline": raw(("{" + ok + "}").encode() + b"  \n", f1 + f1),
+    "bom": raw(b"\xef\xbb\xbf" + ("{" + ok + "}").encode(), f1 + f1),
+    "leading_space": raw((" {" + ok + "}").encode(), f1 + f1),
+    "empty_header": struct.pack("<Q", 0),
+    "i64_bytes_mismatch": raw('{"p":{"dtype":"I64","shape":[3],"data_offsets":[0,8]}}', b"\0" * 8),
+    "f4_partial_byte": raw('{"p":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}}', b"\0" * 2),
+    "bias_unnamed_nonzero": safetensors([("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
+                                         ("o", "F32", [2, 2], [1, 0, 0, 1]), ("o.bias", "F32", [2], [0, 0.5]), ("u", "F32", [2], [1, 1])]),
     "readout_wrong_length": safetensors([("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
                                          ("o", "F32", [2, 2], [1, 0, 0, 1]), ("u", "F32", [3], [1, 1, 1])]),
 }

@@ -2,6 +2,7 @@
 // bounded reads (a directory, a device or a huge file is an input error, not
 // an empty document).
 #pragma once
+#include <fstream>
 #include <string>
 
 namespace mhaq {
@@ -10,6 +11,27 @@ namespace mhaq {
 // place; throws Error(input) on failure, leaving no partial file behind.
 // Refuses content over limits::max_file_bytes (mhaq would not read it back).
 void write_file_atomic(const std::string& path, const std::string& content);
+
+// A file written piece by piece through a temporary in the same folder and
+// renamed into place by commit(); write() refuses to go past
+// limits::max_file_bytes (Error(input), the temporary removed), and a writer
+// destroyed without commit() removes its temporary: a file is never left
+// half-written.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(const std::string& path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  void write(const std::string& piece);
+  long commit();  // the bytes written
+
+ private:
+  std::string path_, tmp_;
+  std::ofstream out_;
+  long bytes_ = 0;
+  bool done_ = false;
+};
 
 // The bytes of a regular file of at most limits::max_file_bytes. Error(input)
 // "cannot open <what> ..." naming the path (quoted, so any bytes are safe to echo).

@@ -45,10 +45,19 @@ constexpr long max_digits = 100000;        // golden --digits, golden files' dig
 // golden files re-run the exact learner, whose work grows steeply with H
 // (d=1: H=6 about 2 s, H=8 about 30 s): export and check both stop at 6
 constexpr long max_golden_heads = 6;       // golden export --heads/--max-heads; heads_learner in golden files
+// exact recover: a pair system has 2H+1 unknowns over Q(tau), and its work
+// grows steeply with H (d = 2: H = 8 seconds to minutes, H = 16 minutes to
+// hours): the learner's H or bound H0 beyond this is over budget, refused
+// before any query
+constexpr long max_exact_heads = 8;        // recover --arith exact: the learner's H or H0 (attention and a transformer's attention part)
 // transformer golden files: the answers' tau-degrees summed over the file (the checker's work)
 constexpr long max_golden_tau_total = 1L << 26;
 // transformer golden files: (runs + d) d H m summed over the queries (the checker's rational arithmetic)
 constexpr long max_golden_eval_work = 1L << 30;
+// kernel golden files: entries one sequence writes (rows x (d_out + H d_v + H N)), and the
+// entries of one sequence's additive mask (N x N); bounds the memory of one sequence
+constexpr long max_kernel_sequence_entries = 1L << 20;
+constexpr long max_kernel_position = 1L << 24;  // kernel golden files: position_ids (rotary embeddings)
 // ---- runs
 constexpr long max_threads = 1024;         // --threads (0 = all hardware threads)
 constexpr long max_trials = 1000000;       // verify --trials, sweep --trials
@@ -66,6 +75,8 @@ static_assert(check::limits::min_bits == min_bits && check::limits::max_bits == 
 static_assert(check::limits::max_plan_queries == max_plan_queries);
 static_assert(check::limits::max_neurons == max_neurons && check::limits::max_digits == max_digits);
 static_assert(check::limits::max_golden_eval_work == max_golden_eval_work);
+static_assert(check::limits::max_kernel_sequence_entries == max_kernel_sequence_entries && check::limits::max_kernel_position == max_kernel_position);
+static_assert(check::limits::max_inner_dim == max_inner_dim && check::limits::max_file_entries == max_file_entries);
 
 }  // namespace mhaq::limits
 

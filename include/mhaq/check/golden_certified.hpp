@@ -26,5 +26,9 @@ struct CertifiedGoldenAnswers {
 // against mhaq/check/limits.hpp before any work; InputError naming the JSON
 // path on malformed input.
 CertifiedGoldenAnswers certified_golden_answers(const nlohmann::json& doc);
+// The same for the file at `path`, read as a stream in two passes (the model
+// and the answers, then the queries one at a time): its memory is the answers
+// and one query, whatever the file's size.
+CertifiedGoldenAnswers certified_golden_answers_file(const std::string& path);
 
 }  // namespace mhaq::check

@@ -25,5 +25,9 @@ constexpr long max_neurons = 256;           // transformer golden files: model.n
 constexpr long max_digits = 100000;         // golden files: digits
 constexpr long max_golden_eval_work = 1L << 30; // certified golden files: (runs + d) d H summed over the queries
 constexpr long max_golden_queries = 1L << 19; // transformer golden files: queries (both attention passes, regions, verification)
+constexpr long max_inner_dim = 4096;        // kernel golden files: d, H d_k, H d_v, d_out of the layer
+constexpr long max_file_entries = 1L << 20; // kernel golden files: the layer's weights
+constexpr long max_kernel_sequence_entries = 1L << 20; // kernel golden files: entries of one sequence, and its additive mask's
+constexpr long max_kernel_position = 1L << 24;         // kernel golden files: position_ids
 
 }  // namespace mhaq::check::limits

@@ -43,5 +43,10 @@ std::vector<Query> read_inputs_text(const std::string& text, int d);
 std::string golden_export_certified(const CertifiedGoldenInputs& in);
 // The check of a parsed certified file (golden_check dispatches here on "arith": "certified").
 GoldenCheckResult golden_check_certified(const nlohmann::json& doc, int threads);
+// The same for the file at `path`, read as a stream: the members but the
+// queries (the answers are small) are held, and the queries one at a time, so
+// its memory does not grow with the queries' size. Error(input) for a
+// malformed file; check::InputError of the separate checker becomes one.
+GoldenCheckResult golden_check_certified_file(const std::string& path, int threads);
 
 }  // namespace mhaq

@@ -40,8 +40,15 @@ std::string decimal_of_rational(const Rational& x, long D);
 // containing zero, the exponent and the rounding certain), false otherwise.
 bool decimal_of_ball(const arb_t v, long D, long prec, std::string& out);
 
+// The exact dyadic rational "p/q" (q a power of two) of a binary float.
+std::string dyadic_text(const arf_t x);
+
 // Precision of the first attempt for `digits` digits: 3.33 digits + 64 bits.
 long certified_start_bits(long digits);
+// Error(usage) when the first attempt for `digits` is above `max_bits` (no
+// answer could be decided): the message gives the --max-bits that suffices,
+// or the most digits that --max-bits (or its limit) allows.
+void check_digits_within_bits(long digits, long max_bits);
 // Error(unable) when the decimal is not decided within max_bits.
 CertifiedValue certified_answer(const Model& m, const Query& q, long digits, long max_bits);
 

@@ -35,8 +35,8 @@ void finish_external(const RecoverOptions& o, ExternalSession* s);
 // learner made of the error it met: the oracle's fault (oracle_failed), or
 // the query after --max-queries (over_budget).
 void external_verdict(Verdict& v, const ExternalSession* s, bool cap_reached);
-// An external run that ended unable: more --bits rarely helps, the answers'
-// accuracy does; the remedy says so. One stopped at --max-queries: raise it.
+// An external run stopped at --max-queries: its remedy names the cap (the
+// other remedies come from run_remedy).
 void external_remedy(RecoverResult& r, const RecoverOptions& o, Status status);
 
 // Error(usage) for options that do not go with --oracle (exact mode, noise,

@@ -21,8 +21,9 @@ namespace mhaq {
 // L = m den^2 and the a-priori tau-degree bound (exact_tau_degree_bound).
 // Option values out of range are Error(usage) naming the option. Sizes that
 // come from the model are Error(input) prefixed with `model_file` when it is
-// non-empty (a file), Error(usage) otherwise (a drawn model).
-void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file = "");
+// non-empty (a file), Error(usage) otherwise (a drawn model). The baselines
+// (`baseline` true) have no --token-range, so their messages do not name it.
+void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file = "", bool baseline = false);
 
 // The same for a transformer truth (recover_transformer): d, heads and neurons
 // of the truth, --learner-heads, --learner-neurons, the attention part's plan,
@@ -41,13 +42,22 @@ void check_transformer_limits(const TransformerModel& truth, const RecoverOption
 void exact_tau_degree_bound(fmpz_t out, const Model& m, long token_range);
 
 // Error(kind) "<what>: ..." unless L = m den^2 <= limits::max_L and the bound
-// above is at most limits::max_tau_exponent.
-void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind kind, const std::string& what);
+// above is at most limits::max_tau_exponent; `remedy` (what the caller's
+// options can change) ends the message on the degree bound.
+void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind kind, const std::string& what, const std::string& remedy);
 
 // The exact cost guard: false (and r's verdict over_budget) when the plan's
 // answers, or the small token grid's witnesses of a run that surely asks
 // them, would exceed --max-degree, decided before any query. A run that may
 // ask the witnesses only after a repair gets lo.grid_witness_refused instead.
+// The learner's H (or H0, `bound`) beyond limits::max_exact_heads is refused
+// in exact mode first: false, r's verdict over_budget.
 bool exact_within_budget(RecoverResult& r, const Model& truth, const RecoverOptions& o, LearnOptions& lo);
+bool exact_heads_within_budget(RecoverResult& r, long H, bool bound, const RecoverOptions& o);
+
+// The same guard for any fixed list of queries (the baselines' plans): false
+// (and r's verdict over_budget, no query sent) when an answer would exceed
+// the budget o.max_degree (0: kDefaultMaxDegree).
+bool exact_queries_within_budget(RecoverResult& r, const Model& truth, const std::vector<Query>& qs, long token_den, const RecoverOptions& o);
 
 }  // namespace mhaq

@@ -4,6 +4,7 @@
 
 #include "mhaq/arith/rational.hpp"
 #include "mhaq/run/judge.hpp"
+#include "mhaq/run/recover_options.hpp"
 #include "mhaq/run/run_result.hpp"
 
 namespace mhaq {
@@ -15,7 +16,14 @@ std::string decimal_of_log2(double l2);
 double pow2_value(double l2);
 // log2 |q| (to double accuracy).
 double log2_abs(const Rational& q);
-// status, and message and remedy unless ok.
-void report_verdict(RecoverResult& r, const Verdict& v);
+// What to do about a run that ended with v, in terms of the run's own
+// options: a remedy names only options that apply to this run (no --arith
+// exact for an external oracle or a chosen design, no --bits for double, no
+// --oracle-bits for an external oracle, the accuracy that limits the run).
+// The kind of run comes from r: a baseline (r.method), a transformer
+// (r.model_kind), else attention. Empty for ok.
+std::string run_remedy(const RecoverResult& r, const Verdict& v, const RecoverOptions& o);
+// status, and message and remedy (run_remedy) unless ok.
+void report_verdict(RecoverResult& r, const Verdict& v, const RecoverOptions& o);
 
 }  // namespace mhaq

@@ -37,7 +37,11 @@ inline bool grid_guard_asks(const GridGuard& g, const LearnOptions& opt, bool re
   return (g.fires && opt.heads_is_bound) || (g.after_repair && repaired);
 }
 inline bool grid_guard_certain(const GridGuard& g, const LearnOptions& opt) { return grid_guard_asks(g, opt, false); }
-inline bool grid_guard_possible(const GridGuard& g, const LearnOptions& opt) { return grid_guard_asks(g, opt, opt.repair); }
+// A run told H whose pairs all show fewer heads is confirmed as a run told
+// only H0 = H would be (learn()), so it may ask them too.
+inline bool grid_guard_possible(const GridGuard& g, const LearnOptions& opt) {
+  return grid_guard_asks(g, opt, opt.repair) || (g.fires && !opt.heads_is_bound);
+}
 
 // The witness queries, in the order asked: pair w's queries are k copies of
 // x_w followed by length - k copies of y_w, k = 0..length-1. They depend only

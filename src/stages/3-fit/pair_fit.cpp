@@ -145,7 +145,7 @@ PairFit<typename F::value_type> interpolate_pair_minimal(const F& fld, const std
     if (agree == Truth::no) continue;
     if (agree == Truth::unknown)
       throw_unable("cannot decide whether a type-(" + std::to_string(m) + "," + std::to_string(m) + ") function fits all " +
-                   std::to_string(f.size()) + " values at this precision (balls never certify an exact agreement; use --arith exact)");
+                   std::to_string(f.size()) + " values at this precision (balls never certify an exact agreement)");
     if (m > 0 && f.size() > 2 * static_cast<size_t>(m) + 1) {  // least squares over every value (floats)
       std::vector<T> x = pack(fit);
       fld.refine(PairSystem<T>(f, m), x);

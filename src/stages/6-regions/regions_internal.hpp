@@ -57,6 +57,31 @@ inline QVec to_grid(const QVec& x, long den) {
   return y;
 }
 
+// The direction of a jump's normal n on the 1/fine grid. A largest entry
+// below 1/16 is first brought to [1/2, 1) by a power of two 2^s (exact in
+// every field), so a small neuron's jump keeps its direction to 16/fine
+// relative or better, as a large one's does. s stops at max_shift; a vector
+// still rounding to zero there is returned as zero.
+template <class T>
+QVec direction_on_grid(const Field<T>& fld, const std::vector<T>& n, long fine, int max_shift = 4096) {
+  QVec q(n.size());
+  Rational scale(1);
+  for (int shift = 0;;) {
+    Rational m(0);
+    for (size_t i = 0; i < n.size(); ++i) {
+      q[i] = fld.nearest(n[i] * fld.from(scale), fine);
+      m = std::max(m, q[i].sign() < 0 ? -q[i] : q[i]);
+    }
+    if (!(m < Rational(1, 16)) || shift >= max_shift) return q;
+    // up to 2^24 at once while the rounded entries are zero; else exactly to [1/2, 1)
+    int k = m.is_zero() ? 24 : 0;
+    for (Rational t = m; !m.is_zero() && t < Rational(1, 2); t *= Rational(2)) ++k;
+    k = std::min(k, max_shift - shift);  // at most 24
+    shift += k;
+    scale *= Rational(1L << k);
+  }
+}
+
 template <class T>
 std::string vec_str(const Field<T>& fld, const std::vector<T>& v) {
   std::string s = "(";

@@ -3,17 +3,17 @@
 
 #include "mhaq/arith/all_fields.hpp"
 
+#include <string>
+
 namespace mhaq {
 
 namespace {
-// No sign vector fits: the path merged two crossings into one jump. Each
-// hyperplane is crossed once (proofs/15), so two neurons' hyperplanes met the
-// path closer together than its probes resolve: a draw of the path, not a
-// property of the transformer (nearly coincident hyperplanes make it likely).
+// No sign vector fits: the path merged two neurons into one jump. Each
+// hyperplane is crossed once (proofs/15), so their hyperplanes met the path
+// closer together than its probes resolve, or coincide; the learner tells
+// which (transformer_learner.cpp, merged_neurons).
 [[noreturn]] void throw_unresolved_crossings() {
-  throw_degenerate("the sign system sum_j sigma_j jump_j = E(p) + E(-p) has no solution with every sigma_j = +-1: two neurons' "
-                   "hyperplanes meet the path closer together than its probes resolve: nearly coincident hyperplanes (another --seed may "
-                   "resolve them), or coincident ones (condition: no two neurons share a hyperplane; then no seed does)");
+  throw_degenerate(std::string(kUnresolvedCrossings));
 }
 }  // namespace
 
@@ -91,8 +91,7 @@ std::vector<LearnedNeuron<typename F::value_type>> neurons_from_path(const F& fl
       s = s + sigma(j, 0) * path.crossings[j].jump[c];
       scale = scale + fld.abs(path.crossings[j].jump[c]);
     }
-    if (fld.equal(s, vs[c] + ve[c], scale) == Truth::no)
-      throw_not_identifiable("the path's jumps do not add up to E(p) + E(-p): a neuron is missing or crossed twice (condition: no two neurons have antiparallel U)");
+    if (fld.equal(s, vs[c] + ve[c], scale) == Truth::no) throw_unresolved_crossings();
   }
   for (int j = 0; j < K; ++j) {
     // w = sigma_j jump_j = u_j U_{.,j}; ubar-direction sum_h w_h = u_j ubar_j

@@ -97,7 +97,7 @@ struct PathSearch {
 // Finds every crossing of the path p -> q -> -p by predicted-crossing
 // bisection (proofs/15), each one certified by the single-crossing test
 // (proofs/22). neurons_told > 0 stops as soon as that many crossings are
-// found and then demands it. Error(degenerate) names the crossing when two
+// found (fewer are the caller's to judge). Error(degenerate) names the crossing when two
 // hyperplanes cannot be told apart on this path (closer together along it
 // than the token grid resolves, or meeting near it), never not_identifiable
 // for that reason.

@@ -16,6 +16,10 @@
 
 namespace mhaq {
 
+// The message of neurons_from_path's Error(degenerate).
+inline constexpr const char* kUnresolvedCrossings =
+    "the sign system sum_j sigma_j jump_j = E(p) + E(-p) has no solution with every sigma_j = +-1: the path took two neurons for one jump";
+
 template <class T>
 struct LearnedNeuron {
   T u;                           // +1 or -1
@@ -23,7 +27,9 @@ struct LearnedNeuron {
 };
 
 // Error(not_identifiable) naming the condition when the jumps are linearly
-// dependent or the sign system has no +-1 solution; Error(unable) when a
+// dependent and their signs are not unique; Error(degenerate) when the sign
+// system has no +-1 solution (the path took two neurons for one jump; the
+// learner decides whether they share a hyperplane); Error(unable) when a
 // sign cannot be decided at this precision.
 template <ArithField F>
 std::vector<LearnedNeuron<typename F::value_type>> neurons_from_path(const F& fld, const PathSearch<typename F::value_type>& path,
