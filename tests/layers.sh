@@ -9,10 +9,11 @@
 #   stages      the learner: 1-oracle < 2-schedule < ... < 7-neurons, then the
 #               learners themselves (stages/*.hpp, stages/*.cpp)
 #   baselines   the prior-work learners, written like the stages
-#   model       hidden models and the oracles that answer from them
-#   oracle      the external-oracle protocol: transport, transcripts, the
-#               learner's ExternalOracle, the reference server (mhaq oracle)
-#   analysis    sensitivity, the design search, the jet and pilot oracles
+#   model       hidden models, model files, their direct evaluation
+#   oracle      every oracle that answers (from a model, a transformer, an
+#               external process: its protocol, transcripts, the reference
+#               server), the jet and pilot views, the stack builder
+#   analysis    sensitivity, the design search
 #   run         the recover drivers, limits, the judge, reports, certificates, JSON
 #   evidence    verify, sweep, the baseline drivers, golden files, prove
 #   cli         the mhaq program

@@ -9,23 +9,18 @@
 # src/cli (comments stripped) and flags reads by key: `.value("...`,
 # `.at("...`, `.contains("...`, `.find("...`, `["key"]` followed by
 # .get/.is_*/.value/.size/.dump or compared with == or !=, and `["status"]`
-# other than an assignment to it.
+# other than an assignment to it. No function and no file is exempt: reports
+# read the typed records' fields.
 #
-# The codec, src/run/record_json.cpp, is where the record's JSON is written
-# and read (one list of keys for both); it is not scanned.
-# Allowed, by location:
-#  * functions named *_report or *_exit_code: the edge where a tool turns its
-#    own record into text or an exit code;
-#  * compare_study (src/evidence/baseline.cpp): tallies the rows that
-#    compare_methods wrote in the same module;
-#  * readers of input documents, which parse documents rather than results:
-#    functions named *_from_json*, golden files (src/evidence/golden*.cpp),
-#    model files (src/cli/cmd_convert.cpp), and the certificate checker
-#    (src/check, not scanned).
-# Not yet under the stricter patterns (only `.value("`, `.at("` and
-# `["status"]` are checked there): src/evidence/verify*.cpp, which reads back
-# its own trial records by key.
-# A control injects a read by key into a copy of a real file; it must fail.
+# The codec is where JSON is written and read: the files named *_json.cpp
+# (src/run/record_json.cpp for the run record, src/evidence/verify_json.cpp
+# and baseline_json.cpp for the studies' documents and verify's messages
+# between threads and ranks); they are not scanned. The documents a tool
+# checks (golden files) are read through the strict reader of
+# base/json_in.hpp (need_*, json_find), which checks each field's type and
+# names its path; the certificate checker (src/check) is not scanned.
+# A control injects each kind of read by key into a copy of a real file; each
+# must fail, and so must one in a report function.
 #
 # Part 2, the record's JSON is built in one module.
 #  * In the run layer (src/run, include/mhaq/run) no file builds JSON but
@@ -41,34 +36,25 @@
 # Usage: string_api.sh SOURCE_DIR
 set -u
 src="$1"
-allowed_functions='^([A-Za-z0-9_]+_report|[A-Za-z0-9_]+_exit_code|compare_study|[A-Za-z0-9_]+_from_json[A-Za-z0-9_]*)$'
-input_readers='/src/evidence/golden[^/]*\.cpp$|/src/cli/cmd_convert\.cpp$|/src/run/record_json\.cpp$'
-basic_only='/src/evidence/verify[^/]*\.cpp$'
-scan() {  # [--basic] files... -> FILE:LINE:FUNCTION: TEXT of each read by key outside the allowed functions
-  local strict=1
-  [[ "${1:-}" == --basic ]] && { strict=0; shift; }
-  awk -v allowed="$allowed_functions" -v strict="$strict" '
-    FNR == 1 { fn = "" }
-    /^[A-Za-z].*\(/ && !/;[[:space:]]*$/ {  # a definition at the top level names the enclosing function
-      fn = $0; sub(/\(.*/, "", fn); n = split(fn, parts, /[ *&]+/); fn = parts[n]; sub(/.*::/, "", fn)
-    }
+codec='_json\.cpp$'
+scan() {  # files... -> FILE:LINE: TEXT of each read by key
+  awk '
     {
       line = $0; sub(/\/\/.*$/, "", line)
-      read = line ~ /\.value\("|\.at\("/ || (line ~ /\["status"\]/ && line !~ /\["status"\][[:space:]]*=[^=]/)
-      if (strict) read = read || line ~ /\.contains\("|\.find\("|\["[A-Za-z0-9_]+"\]\.(get|is_|value|size|dump)|\["[A-Za-z0-9_]+"\][[:space:]]*[=!]=/
-      if (read && fn !~ allowed) print FILENAME ":" FNR ":" fn ": " $0
+      read = line ~ /\.value\("|\.at\("|\.contains\("|\.find\("|\["[A-Za-z0-9_]+"\]\.(get|is_|value|size|dump)|\["[A-Za-z0-9_]+"\][[:space:]]*[=!]=/ ||
+             (line ~ /\["status"\]/ && line !~ /\["status"\][[:space:]]*=[^=]/)
+      if (read) print FILENAME ":" FNR ": " $0
     }' "$@"
 }
 dirs=()
 for d in src/run src/evidence src/analysis src/cli; do [[ -d "$src/$d" ]] && dirs+=("$src/$d"); done
-files=$(find "${dirs[@]}" -name '*.cpp' | grep -vE "$input_readers" | sort)
+files=$(find "${dirs[@]}" -name '*.cpp' | grep -vE "$codec" | sort)
 [[ -n "$files" ]] || { echo "FAIL: no tool sources found under $src"; exit 1; }
-strict_files=$(echo "$files" | grep -vE "$basic_only")
-basic_files=$(echo "$files" | grep -E "$basic_only")
+[[ $(find "${dirs[@]}" -name '*.cpp' | grep -cE "$codec") -ge 3 ]] || { echo "FAIL: the codec files (*_json.cpp) are not where this scan expects them"; exit 1; }
 fail=0
-bad=$(scan $strict_files; [[ -z "$basic_files" ]] || scan --basic $basic_files)
+bad=$(scan $files)
 if [[ -n "$bad" ]]; then
-  echo "FAIL: a tool reads a result object by key (pass a typed result, run/run_result.hpp):"
+  echo "FAIL: a tool reads a result object by key (pass a typed result, run/run_result.hpp; JSON is read in the codec, *_json.cpp):"
   echo "$bad"
   fail=1
 fi
@@ -81,9 +67,11 @@ for inject in 'const bool ok = r.value("status", "") == "ok";' 'const bool ok = 
   printf '\nbool broken_tally(const nlohmann::json& r) {\n  %s\n  return ok;\n}\n' "$inject" >>"$tmp/broken.cpp"
   [[ -n "$(scan "$tmp/broken.cpp")" ]] || { echo "FAIL: the scan does not flag an injected read by key ($inject), so it proves nothing"; fail=1; }
 done
-# and an assignment or an allowed report is not a read
-printf 'void f(nlohmann::json& r) {\n  r["status"] = "ok";\n  r["queries"] = 0;\n}\nstd::string x_report(const nlohmann::json& r) {\n  return r.value("status", "");\n}\n' >"$tmp/fine.cpp"
-[[ -z "$(scan "$tmp/fine.cpp")" ]] || { echo "FAIL: the scan flags an assignment or a report function"; fail=1; }
+# a report function is no exemption, and an assignment is not a read
+printf 'std::string x_report(const nlohmann::json& r) {\n  return r.value("status", "");\n}\n' >"$tmp/report.cpp"
+[[ -n "$(scan "$tmp/report.cpp")" ]] || { echo "FAIL: the scan does not flag a read by key in a report function"; fail=1; }
+printf 'void f(nlohmann::json& r) {\n  r["status"] = "ok";\n  r["queries"] = 0;\n}\n' >"$tmp/fine.cpp"
+[[ -z "$(scan "$tmp/fine.cpp")" ]] || { echo "FAIL: the scan flags an assignment"; fail=1; }
 
 # ---- part 2: the run record's JSON is built in record_json.cpp alone
 record_keys='"(remedy|self_check|heads_known|max_length_bound|repair_queries|fallback_queries|heads_found|blind_status|queries_by_phase|decision_tolerance|tolerance_decimal|error_estimate_decimal|max_radius_decimal|max_rel_error_decimal)"'
@@ -127,5 +115,5 @@ printf '\nvoid broken(nlohmann::json& r) {\n  r["self_check"] = "none";\n}\n' >>
 # and the module itself, at its path, is not flagged
 cp "$src/src/run/record_json.cpp" "$tmp/src/run/record_json.cpp"
 [[ -z "$(build_scan "$tmp" "$tmp/src/run/record_json.cpp")" ]] || { echo "FAIL: the scan flags the record's own module"; fail=1; }
-[[ $fail -eq 0 ]] && echo "ok: $(echo "$files" | wc -l) tool files, no result read by key outside the codec (record_json.cpp) and the reports; run-record JSON built only in src/run/record_json.cpp"
+[[ $fail -eq 0 ]] && echo "ok: $(echo "$files" | wc -l) tool files, no read by key outside the codec (*_json.cpp); run-record JSON built only in src/run/record_json.cpp"
 exit $fail

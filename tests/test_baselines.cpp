@@ -10,7 +10,7 @@
 
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/baselines/prior_work.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/evidence/baseline.hpp"
 #include "test_util.hpp"
@@ -32,10 +32,10 @@ struct Sent {
   long queries = 0, longest = 0;
 };
 Sent run_exact(const Model& m, const BaselineOptions& bo) {
-  ModelOracle<QTau> oracle(m, bo.tokens.den, {});
-  RecordingOracle<QTau> rec(oracle);
+  OracleStack<QTau> oracle = OracleStack<QTau>::model(m, bo.tokens.den).recorded();
+  const RecordingOracle<QTau>& rec = oracle.record();
   Sent s;
-  s.heads = learn_baseline<Field<QTau>>(rec, bo).heads;
+  s.heads = learn_baseline<Field<QTau>>(oracle.top(), bo).heads;
   s.queries = static_cast<long>(rec.queries.size());
   for (const auto& q : rec.queries) s.longest = std::max(s.longest, query_length(q));
   return s;
@@ -135,18 +135,17 @@ TEST_CASE("a general multi-head model: the baselines return wrong parameters and
   g.heads = 2;
   g.seed = 3;
   const Model m = generate_model(g);
-  const json c = compare_methods(m, nullptr, opts(Arith::mpfr, 1, 256));
-  INFO(c.dump());
+  const CompareResult c = compare_methods(m, nullptr, opts(Arith::mpfr, 1, 256));
+  INFO(compare_report(c));
   int seen = 0;
-  for (const auto& row : c["rows"]) {
-    const std::string meth = row["method"];
-    if (meth.rfind("mhaq", 0) == 0) {
-      CHECK(row["status"] == "ok");
-      CHECK(row["wrong"] == false);
+  for (const CompareRow& row : c.rows) {
+    if (row.method.rfind("mhaq", 0) == 0) {
+      CHECK(row.status == Status::ok);
+      CHECK_FALSE(row.wrong);
     } else {
       ++seen;
-      CHECK(row["status"] != "ok");
-      if (meth == "single-head") CHECK(row["wrong"] == true);
+      CHECK(row.status != Status::ok);
+      if (row.method == "single-head") CHECK(row.wrong);
     }
   }
   CHECK(seen == 2);  // single-head and orthogonal-axis
@@ -206,34 +205,35 @@ TEST_CASE("the contrast on 50 general 2- and 3-head models: baselines off by > 0
   s.arith = Arith::exact;
   s.baseline_arith = Arith::mpfr;
   s.families = {"general"};
-  const json j = compare_study(s);
-  const json& f = j["families"][0];
-  for (const auto& m : f["methods"]) {
-    INFO(m.dump());
-    const std::string name = m["method"];
-    const int runs = m["runs"];
+  const StudyResult j = compare_study(s);
+  REQUIRE(j.families.size() == 1);
+  const StudyFamily& f = j.families[0];
+  INFO(study_report(j));
+  for (const StudyMethod& m : f.methods) {
+    INFO(m.method);
+    const int runs = m.runs;
     CHECK(runs == 50);
-    if (name.rfind("mhaq", 0) == 0) {
-      CHECK(m["ok"].get<int>() + m["degenerate"].get<int>() == runs);
-      CHECK(m["wrong"] == 0);
-      test::Outcomes o(name + " on 50 general models");
-      for (const char* k : {"ok", "degenerate"})
-        for (int i = 0; i < m[k].get<int>(); ++i) o.count(k);
+    if (m.method.rfind("mhaq", 0) == 0) {
+      CHECK(m.ok + m.degenerate == runs);
+      CHECK(m.wrong == 0);
+      test::Outcomes o(m.method + " on 50 general models");
+      for (int i = 0; i < m.ok; ++i) o.count("ok");
+      for (int i = 0; i < m.degenerate; ++i) o.count("degenerate");
       o.require(40, {"ok"});
     } else {
       // not one correct answer; at least 90% either return parameters off by
       // more than 0.1 relative or fail (a sigmoid inverse out of range)
-      CHECK(m["ok"] == 0);
-      CHECK(m["off_0_1"].get<int>() + m["failed"].get<int>() >= 0.9 * runs);
-      CHECK(m["off_0_1"].get<int>() == m["wrong"].get<int>());
-      if (name == "single-head") CHECK(m["off_0_1"].get<double>() >= 0.9 * runs);
+      CHECK(m.ok == 0);
+      CHECK(m.off_0_1 + m.failed >= 0.9 * runs);
+      CHECK(m.off_0_1 == m.wrong);
+      if (m.method == "single-head") CHECK(m.off_0_1 >= 0.9 * runs);
     }
   }
   // every run's own rows say the same: no mhaq row wrong, no baseline row ok
-  for (const auto& t : f["runs"])
-    for (const auto& row : t["rows"]) {
-      INFO(t["model_seed"] << " " << row.dump());
-      if (row["method"].get<std::string>().rfind("mhaq", 0) == 0) CHECK(row["wrong"] == false);
+  for (const StudyTrial& t : f.runs)
+    for (const CompareRow& row : t.rows) {
+      INFO(t.model_seed << " " << row.method);
+      if (row.method.rfind("mhaq", 0) == 0) CHECK_FALSE(row.wrong);
     }
 }
 

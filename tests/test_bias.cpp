@@ -9,7 +9,8 @@
 #include "mhaq/check/certificate_check.hpp"
 #include "mhaq/evidence/verify.hpp"
 #include "mhaq/model/factored.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/model/compare_heads.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "test_util.hpp"
@@ -252,8 +253,8 @@ TEST_CASE("a wrong beta or c is caught by the truth comparison, never reported o
   lo.H = 2;
   lo.bias = true;
   lo.seed = 123;
-  ModelOracle<QTau> oracle(m, 1);
-  const LearnResult<QTau> res = learn(oracle, lo);
+  OracleStack<QTau> oracle = OracleStack<QTau>::model(m, 1);
+  const LearnResult<QTau> res = learn(oracle.top(), lo);
   REQUIRE(res.beta);
   CHECK(exact_heads_match(res.heads, m.canonical(), &*res.beta));
   Model other = m;

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
@@ -45,7 +45,8 @@ TEST_CASE("Krawczyk-certified pair fits contain the independently computed truth
     const QVec b = dr.B.col(0), a = b + dr.Delta.col(0);
     const long bits = 128 + 64 * (t % 3);
     PrecisionScope scope(bits);
-    ModelOracle<Ball> oracle(m, default_tokens(Arith::ball).den);
+    OracleStack<Ball> oracle_stack = OracleStack<Ball>::model(m, default_tokens(Arith::ball).den);
+    Oracle<Ball>& oracle = oracle_stack.top();
     std::vector<Ball> f;
     for (long k = 0; k <= 2 * g.heads; ++k) f.push_back(k == 0 ? oracle.query({Run{b, 1}}) : oracle.query({Run{a, k}, Run{b, 1}}));
     const PairFit<Ball> fit = interpolate_pair(Field<Ball>{}, f, g.heads);
@@ -72,7 +73,8 @@ TEST_CASE("the containment check can fail: certifying perturbed samples misses t
   const Draws dr = draw_tokens(rng, 3, default_tokens(Arith::ball));
   const QVec b = dr.B.col(0), a = b + dr.Delta.col(0);
   PrecisionScope scope(256);
-  ModelOracle<Ball> oracle(m, default_tokens(Arith::ball).den);
+  OracleStack<Ball> oracle_stack = OracleStack<Ball>::model(m, default_tokens(Arith::ball).den);
+  Oracle<Ball>& oracle = oracle_stack.top();
   std::vector<Ball> f;
   for (long k = 0; k <= 4; ++k) f.push_back(k == 0 ? oracle.query({Run{b, 1}}) : oracle.query({Run{a, k}, Run{b, 1}}));
   f[3] += Ball(Rational(1, 1000000));  // a wrong sample with a tight radius

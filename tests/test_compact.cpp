@@ -9,11 +9,12 @@
 
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/arith/qtau_access.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/stages/4-match/known_residues.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -403,10 +404,10 @@ TEST_CASE("compact CLI: recover, verify, refusals") {
   const std::string bin = MHAQ_BINARY;
   auto r = test::run(bin + " recover --d 3 --heads 2 --seed 2 --schedule compact --json");
   CHECK(r.code == 0);
-  const json j = json::parse(r.out);
-  CHECK(j["schedule"] == "compact");
-  CHECK(j["queries"] == compact_query_count(3, 2));
-  CHECK(j["exact_match"] == true);
+  const RecoverResult rec = test::record_of(r.out);
+  CHECK(rec.plan.schedule == Schedule::compact);
+  CHECK(rec.evidence.queries == compact_query_count(3, 2));
+  CHECK(rec.truth.exact_match == true);
   r = test::run(bin + " verify --schedule compact --trials 6 --seed 3 --max-d 3 --max-h 2 --json");
   CHECK(r.code == 0);
   const json v = json::parse(r.out);

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "mhaq/run/record_json.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/analysis/design_search.hpp"
@@ -128,9 +128,8 @@ TEST_CASE("tuned: the pilot spends counted queries on the oracle only, and the d
       continue;
     }
     PrecisionScope scope(192);
-    ModelOracle<Mpfr> inner(m, default_tokens(Arith::mpfr).den);
-    RecordingOracle<Mpfr> rec(inner);
-    Oracle<Mpfr>& black_box = rec;  // all the design ever gets
+    OracleStack<Mpfr> inner = OracleStack<Mpfr>::model(m, default_tokens(Arith::mpfr).den).recorded();
+    Oracle<Mpfr>& black_box = inner.top();  // all the design ever gets
     TunedOptions to;
     to.H = 3;
     to.seed = 300 + t;
@@ -144,10 +143,10 @@ TEST_CASE("tuned: the pilot spends counted queries on the oracle only, and the d
     CHECK(td.pilot_heads == 3);
     // the same answers give the same design (deterministic), whatever the threads
     {
-      ModelOracle<Mpfr> again(m, to.tokens.den);
+      OracleStack<Mpfr> again = OracleStack<Mpfr>::model(m, to.tokens.den);
       TunedOptions t2 = to;
       t2.threads = 2;
-      const TunedDesign tt = choose_tuned_design<Mpfr>(again, t2);
+      const TunedDesign tt = choose_tuned_design<Mpfr>(again.top(), t2);
       CHECK(tt.draws.B == td.draws.B);
       CHECK(tt.draws.Delta == td.draws.Delta);
     }

@@ -91,32 +91,35 @@ TEST_CASE("verify = tally of per-trial records; bytes independent of --threads")
   o.seed = 11;
   o.max_d = 3;
   o.max_h = 2;
-  std::vector<json> recs;
+  std::vector<VerifyTrial> recs;
   test::Outcomes trials("verify trials, H known");
   for (int i = 0; i < o.trials; ++i) {
-    const json r = verify_trial(o, i);
-    trials.count(r["known"]["status"].get<std::string>());
-    CHECK(r["trial"] == i);
-    CHECK(r.contains("known"));
-    CHECK(r.contains("h0"));
-    CHECK_FALSE(r["known"].contains("heads"));  // records carry facts, not heads
-    recs.push_back(json::parse(r.dump()));
+    const VerifyTrial r = verify_trial(o, i);
+    REQUIRE(r.known);
+    trials.count(status_name(r.known->judge.status));
+    CHECK(r.spec.index == i);
+    CHECK(r.h0);
+    CHECK_FALSE(r.known->evidence.heads);  // trials carry facts, not heads
+    // the message between threads and ranks: the tally reads the same after it
+    const VerifyTrial back = verify_trial_from_json(nlohmann::json::parse(verify_trial_json(r).dump()));
+    CHECK(verify_trial_json(back) == verify_trial_json(r));
+    recs.push_back(back);
   }
-  trials.require(o.trials / 2, {"ok"});  // the doctored record below needs an ok one
-  const std::string v1 = verify(o).dump();
-  CHECK(verify_tally(o, recs).dump() == v1);
+  trials.require(o.trials / 2, {"ok"});  // the doctored trial below needs an ok one
+  const std::string v1 = verify_json(verify(o).value()).dump();
+  CHECK(verify_json(verify_tally(o, recs)).dump() == v1);
   o.threads = 3;
-  CHECK(verify(o).dump() == v1);
+  CHECK(verify_json(verify(o).value()).dump() == v1);
   o.threads = -1;
   CHECK_THROWS_AS(verify(o), Error);
-  // a tally over a doctored record changes the verdict: the tally, not the trial, judges
+  // a tally over a doctored trial changes the verdict: the tally, not the trial, judges
   o.threads = 1;
   for (auto& r : recs)
-    if (r["known"]["status"] == "ok") {
-      r["known"]["exact_match"] = false;
+    if (r.known->judge.status == Status::ok) {
+      r.known->truth.exact_match = false;
       break;
     }
-  const json bad = verify_tally(o, recs);
-  CHECK(bad["status"] == "mismatch");
+  const VerifyResult bad = verify_tally(o, recs);
+  CHECK_FALSE(bad.ok);
   CHECK(verify_exit_code(bad) == 6);
 }

@@ -12,6 +12,7 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/recover.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -101,7 +102,7 @@ TEST_CASE("cost guard through the CLI: exit 11 and the message, unless --max-deg
   CHECK(res.code == 2);
   const auto s = test::run(bin + " recover --d 2 --heads 1 --seed 3 --exact-solver fflu --json");
   CHECK(s.code == 0);
-  CHECK(json::parse(s.out)["exact_solver"] == "fflu");
+  CHECK(test::record_of(s.out).run.exact_solver == ExactSolver::fflu);
 }
 
 TEST_CASE("repair: degenerate draws at a small token range end ok by equality, repaired and reported; without repair they are degenerate") {

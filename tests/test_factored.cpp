@@ -17,9 +17,10 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/model/factored.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/arith/numbers.hpp"
 #include "mhaq/base/random.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -407,13 +408,14 @@ TEST_CASE("recover --model on a factored file: exact match, and the conversion i
   // seed 3: the learner's draws for seeds 1 and 2 are degenerate for this model (reported as such, exit 4)
   auto res = test::run(bin + " recover --model " + example_path() + " --seed 3 --json");
   REQUIRE(res.code == 0);
-  const json r = json::parse(res.out);
-  CHECK(r["status"] == "ok");
-  CHECK(r["exact_match"] == true);
-  CHECK(r["heads_true"] == 2);
-  CHECK(r["model_conversion"]["format"] == "mhaq-model-factored");
-  CHECK(r["model_conversion"]["conversion"] == "W_h = scale * K_h Q_h^T, v_h = V_h O_h u");
-  CHECK(r["model_conversion"]["scale"] == "1/2");
+  const RecoverResult r = test::record_of(res.out);
+  CHECK(r.judge.status == Status::ok);
+  CHECK(r.truth.exact_match == true);
+  CHECK(r.truth.heads_true == 2);
+  REQUIRE(r.output.model_conversion.has_value());
+  CHECK(r.output.model_conversion->format == "mhaq-model-factored");
+  CHECK(r.output.model_conversion->conversion == "W_h = scale * K_h Q_h^T, v_h = V_h O_h u");
+  CHECK(r.output.model_conversion->scale == "1/2");
   res = test::run(bin + " recover --model " + example_path() + " --seed 3");
   CHECK(res.code == 0);
   CHECK(res.out.find("exact match      yes") != std::string::npos);
@@ -424,7 +426,7 @@ TEST_CASE("recover --model on a factored file: exact match, and the conversion i
   REQUIRE(res.code == 0);
   res = test::run(bin + " recover --model test_factored_plain.json --seed 3 --json");
   CHECK(res.code == 0);
-  CHECK_FALSE(json::parse(res.out).contains("model_conversion"));
+  CHECK_FALSE(test::record_of(res.out).output.model_conversion.has_value());
   std::remove("test_factored_plain.json");
 }
 

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "mhaq/arith/qtau_access.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/stages/learner.hpp"
@@ -45,7 +45,8 @@ TEST_CASE("small token grid: the campaign's self-checked wrong runs end degenera
     CAPTURE(f.seed);
     const Model m = model_from_json_text(f.model);
     // blind: the learner sees only the oracle; the truth is not passed anywhere
-    ModelOracle<QTau> oracle(m, 1);
+    OracleStack<QTau> oracle_stack = OracleStack<QTau>::model(m, 1);
+    Oracle<QTau>& oracle = oracle_stack.top();
     LearnOptions lo;
     lo.H = f.H;
     lo.heads_is_bound = f.bound;

@@ -20,35 +20,38 @@ using namespace mhaq;
 namespace {
 const std::string bin = MHAQ_BINARY;
 
+// A run through the CLI: its exit code, its --json output, and the typed
+// record read back from it (the tests read the record's fields).
 struct Ran {
   int code;
-  json j;
+  std::string text;
+  RecoverResult rec;
+  Status status() const { return rec.judge.status; }
 };
 Ran run(const std::string& args) {
   const auto r = test::run(bin + " " + args + " --json 2>/dev/null");
   REQUIRE_MESSAGE(!r.out.empty(), args);
-  return {r.code, json::parse(r.out)};
+  return {r.code, r.out, record_from_json(json::parse(r.out))};
 }
 
 // "ok" only with the canonical head count and an error within the stated
 // tolerance; otherwise a non-ok status with its own non-zero exit code.
 void check_honest(const Ran& r, const std::string& what) {
-  INFO(what << ": " << r.j.dump().substr(0, 400));
-  const std::string st = r.j["status"].get<std::string>();
-  CHECK(r.code == status_exit_code(parse_status(st)));
-  if (st != "ok") {
+  INFO(what << ": " << r.text.substr(0, 400));
+  CHECK(r.code == status_exit_code(r.status()));
+  if (r.status() != Status::ok) {
     CHECK(r.code != 0);
-    CHECK(r.j.contains("remedy"));
+    CHECK(r.rec.judge.remedy.has_value());
     return;
   }
   CHECK(r.code == 0);
-  CHECK(r.j["heads_recovered"] == r.j["heads_true"]);
-  if (r.j.contains("tolerance")) {
-    REQUIRE(r.j["max_rel_error"].is_number());
-    CHECK(r.j["max_rel_error"].get<double>() <= r.j["tolerance"].get<double>());
+  CHECK(r.rec.evidence.heads_recovered == r.rec.truth.heads_true);
+  if (r.rec.judge.tolerance) {
+    REQUIRE(r.rec.truth.max_rel_error.has_value());
+    CHECK(*r.rec.truth.max_rel_error <= *r.rec.judge.tolerance);
   }
-  if (r.j.contains("exact_match")) CHECK(r.j["exact_match"] == true);
-  if (r.j.contains("contains_truth")) CHECK(r.j["contains_truth"] == true);
+  if (r.rec.truth.exact_match) CHECK(*r.rec.truth.exact_match);
+  if (r.rec.truth.contains_truth) CHECK(*r.rec.truth.contains_truth);
 }
 
 // Written into the test's temporary working directory (doctest_main).
@@ -76,7 +79,7 @@ TEST_CASE("float runs that used to end ok and wrong: never ok and wrong") {
     std::filesystem::remove(cert);
     const Ran r = run(std::string("recover --d 3 --heads 2 --seed 1 --arith ") + a + " --learner-heads 1 --certificate " + cert);
     check_honest(r, std::string("fewer heads, ") + a);
-    CHECK(r.j["status"] != "ok");
+    CHECK(r.status() != Status::ok);
     CHECK_FALSE(std::filesystem::exists(cert));
   }
   // the lean schedule on two heads with equal v_h (once ok with errors 0.55 and 2.7)
@@ -86,7 +89,7 @@ TEST_CASE("float runs that used to end ok and wrong: never ok and wrong") {
     for (int seed = 1; seed <= 3; ++seed) {
       const Ran r = run("recover --model " + eqv + " --schedule lean --seed " + std::to_string(seed) + " --arith " + a);
       check_honest(r, std::string("lean equal v, ") + a);
-      lean.count(r.j["status"].get<std::string>());
+      lean.count(status_name(r.status()));
     }
   lean.require(6, {"ok"});  // an ok is checked against the truth; honest non-ok statuses alone would assert little
 }
@@ -96,16 +99,16 @@ TEST_CASE("lean schedule with equal v_h: exact recovery through the fallback lin
   test::Outcomes runs("lean equal v, exact, seeds 1-4");
   for (int seed = 1; seed <= 4; ++seed) {
     const Ran r = run("recover --model " + eqv + " --schedule lean --seed " + std::to_string(seed));
-    INFO(r.j.dump().substr(0, 300));
-    runs.count(r.j["status"].get<std::string>());
-    if (r.j["status"] == "degenerate") continue;
-    REQUIRE(r.j["status"] == "ok");
-    CHECK(r.j["exact_match"] == true);
-    REQUIRE(r.j.contains("fallback_queries"));
+    INFO(r.text.substr(0, 300));
+    runs.count(status_name(r.status()));
+    if (r.status() == Status::degenerate) continue;
+    REQUIRE(r.status() == Status::ok);
+    CHECK(r.rec.truth.exact_match == true);
+    REQUIRE(r.rec.evidence.fallback_queries.has_value());
     // d = 2: one residue step per offset at b_2, each asking one across link of 2H queries
-    CHECK(r.j["fallback_pairs"] == 2);
-    CHECK(r.j["fallback_queries"] == 2 * 2 * 2);
-    CHECK(r.j["queries"] == 1 + 2 * 2 * (2 * 2 + 2 - 1) + r.j["fallback_queries"].get<int>());
+    CHECK(r.rec.evidence.fallback_pairs == 2L);
+    CHECK(r.rec.evidence.fallback_queries == 2L * 2 * 2);
+    CHECK(r.rec.evidence.queries == 1 + 2 * 2 * (2 * 2 + 2 - 1) + *r.rec.evidence.fallback_queries);
   }
   runs.require(3, {"ok"});
 }
@@ -115,24 +118,24 @@ TEST_CASE("misleading classes: the stated H, an empty canonical form, precision"
   test::Outcomes told("H = 3 for 2 canonical heads, seeds 1-3");
   for (int seed = 1; seed <= 3; ++seed) {
     const Ran r = run("recover --d 3 --heads 2 --seed " + std::to_string(seed) + " --learner-heads 3");
-    told.count(r.j["status"].get<std::string>());
-    if (r.j["status"] == "degenerate") continue;
-    CHECK(r.j["status"] == "not_identifiable");
+    told.count(status_name(r.status()));
+    if (r.status() == Status::degenerate) continue;
+    CHECK(r.status() == Status::not_identifiable);
     CHECK(r.code == 9);
   }
   told.require(2, {"not_identifiable"});
   // every head cancels: the empty model is recovered, status ok, not "error"
   const Ran z = run("recover --d 3 --heads 2 --cancel-v --seed 1");
-  CHECK(z.j["status"] == "ok");
-  CHECK(z.j["heads_recovered"] == 0);
+  CHECK(z.status() == Status::ok);
+  CHECK(z.rec.evidence.heads_recovered == 0);
   CHECK(z.code == 0);
   // too little precision for an unknown head count is unable, not a bad draw
   test::Outcomes coarse("H0 = 5 at 53 bits, seeds 1-3");
   for (int seed = 1; seed <= 3; ++seed) {
     const Ran r = run("recover --d 3 --heads 3 --seed " + std::to_string(seed) + " --arith mpfr --bits 53 --max-heads 5");
     check_honest(r, "H0 = 5 at 53 bits");
-    CHECK(r.j["status"] != "degenerate");
-    coarse.count(r.j["status"].get<std::string>());
+    CHECK(r.status() != Status::degenerate);
+    coarse.count(status_name(r.status()));
   }
   coarse.require(3, {"ok", "unable"});  // every run decided: right, or honestly unable
 }
@@ -143,9 +146,9 @@ TEST_CASE("max_rel_error uses the best assignment and is defined for a head with
  {"W":[["1/2","-1/4"],["1/4","3/4"]],"v":["-1","2"]}]})");
   const Ran r = run("recover --model " + m + " --arith mpfr --bits 128");
   check_honest(r, "W = 0 head");
-  REQUIRE(r.j["status"] == "ok");
-  CHECK(r.j["max_rel_error"].is_number());
-  CHECK(r.j["max_rel_error"].get<double>() < 1e-20);
+  REQUIRE(r.status() == Status::ok);
+  REQUIRE(r.rec.truth.max_rel_error.has_value());
+  CHECK(*r.rec.truth.max_rel_error < 1e-20);
 }
 
 TEST_CASE("the run record's JSON: set fields only, non-finite numbers as null, read back whole") {
@@ -294,10 +297,10 @@ TEST_CASE("the float judge's estimate is never below the observed error (plain, 
   for (const char* c : cases) {
     const Ran r = run(std::string("recover --arith mpfr ") + c);
     check_honest(r, c);
-    INFO(c << ": " << r.j.dump().substr(0, 300));
-    if (!r.j.contains("error_estimate") || !r.j["error_estimate"].is_number() || !r.j["max_rel_error"].is_number()) continue;
+    INFO(c << ": " << r.text.substr(0, 300));
+    if (!r.rec.judge.error_estimate || !r.rec.truth.max_rel_error) continue;
     ++estimated;
-    CHECK(r.j["error_estimate"].get<double>() >= 2 * r.j["max_rel_error"].get<double>());
+    CHECK(*r.rec.judge.error_estimate >= 2 * *r.rec.truth.max_rel_error);
   }
   CHECK(estimated == static_cast<int>(std::size(cases)));
 }
@@ -374,21 +377,21 @@ TEST_CASE("the issue's remedies: --max-heads with --oracle, a placed run, a deci
   REQUIRE(test::run(bin + " generate --d 2 --heads 1 --seed 3 -o " + m).code == 0);
   // balls with only a bound: they never certify the smallest type; exact mode refuses --oracle
   const Ran b = run("recover --oracle \"" + bin + " oracle --model " + m + " --arith ball --bits 256\" --model " + m + " --max-heads 2 --arith ball");
-  INFO(b.j.dump().substr(0, 600));
-  CHECK(b.j["status"] == "unable");
-  CHECK(b.j["remedy"].get<std::string>().find("--arith exact") == std::string::npos);
-  CHECK(b.j["message"].get<std::string>().find("--arith exact") == std::string::npos);
-  CHECK(b.j["remedy"].get<std::string>().find("--arith mpfr") != std::string::npos);
+  INFO(b.text.substr(0, 600));
+  CHECK(b.status() == Status::unable);
+  CHECK(b.rec.judge.remedy.value_or("").find("--arith exact") == std::string::npos);
+  CHECK(b.rec.judge.message.find("--arith exact") == std::string::npos);
+  CHECK(b.rec.judge.remedy.value_or("").find("--arith mpfr") != std::string::npos);
   // the model's own oracle: there exact mode is an alternative
   const Ran e = run("recover --model " + m + " --max-heads 2 --arith ball");
-  CHECK(e.j["status"] == "unable");
-  CHECK(e.j["remedy"].get<std::string>().find("--arith exact") != std::string::npos);
+  CHECK(e.status() == Status::unable);
+  CHECK(e.rec.judge.remedy.value_or("").find("--arith exact") != std::string::npos);
   // rounded answers limit the run: more --oracle-bits, not more --bits or exact answers
   const Ran o = run("recover --d 4 --heads 3 --seed 1 --arith mpfr --bits 256 --oracle-bits 53");
-  CHECK(o.j["status"] == "unable");
-  CHECK(o.j["remedy"].get<std::string>().find("--oracle-bits 53") != std::string::npos);
-  CHECK(o.j["remedy"].get<std::string>().find("--arith exact") == std::string::npos);
-  CHECK(o.j["remedy"].get<std::string>().find("raise --bits") == std::string::npos);
+  CHECK(o.status() == Status::unable);
+  CHECK(o.rec.judge.remedy.value_or("").find("--oracle-bits 53") != std::string::npos);
+  CHECK(o.rec.judge.remedy.value_or("").find("--arith exact") == std::string::npos);
+  CHECK(o.rec.judge.remedy.value_or("").find("raise --bits") == std::string::npos);
   // a decimal exponent out of range is named as such, not as a malformed number
   for (const std::string& eps : {std::string("1e-999999"), std::string("1e-10001"), std::string("1e99999999")}) {
     const auto r = test::run(bin + " recover --d 2 --heads 1 --arith mpfr --noise " + eps + " 2>&1");

@@ -5,7 +5,7 @@
 
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
@@ -26,8 +26,10 @@ TEST_CASE("noisy oracle: ball results contain the truth and the MPFR run on the 
     lo.seed = 1000 + t;
     lo.tokens = default_tokens(Arith::ball);
     PrecisionScope scope(512);
-    ModelOracle<Ball> ob(m, lo.tokens.den, noise);
-    ModelOracle<Mpfr> om(m, lo.tokens.den, noise);
+    OracleStack<Ball> ob_stack = OracleStack<Ball>::model(m, lo.tokens.den, noise);
+    Oracle<Ball>& ob = ob_stack.top();
+    OracleStack<Mpfr> om_stack = OracleStack<Mpfr>::model(m, lo.tokens.den, noise);
+    Oracle<Mpfr>& om = om_stack.top();
     const auto rb = learn<Ball>(ob, lo);
     const auto rm = learn<Mpfr>(om, lo);
     REQUIRE(rb.heads.size() == m.heads.size());

@@ -16,7 +16,7 @@
 
 #include "mhaq/base/io.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/oracle/external_oracle.hpp"
 #include "mhaq/oracle/server.hpp"
 #include "test_util.hpp"
@@ -82,7 +82,8 @@ Ball tight_truth(const Model& m, const Query& q) {
 
 // Asks every query through a double oracle; returns the answers.
 std::vector<double> ask_all(ExternalSession& s) {
-  ExternalOracle<double> o(s, ErrorStatement{});
+  OracleStack<double> o_stack = OracleStack<double>::external(s, ErrorStatement{});
+  Oracle<double>& o = o_stack.top();
   s.expect(queries());
   std::vector<double> out;
   for (const Query& q : queries()) out.push_back(o.query(q));
@@ -108,7 +109,8 @@ TEST_CASE("a healthy oracle: batches of 4, answers equal the model's to float64 
 
   PrecisionScope scope(256);
   ExternalSession sb(options(faults_cmd("healthy", dir)), 2, ModelKind::attention, "ball");
-  ExternalOracle<Ball> ob(sb, ErrorStatement{});  // the oracle's stated rel 1e-12
+  OracleStack<Ball> ob_stack = OracleStack<Ball>::external(sb, ErrorStatement{});  // the oracle's stated rel 1e-12
+  Oracle<Ball>& ob = ob_stack.top();
   sb.expect(queries());
   for (const Query& q : queries()) {
     const Ball y = ob.query(q);
@@ -201,7 +203,8 @@ TEST_CASE("a command that is one simple command runs as exec CMD; lists, pipelin
 TEST_CASE("a fault is final: every later answer rethrows it; the learner's oracle refuses queries past its limit") {
   Dir dir;
   ExternalSession s(options(faults_cmd("garbage", dir, 0), 2), 2, ModelKind::attention, "double");
-  ExternalOracle<double> o(s, ErrorStatement{});
+  OracleStack<double> o_stack = OracleStack<double>::external(s, ErrorStatement{});
+  Oracle<double>& o = o_stack.top();
   s.expect(queries());
   CHECK_THROWS_WITH_AS(o.query(queries()[0]), doctest::Contains("oracle fault garbage"), OracleFailure);
   REQUIRE(s.failure().has_value());
@@ -210,7 +213,8 @@ TEST_CASE("a fault is final: every later answer rethrows it; the learner's oracl
   CHECK(s.finish().empty());
 
   const Model m = read_model_file(dir.model());
-  ModelOracle<double> mo(m, 16, OracleNoise{});
+  OracleStack<double> mo_stack = OracleStack<double>::model(m, 16, OracleNoise{});
+  Oracle<double>& mo = mo_stack.top();
   mo.limit(3, "past the cap");
   for (int k = 0; k < 3; ++k) mo.query(queries()[static_cast<size_t>(k)]);
   CHECK_FALSE(mo.limit_reached());
@@ -259,7 +263,8 @@ TEST_CASE("mhaq oracle serves certified balls; ball mode refuses an oracle that 
   PrecisionScope scope(256);
   ExternalSession s(options(std::string(MHAQ_BINARY) + " oracle --model " + dir.model() + " --arith ball --bits 512"), 2, ModelKind::attention, "ball");
   CHECK(s.hello().radius);
-  ExternalOracle<Ball> o(s, ErrorStatement{});
+  OracleStack<Ball> o_stack = OracleStack<Ball>::external(s, ErrorStatement{});
+  Oracle<Ball>& o = o_stack.top();
   s.expect(queries());
   for (const Query& q : queries()) {
     const Ball y = o.query(q);
@@ -270,8 +275,9 @@ TEST_CASE("mhaq oracle serves certified balls; ball mode refuses an oracle that 
   CHECK(s.finish().empty());
 
   ExternalSession sd(options(std::string(MHAQ_BINARY) + " oracle --model " + dir.model() + " --arith double"), 2, ModelKind::attention, "ball");
-  CHECK_THROWS_WITH_AS(ExternalOracle<Ball>(sd, ErrorStatement{}), doctest::Contains("--oracle-error"), Error);
-  ExternalOracle<Ball> ok(sd, parse_error_statement("rel:1e-15"));
+  CHECK_THROWS_WITH_AS(OracleStack<Ball>::external(sd, ErrorStatement{}), doctest::Contains("--oracle-error"), Error);
+  OracleStack<Ball> ok_stack = OracleStack<Ball>::external(sd, parse_error_statement("rel:1e-15"));
+  Oracle<Ball>& ok = ok_stack.top();
   sd.expect(queries());
   for (const Query& q : queries()) CHECK(arb_contains(ok.query(q).raw(), tight_truth(m, q).raw()));
 }

@@ -14,7 +14,7 @@
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/analysis/placed_design.hpp"
 #include "mhaq/base/random.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
@@ -52,7 +52,8 @@ TEST_CASE(
   g.seed = 5;
   const Model m = generate_model(g);
   const TokenSpec tok = default_tokens(Arith::mpfr);
-  ModelOracle<Mpfr> o(m, tok.den);
+  OracleStack<Mpfr> o_stack = OracleStack<Mpfr>::model(m, tok.den);
+  Oracle<Mpfr>& o = o_stack.top();
   const Field<Mpfr>& F = o.field();
   const QVec b{Rational(1, 2), Rational(-1, 4), Rational(1, 16)}, a{Rational(3, 4), Rational(1, 8), Rational(-5, 8)};
   for (const auto& [k, mm] : std::vector<std::pair<long, long>>{{1, 1}, {1, 1000}, {7, 3}, {5000, 1}, {3, 65536}}) {
@@ -225,7 +226,8 @@ TEST_CASE(
   g.seed = 41;
   const Model m = generate_model(g);
   const TokenSpec tok = default_tokens(Arith::mpfr);
-  ModelOracle<Mpfr> o(m, tok.den, OracleNoise{53, Rational(0), 1, NoisePattern::uniform, {}});
+  OracleStack<Mpfr> o_stack = OracleStack<Mpfr>::model(m, tok.den, OracleNoise{53, Rational(0), 1, NoisePattern::uniform, {}});
+  Oracle<Mpfr>& o = o_stack.top();
   PlacedOptions po;
   po.H = 4;
   po.seed = 1;
@@ -288,7 +290,8 @@ TEST_CASE(
   po.answer_bits = 53;
   const Rational eps(1, 1UL << 30);
   auto run = [&](double abs) {
-    ModelOracle<Mpfr> o(m, tok.den, OracleNoise{53, eps, 7, NoisePattern::uniform, {}});
+    OracleStack<Mpfr> o_stack = OracleStack<Mpfr>::model(m, tok.den, OracleNoise{53, eps, 7, NoisePattern::uniform, {}});
+    Oracle<Mpfr>& o = o_stack.top();
     PlacedOptions p = po;
     p.answer_abs = abs;
     return learn_placed(o, p);

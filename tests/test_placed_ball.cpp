@@ -13,7 +13,7 @@
 
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/analysis/placed_certify.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/3-fit/pair_fit.hpp"
 #include "test_util.hpp"
@@ -129,7 +129,8 @@ TEST_CASE("placed design in balls: d = 8, H = 4 from 53-bit answers, ok, every e
     PrecisionScope scope(256);
     const Model mm = model_of(8, 4, seed);
     const TokenSpec tok = default_tokens(Arith::ball);
-    ModelOracle<Ball> o(mm, tok.den, OracleNoise{53, Rational(0), 1, NoisePattern::uniform, {}});
+    OracleStack<Ball> o_stack = OracleStack<Ball>::model(mm, tok.den, OracleNoise{53, Rational(0), 1, NoisePattern::uniform, {}});
+    Oracle<Ball>& o = o_stack.top();
     PlacedOptions po;
     po.H = 4;
     po.seed = seed;

@@ -10,7 +10,7 @@
 
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
 #include "mhaq/evidence/sweep.hpp"
@@ -82,7 +82,8 @@ TEST_CASE("noisy oracle, d=4, H=3: the certified bound exists, is within 4 kappa
     for (int pattern = 0; pattern < 2; ++pattern) {
       OracleNoise nz{0, eps, static_cast<std::uint64_t>(7 + t), pattern ? NoisePattern::signs : NoisePattern::uniform, {}};
       if (pattern) nz.signs = S.worst_signs();
-      ModelOracle<Mpfr> oracle(m, lo.tokens.den, nz);
+      OracleStack<Mpfr> oracle_stack = OracleStack<Mpfr>::model(m, lo.tokens.den, nz);
+      Oracle<Mpfr>& oracle = oracle_stack.top();
       try {
         obs[pattern] = std::exp2(param_error_log2(learn<Mpfr>(oracle, lo).heads, canon));
         ok[pattern] = true;
@@ -144,7 +145,8 @@ TEST_CASE("kappa's sign pattern is the worst case: observed equals kappa*eps to 
     for (size_t j = 0; j < flip.size(); j += 3) flip[j] = static_cast<signed char>(-flip[j]);
     double e_worst = 0, e_flip = 0;
     for (int which = 0; which < 2; ++which) {
-      ModelOracle<Mpfr> o(m, lo.tokens.den, OracleNoise{0, eps, 1, NoisePattern::signs, which == 0 ? S.worst_signs() : flip});
+      OracleStack<Mpfr> o_stack = OracleStack<Mpfr>::model(m, lo.tokens.den, OracleNoise{0, eps, 1, NoisePattern::signs, which == 0 ? S.worst_signs() : flip});
+      Oracle<Mpfr>& o = o_stack.top();
       const auto res = learn<Mpfr>(o, lo);
       (which == 0 ? e_worst : e_flip) = std::exp2(param_error_log2(res.heads, m.canonical()));
     }
@@ -290,7 +292,7 @@ TEST_CASE("sweep --design: a design column, the per-head plot, tuned below paper
   CHECK(slurp(a).find(",design,") != std::string::npos);
   for (const auto& r : rows) {
     INFO(sweep_csv_line(r));
-    if (r.status == "degenerate") continue;
+    if (r.status == Status::degenerate) continue;
     CHECK((r.design == "tuned") == (r.pilot_queries > 0));
     CHECK(r.queries == paper_query_bound(r.d, r.H) + r.pilot_queries);
   }
@@ -373,9 +375,9 @@ TEST_CASE("sensitivity from the learner's own fits agrees with the model's") {
   lo.tokens = default_tokens(Arith::mpfr);
   const Sensitivity truth = sensitivity_from_model(m.canonical(), lo, lo.tokens.den);
   PrecisionScope scope(256);
-  ModelOracle<Mpfr> o(m, lo.tokens.den);
-  RecordingOracle<Mpfr> rec(o);
-  (void)learn<Mpfr>(rec, lo);
+  OracleStack<Mpfr> o = OracleStack<Mpfr>::model(m, lo.tokens.den).recorded();
+  const RecordingOracle<Mpfr>& rec = o.record();
+  (void)learn<Mpfr>(o.top(), lo);
   const Sensitivity est = sensitivity_from_answers(rec.field(), 3, lo, rec.queries, rec.answers);
   CHECK(est.kappa == doctest::Approx(truth.kappa).epsilon(1e-8));
   CHECK(est.kappa_rms == doctest::Approx(truth.kappa_rms).epsilon(1e-8));
@@ -393,9 +395,9 @@ TEST_CASE("the float judge's estimate reuses the run's own pair fits: run precis
   lo.tokens = default_tokens(Arith::mpfr);
   lo.keep_fit_samples = true;
   PrecisionScope scope(256);
-  ModelOracle<Mpfr> o(m, lo.tokens.den);
-  RecordingOracle<Mpfr> rec(o);
-  const LearnResult<Mpfr> res = learn<Mpfr>(rec, lo);
+  OracleStack<Mpfr> o = OracleStack<Mpfr>::model(m, lo.tokens.den).recorded();
+  const RecordingOracle<Mpfr>& rec = o.record();
+  const LearnResult<Mpfr> res = learn<Mpfr>(o.top(), lo);
   const FitMemo<Mpfr> memo = fit_memo(res);
   // one fit per pair of the plan (no pair of this draw is degenerate)
   CHECK(memo.size() == res.plan.pairs.size());
@@ -455,9 +457,9 @@ TEST_CASE("the composed estimate equals the replayed one: paper and lean, drawn 
       Rng r(c.seed + 2);
       lo.draws = draw_tokens(r, c.d, TokenSpec{c.range, c.den});
     }
-    ModelOracle<T> o(m, lo.tokens.den);
-    RecordingOracle<T> rec(o);
-    const LearnResult<T> res = learn<T>(rec, lo);
+    OracleStack<T> o = OracleStack<T>::model(m, lo.tokens.den).recorded();
+    const RecordingOracle<T>& rec = o.record();
+    const LearnResult<T> res = learn<T>(o.top(), lo);
     REQUIRE(res.repairs.empty());
     const std::optional<Sensitivity> comp = composed_sensitivity(rec.field(), lo, res, rec.answers, true);
     REQUIRE(comp.has_value());
@@ -503,9 +505,9 @@ TEST_CASE("the composed estimate refuses the learner's other paths: compact, a b
   auto composed = [&](LearnOptions lo) {
     lo.tokens = default_tokens(Arith::mpfr);
     lo.seed = 42;
-    ModelOracle<Mpfr> o(m, lo.tokens.den);
-    RecordingOracle<Mpfr> rec(o);
-    const LearnResult<Mpfr> res = learn<Mpfr>(rec, lo);
+    OracleStack<Mpfr> o = OracleStack<Mpfr>::model(m, lo.tokens.den).recorded();
+    const RecordingOracle<Mpfr>& rec = o.record();
+    const LearnResult<Mpfr> res = learn<Mpfr>(o.top(), lo);
     return composed_sensitivity(rec.field(), lo, res, rec.answers);
   };
   LearnOptions lo;

@@ -7,8 +7,9 @@
 
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -224,8 +225,7 @@ TEST_CASE("degenerate draw through the CLI: message and exit code 4; malformed f
   }
   auto r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " --seed 42 --no-repair --json 2>/dev/null");
   CHECK(r.code == 4);
-  const json j = json::parse(r.out);
-  CHECK(j["status"] == "degenerate");
+  CHECK(test::record_of(r.out).judge.status == Status::degenerate);
   r = test::run(std::string(MHAQ_BINARY) + " recover --model " + path + " --seed 42 --no-repair 2>&1 >/dev/null");
   CHECK(r.code == 4);
   CHECK(r.out.find("degenerate") != std::string::npos);
@@ -265,7 +265,8 @@ TEST_CASE("the learner reaches the model only through Oracle<T>") {
   g.d = 2;
   g.heads = 1;
   g.seed = 5;
-  ModelOracle<QTau> oracle(generate_model(g), 1);
+  OracleStack<QTau> oracle_stack = OracleStack<QTau>::model(generate_model(g), 1);
+  Oracle<QTau>& oracle = oracle_stack.top();
   LearnOptions lo;
   lo.H = 1;
   lo.seed = 9;

@@ -8,7 +8,8 @@
 #include "mhaq/arith/surd.hpp"
 #include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/factored.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/model/compare_heads.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
@@ -76,10 +77,10 @@ TEST_CASE("a factored file with scale 1/sqrt(d_k): W and c hold the rational par
   const Ball want = num / den;
   const Ball got = evaluate_ball(m, q);
   CHECK(arb_overlaps(got.raw(), want.raw()));
-  ModelOracle<Ball> oracle(m, 2);
-  CHECK(arb_overlaps(oracle.query(q).raw(), want.raw()));
-  ModelOracle<Mpfr> mo(m, 2);
-  const Ball mb = Field<Mpfr>{}.enclose(mo.query(q));
+  OracleStack<Ball> oracle = OracleStack<Ball>::model(m, 2);
+  CHECK(arb_overlaps(oracle.top().query(q).raw(), want.raw()));
+  OracleStack<Mpfr> mo = OracleStack<Mpfr>::model(m, 2);
+  const Ball mb = Field<Mpfr>{}.enclose(mo.top().query(q));
   Ball diff = mb - want;
   arb_abs(diff.raw(), diff.raw());
   CHECK(diff.mid_double() < 1e-60);
@@ -92,7 +93,7 @@ TEST_CASE("a factored file with scale 1/sqrt(d_k): W and c hold the rational par
   arb_abs(diff.raw(), diff.raw());
   CHECK(diff.mid_double() < 1e-28);
   // exact mode refuses, and says what to use instead
-  const auto err = test::error_of([&] { ModelOracle<QTau> exact(m, 1); });
+  const auto err = test::error_of([&] { (void)OracleStack<QTau>::model(m, 1); });
   CHECK(err.first == static_cast<int>(ErrorKind::usage));
   CHECK(err.second.find("--arith ball") != std::string::npos);
   CHECK(test::error_of([&] { evaluate_exact(m, q, 4); }).first == static_cast<int>(ErrorKind::usage));
@@ -124,8 +125,8 @@ TEST_CASE("recover with an irrational scale: balls contain the truth sqrt(m) W, 
   lo.seed = 11;
   lo.tokens = default_tokens(Arith::ball);
   PrecisionScope scope(256);
-  ModelOracle<Ball> oracle(m, lo.tokens.den);
-  const LearnResult<Ball> res = learn(oracle, lo);
+  OracleStack<Ball> oracle = OracleStack<Ball>::model(m, lo.tokens.den);
+  const LearnResult<Ball> res = learn(oracle.top(), lo);
   REQUIRE(res.beta);
   CHECK(ball_heads_contain(res.heads, m.canonical(), &*res.beta));
   CHECK_FALSE(ball_heads_contain(res.heads, wrong.canonical(), &*res.beta));

@@ -13,7 +13,7 @@
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "test_util.hpp"
 
@@ -351,7 +351,8 @@ TEST_CASE("MPFR accuracy falls as precision rises on two heads whose W differ by
     double prev = INFINITY;
     for (long bits = 120; bits <= 256; bits += 8) {
       PrecisionScope scope(bits);
-      ModelOracle<Mpfr> o(m, lo.tokens.den);
+      OracleStack<Mpfr> o_stack = OracleStack<Mpfr>::model(m, lo.tokens.den);
+      Oracle<Mpfr>& o = o_stack.top();
       const LearnResult<Mpfr> res = learn(o, lo);
       const double e = std::exp2(max_rel_error_log2(res.heads, m));
       INFO("seed " << seed << ", " << bits << " bits: max_rel_error " << e << " (previous " << prev << ")");
@@ -381,7 +382,8 @@ TEST_CASE_TEMPLATE("stage 5: the self-check's evaluator gives evaluate_heads' nu
   LearnOptions lo;
   lo.H = 3;
   lo.seed = 4;
-  ModelOracle<T> o(m, lo.tokens.den);
+  OracleStack<T> o_stack = OracleStack<T>::model(m, lo.tokens.den);
+  Oracle<T>& o = o_stack.top();
   const Field<T>& F = o.field();
   // the true heads in the field (the evaluator does not need learned ones)
   std::vector<LearnedHead<T>> heads;

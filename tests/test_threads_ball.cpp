@@ -13,10 +13,11 @@
 
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/base/progress.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/learner.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -73,8 +74,8 @@ TEST_CASE("an oracle's batch answers, counts and records equal its one-by-one an
   LearnOptions lo;
   lo.H = 2;
   const std::vector<Query> qs = learner_plan(5, lo).queries();
-  ModelOracle<Ball> a(m, 1), b(m, 1);
-  RecordingOracle<Ball> ra(a), rb(b);
+  OracleStack<Ball> a = OracleStack<Ball>::model(m, 1).recorded(), b = OracleStack<Ball>::model(m, 1).recorded();
+  Oracle<Ball>&ra = a.top(), &rb = b.top();
   CHECK(rb.any_order());
   std::vector<Ball> one;
   for (const Query& q : qs) one.push_back(ra.query(q));
@@ -84,11 +85,11 @@ TEST_CASE("an oracle's batch answers, counts and records equal its one-by-one an
   const Oracle<Ball>&oa = ra, &ob = rb;
   CHECK(ob.queries() == oa.queries());
   CHECK(ob.max_length() == oa.max_length());
-  CHECK(rb.answers.size() == qs.size());
-  CHECK(rb.queries.size() == qs.size());
+  CHECK(b.record().answers.size() == qs.size());
+  CHECK(b.record().queries.size() == qs.size());
   // an oracle with a noise stream answers in the order asked
-  ModelOracle<Ball> noisy(m, 1, OracleNoise{100, Rational(0), 1, NoisePattern::uniform, {}});
-  CHECK_FALSE(noisy.any_order());
+  OracleStack<Ball> noisy = OracleStack<Ball>::model(m, 1, OracleNoise{100, Rational(0), 1, NoisePattern::uniform, {}});
+  CHECK_FALSE(noisy.top().any_order());
 }
 
 TEST_CASE("progress: a line per phase once past the threshold, none before it") {
@@ -115,7 +116,7 @@ TEST_CASE("recover: progress lines on standard error only; standard output is th
   const std::string out = slurp(dir + ".out"), err = slurp(dir + ".err");
   CHECK(out == slurp(dir + ".qout"));
   CHECK(slurp(dir + ".qerr").empty());
-  CHECK(nlohmann::json::parse(out)["status"] == "ok");
+  CHECK(test::record_of(out).judge.status == Status::ok);
   CHECK(out.find("phase") == std::string::npos);
   CHECK(err.find("phase answering queries") != std::string::npos);
   CHECK(err.find("phase fitting pairs") != std::string::npos);

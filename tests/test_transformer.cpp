@@ -12,6 +12,7 @@
 #include "mhaq/run/recover.hpp"
 #include "mhaq/evidence/verify.hpp"
 #include "mhaq/base/error.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using nlohmann::json;
@@ -236,11 +237,11 @@ TEST_CASE("violated conditions are not identifiable, named, exit 9 (must-show 3)
     const int seed = cs.second;
     const auto r = test::run(bin + " recover --model " + c.file + " --seed " + std::to_string(seed) + " --json 2>/dev/null");
     REQUIRE(!r.out.empty());
-    const json j = json::parse(r.out);
-    INFO(c.file << " seed " << seed << ": " << j.dump().substr(0, 600));
-    CHECK(j["status"] == "not_identifiable");
+    const RecoverResult rec = test::record_of(r.out);
+    INFO(c.file << " seed " << seed << ": " << r.out.substr(0, 600));
+    CHECK(rec.judge.status == Status::not_identifiable);
     CHECK(r.code == 9);
-    CHECK(j["message"].get<std::string>().find(c.names) != std::string::npos);
+    CHECK(rec.judge.message.find(c.names) != std::string::npos);
   }
 }
 
@@ -267,19 +268,19 @@ TEST_CASE("verify --model-kind: a claim-5 row, judged against the truth; all add
   o.trials = 2;
   o.seed = 3;
   o.model_kind = "transformer";
-  const json v = verify(o);
-  INFO(v.dump().substr(0, 800));
-  REQUIRE(v["claims"].size() == 1);
-  const json& c = v["claims"][0];
-  CHECK(c["id"] == "5");
-  CHECK(c["trials"] == 2);
-  CHECK(c["failures"] == 0);
-  CHECK(c["passes"].get<int>() + c["degenerate"].get<int>() + c["not_identifiable"].get<int>() == 2);
+  const VerifyResult v = verify(o).value();
+  INFO(verify_report(v));
+  REQUIRE(v.claims.size() == 1);
+  const ClaimRow& c = v.claims[0];
+  CHECK(c.id == "5");
+  CHECK(c.trials == 2);
+  CHECK(c.failures == 0);
+  CHECK(c.passes + c.degenerate + c.not_identifiable == 2);
   o.model_kind = "all";
   o.unknown_h = false;
-  const json w = verify(o);
-  REQUIRE(w["claims"].size() == 4);
-  CHECK(w["claims"][3]["id"] == "5");
+  const VerifyResult w = verify(o).value();
+  REQUIRE(w.claims.size() == 4);
+  CHECK(w.claims[3].id == "5");
   o.model_kind = "nonsense";
   CHECK_THROWS_AS(verify(o), Error);
 }

@@ -14,9 +14,10 @@
 #include <string>
 
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/transformer_blind.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -187,7 +188,8 @@ BlindOutcome run_blind(const TransformerModel& truth, std::uint64_t seed) {
   lo.tokens = TokenSpec{16, 16};
   BlindOutcome o;
   {
-    TransformerOracle<QTau> oracle(truth, 16);  // the learner sees this Oracle<QTau>& and nothing else
+    OracleStack<QTau> oracle_stack = OracleStack<QTau>::transformer(truth, 16);  // the learner sees this Oracle<QTau>& and nothing else
+    Oracle<QTau>& oracle = oracle_stack.top();
     o.run = learn_transformer_blind(oracle, lo);
   }
   // only now, after the run has ended, the truth
@@ -208,22 +210,21 @@ TEST_CASE("the seed-33 model: ok and exact, or a message naming the two close hy
   const std::string file = (std::filesystem::temp_directory_path() / "mhaq_tfm_seed33.json").string();
   REQUIRE(test::run(bin + " generate --d 2 --heads 1 --ffn 2 --seed 33 -o " + file).code == 0);
   const auto r = test::run(bin + " recover --model " + file + " --seed 33 --json");
-  const json j = json::parse(r.out);
+  const RecoverResult rec = test::record_of(r.out);
   INFO(r.out.substr(0, 1500));
-  const std::string st = j["status"].get<std::string>();
-  if (st == "ok") {
+  const Status st = rec.judge.status;
+  if (st == Status::ok) {
     CHECK(r.code == 0);
-    CHECK(j["exact_match"] == true);
-    CHECK(j["neurons_recovered"] == 2);
-    REQUIRE(j["angular_resolution_deg"].is_number());
-    CHECK(j["angular_resolution_deg"].get<double>() < 4.4);
+    CHECK(rec.truth.exact_match == true);
+    CHECK(rec.evidence.neurons_recovered == 2);
+    REQUIRE(rec.evidence.angular_resolution_deg.has_value());
+    CHECK(*rec.evidence.angular_resolution_deg < 4.4);
   } else {
-    CHECK(st != "not_identifiable");
-    CHECK(st != "mismatch");
-    const std::string msg = j["message"].get<std::string>();
-    CHECK(msg.find("hyperplane") != std::string::npos);
+    CHECK(st != Status::not_identifiable);
+    CHECK(st != Status::mismatch);
+    CHECK(rec.judge.message.find("hyperplane") != std::string::npos);
   }
-  CHECK(j["blind_status"] == j["status"]);
+  CHECK(rec.judge.blind_status == st);
   std::remove(file.c_str());
 }
 

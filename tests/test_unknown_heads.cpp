@@ -1,7 +1,7 @@
 // Claim 3 (only H0 >= H known) and a learner told too few heads.
 #include <doctest/doctest.h>
 
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/learner.hpp"
@@ -122,14 +122,14 @@ const char* kThreeHeads =
 // The status the answers alone give: the learner with the model's oracle and
 // nothing else, as recover runs it (same seed stream, tokens and budget-free).
 std::pair<Status, std::string> blind_status(const Model& m, int H, std::uint64_t seed, Schedule s) {
-  ModelOracle<QTau> oracle(m, 1);
+  OracleStack<QTau> oracle = OracleStack<QTau>::model(m, 1);
   LearnOptions lo;
   lo.H = H;
   lo.seed = learner_seed(seed);
   lo.tokens = default_tokens(Arith::exact);
   lo.schedule = s;
   try {
-    const LearnResult<QTau> res = learn(oracle, lo);
+    const LearnResult<QTau> res = learn(oracle.top(), lo);
     return {res.self_check == Truth::yes ? Status::ok : Status::inconsistent, ""};
   } catch (const Error& e) {
     return {status_of(e.kind()), e.what()};

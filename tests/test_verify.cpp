@@ -6,15 +6,16 @@
 
 #include "mhaq/run/recover.hpp"
 #include "mhaq/evidence/verify.hpp"
+#include "test_record.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
 using nlohmann::json;
 
 namespace {
-const json* find_claim(const json& v, const std::string& id) {
-  for (const auto& c : v["claims"])
-    if (c["id"] == id) return &c;
+const ClaimRow* find_claim(const VerifyResult& v, const std::string& id) {
+  for (const ClaimRow& c : v.claims)
+    if (c.id == id) return &c;
   return nullptr;
 }
 }  // namespace
@@ -25,47 +26,48 @@ TEST_CASE("exact verify: every claim passes on small trials, H0 = H + 2 runs inc
   o.seed = 2024;
   o.max_d = 3;
   o.max_h = 2;
-  const json v = verify(o);
+  const VerifyResult v = verify(o).value();
   INFO(verify_report(v));
-  CHECK(v["status"] == "ok");
+  CHECK(v.ok);
   CHECK(verify_exit_code(v) == 0);
-  REQUIRE(v["claims"].size() == 4);
+  REQUIRE(v.claims.size() == 4);
   for (const std::string id : {"1", "2", "3", "4"}) {
-    const json* c = find_claim(v, id);
+    const ClaimRow* c = find_claim(v, id);
     REQUIRE(c != nullptr);
-    CHECK((*c)["trials"] == o.trials);
-    CHECK((*c)["failures"] == 0);
-    CHECK((*c)["unable"] == 0);
-    CHECK((*c)["passes"].get<int>() + (*c)["repaired"].get<int>() + (*c)["degenerate"].get<int>() == o.trials);
+    CHECK(c->trials == o.trials);
+    CHECK(c->failures == 0);
+    CHECK(c->unable == 0);
+    CHECK(c->passes + c->repaired + c->degenerate == o.trials);
     test::Outcomes trials("verify claim " + id);
-    for (const char* k : {"passes", "repaired", "degenerate", "unable", "failures"})
-      for (int i = 0; i < (*c)[k].get<int>(); ++i) trials.count(k);
+    for (const auto& [k, n] : {std::pair<const char*, long>{"passes", c->passes}, {"repaired", c->repaired}, {"degenerate", c->degenerate},
+                               {"unable", c->unable}, {"failures", c->failures}})
+      for (long i = 0; i < n; ++i) trials.count(k);
     trials.require(o.trials / 2 + 1, {"passes"});  // degenerate draws are the exception at R = 5
-    CHECK((*c)["failing_trials"].empty());
+    CHECK(c->failing.empty());
   }
-  CHECK((*find_claim(v, "2"))["worst_value"] == 0);
-  CHECK((*find_claim(v, "3"))["worst_value"] == 0);  // paper queries have exactly 2H+1 tokens
+  CHECK(find_claim(v, "2")->worst_value == 0.0);
+  CHECK(find_claim(v, "3")->worst_value == 0.0);  // paper queries have exactly 2H+1 tokens
   // Every trial ran the H0 variant with H0 = H + 2; the distribution covers d and H and both special model kinds.
   std::set<int> ds, hs;
   int shared = 0, cancel = 0;
-  for (const auto& t : v["trial_list"]) {
-    CHECK(t["H0"] == t["H"].get<int>() + 2);
-    ds.insert(t["d"].get<int>());
-    hs.insert(t["H"].get<int>());
-    shared += t["share_w"].get<bool>();
-    cancel += t["cancel_v"].get<bool>();
+  for (const TrialRow& t : v.trial_list) {
+    CHECK(t.H0 == t.H + 2);
+    ds.insert(t.d);
+    hs.insert(t.H);
+    shared += t.share_w;
+    cancel += t.cancel_v;
   }
   CHECK(ds == std::set<int>{2, 3});
   CHECK(hs == std::set<int>{1, 2});
   CHECK(shared > 0);
   CHECK(cancel > 0);
-  // Determinism: the same options give the same object.
-  CHECK(verify(o).dump() == v.dump());
+  // Determinism: the same options give the same document.
+  CHECK(verify_json(verify(o).value()).dump() == verify_json(v).dump());
   // Degenerate counts agree with the per-trial statuses.
   int deg = 0;
-  for (const auto& t : v["trial_list"]) deg += t["status_known_h"] == "degenerate";
-  CHECK(v["schwartz_zippel"]["degenerate_known_h"] == deg);
-  CHECK((*find_claim(v, "1"))["degenerate"] == deg);
+  for (const TrialRow& t : v.trial_list) deg += t.status == Status::degenerate;
+  CHECK(v.schwartz_zippel.degenerate_known_h == deg);
+  CHECK(find_claim(v, "1")->degenerate == deg);
 }
 
 TEST_CASE("a failing claim names its trial seed and a replay command that reproduces it") {
@@ -78,47 +80,49 @@ TEST_CASE("a failing claim names its trial seed and a replay command that reprod
   o.max_h = 1;
   o.tolerance = 1e-300;
   o.unknown_h = false;
-  const json v = verify(o);
-  CHECK(v["status"] == "mismatch");
+  const VerifyResult v = verify(o).value();
+  CHECK_FALSE(v.ok);
   CHECK(verify_exit_code(v) == 6);
-  const json& c1 = *find_claim(v, "1");
-  REQUIRE(c1["failures"].get<int>() >= 1);
-  const json& f = c1["failing_trials"][0];
-  const std::string cmd = f["command"].get<std::string>();
+  const ClaimRow& c1 = *find_claim(v, "1");
+  REQUIRE(c1.failures >= 1);
+  REQUIRE(c1.failing.size() == static_cast<size_t>(c1.failures));
+  const FailingTrial& f = c1.failing[0];
+  const std::string cmd = f.command;
   CHECK(cmd.rfind("mhaq recover ", 0) == 0);
-  CHECK(cmd.find("--seed " + std::to_string(f["seed"].get<std::uint64_t>())) != std::string::npos);
+  CHECK(cmd.find("--seed " + std::to_string(f.seed)) != std::string::npos);
   CHECK(verify_report(v).find(cmd) != std::string::npos);
   // Replaying through the real program gives the same relative error as the trial.
   const auto r = test::run(std::string(MHAQ_BINARY) + cmd.substr(4) + " 2>/dev/null");
-  const json rj = json::parse(r.out);
-  REQUIRE(rj["status"] == "ok");
-  CHECK(rj["max_rel_error"].get<double>() > 1e-300);
-  CHECK(rj["seed"] == f["seed"]);
-  CHECK(rj["d"] == f["d"]);
-  CHECK(rj["heads_true"] == f["H"]);
+  const RecoverResult rec = test::record_of(r.out);
+  REQUIRE(rec.judge.status == Status::ok);
+  REQUIRE(rec.truth.max_rel_error.has_value());
+  CHECK(*rec.truth.max_rel_error > 1e-300);
+  CHECK(rec.run.seed == f.seed);
+  CHECK(rec.run.d == f.d.value());
+  CHECK(rec.truth.heads_true == f.H.value());
 }
 
 TEST_CASE("Schwartz-Zippel bound: event counts and degrees of proofs/09") {
   // d=2, H=1: residue events only, v^T delta_1, v^T delta_2, v^T (delta_1 + delta_2).
-  json z = schwartz_zippel(2, 1, 17);
-  CHECK(z["residue_events"] == 3);
-  CHECK(z["collision_events"] == 0);
-  CHECK(z["link_events"] == 0);
-  CHECK(z["degree_sum"] == 3);
+  SchwartzZippel z = schwartz_zippel(2, 1, 17);
+  CHECK(z.residue_events == 3);
+  CHECK(z.collision_events == 0);
+  CHECK(z.link_events == 0);
+  CHECK(z.degree_sum == 3);
   // d=3, H=2: 2*5 residue events; 17 pairs x 1 collision; no spurious link (needs a third head).
   z = schwartz_zippel(3, 2, 11);
-  CHECK(z["residue_events"] == 10);
-  CHECK(z["collision_events"] == 17);
-  CHECK(z["link_events"] == 0);
-  CHECK(z["degree_sum"] == 10 + 2 * 17);
+  CHECK(z.residue_events == 10);
+  CHECK(z.collision_events == 17);
+  CHECK(z.link_events == 0);
+  CHECK(z.degree_sum == 10 + 2 * 17);
   // d=4, H=3: 3*7 + 2*(31*3) + 2*(15*3*2*1).
   z = schwartz_zippel(4, 3, 11);
-  CHECK(z["degree_sum"] == 21 + 186 + 180);
+  CHECK(z.degree_sum == 21 + 186 + 180);
   // Conditioning on nonsingular B, Delta: (1 - sum_k S^-k)^2.
   z = schwartz_zippel(2, 1, 17);
   const double ns = (1 - 1.0 / 17 - 1.0 / 289) * (1 - 1.0 / 17 - 1.0 / 289);
-  CHECK(z["nonsingular_lower"].get<double>() == doctest::Approx(ns));
-  CHECK(z["bound"].get<double>() == doctest::Approx(3.0 / 17 / ns));
+  CHECK(z.nonsingular_lower == doctest::Approx(ns));
+  CHECK(z.bound == doctest::Approx(3.0 / 17 / ns));
   CHECK(schwartz_zippel_bound(4, 3, 3) == 1.0);  // clipped
   CHECK(schwartz_zippel_bound(2, 1, 1001) < schwartz_zippel_bound(2, 1, 17));
 }
@@ -129,28 +133,28 @@ TEST_CASE("observed degenerate rate never exceeds the Schwartz-Zippel bound, R i
   o.seed = 77;
   o.max_d = 3;
   o.max_h = 2;
-  const json r = rate_study(o, {1, 2, 4, 8});
+  const RateStudy r = rate_study(o, {1, 2, 4, 8}).value();
   INFO(rate_report(r));
-  CHECK(r["status"] == "ok");
-  CHECK(r["wrong_answers"] == 0);
-  CHECK(r["all_within_bound"] == true);
-  REQUIRE(r["rates"].size() == 4);
-  int prev_S = 0;
-  for (const auto& row : r["rates"]) {
-    CHECK(row["trials"] == o.trials);
-    test::Outcomes trials("rate study, token range " + std::to_string(row["token_range"].get<int>()));
-    for (int i = 0; i < row["trials"].get<int>(); ++i) trials.count(i < row["degenerate"].get<int>() ? "degenerate" : "not degenerate (checked)");
-    trials.require(row["token_range"].get<int>() >= 4 ? o.trials / 2 : o.trials / 4, {"not degenerate (checked)"});
-    CHECK(row["S"].get<int>() == 2 * row["token_range"].get<int>() + 1);
-    CHECK(row["S"].get<int>() > prev_S);
-    prev_S = row["S"].get<int>();
-    CHECK(row["observed_rate"].get<double>() <= row["mean_bound"].get<double>());
-    for (const auto& c : row["cells"]) CHECK(c["observed_rate"].get<double>() <= c["bound"].get<double>());
+  CHECK(r.ok);
+  CHECK(r.wrong_answers == 0);
+  CHECK(r.all_within_bound);
+  REQUIRE(r.rates.size() == 4);
+  long prev_S = 0;
+  for (const RateRow& row : r.rates) {
+    CHECK(row.trials == o.trials);
+    test::Outcomes trials("rate study, token range " + std::to_string(row.token_range));
+    for (long i = 0; i < row.trials; ++i) trials.count(i < row.degenerate ? "degenerate" : "not degenerate (checked)");
+    trials.require(row.token_range >= 4 ? o.trials / 2 : o.trials / 4, {"not degenerate (checked)"});
+    CHECK(row.S == 2 * row.token_range + 1);
+    CHECK(row.S > prev_S);
+    prev_S = row.S;
+    CHECK(row.observed_rate <= row.mean_bound);
+    for (const RateCell& c : row.cells) CHECK(c.observed_rate <= c.bound);
   }
   // At R = 8 the bound is informative on this distribution, so the comparison has teeth.
-  CHECK(r["rates"][3]["mean_bound"].get<double>() < 0.75);
+  CHECK(r.rates[3].mean_bound < 0.75);
   // Degenerate draws occur at R = 1 and become rarer by R = 8.
-  CHECK(r["rates"][0]["degenerate"].get<int>() > r["rates"][3]["degenerate"].get<int>());
+  CHECK(r.rates[0].degenerate > r.rates[3].degenerate);
   CHECK(rate_exit_code(r) == 0);
 }
 

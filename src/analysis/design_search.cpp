@@ -9,8 +9,7 @@
 #include "mhaq/arith/all_fields.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/parallel.hpp"
-#include "mhaq/analysis/pilot_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/pilot_oracle.hpp"
 
 namespace mhaq {
 

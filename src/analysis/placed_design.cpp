@@ -264,7 +264,7 @@ std::vector<std::vector<double>> v_from_tokens(const RoundData& rd, const Labels
         }
       }
     }
-    if (!dsolve(N, x)) return {};
+    if (!solve_dense(N, x)) return {};
     v.push_back(x);
   }
   return v;
@@ -311,7 +311,7 @@ std::vector<double> column_from_pairs(const std::vector<const PairObs*>& pairs, 
     for (int b = 0; b < k; ++b)
       for (int r = 0; r < d; ++r) G[a][b] += A[a][r] * A[b][r];
   }
-  if (dsolve(G, z))
+  if (solve_dense(G, z))
     for (int a = 0; a < k; ++a)
       for (int r = 0; r < d; ++r) x[r] += A[a][r] * z[a];
   return x;
@@ -373,7 +373,7 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
         for (int t = 0; t < d; ++t) N[r][t] += w2 * dl[r] * dl[t];
       }
     }
-    if (!dsolve(N, x)) return false;
+    if (!solve_dense(N, x)) return false;
     v = x;
     return true;
   };

@@ -4,30 +4,6 @@
 
 namespace mhaq::placed_detail {
 
-// Gaussian elimination with partial pivoting on a small dense double system
-// (the design's own choices, never a learned value); false when singular.
-bool dsolve(DMat A, std::vector<double>& x) {
-  const int n = static_cast<int>(A.size());
-  for (int c = 0; c < n; ++c) {
-    int p = c;
-    for (int r = c + 1; r < n; ++r)
-      if (std::fabs(A[r][c]) > std::fabs(A[p][c])) p = r;
-    if (A[p][c] == 0) return false;
-    std::swap(A[p], A[c]);
-    std::swap(x[p], x[c]);
-    for (int r = c + 1; r < n; ++r) {
-      const double m = A[r][c] / A[c][c];
-      for (int t = c; t < n; ++t) A[r][t] -= m * A[c][t];
-      x[r] -= m * x[c];
-    }
-  }
-  for (int c = n - 1; c >= 0; --c) {
-    for (int t = c + 1; t < n; ++t) x[c] -= A[c][t] * x[t];
-    x[c] /= A[c][c];
-  }
-  return true;
-}
-
 // The inverse of a square double matrix (rows of the result), empty when
 // singular.
 DMat dinverse(const DMat& A) {
@@ -36,7 +12,7 @@ DMat dinverse(const DMat& A) {
   for (int c = 0; c < n; ++c) {
     std::vector<double> e(n, 0.0);
     e[c] = 1;
-    if (!dsolve(A, e)) return {};
+    if (!solve_dense(A, e)) return {};
     for (int r = 0; r < n; ++r) inv[r][c] = e[r];
   }
   return inv;

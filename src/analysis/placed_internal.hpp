@@ -26,9 +26,6 @@ using DMat = std::vector<std::vector<double>>;
 // first-order errors across final tokens are not one head's.
 constexpr double kResidualLimit = 8;
 
-// Gaussian elimination with partial pivoting on a small dense double system;
-// false when singular.
-bool dsolve(DMat A, std::vector<double>& x);
 // The inverse of a square double matrix, empty when singular.
 DMat dinverse(const DMat& A);
 Mpfr md(double x);

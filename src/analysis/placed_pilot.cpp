@@ -1,6 +1,6 @@
 // The placed design's pilots (docs/math/designs.md#placed): an estimate of
 // the heads good enough to place their poles.
-#include "mhaq/analysis/pilot_oracle.hpp"
+#include "mhaq/oracle/pilot_oracle.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "placed_internal.hpp"
 
@@ -22,7 +22,7 @@ std::vector<double> trimmed_least_squares(const DMat& A, const std::vector<doubl
           for (int c = 0; c < d; ++c) N[r][c] += A[i][r] * A[i][c];
         }
     x = rhs;
-    if (!dsolve(N, x)) return std::vector<double>(d, 0.0);
+    if (!solve_dense(N, x)) return std::vector<double>(d, 0.0);
     if (kept <= d + 2) return x;
     std::vector<double> res, kres;
     int worst = -1;

@@ -9,11 +9,10 @@
 #include <limits>
 
 #include "mhaq/base/error.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/stages/4-match/known_residues.hpp"
 #include "mhaq/stages/4-match/match.hpp"
-#include "mhaq/analysis/jet_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/jet_oracle.hpp"
 
 namespace mhaq {
 
@@ -269,8 +268,8 @@ Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, l
   for (long prec = 128; prec <= (1L << 16); prec *= 2) {
     PrecisionScope scope(prec);
     try {
-      ModelOracle<Ball> inner(canon, token_den);
-      JetOracle<Ball> oracle(inner, constant_answer);
+      OracleStack<Ball> inner = OracleStack<Ball>::model(canon, token_den);
+      JetOracle<Ball> oracle(inner.top(), constant_answer);
       const LearnResult<Jet<Ball>> res = learn<Jet<Ball>>(oracle, l);
       // rows in canon's order: each true head's learned head, by the bottleneck assignment
       const int H = canon.num_heads();
@@ -282,10 +281,10 @@ Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, l
       if (order.empty()) throw_internal("sensitivity: no assignment of learned to true heads");
       std::vector<Ball> fabs;
       {
-        ModelOracle<Ball> again(canon, token_den);
-        for (const auto& q : res.plan.queries()) fabs.push_back(abs_ball(again.query(q)));
+        OracleStack<Ball> again = OracleStack<Ball>::model(canon, token_den);
+        for (const auto& q : res.plan.queries()) fabs.push_back(abs_ball(again.top().query(q)));
         for (const auto& p : res.fallback_pairs)
-          for (const auto& q : res.plan.pair_queries(p)) fabs.push_back(abs_ball(again.query(q)));
+          for (const auto& q : res.plan.pair_queries(p)) fabs.push_back(abs_ball(again.top().query(q)));
       }
       Sensitivity S;
       S.d = canon.d;
@@ -593,9 +592,9 @@ MeanValueBound certified_mean_value_bound(const Model& canon, const LearnOptions
   env.pattern = NoisePattern::envelope;
   const int d = canon.d, H = canon.num_heads();
   try {
-    ModelOracle<Ball> inner(canon, token_den, env);
-    RecordingOracle<Ball> rec(inner);
-    JetOracle<Ball> oracle(rec);
+    OracleStack<Ball> inner = OracleStack<Ball>::model(canon, token_den, env).recorded();
+    const RecordingOracle<Ball>& rec = inner.record();
+    JetOracle<Ball> oracle(inner.top());
     const LearnResult<Jet<Ball>> res = learn<Jet<Ball>>(oracle, l);
     if (static_cast<int>(res.heads.size()) != H) {
       out.why = "the run found " + std::to_string(res.heads.size()) + " heads, the truth has " + std::to_string(H);

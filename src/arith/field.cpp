@@ -568,11 +568,50 @@ Truth float_equal(const F& fld, const T& a, const T& b, const T* scale) {
   return judge_relative(fld.log2_abs(a - b), s, fld.tol, fld.precision());
 }
 
-// Gaussian elimination with partial pivoting, generic over a float type.
-// Rows and columns are first equilibrated by powers of two (exact scaling),
-// which matters for the pair systems whose unknowns differ in size by e^{|s|}.
-// Floats never declare a system singular: a zero or non-finite pivot is
-// Truth::unknown (an exact run, or the head-count diagnosis, decides).
+// Gaussian elimination with partial pivoting, generic over a float type: the
+// one float elimination, used by the float fields' solve (lu_solve) and by the
+// placed design's small double systems (solve_dense). The pivot of a column is
+// its first entry of largest size(x); elimination stops, returning false, at
+// a pivot whose size is not usable(size). X = A^-1 B by back substitution;
+// with check_finite, false as soon as an entry of X is infinite.
+template <class T, class Size, class Usable>
+bool gauss_solve(Mat<T>& X, Mat<T>& A, Mat<T>& B, Size size, Usable usable, bool check_finite) {
+  const int n = A.rows(), k = B.cols();
+  for (int col = 0; col < n; ++col) {
+    int piv = col;
+    auto best = size(A(col, col));
+    for (int i = col + 1; i < n; ++i) {
+      const auto m = size(A(i, col));
+      if (m > best) { best = m; piv = i; }
+    }
+    if (!usable(best)) return false;
+    if (piv != col) {
+      for (int j = 0; j < n; ++j) std::swap(A(col, j), A(piv, j));
+      for (int j = 0; j < k; ++j) std::swap(B(col, j), B(piv, j));
+    }
+    for (int i = col + 1; i < n; ++i) {
+      const T f = A(i, col) / A(col, col);
+      for (int j = col; j < n; ++j) submul(A(i, j), f, A(col, j));
+      for (int j = 0; j < k; ++j) submul(B(i, j), f, B(col, j));
+    }
+  }
+  X = Mat<T>(n, k);
+  for (int j = 0; j < k; ++j)
+    for (int i = n; i-- > 0;) {
+      T s = B(i, j);
+      for (int t = i + 1; t < n; ++t) submul(s, A(i, t), X(t, j));
+      X(i, j) = s / A(i, i);
+      if (check_finite && !std::isfinite(size(X(i, j))) && size(X(i, j)) > 0) return false;
+    }
+  return true;
+}
+
+// The float fields' solve: rows and columns are first equilibrated by powers
+// of two (exact scaling), which matters for the pair systems whose unknowns
+// differ in size by e^{|s|}; pivots are compared by log2|x|. Floats never
+// declare a system singular: a zero or non-finite pivot, or an infinite
+// entry of the solution, is Truth::unknown (an exact run, or the head-count
+// diagnosis, decides).
 template <class T, class F>
 Truth lu_solve(const F& fld, Mat<T>& X, Mat<T> A, Mat<T> B) {
   const int n = A.rows(), k = B.cols();
@@ -592,32 +631,8 @@ Truth lu_solve(const F& fld, Mat<T>& X, Mat<T> A, Mat<T> B) {
     cscale[j] = -static_cast<long>(std::floor(m));
     for (int i = 0; i < n; ++i) A(i, j) = scale2(A(i, j), cscale[j]);
   }
-  for (int col = 0; col < n; ++col) {
-    int piv = col;
-    double best = fld.log2_abs(A(col, col));
-    for (int i = col + 1; i < n; ++i) {
-      const double m = fld.log2_abs(A(i, col));
-      if (m > best) { best = m; piv = i; }
-    }
-    if (!std::isfinite(best)) return Truth::unknown;
-    if (piv != col) {
-      for (int j = 0; j < n; ++j) std::swap(A(col, j), A(piv, j));
-      for (int j = 0; j < k; ++j) std::swap(B(col, j), B(piv, j));
-    }
-    for (int i = col + 1; i < n; ++i) {
-      const T f = A(i, col) / A(col, col);
-      for (int j = col; j < n; ++j) submul(A(i, j), f, A(col, j));
-      for (int j = 0; j < k; ++j) submul(B(i, j), f, B(col, j));
-    }
-  }
-  X = Mat<T>(n, k);
-  for (int j = 0; j < k; ++j)
-    for (int i = n; i-- > 0;) {
-      T s = B(i, j);
-      for (int t = i + 1; t < n; ++t) submul(s, A(i, t), X(t, j));
-      X(i, j) = s / A(i, i);
-      if (!std::isfinite(fld.log2_abs(X(i, j))) && fld.log2_abs(X(i, j)) > 0) return Truth::unknown;
-    }
+  const auto size = [&](const T& x) { return fld.log2_abs(x); };
+  if (!gauss_solve(X, A, B, size, [](double best) { return std::isfinite(best); }, true)) return Truth::unknown;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < k; ++j) X(i, j) = scale2(X(i, j), cscale[i]);
   return Truth::yes;
@@ -657,6 +672,18 @@ Roots<T> float_real_roots(const F& fld, const std::vector<T>& c, ToArf to_arf, F
   return out;
 }
 }  // namespace
+
+bool solve_dense(std::vector<std::vector<double>> A, std::vector<double>& x) {
+  const int n = static_cast<int>(A.size());
+  Mat<double> M(n, n), B(n, 1), X;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) M(i, j) = A[i][j];
+    B(i, 0) = x[i];
+  }
+  if (!gauss_solve(X, M, B, [](double v) { return std::fabs(v); }, [](double best) { return best != 0; }, false)) return false;
+  for (int i = 0; i < n; ++i) x[i] = X(i, 0);
+  return true;
+}
 
 Mpfr Field<Mpfr>::exp(const Rational& s) const {
   Mpfr r(s);

@@ -130,11 +130,39 @@ json parse_json_text(const std::string& text) {
   return std::move(b.root);
 }
 
-const json& json_member(const json& j, const std::string& key, const std::string& path) {
+const json& json_member(const json& j, const std::string& path, const std::string& key) {
   if (!j.is_object()) throw_input((path.empty() ? std::string("top level") : path) + ": expected an object, got " + json_shown(j));
   auto it = j.find(key);
   if (it == j.end()) throw_input(json_key_path(path, key) + ": missing");
   return *it;
+}
+
+const json* json_find(const json& j, const std::string& key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+const json& need(const json& j, const std::string& path, const std::string& key) { return json_member(j, path, key); }
+const json& need_array(const json& j, const std::string& path, const std::string& key, size_t max) {
+  const json& a = need(j, path, key);
+  if (!a.is_array()) throw_input(json_key_path(path, key) + ": expected an array, got " + json_shown(a));
+  if (a.size() > max) throw_input(json_key_path(path, key) + ": " + std::to_string(a.size()) + " entries, more than the limit of " + std::to_string(max));
+  return a;
+}
+long need_int(const json& j, const std::string& path, const std::string& key, long lo, long hi) {
+  return json_long(need(j, path, key), lo, hi, json_key_path(path, key));
+}
+std::uint64_t need_u64(const json& j, const std::string& path, const std::string& key) { return json_u64(need(j, path, key), json_key_path(path, key)); }
+std::string need_str(const json& j, const std::string& path, const std::string& key) {
+  const json& a = need(j, path, key);
+  if (!a.is_string()) throw_input(json_key_path(path, key) + ": expected a string, got " + json_shown(a));
+  return a.get<std::string>();
+}
+bool need_bool(const json& j, const std::string& path, const std::string& key) {
+  const json& a = need(j, path, key);
+  if (!a.is_boolean()) throw_input(json_key_path(path, key) + ": expected true or false, got " + json_shown(a));
+  return a.get<bool>();
 }
 
 long json_long(const json& e, long lo, long hi, const std::string& path) {

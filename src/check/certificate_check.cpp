@@ -787,12 +787,15 @@ class Checker {
 }  // namespace
 
 CertificateReport check_certificate(const std::string& text) {
-  const json doc = parse_certificate_document(text);
-  if (is_transformer_certificate(doc)) return check_transformer_certificate(doc);
-  const Cert c = read_certificate(doc);
-  CertificateReport rep;
-  Checker(c, rep).run();
-  return rep;
+  try {  // an InputError comes from the strict readers only, naming the path
+    const json doc = parse_certificate_document(text);
+    if (is_transformer_certificate(doc)) return check_transformer_certificate(doc);
+    CertificateReport rep;
+    Checker(read_certificate(doc), rep).run();  // the record lives to the end of the run
+    return rep;
+  } catch (const InputError& e) {
+    throw InputError(std::string("malformed certificate: ") + e.what());
+  }
 }
 
 }  // namespace mhaq::check

@@ -20,10 +20,6 @@ namespace cert_io {
 
 using json = nlohmann::json;
 
-[[noreturn]] void bad(const std::string& path, const std::string& what) {
-  throw InputError("malformed certificate: " + (path.empty() ? std::string("top level") : path) + ": " + what);
-}
-
 // Parses the document: invalid JSON or UTF-8, duplicate keys, numbers beyond
 // a double and nesting deeper than 64 levels are malformed certificates. A
 // SAX handler builds the document (nlohmann's callback parser rescans each
@@ -53,7 +49,7 @@ class Builder final : public json::json_sax_t {
     const auto close = w.find("] ");
     const std::string m = clean(close == std::string::npos ? w : w.substr(close + 2), 160);
     if (ex.id == 406) bad(path(true), "number out of range (beyond a double): " + m);
-    throw InputError("malformed certificate: " + (stack_.empty() ? std::string() : path(true) + ": ") + "not valid JSON: " + m);
+    throw InputError((stack_.empty() ? std::string() : path(true) + ": ") + "not valid JSON: " + m);
   }
 
  private:
@@ -112,43 +108,6 @@ json parse_document(const std::string& text) {
   Builder b;
   json::sax_parse(text, &b);
   return std::move(b.root);
-}
-
-const json& need(const json& j, const std::string& path, const std::string& key) {
-  if (!j.is_object()) bad(path, "not an object");
-  auto it = j.find(key);
-  if (it == j.end()) bad(at(path, key), "missing");
-  return *it;
-}
-const json& need_array(const json& j, const std::string& path, const std::string& key, size_t max = static_cast<size_t>(limits::max_plan_queries)) {
-  const json& a = need(j, path, key);
-  if (!a.is_array()) bad(at(path, key), "not an array");
-  if (a.size() > max) bad(at(path, key), std::to_string(a.size()) + " entries, more than the limit of " + std::to_string(max));
-  return a;
-}
-long need_long(const json& j, const std::string& path, const std::string& key, long lo, long hi) {
-  const json& a = need(j, path, key);
-  if (a.is_number_float()) bad(at(path, key), "a floating-point number where an integer is expected");
-  if (!a.is_number_integer()) bad(at(path, key), "not an integer");
-  const std::string range = "out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  if (a.is_number_unsigned()) {  // 2^63 and above must not wrap to negative values
-    const unsigned long u = a.get<unsigned long>();
-    if (u > static_cast<unsigned long>(hi) || (lo > 0 && u < static_cast<unsigned long>(lo))) bad(at(path, key), range);
-    return static_cast<long>(u);
-  }
-  const long v = a.get<long>();
-  if (v < lo || v > hi) bad(at(path, key), range);
-  return v;
-}
-std::string need_str(const json& j, const std::string& path, const std::string& key) {
-  const json& a = need(j, path, key);
-  if (!a.is_string()) bad(at(path, key), "not a string");
-  return a.get<std::string>();
-}
-bool need_bool(const json& j, const std::string& path, const std::string& key) {
-  const json& a = need(j, path, key);
-  if (!a.is_boolean()) bad(at(path, key), "not a boolean");
-  return a.get<bool>();
 }
 
 bool digits_only(const std::string& s, size_t from, size_t max) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "check_internal.hpp"
+#include "strict_read.hpp"
 #include "mhaq/check/certificate_check.hpp"
 
 namespace mhaq::check {
@@ -110,11 +111,6 @@ CertificateReport check_transformer_certificate(const nlohmann::json& doc);
 // The attention reader's strict field readers, shared with the transformer
 // reader (certificate_read_transformer.cpp).
 namespace cert_io {
-[[noreturn]] void bad(const std::string& path, const std::string& what);
-const nlohmann::json& need(const nlohmann::json& j, const std::string& path, const std::string& key);
-const nlohmann::json& need_array(const nlohmann::json& j, const std::string& path, const std::string& key, size_t max);
-long need_long(const nlohmann::json& j, const std::string& path, const std::string& key, long lo, long hi);
-std::string need_str(const nlohmann::json& j, const std::string& path, const std::string& key);
 Qn read_rational(const nlohmann::json& j, const std::string& path, size_t max);
 std::vector<Qn> read_qvec(const nlohmann::json& j, const std::string& path, int d, size_t max);
 Num read_num(const nlohmann::json& j, const std::string& path, Mode mode);

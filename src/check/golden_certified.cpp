@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "check_internal.hpp"
-#include "golden_read.hpp"
+#include "strict_read.hpp"
 #include "mhaq/check/json_stream.hpp"
 #include "mhaq/check/limits.hpp"
 
@@ -104,13 +104,13 @@ CertModel read_model(const json& doc) {
     if (static_cast<long>(W.size()) != d) bad(at(hp, "W"), "expected " + std::to_string(d) + " rows");
     RatHead rh;
     for (size_t r = 0; r < W.size(); ++r)
-      for (auto& x : read_qvec(W[r], at(at(hp, "W"), r), d, static_cast<size_t>(limits::max_entry_chars))) rh.W.push_back(std::move(x));
-    rh.v = read_qvec(need(hs[h], hp, "v"), at(hp, "v"), d, static_cast<size_t>(limits::max_entry_chars));
-    if (hs[h].contains("c")) rh.c = read_qvec(hs[h]["c"], at(hp, "c"), d, static_cast<size_t>(limits::max_entry_chars));
+      for (auto& x : golden_io::read_qvec(W[r], at(at(hp, "W"), r), d, static_cast<size_t>(limits::max_entry_chars))) rh.W.push_back(std::move(x));
+    rh.v = golden_io::read_qvec(need(hs[h], hp, "v"), at(hp, "v"), d, static_cast<size_t>(limits::max_entry_chars));
+    if (hs[h].contains("c")) rh.c = golden_io::read_qvec(hs[h]["c"], at(hp, "c"), d, static_cast<size_t>(limits::max_entry_chars));
     heads.push_back(std::move(rh));
   }
   cm.heads = hs.size();
-  if (m.contains("beta")) cm.beta = read_rational(m["beta"], at(mp, "beta"), static_cast<size_t>(limits::max_entry_chars));
+  if (m.contains("beta")) cm.beta = golden_io::read_rational(m["beta"], at(mp, "beta"), static_cast<size_t>(limits::max_entry_chars));
   cm.root = read_scale_root(m, mp);
   cm.canon = canonical(heads);
   return cm;
@@ -140,13 +140,13 @@ void check_answer(const CertModel& cm, const json& query, const json& answer, si
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::string rp = at(at(qp, "runs"), r);
     Run run;
-    run.token = read_qvec(need(runs[r], rp, "token"), at(rp, "token"), d, static_cast<size_t>(limits::max_entry_chars));
+    run.token = golden_io::read_qvec(need(runs[r], rp, "token"), at(rp, "token"), d, static_cast<size_t>(limits::max_entry_chars));
     run.count = need_long(runs[r], rp, "count", 1, 1L << 30);
     q.push_back(std::move(run));
   }
   const json& ball = need(answer, ap, "ball");
-  const Qn mid = read_rational(need(ball, at(ap, "ball"), "mid"), at(at(ap, "ball"), "mid"), static_cast<size_t>(limits::max_number_chars));
-  const Qn rad = read_rational(need(ball, at(ap, "ball"), "rad"), at(at(ap, "ball"), "rad"), static_cast<size_t>(limits::max_number_chars));
+  const Qn mid = golden_io::read_rational(need(ball, at(ap, "ball"), "mid"), at(at(ap, "ball"), "mid"), static_cast<size_t>(limits::max_number_chars));
+  const Qn rad = golden_io::read_rational(need(ball, at(ap, "ball"), "rad"), at(at(ap, "ball"), "rad"), static_cast<size_t>(limits::max_number_chars));
   if (fmpq_sgn(rad.v) < 0) bad(at(at(ap, "ball"), "rad"), "negative radius");
   Qn exact;
   std::string dec;

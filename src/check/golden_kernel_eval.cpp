@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "golden_kernel_internal.hpp"
-#include "golden_read.hpp"
+#include "strict_read.hpp"
 #include "mhaq/check/limits.hpp"
 
 namespace mhaq::check::kernel {
@@ -25,14 +25,14 @@ std::vector<Qn> read_matrix(const json& j, const std::string& path, long rows, l
   std::vector<Qn> out;
   out.reserve(static_cast<size_t>(rows * cols));
   for (size_t r = 0; r < j.size(); ++r)
-    for (auto& x : read_qvec(j[r], at(path, r), static_cast<int>(cols), kEntry)) out.push_back(std::move(x));
+    for (auto& x : golden_io::read_qvec(j[r], at(path, r), static_cast<int>(cols), kEntry)) out.push_back(std::move(x));
   return out;
 }
 
 std::vector<Qn> read_bias(const json& layer, const std::string& key, long n) {
   const json& b = need(layer, "layer", key);
   if (b.is_null()) return {};
-  return read_qvec(b, at("layer", key), static_cast<int>(n), kEntry);
+  return golden_io::read_qvec(b, at("layer", key), static_cast<int>(n), kEntry);
 }
 
 bool is_square(const Qn& x, Qn& root) {
@@ -341,8 +341,8 @@ void read_entry(const json& j, const std::string& path, long digits, Entry& e, T
   if (!j.is_array() || j.size() != 3 || !j[0].is_string()) bad(path, "expected [decimal, mid, rad]");
   e.decimal = j[0].get<std::string>();
   if (static_cast<long>(e.decimal.size()) > digits + 16) bad(at(path, 0), "a decimal longer than `digits` allows");
-  e.mid = read_rational(j[1], at(path, 1), kNumber);
-  e.rad = read_rational(j[2], at(path, 2), kNumber);
+  e.mid = golden_io::read_rational(j[1], at(path, 1), kNumber);
+  e.rad = golden_io::read_rational(j[2], at(path, 2), kNumber);
   if (fmpq_sgn(e.rad.v) < 0) bad(at(path, 2), "negative radius");
   ++t.entries;
   if (fmpq_is_zero(e.rad.v)) {
@@ -408,7 +408,7 @@ Seq read_seq(const Layer& L, const json& seq, const std::string& sp, size_t& N) 
   N = toks.size();
   if (N == 0) bad(at(sp, "tokens"), "empty");
   if (need_long(seq, sp, "length", 1, limits::max_runs) != static_cast<long>(N)) bad(at(sp, "length"), "is not the number of tokens");
-  for (size_t t = 0; t < N; ++t) s.x.push_back(read_qvec(toks[t], at(at(sp, "tokens"), t), L.d, kEntry));
+  for (size_t t = 0; t < N; ++t) s.x.push_back(golden_io::read_qvec(toks[t], at(at(sp, "tokens"), t), L.d, kEntry));
   if (seq.contains("key_padding_mask")) {
     const json& m = need_array(seq, sp, "key_padding_mask", N);
     if (m.size() != N) bad(at(sp, "key_padding_mask"), "expected " + std::to_string(N) + " booleans");
@@ -429,7 +429,7 @@ Seq read_seq(const Layer& L, const json& seq, const std::string& sp, size_t& N) 
       for (size_t i = 0; i < N; ++i) {
         const bool inf = m[n][i] == "-inf";
         s.hidden[n].push_back(inf ? 1 : 0);
-        s.mask[n].push_back(inf ? Qn() : read_rational(m[n][i], at(rp, i), kEntry));
+        s.mask[n].push_back(inf ? Qn() : golden_io::read_rational(m[n][i], at(rp, i), kEntry));
       }
     }
   }
@@ -467,13 +467,13 @@ Layer read_layer(const json& j) {
                        static_cast<long>(L.d_out) * L.heads * L.d_v;
   if (weights > limits::max_file_entries) bad(p, std::to_string(weights) + " weights, more than the limit of " + std::to_string(limits::max_file_entries));
   const json& sc = need(j, p, "scale");
-  L.scale_q = read_rational(need(sc, at(p, "scale"), "q"), at(at(p, "scale"), "q"), kEntry);
-  L.scale_m = read_rational(need(sc, at(p, "scale"), "sqrt"), at(at(p, "scale"), "sqrt"), kEntry);
+  L.scale_q = golden_io::read_rational(need(sc, at(p, "scale"), "q"), at(at(p, "scale"), "q"), kEntry);
+  L.scale_m = golden_io::read_rational(need(sc, at(p, "scale"), "sqrt"), at(at(p, "scale"), "sqrt"), kEntry);
   if (fmpq_sgn(L.scale_m.v) <= 0) bad(at(at(p, "scale"), "sqrt"), "must be positive");
   const json& rope = need(j, p, "rope");
   if (!rope.is_null()) {
     L.rope = true;
-    L.theta = read_rational(need(rope, at(p, "rope"), "theta"), at(at(p, "rope"), "theta"), kEntry);
+    L.theta = golden_io::read_rational(need(rope, at(p, "rope"), "theta"), at(at(p, "rope"), "theta"), kEntry);
     if (fmpq_cmp_si(L.theta.v, 1) <= 0) bad(at(at(p, "rope"), "theta"), "must be more than 1");
     const std::string pairing = need_str(rope, at(p, "rope"), "pairing");
     if (pairing != "half" && pairing != "interleaved") bad(at(at(p, "rope"), "pairing"), "must be \"half\" or \"interleaved\"");

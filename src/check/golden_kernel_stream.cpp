@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "golden_kernel_internal.hpp"
-#include "golden_read.hpp"
+#include "strict_read.hpp"
 #include "mhaq/check/limits.hpp"
 
 namespace mhaq::check {

@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "check_internal.hpp"
-#include "golden_read.hpp"
+#include "strict_read.hpp"
 #include "mhaq/check/limits.hpp"
 
 namespace mhaq::check {
@@ -47,16 +47,16 @@ Transformer read_transformer(const json& m, const std::string& path) {
     if (static_cast<long>(W.size()) != t.d) bad(at(hp, "W"), "expected " + std::to_string(t.d) + " rows");
     std::vector<Qn> w;
     for (size_t r = 0; r < W.size(); ++r)
-      for (auto& x : read_qvec(W[r], at(at(hp, "W"), r), t.d, E)) w.push_back(std::move(x));
+      for (auto& x : golden_io::read_qvec(W[r], at(at(hp, "W"), r), t.d, E)) w.push_back(std::move(x));
     t.W.push_back(std::move(w));
   }
   for (size_t j = 0; j < ns.size(); ++j) {
     const std::string np = at(at(path, "neurons"), j);
-    t.u.push_back(read_rational(need(ns[j], np, "u"), at(np, "u"), E));
+    t.u.push_back(golden_io::read_rational(need(ns[j], np, "u"), at(np, "u"), E));
     const json& U = need_array(ns[j], np, "U", hs.size());
     if (U.size() != hs.size()) bad(at(np, "U"), "expected one vector per head (" + std::to_string(hs.size()) + ")");
     std::vector<std::vector<Qn>> Uj;
-    for (size_t h = 0; h < U.size(); ++h) Uj.push_back(read_qvec(U[h], at(at(np, "U"), h), t.d, E));
+    for (size_t h = 0; h < U.size(); ++h) Uj.push_back(golden_io::read_qvec(U[h], at(at(np, "U"), h), t.d, E));
     t.U.push_back(std::move(Uj));
   }
   return t;
@@ -69,7 +69,7 @@ Query read_query(const json& q, const std::string& path, int d) {
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::string rp = at(at(path, "runs"), r);
     Run run;
-    run.token = read_qvec(need(runs[r], rp, "token"), at(rp, "token"), d, static_cast<size_t>(limits::max_entry_chars));
+    run.token = golden_io::read_qvec(need(runs[r], rp, "token"), at(rp, "token"), d, static_cast<size_t>(limits::max_entry_chars));
     run.count = need_long(runs[r], rp, "count", 1, 1L << 30);
     out.push_back(std::move(run));
   }

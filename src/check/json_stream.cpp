@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <set>
 
-#include "golden_read.hpp"
+#include "strict_read.hpp"
 #include "mhaq/check/limits.hpp"
 
 namespace mhaq::check {

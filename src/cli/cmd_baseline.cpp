@@ -163,16 +163,16 @@ Command make_compare() {
               so.baseline_arith = st->baseline_arith.empty() ? Arith::mpfr : parse_arith(st->baseline_arith);
               so.bits = st->c.bits;
               if (!st->families.empty()) so.families = st->families;
-              const nlohmann::json j = compare_study(so);
-              emit(st->c.json, j, study_report(j));
+              const StudyResult j = compare_study(so);
+              emit(st->c.json, study_json(j), study_report(j));
               return 0;
             }
             std::vector<QMat> bases;
             bool have = false;
             std::string source;
             const Model m = load_checked(st->c, bases, have, source);
-            const nlohmann::json c = compare_methods(m, have ? &bases : nullptr, options(st->c));
-            emit(st->c.json, c, compare_report(c));
+            const CompareResult c = compare_methods(m, have ? &bases : nullptr, options(st->c));
+            emit(st->c.json, compare_json(c), compare_report(c));
             return 0;
           }};
 }

@@ -16,11 +16,11 @@ namespace mhaq::cli {
 
 namespace {
 // One line of the human listing: the index, the value, and its radius if any.
-std::string answer_report(size_t i, const nlohmann::json& ans, bool certified) {
-  const std::string v = ans["value"].is_string() ? ans["value"].get<std::string>() : ans["value"].dump();
+std::string answer_report(size_t i, const ServedAnswer& ans, bool certified) {
+  const std::string v = ans.f64 ? nlohmann::json(*ans.f64).dump() : ans.value;
   // a correctly rounded decimal alone; a ball (or an mpfr/double answer with a radius) with it
-  const bool rounded = certified && ans["correctly_rounded"].get<bool>();
-  const std::string note = !rounded && ans.contains("radius") ? " +/- " + ans["radius"].get<std::string>() + (certified ? "  (ball)" : "") : "";
+  const bool rounded = certified && ans.correctly_rounded.value_or(false);
+  const std::string note = !rounded && ans.radius ? " +/- " + *ans.radius + (certified ? "  (ball)" : "") : "";
   return "  " + std::to_string(i) + "  " + v + note + "\n";
 }
 }  // namespace
@@ -83,9 +83,9 @@ Command make_oracle() {
             if (cert) human += "certified: attention values correctly rounded to " + std::to_string(st->digits) + " digits (Arb, rising precision up to " +
                                std::to_string(st->max_bits) + " bits); other values as balls containing them\n";
             for (size_t i = 0; i < qs.size(); ++i) {
-              nlohmann::json ans = cert ? m->certified(static_cast<long>(i), qs[i], st->digits, st->max_bits) : m->answer(static_cast<long>(i), qs[i]);
+              const ServedAnswer ans = cert ? m->certified(static_cast<long>(i), qs[i], st->digits, st->max_bits) : m->answer_value(static_cast<long>(i), qs[i]);
               human += answer_report(i, ans, cert);
-              answers.push_back(std::move(ans));
+              answers.push_back(served_answer_json(ans));
             }
             emit(st->json, nlohmann::json{{"status", "ok"}, {"oracle", name}, {"answers", answers}}, human);
             return 0;

@@ -64,15 +64,15 @@ Command make_verify() {
             check_option("--ranges: the number of values", static_cast<long>(st->ranges.size()), 1, limits::max_list_values);
             o.unknown_h = !st->no_h0;
             if (st->rates) {
-              const nlohmann::json r = rate_study(o, st->ranges);
-              if (r.is_null()) return 0;  // MPI: rank 0 reports
-              emit(st->json, r, rate_report(r));
-              return rate_exit_code(r);
+              const std::optional<RateStudy> r = rate_study(o, st->ranges);
+              if (!r) return 0;  // MPI: rank 0 reports
+              emit(st->json, rate_json(*r), rate_report(*r));
+              return rate_exit_code(*r);
             }
-            const nlohmann::json v = verify(o);
-            if (v.is_null()) return 0;  // MPI: rank 0 reports
-            emit(st->json, v, verify_report(v));
-            return verify_exit_code(v);
+            const std::optional<VerifyResult> v = verify(o);
+            if (!v) return 0;  // MPI: rank 0 reports
+            emit(st->json, verify_json(*v), verify_report(*v));
+            return verify_exit_code(*v);
           }};
 }
 

@@ -9,9 +9,8 @@
 
 #include "mhaq/base/random.hpp"
 #include "mhaq/model/factored.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
-#include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
+#include "mhaq/oracle/jet_oracle.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover_limits.hpp"
@@ -26,48 +25,6 @@ using nlohmann::json;
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
-
-bool bases_from_json_text(const std::string& text, int d, std::vector<QMat>& bases) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw_input(std::string("bases: not valid JSON: ") + e.what());
-  }
-  if (!j.is_object() || !j.contains("bases")) return false;
-  if (j.contains("format") && j["format"] != "mhaq-bases" && j["format"] != "mhaq-model") throw_input("bases: \"format\" must be \"mhaq-bases\"");
-  if (j.contains("d") && j["d"] != d) throw_input("bases: \"d\" is " + j["d"].dump() + ", the model has d = " + std::to_string(d));
-  const json& b = j["bases"];
-  if (!b.is_array()) throw_input("bases: expected an array with one list of basis vectors per head");
-  bases.clear();
-  for (size_t h = 0; h < b.size(); ++h) {
-    const std::string where = "bases[" + std::to_string(h) + "]";
-    if (!b[h].is_array() || b[h].empty()) throw_input(where + ": expected a non-empty list of vectors");
-    QMat P(d, static_cast<int>(b[h].size()));
-    for (size_t c = 0; c < b[h].size(); ++c) {
-      const json& v = b[h][c];
-      if (!v.is_array() || v.size() != static_cast<size_t>(d)) throw_input(where + "[" + std::to_string(c) + "]: expected " + std::to_string(d) + " entries");
-      for (int r = 0; r < d; ++r) P(r, static_cast<int>(c)) = rational_from_json(v[r], where + "[" + std::to_string(c) + "][" + std::to_string(r) + "]");
-    }
-    bases.push_back(std::move(P));
-  }
-  validate_bases(bases, d);
-  return true;
-}
-
-std::string bases_json(const std::vector<QMat>& bases) {
-  json out = json::array();
-  for (const auto& P : bases) {
-    json hb = json::array();
-    for (int c = 0; c < P.cols(); ++c) {
-      json v = json::array();
-      for (int r = 0; r < P.rows(); ++r) v.push_back(P(r, c).str());
-      hb.push_back(v);
-    }
-    out.push_back(hb);
-  }
-  return out.dump();
-}
 
 Model generate_orthogonal_model(const GenerateOptions& g, std::vector<QMat>& bases) {
   if (g.heads < 1 || g.heads > g.d) throw Error(ErrorKind::usage, "--orthogonal needs 1 <= heads <= d (one subspace of dimension >= 1 per head)");
@@ -177,9 +134,9 @@ template <class T>
 void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, const BaselineOptions& bo, const RecoverOptions& o, const OracleNoise& noise) {
   using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
-  ModelOracle<T> oracle(truth, bo.tokens.den << bo.max_scale_log2, noise);
-  RecordingOracle<T> rec(oracle);
-  Oracle<T>& black_box = rec;  // the baseline gets this reference and nothing else
+  OracleStack<T> stack = OracleStack<T>::model(truth, bo.tokens.den << bo.max_scale_log2, noise).recorded();
+  const RecordingOracle<T>& rec = stack.record();
+  Oracle<T>& black_box = stack.top();  // the baseline gets this reference and nothing else
   const Field<T>& F = black_box.field();
   RunFacts facts = known_truth_facts(o.arith, canon);
   P::tolerance(r, facts, F, o.tolerance, true);
@@ -273,38 +230,36 @@ double rel_error_of(const RecoverResult& t) {
   }
   return std::nan("");
 }
-// A number of the compare row: null when it is not finite.
-json row_number(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
-json row_of(const std::string& method, const RecoverResult& t) {
-  json row{{"method", method},
-           {"arith", arith_name(t.run.arith)},
-           {"status", status_name(t.judge.status)},
-           {"queries", t.evidence.queries.value_or(0)},
-           {"max_length", t.evidence.max_length.value_or(0)},
-           {"heads_true", t.truth.heads_true.value_or(0)},
-           {"heads_recovered", t.evidence.heads_recovered.value_or(0)},
-           {"error", error_text(t)}};
-  const double e = rel_error_of(t);
-  row["max_rel_error"] = std::isnan(e) ? json(nullptr) : std::isinf(e) ? json("inf") : json(e);
+CompareRow row_of(const std::string& method, const RecoverResult& t) {
+  CompareRow row;
+  row.method = method;
+  row.arith = t.run.arith;
+  row.status = t.judge.status;
+  row.queries = t.evidence.queries.value_or(0);
+  row.max_length = t.evidence.max_length.value_or(0);
+  row.heads_true = t.truth.heads_true.value_or(0);
+  row.heads_recovered = t.evidence.heads_recovered.value_or(0);
+  row.error = error_text(t);
+  row.max_rel_error = rel_error_of(t);
   // wrong: parameters returned that disagree with the known truth
-  row["wrong"] = t.truth.wrong.value_or(t.judge.status == Status::mismatch && t.evidence.heads_recovered.value_or(0) > 0);
-  if (t.judge.status != Status::ok) row["message"] = t.judge.message;
-  if (t.truth.exact_match) row["exact_match"] = *t.truth.exact_match;
-  if (t.truth.contains_truth) row["contains_truth"] = *t.truth.contains_truth;
-  if (t.study.kappa) row["kappa"] = row_number(*t.study.kappa);
-  if (t.truth.observed_error) row["observed_error"] = row_number(*t.truth.observed_error);
-  if (t.plan.query_bound) row["query_bound"] = *t.plan.query_bound;
-  if (t.plan.paper_bound) row["paper_bound"] = *t.plan.paper_bound;
-  if (t.run.bases_source) row["bases_source"] = *t.run.bases_source;
+  row.wrong = t.truth.wrong.value_or(t.judge.status == Status::mismatch && t.evidence.heads_recovered.value_or(0) > 0);
+  if (t.judge.status != Status::ok) row.message = t.judge.message;
+  row.exact_match = t.truth.exact_match;
+  row.contains_truth = t.truth.contains_truth;
+  row.kappa = t.study.kappa;
+  row.observed_error = t.truth.observed_error;
+  row.query_bound = t.plan.query_bound;
+  row.paper_bound = t.plan.paper_bound;
+  row.bases_source = t.run.bases_source;
   return row;
 }
 }  // namespace
 
 namespace {
 // One row per method: mhaq's schedules at mo, the baselines that apply at bo.
-json method_rows(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& mo, const RecoverOptions& bo) {
+std::vector<CompareRow> method_rows(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& mo, const RecoverOptions& bo) {
   const int H = truth.canonical().num_heads();
-  json rows = json::array();
+  std::vector<CompareRow> rows;
   for (Schedule s : {Schedule::paper, Schedule::lean, Schedule::compact}) {
     if (s == Schedule::compact && H > compact_max_heads) continue;  // its links try all H! assignments
     RecoverOptions ro = mo;
@@ -319,29 +274,31 @@ json method_rows(const Model& truth, const std::vector<QMat>* bases, const Recov
 }
 }  // namespace
 
-json compare_methods(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& o) {
-  const Model canon = truth.canonical();
-  const int H = canon.num_heads();
-  json c{{"format", "mhaq-compare"}, {"version", 1}, {"d", truth.d}, {"heads_true", H}, {"arith", arith_name(o.arith)}, {"seed", o.seed}};
-  if (!o.noise_eps.is_zero()) c["noise_eps"] = o.noise_eps.str();
-  c["rows"] = method_rows(truth, bases, o, o);
+CompareResult compare_methods(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& o) {
+  CompareResult c;
+  c.d = truth.d;
+  c.heads_true = truth.canonical().num_heads();
+  c.arith = o.arith;
+  c.seed = o.seed;
+  if (!o.noise_eps.is_zero()) c.noise_eps = o.noise_eps.str();
+  c.rows = method_rows(truth, bases, o, o);
   return c;
 }
 
-std::string compare_report(const json& c) {
+std::string compare_report(const CompareResult& c) {
   std::ostringstream o;
-  o << "mhaq compare: " << c["arith"].get<std::string>() << ", d=" << c["d"] << ", " << c["heads_true"] << " canonical heads, seed " << c["seed"];
-  if (c.contains("noise_eps")) o << ", noise " << c["noise_eps"].get<std::string>();
+  o << "mhaq compare: " << arith_name(c.arith) << ", d=" << c.d << ", " << c.heads_true << " canonical heads, seed " << c.seed;
+  if (c.noise_eps) o << ", noise " << *c.noise_eps;
   o << "\n";
   char b[256];
   std::snprintf(b, sizeof b, "  %-17s %7s %7s  %-12s %-6s %s\n", "method", "queries", "longest", "status", "wrong", "error vs truth");
   o << b;
-  for (const auto& r : c["rows"]) {
+  for (const CompareRow& r : c.rows) {
     std::string extra;
-    if (r.contains("observed_error")) extra += "  observed " + r["observed_error"].dump();
-    if (r.contains("kappa")) extra += "  kappa " + r["kappa"].dump();
-    std::snprintf(b, sizeof b, "  %-17s %7ld %7ld  %-12s %-6s %s%s\n", r["method"].get<std::string>().c_str(), r["queries"].get<long>(), r["max_length"].get<long>(),
-                  r["status"].get<std::string>().c_str(), r["wrong"].get<bool>() ? "WRONG" : "-", r["error"].get<std::string>().c_str(), extra.c_str());
+    if (r.observed_error) extra += "  observed " + json_text(*r.observed_error);
+    if (r.kappa) extra += "  kappa " + json_text(*r.kappa);
+    std::snprintf(b, sizeof b, "  %-17s %7ld %7ld  %-12s %-6s %s%s\n", r.method.c_str(), r.queries, r.max_length, status_name(r.status), r.wrong ? "WRONG" : "-",
+                  r.error.c_str(), extra.c_str());
     o << b;
   }
   return o.str();
@@ -370,105 +327,122 @@ std::string baseline_report(const RecoverResult& r) {
 }
 
 // ------------------------------------------------------------------ the study
-json compare_study(const StudyOptions& s) {
+namespace {
+// The model of a study family's trial i, with its bases (orthogonal) and kind.
+Model study_model(const std::string& fam, int i, GenerateOptions& g, std::vector<QMat>& bases, std::string& kind) {
+  kind = "plain";
+  if (fam == "single") {
+    static const int ds[] = {2, 3, 4, 6};
+    g.d = ds[i % 4];
+    g.heads = 1;
+    return generate_model(g);
+  }
+  if (fam == "orthogonal") {
+    g.heads = 2 + i % 2;
+    g.d = g.heads + 1 + (i / 2) % 2;
+    return generate_orthogonal_model(g, bases);
+  }
+  const int H = 2 + i % 2;
+  g.d = 3 + (i / 2) % 2;
+  g.heads = H;
+  if (i % 5 == 3) g.share_w = true, g.heads = H + 1, kind = "share_w";
+  if (i % 5 == 4) g.cancel_v = true, g.heads = H + 2, kind = "cancel_v";
+  return generate_model(g);
+}
+
+std::optional<double> study_median(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Per method, in the order the methods first appear: the tally of its rows.
+std::vector<StudyMethod> study_methods(const StudyOptions& s, const std::vector<StudyTrial>& trials) {
+  std::vector<StudyMethod> methods;
+  std::vector<std::vector<double>> queries, errors;
+  for (const StudyTrial& t : trials)
+    for (const CompareRow& row : t.rows) {
+      auto it = std::find_if(methods.begin(), methods.end(), [&](const StudyMethod& m) { return m.method == row.method; });
+      if (it == methods.end()) {
+        StudyMethod m;
+        m.method = row.method;
+        m.arith = row.method.rfind("mhaq", 0) == 0 ? s.arith : s.baseline_arith;
+        methods.push_back(m), queries.emplace_back(), errors.emplace_back();
+        it = methods.end() - 1;
+      }
+      StudyMethod& a = *it;
+      const size_t k = static_cast<size_t>(it - methods.begin());
+      ++a.runs;
+      queries[k].push_back(static_cast<double>(row.queries));
+      const bool ok = row.status == Status::ok;
+      a.ok += ok;
+      a.wrong += row.wrong;
+      a.degenerate += row.status == Status::degenerate;
+      const bool has = !std::isnan(row.max_rel_error);
+      if (has) errors[k].push_back(row.max_rel_error);
+      if (has && row.max_rel_error > 0.1) ++a.off_0_1;
+      if (!ok && !row.wrong) ++a.failed;
+    }
+  for (size_t k = 0; k < methods.size(); ++k) {
+    methods[k].median_queries = study_median(queries[k]);
+    methods[k].median_error = study_median(errors[k]);
+  }
+  return methods;
+}
+}  // namespace
+
+StudyResult compare_study(const StudyOptions& s) {
   if (s.trials < 1) throw Error(ErrorKind::usage, "--trials must be positive");
-  json fams = json::array();
+  StudyResult out;
+  out.seed = s.seed;
+  out.arith = s.arith;
+  out.baseline_arith = s.baseline_arith;
+  out.bits = s.bits;
   for (const auto& fam : s.families) {
     if (fam != "single" && fam != "orthogonal" && fam != "general") throw Error(ErrorKind::usage, "study family must be single, orthogonal or general");
-    struct Acc {
-      int runs = 0, ok = 0, wrong = 0, off = 0, failed = 0, degenerate = 0;
-      std::vector<double> queries, errors;
-    };
-    std::vector<std::string> names;
-    std::vector<Acc> acc;
-    auto tally = [&](const json& row) {
-      const std::string m = row["method"];
-      auto it = std::find(names.begin(), names.end(), m);
-      if (it == names.end()) names.push_back(m), acc.emplace_back(), it = names.end() - 1;
-      Acc& a = acc[it - names.begin()];
-      ++a.runs;
-      a.queries.push_back(row["queries"].get<double>());
-      const bool ok = row["status"] == "ok";
-      a.ok += ok;
-      a.wrong += row["wrong"].get<bool>();
-      a.degenerate += row["status"] == "degenerate";
-      const bool has = !row["max_rel_error"].is_null();
-      const double e = !has ? std::nan("") : row["max_rel_error"].is_string() ? kInf : row["max_rel_error"].get<double>();
-      if (has) a.errors.push_back(e);
-      if (has && e > 0.1) ++a.off;
-      if (!ok && !row["wrong"].get<bool>()) ++a.failed;
-    };
-    json trials = json::array();
+    StudyFamily f;
+    f.family = fam;
+    f.trials = s.trials;
     for (int i = 0; i < s.trials; ++i) {
       GenerateOptions g;
       g.seed = s.seed * 1000003ULL + static_cast<std::uint64_t>(i) * 7919ULL + (fam == "single" ? 1 : fam == "orthogonal" ? 2 : 3);
       std::vector<QMat> bases;
-      Model m;
-      std::string kind = "plain";
-      if (fam == "single") {
-        static const int ds[] = {2, 3, 4, 6};
-        g.d = ds[i % 4];
-        g.heads = 1;
-        m = generate_model(g);
-      } else if (fam == "orthogonal") {
-        g.heads = 2 + i % 2;
-        g.d = g.heads + 1 + (i / 2) % 2;
-        m = generate_orthogonal_model(g, bases);
-      } else {
-        const int H = 2 + i % 2;
-        g.d = 3 + (i / 2) % 2;
-        g.heads = H;
-        if (i % 5 == 3) g.share_w = true, g.heads = H + 1, kind = "share_w";
-        if (i % 5 == 4) g.cancel_v = true, g.heads = H + 2, kind = "cancel_v";
-        m = generate_model(g);
-      }
+      StudyTrial t;
+      const Model m = study_model(fam, i, g, bases, t.kind);
       RecoverOptions mo;
       mo.arith = s.arith;
       mo.bits = s.bits;
       mo.seed = static_cast<std::uint64_t>(i) + 1;
       RecoverOptions bo = mo;
       bo.arith = s.baseline_arith;
-      const int H = m.canonical().num_heads();
-      const json rows = method_rows(m, bases.empty() ? nullptr : &bases, mo, bo);
-      for (const auto& row : rows) tally(row);
-      trials.push_back({{"trial", i}, {"d", m.d}, {"heads", H}, {"kind", kind}, {"model_seed", g.seed}, {"rows", rows}});
+      t.trial = i;
+      t.d = m.d;
+      t.heads = m.canonical().num_heads();
+      t.model_seed = g.seed;
+      t.rows = method_rows(m, bases.empty() ? nullptr : &bases, mo, bo);
+      f.runs.push_back(std::move(t));
     }
-    json methods = json::array();
-    auto median = [](std::vector<double> v) -> json {
-      if (v.empty()) return nullptr;
-      std::sort(v.begin(), v.end());
-      const double x = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-      return std::isinf(x) ? json("inf") : json(x);
-    };
-    for (size_t k = 0; k < names.size(); ++k) {
-      const Acc& a = acc[k];
-      methods.push_back({{"method", names[k]}, {"arith", arith_name(names[k].rfind("mhaq", 0) == 0 ? s.arith : s.baseline_arith)}, {"runs", a.runs}, {"ok", a.ok},
-                         {"wrong", a.wrong}, {"off_0_1", a.off}, {"failed", a.failed}, {"degenerate", a.degenerate},
-                         {"success_rate", static_cast<double>(a.ok) / a.runs}, {"wrong_rate", static_cast<double>(a.wrong) / a.runs},
-                         {"off_0_1_rate", static_cast<double>(a.off) / a.runs}, {"median_queries", median(a.queries)}, {"median_error", median(a.errors)}});
-    }
-    fams.push_back({{"family", fam}, {"trials", s.trials}, {"methods", methods}, {"runs", trials}});
+    f.methods = study_methods(s, f.runs);
+    out.families.push_back(std::move(f));
   }
-  return {{"format", "mhaq-compare-study"}, {"version", 1}, {"seed", s.seed}, {"arith", arith_name(s.arith)}, {"baseline_arith", arith_name(s.baseline_arith)},
-          {"bits", s.bits}, {"families", fams}};
+  return out;
 }
 
-std::string study_report(const json& j) {
+std::string study_report(const StudyResult& j) {
   std::ostringstream o;
-  o << "mhaq compare --study: mhaq at " << j["arith"].get<std::string>() << ", baselines at " << j["baseline_arith"].get<std::string>() << " (" << j["bits"]
-    << " bits for ball/mpfr), seed " << j["seed"] << "\n";
+  o << "mhaq compare --study: mhaq at " << arith_name(j.arith) << ", baselines at " << arith_name(j.baseline_arith) << " (" << j.bits
+    << " bits for ball/mpfr), seed " << j.seed << "\n";
   char b[256];
-  for (const auto& f : j["families"]) {
-    o << "\nfamily " << f["family"].get<std::string>() << " (" << f["trials"] << " models)\n";
+  for (const StudyFamily& f : j.families) {
+    o << "\nfamily " << f.family << " (" << f.trials << " models)\n";
     std::snprintf(b, sizeof b, "  %-17s %-6s %5s %5s %6s %6s %7s %6s %9s  %s\n", "method", "arith", "runs", "ok", "wrong", "off>.1", "failed", "degen", "med.queries",
                   "median error");
     o << b;
-    for (const auto& m : f["methods"]) {
-      const std::string mq = m["median_queries"].is_null() ? "-" : m["median_queries"].dump();
-      const std::string me = m["median_error"].is_null() ? "-" : m["median_error"].is_string() ? "inf" : decimal_of_log2(m["median_error"].get<double>() > 0 ? std::log2(m["median_error"].get<double>()) : -kInf);
-      std::snprintf(b, sizeof b, "  %-17s %-6s %5d %5d %6d %6d %7d %6d %9s  %s\n", m["method"].get<std::string>().c_str(), m["arith"].get<std::string>().c_str(),
-                    m["runs"].get<int>(), m["ok"].get<int>(), m["wrong"].get<int>(), m["off_0_1"].get<int>(), m["failed"].get<int>(), m["degenerate"].get<int>(),
-                    mq.c_str(), me.c_str());
+    for (const StudyMethod& m : f.methods) {
+      const std::string mq = m.median_queries ? json_text(*m.median_queries) : "-";
+      const std::string me = !m.median_error ? "-" : std::isinf(*m.median_error) ? "inf" : decimal_of_log2(*m.median_error > 0 ? std::log2(*m.median_error) : -kInf);
+      std::snprintf(b, sizeof b, "  %-17s %-6s %5d %5d %6d %6d %7d %6d %9s  %s\n", m.method.c_str(), arith_name(m.arith), m.runs, m.ok, m.wrong, m.off_0_1, m.failed,
+                    m.degenerate, mq.c_str(), me.c_str());
       o << b;
     }
   }

@@ -26,13 +26,11 @@
 #include "mhaq/run/recover_limits.hpp"
 #include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/check/golden_transformer.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
 #include "mhaq/evidence/golden_certified.hpp"
 #include "mhaq/model/certified_eval.hpp"
@@ -161,14 +159,14 @@ std::optional<Draws> golden_design(const GoldenInputs& in, const LearnOptions& l
   }
   const long bits = arith_facts(in.arith).exact ? 256 : in.bits;
   PrecisionScope scope(bits);
-  ModelOracle<Mpfr> oracle(in.model, grid.den);  // the black box, asked again by the pilot
+  OracleStack<Mpfr> oracle = OracleStack<Mpfr>::model(in.model, grid.den);  // the black box, asked again by the pilot
   TunedOptions t;
   t.H = lo.H;
   t.heads_is_bound = lo.heads_is_bound;
   t.seed = lo.seed;
   t.tokens = grid;
   t.pilot_bits = bits;
-  const TunedDesign td = choose_tuned_design<Mpfr>(oracle, t);
+  const TunedDesign td = choose_tuned_design<Mpfr>(oracle.top(), t);
   pilot_queries = td.pilot_queries;
   return td.draws;
 }
@@ -251,9 +249,9 @@ LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpe
 template <class T>
 ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, long bits, const char* key) {
   PrecisionScope scope(bits);
-  ModelOracle<T> oracle(model, lo.tokens.den);
-  RecordingOracle<T> rec(oracle);
-  Oracle<T>& black_box = rec;
+  OracleStack<T> stack = OracleStack<T>::model(model, lo.tokens.den).recorded();
+  const RecordingOracle<T>& rec = stack.record();
+  Oracle<T>& black_box = stack.top();
   const LearnResult<T> res = learn(black_box, lo);
   ojson& as = doc["answers"];
   for (size_t i = 0; i < rec.answers.size() && i < as.size(); ++i) as[i][key] = binary_json(rec.answers[i]);
@@ -316,9 +314,9 @@ std::string golden_export(const GoldenInputs& in) {
     wl.tokens = file_tok;
     check_exact_tau_degree(in.model, golden_query_grid(in.model.d, wl), ErrorKind::usage, "golden export --design", "use smaller W entries, or no --design");
   }
-  ModelOracle<QTau> model_oracle(in.model, lo.tokens.den);
-  RecordingOracle<QTau> rec(model_oracle);
-  Oracle<QTau>& black_box = rec;
+  OracleStack<QTau> stack = OracleStack<QTau>::model(in.model, lo.tokens.den).recorded();
+  const RecordingOracle<QTau>& rec = stack.record();
+  Oracle<QTau>& black_box = stack.top();
   const LearnResult<QTau> res = learn(black_box, lo);
   const long L = QTauAccess::L(black_box.field());
 

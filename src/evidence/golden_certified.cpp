@@ -14,8 +14,7 @@
 #include "mhaq/check/json_stream.hpp"
 #include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/factored.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/run/recover.hpp"
@@ -58,17 +57,17 @@ void compare(const json& want, const json& got, const std::string& path, GoldenC
 }
 
 Query query_of(const json& q, const std::string& path, int d) {
-  const json& runs = json_member(q, "runs", path);
+  const json& runs = json_member(q, path, "runs");
   if (!runs.is_array() || runs.empty() || static_cast<long>(runs.size()) > check::limits::max_runs)
     throw_input(path + ".runs: expected 1 to " + std::to_string(check::limits::max_runs) + " runs");
   Query out;
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::string rp = json_index_path(path + ".runs", r);
-    const json& t = json_member(runs[r], "token", rp);
+    const json& t = json_member(runs[r], rp, "token");
     if (!t.is_array() || static_cast<long>(t.size()) != d) throw_input(rp + ".token: expected " + std::to_string(d) + " entries");
     Run run;
     for (size_t i = 0; i < t.size(); ++i) run.token.push_back(rational_from_json(t[i], json_index_path(rp + ".token", i)));
-    run.count = json_long(json_member(runs[r], "count", rp), 1, 1L << 30, rp + ".count");
+    run.count = json_long(json_member(runs[r], rp, "count"), 1, 1L << 30, rp + ".count");
     out.push_back(std::move(run));
   }
   return out;
@@ -81,11 +80,11 @@ std::vector<Query> read_inputs_text(const std::string& text, int d) {
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "sequences")
       throw_input("inputs file: unknown field " + quote_text(it.key()) + " (an inputs file has format, version, d, sequences)");
-  if (!j.contains("format") || j["format"] != "mhaq-inputs") throw_input("format: must be \"mhaq-inputs\"");
-  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1)) throw_input("version: must be 1");
-  const long fd = json_long(json_member(j, "d", ""), 1, limits::max_d, "d");
+  if (const json* f = json_find(j, "format"); !f || *f != "mhaq-inputs") throw_input("format: must be \"mhaq-inputs\"");
+  if (const json* v = json_find(j, "version"); v && !(v->is_number_integer() && *v == 1)) throw_input("version: must be 1");
+  const long fd = json_long(json_member(j, "", "d"), 1, limits::max_d, "d");
   if (fd != d) throw_input("d: the inputs have d = " + std::to_string(fd) + ", the model has d = " + std::to_string(d));
-  const json& s = json_member(j, "sequences", "");
+  const json& s = json_member(j, "", "sequences");
   if (!s.is_array() || s.empty()) throw_input("sequences: expected a non-empty array of sequences");
   if (static_cast<long>(s.size()) > check::limits::max_golden_queries)
     throw_input("sequences: " + std::to_string(s.size()) + " sequences, more than the limit of " + std::to_string(check::limits::max_golden_queries));
@@ -128,6 +127,7 @@ int certified_checks(const CertifiedGoldenInputs& in, const Model& canon) {
 struct CertifiedLearnerRun {
   std::vector<Query> queries;
   ojson ball;
+  bool contains_truth = false;
 };
 CertifiedLearnerRun certified_learner_run(const CertifiedGoldenInputs& in, int H, const Model& canon) {
   check_plan_size(in.model.d, H, true, 0, ErrorKind::usage, "golden export");
@@ -140,9 +140,9 @@ CertifiedLearnerRun certified_learner_run(const CertifiedGoldenInputs& in, int H
   lo.repair = false;
   lo.bias = in.model.has_bias();
   PrecisionScope scope(in.bits);
-  ModelOracle<Ball> oracle(in.model, lo.tokens.den);
-  RecordingOracle<Ball> rec(oracle);
-  Oracle<Ball>& black_box = rec;
+  OracleStack<Ball> stack = OracleStack<Ball>::model(in.model, lo.tokens.den).recorded();
+  const RecordingOracle<Ball>& rec = stack.record();
+  Oracle<Ball>& black_box = stack.top();
   LearnResult<Ball> res;
   try {
     res = learn(black_box, lo);
@@ -154,13 +154,14 @@ CertifiedLearnerRun certified_learner_run(const CertifiedGoldenInputs& in, int H
   }
   CertifiedLearnerRun run;
   run.queries = rec.queries;
+  run.contains_truth = ball_heads_contain(res.heads, canon, res.beta ? &*res.beta : nullptr);
   run.ball = ojson{{"bits", in.bits},
                    {"queries", black_box.queries()},
                    {"max_length", black_box.max_length()},
                    {"heads_recovered", res.heads.size()},
                    {"heads", golden_internal::heads_binary_json(res.heads)}};
   if (res.beta) run.ball["beta"] = binary_json(*res.beta);
-  run.ball["contains_truth"] = ball_heads_contain(res.heads, canon, res.beta ? &*res.beta : nullptr);
+  run.ball["contains_truth"] = run.contains_truth;
   return run;
 }
 
@@ -190,7 +191,7 @@ ojson certified_summary(size_t n, size_t n_learner, size_t n_user, long most_bit
                {"learner_queries", n_learner},
                {"user_queries", n_user},
                {"max_answer_bits", most_bits},
-               {"ball_contains_canonical_heads", in.learner ? ojson(run.ball["contains_truth"].get<bool>()) : ojson(nullptr)}};
+               {"ball_contains_canonical_heads", in.learner ? ojson(run.contains_truth) : ojson(nullptr)}};
 }
 
 void check_user_query(const Query& q, int d) {
@@ -235,22 +236,22 @@ namespace {
 CertifiedGoldenInputs certified_inputs(const json& doc, int threads) {
   CertifiedGoldenInputs in;
   in.threads = threads;
-  in.digits = json_long(json_member(doc, "digits", ""), 1, limits::max_digits, "digits");
-  in.max_bits = json_long(json_member(doc, "max_bits", ""), limits::min_bits, limits::max_bits, "max_bits");
-  const json& inj = json_member(doc, "inputs", "");
+  in.digits = json_long(json_member(doc, "", "digits"), 1, limits::max_digits, "digits");
+  in.max_bits = json_long(json_member(doc, "", "max_bits"), limits::min_bits, limits::max_bits, "max_bits");
+  const json& inj = json_member(doc, "", "inputs");
   if (!inj.is_object()) throw_input("inputs: expected an object");
-  in.seed = json_u64(json_member(inj, "seed", "inputs"), "inputs.seed");
-  const json& lj = json_member(inj, "learner", "inputs");
+  in.seed = json_u64(json_member(inj, "inputs", "seed"), "inputs.seed");
+  const json& lj = json_member(inj, "inputs", "learner");
   if (!lj.is_boolean()) throw_input("inputs.learner: expected true or false");
   in.learner = lj.get<bool>();
   // the check re-runs the learner: the same head limit as export
-  in.heads = static_cast<int>(json_long(json_member(inj, "heads_learner", "inputs"), 1, in.learner ? limits::max_golden_heads : limits::max_file_heads,
+  in.heads = static_cast<int>(json_long(json_member(inj, "inputs", "heads_learner"), 1, in.learner ? limits::max_golden_heads : limits::max_file_heads,
                                         "inputs.heads_learner"));
   if (in.learner) {
-    const json& b = json_member(doc, "ball", "");
-    in.bits = json_long(json_member(b, "bits", "ball"), limits::min_bits, limits::max_bits, "ball.bits");
+    const json& b = json_member(doc, "", "ball");
+    in.bits = json_long(json_member(b, "ball", "bits"), limits::min_bits, limits::max_bits, "ball.bits");
   }
-  in.model = model_from_json(json_member(doc, "model", ""), "model");
+  in.model = model_from_json(json_member(doc, "", "model"), "model");
   return in;
 }
 
@@ -278,9 +279,9 @@ GoldenCheckResult golden_check_certified_stream(const std::function<void(const c
     const std::string p = json_index_path("queries", runs.size());
     if (static_cast<long>(runs.size()) >= check::limits::max_golden_queries)
       throw_input("queries: more than the limit of " + std::to_string(check::limits::max_golden_queries) + " queries");
-    const json& r = json_member(q, "runs", p);
+    const json& r = json_member(q, p, "runs");
     runs.push_back(r.is_array() ? r.size() : 0);
-    const json& src = json_member(q, "source", p);
+    const json& src = json_member(q, p, "source");
     if (src == "learner") ++n_learner;
     else if (src != "user") throw_input(p + ".source: must be \"learner\" or \"user\", got " + json_shown(src));
   };
@@ -334,7 +335,8 @@ GoldenCheckResult golden_check_certified_stream(const std::function<void(const c
   for (size_t k = 0; k < c.decimals.size() && k < answers.size(); ++k) {
     ++r.fields_checked;
     const json a = json::parse(answers[k]);
-    const json dj = a.is_object() && a.contains("decimal") ? a["decimal"] : json(nullptr);
+    const json* found = json_find(a, "decimal");
+    const json dj = found ? *found : json(nullptr);
     if (!c.decimals[k].empty() && dj != c.decimals[k])
       r.mismatches.push_back(json_index_path("answers", k) + ".decimal: file has " + json_shown(dj) + ", the checker's evaluator gives \"" + c.decimals[k] + "\"");
   }

@@ -25,13 +25,11 @@
 #include "mhaq/run/json_out.hpp"
 #include "mhaq/run/recover_limits.hpp"
 #include "mhaq/stages/learner.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/check/golden_transformer.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
 #include "mhaq/evidence/golden_certified.hpp"
 
@@ -43,30 +41,6 @@ using namespace golden_internal;
 namespace golden_internal {
 
 using json = nlohmann::json;
-
-// Readers: every malformed field is Error(input) naming its JSON path
-// (the command adds the file name); limits from base/limits.hpp.
-const json& need(const json& j, const std::string& key, const std::string& path) { return json_member(j, key, path); }
-const json& need_array(const json& j, const std::string& key, const std::string& path, size_t max) {
-  const json& a = need(j, key, path);
-  if (!a.is_array()) throw_input(json_key_path(path, key) + ": expected an array, got " + json_shown(a));
-  if (a.size() > max) throw_input(json_key_path(path, key) + ": " + std::to_string(a.size()) + " entries, more than the limit of " + std::to_string(max));
-  return a;
-}
-long need_int(const json& j, const std::string& key, const std::string& path, long lo, long hi) {
-  return json_long(need(j, key, path), lo, hi, json_key_path(path, key));
-}
-std::uint64_t need_u64(const json& j, const std::string& key, const std::string& path) { return json_u64(need(j, key, path), json_key_path(path, key)); }
-std::string need_str(const json& j, const std::string& key, const std::string& path) {
-  const json& a = need(j, key, path);
-  if (!a.is_string()) throw_input(json_key_path(path, key) + ": expected a string, got " + json_shown(a));
-  return a.get<std::string>();
-}
-bool need_bool(const json& j, const std::string& key, const std::string& path) {
-  const json& a = need(j, key, path);
-  if (!a.is_boolean()) throw_input(json_key_path(path, key) + ": expected true or false, got " + json_shown(a));
-  return a.get<bool>();
-}
 
 Rational parse_rat(const json& e, const std::string& path, size_t max_chars) {
   if (!e.is_string()) throw_input(path + ": expected a rational string, got " + json_shown(e));
@@ -81,7 +55,7 @@ Rational parse_rat(const json& e, const std::string& path, size_t max_chars) {
 // [-3R, 3R] / den: a = b + offset holds at most three drawn entries), so that
 // the model's exact value is defined and its tau-degree stays within the bound.
 Query parse_query(const json& q, const std::string& path, int d, const TokenSpec& tok) {
-  const json& runs = need_array(q, "runs", path, static_cast<size_t>(check::limits::max_runs));
+  const json& runs = need_array(q, path, "runs", static_cast<size_t>(check::limits::max_runs));
   if (runs.empty()) throw_input(path + ".runs: empty");
   Query out;
   fmpz_t t, R3;
@@ -89,7 +63,7 @@ Query parse_query(const json& q, const std::string& path, int d, const TokenSpec
   fmpz_init_set_si(R3, 3 * tok.range);
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::string rp = json_index_path(path + ".runs", r);
-    const json& tj = need_array(runs[r], "token", rp, static_cast<size_t>(limits::max_d));
+    const json& tj = need_array(runs[r], rp, "token", static_cast<size_t>(limits::max_d));
     if (static_cast<int>(tj.size()) != d) {
       fmpz_clear(t);
       fmpz_clear(R3);
@@ -117,7 +91,7 @@ Query parse_query(const json& q, const std::string& path, int d, const TokenSpec
       run.token.push_back(std::move(x));
     }
     try {
-      run.count = need_int(runs[r], "count", rp, 1, 1L << 30);
+      run.count = need_int(runs[r], rp, "count", 1, 1L << 30);
     } catch (...) {
       fmpz_clear(t);
       fmpz_clear(R3);
@@ -162,10 +136,10 @@ void parse_poly(fmpz_poly_struct* p, const json& a, const std::string& path) {
 }
 
 QTau parse_qtau(const json& ans, const std::string& path) {
-  const json& ex = need(ans, "exact", path);
+  const json& ex = need(ans, path, "exact");
   QTau x;
-  parse_poly(QTauAccess::raw(x)->num, need(ex, "num", path + ".exact"), path + ".exact.num");
-  parse_poly(QTauAccess::raw(x)->den, need(ex, "den", path + ".exact"), path + ".exact.den");
+  parse_poly(QTauAccess::raw(x)->num, need(ex, path + ".exact", "num"), path + ".exact.num");
+  parse_poly(QTauAccess::raw(x)->den, need(ex, path + ".exact", "den"), path + ".exact.den");
   if (fmpz_poly_is_zero(QTauAccess::raw(x)->den)) throw_input(path + ".exact.den: zero");
   fmpz_poly_q_canonicalise(QTauAccess::raw(x));
   return x;
@@ -175,7 +149,7 @@ QTau parse_qtau(const json& ans, const std::string& path) {
 Ball parse_ball(const json& j, const std::string& path) {
   Ball b;
   auto dyadic = [&](arf_t out, const char* key) {
-    const Rational q = parse_rat(need(j, key, path), path + "." + key, static_cast<size_t>(limits::max_number_chars));
+    const Rational q = parse_rat(need(j, path, key), path + "." + key, static_cast<size_t>(limits::max_number_chars));
     const fmpz* den = fmpq_denref(q.raw());
     const long k = static_cast<long>(fmpz_bits(den)) - 1;
     if (static_cast<long>(fmpz_val2(den)) != k) throw_input(path + "." + key + ": " + quote_text(q.str()) + " is not a dyadic rational");
@@ -263,29 +237,29 @@ struct AttentionFile {
 AttentionFile read_attention_file(const json& doc) {
   using namespace limits;
   AttentionFile file;
-  file.digits = need_int(doc, "digits", "", 1, max_digits);
-  file.arith_s = need_str(doc, "arith", "");
+  file.digits = need_int(doc, "", "digits", 1, max_digits);
+  file.arith_s = need_str(doc, "", "arith");
   if (file.arith_s != "exact" && file.arith_s != "ball" && file.arith_s != "mpfr") throw_input("arith: must be exact, ball or mpfr, got " + quote_text(file.arith_s));
   file.arith = parse_arith(file.arith_s);
-  file.bits = arith_facts(file.arith).exact ? 256 : need_int(doc, "bits", "", min_bits, max_bits);
-  for (const char* k : {"L", "plan", "model_canonical", "summary"}) (void)need(doc, k, "");
+  file.bits = arith_facts(file.arith).exact ? 256 : need_int(doc, "", "bits", min_bits, max_bits);
+  for (const char* k : {"L", "plan", "model_canonical", "summary"}) (void)need(doc, "", k);
 
   // ---- inputs (the only fields taken from the file, besides the queries and answers)
-  const json& inj = need(doc, "inputs", "");
+  const json& inj = need(doc, "", "inputs");
   file.in.digits = file.digits;
-  file.in.model_source = need_str(inj, "model_source", "inputs");
+  file.in.model_source = need_str(inj, "inputs", "model_source");
   if (file.in.model_source != "generated" && file.in.model_source != "file") throw_input("inputs.model_source: must be \"generated\" or \"file\"");
-  file.in.seed = need_u64(inj, "seed", "inputs");
-  file.in.heads = static_cast<int>(need_int(inj, "heads_learner", "inputs", 1, max_heads));
-  file.bound = inj.contains("heads_is_bound") && need_bool(inj, "heads_is_bound", "inputs");
-  if (need_str(inj, "schedule", "inputs") != "paper") throw_input("inputs.schedule: must be \"paper\"");
-  if (inj.contains("design")) {
-    const std::string ds = need_str(inj, "design", "inputs");
+  file.in.seed = need_u64(inj, "inputs", "seed");
+  file.in.heads = static_cast<int>(need_int(inj, "inputs", "heads_learner", 1, max_heads));
+  file.bound = json_find(inj, "heads_is_bound") && need_bool(inj, "inputs", "heads_is_bound");
+  if (need_str(inj, "inputs", "schedule") != "paper") throw_input("inputs.schedule: must be \"paper\"");
+  if (json_find(inj, "design")) {
+    const std::string ds = need_str(inj, "inputs", "design");
     if (ds != "scaled" && ds != "tuned") throw_input("inputs.design: must be \"scaled\" or \"tuned\" (absent for the paper design), got " + quote_text(ds));
     file.in.design = parse_design(ds);
   }
-  file.tok = TokenSpec{need_int(inj, "token_range", "inputs", 1, max_token_range), need_int(inj, "token_den", "inputs", 1, max_token_den)};
-  file.model = model_from_json(need(doc, "model", ""), "model");
+  file.tok = TokenSpec{need_int(inj, "inputs", "token_range", 1, max_token_range), need_int(inj, "inputs", "token_den", 1, max_token_den)};
+  file.model = model_from_json(need(doc, "", "model"), "model");
   {  // what an export can have written: H = the canonical head count, or a bound H0 >= it
     const long canon_heads = file.model.canonical().num_heads();
     if (file.in.heads > max_golden_heads)
@@ -302,31 +276,31 @@ AttentionFile read_attention_file(const json& doc) {
   grid_lo.heads_is_bound = file.bound;
   grid_lo.tokens = file.tok;
   grid_lo.bias = file.model.has_bias();
-  if (inj.contains("design")) grid_lo.draws = Draws{};  // a design: the guard fires whatever the grid
+  if (json_find(inj, "design")) grid_lo.draws = Draws{};  // a design: the guard fires whatever the grid
   const TokenSpec query_tok = golden_query_grid(file.model.d, grid_lo);
   check_exact_tau_degree(file.model, query_tok, ErrorKind::input, "model and inputs.token_range", "the file cannot be checked exactly");
   if (file.in.model_source == "generated") {
-    const json& g = need(inj, "generate", "inputs");
+    const json& g = need(inj, "inputs", "generate");
     GenerateOptions& o = file.in.generate;
     const std::string gp = "inputs.generate";
-    o.d = static_cast<int>(need_int(g, "d", gp, 1, max_d));
-    o.heads = static_cast<int>(need_int(g, "heads", gp, 1, max_heads));
-    o.seed = need_u64(g, "seed", gp);
-    o.w_range = need_int(g, "w_range", gp, 1, max_entry_range);
-    o.w_den = need_int(g, "w_den", gp, 1, max_entry_range);
-    o.v_range = need_int(g, "v_range", gp, 1, max_entry_range);
-    o.v_den = need_int(g, "v_den", gp, 1, max_entry_range);
-    o.share_w = need_bool(g, "share_w", gp);
-    o.cancel_v = need_bool(g, "cancel_v", gp);
-    o.bias = g.contains("bias") && need_bool(g, "bias", gp);
+    o.d = static_cast<int>(need_int(g, gp, "d", 1, max_d));
+    o.heads = static_cast<int>(need_int(g, gp, "heads", 1, max_heads));
+    o.seed = need_u64(g, gp, "seed");
+    o.w_range = need_int(g, gp, "w_range", 1, max_entry_range);
+    o.w_den = need_int(g, gp, "w_den", 1, max_entry_range);
+    o.v_range = need_int(g, gp, "v_range", 1, max_entry_range);
+    o.v_den = need_int(g, gp, "v_den", 1, max_entry_range);
+    o.share_w = need_bool(g, gp, "share_w");
+    o.cancel_v = need_bool(g, gp, "cancel_v");
+    o.bias = json_find(g, "bias") && need_bool(g, gp, "bias");
   }
   const int d = file.model.d;
-  const json& fq = need_array(doc, "queries", "");
-  const json& fa = need_array(doc, "answers", "");
+  const json& fq = need_array(doc, "", "queries");
+  const json& fa = need_array(doc, "", "answers");
   for (size_t i = 0; i < fq.size(); ++i) file.queries.push_back(parse_query(fq[i], json_index_path("queries", i), d, query_tok));
   for (size_t i = 0; i < fa.size(); ++i) file.answers.push_back(parse_qtau(fa[i], json_index_path("answers", i)));
-  (void)need_array(doc, "pairs", "");
-  (void)need_array(doc, "heads", "");
+  (void)need_array(doc, "", "pairs");
+  (void)need_array(doc, "", "heads");
   return file;
 }
 
@@ -430,13 +404,13 @@ void rerun_binary(const json& doc, const AttentionFile& file, const LearnOptions
     out.internal_error = out.internal_error || e.kind() == ErrorKind::internal;
     out.mismatches.push_back(file.arith_s + ": re-running the " + file.arith_s + " learner failed (" + kind_name(e.kind()) + "): " + clean_text(std::string(e.what()).substr(0, 2 * quote_chars)));
     // reported once: the run's fields are then not compared one by one
-    const json& fa2 = doc["answers"];
-    const json& fp2 = doc["pairs"];
-    for (size_t i = 0; i < fa2.size() && i < exp["answers"].size(); ++i)
-      if (fa2[i].is_object() && fa2[i].contains(file.arith_s)) exp["answers"][i][file.arith_s] = ojson::parse(fa2[i][file.arith_s].dump());
-    for (size_t p = 0; p < fp2.size() && p < exp["pairs"].size(); ++p)
-      if (fp2[p].is_object() && fp2[p].contains(file.arith_s)) exp["pairs"][p][file.arith_s] = ojson::parse(fp2[p][file.arith_s].dump());
-    if (doc.contains(file.arith_s)) exp[file.arith_s] = ojson::parse(doc[file.arith_s].dump());
+    for (const char* list : {"answers", "pairs"}) {
+      const json& from = need(doc, "", list);
+      ojson& to = exp[list];
+      for (size_t i = 0; i < from.size() && i < to.size(); ++i)
+        if (const json* x = json_find(from[i], file.arith_s)) to[i][file.arith_s] = ojson::parse(x->dump());
+    }
+    if (const json* x = json_find(doc, file.arith_s)) exp[file.arith_s] = ojson::parse(x->dump());
   }
 }
 
@@ -447,20 +421,22 @@ void check_ball_containment(const json& doc, const AttentionFile& file, const st
   const json& file_answers = doc["answers"];
   const int d = file.model.d;
   for (size_t i = 0; i < file_answers.size() && i < exact_values.size(); ++i) {
-    if (!file_answers[i].is_object() || !file_answers[i].contains("ball")) continue;
+    const json* ball = json_find(file_answers[i], "ball");
+    if (!ball) continue;
     const std::string p = "answers[" + std::to_string(i) + "].ball";
-    if (!contains_exact(parse_ball(file_answers[i]["ball"], p), file.bits, [&](arb_t x, long prec) { qtau_arb(x, exact_values[i], L, prec); }))
+    if (!contains_exact(parse_ball(*ball, p), file.bits, [&](arb_t x, long prec) { qtau_arb(x, exact_values[i], L, prec); }))
       out.mismatches.push_back(p + ": does not contain the exact answer");
   }
   const json& fp = doc["pairs"];
   for (size_t p = 0; p < exact_fits.size() && p < fp.size(); ++p) {
-    if (!exact_fits[p] || !fp[p].is_object() || !fp[p].contains("ball")) continue;
+    const json* ball = json_find(fp[p], "ball");
+    if (!exact_fits[p] || !ball) continue;
     const std::string pp = "pairs[" + std::to_string(p) + "].ball";
-    const json& bj = fp[p]["ball"];
+    const json& bj = *ball;
     const PairFit<QTau>& ex = *exact_fits[p];
     Rational P;
-    bool ok = QTauAccess::is_rational(ex.P, P) && parse_ball(need(bj, "P", pp), pp + ".P").contains(P);
-    const json& poles = need_array(bj, "poles", pp);
+    bool ok = QTauAccess::is_rational(ex.P, P) && parse_ball(need(bj, pp, "P"), pp + ".P").contains(P);
+    const json& poles = need_array(bj, pp, "poles");
     std::vector<bool> used(poles.size(), false);
     ok = ok && poles.size() == ex.r.size();
     for (size_t h = 0; h < ex.r.size() && ok; ++h) {  // each exact pole in a distinct ball pole
@@ -470,8 +446,8 @@ void check_ball_containment(const json& doc, const AttentionFile& file, const st
       if (QTauAccess::is_tau_power(ex.r[h], n) && QTauAccess::is_rational(ex.c[h], c))
         for (size_t g = 0; g < poles.size() && !found; ++g) {
           const std::string gp = pp + ".poles[" + std::to_string(g) + "]";
-          if (used[g] || !parse_ball(need(poles[g], "c", gp), gp + ".c").contains(c)) continue;
-          found = used[g] = contains_exact(parse_ball(need(poles[g], "r", gp), gp + ".r"), file.bits, [&](arb_t x, long prec) {
+          if (used[g] || !parse_ball(need(poles[g], gp, "c"), gp + ".c").contains(c)) continue;
+          found = used[g] = contains_exact(parse_ball(need(poles[g], gp, "r"), gp + ".r"), file.bits, [&](arb_t x, long prec) {
             arb_set_si(x, n);
             arb_div_si(x, x, L, prec);
             arb_exp(x, x, prec);
@@ -481,13 +457,14 @@ void check_ball_containment(const json& doc, const AttentionFile& file, const st
     }
     if (!ok) out.mismatches.push_back(pp + ": does not contain the exact pair values (P, poles r = tau^n, residues c)");
   }
-  if (doc.contains("ball") && doc["ball"].is_object() && doc["ball"].contains("heads")) {
+  const json* ball = json_find(doc, "ball");
+  if (ball && json_find(*ball, "heads")) {
     std::vector<LearnedHead<Ball>> hs;
-    const json& fh = need_array(doc["ball"], "heads", "ball");
+    const json& fh = need_array(*ball, "ball", "heads");
     for (size_t h = 0; h < fh.size(); ++h) {
       const std::string hp = "ball.heads[" + std::to_string(h) + "]";
-      const json& W = need_array(fh[h], "W", hp);
-      const json& v = need_array(fh[h], "v", hp);
+      const json& W = need_array(fh[h], hp, "W");
+      const json& v = need_array(fh[h], hp, "v");
       if (static_cast<int>(W.size()) != d || static_cast<int>(v.size()) != d) throw_input(hp + ": W and v must be d x d and d");
       LearnedHead<Ball> lh{Mat<Ball>(d, d), {}, {}};
       for (int i = 0; i < d; ++i) {
@@ -496,14 +473,14 @@ void check_ball_containment(const json& doc, const AttentionFile& file, const st
         for (int j = 0; j < d; ++j) lh.W(i, j) = parse_ball(W[i][j], hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
       }
       if (fh[h].contains("c")) {
-        const json& c = need_array(fh[h], "c", hp);
+        const json& c = need_array(fh[h], hp, "c");
         if (static_cast<int>(c.size()) != d) throw_input(hp + ".c: must have d entries");
         for (int i = 0; i < d; ++i) lh.c.push_back(parse_ball(c[i], hp + ".c[" + std::to_string(i) + "]"));
       }
       hs.push_back(std::move(lh));
     }
     std::optional<Ball> beta;
-    if (doc["ball"].contains("beta")) beta = parse_ball(doc["ball"]["beta"], "ball.beta");
+    if (const json* b = json_find(*ball, "beta")) beta = parse_ball(*b, "ball.beta");
     if (!ball_heads_contain(hs, canon, beta ? &*beta : nullptr)) out.mismatches.push_back("ball.heads: do not contain the canonical model's heads (and beta)");
   }
 }
@@ -513,12 +490,12 @@ void check_ball_containment(const json& doc, const AttentionFile& file, const st
 GoldenCheckResult golden_check(const std::string& text, int threads) {
   json doc = parse_json_text(text);
   if (!doc.is_object()) throw_input("top level: expected an object, got " + json_shown(doc));
-  if (need_str(doc, "format", "") != "mhaq-golden") throw_input("format: must be \"mhaq-golden\"");
-  const long version = need_int(doc, "version", "", 0, 1L << 30);
+  if (need_str(doc, "", "format") != "mhaq-golden") throw_input("format: must be \"mhaq-golden\"");
+  const long version = need_int(doc, "", "version", 0, 1L << 30);
   if (version != golden_version) throw_input("version: unsupported version " + std::to_string(version) + " (this mhaq reads version " + std::to_string(golden_version) + ")");
-  if (doc.contains("arith") && doc["arith"] == "certified") return golden_check_certified(doc, threads);  // real weights, no Q(tau)
-  if (doc.contains("model_kind")) {  // absent: an attention file
-    const std::string kind = need_str(doc, "model_kind", "");
+  if (const json* a = json_find(doc, "arith"); a && *a == "certified") return golden_check_certified(doc, threads);  // real weights, no Q(tau)
+  if (json_find(doc, "model_kind")) {  // absent: an attention file
+    const std::string kind = need_str(doc, "", "model_kind");
     if (kind != "transformer") throw_input("model_kind: must be \"transformer\" (absent for attention files), got " + quote_text(kind));
     return golden_check_transformer(doc, threads);
   }
@@ -552,9 +529,9 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     lo.draws = golden_design(in, dl, pilot_queries);
     lo.tokens = golden_design_grid();  // as the export ran it: the small grid's witnesses are drawn on it
   }
-  ModelOracle<QTau> oracle(model, file.tok.den);
-  RecordingOracle<QTau> asked(oracle);  // every query, the small grid's witnesses included
-  Oracle<QTau>& black_box = asked;
+  OracleStack<QTau> stack = OracleStack<QTau>::model(model, file.tok.den).recorded();
+  const RecordingOracle<QTau>& asked = stack.record();  // every query, the small grid's witnesses included
+  Oracle<QTau>& black_box = stack.top();
   std::unique_ptr<LearnResult<QTau>> res;
   try {
     res = std::make_unique<LearnResult<QTau>>(learn(black_box, lo));

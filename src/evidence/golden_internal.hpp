@@ -69,15 +69,9 @@ ojson heads_binary_json(const std::vector<LearnedHead<T>>& hs) {
   return heads;
 }
 
-// ---- readers and comparison (golden_check.cpp): every malformed field is
-// Error(input) naming its JSON path
-const nlohmann::json& need(const nlohmann::json& j, const std::string& key, const std::string& path);
-const nlohmann::json& need_array(const nlohmann::json& j, const std::string& key, const std::string& path,
-                                 size_t max = static_cast<size_t>(limits::max_plan_queries));
-long need_int(const nlohmann::json& j, const std::string& key, const std::string& path, long lo, long hi);
-std::uint64_t need_u64(const nlohmann::json& j, const std::string& key, const std::string& path);
-std::string need_str(const nlohmann::json& j, const std::string& key, const std::string& path);
-bool need_bool(const nlohmann::json& j, const std::string& key, const std::string& path);
+// ---- readers (the strict ones of base/json_in.hpp, and these) and
+// comparison (golden_check.cpp): every malformed field is Error(input)
+// naming its JSON path
 Rational parse_rat(const nlohmann::json& e, const std::string& path, size_t max_chars = static_cast<size_t>(limits::max_entry_chars));
 // Compares a file's field with the re-derived one, counting it in out.
 void diff(const nlohmann::json& got, const nlohmann::json& exp, const std::string& path, GoldenCheckResult& out);

@@ -149,7 +149,7 @@ KernelSequence read_sequence(const json& j, const std::string& p, int d) {
     for (auto it = j.begin(); it != j.end(); ++it)
       if (it.key() != "tokens" && it.key() != "key_padding_mask" && it.key() != "attn_mask" && it.key() != "position_ids")
         throw_input(json_key_path(p, clean_text(it.key())) + ": unknown field (a sequence has tokens, key_padding_mask, attn_mask, position_ids)");
-    tokens = &json_member(j, "tokens", p);
+    tokens = &json_member(j, p, "tokens");
   }
   const std::string tp = j.is_object() ? json_key_path(p, "tokens") : p;
   if (!tokens->is_array() || tokens->empty() || static_cast<long>(tokens->size()) > check::limits::max_runs)
@@ -164,8 +164,8 @@ KernelSequence read_sequence(const json& j, const std::string& p, int d) {
     s.tokens.push_back(std::move(x));
   }
   if (!j.is_object()) return s;
-  if (j.contains("key_padding_mask")) {
-    const json& m = j["key_padding_mask"];
+  if (const json* found = json_find(j, "key_padding_mask")) {
+    const json& m = *found;
     const std::string mp = json_key_path(p, "key_padding_mask");
     if (!m.is_array() || m.size() != N) throw_input(mp + ": expected " + std::to_string(N) + " booleans (true: the key is padding)");
     for (size_t i = 0; i < N; ++i) {
@@ -173,8 +173,8 @@ KernelSequence read_sequence(const json& j, const std::string& p, int d) {
       s.key_padding.push_back(m[i].get<bool>());
     }
   }
-  if (j.contains("attn_mask")) {
-    const json& m = j["attn_mask"];
+  if (const json* found = json_find(j, "attn_mask")) {
+    const json& m = *found;
     const std::string mp = json_key_path(p, "attn_mask");
     if (static_cast<long>(N * N) > limits::max_kernel_sequence_entries)
       throw_input(mp + ": an " + std::to_string(N) + " x " + std::to_string(N) + " mask, more than the limit of " + std::to_string(limits::max_kernel_sequence_entries) +
@@ -188,8 +188,8 @@ KernelSequence read_sequence(const json& j, const std::string& p, int d) {
       s.mask.push_back(std::move(row));
     }
   }
-  if (j.contains("position_ids")) {
-    const json& m = j["position_ids"];
+  if (const json* found = json_find(j, "position_ids")) {
+    const json& m = *found;
     const std::string mp = json_key_path(p, "position_ids");
     if (!m.is_array() || m.size() != N) throw_input(mp + ": expected " + std::to_string(N) + " integer positions");
     for (size_t i = 0; i < N; ++i) s.position_ids.push_back(json_long(m[i], 0, limits::max_kernel_position, json_index_path(mp, i)));
@@ -252,11 +252,11 @@ std::vector<KernelSequence> read_kernel_inputs_text(const std::string& text, int
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "sequences")
       throw_input("unknown field " + quote_text(it.key()) + " (an inputs file has format, version, d, sequences)");
-  if (!j.contains("format") || j["format"] != "mhaq-inputs") throw_input("format: must be \"mhaq-inputs\"");
-  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1)) throw_input("version: must be 1");
-  const long fd = json_long(json_member(j, "d", ""), 1, limits::max_inner_dim, "d");
+  if (const json* f = json_find(j, "format"); !f || *f != "mhaq-inputs") throw_input("format: must be \"mhaq-inputs\"");
+  if (const json* v = json_find(j, "version"); v && !(v->is_number_integer() && *v == 1)) throw_input("version: must be 1");
+  const long fd = json_long(json_member(j, "", "d"), 1, limits::max_inner_dim, "d");
   if (fd != d) throw_input("d: the inputs have d = " + std::to_string(fd) + ", the layer has d = " + std::to_string(d));
-  const json& s = json_member(j, "sequences", "");
+  const json& s = json_member(j, "", "sequences");
   if (!s.is_array() || s.empty()) throw_input("sequences: expected a non-empty array of sequences");
   if (static_cast<long>(s.size()) > check::limits::max_golden_queries)
     throw_input("sequences: " + std::to_string(s.size()) + " sequences, more than the limit of " + std::to_string(check::limits::max_golden_queries));

@@ -17,7 +17,7 @@
 #include "mhaq/base/io.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
@@ -111,7 +111,7 @@ size_t sweep_units(const SweepGrid& g) {
 size_t sweep_rows(const SweepGrid& g) { return sweep_units(g) * g.bits.size(); }
 
 double SweepRow::predicted_bits_lost() const { return kappa_rms > 0 ? std::log2(kappa_rms) : NAN; }
-bool SweepRow::saturated() const { return status != "ok" || log2_error > -10; }
+bool SweepRow::saturated() const { return status != Status::ok || log2_error > -10; }
 
 std::string sweep_csv_header() {
   return "row,d,H,bits,token_scale,schedule,design,trial,model_seed,learner_seed,status,queries,pilot_queries,error,log2_error,bits_lost,kappa,"
@@ -120,10 +120,10 @@ std::string sweep_csv_header() {
 
 std::string sweep_csv_line(const SweepRow& r) {
   std::ostringstream o;
-  const bool ok = r.status == "ok";
+  const bool ok = r.status == Status::ok;
   const bool k = r.kappa > 0;
   o << r.row << ',' << r.d << ',' << r.H << ',' << r.bits << ',' << r.scale << ',' << r.schedule << ',' << r.design << ',' << r.trial << ','
-    << r.model_seed << ',' << r.learner_seed << ',' << r.status << ',' << r.queries << ',' << r.pilot_queries << ',' << (ok ? pow2_sci(r.log2_error) : "") << ','
+    << r.model_seed << ',' << r.learner_seed << ',' << status_name(r.status) << ',' << r.queries << ',' << r.pilot_queries << ',' << (ok ? pow2_sci(r.log2_error) : "") << ','
     << (ok ? fmt("%.4f", r.log2_error) : "") << ',' << (ok ? fmt("%.4f", r.bits_lost()) : "") << ',' << (k ? fmt("%.6e", r.kappa) : "") << ','
     << (k ? fmt("%.6e", r.kappa_rel) : "") << ',' << (k ? fmt("%.6e", r.kappa_rms) : "") << ','
     << (k ? fmt("%.4f", r.predicted_bits_lost()) : "") << ',' << (r.saturated() ? 1 : 0);
@@ -146,7 +146,9 @@ bool sweep_parse_line(const std::string& line, SweepRow& r) {
     r.trial = std::stoi(f[7]);
     r.model_seed = ul(f[8]);
     r.learner_seed = ul(f[9]);
-    r.status = f[10];
+    const std::optional<Status> status = find_status(f[10]);
+    if (!status) return false;
+    r.status = *status;
     r.queries = std::stol(f[11]);
     r.pilot_queries = std::stol(f[12]);
     r.log2_error = f[14].empty() ? NAN : std::stod(f[14]);
@@ -157,7 +159,7 @@ bool sweep_parse_line(const std::string& line, SweepRow& r) {
   } catch (const std::exception&) {
     return false;
   }
-  return !r.status.empty();
+  return true;
 }
 
 std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
@@ -209,34 +211,34 @@ std::vector<SweepRow> sweep_unit(const SweepGrid& g, size_t unit) {
     r.row = unit * g.bits.size() + b;
     r.bits = g.bits[b];
     if (!heads_ok) {
-      r.status = "degenerate";  // the drawn model merged heads: not a trial of H heads
+      r.status = Status::degenerate;  // the drawn model merged heads: not a trial of H heads
     } else {
       PrecisionScope scope(r.bits);
       LearnOptions l = lo;
       if (design == Design::tuned) {
         // the pilot at this row's precision, on its own oracle of the same model
-        ModelOracle<Mpfr> pilot_oracle(m, lo.tokens.den);
+        OracleStack<Mpfr> pilot_oracle = OracleStack<Mpfr>::model(m, lo.tokens.den);
         TunedOptions t;
         t.H = u.H;
         t.seed = lo.seed;
         t.tokens = lo.tokens;
         t.pilot_bits = r.bits;
-        const TunedDesign td = choose_tuned_design<Mpfr>(pilot_oracle, t);
+        const TunedDesign td = choose_tuned_design<Mpfr>(pilot_oracle.top(), t);
         l.draws = td.draws;
         r.pilot_queries = td.pilot_queries;
         set_kappa(r, l);
       }
-      ModelOracle<Mpfr> oracle(m, lo.tokens.den);
+      OracleStack<Mpfr> oracle = OracleStack<Mpfr>::model(m, lo.tokens.den);
       try {
-        const LearnResult<Mpfr> res = learn<Mpfr>(oracle, l);
+        const LearnResult<Mpfr> res = learn<Mpfr>(oracle.top(), l);
         r.log2_error = param_error_log2(res.heads, canon);
-        r.status = std::isfinite(r.log2_error) || r.log2_error < 0 ? "ok" : "inconsistent";
+        r.status = std::isfinite(r.log2_error) || r.log2_error < 0 ? Status::ok : Status::inconsistent;
       } catch (const Error& e) {
         if (e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::unable && e.kind() != ErrorKind::inconsistent) throw;
-        r.status = kind_name(e.kind());
+        r.status = status_of(e.kind());
       }
-      r.queries = oracle.queries() + r.pilot_queries;
-      if (r.status == "ok" && !std::isfinite(r.log2_error)) r.log2_error = -1e9;  // exact hit: no error at all
+      r.queries = oracle.source().queries() + r.pilot_queries;
+      if (r.status == Status::ok && !std::isfinite(r.log2_error)) r.log2_error = -1e9;  // exact hit: no error at all
     }
     rows.push_back(normalised(r));
   }
@@ -356,7 +358,7 @@ std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows) {
       std::vector<double> ob, pr, qs, ph;
       for (const SweepRow* r : rs) {
         ++s.rows;
-        if (r->status == "ok") {
+        if (r->status == Status::ok) {
           ++s.ok;
           qs.push_back(static_cast<double>(r->queries));
         }
@@ -378,10 +380,10 @@ std::vector<SweepSummary> sweep_summary(const std::vector<SweepRow>& rows) {
 
 DesignComparison sweep_compare(const std::vector<SweepRow>& rows, const std::string& a, const std::string& b, long bits) {
   // a failed run counts as relative error 1 (all bits lost), as in the plots
-  auto err = [](const SweepRow& r) { return r.status == "ok" ? std::min(0.0, r.log2_error) : 0.0; };
+  auto err = [](const SweepRow& r) { return r.status == Status::ok ? std::min(0.0, r.log2_error) : 0.0; };
   std::map<std::tuple<int, int, std::string, std::string, int>, std::pair<const SweepRow*, const SweepRow*>> units;
   for (const auto& r : rows) {
-    if (r.bits != bits || r.status == "degenerate") continue;
+    if (r.bits != bits || r.status == Status::degenerate) continue;
     auto& slot = units[{r.d, r.H, r.scale, r.schedule, r.trial}];
     if (r.design == a) slot.first = &r;
     if (r.design == b) slot.second = &r;
@@ -403,7 +405,7 @@ std::vector<std::string> sweep_plots(const std::vector<SweepRow>& rows, const st
   for (const auto& r : rows) {
     if (r.d != f.d || r.scale != f.scale || r.schedule != f.schedule || r.design != f.design) continue;
     // a failed or meaningless run counts as relative error 1 (all bits lost)
-    const double l10 = r.status == "ok" ? std::min(0.0, r.log2_error * std::log10(2.0)) : 0.0;
+    const double l10 = r.status == Status::ok ? std::min(0.0, r.log2_error * std::log10(2.0)) : 0.0;
     err[r.H][r.bits].push_back(l10);
   }
   std::ostringstream e;

@@ -19,7 +19,6 @@
 #include "mhaq/base/random.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/recover.hpp"
-#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/run_result.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "verify_internal.hpp"
@@ -141,8 +140,7 @@ Outcome recovery_outcome(const VerifyOptions& o, const RecoverResult& r, int H) 
 }
 
 void record_failure(ClaimTally& c, const VerifyOptions& o, const TrialSpec& t, int max_heads, const std::string& reason) {
-  c.failing.push_back(json{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"reason", reason},
-                           {"command", replay_command(o, t, max_heads)}});
+  c.failing.push_back(FailingTrial{std::nullopt, t.index, t.seed, t.d, t.H, reason, replay_command(o, t, max_heads)});
 }
 
 }  // namespace
@@ -222,77 +220,58 @@ std::string verify_distribution(const VerifyOptions& o) {
   return s;
 }
 
-json schwartz_zippel(int d, int H, long S) {
+SchwartzZippel schwartz_zippel(int d, int H, long S) {
   // Events and degrees in the entries of B and Delta (proofs/09).
-  const long pairs = 2L * d * d - 1;            // base + within + across pairs of the paper schedule
-  const long offsets = 2L * d - 1;              // distinct offsets: delta_i, delta_1 + delta_i
+  SchwartzZippel z;
+  z.d = d, z.H = H, z.S = S;
+  z.pairs = 2L * d * d - 1;                         // base + within + across pairs of the paper schedule
+  const long offsets = 2L * d - 1;                  // distinct offsets: delta_i, delta_1 + delta_i
   const long links = static_cast<long>(d) * d - 1;  // d(d-1) within + (d-1) across links
-  const long res_events = static_cast<long>(H) * offsets;                    // v_h^T offset = 0, degree 1
-  const long col_events = pairs * (static_cast<long>(H) * (H - 1) / 2);      // offset^T (W_h - W_g) b = 0, degree 2
-  const long link_events = links * static_cast<long>(H) * (H - 1) * std::max(0, H - 2);  // spurious link match, degree 2
-  const long degree_sum = res_events * 1 + col_events * 2 + link_events * 2;
-  const double raw = static_cast<double>(degree_sum) / static_cast<double>(S);
+  z.residue_events = static_cast<long>(H) * offsets;                          // v_h^T offset = 0, degree 1
+  z.collision_events = z.pairs * (static_cast<long>(H) * (H - 1) / 2);        // offset^T (W_h - W_g) b = 0, degree 2
+  z.link_events = links * static_cast<long>(H) * (H - 1) * std::max(0, H - 2);  // spurious link match, degree 2
+  z.degree_sum = z.residue_events * 1 + z.collision_events * 2 + z.link_events * 2;
+  z.unconditioned = static_cast<double>(z.degree_sum) / static_cast<double>(S);
   // Redrawing singular B/Delta conditions the draw on det B det Delta != 0:
   // P(E | nonsingular) <= P(E) / P(nonsingular), P(one matrix singular) <= sum_{k=1..d} S^-k.
   double sing = 0;
   for (int k = 1; k <= d; ++k) sing += std::pow(static_cast<double>(S), -k);
-  const double ns = (1 - sing) * (1 - sing);
-  const double bound = std::min(1.0, ns > 0 ? raw / ns : 1.0);
-  return json{{"d", d},
-              {"H", H},
-              {"S", S},
-              {"pairs", pairs},
-              {"residue_events", res_events},
-              {"collision_events", col_events},
-              {"link_events", link_events},
-              {"degree_sum", degree_sum},
-              {"unconditioned", raw},
-              {"nonsingular_lower", ns},
-              {"bound", bound}};
+  z.nonsingular_lower = (1 - sing) * (1 - sing);
+  z.bound = std::min(1.0, z.nonsingular_lower > 0 ? z.unconditioned / z.nonsingular_lower : 1.0);
+  return z;
 }
 
-double schwartz_zippel_bound(int d, int H, long S) { return schwartz_zippel(d, H, S)["bound"].get<double>(); }
+double schwartz_zippel_bound(int d, int H, long S) { return schwartz_zippel(d, H, S).bound; }
 
 namespace {
-// A recover result as the tally sees it: everything but the heads (a record
+// A recover result as the tally sees it: everything but the heads (a trial
 // crosses process boundaries, and the verdicts never read the heads).
-json without_heads(RecoverResult r) {
+RecoverResult without_heads(RecoverResult r) {
   r.evidence.heads.reset();
-  return record_json(r);
-}
-
-TrialSpec spec_of(const json& rec) {
-  TrialSpec t;
-  t.index = rec["trial"].get<int>();
-  t.seed = rec["seed"].get<std::uint64_t>();
-  t.d = rec["d"].get<int>();
-  t.H = rec["H"].get<int>();
-  t.raw_heads = rec["raw_heads"].get<int>();
-  t.share_w = rec["share_w"].get<bool>();
-  t.cancel_v = rec["cancel_v"].get<bool>();
-  return t;
+  return r;
 }
 
 int threads_of(const VerifyOptions& o) { return o.threads == 0 ? hardware_threads() : o.threads; }
 
-// The records of trials 0..n-1 of o, computed across threads and ranks; on
-// ranks other than 0 the list is empty.
-std::vector<json> trial_records(const VerifyOptions& o) {
-  auto texts = distributed_map(static_cast<size_t>(o.trials), threads_of(o),
-                               [&](size_t i) { return verify_trial(o, static_cast<int>(i)).dump(); });
-  std::vector<json> recs;
-  recs.reserve(texts.size());
+// Trials items(0..n-1), computed across threads and ranks, each through its
+// message; on ranks other than 0 the list is empty.
+template <class Item>
+std::vector<VerifyTrial> distributed_trials(size_t n, int threads, Item item) {
+  auto texts = distributed_map(n, threads, [&](size_t i) { return verify_trial_json(item(i)).dump(); });
+  std::vector<VerifyTrial> trials;
+  trials.reserve(texts.size());
   for (auto& t : texts) {
-    recs.push_back(json::parse(t));
-    std::string().swap(t);  // about 0.7 kB a trial: do not hold text and tree at once
+    trials.push_back(verify_trial_from_json(json::parse(t)));
+    std::string().swap(t);  // about 0.7 kB a trial: do not hold text and record at once
   }
-  return recs;
+  return trials;
 }
 }  // namespace
 
-json verify_trial(const VerifyOptions& o, int index) {
-  TrialSpec t = draw_trial(o, index);
-  json rec{{"trial", index}, {"seed", t.seed}};
+VerifyTrial verify_trial(const VerifyOptions& o, int index) {
+  VerifyTrial rec;
+  TrialSpec& t = rec.spec;
+  t = draw_trial(o, index);
   if (o.claim == 4) {
     VerifyOptions o4 = o;
     o4.arith = Arith::mpfr;
@@ -305,52 +284,56 @@ json verify_trial(const VerifyOptions& o, int index) {
     ro.noise_eps = Rational::parse(eps);
     ro.noise_seed = t.seed;
     ro.tolerance = Rational(1, 10);  // a study of the error itself: the run's own tolerance only has to admit it
-    rec.update(json{{"d", t.d}, {"H", t.H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w}, {"cancel_v", t.cancel_v}, {"eps", eps}});
-    rec["uniform"] = without_heads(run_recover(m, ro));
+    rec.attention = true;
+    rec.eps = eps;
+    rec.uniform = without_heads(run_recover(m, ro));
     ro.noise_pattern = NoisePattern::signs;
     RecoverResult none;
     none.judge.status = Status::degenerate;
-    rec["worst"] = without_heads(t.H > 0 ? run_recover(m, ro) : none);
+    rec.worst = without_heads(t.H > 0 ? run_recover(m, ro) : none);
     return rec;
   }
   if (runs_attention(o)) {
     const Model m = trial_model(o, t);
     t.H = m.canonical().num_heads();
-    rec.update(json{{"d", t.d}, {"H", t.H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w}, {"cancel_v", t.cancel_v}});
-    rec["known"] = without_heads(run_recover(m, recover_options(o, t, 0)));
+    rec.attention = true;
+    rec.known = without_heads(run_recover(m, recover_options(o, t, 0)));
     if (o.unknown_h) {
-      rec["H0"] = t.H + o.h0_extra;
-      rec["h0"] = without_heads(run_recover(m, recover_options(o, t, t.H + o.h0_extra)));
+      rec.H0 = t.H + o.h0_extra;
+      rec.h0 = without_heads(run_recover(m, recover_options(o, t, t.H + o.h0_extra)));
     }
   }
-  if (runs_transformer(o)) rec["transformer"] = transformer_trial_record(o, index, t.seed);
+  if (runs_transformer(o)) rec.transformer = transformer_trial(o, index, t.seed);
   return rec;
 }
 
 namespace {
 // The claim-4 row (VerifyOptions::claim == 4).
-json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
+VerifyResult claim4_tally(const VerifyOptions& o, const std::vector<VerifyTrial>& records) {
   ClaimTally c{"4", "approximate answers, every answer off by at most eps (uniform and worst-case noise): the observed parameter error never exceeds "
                     "the certified bound, and the bound is at most 4 kappa eps wherever kappa eps <= 1e-6"};
+  VerifyResult out;
   double worst_ratio = 0, worst_obs = 0;
   long asserted = 0, beyond = 0, beyond_bound = 0;
-  json trials = json::array();
-  for (const json& rec : records) {
-    const TrialSpec t = spec_of(rec);
-    const RecoverResult u = record_from_json(rec["uniform"]);
-    const RecoverResult w = record_from_json(rec["worst"]);
-    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"eps", rec["eps"]}, {"status", status_name(u.judge.status)}};
+  for (const VerifyTrial& rec : records) {
+    const TrialSpec& t = rec.spec;
+    const RecoverResult& u = rec.uniform.value();
+    const RecoverResult& w = rec.worst.value();
+    TrialRow tj;
+    tj.trial = t.index, tj.seed = t.seed, tj.d = t.d, tj.H = t.H;
+    tj.eps = rec.eps.value();
+    tj.status = u.judge.status;
     if (u.judge.status == Status::degenerate || w.judge.status == Status::degenerate || !u.study.kappa) {
       c.add(TrialVerdict::degenerate);
-      trials.push_back(tj);
+      out.trial_list.push_back(tj);
       continue;
     }
     const double ke = u.study.kappa_times_eps.value();
     const bool has_bound = u.study.certified_bound.has_value();
     const double cb = u.study.certified_bound.value_or(INFINITY);
     const bool first = ke <= 1e-6;
-    tj["kappa_times_eps"] = ke;
-    tj["certified_bound"] = has_bound ? json(cb) : json(nullptr);
+    tj.kappa_times_eps = ke;
+    if (has_bound) tj.certified_bound = cb;
     std::string why;
     bool observed = false;
     for (const RecoverResult* r : {&u, &w})
@@ -375,38 +358,45 @@ json claim4_tally(const VerifyOptions& o, const std::vector<json>& records) {
     if (v == TrialVerdict::pass && first && !observed) v = TrialVerdict::unable;  // the learner itself did not finish: nothing observed
     c.add(v);
     if (v == TrialVerdict::fail) {
-      c.failing.push_back(json{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", t.H}, {"reason", why},
- {"command", replay_command([&] { VerifyOptions m = o; m.arith = Arith::mpfr; return m; }(), t, 0) + " --noise " + rec["eps"].get<std::string>() + " --noise-seed " + std::to_string(t.seed)}});
+      VerifyOptions m = o;
+      m.arith = Arith::mpfr;
+      c.failing.push_back(FailingTrial{std::nullopt, t.index, t.seed, t.d, t.H, why,
+                                       replay_command(m, t, 0) + " --noise " + *rec.eps + " --noise-seed " + std::to_string(t.seed)});
     }
-    trials.push_back(tj);
+    out.trial_list.push_back(tj);
   }
   if (asserted) c.value(worst_ratio);
   c.worst_text = "bound / (kappa eps) <= " + fixed(worst_ratio, 6) + " over the " + std::to_string(asserted) + " trials with kappa eps <= 1e-6; observed / bound <= " +
                  fixed(worst_obs, 6) + "; beyond 1e-6 a bound in " + std::to_string(beyond_bound) + " of " + std::to_string(beyond);
-  const json cj = c.to_json();
-  return json{{"command", "verify"},
-              {"status", c.failures == 0 && c.passes > 0 ? "ok" : "mismatch"},
-              {"claim", 4},
-              {"arith", "mpfr"},
-              {"bits", o.bits},
-              {"design", design_name(o.design)},
-              {"seed", o.seed},
-              {"trials", static_cast<int>(records.size())},
-              {"distribution", verify_distribution(o)},
-              {"claims", json::array({cj})},
-              {"worst_bound_ratio", worst_ratio},
-              {"worst_observed_over_bound", worst_obs},
-              {"trial_list", trials}};
+  out.ok = c.failures == 0 && c.passes > 0;
+  out.claim = 4;
+  out.arith = Arith::mpfr;
+  out.bits = o.bits;
+  out.design = o.design;
+  out.seed = o.seed;
+  out.trials = static_cast<int>(records.size());
+  out.distribution = verify_distribution(o);
+  out.claims = {c.row()};
+  out.worst_bound_ratio = worst_ratio;
+  out.worst_observed_over_bound = worst_obs;
+  return out;
 }
 // A run that asked a fallback's or a repair's extra queries, whatever its
 // status (a repair that failed ends degenerate after asking them).
 bool asked_extra(const RecoverResult& r) { return r.evidence.fallback_queries.value_or(0) > 0 || r.evidence.repair_queries.value_or(0) > 0; }
+
+// The running figures of claims 2-4 over the trials.
+struct CountFigures {
+  long max_dev2 = 0, max_excess3 = -1000000, max_len3 = 0, max_dev4 = 0, max_excess4 = -1000000;
+};
+
 // Claim 4 for one trial: the run told only H0 = H + h0_extra, its count,
 // lengths (unrepaired runs) and recovery; the trial's row gets H0 and status.
-void tally_h0(const VerifyOptions& o, const json& rec, const TrialSpec& t, ClaimTally& c4, long& max_dev4, long& max_excess4, int& deg_h0, json& tj) {
+void tally_h0(const VerifyOptions& o, const VerifyTrial& rec, ClaimTally& c4, CountFigures& f, DegenerateSummary& z, TrialRow& tj) {
+  const TrialSpec& t = rec.spec;
   const int H = t.H;
-  const int H0 = rec["H0"].get<int>();
-  const RecoverResult r4 = record_from_json(rec["h0"]);
+  const int H0 = rec.H0;
+  const RecoverResult& r4 = rec.h0.value();
   const bool sent4 = r4.evidence.queries.value_or(0) > 0;
   // a small grid's witnesses (stages/grid_guard.hpp) are counted apart: the claim is about the plan
   const long q4 = r4.design.design_queries.value_or(r4.evidence.queries.value_or(0)) - r4.evidence.grid_witness_queries.value_or(0), l4 = r4.evidence.max_length.value_or(0);
@@ -414,8 +404,8 @@ void tally_h0(const VerifyOptions& o, const json& rec, const TrialSpec& t, Claim
   Outcome rec4 = recovery_outcome(o, r4, H);
   const bool rep4 = rec4.v == TrialVerdict::repaired || asked_extra(r4);
   if (sent4 && !rep4) {
-    max_dev4 = std::max(max_dev4, std::labs(q4 - want4));
-    max_excess4 = std::max(max_excess4, l4 - (2L * H0 + 1));
+    f.max_dev4 = std::max(f.max_dev4, std::labs(q4 - want4));
+    f.max_excess4 = std::max(f.max_excess4, l4 - (2L * H0 + 1));
   }
   if (rep4) {
     // counts and lengths are asserted on unrepaired runs only
@@ -426,14 +416,62 @@ void tally_h0(const VerifyOptions& o, const json& rec, const TrialSpec& t, Claim
   c4.add(rec4.v);
   if (rec4.v == TrialVerdict::pass || rec4.v == TrialVerdict::repaired) c4.value(rec4.figure);
   if (rec4.v == TrialVerdict::fail) record_failure(c4, o, t, H0, rec4.reason);
-  deg_h0 += rec4.v == TrialVerdict::degenerate;
-  tj["H0"] = H0;
-  tj["status_h0"] = status_name(r4.judge.status);
+  z.degenerate_h0 += rec4.v == TrialVerdict::degenerate;
+  tj.H0 = H0;
+  tj.status_h0 = r4.judge.status;
+}
+
+// Claims 1-3 for one trial: the run told H, its recovery, count and lengths.
+void tally_known(const VerifyOptions& o, const VerifyTrial& rec, ClaimTally& c1, ClaimTally& c2, ClaimTally& c3, CountFigures& f, DegenerateSummary& z) {
+  const TrialSpec& t = rec.spec;
+  const int H = t.H;
+  const RecoverResult& r1 = rec.known.value();
+  const bool sent1 = r1.evidence.queries.value_or(0) > 0;
+  // a tuned run's pilot is not part of the design's count (reported as pilot_queries)
+  const long q1 = r1.design.design_queries.value_or(r1.evidence.queries.value_or(0)) - r1.evidence.grid_witness_queries.value_or(0), l1 = r1.evidence.max_length.value_or(0);
+  // claim 1
+  const Outcome rec1 = recovery_outcome(o, r1, H);
+  c1.add(rec1.v);
+  if (rec1.v == TrialVerdict::pass || rec1.v == TrialVerdict::repaired) c1.value(rec1.figure);
+  if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
+  const bool deg1 = rec1.v == TrialVerdict::degenerate;
+  // a run that asked extra queries is counted apart whatever its status
+  const bool rep1 = rec1.v == TrialVerdict::repaired || asked_extra(r1);
+  z.degenerate_known_h += deg1;
+  z.repaired_known_h += rep1;
+  // claim 2
+  const long want2 = schedule_query_count(o.schedule, t.d, H, o.bias);
+  if (sent1 && !rep1) {  // repaired runs ask extra queries (repair_queries): not part of the claim
+    f.max_dev2 = std::max(f.max_dev2, std::labs(q1 - want2));
+    c2.value(static_cast<double>(std::labs(q1 - want2)));
+  }
+  if (rep1) {
+    c2.add(TrialVerdict::repaired);  // not asserted: claim 2 is about the unrepaired runs
+  } else if (sent1 && q1 != want2) {
+    c2.add(TrialVerdict::fail);
+    record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula " + count_formula(o.schedule, "H", o.bias) + " = " + std::to_string(want2));
+  } else {
+    c2.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
+  }
+  // claim 3
+  if (sent1) {
+    f.max_excess3 = std::max(f.max_excess3, l1 - (2L * H + 1));
+    f.max_len3 = std::max(f.max_len3, l1);
+    c3.value(static_cast<double>(l1 - (2L * H + 1)));
+  }
+  if (rep1) {
+    c3.add(TrialVerdict::repaired);
+  } else if (sent1 && l1 > 2L * H + 1) {
+    c3.add(TrialVerdict::fail);
+    record_failure(c3, o, t, 0, "longest query " + std::to_string(l1) + " tokens, bound 2H+1 = " + std::to_string(2 * H + 1));
+  } else {
+    c3.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
+  }
 }
 
 }  // namespace
 
-json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
+VerifyResult verify_tally(const VerifyOptions& o, const std::vector<VerifyTrial>& records) {
   check_options(o);
   if (o.claim == 4) return claim4_tally(o, records);
   const long R = token_range_of(o);
@@ -445,186 +483,129 @@ json verify_tally(const VerifyOptions& o, const std::vector<json>& records) {
   ClaimTally c3{"3", "H known: no query longer than 2H + 1 tokens"};
   ClaimTally c4{"4", "only H0 = H+" + std::to_string(o.h0_extra) + " known: exactly " + count_formula(o.schedule, "H0", o.bias) +
                          " queries, none longer than 2H0 + 1, recovery (" + recovery_criterion(o) + ")"};
-  long max_dev2 = 0, max_excess3 = -1000000, max_len3 = 0, max_dev4 = 0, max_excess4 = -1000000;
+  CountFigures f;
+  VerifyResult out;
+  DegenerateSummary& z = out.schwartz_zippel;
   double bound_sum = 0;
-  int deg_known = 0, deg_h0 = 0, vacuous = 0, rep_known = 0;
-  json trials = json::array();
   Claim5Tally c5(o);
-  for (const json& rec : records) {
-    if (rec.contains("transformer")) c5.add(o, rec);
-    if (!rec.contains("known")) continue;
-    const TrialSpec t = spec_of(rec);
-    const int H = t.H;
-    const RecoverResult r1 = record_from_json(rec["known"]);
-    const bool sent1 = r1.evidence.queries.value_or(0) > 0;
-    // a tuned run's pilot is not part of the design's count (reported as pilot_queries)
-    const long q1 = r1.design.design_queries.value_or(r1.evidence.queries.value_or(0)) - r1.evidence.grid_witness_queries.value_or(0), l1 = r1.evidence.max_length.value_or(0);
-    // claim 1
-    const Outcome rec1 = recovery_outcome(o, r1, H);
-    c1.add(rec1.v);
-    if (rec1.v == TrialVerdict::pass || rec1.v == TrialVerdict::repaired) c1.value(rec1.figure);
-    if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
-    const bool deg1 = rec1.v == TrialVerdict::degenerate;
-    // a run that asked extra queries is counted apart whatever its status
-    const bool rep1 = rec1.v == TrialVerdict::repaired || asked_extra(r1);
-    deg_known += deg1;
-    rep_known += rep1;
-    // claim 2
-    const long want2 = schedule_query_count(o.schedule, t.d, H, o.bias);
-    if (sent1 && !rep1) {  // repaired runs ask extra queries (repair_queries): not part of the claim
-      max_dev2 = std::max(max_dev2, std::labs(q1 - want2));
-      c2.value(static_cast<double>(std::labs(q1 - want2)));
-    }
-    if (rep1) {
-      c2.add(TrialVerdict::repaired);  // not asserted: claim 2 is about the unrepaired runs
-    } else if (sent1 && q1 != want2) {
-      c2.add(TrialVerdict::fail);
-      record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula " + count_formula(o.schedule, "H", o.bias) + " = " + std::to_string(want2));
-    } else {
-      c2.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
-    }
-    // claim 3
-    if (sent1) {
-      max_excess3 = std::max(max_excess3, l1 - (2L * H + 1));
-      max_len3 = std::max(max_len3, l1);
-      c3.value(static_cast<double>(l1 - (2L * H + 1)));
-    }
-    if (rep1) {
-      c3.add(TrialVerdict::repaired);
-    } else if (sent1 && l1 > 2L * H + 1) {
-      c3.add(TrialVerdict::fail);
-      record_failure(c3, o, t, 0, "longest query " + std::to_string(l1) + " tokens, bound 2H+1 = " + std::to_string(2 * H + 1));
-    } else {
-      c3.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
-    }
-    const json sz = bound_applies(o) ? schwartz_zippel(t.d, H, S) : json{{"bound", nullptr}};
+  for (const VerifyTrial& rec : records) {
+    if (rec.transformer) c5.add(o, rec.spec, *rec.transformer);
+    if (!rec.known) continue;
+    const TrialSpec& t = rec.spec;
+    tally_known(o, rec, c1, c2, c3, f, z);
+    TrialRow tj;
+    tj.trial = t.index, tj.seed = t.seed, tj.d = t.d, tj.H = t.H, tj.raw_heads = t.raw_heads;
+    tj.share_w = t.share_w, tj.cancel_v = t.cancel_v;
+    tj.status = rec.known->judge.status;
     if (bound_applies(o)) {
-      bound_sum += sz["bound"].get<double>();
-      vacuous += sz["bound"].get<double>() >= 1.0;
+      tj.bound = schwartz_zippel_bound(t.d, t.H, S);
+      bound_sum += *tj.bound;
+      z.vacuous_trials += *tj.bound >= 1.0;
     }
-    json tj{{"trial", t.index}, {"seed", t.seed}, {"d", t.d}, {"H", H}, {"raw_heads", t.raw_heads}, {"share_w", t.share_w},
-            {"cancel_v", t.cancel_v}, {"status_known_h", status_name(r1.judge.status)}, {"bound", sz["bound"]}};
-    if (o.unknown_h) tally_h0(o, rec, t, c4, max_dev4, max_excess4, deg_h0, tj);  // claim 4
-    trials.push_back(tj);
+    if (o.unknown_h) tally_h0(o, rec, c4, f, z, tj);  // claim 4
+    out.trial_list.push_back(tj);
   }
   c1.worst_text = recovery_worst_text(o, c1);
-  c2.worst_text = c2.any_value ? "max |queries - formula| = " + std::to_string(max_dev2) : "-";
-  c3.worst_text = c3.any_value ? "max (longest - (2H+1)) = " + std::to_string(max_excess3) + " (longest query seen " + std::to_string(max_len3) + ")" : "-";
-  c4.worst_text = c4.trials ? recovery_worst_text(o, c4) + "; max |queries - formula| = " + std::to_string(max_dev4) +
-                                  "; max (longest - (2H0+1)) = " + (max_excess4 > -1000000 ? std::to_string(max_excess4) : std::string("-"))
+  c2.worst_text = c2.any_value ? "max |queries - formula| = " + std::to_string(f.max_dev2) : "-";
+  c3.worst_text = c3.any_value ? "max (longest - (2H+1)) = " + std::to_string(f.max_excess3) + " (longest query seen " + std::to_string(f.max_len3) + ")" : "-";
+  c4.worst_text = c4.trials ? recovery_worst_text(o, c4) + "; max |queries - formula| = " + std::to_string(f.max_dev4) +
+                                  "; max (longest - (2H0+1)) = " + (f.max_excess4 > -1000000 ? std::to_string(f.max_excess4) : std::string("-"))
                             : "-";
-  json claims = json::array();
   if (runs_attention(o)) {
-    claims = json::array({c1.to_json(), c2.to_json(), c3.to_json()});
-    if (o.unknown_h) claims.push_back(c4.to_json());
+    out.claims = {c1.row(), c2.row(), c3.row()};
+    if (o.unknown_h) out.claims.push_back(c4.row());
   }
-  if (runs_transformer(o)) claims.push_back(c5.to_json(o));
+  if (runs_transformer(o)) out.claims.push_back(c5.row(o));
   const int n = static_cast<int>(records.size());
-  json szj{{"token_range", R},
-           {"S", S},
-           {"trials", n},
-           {"degenerate_known_h", deg_known},
-           {"degenerate_h0", deg_h0},
-           {"repaired_known_h", rep_known},
-           {"observed_rate", n ? static_cast<double>(deg_known) / n : 0.0},
-           {"mean_bound", bound_applies(o) ? json(n ? bound_sum / n : 0.0) : json(nullptr)},
-           {"vacuous_trials", vacuous},
-           {"rate_within_bound", !bound_applies(o) || n == 0 || static_cast<double>(deg_known) / n <= bound_sum / n},
-           {"bound_applies", bound_applies(o)},
-           {"derivation", bound_applies(o) ? "proofs/09-schwartz-zippel.md"
-                          : o.bias       ? "none: with biases the schedule has one more final token and affine across links, which proofs/09 does not count"
-                                         : "none: the compact schedule's link and pole-choice events are not polynomial in the draws (proofs/19)"}};
+  z.token_range = R;
+  z.S = S;
+  z.trials = n;
+  z.observed_rate = n ? static_cast<double>(z.degenerate_known_h) / n : 0.0;
+  if (bound_applies(o)) z.mean_bound = n ? bound_sum / n : 0.0;
+  z.rate_within_bound = !bound_applies(o) || n == 0 || static_cast<double>(z.degenerate_known_h) / n <= bound_sum / n;
+  z.bound_applies = bound_applies(o);
+  z.derivation = bound_applies(o) ? "proofs/09-schwartz-zippel.md"
+                 : o.bias       ? "none: with biases the schedule has one more final token and affine across links, which proofs/09 does not count"
+                                : "none: the compact schedule's link and pole-choice events are not polynomial in the draws (proofs/19)";
   int total_fail = 0;
-  for (const auto& c : claims) total_fail += c["failures"].get<int>();
-  return json{{"command", "verify"},
-              {"status", total_fail == 0 ? "ok" : "mismatch"},
-              {"arith", arith_name(o.arith)},
-              {"bits", bits_of(o)},
-              {"seed", o.seed},
-              {"trials", n},
-              {"tolerance", arith_facts(o.arith).floats ? json(tolerance_of(o)) : json(nullptr)},
-              {"model_kind", o.model_kind},
-              {"schedule", schedule_name(o.schedule)},
-              {"distribution", verify_distribution(o)},
-              {"claims", claims},
-              {"schwartz_zippel", szj},
-              {"trial_list", trials}};
+  for (const ClaimRow& c : out.claims) total_fail += c.failures;
+  out.ok = total_fail == 0;
+  out.arith = o.arith;
+  out.bits = bits_of(o);
+  out.design = o.design;
+  out.seed = o.seed;
+  out.trials = n;
+  if (arith_facts(o.arith).floats) out.tolerance = tolerance_of(o);
+  out.model_kind = o.model_kind;
+  out.schedule = o.schedule;
+  out.distribution = verify_distribution(o);
+  return out;
 }
 
-json verify(const VerifyOptions& o) {
+std::optional<VerifyResult> verify(const VerifyOptions& o) {
   check_options(o);
-  const std::vector<json> recs = trial_records(o);
-  if (!is_root()) return nullptr;
+  const std::vector<VerifyTrial> recs = distributed_trials(static_cast<size_t>(o.trials), threads_of(o), [&](size_t i) { return verify_trial(o, static_cast<int>(i)); });
+  if (!is_root()) return std::nullopt;
   return verify_tally(o, recs);
 }
 
-std::string verify_report(const json& v) {
+namespace {
+void failing_lines(std::ostringstream& s, const std::vector<ClaimRow>& claims, bool name_claim) {
+  bool any = false;
+  for (const ClaimRow& c : claims)
+    for (const FailingTrial& f : c.failing) {
+      if (!any) s << "\nfailing trials:\n";
+      any = true;
+      s << "  " << (name_claim ? "claim " + c.id + ", " : std::string()) << "trial " << f.trial << " (seed " << f.seed << ", d=" << f.d.value_or(0)
+        << ", H=" << f.H.value_or(0) << "): " << f.reason << "\n    replay: " << f.command << "\n";
+    }
+}
+}  // namespace
+
+std::string verify_report(const VerifyResult& v) {
   std::ostringstream s;
-  s << "mhaq verify: " << v["trials"] << " trials, seed " << v["seed"] << ", arith " << v["arith"].get<std::string>();
-  if (v.value("schedule", "paper") != "paper") s << ", schedule " << v["schedule"].get<std::string>();
-  if (v["arith"] != "exact") s << " (" << v["bits"] << " bits)";
-  s << "\ndistribution: " << v["distribution"].get<std::string>() << "\n\n";
+  s << "mhaq verify: " << v.trials << " trials, seed " << v.seed << ", arith " << arith_name(v.arith);
+  if (v.schedule != Schedule::paper) s << ", schedule " << schedule_name(v.schedule);
+  if (!arith_facts(v.arith).exact) s << " (" << v.bits << " bits)";
+  s << "\ndistribution: " << v.distribution << "\n\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-4s %6s %6s %6s %6s %6s %6s  %s\n", "", "trials", "passes", "repair", "fail", "degen", "unable", "worst");
   s << line;
-  for (const auto& c : v["claims"]) {
-    s << c["claim"].get<std::string>() << "\n";
-    std::snprintf(line, sizeof line, "%-4s %6d %6d %6d %6d %6d %6d  %s\n", "", c["trials"].get<int>(), c["passes"].get<int>(), c["repaired"].get<int>(), c["failures"].get<int>(),
-                  c["degenerate"].get<int>(), c["unable"].get<int>(), c["worst"].get<std::string>().c_str());
+  for (const ClaimRow& c : v.claims) {
+    s << c.id << ". " << c.text << "\n";
+    std::snprintf(line, sizeof line, "%-4s %6d %6d %6d %6d %6d %6d  %s\n", "", c.trials, c.passes, c.repaired, c.failures, c.degenerate, c.unable, c.worst.c_str());
     s << line;
   }
-  if (v.contains("claim")) {
-    bool anyf = false;
-    for (const auto& f : v["claims"][0]["failing_trials"]) {
-      if (!anyf) s << "\nfailing trials:\n";
-      anyf = true;
-      s << "  trial " << f["trial"] << " (seed " << f["seed"] << ", d=" << f["d"] << ", H=" << f["H"] << "): " << f["reason"].get<std::string>()
-        << "\n    replay: " << f["command"].get<std::string>() << "\n";
-    }
-    s << (v["status"] == "ok" ? "\nclaim 4 holds on every trial\n" : "\nCLAIM 4 FAILED\n");
+  if (v.claim == 4) {
+    failing_lines(s, {v.claims.at(0)}, false);
+    s << (v.ok ? "\nclaim 4 holds on every trial\n" : "\nCLAIM 4 FAILED\n");
     return s.str();
   }
-  if (v.value("model_kind", std::string("attention")) == "transformer") {
+  if (v.model_kind == "transformer") {
     // the attention claims' footer (repairs, degenerate draws, Schwartz-Zippel) does not apply
-    for (const auto& c : v["claims"])
-      s << "\nnot identifiable: " << c["not_identifiable"] << " (each one a model that violates a stated condition; any other is a failure)\n";
-    bool any = false;
-    for (const auto& c : v["claims"])
-      for (const auto& f : c["failing_trials"]) {
-        if (!any) s << "\nfailing trials:\n";
-        any = true;
-        s << "  claim " << c["id"].get<std::string>() << ", trial " << f["trial"] << " (seed " << f["seed"] << ", d=" << f["d"] << ", H=" << f["H"]
-          << "): " << f["reason"].get<std::string>() << "\n    replay: " << f["command"].get<std::string>() << "\n";
-      }
-    s << (v["status"] == "ok" ? "\nclaim 5 holds on every trial that is not degenerate\n" : "\nCLAIM 5 FAILED\n");
+    for (const ClaimRow& c : v.claims)
+      s << "\nnot identifiable: " << c.not_identifiable << " (each one a model that violates a stated condition; any other is a failure)\n";
+    failing_lines(s, v.claims, true);
+    s << (v.ok ? "\nclaim 5 holds on every trial that is not degenerate\n" : "\nCLAIM 5 FAILED\n");
     return s.str();
   }
-  const auto& z = v["schwartz_zippel"];
-  s << "\nrepaired runs (H known; repaired pairs or fallback queries; own column above, not counted as passes of claims 2 and 3): " << z["repaired_known_h"];
-  s << "\nunrepaired degenerate draws (H known): " << z["degenerate_known_h"] << " of " << z["trials"] << ", observed rate "
-    << fixed(z["observed_rate"].get<double>());
-  if (z.value("bound_applies", true))
-    s << "; Schwartz-Zippel bound (|S| = " << z["S"] << ", mean over trials) " << fmt(z["mean_bound"].get<double>())
-      << (z["rate_within_bound"].get<bool>() ? " (rate within bound)" : " (RATE EXCEEDS BOUND)") << "; bound vacuous (>= 1) in " << z["vacuous_trials"]
-      << " trials";
+  const DegenerateSummary& z = v.schwartz_zippel;
+  s << "\nrepaired runs (H known; repaired pairs or fallback queries; own column above, not counted as passes of claims 2 and 3): " << z.repaired_known_h;
+  s << "\nunrepaired degenerate draws (H known): " << z.degenerate_known_h << " of " << z.trials << ", observed rate " << fixed(z.observed_rate);
+  if (z.bound_applies)
+    s << "; Schwartz-Zippel bound (|S| = " << z.S << ", mean over trials) " << fmt(z.mean_bound.value_or(0))
+      << (z.rate_within_bound ? " (rate within bound)" : " (RATE EXCEEDS BOUND)") << "; bound vacuous (>= 1) in " << z.vacuous_trials << " trials";
   else
-    s << "; no Schwartz-Zippel bound for this schedule (" << z["derivation"].get<std::string>() << ")";
-  s << "; H0 runs degenerate: " << z["degenerate_h0"] << " (same draws)\n";
-  bool any = false;
-  for (const auto& c : v["claims"])
-    for (const auto& f : c["failing_trials"]) {
-      if (!any) s << "\nfailing trials:\n";
-      any = true;
-      s << "  claim " << c["id"].get<std::string>() << ", trial " << f["trial"] << " (seed " << f["seed"] << ", d=" << f["d"] << ", H=" << f["H"]
-        << "): " << f["reason"].get<std::string>() << "\n    replay: " << f["command"].get<std::string>() << "\n";
-    }
-  s << (v["status"] == "ok" ? "\nall claims hold on every non-degenerate trial\n" : "\nSOME CLAIMS FAILED\n");
+    s << "; no Schwartz-Zippel bound for this schedule (" << z.derivation << ")";
+  s << "; H0 runs degenerate: " << z.degenerate_h0 << " (same draws)\n";
+  failing_lines(s, v.claims, true);
+  s << (v.ok ? "\nall claims hold on every non-degenerate trial\n" : "\nSOME CLAIMS FAILED\n");
   return s.str();
 }
 
-int verify_exit_code(const json& v) { return v["status"] == "ok" ? 0 : exit_code(ErrorKind::mismatch); }
+int verify_exit_code(const VerifyResult& v) { return v.ok ? 0 : exit_code(ErrorKind::mismatch); }
 
-json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
+std::optional<RateStudy> rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
   check_options(base);
   if (!bound_applies(base))
     throw Error(ErrorKind::usage, "--rates compares with the Schwartz-Zippel bound of the paper schedule (proofs/09); there is none for " +
@@ -639,95 +620,84 @@ json rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
     o.unknown_h = false;
     return o;
   };
-  const auto texts = distributed_map(ranges.size() * per, threads_of(base),
-                                     [&](size_t k) { return verify_trial(options_at(k / per), static_cast<int>(k % per)).dump(); });
-  if (!is_root()) return nullptr;
-  json rows = json::array();
-  bool all_within = true;
-  int wrong = 0;
-  json failing = json::array();
+  const std::vector<VerifyTrial> trials =
+      distributed_trials(ranges.size() * per, threads_of(base), [&](size_t k) { return verify_trial(options_at(k / per), static_cast<int>(k % per)); });
+  if (!is_root()) return std::nullopt;
+  RateStudy out;
   for (size_t ri = 0; ri < ranges.size(); ++ri) {
     const long R = ranges[ri];
     const VerifyOptions o = options_at(ri);
-    const long S = 2 * R + 1;
-    int deg = 0, n = 0, unrepaired = 0;
+    RateRow row;
+    row.token_range = R;
+    row.S = 2 * R + 1;
     double bsum = 0;
     std::map<std::pair<int, int>, std::array<double, 3>> cells;  // (d,H) -> trials, degenerate, bound sum
     for (size_t i = 0; i < per; ++i) {
-      const json rec = json::parse(texts[ri * per + i]);
-      const TrialSpec t = spec_of(rec);
-      const int H = t.H;
-      const Outcome out = recovery_outcome(o, record_from_json(rec["known"]), H);
-      const double b = schwartz_zippel_bound(t.d, H, S);
-      ++n;
+      const VerifyTrial& rec = trials[ri * per + i];
+      const TrialSpec& t = rec.spec;
+      const Outcome got = recovery_outcome(o, rec.known.value(), t.H);
+      const double b = schwartz_zippel_bound(t.d, t.H, row.S);
+      ++row.trials;
       bsum += b;
       // a repaired draw was degenerate too (the event the bound is about)
-      const bool dg = out.v == TrialVerdict::degenerate || out.v == TrialVerdict::repaired;
-      deg += dg;
-      unrepaired += out.v == TrialVerdict::degenerate;
-      auto& c = cells[{t.d, H}];
+      const bool dg = got.v == TrialVerdict::degenerate || got.v == TrialVerdict::repaired;
+      row.degenerate += dg;
+      row.unrepaired += got.v == TrialVerdict::degenerate;
+      auto& c = cells[{t.d, t.H}];
       c[0] += 1;
       c[1] += dg;
       c[2] += b;
-      if (out.v == TrialVerdict::fail) {
-        ++wrong;
-        failing.push_back(json{{"R", R}, {"trial", t.index}, {"seed", t.seed}, {"reason", out.reason}, {"command", replay_command(o, t, 0)}});
+      if (got.v == TrialVerdict::fail) {
+        ++out.wrong_answers;
+        out.failing.push_back(FailingTrial{R, t.index, t.seed, std::nullopt, std::nullopt, got.reason, replay_command(o, t, 0)});
       }
     }
-    json cj = json::array();
     for (const auto& [k, c] : cells) {
       const double rate = c[1] / c[0], mb = c[2] / c[0];
-      cj.push_back(json{{"d", k.first}, {"H", k.second}, {"trials", static_cast<int>(c[0])}, {"degenerate", static_cast<int>(c[1])},
-                        {"observed_rate", rate}, {"bound", mb}, {"within", rate <= mb}});
-      all_within = all_within && rate <= mb;
+      row.cells.push_back(RateCell{k.first, k.second, static_cast<int>(c[0]), static_cast<int>(c[1]), rate, mb, rate <= mb});
+      out.all_within_bound = out.all_within_bound && rate <= mb;
     }
-    const double rate = n ? static_cast<double>(deg) / n : 0, mb = n ? bsum / n : 0;
-    all_within = all_within && rate <= mb;
-    rows.push_back(json{{"token_range", R}, {"S", S}, {"trials", n}, {"degenerate", deg}, {"unrepaired", unrepaired}, {"observed_rate", rate}, {"mean_bound", mb},
-                        {"within", rate <= mb}, {"cells", cj}});
+    row.observed_rate = row.trials ? static_cast<double>(row.degenerate) / row.trials : 0;
+    row.mean_bound = row.trials ? bsum / row.trials : 0;
+    row.within = row.observed_rate <= row.mean_bound;
+    out.all_within_bound = out.all_within_bound && row.within;
+    out.rates.push_back(std::move(row));
   }
-  return json{{"command", "verify --rates"},
-              {"status", all_within && wrong == 0 ? "ok" : "mismatch"},
-              {"arith", arith_name(base.arith)},
-              {"seed", base.seed},
-              {"trials_per_range", base.trials},
-              {"distribution", distribution_text(base, "[-R, R] for each R below", true)},
-              {"rates", rows},
-              {"all_within_bound", all_within},
-              {"wrong_answers", wrong},
-              {"failing_trials", failing},
-              {"derivation", "proofs/09-schwartz-zippel.md"}};
+  out.ok = out.all_within_bound && out.wrong_answers == 0;
+  out.arith = base.arith;
+  out.seed = base.seed;
+  out.trials_per_range = base.trials;
+  out.distribution = distribution_text(base, "[-R, R] for each R below", true);
+  return out;
 }
 
-std::string rate_report(const json& r) {
+std::string rate_report(const RateStudy& r) {
   std::ostringstream s;
-  s << "mhaq verify --rates: " << r["trials_per_range"] << " trials per token range, seed " << r["seed"] << ", arith "
-    << r["arith"].get<std::string>() << " (H known runs)\ndistribution: " << r["distribution"].get<std::string>() << "\n\n";
+  s << "mhaq verify --rates: " << r.trials_per_range << " trials per token range, seed " << r.seed << ", arith " << arith_name(r.arith)
+    << " (H known runs)\ndistribution: " << r.distribution << "\n\n";
   char line[256];
   std::snprintf(line, sizeof line, "%4s %4s %7s %6s %9s %11s\n", "R", "|S|", "trials", "degen", "observed", "SZ bound");
   s << line;
-  for (const auto& row : r["rates"]) {
-    std::snprintf(line, sizeof line, "%4ld %4ld %7d %6d %9.3f %11.3f%s\n", row["token_range"].get<long>(), row["S"].get<long>(), row["trials"].get<int>(),
-                  row["degenerate"].get<int>(), row["observed_rate"].get<double>(), row["mean_bound"].get<double>(),
-                  row["within"].get<bool>() ? "" : "  EXCEEDS BOUND");
+  for (const RateRow& row : r.rates) {
+    std::snprintf(line, sizeof line, "%4ld %4ld %7d %6d %9.3f %11.3f%s\n", row.token_range, row.S, row.trials, row.degenerate, row.observed_rate, row.mean_bound,
+                  row.within ? "" : "  EXCEEDS BOUND");
     s << line;
   }
   s << "\nper (d, H): observed rate / bound\n";
   // one line per cell, one column per R
   std::map<std::pair<int, int>, std::string> cl;
-  for (const auto& row : r["rates"])
-    for (const auto& c : row["cells"]) {
-      std::snprintf(line, sizeof line, "  R=%ld: %d/%d = %.3f <= %.3f%s", row["token_range"].get<long>(), c["degenerate"].get<int>(), c["trials"].get<int>(),
-                    c["observed_rate"].get<double>(), c["bound"].get<double>(), c["within"].get<bool>() ? "" : " EXCEEDS");
-      cl[{c["d"].get<int>(), c["H"].get<int>()}] += line;
+  for (const RateRow& row : r.rates)
+    for (const RateCell& c : row.cells) {
+      std::snprintf(line, sizeof line, "  R=%ld: %d/%d = %.3f <= %.3f%s", row.token_range, c.degenerate, c.trials, c.observed_rate, c.bound, c.within ? "" : " EXCEEDS");
+      cl[{c.d, c.H}] += line;
     }
   for (const auto& [k, txt] : cl) s << "  d=" << k.first << " H=" << k.second << ":" << txt << "\n";
-  for (const auto& f : r["failing_trials"])
-    s << "WRONG ANSWER at R=" << f["R"] << ", trial " << f["trial"] << ": " << f["reason"].get<std::string>() << "\n  replay: " << f["command"].get<std::string>() << "\n";
-  s << (r["status"] == "ok" ? "\nevery observed rate is within its bound\n" : "\nFAILED: a rate exceeds its bound or an answer was wrong\n");
+  for (const FailingTrial& f : r.failing)
+    s << "WRONG ANSWER at R=" << f.R.value_or(0) << ", trial " << f.trial << ": " << f.reason << "\n  replay: " << f.command << "\n";
+  s << (r.ok ? "\nevery observed rate is within its bound\n" : "\nFAILED: a rate exceeds its bound or an answer was wrong\n");
   return s.str();
 }
 
-int rate_exit_code(const json& r) { return r["status"] == "ok" ? 0 : exit_code(ErrorKind::mismatch); }
+int rate_exit_code(const RateStudy& r) { return r.ok ? 0 : exit_code(ErrorKind::mismatch); }
 
 }  // namespace mhaq

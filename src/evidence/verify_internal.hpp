@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mhaq/evidence/verify.hpp"
 #include "mhaq/run/arith_policy.hpp"
@@ -15,7 +16,6 @@
 
 namespace mhaq::verify_internal {
 
-using nlohmann::json;
 
 inline std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
@@ -74,7 +74,7 @@ struct ClaimTally {
   bool any_value = false;
   double worst = 0;
   std::string worst_text;
-  json failing = json::array();
+  std::vector<FailingTrial> failing;
 
   void add(TrialVerdict v) {
     ++trials;
@@ -89,10 +89,16 @@ struct ClaimTally {
     if (!any_value || x > worst) worst = x;
     any_value = true;
   }
-  json to_json() const {
-    return json{{"claim", id + ". " + text}, {"id", id},         {"trials", trials},   {"passes", passes},
-                {"failures", failures},      {"degenerate", degenerate}, {"repaired", repaired}, {"unable", unable}, {"not_identifiable", not_identifiable}, {"worst", worst_text},
-                {"worst_value", any_value && std::isfinite(worst) ? json(worst) : json(nullptr)}, {"failing_trials", failing}};
+  ClaimRow row() const {
+    ClaimRow r;
+    r.id = id;
+    r.text = text;
+    r.trials = trials, r.passes = passes, r.failures = failures, r.degenerate = degenerate;
+    r.unable = unable, r.not_identifiable = not_identifiable, r.repaired = repaired;
+    r.worst = worst_text;
+    if (any_value && std::isfinite(worst)) r.worst_value = worst;
+    r.failing = failing;
+    return r;
   }
 };
 
@@ -119,8 +125,8 @@ inline std::string recovery_worst_text(const VerifyOptions& o, const ClaimTally&
 // truth, and the most queries of a passing trial.
 struct Claim5Tally {
   explicit Claim5Tally(const VerifyOptions& o);
-  void add(const VerifyOptions& o, const json& rec);
-  json to_json(const VerifyOptions& o);
+  void add(const VerifyOptions& o, const TrialSpec& t, const TransformerTrial& tr);
+  ClaimRow row(const VerifyOptions& o);
   ClaimTally c;
   long max_q = 0;
   double max_ratio = 0;
@@ -128,6 +134,6 @@ struct Claim5Tally {
 
 // A claim-5 trial: the transformer drawn for trial `index`, recovered, with
 // the stated condition its canonical truth violates ("" if none).
-json transformer_trial_record(const VerifyOptions& o, int index, std::uint64_t seed);
+TransformerTrial transformer_trial(const VerifyOptions& o, int index, std::uint64_t seed);
 
 }  // namespace mhaq::verify_internal

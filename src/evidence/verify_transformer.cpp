@@ -6,7 +6,6 @@
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/run/record_json.hpp"
 #include "mhaq/run/transformer_blind.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "verify_internal.hpp"
@@ -67,7 +66,7 @@ Outcome transformer_outcome(const VerifyOptions& o, const RecoverResult& r) {
 
 namespace verify_internal {
 
-json transformer_trial_record(const VerifyOptions& o, int index, std::uint64_t seed) {
+TransformerTrial transformer_trial(const VerifyOptions& o, int index, std::uint64_t seed) {
   const TransformerTrialSpec ts = draw_transformer_trial(o, index);
   TransformerGenerateOptions g;
   g.d = ts.d;
@@ -84,46 +83,35 @@ json transformer_trial_record(const VerifyOptions& o, int index, std::uint64_t s
   const TransformerModel tm = generate_transformer(g);
   RecoverResult r = recover_transformer_run(tm, ro);
   r.evidence.model.reset();
-  return json{{"d", ts.d}, {"H", ts.H}, {"m", ts.m}, {"share_w", ts.share_w}, {"zero_neuron", ts.zero_neuron},
-              {"parallel_neurons", ts.parallel_neurons}, {"result", record_json(r)}, {"condition", violated_condition(tm.canonical())}};
+  return TransformerTrial{ts, std::move(r), violated_condition(tm.canonical())};
 }
 
 Claim5Tally::Claim5Tally(const VerifyOptions& o)
     : c{"5", std::string("one-layer transformer (attention, bias-free ReLU FFN) recovered up to functional equivalence from value queries (") +
                  (arith_facts(o.arith).exact ? "canonical equality in Q and T - T' = 0 on 20 fresh sequences" : recovery_criterion(o)) + ")"} {}
 
-void Claim5Tally::add(const VerifyOptions& o, const json& rec) {
-  const json& tr = rec["transformer"];
-  const RecoverResult r5 = record_from_json(tr["result"]);
+void Claim5Tally::add(const VerifyOptions& o, const TrialSpec& t, const TransformerTrial& tr) {
+  const RecoverResult& r5 = tr.result;
   Outcome out = transformer_outcome(o, r5);
   // not identifiable only for a model that violates a stated condition
-  if (out.v == TrialVerdict::not_identifiable && tr["condition"].get<std::string>().empty())
+  if (out.v == TrialVerdict::not_identifiable && tr.condition.empty())
     out = {TrialVerdict::fail, 0, "not_identifiable for a model that meets every stated condition: " + r5.judge.message};
   c.add(out.v);
   if (out.v == TrialVerdict::pass) c.value(out.figure);
-  if (out.v == TrialVerdict::fail) {
-    TransformerTrialSpec ts;
-    ts.d = tr["d"].get<int>();
-    ts.H = tr["H"].get<int>();
-    ts.m = tr["m"].get<int>();
-    ts.share_w = tr["share_w"].get<bool>();
-    ts.zero_neuron = tr["zero_neuron"].get<bool>();
-    ts.parallel_neurons = tr["parallel_neurons"].get<bool>();
-    c.failing.push_back(json{{"trial", rec["trial"]}, {"seed", rec["seed"]}, {"d", ts.d}, {"H", ts.H}, {"reason", out.reason},
-                             {"command", transformer_replay(o, ts, rec["seed"].get<std::uint64_t>())}});
-  }
+  if (out.v == TrialVerdict::fail)
+    c.failing.push_back(FailingTrial{std::nullopt, t.index, t.seed, tr.spec.d, tr.spec.H, out.reason, transformer_replay(o, tr.spec, t.seed)});
   if (out.v == TrialVerdict::pass) {
     const long q = r5.evidence.queries.value_or(0);
     max_q = std::max(max_q, q);
-    max_ratio = std::max(max_ratio, static_cast<double>(q) / static_cast<double>(paper_query_bound(tr["d"].get<int>(), tr["H"].get<int>())));
+    max_ratio = std::max(max_ratio, static_cast<double>(q) / static_cast<double>(paper_query_bound(tr.spec.d, tr.spec.H)));
   }
 }
 
-json Claim5Tally::to_json(const VerifyOptions& o) {
+ClaimRow Claim5Tally::row(const VerifyOptions& o) {
   c.worst_text = c.any_value ? recovery_worst_text(o, c) + "; most queries " + std::to_string(max_q) + " (" + fmt(max_ratio) +
                                    " x the attention count 4Hd^2-2H+1)"
                              : "-";
-  return c.to_json();
+  return c.row();
 }
 
 }  // namespace verify_internal

@@ -170,8 +170,8 @@ Model model_from_json(const json& j, const std::string& base, ModelFileInfo* inf
   static const std::string bias_keys = " (a plain model's biases are \"c\" in a head and \"beta\" at the top level; docs/formats.md)";
   for (auto it = j.begin(); it != j.end(); ++it)
     if (looks_like_bias(it.key())) throw_input(at(clean_text(it.key())) + ": unknown bias field" + bias_keys);
-  const long d = json_long(json_member(j, "d", base), 1, limits::max_d, at("d"));
-  const json& hs = json_member(j, "heads", base);
+  const long d = json_long(json_member(j, base, "d"), 1, limits::max_d, at("d"));
+  const json& hs = json_member(j, base, "heads");
   if (!hs.is_array()) throw_input(at("heads") + ": expected an array of heads {\"W\", \"v\"}, got " + json_shown(hs));
   if (hs.empty()) throw_input(at("heads") + ": the model has no heads");
   check_model_size(static_cast<long>(hs.size()), d * d + 2 * d, at("heads"));
@@ -189,8 +189,8 @@ Model model_from_json(const json& j, const std::string& base, ModelFileInfo* inf
           throw_input(where + ": unknown field " + k + " (a factored model file needs \"format\": \"" + factored_format + "\")");
         throw_input(where + ": unknown field " + k);
       }
-    const json& W = json_member(h, "W", where);
-    const json& v = json_member(h, "v", where);
+    const json& W = json_member(h, where, "W");
+    const json& v = json_member(h, where, "v");
     if (!W.is_array() || W.size() != static_cast<size_t>(d))
       throw_input(where + ".W: expected " + std::to_string(d) + " rows, got " + json_shown(W));
     if (!v.is_array() || v.size() != static_cast<size_t>(d))
@@ -372,6 +372,12 @@ Model generate_model(const GenerateOptions& o) {
     drop_zero_bias(m);
   }
   return m;
+}
+
+void refuse_irrational_scale(long root) {
+  throw Error(ErrorKind::usage, "the model's scores carry the irrational factor sqrt(" + std::to_string(root) +
+                                    ") (an irrational scale such as 1/sqrt(d_k)): exact mode needs rational scores in Q(e^{1/L}); use --arith ball "
+                                    "(certified balls that contain the truth), or golden export --certified");
 }
 
 }  // namespace mhaq

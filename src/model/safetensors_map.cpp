@@ -67,11 +67,11 @@ void read_rope(const json& r, const std::string& where, SafetensorsMap& m) {
   if (!r.is_object()) throw_input(w + ": expected {\"theta\": \"10000\", \"pairing\": \"half\"}, got " + json_shown(r));
   for (auto it = r.begin(); it != r.end(); ++it)
     if (it.key() != "theta" && it.key() != "pairing") throw_input(w + ": unknown field " + quote_text(it.key()) + " (rope has theta and pairing)");
-  const json& th = json_member(r, "theta", w);
+  const json& th = json_member(r, w, "theta");
   if (!th.is_string() && !th.is_number_integer()) throw_input(w + ".theta: expected an exact number such as \"10000\", got " + json_shown(th));
   m.rope_theta = th.is_string() ? Rational::parse(th.get<std::string>(), 200) : Rational(json_long(th, 1, LONG_MAX, w + ".theta"));
   if (m.rope_theta <= Rational(1)) throw_input(w + ".theta: must be more than 1 (the rotary base; 10000 in Llama), got " + m.rope_theta.str());
-  const json& pr = json_member(r, "pairing", w);
+  const json& pr = json_member(r, w, "pairing");
   if (pr == "half") m.rope_interleaved = false;
   else if (pr == "interleaved") m.rope_interleaved = true;
   else
@@ -93,14 +93,14 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
     throw_input(where + ": version: unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
   SafetensorsMap m;
   m.source = where;
-  m.heads = static_cast<int>(json_long(json_member(j, "heads", where), 1, limits::max_file_heads, where + ": heads"));
+  m.heads = static_cast<int>(json_long(json_member(j, where, "heads"), 1, limits::max_file_heads, where + ": heads"));
   m.kv_heads = m.heads;
   if (j.contains("kv_heads")) {
     m.kv_heads = static_cast<int>(json_long(j["kv_heads"], 1, m.heads, where + ": kv_heads"));
     if (m.heads % m.kv_heads != 0)
       throw_input(where + ": kv_heads: " + std::to_string(m.kv_heads) + " key-value heads do not divide the " + std::to_string(m.heads) + " query heads");
   }
-  const json& lay = json_member(j, "layout", where);
+  const json& lay = json_member(j, where, "layout");
   if (lay == "out_in") m.out_in = true;
   else if (lay == "in_out") m.out_in = false;
   else
@@ -128,7 +128,7 @@ SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where
     }
   }
   if (j.contains("rope")) read_rope(j["rope"], where, m);
-  const json& sc = json_member(j, "scale", where);
+  const json& sc = json_member(j, where, "scale");
   if (!sc.is_string() && !sc.is_number_integer())
     throw_input(where + ": scale: expected \"1/sqrt(d_k)\" or an exact rational string such as \"1/2\", got " + json_shown(sc));
   m.scale_text = sc.is_string() ? sc.get<std::string>() : sc.dump();

@@ -160,7 +160,6 @@ namespace {
 // characters of input (json_in.hpp); sizes are checked before anything is built.
 std::string dims(long r, long c) { return std::to_string(r) + " x " + std::to_string(c); }
 
-const json& need(const json& j, const std::string& key, const std::string& path) { return json_member(j, key, path); }
 
 // A rows x cols matrix of exact entries; the shape is checked before any entry is read.
 QMat qmat_from(const json& j, long rows, long cols, const std::string& where, const std::string& shape) {
@@ -197,7 +196,7 @@ void only_keys(const json& j, std::initializer_list<const char*> keys, const std
 }
 // An array of 1 to `limit` objects (heads, neurons).
 const json& object_array(const json& j, const std::string& key, long limit, const std::string& what) {
-  const json& a = need(j, key, "");
+  const json& a = need(j, "", key);
   if (!a.is_array() || a.empty()) throw_input(key + ": expected a non-empty array of " + what + ", got " + json_shown(a));
   if (static_cast<long>(a.size()) > limit)
     throw_input(key + ": " + std::to_string(a.size()) + " " + what + ", more than the limit of " + std::to_string(limit) + " in a transformer file");
@@ -214,7 +213,7 @@ void check_entries(long entries, const std::string& shape) {
 TransformerModel plain_from(const json& j) {
   only_keys(j, {"format", "version", "d", "heads", "neurons"}, "");
   TransformerModel m;
-  const long d = json_long(need(j, "d", ""), 1, limits::max_d, "d");
+  const long d = json_long(need(j, "", "d"), 1, limits::max_d, "d");
   m.d = static_cast<int>(d);
   const json& hs = object_array(j, "heads", limits::max_heads, "heads");
   const json& ns = object_array(j, "neurons", limits::max_neurons, "neurons");
@@ -224,15 +223,15 @@ TransformerModel plain_from(const json& j) {
     const std::string where = json_index_path("heads", static_cast<size_t>(h));
     const json& hj = hs[static_cast<size_t>(h)];
     only_keys(hj, {"W"}, where);
-    m.W.push_back(qmat_from(need(hj, "W", where), d, d, where + ".W", "d x d"));
+    m.W.push_back(qmat_from(need(hj, where, "W"), d, d, where + ".W", "d x d"));
   }
   m.U.assign(static_cast<size_t>(H), std::vector<QVec>(static_cast<size_t>(M)));
   for (long k = 0; k < M; ++k) {
     const std::string where = json_index_path("neurons", static_cast<size_t>(k));
     const json& nj = ns[static_cast<size_t>(k)];
     only_keys(nj, {"u", "U"}, where);
-    m.u.push_back(rational_from_json(need(nj, "u", where), where + ".u"));
-    const QMat Uk = qmat_from(need(nj, "U", where), H, d, where + ".U", "H x d");
+    m.u.push_back(rational_from_json(need(nj, where, "u"), where + ".u"));
+    const QMat Uk = qmat_from(need(nj, where, "U"), H, d, where + ".U", "H x d");
     for (long h = 0; h < H; ++h) m.U[static_cast<size_t>(h)][static_cast<size_t>(k)] = Uk.row(static_cast<int>(h));
   }
   return m;
@@ -241,16 +240,16 @@ TransformerModel plain_from(const json& j) {
 TransformerModel factored_from(const json& j, TransformerFileInfo* info) {
   only_keys(j, {"format", "version", "d", "d_k", "d_v", "d_out", "scale", "heads", "O", "ffn", "readout"}, "");
   using limits::max_inner_dim;
-  const long d = json_long(need(j, "d", ""), 1, limits::max_d, "d");
-  const long dk = json_long(need(j, "d_k", ""), 1, max_inner_dim, "d_k"), dv = json_long(need(j, "d_v", ""), 1, max_inner_dim, "d_v");
+  const long d = json_long(need(j, "", "d"), 1, limits::max_d, "d");
+  const long dk = json_long(need(j, "", "d_k"), 1, max_inner_dim, "d_k"), dv = json_long(need(j, "", "d_v"), 1, max_inner_dim, "d_v");
   const json& hs = object_array(j, "heads", limits::max_heads, "heads");
   const long H = static_cast<long>(hs.size());
   // d_out and the neuron count come from O and ffn (or d_out and readout), checked before any entry is read
-  const json& Oj = need(j, "O", "");
+  const json& Oj = need(j, "", "O");
   if (!Oj.is_array() || Oj.empty() || !Oj[0].is_array()) throw_input("O: expected a (H d_v) x d_out matrix, got " + json_shown(Oj));
   const long dout = j.contains("d_out") ? json_long(j["d_out"], 1, max_inner_dim, "d_out") : static_cast<long>(Oj[0].size());
   if (dout < 1 || dout > max_inner_dim) throw_input("O: rows of " + std::to_string(dout) + " entries; d_out must be in [1, " + std::to_string(max_inner_dim) + "]");
-  const json& Fj = need(j, "ffn", "");
+  const json& Fj = need(j, "", "ffn");
   if (!Fj.is_array() || Fj.empty() || !Fj[0].is_array()) throw_input("ffn: expected a d_out x m matrix (the FFN's first layer), got " + json_shown(Fj));
   const long M = static_cast<long>(Fj[0].size());
   if (M < 1 || M > limits::max_neurons)
@@ -267,7 +266,7 @@ TransformerModel factored_from(const json& j, TransformerFileInfo* info) {
   const Rational scale = j.contains("scale") ? rational_from_json(j["scale"], "scale") : Rational(1);
   const QMat O = qmat_from(Oj, H * dv, dout, "O", "(H d_v) x d_out");
   const QMat F1 = qmat_from(Fj, dout, M, "ffn", "d_out x m");
-  const QVec u = qvec_from(need(j, "readout", ""), M, "readout");
+  const QVec u = qvec_from(need(j, "", "readout"), M, "readout");
   TransformerModel m;
   m.d = static_cast<int>(d);
   m.u = u;
@@ -278,8 +277,8 @@ TransformerModel factored_from(const json& j, TransformerFileInfo* info) {
     const json& hj = hs[static_cast<size_t>(h)];
     const std::string where = json_index_path("heads", static_cast<size_t>(h));
     only_keys(hj, {"Q", "K", "V"}, where);
-    const QMat Q = qmat_from(need(hj, "Q", where), d, dk, where + ".Q", "d x d_k"), K = qmat_from(need(hj, "K", where), d, dk, where + ".K", "d x d_k"),
-               V = qmat_from(need(hj, "V", where), d, dv, where + ".V", "d x d_v");
+    const QMat Q = qmat_from(need(hj, where, "Q"), d, dk, where + ".Q", "d x d_k"), K = qmat_from(need(hj, where, "K"), d, dk, where + ".K", "d x d_k"),
+               V = qmat_from(need(hj, where, "V"), d, dv, where + ".V", "d x d_v");
     QMat W(D, D);
     for (int a = 0; a < D; ++a)
       for (int b = 0; b < D; ++b) {

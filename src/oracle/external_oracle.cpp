@@ -67,10 +67,10 @@ void check_header(const json& h, int d, ModelKind kind, const std::string& file)
   const std::string where = quote_text(file) + " line 1";
   if (!h.is_object() || h.value("format", std::string()) != kTranscriptFormat)
     throw_input(where + ": not an mhaq oracle transcript (expected {\"format\": \"" + kTranscriptFormat + "\", ...})");
-  json_long(json_member(h, "version", where), version, version, where + ".version");
-  const long fd = json_long(json_member(h, "d", where), 1, 1L << 20, where + ".d");
+  json_long(json_member(h, where, "version"), version, version, where + ".version");
+  const long fd = json_long(json_member(h, where, "d"), 1, 1L << 20, where + ".d");
   if (fd != d) throw_input(where + ": the transcript is for d = " + std::to_string(fd) + ", this run has d = " + std::to_string(d));
-  const json& k = json_member(h, "model_kind", where);
+  const json& k = json_member(h, where, "model_kind");
   if (!k.is_string() || k.get<std::string>() != model_kind_name(kind))
     throw_input(where + ": the transcript is for model kind " + json_shown(k) + ", this run is " + model_kind_name(kind));
 }
@@ -114,10 +114,10 @@ ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind
       }
       if (!j.is_object()) throw_input(where + ": expected an object");
       if (j.contains("hello")) continue;
-      const long id = json_long(json_member(j, "id", where), 0, 1L << 60, where + ".id");
-      const Query q = query_from_runs(json_member(j, "runs", where), d, where + ".runs");
+      const long id = json_long(json_member(j, where, "id"), 0, 1L << 60, where + ".id");
+      const Query q = query_from_runs(json_member(j, where, "runs"), d, where + ".runs");
       try {
-        cache_[key(q)].push_back(parse_answer(json_member(j, "answer", where), false, where + ".answer"));
+        cache_[key(q)].push_back(parse_answer(json_member(j, where, "answer"), false, where + ".answer"));
         ++resumed_[key(q)];
       } catch (const OracleFailure& f) {
         throw_input(where + ": " + f.detail());

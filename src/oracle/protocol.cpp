@@ -167,14 +167,14 @@ Query query_from_runs(const json& j, int d, const std::string& path) {
   Query q;
   for (size_t i = 0; i < j.size(); ++i) {
     const std::string p = json_index_path(path, i);
-    const json& tok = json_member(j[i], "token", p);
+    const json& tok = json_member(j[i], p, "token");
     if (!tok.is_array() || static_cast<long>(tok.size()) != d) throw_input(json_key_path(p, "token") + ": expected " + std::to_string(d) + " entries");
     Run r;
     for (size_t k = 0; k < tok.size(); ++k) {
       if (!tok[k].is_string()) throw_input(json_index_path(json_key_path(p, "token"), k) + ": expected an exact rational string");
       r.token.push_back(Rational::parse(tok[k].get<std::string>()));
     }
-    r.count = json_long(json_member(j[i], "count", p), 1, 1L << 40, json_key_path(p, "count"));
+    r.count = json_long(json_member(j[i], p, "count"), 1, 1L << 40, json_key_path(p, "count"));
     q.push_back(std::move(r));
   }
   return q;

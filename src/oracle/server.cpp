@@ -9,8 +9,7 @@
 #include "mhaq/base/text.hpp"
 #include "line_cursor.hpp"
 #include "mhaq/model/certified_eval.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/oracle/protocol.hpp"
 
 namespace mhaq {
@@ -71,12 +70,10 @@ Ball ServedModel::enclose(const Query& q, long prec) {
   const long den = small ? fmpz_get_si(l) : 0;
   fmpz_clear(l);
   if (!small || !grid_) return transformer_ ? evaluate_transformer_ball(tm_, q) : evaluate_ball(attention_, q);
-  auto& o = by_grid_[{den, prec}];
-  if (!o) {
-    if (transformer_) o = std::make_unique<TransformerOracle<Ball>>(tm_, den);
-    else o = std::make_unique<ModelOracle<Ball>>(attention_, den);
-  }
-  return o->query(q);
+  auto it = by_grid_.find({den, prec});
+  if (it == by_grid_.end())
+    it = by_grid_.emplace(std::make_pair(den, prec), transformer_ ? OracleStack<Ball>::transformer(tm_, den) : OracleStack<Ball>::model(attention_, den)).first;
+  return it->second.top().query(q);
 }
 
 namespace {
@@ -97,15 +94,27 @@ std::pair<std::string, std::string> ball_text(const Ball& b, long digits) {
   }
   return {mid, rad};
 }
-void put_ball(json& a, const Ball& b, long digits) {
+void put_ball(ServedAnswer& a, const Ball& b, long digits) {
   auto [mid, rad] = ball_text(b, digits);
-  a["value"] = std::move(mid);
-  a["radius"] = std::move(rad);
+  a.value = std::move(mid);
+  a.radius = std::move(rad);
 }
 }  // namespace
 
-json ServedModel::certified(long id, const Query& q, long digits, long max_bits) {
-  json a{{"id", id}};
+json served_answer_json(const ServedAnswer& a) {
+  json j{{"id", a.id}};
+  if (a.f64) j["value"] = *a.f64;
+  else j["value"] = a.value;
+  if (a.radius) j["radius"] = *a.radius;
+  if (a.digits) j["digits"] = *a.digits;
+  if (a.bits) j["bits"] = *a.bits;
+  if (a.correctly_rounded) j["correctly_rounded"] = *a.correctly_rounded;
+  return j;
+}
+
+ServedAnswer ServedModel::certified(long id, const Query& q, long digits, long max_bits) {
+  ServedAnswer a;
+  a.id = id;
   if (!transformer_) {
     if (q.empty()) throw_input("an empty query");
     for (const Run& r : q)
@@ -115,11 +124,11 @@ json ServedModel::certified(long id, const Query& q, long digits, long max_bits)
       // "[-]d.ddd...e[+-]XX": half a unit in the last of `digits` places is 5e(XX - digits)
       const size_t e = v.decimal.find('e');
       const long ex = std::stol(v.decimal.substr(e + 1));
-      a["value"] = v.decimal;
-      a["radius"] = "5e" + std::to_string(ex - digits);
-      a["digits"] = digits;
-      a["bits"] = v.bits;
-      a["correctly_rounded"] = true;
+      a.value = v.decimal;
+      a.radius = "5e" + std::to_string(ex - digits);
+      a.digits = digits;
+      a.bits = v.bits;
+      a.correctly_rounded = true;
       return a;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::unable) throw;
@@ -129,7 +138,7 @@ json ServedModel::certified(long id, const Query& q, long digits, long max_bits)
   // to cover the shortened midpoint
   const long prec = std::max(bits_, certified_start_bits(digits));
   put_ball(a, enclose(q, prec), std::min(ball_digits(prec), digits + 5));
-  a["correctly_rounded"] = false;
+  a.correctly_rounded = false;
   return a;
 }
 
@@ -149,8 +158,9 @@ void ServedModel::append_answer(long id, const Query& q, std::string& out) {
   out += "\"}";
 }
 
-json ServedModel::answer(long id, const Query& q) {
-  json a{{"id", id}};
+ServedAnswer ServedModel::answer_value(long id, const Query& q) {
+  ServedAnswer a;
+  a.id = id;
   if (arith_facts(arith_).rigorous) {
     put_ball(a, enclose(q, bits_), ball_digits(bits_));
     return a;
@@ -159,13 +169,13 @@ json ServedModel::answer(long id, const Query& q) {
   const long p = arith_facts(arith_).bits(bits_);
   const Ball b = enclose(q, p + 64);
   if (arith_facts(arith_).fixed_bits > 0) {  // double: the value itself
-    a["value"] = arf_get_d(arb_midref(b.raw()), ARF_RND_NEAR);
+    a.f64 = arf_get_d(arb_midref(b.raw()), ARF_RND_NEAR);
     return a;
   }
   PrecisionScope scope(p);
   Mpfr m;
   arf_get_mpfr(m.raw(), arb_midref(b.raw()), MPFR_RNDN);
-  a["value"] = m.str(static_cast<long>(static_cast<double>(p) * 0.30103) + 3);
+  a.value = m.str(static_cast<long>(static_cast<double>(p) * 0.30103) + 3);
   return a;
 }
 
@@ -303,7 +313,7 @@ int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std:
       const std::string type = j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
       if (type == "bye") return 0;
       if (type == "hello") {
-        json_long(json_member(j, "protocol", "hello"), version, version, "hello.protocol");
+        json_long(json_member(j, "hello", "protocol"), version, version, "hello.protocol");
         // a learner that expects the other kind of model would learn nonsense from these answers
         if (j.contains("model_kind") && j["model_kind"] != m.kind_name())
           throw_input("hello.model_kind: this oracle serves " + std::string(m.kind_name() == "transformer" ? "a transformer" : "an attention model") + ", not " + json_shown(j["model_kind"]));
@@ -314,13 +324,13 @@ int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std:
       if (type != "batch") throw_input("expected a hello, batch or bye message, got " + json_shown(j));
       if (!greeted) throw_input("a batch before the hello");
       const long batch = json_long(json_member(j, "batch", "batch"), 0, 1L << 60, "batch.batch");
-      const json& qs = json_member(j, "queries", "batch");
+      const json& qs = json_member(j, "batch", "queries");
       if (!qs.is_array()) throw_input("batch.queries: expected an array");
       json answers = json::array();
       for (size_t i = 0; i < qs.size(); ++i) {
         const std::string p = json_index_path("queries", i);
-        const long id = json_long(json_member(qs[i], "id", p), 0, 1L << 60, p + ".id");
-        answers.push_back(m.answer(id, query_from_runs(json_member(qs[i], "runs", p), m.dim(), p + ".runs")));
+        const long id = json_long(json_member(qs[i], p, "id"), 0, 1L << 60, p + ".id");
+        answers.push_back(m.answer(id, query_from_runs(json_member(qs[i], p, "runs"), m.dim(), p + ".runs")));
       }
       out << json{{"type", "answers"}, {"batch", batch}, {"answers", answers}}.dump() << "\n" << std::flush;
     } catch (const Error& e) {
@@ -333,12 +343,12 @@ int serve_oracle(std::istream& in, std::ostream& out, ServedModel& m, const std:
 
 std::vector<Query> read_oracle_inputs(const std::string& text, int d) {
   const json j = parse_json_text(text);
-  const json& qs = json_member(j, "queries", "");
+  const json& qs = json_member(j, "", "queries");
   if (!qs.is_array() || qs.empty()) throw_input("queries: expected a non-empty array of queries");
   std::vector<Query> out;
   for (size_t i = 0; i < qs.size(); ++i) {
     const std::string p = json_index_path("queries", i);
-    out.push_back(qs[i].is_object() ? query_from_runs(json_member(qs[i], "runs", p), d, p + ".runs") : query_from_runs(qs[i], d, p));
+    out.push_back(qs[i].is_object() ? query_from_runs(json_member(qs[i], p, "runs"), d, p + ".runs") : query_from_runs(qs[i], d, p));
   }
   return out;
 }

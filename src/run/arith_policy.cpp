@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "mhaq/arith/flint_wrappers.hpp"
-#include "mhaq/run/recover.hpp"
+#include "mhaq/model/compare_heads.hpp"
 #include "mhaq/run/report.hpp"
 
 namespace mhaq {

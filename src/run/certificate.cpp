@@ -14,7 +14,7 @@
 #include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/json_out.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 
 namespace mhaq {
 

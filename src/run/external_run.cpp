@@ -16,13 +16,14 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
     r.evidence.heads_recovered = 0;
     return false;
   }
-  auto ext = std::make_unique<ExternalOracle<T>>(*out.session, o.external->error);
+  OracleStack<T> stack = OracleStack<T>::external(*out.session, o.external->error);
+  const ErrorStatement& bound = stack.external_bound();
   r.oracle.name = out.session->hello().name;
-  r.oracle.error = ext->bound().str();
-  if (ext->bound().abs) out.stated_eps = *ext->bound().abs;
-  if (ext->bound().rel && out.stated_eps < *ext->bound().rel) out.stated_eps = *ext->bound().rel;
+  r.oracle.error = bound.str();
+  if (bound.abs) out.stated_eps = *bound.abs;
+  if (bound.rel && out.stated_eps < *bound.rel) out.stated_eps = *bound.rel;
   if (!upcoming.empty()) out.session->expect(std::move(upcoming));
-  out.oracle = std::move(ext);
+  out.oracle = std::make_unique<OracleStack<T>>(std::move(stack));
   return true;
 }
 

@@ -51,10 +51,16 @@ const char* status_remedy(Status s) {
   return "";
 }
 
-Status parse_status(const std::string& s) {
+std::optional<Status> find_status(const std::string& s) {
   for (Status t : {Status::ok, Status::degenerate, Status::unable, Status::mismatch, Status::inconsistent, Status::not_identifiable, Status::rejected, Status::over_budget, Status::oracle_failed})
     if (s == status_name(t)) return t;
-  throw_internal("unknown status \"" + s + "\"");
+  return std::nullopt;
+}
+
+Status parse_status(const std::string& s) {
+  const std::optional<Status> t = find_status(s);
+  if (!t) throw_internal("unknown status \"" + s + "\"");
+  return *t;
 }
 
 Status status_of(ErrorKind k) {
@@ -79,6 +85,8 @@ std::string pow2(double l2) {
   return b;
 }
 }  // namespace
+
+double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
 
 Verdict judge(const RunFacts& f) {
   const bool floats = arith_facts(f.arith).floats;

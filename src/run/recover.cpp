@@ -9,7 +9,7 @@
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/parallel.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/grid_guard.hpp"
 #include "mhaq/run/arith_policy.hpp"
@@ -43,8 +43,6 @@ GenerateOptions default_generate(Arith a) {
   }
   return g;
 }
-
-double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -155,10 +153,10 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
       },
       ext);
   if (!started) return 0;
-  if (!ext.oracle) ext.oracle = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, noise, o.exact_solver);
+  OracleStack<T> stack = ext.oracle ? std::move(*ext.oracle).recorded() : OracleStack<T>::model(truth, lo.tokens.den, noise, o.exact_solver).recorded();
   const Rational& stated_eps = ext.stated_eps;  // the answers' stated error, for the floats' kappa estimate
-  RecordingOracle<T> rec(*ext.oracle);
-  Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
+  const RecordingOracle<T>& rec = stack.record();
+  Oracle<T>& black_box = stack.top();  // the learner gets this reference and nothing else
   cap_queries(o, black_box);
   const Field<T>& F = black_box.field();
   const bool truth_known = !o.external || o.external->truth_known;
@@ -292,11 +290,11 @@ void noise_analysis(RecoverResult& r, const Model& canon, const RecoverOptions& 
     r.study.certified_note = mv.why;
   }
   // the plain ball run on the same envelope: a second, independent bound
-  ModelOracle<Ball> envo(canon, lo.tokens.den, env);
+  OracleStack<Ball> envo = OracleStack<Ball>::model(canon, lo.tokens.den, env);
   try {
     LearnOptions l = lo;
     l.self_check = false;
-    const LearnResult<Ball> res = learn<Ball>(envo, l);
+    const LearnResult<Ball> res = learn<Ball>(envo.top(), l);
     double b = 0;
     if (!certified_param_error_log2(res.heads, canon, b)) throw_internal("certified run: balls do not contain the truth");
     r.study.ball_bound = pow2_value(b);
@@ -325,13 +323,13 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
   for (long pe = 64; pe <= o.max_bits && std::isnan(lk); pe *= 2) {
     if (o.progress) o.progress->phase("precision search: float run at " + std::to_string(pe) + " bits for the kappa estimate");
     PrecisionScope scope(pe);
-    ModelOracle<Mpfr> oracle(truth, lo.tokens.den);
-    RecordingOracle<Mpfr> rec(oracle);
+    OracleStack<Mpfr> stack = OracleStack<Mpfr>::model(truth, lo.tokens.den).recorded();
+    const RecordingOracle<Mpfr>& rec = stack.record();
     try {
       LearnOptions l = lo;
       l.self_check = false;
-      const LearnResult<Mpfr> run = learn<Mpfr>(rec, l);
-      calls += oracle.queries();
+      const LearnResult<Mpfr> run = learn<Mpfr>(stack.top(), l);
+      calls += stack.source().queries();
       // composed from the run (proofs/38), else the learner replayed on jets
       std::optional<Sensitivity> composed = composed_sensitivity(rec.field(), l, run, rec.answers, true);
       if (!composed) composed = sensitivity_from_answers(rec.field(), truth.d, l, rec.queries, rec.answers);
@@ -342,7 +340,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
         est_bits = pe;
       }
     } catch (const Error& e) {
-      calls += oracle.queries();
+      calls += stack.source().queries();
       if (e.kind() != ErrorKind::unable && e.kind() != ErrorKind::degenerate && e.kind() != ErrorKind::inconsistent) throw;
     }
   }
@@ -400,8 +398,8 @@ template <class T>
 TunedDesign tuned_pilot(const Model& truth, const RecoverOptions& o, const LearnOptions& lo) {
   const auto scope = ArithPolicy<T>::precision(o.bits);
   OracleNoise pn{o.oracle_bits, o.noise_eps, o.noise_seed ^ 0x9170ULL, NoisePattern::uniform, {}};
-  ModelOracle<T> model_oracle(truth, lo.tokens.den, pn);
-  Oracle<T>& black_box = model_oracle;
+  OracleStack<T> stack = OracleStack<T>::model(truth, lo.tokens.den, pn);
+  Oracle<T>& black_box = stack.top();
   TunedOptions t;
   t.H = lo.H;
   t.heads_is_bound = lo.heads_is_bound;

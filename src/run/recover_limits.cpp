@@ -8,7 +8,7 @@
 #include "mhaq/base/limits.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/text.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/run/report.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/stages/grid_guard.hpp"

@@ -4,9 +4,10 @@
 // (--oracle-bits) or an external one (--oracle, with a stated bound on its
 // error) (docs/math/designs.md#placed).
 #include <cmath>
+#include <optional>
 
 #include "mhaq/analysis/placed_design.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/external_run.hpp"
 #include "mhaq/run/recover.hpp"
@@ -78,16 +79,16 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   r.plan.max_length_bound = po.k_max + 1;
   // the learner asks this oracle and nothing else; the model, when known,
   // only judges the result afterwards
-  std::unique_ptr<Oracle<T>> own;
+  std::optional<OracleStack<T>> own;
   ExternalSetup<T> ext;
   if (o.external) {
     if (refuse_over_max_queries(r, o, placed_least_queries(truth.d, po), "the placed design (its pilot and first round)", "--design paper or scaled")) return 0;
     if (!start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, {}, ext)) return 0;
     placed_answer_error(bound_in_force(o.external->error, ext.session->hello()), o.bits, po);
   } else {
-    own = std::make_unique<ModelOracle<T>>(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}});
+    own.emplace(OracleStack<T>::model(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}}));
   }
-  Oracle<T>& oracle = o.external ? *ext.oracle : *own;
+  Oracle<T>& oracle = o.external ? ext.oracle->top() : own->top();
   if (capped) cap_queries(o, oracle);
   else oracle.limit(budget, "the placed design asked for query " + std::to_string(budget + 1) + ", beyond its budget of " + std::to_string(budget));
   const bool truth_known = !o.external || o.external->truth_known;

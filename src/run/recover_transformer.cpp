@@ -8,14 +8,13 @@
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/base/random.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/certificate.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
-#include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/oracle/jet_oracle.hpp"
 #include "mhaq/run/external_run.hpp"
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover.hpp"
@@ -300,9 +299,9 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   // their size (k up to about 20): a grid 2^40 times finer holds them
   long oracle_den = lo.tokens.den;
   for (int i = 0; lo.fitted_regions && i < 40 && oracle_den < (1L << 61); ++i) oracle_den *= 2;
-  if (!ext.oracle) ext.oracle = std::make_unique<TransformerOracle<T>>(truth, oracle_den, o.exact_solver);
-  RecordingOracle<T> rec(*ext.oracle);
-  Oracle<T>& black_box = rec;  // the learner gets this reference and nothing else
+  OracleStack<T> stack = ext.oracle ? std::move(*ext.oracle).recorded() : OracleStack<T>::transformer(truth, oracle_den, o.exact_solver).recorded();
+  const RecordingOracle<T>& rec = stack.record();
+  Oracle<T>& black_box = stack.top();  // the learner gets this reference and nothing else
   cap_queries(o, black_box);
   const Field<T>& F = black_box.field();
   // --oracle without --model: no truth to compare with; the status is the run's own

@@ -2,15 +2,15 @@
 #include "mhaq/run/transformer_blind.hpp"
 
 #include "mhaq/arith/qtau_access.hpp"
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/judge.hpp"
 
 namespace mhaq {
 
 BlindTransformerRun learn_transformer_blind(Oracle<QTau>& oracle, const TransformerLearnOptions& opt) {
   BlindTransformerRun out;
-  RecordingOracle<QTau> rec(oracle);
-  Oracle<QTau>& black_box = rec;
+  OracleStack<QTau> stack = OracleStack<QTau>::over(oracle).recorded();  // this run's queries, counted apart
+  Oracle<QTau>& black_box = stack.top();
   try {
     const TransformerLearnResult<QTau> res = learn_transformer(black_box, opt);
     RunFacts f;

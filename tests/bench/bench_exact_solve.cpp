@@ -20,6 +20,7 @@
 
 #include "mhaq/arith/solve/qtau_solve.hpp"
 #include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 
 using namespace mhaq;
@@ -37,7 +38,7 @@ double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::dura
 // Forwards to the model oracle and times the answers.
 class TimedOracle final : public Oracle<QTau> {
  public:
-  explicit TimedOracle(ModelOracle<QTau>& o) : o_(o) {}
+  explicit TimedOracle(Oracle<QTau>& o) : o_(o) {}
   int dim() const override { return o_.dim(); }
   const Field<QTau>& field() const override { return o_.field(); }
   double seconds = 0;
@@ -49,7 +50,7 @@ class TimedOracle final : public Oracle<QTau> {
     seconds += secs(t0, Clock::now());
     return r;
   }
-  ModelOracle<QTau>& o_;
+  Oracle<QTau>& o_;
 };
 
 struct Systems {
@@ -69,8 +70,8 @@ struct RunStats {
 };
 
 RunStats run_once(const Model& m, const Model& canon, const LearnOptions& lo, ExactSolver s, Systems* rec) {
-  ModelOracle<QTau> inner(m, lo.tokens.den, {}, s);
-  TimedOracle o(inner);
+  OracleStack<QTau> inner = OracleStack<QTau>::model(m, lo.tokens.den, {}, s);
+  TimedOracle o(inner.top());
   reset_exact_solve_stats();
   if (rec) set_exact_solve_observer(record, rec);
   RunStats r;
@@ -137,7 +138,8 @@ bool bench_case(int d, int H, std::uint64_t seed, bool replay, bool with_fflu, S
   // self-check cost: every query evaluated once more, exactly
   const Plan plan = learner_plan(d, lo);
   const auto qs = plan.queries();
-  ModelOracle<QTau> probe(m, lo.tokens.den);
+  OracleStack<QTau> probe_stack = OracleStack<QTau>::model(m, lo.tokens.den);
+  Oracle<QTau>& probe = probe_stack.top();
   const auto t0 = Clock::now();
   for (const auto& q : qs) (void)evaluate_exact(canon, q, QTauAccess::L(probe.field()));
   const double selfcheck = secs(t0, Clock::now());
@@ -254,7 +256,8 @@ void bench_prototypes(int d, int H, std::uint64_t seed) {
   const RunStats r = run_once(m, canon, lo, ExactSolver::sparse, &sys);
   std::printf("prototypes on d=%d H=%d seed=%llu (%s):\n", d, H, static_cast<unsigned long long>(seed), r.status.c_str());
   if (r.status != "ok") return;
-  ModelOracle<QTau> oracle(m, lo.tokens.den);
+  OracleStack<QTau> oracle_stack = OracleStack<QTau>::model(m, lo.tokens.den);
+  Oracle<QTau>& oracle = oracle_stack.top();
   const Field<QTau>& F = oracle.field();
   // roots check and residues
   double t_old = 0, t_new = 0, t_newton = 0;

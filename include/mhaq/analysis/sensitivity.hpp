@@ -37,7 +37,7 @@
 
 #include "mhaq/arith/jet.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/stages/learner.hpp"
 
 namespace mhaq {

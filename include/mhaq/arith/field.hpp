@@ -107,6 +107,13 @@ class Mat {
   std::vector<T> a_;
 };
 
+// A x = b for a small dense double system (the placed design's own choices,
+// never a learned value): the float fields' Gaussian elimination with partial
+// pivoting on |x|, without their equilibration, so the design's choices do
+// not move. x holds b on entry and the solution on return; false (x
+// unchanged) when a pivot is zero.
+bool solve_dense(std::vector<std::vector<double>> A, std::vector<double>& x);
+
 // Roots of a polynomial that should have distinct real roots.
 //   ok == yes: `roots` holds all of them, ascending;
 //   ok == no: certainly not deg distinct real roots (of the expected form);

@@ -1,5 +1,7 @@
-// Strict JSON input shared by mhaq's readers (model files, golden files; the
-// certificate checker has its own copy). nlohmann-json accepts things a
+// Strict JSON input shared by mhaq's readers (model files, golden files, the
+// oracle protocol). The certificate checker shares no code with the library
+// and has the one other copy (src/check/strict_read.hpp), with the same
+// arguments in the same order: the object, its path, the member's key. nlohmann-json accepts things a
 // verification tool must not: duplicate keys (the last one wins), integers in
 // [2^63, 2^64) that wrap when read as signed, and it throws a range error
 // (not a parse error) for numbers beyond a double. Everything here turns those
@@ -9,6 +11,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "mhaq/base/limits.hpp"
 
 namespace mhaq {
 
@@ -35,6 +39,21 @@ long json_long(const nlohmann::json& e, long lo, long hi, const std::string& pat
 std::uint64_t json_u64(const nlohmann::json& e, const std::string& path);
 
 // The member `key` of object j, or Error(input) "<path>.<key>: missing".
-const nlohmann::json& json_member(const nlohmann::json& j, const std::string& key, const std::string& path);
+const nlohmann::json& json_member(const nlohmann::json& j, const std::string& path, const std::string& key);
+// The member `key` of j, or null when j is no object or has no such member
+// (an optional field).
+const nlohmann::json* json_find(const nlohmann::json& j, const std::string& key);
+
+// Required members of a given type, each Error(input) "<path>.<key>: ..."
+// when missing or of another type: need = json_member; an array of at most
+// max entries; an integer in [lo, hi] (json_long); a seed (json_u64); a
+// string; true or false.
+const nlohmann::json& need(const nlohmann::json& j, const std::string& path, const std::string& key);
+const nlohmann::json& need_array(const nlohmann::json& j, const std::string& path, const std::string& key,
+                                 std::size_t max = static_cast<std::size_t>(limits::max_plan_queries));
+long need_int(const nlohmann::json& j, const std::string& path, const std::string& key, long lo, long hi);
+std::uint64_t need_u64(const nlohmann::json& j, const std::string& path, const std::string& key);
+std::string need_str(const nlohmann::json& j, const std::string& path, const std::string& key);
+bool need_bool(const nlohmann::json& j, const std::string& path, const std::string& key);
 
 }  // namespace mhaq

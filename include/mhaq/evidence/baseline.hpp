@@ -2,7 +2,9 @@
 // model, and `mhaq compare`: mhaq's schedules and every applicable baseline
 // on the same model, one row per method, judged against the same truth.
 #pragma once
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,12 +45,40 @@ struct BaselineRun {
 RecoverResult baseline_run(const Model& truth, const BaselineRun& b, const RecoverOptions& o);
 std::string baseline_report(const RecoverResult& r);
 
+// One method's run on a model, as compare lists it: the run's status, cost
+// and comparison with the truth. max_rel_error is +inf for a wrong head
+// count, 0 for exact equality and NaN when no parameters were compared;
+// wrong: parameters returned that disagree with the known truth.
+struct CompareRow {
+  std::string method;
+  Arith arith = Arith::exact;
+  Status status = Status::ok;
+  long queries = 0, max_length = 0, heads_true = 0, heads_recovered = 0;
+  std::string error;  // the comparison with the truth, in words
+  double max_rel_error = 0;
+  bool wrong = false;
+  std::optional<std::string> message;  // a status other than ok: why
+  std::optional<bool> exact_match, contains_truth;
+  std::optional<double> kappa, observed_error;
+  std::optional<long> query_bound, paper_bound;
+  std::optional<std::string> bases_source;
+};
+struct CompareResult {
+  int d = 0, heads_true = 0;
+  Arith arith = Arith::exact;
+  std::uint64_t seed = 0;
+  std::optional<std::string> noise_eps;
+  std::vector<CompareRow> rows;
+};
+
 // mhaq (paper, lean) and the baselines that apply (single-head always;
 // orthogonal with the known bases when given, and with axis-aligned guessed
-// bases when 2 <= H <= d), all at o.arith. {"format": "mhaq-compare", ...,
-// "rows": [...]} (schema in docs/studies/baselines.md).
-nlohmann::json compare_methods(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& o);
-std::string compare_report(const nlohmann::json& c);
+// bases when 2 <= H <= d), all at o.arith, one row per method. As JSON
+// {"format": "mhaq-compare", ..., "rows": [...]} (schema in
+// docs/studies/baselines.md).
+CompareResult compare_methods(const Model& truth, const std::vector<QMat>* bases, const RecoverOptions& o);
+nlohmann::json compare_json(const CompareResult& c);
+std::string compare_report(const CompareResult& c);
 
 // The contrast study: three families (single-head models, orthogonal models
 // with known bases, general multi-head models including shared W and
@@ -65,7 +95,34 @@ struct StudyOptions {
   long bits = 256;
   std::vector<std::string> families{"single", "orthogonal", "general"};
 };
-nlohmann::json compare_study(const StudyOptions& s);
-std::string study_report(const nlohmann::json& j);
+// A method's tally over a family's runs; the medians are absent when there
+// is nothing to take them of, +inf when the middle run is infinitely off.
+struct StudyMethod {
+  std::string method;
+  Arith arith = Arith::exact;
+  int runs = 0, ok = 0, wrong = 0, off_0_1 = 0, failed = 0, degenerate = 0;
+  std::optional<double> median_queries, median_error;
+};
+struct StudyTrial {
+  int trial = 0, d = 0, heads = 0;
+  std::string kind;  // plain, share_w, cancel_v
+  std::uint64_t model_seed = 0;
+  std::vector<CompareRow> rows;
+};
+struct StudyFamily {
+  std::string family;
+  int trials = 0;
+  std::vector<StudyMethod> methods;
+  std::vector<StudyTrial> runs;
+};
+struct StudyResult {
+  std::uint64_t seed = 0;
+  Arith arith = Arith::exact, baseline_arith = Arith::exact;
+  long bits = 0;
+  std::vector<StudyFamily> families;
+};
+StudyResult compare_study(const StudyOptions& s);
+nlohmann::json study_json(const StudyResult& r);  // {"format": "mhaq-compare-study", ...}
+std::string study_report(const StudyResult& r);
 
 }  // namespace mhaq

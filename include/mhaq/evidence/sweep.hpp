@@ -11,6 +11,7 @@
 
 #include "mhaq/arith/rational.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
+#include "mhaq/run/judge.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 
 namespace mhaq {
@@ -42,7 +43,7 @@ struct SweepRow {
   long bits = 0;
   std::string scale, schedule, design = "paper";
   std::uint64_t model_seed = 0, learner_seed = 0;
-  std::string status;           // ok, degenerate, unable, inconsistent
+  Status status = Status::ok;   // ok, degenerate, unable, inconsistent
   long queries = 0;             // every query, the pilot's included
   long pilot_queries = 0;       // tuned: the pilot's share
   double log2_error = 0;        // observed entrywise relative error (sensitivity.hpp), log2

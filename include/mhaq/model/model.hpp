@@ -109,4 +109,10 @@ struct GenerateOptions {
 };
 Model generate_model(const GenerateOptions& o);  // throws Error(usage) on bad options
 
+// Error(usage): exact mode works in Q(e^{1/L}) with rational scores, and a
+// model whose scores carry the irrational factor sqrt(root) (Model::root, an
+// irrational scale such as 1/sqrt(d_k)) has none; the message says to use
+// balls. Exact oracles, evaluate_exact and the exact comparison call it.
+[[noreturn]] void refuse_irrational_scale(long root);
+
 }  // namespace mhaq

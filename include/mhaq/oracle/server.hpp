@@ -8,14 +8,29 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "mhaq/arith/field.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 
 namespace mhaq {
+
+// One served answer: a decimal (ball, mpfr) or a double, a ball's radius,
+// and for a certified evaluation its digits, the precision that decided it
+// and whether the decimal is correctly rounded.
+struct ServedAnswer {
+  long id = 0;
+  std::string value;                // the decimal
+  std::optional<double> f64;        // double answers: the number itself (value unused)
+  std::optional<std::string> radius;
+  std::optional<long> digits, bits;
+  std::optional<bool> correctly_rounded;
+};
+// {"id": id, "value": ..., ["radius": ...], ...}: the protocol's answer object.
+nlohmann::json served_answer_json(const ServedAnswer& a);
 
 class ServedModel {
  public:
@@ -25,8 +40,9 @@ class ServedModel {
   int dim() const { return d_; }
   std::string describe() const;
   std::string kind_name() const;  // "attention" or "transformer", as the protocol names it
-  // One answer object {"id": id, "value": ..., ["radius": ...]}.
-  nlohmann::json answer(long id, const Query& q);
+  // One answer, and as the object {"id": id, "value": ..., ["radius": ...]}.
+  ServedAnswer answer_value(long id, const Query& q);
+  nlohmann::json answer(long id, const Query& q) { return served_answer_json(answer_value(id, q)); }
   // answer(id, q).dump() appended to out, written directly in ball mode.
   void append_answer(long id, const Query& q, std::string& out);
   nlohmann::json hello_reply(const std::string& name) const;
@@ -39,7 +55,7 @@ class ServedModel {
   // undecided (zero or a decimal tie), and every transformer value, is a
   // ball instead (at --bits, or more for many digits): {"id", "value", "radius", "correctly_rounded":
   // false}, its interval containing f(X).
-  nlohmann::json certified(long id, const Query& q, long digits, long max_bits);
+  ServedAnswer certified(long id, const Query& q, long digits, long max_bits);
 
  private:
   Ball enclose(const Query& q, long prec);
@@ -50,7 +66,7 @@ class ServedModel {
   int d_;
   Arith arith_;
   long bits_;
-  std::map<std::pair<long, long>, std::unique_ptr<Oracle<Ball>>> by_grid_;  // (token denominator, precision)
+  std::map<std::pair<long, long>, OracleStack<Ball>> by_grid_;  // (token denominator, precision)
 };
 
 // Serves the protocol on in/out until bye or the end of input; returns the

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "mhaq/oracle/external_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/recover_options.hpp"
 #include "mhaq/run/run_result.hpp"
@@ -15,7 +15,7 @@ namespace mhaq {
 template <class T>
 struct ExternalSetup {
   std::unique_ptr<ExternalSession> session;
-  std::unique_ptr<Oracle<T>> oracle;
+  std::unique_ptr<OracleStack<T>> oracle;  // the external source, unrecorded
   Rational stated_eps;  // the larger part of the bound in force (the floats' kappa estimate)
 };
 

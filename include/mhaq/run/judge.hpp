@@ -21,6 +21,7 @@
 //                           a malformed reply                          the fault and the last query)
 #pragma once
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "mhaq/arith/field.hpp"
@@ -34,6 +35,7 @@ const char* status_name(Status s);  // the JSON "status" string
 int status_exit_code(Status s);
 const char* status_remedy(Status s);
 Status parse_status(const std::string& s);  // Error(internal) for an unknown name
+std::optional<Status> find_status(const std::string& s);  // nothing for an unknown name
 // The status an error of the learner means; Error(internal) for kinds that are not run outcomes.
 Status status_of(ErrorKind k);
 
@@ -41,6 +43,11 @@ struct Verdict {
   Status status = Status::ok;
   std::string message;  // why, for every status but ok
 };
+
+// The default tolerance of a float run on max_rel_error whose answers are
+// accurate to `bits` bits (the learner's precision, the oracle's rounding or
+// its noise, whichever is coarsest): 2^(-bits/4).
+double default_tolerance_log2(long bits);
 
 // What one run found, as the judge needs it.
 struct RunFacts {

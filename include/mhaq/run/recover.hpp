@@ -9,8 +9,9 @@
 
 #include "mhaq/arith/field.hpp"
 #include "mhaq/arith/solve/qtau_solve.hpp"
+#include "mhaq/model/compare_heads.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/learner.hpp"
@@ -39,10 +40,6 @@ TokenSpec default_tokens(Arith a);
 std::uint64_t learner_seed(std::uint64_t seed);
 // Default generated-model distributions per arithmetic.
 GenerateOptions default_generate(Arith a);
-// The default tolerance of a float run on max_rel_error whose answers are
-// accurate to `bits` bits (the learner's precision, the oracle's rounding or
-// its noise, whichever is coarsest): 2^(-bits/4).
-double default_tolerance_log2(long bits);
 
 // Runs one recovery. Every run outcome is reported in the returned record
 // (run/run_result.hpp; status, one of the judge's statuses), not thrown;
@@ -71,24 +68,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
 inline RecoverResult recover_transformer(const TransformerModel& truth, const RecoverOptions& o) { return recover_transformer_run(truth, o); }
 std::string transformer_report(const RecoverResult& r);
 
-// Exact recovered heads equal the canonical heads of the truth (entries
-// equal in Q), up to permutation. With biases the heads' c and beta are
-// compared too: a head without c, or no beta (null), stands for zero.
-bool exact_heads_match(const std::vector<LearnedHead<QTau>>& got, const Model& canon, const QTau* beta = nullptr);
-
-// Ball recovered heads contain the canonical heads of the truth (every entry
-// contains the true rational), under some one-to-one assignment; c and beta
-// as in exact_heads_match.
-bool ball_heads_contain(const std::vector<LearnedHead<Ball>>& got, const Model& canon, const Ball* beta = nullptr);
-
-// The baseline's relative error ||W - W'||_F / ||W||_F + ||v - v'|| / ||v||
-// (a norm that is 0 counts as 1, so heads with W = 0 are measured by the
-// absolute error), worst head, under the best assignment of recovered to true
-// heads (bottleneck matching); log2, +inf when the head counts differ. With
-// biases W stands for [W c], and |beta - beta'| / |beta| (1 when beta is
-// zero) counts as one more term of the maximum.
-template <class T>
-double max_rel_error_log2(const std::vector<LearnedHead<T>>& got, const Model& canon, const T* beta = nullptr);
+// The comparisons of recovered heads with the truth: model/compare_heads.hpp.
 
 // Shared by recover and the baselines (evidence/baseline.hpp): the heads'
 // entries as strings (F.str). The comparison with the truth and the tolerance are

@@ -8,7 +8,7 @@
 
 #include "mhaq/arith/field.hpp"
 #include "mhaq/arith/solve/qtau_solve.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/oracle/external_oracle.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/learner.hpp"

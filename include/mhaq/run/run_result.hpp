@@ -25,7 +25,7 @@
 #include "mhaq/arith/truth.hpp"
 #include "mhaq/baselines/prior_work.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/oracle/protocol.hpp"
 #include "mhaq/run/judge.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"

@@ -1,7 +1,6 @@
 // The helpers the lemma checks share (prove_common.hpp).
 #include "prove_common.hpp"
 
-#include "mhaq/stages/1-oracle/recording_oracle.hpp"
 
 namespace mhaq::proof {
 
@@ -114,14 +113,14 @@ Query pair_query(const QVec& a, long k, const QVec& b) {
 // Runs the exact learner on a model; false when the draw was degenerate
 // (reported, never a wrong answer), true with `out` set otherwise.
 bool learn_exact(const Model& m, int H, Schedule s, std::uint64_t seed, LearnResult<QTau>& out) {
-  ModelOracle<QTau> oracle(m, 1);
+  OracleStack<QTau> oracle = OracleStack<QTau>::model(m, 1);
   LearnOptions lo;
   lo.H = H;
   lo.schedule = s;
   lo.seed = seed;
   lo.tokens = TokenSpec{3, 1};
   try {
-    out = learn(oracle, lo);
+    out = learn(oracle.top(), lo);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::degenerate) return false;
     throw;
@@ -254,7 +253,8 @@ std::optional<SensitivityDraw> draw_sensitivity_model(Rng& rng, long t, int cons
   }
 }
 
-bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool keep_fit_samples) {
+bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool keep_fit_samples, const std::function<void(LearnOptions&)>& adjust,
+                     bool any_failure) {
   g.seed = rng.next();
   const Model m = generate_model(g);
   if (m.canonical().num_heads() != g.heads) return false;
@@ -264,17 +264,29 @@ bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool kee
   out.lo.tokens = default_tokens(Arith::mpfr);
   out.lo.self_check = false;
   out.lo.keep_fit_samples = keep_fit_samples;
-  ModelOracle<Mpfr> inner(m, out.lo.tokens.den);
-  RecordingOracle<Mpfr> rec(inner);
+  if (adjust) adjust(out.lo);
+  OracleStack<Mpfr> stack = OracleStack<Mpfr>::model(m, out.lo.tokens.den).recorded();
+  const RecordingOracle<Mpfr>& rec = stack.record();
   try {
-    out.res = learn<Mpfr>(rec, out.lo);
+    out.res = learn<Mpfr>(stack.top(), out.lo);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::degenerate) return false;
+    const bool fault = e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input;
+    if (e.kind() == ErrorKind::degenerate || (any_failure && !fault)) return false;  // a draw this learner cannot finish
     throw;
   }
   out.queries = rec.queries;
   out.answers = rec.answers;
   return true;
+}
+
+void count_tokens(int d, QMat& B, QMat& Delta) {
+  B = QMat(d, d);
+  Delta = QMat(d, d);
+  for (int i = 0; i < d; ++i)
+    for (int j = 0; j < d; ++j) {
+      B(i, j) = Rational(i <= j ? (i == j ? 1 : (i + j) % 3 - 1) : 0);
+      Delta(i, j) = Rational(i >= j ? (i == j ? 2 : (i * j) % 3 - 1) : 0);
+    }
 }
 
 }  // namespace mhaq::proof

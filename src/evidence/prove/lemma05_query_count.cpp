@@ -8,12 +8,8 @@ void check_query_count(const ProveOptions&, bool broken, LemmaCheck& out) {
   long plans = 0, queries = 0;
   for (int d = 1; d <= 12; ++d) {
     // invertible integer B (unit upper triangular plus ones) and Delta (unit lower triangular)
-    QMat B(d, d), Dl(d, d);
-    for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j) {
-        B(i, j) = Rational(i <= j ? (i == j ? 1 : (i + j) % 3 - 1) : 0);
-        Dl(i, j) = Rational(i >= j ? (i == j ? 2 : (i * j) % 3 - 1) : 0);
-      }
+    QMat B, Dl;
+    count_tokens(d, B, Dl);
     require(!det(B).is_zero() && !det(Dl).is_zero(), "test tokens singular");
     for (int H = 1; H <= 8; ++H) {
       const long paper = 4L * H * d * d - 2L * H + 1 - (broken ? 1 : 0);

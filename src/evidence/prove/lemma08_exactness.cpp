@@ -48,7 +48,7 @@ void check_exactness(const ProveOptions& o, bool broken, LemmaCheck& out) {
     const int d = static_cast<int>(rng.uniform_int(1, 3)), H = static_cast<int>(rng.uniform_int(1, 3));
     const Model m = random_model(rng, d, H);
     const long L = m.w_denominator();
-    ModelOracle<Ball> ball(m, 1);
+    OracleStack<Ball> ball = OracleStack<Ball>::model(m, 1);
     flint::Arb tau;
     arb_set_si(tau.v, 1);
     arb_div_si(tau.v, tau.v, broken ? L + 1 : L, prec);
@@ -59,7 +59,7 @@ void check_exactness(const ProveOptions& o, bool broken, LemmaCheck& out) {
       const int runs = static_cast<int>(rng.uniform_int(1, 3));
       for (int r = 0; r < runs; ++r) qu.push_back(Run{rand_vec(rng, d, 2), rng.uniform_int(1, 4)});
       const QTau ex = evaluate_exact(m, qu, L);
-      const Ball b = ball.query(qu);
+      const Ball b = ball.top().query(qu);
       flint::Arb v;
       eval_at(v.v, ex, tau.v, prec);
       require(arb_overlaps(v.v, b.raw()) != 0, "exact answer evaluated at e^{1/L} lies outside the Ball oracle's enclosure");

@@ -27,8 +27,8 @@ void check_sensitivity(const ProveOptions& o, bool broken, LemmaCheck& out) {
       nz.pattern = NoisePattern::signs;
       nz.signs.assign(S.columns, 0);
       if (j >= 0) nz.signs[j] = static_cast<signed char>(sign);
-      ModelOracle<Mpfr> oracle(m, lo.tokens.den, nz);
-      return learn<Mpfr>(oracle, lo).heads;
+      OracleStack<Mpfr> oracle = OracleStack<Mpfr>::model(m, lo.tokens.den, nz);
+      return learn<Mpfr>(oracle.top(), lo).heads;
     };
     const auto base = run(-1, 0);
     // recovered head for canonical head h: the nearest (heads are well apart here)

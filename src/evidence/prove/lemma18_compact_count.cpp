@@ -8,12 +8,8 @@ namespace mhaq::proof {
 void check_compact_count(const ProveOptions&, bool broken, LemmaCheck& out) {
   long plans = 0, queries = 0;
   for (int d = 1; d <= 12; ++d) {
-    QMat B(d, d), Dl(d, d);
-    for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j) {
-        B(i, j) = Rational(i <= j ? (i == j ? 1 : (i + j) % 3 - 1) : 0);
-        Dl(i, j) = Rational(i >= j ? (i == j ? 2 : (i * j) % 3 - 1) : 0);
-      }
+    QMat B, Dl;
+    count_tokens(d, B, Dl);
     for (int H = 1; H <= compact_max_heads; ++H) {
       const long sH = H == 1 ? 1 : H == 2 ? 3 : 2 * H - 2;
       const long want = 1 + 2L * H * d + (H >= 2 && !broken ? d - 1 : 0) + sH * d * (d - 1);

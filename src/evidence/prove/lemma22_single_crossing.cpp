@@ -111,8 +111,8 @@ void check_single_crossing(const ProveOptions& o, bool broken, LemmaCheck& out) 
   lo.seed = learner_seed(33);
   lo.tokens = TokenSpec{16, 16};
   lo.single_crossing_test = !broken;
-  TransformerOracle<QTau> oracle(truth, 16);
-  const BlindTransformerRun run = learn_transformer_blind(oracle, lo);
+  OracleStack<QTau> oracle = OracleStack<QTau>::transformer(truth, 16);
+  const BlindTransformerRun run = learn_transformer_blind(oracle.top(), lo);
   const BlindComparison cmp = compare_blind(run, truth);
   ++out.cases;
   need(!(run.status == "ok" && !cmp.exact_match), "the seed-33 model ends ok with a wrong transformer (" + cmp.difference + ")");

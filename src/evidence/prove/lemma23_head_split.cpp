@@ -102,8 +102,8 @@ void check_head_split(const ProveOptions& o, bool broken, LemmaCheck& out) {
     lo.seed = learner_seed(seed);
     lo.tokens = TokenSpec{16, 16};
     if (broken) lo.head_split_sequences = 0;
-    TransformerOracle<QTau> oracle(truth, 16);
-    const BlindTransformerRun run = learn_transformer_blind(oracle, lo);
+    OracleStack<QTau> oracle = OracleStack<QTau>::transformer(truth, 16);
+    const BlindTransformerRun run = learn_transformer_blind(oracle.top(), lo);
     const BlindComparison cmp = compare_blind(run, truth);
     ++out.cases;
     require(!(run.status == "ok" && !cmp.exact_match), "seed " + std::to_string(seed) + ": the shared-plane model ends ok with a wrong transformer");

@@ -77,8 +77,8 @@ void check_mean_value_bound(const ProveOptions& o, bool broken, LemmaCheck& out)
         if (pattern > 0)
           for (auto& sg : nz.signs) sg = static_cast<signed char>(rng.uniform_int(0, 1) ? 1 : -1);
         PrecisionScope scope(512);
-        ModelOracle<Mpfr> oracle(m, lo.tokens.den, nz);
-        const double err = std::exp2(param_error_log2(learn<Mpfr>(oracle, lo).heads, canon));
+        OracleStack<Mpfr> oracle = OracleStack<Mpfr>::model(m, lo.tokens.den, nz);
+        const double err = std::exp2(param_error_log2(learn<Mpfr>(oracle.top(), lo).heads, canon));
         require(err <= bound, "model " + std::to_string(t) + ", eps " + es + ", pattern " + std::to_string(pattern) + ": observed error " +
                                   std::to_string(err) + " above the bound " + std::to_string(bound));
         ++runs;

@@ -1,7 +1,7 @@
 // The machine check of proofs/35-replay-reuses-fits.md (the registry: registry.cpp).
 #include "prove_common.hpp"
 
-#include "mhaq/analysis/jet_oracle.hpp"
+#include "mhaq/oracle/jet_oracle.hpp"
 
 namespace mhaq::proof {
 

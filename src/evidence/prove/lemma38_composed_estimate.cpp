@@ -7,30 +7,13 @@ namespace {
 
 // One MPFR run at the current precision that keeps its fits' samples, with
 // the paper or the lean schedule, on drawn tokens of `range` / `den`.
-bool record_run(GenerateOptions g, Rng& rng, Schedule s, const TokenSpec& design, RecordedMpfrRun& out) {
-  g.seed = rng.next();
-  const Model m = generate_model(g);
-  if (m.canonical().num_heads() != g.heads) return false;
-  out.lo = LearnOptions{};
-  out.lo.H = g.heads;
-  out.lo.seed = rng.next();
-  out.lo.schedule = s;
-  out.lo.tokens = default_tokens(Arith::mpfr);
-  out.lo.self_check = false;
-  out.lo.keep_fit_samples = true;
-  Rng draw(out.lo.seed);
-  out.lo.draws = draw_tokens(draw, g.d, design);
-  ModelOracle<Mpfr> inner(m, out.lo.tokens.den);
-  RecordingOracle<Mpfr> rec(inner);
-  try {
-    out.res = learn<Mpfr>(rec, out.lo);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    return false;  // a draw this learner cannot finish: no estimate to compare
-  }
-  out.queries = rec.queries;
-  out.answers = rec.answers;
-  return true;
+bool record_run(const GenerateOptions& g, Rng& rng, Schedule s, const TokenSpec& design, RecordedMpfrRun& out) {
+  const auto adjust = [&](LearnOptions& lo) {
+    lo.schedule = s;
+    Rng draw(lo.seed);
+    lo.draws = draw_tokens(draw, g.d, design);
+  };
+  return record_mpfr_run(g, rng, out, true, adjust, true);
 }
 
 double gap(double a, double b) { return std::fabs(a - b) / std::fabs(b); }

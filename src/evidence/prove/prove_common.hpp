@@ -36,9 +36,8 @@
 #include "mhaq/evidence/baseline.hpp"
 #include "mhaq/evidence/prove.hpp"
 #include "mhaq/model/model.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/model/transformer.hpp"
-#include "mhaq/model/transformer_oracle.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
@@ -297,8 +296,16 @@ struct RecordedMpfrRun {
   std::vector<Mpfr> answers;
   LearnResult<Mpfr> res;
 };
-// keep_fit_samples: the run keeps its fits' samples (lemma 35).
-bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool keep_fit_samples = false);
+// keep_fit_samples: the run keeps its fits' samples (lemma 35). `adjust`
+// changes the learner's options once they are drawn (lemma 38: the schedule
+// and the draw); any_failure: any outcome of the learner but an internal,
+// usage or input error is no run, not just a degenerate one.
+bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool keep_fit_samples = false,
+                     const std::function<void(LearnOptions&)>& adjust = {}, bool any_failure = false);
+
+// The integer tokens of the query-count checks (lemmas 5 and 18): B unit upper
+// triangular plus ones, Delta lower triangular with 2 on the diagonal.
+void count_tokens(int d, QMat& B, QMat& Delta);
 
 // A randomized case count times the --multiplier.
 long scaled(const ProveOptions& o, long n);

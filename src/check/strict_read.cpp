@@ -1,5 +1,5 @@
-// The checker's strict readers for golden files (golden_read.hpp).
-#include "golden_read.hpp"
+// The checker's strict JSON field readers (strict_read.hpp).
+#include "strict_read.hpp"
 
 #include "mhaq/check/certificate_check.hpp"
 
@@ -48,6 +48,13 @@ std::string need_str(const json& j, const std::string& path, const std::string& 
   if (!a.is_string()) bad(at(path, key), "not a string");
   return a.get<std::string>();
 }
+bool need_bool(const json& j, const std::string& path, const std::string& key) {
+  const json& a = need(j, path, key);
+  if (!a.is_boolean()) bad(at(path, key), "not a boolean");
+  return a.get<bool>();
+}
+
+namespace golden_io {
 
 Qn read_rational(const json& j, const std::string& path, size_t max) {
   if (!j.is_string()) bad(path, "not a rational string \"p/q\"");
@@ -75,5 +82,7 @@ std::vector<Qn> read_qvec(const json& j, const std::string& path, int d, size_t 
   for (size_t i = 0; i < j.size(); ++i) out.push_back(read_rational(j[i], at(path, i), max));
   return out;
 }
+
+}  // namespace golden_io
 
 }  // namespace mhaq::check

@@ -1,15 +1,16 @@
-// The comparison of a run's heads with a known canonical truth
-// (run/recover.hpp): equality in Q (exact), containment (balls), the
-// relative error (floats); with biases c and beta, with an irrational scale
-// the truth's sqrt(root) enclosed.
+// Recovered heads against the canonical truth (model/compare_heads.hpp):
+// equality in Q (exact), containment (balls), the relative error (floats);
+// with biases c and beta, with an irrational scale the truth's sqrt(root)
+// enclosed.
+#include "mhaq/model/compare_heads.hpp"
+
 #include <arb.h>
 
 #include <algorithm>
 #include <limits>
 
 #include "mhaq/arith/qtau_access.hpp"
-#include "mhaq/model/model_oracle.hpp"
-#include "mhaq/run/recover.hpp"
+#include "mhaq/base/precision.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 
 namespace mhaq {

@@ -1,4 +1,4 @@
-#include "mhaq/model/transformer_oracle.hpp"
+#include "mhaq/oracle/transformer_oracle.hpp"
 
 #include "mhaq/arith/jet.hpp"
 

@@ -1,5 +1,5 @@
 #include "mhaq/arith/flint_wrappers.hpp"
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 
 #include <flint/fmpz.h>
 
@@ -328,12 +328,6 @@ template <>
 Field<QTau> ModelOracle<QTau>::make_field() const {
   if (model_.root != 1) refuse_irrational_scale(model_.root);
   return oracle_field<QTau>(model_.w_denominator(), token_den_, noise_, solver_);
-}
-
-void refuse_irrational_scale(long root) {
-  throw Error(ErrorKind::usage, "the model's scores carry the irrational factor sqrt(" + std::to_string(root) +
-                                    ") (an irrational scale such as 1/sqrt(d_k)): exact mode needs rational scores in Q(e^{1/L}); use --arith ball "
-                                    "(certified balls that contain the truth), or golden export --certified");
 }
 
 namespace {

@@ -5,7 +5,7 @@
 // As for attention, the model is a private member: the learner holds only
 // an Oracle<T>&.
 #pragma once
-#include "mhaq/model/model_oracle.hpp"
+#include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/model/transformer.hpp"
 
 namespace mhaq {

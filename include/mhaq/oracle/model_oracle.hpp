@@ -87,12 +87,6 @@ template <>
 Field<Ball> oracle_field<Ball>(long w_den, long token_den, const OracleNoise& noise, ExactSolver solver);
 // Error(input) unless every token has dimension d and entries in (1/token_den)Z.
 void check_query_grid(const Query& q, int d, long token_den);
-// Error(usage): exact mode works in Q(e^{1/L}) with rational scores, and a
-// model whose scores carry the irrational factor sqrt(root) (Model::root, an
-// irrational scale such as 1/sqrt(d_k)) has none; the message says to use
-// balls. Exact oracles and evaluate_exact call it.
-[[noreturn]] void refuse_irrational_scale(long root);
-
 // Evaluates f(X) exactly on rational tokens, in Q(tau) (for checks that do not
 // go through any learner, e.g. certificates and golden files); refuses a
 // model with Model::root > 1 (refuse_irrational_scale).
