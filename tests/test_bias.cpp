@@ -425,32 +425,34 @@ TEST_CASE("verify --bias: claims 1-4 hold in exact mode on drawn biased models, 
   o.max_d = 3;
   o.max_h = 2;
   o.bias = true;
-  const nlohmann::json v = verify(o);
+  const std::optional<VerifyResult> got = verify(o);
+  REQUIRE(got);
+  const VerifyResult& v = *got;
   INFO(verify_report(v));
-  CHECK(v["status"] == "ok");
-  REQUIRE(v["claims"].size() == 4);
+  CHECK(v.ok);
+  REQUIRE(v.claims.size() == 4);
   int decided = 0;
-  for (const auto& c : v["claims"]) {
-    CHECK(c["failures"] == 0);
-    CHECK(c["unable"] == 0);
-    if (c["id"] == "1") {
-      decided = c["passes"].get<int>() + c["repaired"].get<int>();
-      CHECK(c["claim"].get<std::string>().find("(W_h, c_h, v_h) and beta") != std::string::npos);
+  for (const ClaimRow& c : v.claims) {
+    CHECK(c.failures == 0);
+    CHECK(c.unable == 0);
+    if (c.id == "1") {
+      decided = c.passes + c.repaired;
+      CHECK(c.text.find("(W_h, c_h, v_h) and beta") != std::string::npos);
     }
-    if (c["id"] == "2") CHECK(c["claim"].get<std::string>().find("4Hd^2 + 4Hd - 2H + 1") != std::string::npos);
-    if (c["id"] == "4") CHECK(c["claim"].get<std::string>().find("4H0d^2 + 4H0d - 2H0 + 1") != std::string::npos);
+    if (c.id == "2") CHECK(c.text.find("4Hd^2 + 4Hd - 2H + 1") != std::string::npos);
+    if (c.id == "4") CHECK(c.text.find("4H0d^2 + 4H0d - 2H0 + 1") != std::string::npos);
   }
   MESSAGE(decided << " of " << o.trials << " trials decided (the rest degenerate draws)");
   CHECK(decided * 2 > o.trials);
-  CHECK(v["schwartz_zippel"]["bound_applies"] == false);
-  CHECK(v["distribution"].get<std::string>().find("biases") != std::string::npos);
+  CHECK(v.schwartz_zippel.bound_applies == false);
+  CHECK(v.distribution.find("biases") != std::string::npos);
   // the tally asserts the bias count: the same records judged against the bias-free formula fail claim 2
   VerifyOptions plain = o;
   plain.bias = false;
-  std::vector<nlohmann::json> records;
+  std::vector<VerifyTrial> records;
   for (int i = 0; i < 3; ++i) records.push_back(verify_trial(o, i));
-  const nlohmann::json wrong = verify_tally(plain, records);
-  CHECK(wrong["status"] != "ok");
+  const VerifyResult wrong = verify_tally(plain, records);
+  CHECK_FALSE(wrong.ok);
   CHECK(test::error_of([&] {
           VerifyOptions r = o;
           r.claim = 4;

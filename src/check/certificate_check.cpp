@@ -783,7 +783,6 @@ class Checker {
              num_str(entry(c_.heads[g], e)) + " " + relation(tol) + " the canonical model's entry " + clean(truth(canon_[m[g]], e).str()));
   }
 };
-
 }  // namespace
 
 CertificateReport check_certificate(const std::string& text) {

@@ -472,7 +472,7 @@ void check_ball_containment(const json& doc, const AttentionFile& file, const st
         lh.v.push_back(parse_ball(v[i], hp + ".v[" + std::to_string(i) + "]"));
         for (int j = 0; j < d; ++j) lh.W(i, j) = parse_ball(W[i][j], hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
       }
-      if (fh[h].contains("c")) {
+      if (json_find(fh[h], "c")) {
         const json& c = need_array(fh[h], hp, "c");
         if (static_cast<int>(c.size()) != d) throw_input(hp + ".c: must have d entries");
         for (int i = 0; i < d; ++i) lh.c.push_back(parse_ball(c[i], hp + ".c[" + std::to_string(i) + "]"));
@@ -565,7 +565,7 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
     exp["heads"] = heads_json(res->heads);
     if (res->beta) exp["beta"] = rat_of(*res->beta, "recovered beta");
     exp["summary"] = summary_json(*res, lo, d, black_box.queries(), black_box.max_length(), canon);
-    if (!exp["summary"]["exact_match"].get<bool>()) out.mismatches.push_back("heads: the re-derived learner heads are not the canonical model's heads");
+    if (!exact_heads_match(res->heads, canon, res->beta ? &*res->beta : nullptr)) out.mismatches.push_back("heads: the re-derived learner heads are not the canonical model's heads");
   }
   if (!arith_facts(file.arith).exact && res) rerun_binary(doc, file, lo, exp, out);
   if (arith_facts(file.arith).rigorous) check_ball_containment(doc, file, exact_values, exact_fits, canon, L, out);

@@ -1,5 +1,6 @@
 // The machine check of proofs/40-bias-canonical.md (the registry: registry.cpp).
 #include "mhaq/model/factored.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "prove_common.hpp"
 
 namespace mhaq::proof {
@@ -174,7 +175,8 @@ void check_bias_canonical(const ProveOptions& o, bool broken, LemmaCheck& out) {
     const int d = static_cast<int>(rng.uniform_int(1, 3));
     const Model m = biased_model(rng, d);
     const Model c = canon(m);
-    ModelOracle<QTau> oracle(m, 1);
+    OracleStack<QTau> stack = OracleStack<QTau>::model(m, 1);
+    Oracle<QTau>& oracle = stack.top();
     LearnOptions lo;
     lo.H = c.num_heads();
     lo.bias = true;
