@@ -52,7 +52,7 @@ check "usage: no model" 2 "$M" recover --seed 1
 check "usage: both model and d" 2 "$M" recover --model "$tmp/m.json" --d 3
 check "usage: json on usage error" 2 "$M" recover --arith quad --json; one_json "usage error --json"
 check "usage: no subcommand" 2 "$M"
-echo '{"d":2}' >"$tmp/bad.json"
+echo '{"format":"mhaq-model","version":1,"d":2}' >"$tmp/bad.json"
 check "input: malformed model" 3 "$M" recover --model "$tmp/bad.json"
 check "input: malformed model --json" 3 "$M" recover --model "$tmp/bad.json" --json; one_json "input error --json"
 check "unable: low precision" 5 "$M" recover --d 8 --heads 6 --seed 2 --arith ball --bits 48

@@ -35,7 +35,9 @@ field() { "$py" -c "import json,sys; a=json.load(open(sys.argv[1])); print(a.get
 
 # 1. refusals
 "$M" recover --oracle "$M oracle --model m.json" --model m.json >/dev/null 2>&1; [[ $? == 2 ]] || fail "exact mode must refuse --oracle (exit 2)"
-"$M" recover --oracle "$M oracle --model m.json --arith double" --model m.json --arith ball >/dev/null 2>err; [[ $? == 2 ]] || fail "ball without a bound must refuse"
+# (mhaq oracle states its accuracy; this one states none)
+printf 'import sys\nsys.path.insert(0, "%s")\nimport mhaq_oracle\nmhaq_oracle.serve(lambda X: 0.0, d=3, name="states no accuracy")\n' "$E" > nobound.py
+"$M" recover --oracle "$py nobound.py" --model m.json --arith ball >/dev/null 2>err; [[ $? == 2 ]] || fail "ball without a bound must refuse"
 grep -q -- "--oracle-error" err || fail "the refusal should say what to state"
 "$M" recover --oracle "$M oracle --model m8.json --arith ball" --d 8 --heads 4 --arith ball --max-queries 1000 --json > mq.json 2>/dev/null
 [[ $? == 11 && "$(field mq.json queries)" == 0 ]] || fail "--max-queries 1000 below the plan's 1017 must refuse before asking (exit 11)"
@@ -121,7 +123,8 @@ print("numpy placed d=8 H=4: ok, max_rel_error %.3g (estimate %.3g, tolerance %.
 PY
 "$M" recover --oracle "$np_placed" --model p2.json --arith mpfr --bits 256 --seed 1 --design placed --resume p.jsonl --json > rp2.json 2>/dev/null
 [[ $? == 6 && "$(field rp2.json status)" == mismatch ]] || fail "numpy placed judged against seed 2's model: $(field rp2.json status), expected mismatch"
-"$M" recover --oracle "$M oracle --model p1.json --arith double" --d 8 --heads 4 --arith mpfr --design placed --json > rp3.json 2>/dev/null
+printf 'import sys\nsys.path.insert(0, "%s")\nimport mhaq_oracle\nmhaq_oracle.serve(lambda X: 0.0, d=8, name="states no accuracy")\n' "$E" > nobound8.py
+"$M" recover --oracle "$py nobound8.py" --d 8 --heads 4 --arith mpfr --design placed --json > rp3.json 2>/dev/null
 [[ $? == 2 ]] && grep -q -- "--oracle-error" rp3.json || fail "placed with an oracle that states no bound must refuse and say what to state"
 "$M" recover --oracle "$py $E/numpy_mha.py p1.json" --d 8 --heads 4 --arith mpfr --design placed --json > rp4.json 2>/dev/null
 [[ $? == 12 ]] && grep -q "max-length" rp4.json || fail "numpy_mha.py without --max-length must refuse a sequence longer than its statement covers (oracle_failed)"

@@ -130,6 +130,11 @@ def main():
               ["--d", "2", "--heads", "2", "--seed", "2", "--for", "mpfr", "-o", "q28.json"],
               ["--d", "2", "--heads", "1", "--ffn", "2", "--seed", "1", "--for", "ball", "-o", "t.json"]):
         subprocess.run([M, "generate"] + g, check=True, capture_output=True)
+    # an oracle that states no accuracy (mhaq oracle states one): the placed
+    # design refuses it after the handshake, a usage error
+    with open("nobound.py", "w") as f:
+        f.write("import sys\nsys.path.insert(0, %r)\nimport mhaq_oracle\n"
+                "mhaq_oracle.serve(lambda X: 0.0, d=2, name='states no accuracy')\n" % os.path.join(SRC, "examples", "oracles"))
     serve = lambda model, arith="double", bits="": "--serve " + shlex.quote("%s oracle --model %s --arith %s%s" % (M, model, arith, bits))
 
     # 1. a background child holding the oracle's pipes
@@ -180,7 +185,8 @@ def main():
 
     # 4. bye and the end of input at ends that are not ok
     ends = [("unable", 5, ["--d", "2", "--heads", "3", "--arith", "double"], "a.json", "--model a.json"),
-            ("usage error after the start", 2, ["--d", "2", "--heads", "2", "--arith", "mpfr", "--design", "placed"], "a.json", serve("a.json")),
+            ("usage error after the start", 2, ["--d", "2", "--heads", "2", "--arith", "mpfr", "--design", "placed"], "a.json",
+             "--serve " + shlex.quote("%s nobound.py" % sys.executable)),
             ("over_budget", 11, ["--model", "t.json", "--arith", "double", "--max-queries", "100"], "t.json", serve("t.json"))]
     for what, want, args, model, source in ends:
         log = "end%d.log" % want

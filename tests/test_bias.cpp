@@ -3,9 +3,11 @@
 // only bounded; the bias-free paths untouched.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "mhaq/analysis/ball_replay.hpp"
 #include "mhaq/check/certificate_check.hpp"
 #include "mhaq/evidence/verify.hpp"
 #include "mhaq/model/factored.hpp"
@@ -209,7 +211,7 @@ TEST_CASE("lean and compact with biases: exact by equality with their counts, fa
   }
 }
 
-TEST_CASE("balls contain the truth, mpfr and double judge c and beta with their own estimate") {
+TEST_CASE("balls contain the truth; mpfr and double are ok only with a certified bound on [W c], v and beta") {
   for (Arith a : {Arith::ball, Arith::mpfr, Arith::ieee}) {
     GenerateOptions g = default_generate(a);
     g.d = 3;
@@ -232,8 +234,35 @@ TEST_CASE("balls contain the truth, mpfr and double judge c and beta with their 
       REQUIRE(r.judge.error_estimate);
       CHECK(*r.truth.max_rel_error <= *r.judge.tolerance);
       CHECK(*r.truth.max_rel_error <= 64 * *r.judge.error_estimate);
+      // the judge's certified bound covers c and beta as max_rel_error does
+      REQUIRE(r.judge.certified_error);
+      CHECK(*r.judge.certified_error <= *r.judge.tolerance);
+      CHECK(*r.truth.max_rel_error <= *r.judge.certified_error);
     }
   }
+}
+
+TEST_CASE("the float judge's certified distance counts c and beta, as max_rel_error does") {
+  // one head W = 1, v = 1, c = 2 and beta = 4, exact balls; the run's head
+  // equal but for c or beta
+  const Field<double> F{};
+  LearnedHead<Ball> b{Mat<Ball>(1, 1, Ball(1L)), {Ball(1L)}, {Ball(2L)}};
+  const Ball bb(4L);
+  LearnedHead<double> g{Mat<double>(1, 1, 1.0), {1.0}, {2.0}};
+  double beta = 4;
+  const std::vector<LearnedHead<Ball>> balls{b};
+  CHECK(certified_distance_log2(F, std::vector<LearnedHead<double>>{g}, balls, &beta, &bb) < -60);
+  beta = 4.5;  // |beta - 4| / 4 = 2^-3
+  const double off_beta = certified_distance_log2(F, std::vector<LearnedHead<double>>{g}, balls, &beta, &bb);
+  CHECK(off_beta >= -3);
+  CHECK(off_beta < -2.9);
+  beta = 4;
+  g.c[0] = 2.5;  // |c - 2| / ||[1 2]|| = 2^-1 / sqrt(5)
+  const double off_c = certified_distance_log2(F, std::vector<LearnedHead<double>>{g}, balls, &beta, &bb);
+  CHECK(off_c >= -1 - std::log2(std::sqrt(5.0)));
+  CHECK(off_c < -2.1);
+  // a beta on one side only is no bound
+  CHECK(std::isinf(certified_distance_log2(F, std::vector<LearnedHead<double>>{g}, balls, &beta, nullptr)));
 }
 
 TEST_CASE("a wrong beta or c is caught by the truth comparison, never reported ok") {
@@ -320,12 +349,12 @@ TEST_CASE("model files: c and beta (plain), q_bias, k_bias, v_bias, out_bias (fa
   CHECK(m.beta == Rational(-3));
   CHECK(model_from_json_text(model_to_json_text(m)).heads[0].c == m.heads[0].c);
   // zero biases are no biases
-  const Model z = model_from_json_text(R"({"d":1,"heads":[{"W":[["1"]],"v":["1"],"c":["0"]}],"beta":"0"})", &info);
+  const Model z = model_from_json_text(R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["1"]],"v":["1"],"c":["0"]}],"beta":"0"})", &info);
   CHECK_FALSE(info.biases);
   CHECK(z.heads[0].c.empty());
   CHECK(model_to_json_text(z).find("beta") == std::string::npos);
-  for (const char* bad : {R"({"d":1,"heads":[{"W":[["1"]],"v":["1"],"c":["0","1"]}]})", R"({"d":1,"heads":[{"W":[["1"]],"v":["1"],"bias":["0"]}]})",
-                          R"({"d":1,"heads":[{"W":[["1"]],"v":["1"]}],"b_o":"1"})", R"({"d":1,"heads":[{"W":[["1"]],"v":["1"]}],"beta":0.5})"}) {
+  for (const char* bad : {R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["1"]],"v":["1"],"c":["0","1"]}]})", R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["1"]],"v":["1"],"bias":["0"]}]})",
+                          R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["1"]],"v":["1"]}],"b_o":"1"})", R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["1"]],"v":["1"]}],"beta":0.5})"}) {
     INFO(bad);
     CHECK(test::error_of([&] { model_from_json_text(bad); }).first == static_cast<int>(ErrorKind::input));
   }

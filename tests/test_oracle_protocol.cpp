@@ -274,8 +274,17 @@ TEST_CASE("mhaq oracle serves certified balls; ball mode refuses an oracle that 
   }
   CHECK(s.finish().empty());
 
+  // mhaq oracle in double states its accuracy; an oracle that states none is refused
+  {
+    FILE* f = std::fopen("nobound.py", "w");
+    REQUIRE(f != nullptr);
+    std::fprintf(f, "import sys\nsys.path.insert(0, '%s/examples/oracles')\nimport mhaq_oracle\nmhaq_oracle.serve(lambda X: 0.0, d=2, name='none')\n",
+                 MHAQ_SOURCE_DIR);
+    std::fclose(f);
+    ExternalSession sn(options("python3 nobound.py"), 2, ModelKind::attention, "ball");
+    CHECK_THROWS_WITH_AS(OracleStack<Ball>::external(sn, ErrorStatement{}), doctest::Contains("--oracle-error"), Error);
+  }
   ExternalSession sd(options(std::string(MHAQ_BINARY) + " oracle --model " + dir.model() + " --arith double"), 2, ModelKind::attention, "ball");
-  CHECK_THROWS_WITH_AS(OracleStack<Ball>::external(sd, ErrorStatement{}), doctest::Contains("--oracle-error"), Error);
   OracleStack<Ball> ok_stack = OracleStack<Ball>::external(sd, parse_error_statement("rel:1e-15"));
   Oracle<Ball>& ok = ok_stack.top();
   sd.expect(queries());

@@ -235,9 +235,9 @@ TEST_CASE("degenerate draw through the CLI: message and exit code 4; malformed f
 
   const std::string bad = "test_recover_bad.json";
   for (const std::string& text :
-       {std::string("{not json"), std::string(R"({"d":2,"heads":[{"W":[["1","0"]],"v":["1","1"]}]})"),
-        std::string(R"({"d":1,"heads":[{"W":[[0.1]],"v":["1"]}]})"), std::string(R"({"d":1,"heads":[{"W":[["1/0"]],"v":["1"]}]})"),
-        std::string(R"({"d":1,"heads":[{"W":[["1"]],"v":["1"],"bias":["0"]}]})")}) {
+       {std::string("{not json"), std::string(R"({"format":"mhaq-model","version":1,"d":2,"heads":[{"W":[["1","0"]],"v":["1","1"]}]})"),
+        std::string(R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[[0.1]],"v":["1"]}]})"), std::string(R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["1/0"]],"v":["1"]}]})"),
+        std::string(R"({"format":"mhaq-model","version":1,"d":1,"heads":[{"W":[["1"]],"v":["1"],"bias":["0"]}]})")}) {
     {
       std::ofstream f(bad);
       f << text;
@@ -246,6 +246,17 @@ TEST_CASE("degenerate draw through the CLI: message and exit code 4; malformed f
     INFO(text << " -> " << r.out);
     CHECK(r.code == 3);
     CHECK(r.out.find("input error") != std::string::npos);
+  }
+  // a model file names its format and version (either missing: exit 3, naming it)
+  for (const std::string& key : {std::string("format"), std::string("version")}) {
+    {
+      std::ofstream f(bad);
+      f << (key == "format" ? R"({"version":1,"d":1,"heads":[{"W":[["1"]],"v":["1"]}]})" : R"({"format":"mhaq-model","d":1,"heads":[{"W":[["1"]],"v":["1"]}]})");
+    }
+    r = test::run(std::string(MHAQ_BINARY) + " recover --model " + bad + " 2>&1");
+    INFO(r.out);
+    CHECK(r.code == 3);
+    CHECK(r.out.find(key + ": missing") != std::string::npos);
   }
   r = test::run(std::string(MHAQ_BINARY) + " recover --model does-not-exist.json 2>&1");
   CHECK(r.code == 3);

@@ -38,7 +38,7 @@ TEST_CASE("unknown H: --max-heads H0 = H+2 recovers exactly with 4 H0 d^2 - 2 H0
   runs.require(4 * test::multiplier(), {"ok"});
 }
 
-TEST_CASE("unknown H in floating point prints its decision tolerance; balls report unable rather than guess") {
+TEST_CASE("unknown H in floating point prints its decision tolerance; with fewer heads found than the bound, floats and balls report unable rather than guess") {
   GenerateOptions g = default_generate(Arith::mpfr);
   g.d = 3;
   g.heads = 2;
@@ -48,9 +48,13 @@ TEST_CASE("unknown H in floating point prints its decision tolerance; balls repo
   o.arith = Arith::mpfr;
   o.max_heads = 4;
   const RecoverResult r = recover(m, o);
-  REQUIRE(r.judge.status == Status::ok);
+  // the heads found are right, but approximate answers cannot show that no
+  // third head hides below their error (proofs/40): unable, naming the count
+  // to state
+  REQUIRE(r.judge.status == Status::unable);
   CHECK(r.evidence.heads_found == 2);
   CHECK(r.truth.max_rel_error.value() < 1e-40);
+  CHECK(r.judge.judge_note.value_or("").find("--heads 2") != std::string::npos);
   CHECK(r.judge.decision_tolerance.value().find("equal within 2^-128 relative, different beyond 2^-32") != std::string::npos);
   o.arith = Arith::ball;
   const RecoverResult b = recover(m, o);
@@ -154,7 +158,10 @@ TEST_CASE("every pair showing fewer heads than stated is not identifiable only w
                         Case{kTwoHeads, 2, Schedule::paper}, Case{kThreeHeads, 1, Schedule::paper}}) {
     const Model m = model_from_json_text(c.model);
     const int H = m.canonical().num_heads();
-    const auto [status, message] = blind_status(m, H, c.seed, c.schedule);
+    // named values, not a structured binding: clang 14 cannot capture a binding in INFO's lambda
+    const std::pair<Status, std::string> blind = blind_status(m, H, c.seed, c.schedule);
+    const Status status = blind.first;
+    const std::string message = blind.second;
     INFO("H = " << H << ", seed " << c.seed << ", " << schedule_name(c.schedule) << ": " << status_name(status) << ": " << message);
     RecoverOptions o;
     o.seed = c.seed;

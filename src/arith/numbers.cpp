@@ -5,6 +5,7 @@
 #include <flint/fmpq.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "mhaq/base/error.hpp"
 
@@ -82,10 +83,47 @@ std::string QTauAccess::str(const QTau& x) {
 // ---- Ball
 double Ball::radius() const { return mag_get_d(arb_radref(v_)); }
 double Ball::mid_double() const { return arf_get_d(arb_midref(v_), ARF_RND_NEAR); }
-std::string Ball::str(long digits) const {
-  char* s = arb_get_str(v_, digits, 0);
+
+// Arb's "[m +/- r]" (ARB_STR_MORE: the midpoint's digits printed even where
+// the radius makes them uncertain) with as many digits as the ball needs to
+// keep its midpoint (the count comes from the ball; the argument is not
+// used, and goes when the header next changes): the printed interval contains
+// the ball, and its radius exceeds the ball's by at most a few percent (the
+// decimal rounding of m, below rad / 20, and Arb's rounding up of r). An exact
+// ball prints exactly when at most 20000 digits do it; a ball of midpoint 0
+// prints as "[+/- r]".
+std::string Ball::str(long /*digits*/) const {
+  constexpr double kLog10of2 = 0.30103;
+  const arf_struct* m = arb_midref(v_);
+  long digits = 5;
+  if (arb_is_finite(v_) && !arf_is_zero(m)) {
+    const slong mb = arf_bits(m);
+    const slong em = arf_abs_bound_lt_2exp_si(m);  // |m| < 2^em
+    // exact digits: m = n 2^-k (k > 0 fraction bits) has at most bits(n) + k
+    // significant decimal digits (n 5^k / 10^k), an integer m < 2^em em log10 2 + 1
+    const slong k = mb - em;
+    digits = static_cast<long>(k > 0 ? static_cast<double>(mb) * kLog10of2 + static_cast<double>(k) * 0.69897 : static_cast<double>(em) * kLog10of2) + 3;
+    if (!mag_is_zero(arb_radref(v_))) {
+      // rad >= 2^(er - 1): the midpoint's rounding, half a unit in the last
+      // of `needed` digits, stays below rad / 20
+      const slong er = fmpz_get_si(MAG_EXPREF(arb_radref(v_)));
+      const long needed = static_cast<long>(std::ceil(static_cast<double>(em - er + 1) * kLog10of2)) + 2;
+      digits = needed;  // Arb adds the conversion's error even when fewer digits are exact
+    }
+    digits = std::clamp<long>(digits, 3, 20000);
+  }
+  // an exact ball without ARB_STR_MORE: Arb prints it exactly when `digits` hold it
+  char* s = arb_get_str(v_, digits, mag_is_zero(arb_radref(v_)) ? 0 : ARB_STR_MORE);
   std::string out(s);
   flint_free(s);
+  // "[0.3417968750000 +/- 1e-70]": the midpoint's trailing zeros say nothing
+  if (out.size() > 1 && out[0] == '[' && out.find('.') != std::string::npos) {
+    const size_t end = out.find_first_of(" e");
+    size_t z = end;
+    while (z > 1 && out[z - 1] == '0') --z;
+    if (z > 1 && out[z - 1] == '.') --z;
+    if (end != std::string::npos && out.find('.') < end) out.erase(z, end - z);
+  }
   return out;
 }
 

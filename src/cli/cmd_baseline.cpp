@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "mhaq/base/limits.hpp"
+#include "options.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/evidence/baseline.hpp"
 #include "mhaq/run/record_json.hpp"
@@ -19,23 +21,33 @@ struct Common {
   long bits = 256, oracle_bits = 0, max_degree = 0;
   std::uint64_t seed = 1, noise_seed = 1;
   CLI::Option* d_opt = nullptr;
+  CLI::Option* tol_opt = nullptr;
 };
+// An exact decimal or p/q option; malformed is a usage error naming the option.
+Rational decimal_option(const std::string& flag, const std::string& text) {
+  try {
+    return Rational::parse(text);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage, flag + ": " + e.what());
+  }
+}
 void add_common(CLI::App* s, Common& c) {
   auto* mo = s->add_option("--model", c.model_path, "model file (JSON; an \"bases\" field gives the head subspaces)");
-  c.d_opt = s->add_option("--d", c.g.d, "draw a model: token dimension");
-  s->add_option("--heads", c.g.heads, "draw a model: number of heads");
-  s->add_option("--seed", c.seed, "seed for the draws (model and learner)");
+  c.d_opt = s->add_option("--d", c.g.d, "draw a model: token dimension")->check(int_in(1, limits::max_d));
+  s->add_option("--heads", c.g.heads, "draw a model: number of heads")->check(int_in(1, limits::max_heads));
+  s->add_option("--seed", c.seed, "seed for the draws (model and learner)")->check(seed_value());
   s->add_flag("--orthogonal", c.orthogonal, "draw a model with heads in orthogonal subspaces (generate --orthogonal); its bases are known");
   s->add_flag("--share-w", c.g.share_w, "draw: heads 1 and 2 share W");
   s->add_flag("--cancel-v", c.g.cancel_v, "draw: the last two heads share W with opposite v");
   s->add_option("--bases", c.bases_path, "file with the head subspaces' bases (mhaq-bases, or a model file with \"bases\")");
   s->add_option("--arith", c.arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
-  s->add_option("--bits", c.bits, "precision in bits for ball and mpfr");
-  s->add_option("--oracle-bits", c.oracle_bits, "approximate oracle: round every answer to this many bits");
+  s->add_option("--bits", c.bits, "precision in bits for ball and mpfr")->check(int_in(limits::min_bits, limits::max_bits));
+  s->add_option("--oracle-bits", c.oracle_bits, "approximate oracle: round every answer to this many bits")->check(int_in(1, limits::max_bits));
   s->add_option("--noise", c.noise, "approximate oracle: seeded noise uniform in [-EPS, EPS]");
-  s->add_option("--noise-seed", c.noise_seed, "seed of the oracle's noise");
-  s->add_option("--tolerance", c.tolerance, "mpfr/double: tolerance on max_rel_error (default 2^(acc/4))");
-  s->add_option("--max-degree", c.max_degree, "exact cost guard: largest tau-degree an answer may have (default 20000); a plan beyond it is refused before any query (exit 11)");
+  s->add_option("--noise-seed", c.noise_seed, "seed of the oracle's noise")->check(seed_value());
+  c.tol_opt = s->add_option("--tolerance", c.tolerance, "mpfr/double: tolerance on max_rel_error (default 2^(acc/4))");
+  s->add_option("--max-degree", c.max_degree, "exact cost guard: largest tau-degree an answer may have (default 20000); a plan beyond it is refused before any query (exit 11)")
+      ->check(int_in(1, limits::max_tau_exponent));
   s->add_flag("--json", c.json, "print one JSON object");
   mo->excludes(c.d_opt);
 }
@@ -88,9 +100,12 @@ RecoverOptions options(const Common& c) {
   o.bits = c.bits;
   o.seed = c.seed;
   o.oracle_bits = c.oracle_bits;
-  o.noise_eps = Rational::parse(c.noise);
+  o.noise_eps = decimal_option("--noise", c.noise);
+  if (o.noise_eps.sign() < 0) throw Error(ErrorKind::usage, "--noise must be non-negative");
   o.noise_seed = c.noise_seed;
-  o.tolerance = Rational::parse(c.tolerance);
+  o.tolerance = decimal_option("--tolerance", c.tolerance);
+  // given explicitly, zero is an error, not the default
+  if (c.tol_opt->count() > 0 && o.tolerance.sign() <= 0) throw Error(ErrorKind::usage, "--tolerance must be positive");
   o.max_degree = c.max_degree;
   return o;
 }
@@ -117,7 +132,8 @@ Command make_baseline() {
             bool have = false;
             std::string source;
             const Model m = load_checked(st->c, bases, have, source);
-            BaselineRun b{parse_baseline_method(st->method), {}, "", Rational::parse(st->w_bound)};
+            BaselineRun b{parse_baseline_method(st->method), {}, "", decimal_option("--w-bound", st->w_bound)};
+            if (b.w_bound.sign() <= 0) throw Error(ErrorKind::usage, "--w-bound must be positive");
             if (b.method == BaselineMethod::orthogonal) {
               if (st->axis) {
                 b.bases = axis_bases(m.d, m.canonical().num_heads());
@@ -147,7 +163,7 @@ Command make_compare() {
   return {[st](CLI::App& app) {
             auto* s = app.add_subcommand("compare", "run mhaq (paper, lean) and the prior-work baselines on the same model, one row per method");
             s->add_flag("--study", st->study, "the contrast study: single-head, orthogonal and general model families, rates per method");
-            s->add_option("--trials", st->trials, "study: models per family");
+            s->add_option("--trials", st->trials, "study: models per family")->check(int_in(1, limits::max_trials));
             s->add_option("--baseline-arith", st->baseline_arith, "study: the baselines' arithmetic (default mpfr; mhaq runs at --arith)")
                 ->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
             s->add_option("--family", st->families, "study: families to run (single, orthogonal, general; default all)");

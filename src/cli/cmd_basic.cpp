@@ -225,7 +225,8 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
       ->check(CLI::IsMember({"fflu", "modular", "sparse"}));
   s->add_option("--max-degree", st.max_degree,
                 "exact cost guard: largest tau-degree an answer may have (default " + std::to_string(kDefaultMaxDegree) +
-                    "); a plan beyond it is refused before any query (exit 11)");
+                    "); a plan beyond it is refused before any query (exit 11)")
+      ->check(int_in(1, max_tau_exponent));
   s->add_flag("--no-repair", st.no_repair, "do not repair degenerate pairs: such a draw ends degenerate (exit 4)");
   s->add_flag("--no-bias", st.no_bias, "the learner assumes a model without biases, even when the model file has some");
   s->add_option("--certificate", st.certificate,

@@ -77,8 +77,8 @@ Command make_sweep() {
             SweepGrid g = st->g;
             g.d.clear();
             g.H.clear();
-            for (long x : parse_longs(st->d, "--d", 1, limits::max_d)) g.d.push_back(static_cast<int>(x));
-            for (long x : parse_longs(st->heads, "--heads", 1, limits::max_heads)) g.H.push_back(static_cast<int>(x));
+            for (long x : parse_longs(st->d, "--d", 1, sweep_max_d)) g.d.push_back(static_cast<int>(x));
+            for (long x : parse_longs(st->heads, "--heads", 1, sweep_max_heads)) g.H.push_back(static_cast<int>(x));
             g.bits = parse_longs(st->bits, "--bits", limits::min_bits, limits::max_bits);
             g.scale.clear();
             std::stringstream ss(st->scale);

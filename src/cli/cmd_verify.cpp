@@ -29,9 +29,9 @@ Command make_verify() {
             s->add_option("--bits", st->o.bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
             s->add_option("--schedule", st->schedule, "the learner's schedule for claims 1-4: paper (default) | lean | compact")
                 ->check(CLI::IsMember({"paper", "lean", "compact"}));
-            s->add_option("--min-d", st->o.min_d, "smallest token dimension d (default 2)")->check(int_in(1, max_d));
-            s->add_option("--max-d", st->o.max_d, "largest token dimension d (default 4)")->check(int_in(1, max_d));
-            s->add_option("--max-h", st->o.max_h, "largest canonical head count H (default 3)")->check(int_in(1, max_heads));
+            s->add_option("--min-d", st->o.min_d, "smallest token dimension d (default 2)")->check(int_in(1, verify_max_d));
+            s->add_option("--max-d", st->o.max_d, "largest token dimension d (default 4)")->check(int_in(1, verify_max_d));
+            s->add_option("--max-h", st->o.max_h, "largest canonical head count H (default 3)")->check(int_in(1, verify_max_h));
             s->add_option("--h0-extra", st->o.h0_extra, "claim-3 runs use the bound H0 = H + this (default 2)")->check(int_in(0, max_heads - 1));
             s->add_option("--token-range", st->o.token_range, "learner's token entries: integers in [-R, R] (default: the arithmetic's default)")
                 ->check(int_in(1, max_token_range));

@@ -139,6 +139,7 @@ void run_baseline(RecoverResult& r, const Model& truth, const Model& canon, cons
   Oracle<T>& black_box = stack.top();  // the baseline gets this reference and nothing else
   const Field<T>& F = black_box.field();
   RunFacts facts = known_truth_facts(o.arith, canon);
+  facts.first_order_only = true;  // a baseline's float run: its estimate, no replay in balls
   P::tolerance(r, facts, F, o.tolerance, true);
   bool returned = false;
   Verdict v;

@@ -242,7 +242,8 @@ AttentionFile read_attention_file(const json& doc) {
   if (file.arith_s != "exact" && file.arith_s != "ball" && file.arith_s != "mpfr") throw_input("arith: must be exact, ball or mpfr, got " + quote_text(file.arith_s));
   file.arith = parse_arith(file.arith_s);
   file.bits = arith_facts(file.arith).exact ? 256 : need_int(doc, "", "bits", min_bits, max_bits);
-  for (const char* k : {"L", "plan", "model_canonical", "summary"}) (void)need(doc, "", k);
+  for (const char* k : {"plan", "model_canonical", "summary"}) (void)need(doc, "", k);
+  (void)need_int(doc, "", "L", 1, max_L);  // out of range is malformed (exit 3), not a mismatch
 
   // ---- inputs (the only fields taken from the file, besides the queries and answers)
   const json& inj = need(doc, "", "inputs");

@@ -245,7 +245,8 @@ GoldenCheckResult golden_check_transformer(const json& doc, int threads) {
   using namespace limits;
   const long digits = need_int(doc, "", "digits", 1, max_digits);
   if (need_str(doc, "", "arith") != "exact") throw_input("arith: transformer golden files are exact");
-  for (const char* k : {"L", "model_canonical", "learned", "summary"}) (void)need(doc, "", k);
+  for (const char* k : {"model_canonical", "learned", "summary"}) (void)need(doc, "", k);
+  (void)need_int(doc, "", "L", 1, max_L);  // out of range is malformed (exit 3), not a mismatch
   const json& inj = need(doc, "", "inputs");
   GoldenInputs in;
   in.is_transformer = true;

@@ -15,6 +15,7 @@
 #include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/io.hpp"
+#include "mhaq/base/limits.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/oracle/oracle_stack.hpp"
@@ -250,11 +251,12 @@ std::vector<SweepRow> sweep_run(const SweepGrid& g, const std::string& csv_path,
   if (g.trials < 1 || g.d.empty() || g.H.empty() || g.bits.empty() || g.scale.empty() || g.schedule.empty() || g.design.empty())
     throw Error(ErrorKind::usage, "sweep: every grid dimension needs at least one value and trials >= 1");
   for (int d : g.d)
-    if (d < 1 || d > 32) throw Error(ErrorKind::usage, "sweep: d must be in [1, 32]");
+    if (d < 1 || d > sweep_max_d) throw Error(ErrorKind::usage, "sweep: d must be in [1, " + std::to_string(sweep_max_d) + "]");
   for (int H : g.H)
-    if (H < 1 || H > 32) throw Error(ErrorKind::usage, "sweep: H must be in [1, 32]");
+    if (H < 1 || H > sweep_max_heads) throw Error(ErrorKind::usage, "sweep: H must be in [1, " + std::to_string(sweep_max_heads) + "]");
   for (long b : g.bits)
-    if (b < 16 || b > (1L << 20)) throw Error(ErrorKind::usage, "sweep: bits must be in [16, 2^20]");
+    if (b < limits::min_bits || b > limits::max_bits)
+      throw Error(ErrorKind::usage, "sweep: bits must be in [" + std::to_string(limits::min_bits) + ", " + std::to_string(limits::max_bits) + "]");
   const size_t nunits = sweep_units(g), nb = g.bits.size();
   // Rank 0 owns the file: it reads what is there, writes the journal and the
   // final file. Every rank gets the list of units still to run from it.

@@ -32,8 +32,9 @@ namespace {
 
 void check_options(const VerifyOptions& o) {
   if (o.trials < 0) throw Error(ErrorKind::usage, "--trials must be non-negative");
-  if (o.min_d < 1 || o.max_d < o.min_d || o.max_d > 16) throw Error(ErrorKind::usage, "need 1 <= --min-d <= --max-d <= 16");
-  if (o.max_h < 1 || o.max_h > 16) throw Error(ErrorKind::usage, "--max-h must be in [1, 16]");
+  if (o.min_d < 1 || o.max_d < o.min_d || o.max_d > verify_max_d)
+    throw Error(ErrorKind::usage, "need 1 <= --min-d <= --max-d <= " + std::to_string(verify_max_d));
+  if (o.max_h < 1 || o.max_h > verify_max_h) throw Error(ErrorKind::usage, "--max-h must be in [1, " + std::to_string(verify_max_h) + "]");
   if (o.h0_extra < 0) throw Error(ErrorKind::usage, "--h0-extra must be non-negative");
   if (o.token_range < 0) throw Error(ErrorKind::usage, "--token-range must be positive");
   if (arith_facts(o.arith).chosen_bits && o.bits < 16) throw Error(ErrorKind::usage, "--bits must be at least 16");

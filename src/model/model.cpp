@@ -154,6 +154,9 @@ Model model_from_json(const json& j, const std::string& base, ModelFileInfo* inf
   auto at = [&](const std::string& k) { return json_key_path(base, k); };
   const std::string top = base.empty() ? std::string("model file") : base;
   if (!j.is_object()) throw_input(top + ": expected an object, got " + json_shown(j));
+  if (base.empty())  // a model file names what it is; a model inside another file is named by that file
+    for (const char* k : {"format", "version"})
+      if (!j.contains(k)) throw_input(std::string(k) + ": missing; a model file starts {\"format\": \"mhaq-model\" (or \"" + factored_format + "\"), \"version\": 1, ...}");
   if (j.contains("format") && j["format"] == factored_format) {
     const FactoredModel f = factored_from_json(j, base);
     Model m = to_model(f);

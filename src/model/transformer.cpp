@@ -345,7 +345,8 @@ bool is_transformer_text(const std::string& text) {
 
 TransformerModel transformer_from_json(const json& j, TransformerFileInfo* info) {
   if (!is_transformer_json(j)) throw_input("format: must be \"" + std::string(transformer_format) + "\" or \"" + transformer_factored_format + "\"");
-  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
+  if (!j.contains("version")) throw_input("version: missing; a transformer file carries \"version\": 1");
+  if (!(j["version"].is_number_integer() && j["version"] == 1))
     throw_input("version: unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
   TransformerModel m;
   if (j["format"] == transformer_format) {

@@ -392,19 +392,19 @@ ExternalOracle<T>::ExternalOracle(ExternalSession& s, const ErrorStatement& stat
   require_bound<T>(bound_, s.hello().radius);
 }
 
-// A ball answer is [y +- (stated radius + stated bound + the text's own rounding)].
-template <>
-Ball ExternalOracle<Ball>::answer(const Query& q) {
-  const Answer a = s_.answer(q);
+namespace {
+// The ball [y +- (stated radius + stated bound + the text's own rounding)]
+// an answer stands for under the bound in force.
+Ball stated_ball(const Answer& a, const ErrorStatement& bound) {
   const long prec = working_precision();
   Ball y(a.value);  // rigorous: arb_set_fmpq keeps the exact value inside
   Ball e(0L), absy;
   arb_abs(absy.raw(), y.raw());
   if (a.radius) e += Ball(*a.radius);
-  if (bound_.abs) e += Ball(*bound_.abs);
-  if (bound_.rel) {
+  if (bound.abs) e += Ball(*bound.abs);
+  if (bound.rel) {
     // relative to |answer|; a float64 answer's text may exceed the double by half an ulp
-    Ball r(*bound_.rel);
+    Ball r(*bound.rel);
     arb_mul(r.raw(), r.raw(), absy.raw(), prec);
     Ball slack = r;
     arb_mul_2exp_si(slack.raw(), slack.raw(), -52);
@@ -422,14 +422,82 @@ Ball ExternalOracle<Ball>::answer(const Query& q) {
   return y;
 }
 
+// With no bound stated and no radius: the ball of a correctly rounded answer.
+// A float64 is within 2^-52 |f64| + 2^-1074 of f(X); a decimal within half a
+// unit in the last place its value needs (trailing zeros it was sent with
+// could only narrow that); a fraction that is no decimal is taken as exact.
+Ball rounded_ball(const Answer& a) {
+  Ball y(a.value);
+  Ball e(0L);
+  if (a.from_float64) {
+    arb_abs(e.raw(), y.raw());
+    arb_mul_2exp_si(e.raw(), e.raw(), -52);
+    Ball tiny(1L);
+    arb_mul_2exp_si(tiny.raw(), tiny.raw(), -1074);
+    e += tiny;
+  } else {
+    flint::Fmpz t;
+    fmpz_set(t.v, fmpq_denref(a.value.raw()));
+    long k2 = 0, k5 = 0;
+    while (fmpz_divisible_si(t.v, 2)) fmpz_divexact_si(t.v, t.v, 2), ++k2;
+    while (fmpz_divisible_si(t.v, 5)) fmpz_divexact_si(t.v, t.v, 5), ++k5;
+    if (fmpz_is_one(t.v)) {
+      long k = std::max(k2, k5);  // digits after the point
+      if (k == 0 && !fmpz_is_zero(fmpq_numref(a.value.raw()))) {
+        fmpz_set(t.v, fmpq_numref(a.value.raw()));
+        while (fmpz_divisible_si(t.v, 10)) fmpz_divexact_si(t.v, t.v, 10), --k;
+      }
+      // half of 10^-k
+      const Ball ten(10L);
+      arb_pow_ui(e.raw(), ten.raw(), static_cast<ulong>(k < 0 ? -k : k), working_precision());
+      if (k > 0) arb_inv(e.raw(), e.raw(), working_precision());
+      arb_mul_2exp_si(e.raw(), e.raw(), -1);
+    }
+  }
+  arb_add_error(y.raw(), e.raw());
+  return y;
+}
+
+// |y - f(X)| for an answer read as y, under the bound in force (or, with
+// none, the assumption of correct rounding).
+void float_answer_error(const Answer& a, const ErrorStatement& bound, bool radii, const Ball& y, flint::Mag& err) {
+  PrecisionScope scope(std::max(working_precision(), 64L) + 64);
+  const Ball stated = bound.stated() || radii || a.radius ? stated_ball(a, bound) : rounded_ball(a);
+  const Ball d = y - stated;
+  arb_get_mag(err.v, d.raw());
+}
+}  // namespace
+
+template <class T>
+std::string ExternalOracle<T>::error_assumption() const {
+  if (bound_.stated()) return "each answer within the stated error " + bound_.str() + (s_.hello().radius ? " plus its radius" : "");
+  if (s_.hello().radius) return "each answer within the radius the oracle sent with it";
+  return "no error stated: each answer assumed to be f(X) correctly rounded to what was sent (a float64 to half an ulp, a decimal to half a "
+         "unit in its last place)";
+}
+
+template <>
+Ball ExternalOracle<Ball>::answer(const Query& q) {
+  return stated_ball(s_.answer(q), bound_);
+}
+
 template <>
 Mpfr ExternalOracle<Mpfr>::answer(const Query& q) {
-  return Mpfr(s_.answer(q).value);
+  const Answer a = s_.answer(q);
+  Mpfr y(a.value);
+  Ball yb;
+  arf_set_mpfr(arb_midref(yb.raw()), y.raw());
+  float_answer_error(a, bound_, s_.hello().radius, yb, slot(reserve_slots(1)));
+  return y;
 }
 
 template <>
 double ExternalOracle<double>::answer(const Query& q) {
-  return s_.answer(q).f64;
+  const Answer a = s_.answer(q);
+  Ball yb;
+  arb_set_d(yb.raw(), a.f64);
+  float_answer_error(a, bound_, s_.hello().radius, yb, slot(reserve_slots(1)));
+  return a.f64;
 }
 
 template class ExternalOracle<Ball>;

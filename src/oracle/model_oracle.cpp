@@ -343,7 +343,8 @@ long learner_bits(const F&) {
 // with a radius covering the exact value: max(|out - exact|, eps); the
 // envelope covers every value within eps of the (rounded) answer as well:
 // |out - exact| + eps. Floats are the midpoint, rounded to nearest.
-void round_answer(Ball out, const Ball& exact, const OracleNoise& noise, Ball& answer) {
+void round_answer(Ball out, const Ball& exact, const OracleNoise& noise, Ball& answer, flint::Mag& none) {
+  mag_zero(none.v);  // the ball holds its own error
   const Ball err = out - exact;
   arb_get_mid_arb(out.raw(), out.raw());
   flint::Mag e, epsm;
@@ -355,8 +356,32 @@ void round_answer(Ball out, const Ball& exact, const OracleNoise& noise, Ball& a
   arb_add_error_mag(out.raw(), e.v);
   answer = out;
 }
-void round_answer(const Ball& out, const Ball&, const OracleNoise&, Mpfr& answer) { arf_get_mpfr(answer.raw(), arb_midref(out.raw()), MPFR_RNDN); }
-void round_answer(const Ball& out, const Ball&, const OracleNoise&, double& answer) { answer = arf_get_d(arb_midref(out.raw()), ARF_RND_NEAR); }
+// A float answer's error: out holds midpoint(exact) + the noise drawn, so
+// |answer - f| <= |answer - out| + |noise| + rad(exact), the noise bounded
+// by its stated eps (not by the value drawn).
+void float_error(const Ball& answer, const Ball& out, const Ball& exact, const OracleNoise& noise, flint::Mag& err) {
+  Ball d = answer - out;
+  arb_get_mag(err.v, d.raw());
+  mag_add(err.v, err.v, arb_radref(exact.raw()));
+  if (!noise.eps.is_zero()) {
+    const Ball eb(noise.eps);
+    flint::Mag e;
+    arb_get_mag(e.v, eb.raw());
+    mag_add(err.v, err.v, e.v);
+  }
+}
+void round_answer(const Ball& out, const Ball& exact, const OracleNoise& noise, Mpfr& answer, flint::Mag& err) {
+  arf_get_mpfr(answer.raw(), arb_midref(out.raw()), MPFR_RNDN);
+  Ball a;
+  arf_set_mpfr(arb_midref(a.raw()), answer.raw());
+  float_error(a, out, exact, noise, err);
+}
+void round_answer(const Ball& out, const Ball& exact, const OracleNoise& noise, double& answer, flint::Mag& err) {
+  answer = arf_get_d(arb_midref(out.raw()), ARF_RND_NEAR);
+  Ball a;
+  arf_set_d(arb_midref(a.raw()), answer);
+  float_error(a, out, exact, noise, err);
+}
 }  // namespace
 
 template <>
@@ -389,10 +414,23 @@ QTau ModelOracle<QTau>::answer(const Query& q) {
   return out + QTau(u * noise_.eps);
 }
 
+template <>
+QTau ModelOracle<QTau>::answer_with_error(const Query& q, flint::Mag& err) {
+  mag_zero(err.v);
+  return answer(q);
+}
+
 template <class T>
 T ModelOracle<T>::answer(const Query& q) {
+  return answer_with_error(q, slot(reserve_slots(1)));
+}
+
+template <class T>
+T ModelOracle<T>::answer_with_error(const Query& q, flint::Mag& err) {
   check_query_grid(q, model_.d, token_den_);
-  if (!noise_.active()) {
+  if (!noise_.active() && Field<T>::is_rigorous) {
+    // balls: the enclosure itself
+    mag_zero(err.v);
     T out;
     if (evaluate_int(*int_model_, model_.d, q, token_den_, field_, out)) return out;
     return evaluate(model_, q, field_);
@@ -409,7 +447,7 @@ T ModelOracle<T>::answer(const Query& q) {
   arb_set_arf(out.raw(), arb_midref(exact.raw()));
   if (noise_.bits > 0) arb_set_round(out.raw(), out.raw(), noise_.bits);
   const long index = answered_++;
-  if (noise_.pattern != NoisePattern::envelope) {
+  if (noise_.pattern != NoisePattern::envelope && !noise_.eps.is_zero()) {
     Ball u;
     if (noise_.pattern == NoisePattern::uniform) {
       u = Ball(Rational(noise_rng_.uniform_int(-(1L << 52), 1L << 52), 1UL << 52));
@@ -422,7 +460,7 @@ T ModelOracle<T>::answer(const Query& q) {
     arb_add(out.raw(), out.raw(), u.raw(), wp);
   }
   T a;
-  round_answer(out, exact, noise_, a);
+  round_answer(out, exact, noise_, a, err);
   return a;
 }
 
@@ -439,8 +477,23 @@ bool ModelOracle<T>::any_order() const {
 template <class T>
 std::vector<T> ModelOracle<T>::answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) {
   std::vector<T> out(end - begin);
-  parallel_for(begin, end, threads, [&](std::size_t i) { out[i - begin] = answer(qs[i]); });
+  const long first = reserve_slots(static_cast<long>(end - begin));
+  parallel_for(begin, end, threads, [&](std::size_t i) { out[i - begin] = answer_with_error(qs[i], slot(first + static_cast<long>(i - begin))); });
   return out;
+}
+
+template <class T>
+std::string ModelOracle<T>::error_assumption() const {
+  std::string s = "the model's own answers: each the midpoint of an Arb enclosure of f(X)";
+  if (noise_.bits > 0) s += ", rounded to " + std::to_string(noise_.bits) + " bits";
+  s += ", rounded to the learner's precision (each answer's rounding bound computed)";
+  if (!noise_.eps.is_zero()) s += ", plus noise of at most " + noise_.eps.str();
+  return s;
+}
+
+const flint::Mag& KeptAnswerErrors::answer_error(long index) const {
+  if (index < 0 || index >= static_cast<long>(errors_.size())) throw_internal("answer error: no answer " + std::to_string(index));
+  return errors_[static_cast<size_t>(index)];
 }
 
 const char* noise_pattern_name(NoisePattern p) {

@@ -2,6 +2,8 @@
 
 #include <flint/fmpz.h>
 
+#include <cmath>
+#include <cstdio>
 #include <istream>
 #include <ostream>
 
@@ -50,9 +52,24 @@ std::string ServedModel::describe() const {
 
 std::string ServedModel::kind_name() const { return transformer_ ? "transformer" : "attention"; }
 
+namespace {
+// A decimal at least 2^-e (three significant digits, rounded up).
+std::string pow2_decimal_up(long e) {
+  const double l = -static_cast<double>(e) * 0.30102999566398120;
+  const double k = std::floor(l);
+  char b[64];
+  std::snprintf(b, sizeof b, "%.2fe%ld", std::ceil(std::pow(10.0, l - k) * 100.0 + 1.0) / 100.0, static_cast<long>(k));
+  return b;
+}
+}  // namespace
+
+// Floats state their accuracy: each answer within 2^(1-p) |answer| of f(X)
+// (the answer enclosed well beyond p bits and rounded; the rare answer whose
+// enclosure cannot meet that carries its own radius: float_answer).
 json ServedModel::hello_reply(const std::string& name) const {
   json h{{"type", "hello"}, {"protocol", version}, {"d", d_}, {"name", name}};
   if (arith_facts(arith_).rigorous) h["radius"] = true;
+  else h["accuracy"] = {{"rel", pow2_decimal_up(arith_facts(arith_).bits(bits_) - 1)}};
   return h;
 }
 
@@ -165,17 +182,40 @@ ServedAnswer ServedModel::answer_value(long id, const Query& q) {
     put_ball(a, enclose(q, bits_), ball_digits(bits_));
     return a;
   }
-  // floats: enclose well beyond the precision, round the midpoint
+  // floats: enclose well beyond the precision (until the enclosure is within
+  // 2^-(p+1) of the value, or 4p + 64 bits), round the midpoint
   const long p = arith_facts(arith_).bits(bits_);
-  const Ball b = enclose(q, p + 64);
-  if (arith_facts(arith_).fixed_bits > 0) {  // double: the value itself
-    a.f64 = arf_get_d(arb_midref(b.raw()), ARF_RND_NEAR);
-    return a;
+  Ball b;
+  for (long prec = p + 64;; prec *= 2) {
+    b = enclose(q, prec);
+    flint::Mag lo;
+    arb_get_mag_lower(lo.v, b.raw());
+    mag_mul_2exp_si(lo.v, lo.v, -(p + 1));
+    if (mag_cmp(arb_radref(b.raw()), lo.v) <= 0 || prec > 4 * p + 64) break;
   }
-  PrecisionScope scope(p);
-  Mpfr m;
-  arf_get_mpfr(m.raw(), arb_midref(b.raw()), MPFR_RNDN);
-  a.value = m.str(static_cast<long>(static_cast<double>(p) * 0.30103) + 3);
+  PrecisionScope wide(4 * p + 128);
+  Ball sent;  // the value as the learner reads it
+  if (arith_facts(arith_).fixed_bits > 0) {  // double: the value itself
+    const double v = arf_get_d(arb_midref(b.raw()), ARF_RND_NEAR);
+    a.f64 = v;
+    arb_set_d(sent.raw(), v);
+  } else {
+    PrecisionScope scope(p);
+    Mpfr m;
+    arf_get_mpfr(m.raw(), arb_midref(b.raw()), MPFR_RNDN);
+    const std::string text = m.str(static_cast<long>(static_cast<double>(p) * 0.30103) + 3);
+    a.value = text;
+    // the decimal enclosed at 4p + 128 bits (its exact p/q may be long: a
+    // tiny value's denominator has about |exponent| digits)
+    if (arb_set_str(sent.raw(), text.c_str(), 4 * p + 128) != 0) throw_internal("oracle: cannot read back its own answer " + text);
+  }
+  // the promise 2^(1-p) |value| broken (a value near 0): this answer's own radius
+  const Ball err = sent - b;
+  flint::Mag e, allowed;
+  arb_get_mag(e.v, err.raw());
+  arb_get_mag_lower(allowed.v, sent.raw());
+  mag_mul_2exp_si(allowed.v, allowed.v, 1 - p);
+  if (mag_cmp(e.v, allowed.v) > 0) a.radius = pow2_decimal_up(-fmpz_get_si(MAG_EXPREF(e.v)));
   return a;
 }
 

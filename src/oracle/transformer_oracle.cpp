@@ -1,6 +1,9 @@
 #include "mhaq/oracle/transformer_oracle.hpp"
 
 #include "mhaq/arith/jet.hpp"
+#include "mhaq/base/precision.hpp"
+
+#include <type_traits>
 
 namespace mhaq {
 
@@ -48,10 +51,55 @@ TransformerOracle<T>::TransformerOracle(TransformerModel m, long token_den, Exac
   field_ = oracle_field<T>(model_.w_denominator(), token_den_, OracleNoise{}, solver);
 }
 
+namespace {
+// Exact answers and balls hold their own error.
+template <class T>
+T answer_of(const TransformerModel& m, const Query& q, const Field<T>& f, flint::Mag& err) {
+  mag_zero(err.v);
+  return evaluate_transformer(m, q, f);
+}
+
+void round_midpoint(const Ball& exact, Mpfr& answer, Ball& sent) {
+  arf_get_mpfr(answer.raw(), arb_midref(exact.raw()), MPFR_RNDN);
+  arf_set_mpfr(arb_midref(sent.raw()), answer.raw());
+}
+void round_midpoint(const Ball& exact, double& answer, Ball& sent) {
+  answer = arf_get_d(arb_midref(exact.raw()), ARF_RND_NEAR);
+  arf_set_d(arb_midref(sent.raw()), answer);
+}
+
+// A float answer: T(X) enclosed 64 bits beyond the learner's precision, its
+// midpoint rounded to nearest; err bounds |answer - T(X)|.
+template <class T>
+T rounded_answer(const TransformerModel& m, const Query& q, long learner, flint::Mag& err) {
+  Ball exact;
+  {
+    PrecisionScope scope(learner + 64);
+    exact = evaluate_transformer(m, q, Field<Ball>{});
+  }
+  T a;
+  Ball sent;
+  round_midpoint(exact, a, sent);
+  const Ball diff = sent - exact;
+  arb_get_mag(err.v, diff.raw());
+  return a;
+}
+Mpfr answer_of(const TransformerModel& m, const Query& q, const Field<Mpfr>&, flint::Mag& err) {
+  return rounded_answer<Mpfr>(m, q, working_precision(), err);
+}
+double answer_of(const TransformerModel& m, const Query& q, const Field<double>&, flint::Mag& err) { return rounded_answer<double>(m, q, 53, err); }
+}  // namespace
+
 template <class T>
 T TransformerOracle<T>::answer(const Query& q) {
   check_query_grid(q, model_.d, token_den_);
-  return evaluate_transformer(model_, q, field_);
+  return answer_of(model_, q, field_, slot(reserve_slots(1)));
+}
+
+template <class T>
+std::string TransformerOracle<T>::error_assumption() const {
+  return "the transformer's own answers: each the midpoint of an Arb enclosure of T(X), rounded to the learner's precision (each answer's "
+         "rounding bound computed)";
 }
 
 QTau evaluate_transformer_exact(const TransformerModel& m, const Query& q, long L) { return evaluate_transformer(m, q, Field<QTau>(L)); }

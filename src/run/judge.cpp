@@ -88,22 +88,55 @@ std::string pow2(double l2) {
 
 double default_tolerance_log2(long bits) { return -static_cast<double>(bits) / 4.0; }
 
-Verdict judge(const RunFacts& f) {
-  const bool floats = arith_facts(f.arith).floats;
+namespace {
+// The first-order rule, for a float tool that has no certified bound yet.
+Verdict judge_first_order(const RunFacts& f, const std::string& at) {
   const bool estimate_ok = !std::isnan(f.estimate_log2) && f.estimate_log2 <= f.tolerance_log2;
   if (f.self_check == Truth::no) {
-    const std::string at = "the recovered heads do not reproduce answer " + std::to_string(f.self_check_failed + 1);
-    if (floats && !estimate_ok)
+    if (!estimate_ok)
       return {Status::unable, at + ", and the run's error estimate " +
                                   (std::isnan(f.estimate_log2) ? std::string("could not be computed")
                                                                : pow2(f.estimate_log2) + " exceeds the tolerance " + pow2(f.tolerance_log2)) +
                                   ": precision too low to tell"};
     return {Status::inconsistent, at + ": the answers are not those of a model with " + std::to_string(f.heads_recovered) + " heads"};
   }
-  if (floats && !estimate_ok)
+  if (!estimate_ok)
     return {Status::unable, std::isnan(f.estimate_log2)
                                 ? "no error estimate could be computed at this precision"
                                 : "estimated error " + pow2(f.estimate_log2) + " exceeds the tolerance " + pow2(f.tolerance_log2)};
+  return {Status::ok, ""};
+}
+
+// The certified rule (proofs/40).
+Verdict judge_certified(const RunFacts& f, const std::string& at) {
+  const std::string heads = std::to_string(f.heads_recovered) + (f.heads_recovered == 1 ? " head" : " heads");
+  if (f.self_check == Truth::no) {
+    if (f.contradiction)
+      return {Status::inconsistent, at + ", and the replay in balls certifies that no model with at most " + heads +
+                                        " fits the answers within their stated errors"};
+    return {Status::unable, at + ", but the replay in balls does not certify that no model with " + heads +
+                                 " fits the answers within their stated errors: their error or the precision may explain it" +
+                                 (f.judge_note.empty() ? std::string() : " (" + f.judge_note + ")")};
+  }
+  if (std::isnan(f.certified_log2))
+    return {Status::unable, "no certified error bound: " + (f.judge_note.empty() ? std::string("the replay in balls did not finish") : f.judge_note)};
+  if (f.certified_log2 > f.tolerance_log2)
+    return {Status::unable, "the certified error bound " + pow2(f.certified_log2) + " exceeds the tolerance " + pow2(f.tolerance_log2) +
+                                ": more accurate answers (a smaller stated error, more --oracle-bits), more --bits, or a better conditioned "
+                                "design (--design scaled) would lower it"};
+  return {Status::ok, ""};
+}
+}  // namespace
+
+Verdict judge(const RunFacts& f) {
+  const bool floats = arith_facts(f.arith).floats;
+  const std::string at = "the recovered heads do not reproduce answer " + std::to_string(f.self_check_failed + 1);
+  if (!floats && f.self_check == Truth::no)
+    return {Status::inconsistent, at + ": the answers are not those of a model with " + std::to_string(f.heads_recovered) + " heads"};
+  if (floats) {
+    const Verdict v = f.first_order_only ? judge_first_order(f, at) : judge_certified(f, at);
+    if (v.status != Status::ok) return v;
+  }
   if (f.truth_known && f.heads_recovered != f.heads_true)
     return {Status::mismatch, std::to_string(f.heads_recovered) + " heads recovered, the canonical truth has " + std::to_string(f.heads_true)};
   if (f.truth_known && !f.agrees) return {Status::mismatch, f.disagreement};

@@ -106,7 +106,9 @@ void fields(R& r, V&& v) {
   JudgeRecord& j = r.judge;
   v("status", j.status), v("remedy", j.remedy), v("blind_status", j.blind_status), v("tolerance", j.tolerance),
       v("tolerance_decimal", j.tolerance_decimal), v("decision_tolerance", j.decision_tolerance), v("error_estimate", j.error_estimate),
-      v("error_estimate_decimal", j.error_estimate_decimal), v("estimate_note", j.estimate_note);
+      v("error_estimate_decimal", j.error_estimate_decimal), v("estimate_note", j.estimate_note), v("certified_error", j.certified_error),
+      v("certified_error_decimal", j.certified_error_decimal), v("answer_assumption", j.answer_assumption), v("judge_route", j.judge_route),
+      v("judge_bits", j.judge_bits), v("judge_note", j.judge_note);
   TruthRecord& t = r.truth;
   v("heads_true", t.heads_true), v("neurons_true", t.neurons_true), v("exact_match", t.exact_match), v("contains_truth", t.contains_truth),
       v("functional_check", t.functional_check), v("max_radius", t.max_radius), v("max_radius_decimal", t.max_radius_decimal),

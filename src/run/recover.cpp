@@ -15,6 +15,7 @@
 #include "mhaq/run/arith_policy.hpp"
 #include "mhaq/run/certificate.hpp"
 #include "mhaq/run/external_run.hpp"
+#include "mhaq/run/judge_floats.hpp"
 #include "mhaq/analysis/design_search.hpp"
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/run/recover_limits.hpp"
@@ -96,7 +97,7 @@ namespace {
 // kappa_rel 2^-p for rounding at p bits plus kappa eps for noise of size eps.
 template <class T>
 double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const LearnResult<T>& res,
-                      long oracle_bits, const Rational& eps, RecoverResult& r) {
+                      long oracle_bits, const Rational& eps, RecoverResult& r, double& kappa_rel) {
   try {
     // composed from the run's own pair fits and final solves (proofs/38);
     // where that does not apply or its bounds are too wide, the jets over
@@ -110,6 +111,7 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
     }
     const Sensitivity& S = *composed;
     r.study.kappa_estimate = S.kappa;
+    kappa_rel = S.kappa_rel;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
     return first_order_estimate_log2(lo.bias ? d + 1 : d, S.kappa, S.kappa_rel, p, eps);
@@ -118,25 +120,6 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
     r.judge.estimate_note = e.what();
     return std::numeric_limits<double>::quiet_NaN();
   }
-}
-
-// A float learner's "inconsistent" or "not identifiable" rests on tolerance decisions; it stands
-// only when the pair fits are accurate enough at this precision for those
-// decisions (their first-order error below the tolerance's "no" threshold).
-// Otherwise the failure may be rounding: unable.
-template <class T>
-Verdict reclassify(const Field<T>& F, int d, const LearnOptions& lo, const RecordingOracle<T>& rec, const Error& e) {
-  const Verdict v{status_of(e.kind()), e.what()};
-  if (e.kind() != ErrorKind::inconsistent && e.kind() != ErrorKind::not_identifiable) return v;
-  const Plan plan = learner_plan(d, lo);
-  const double acc = F.tol.acc(F.precision());
-  const double err = pair_error_log2(F, plan, rec.answers, lo.H, acc);
-  // a margin of 2^6: a link compares products and sums of several fits, to first order
-  if (err + 6 <= F.tol.no_log2(F.precision())) return v;
-  char b[160];
-  std::snprintf(b, sizeof b, "; but at this precision the pair fits are accurate only to about 2^%.0f, beyond the decision tolerance 2^%.0f",
-                std::isfinite(err) ? err : 0.0, F.tol.no_log2(F.precision()));
-  return {Status::unable, e.what() + std::string(std::isfinite(err) ? b : "; but at this precision some pair cannot be fitted reliably")};
 }
 
 // Returns the number of queries the oracle was sent (written as "queries").
@@ -193,14 +176,21 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     }
     r.evidence.heads = head_records(F, res.heads);
     if (res.beta) r.evidence.beta = F.str(*res.beta);
+    // floats: the first-order estimate (a figure), then the judge's
+    // certified bound from the replay in balls (proofs/40)
     if (o.error_estimate)
       P::floats(
         [&](const auto& G, const auto& R) {
-          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res, o.oracle_bits, stated_eps, r);
+          double kappa_rel = NAN;
+          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res, o.oracle_bits, stated_eps, r, kappa_rel);
           r.judge.error_estimate = pow2_value(facts.estimate_log2);
           r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+          if (o.judge_replay) judge_float_attention(G, truth.d, lo, R.queries, R.answers, *stack.errors(), res, kappa_rel, facts, r);
+          else facts.first_order_only = true;
         },
         F, rec);
+    else
+      facts.judge_note = "the judge was not run (no error estimate asked)";
     if (truth_known) P::compare(r, facts, canon, res.heads, res.beta ? &*res.beta : nullptr);
     P::approximate(
         [&](const auto& heads) {
@@ -220,7 +210,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     // the small-grid guard asks all its witnesses before it compares them
     if (e.kind() == ErrorKind::degenerate && std::string(e.what()).find(grid_guard_marker()) != std::string::npos)
       r.evidence.grid_witness_queries = grid_guard(truth.d, lo).queries();
-    P::floats([&](const auto& G, const auto& R) { v = reclassify(G, truth.d, lo, R, e); }, F, rec);
+    P::floats([&](const auto& G, const auto& R) { v = judge_float_failure(G, truth.d, lo, R.queries, R.answers, *stack.errors(), e); }, F, rec);
     r.evidence.heads_recovered = 0;
   }
   external_verdict(v, ext.session.get(), black_box.limit_reached());
@@ -692,11 +682,7 @@ std::string recover_report(const RecoverResult& r) {
   if (r.truth.exact_match) o << "  exact match      " << (*r.truth.exact_match ? "yes (equality in Q, up to permutation)" : "NO") << "\n";
   if (r.truth.contains_truth) o << "  contains truth   " << (*r.truth.contains_truth ? "yes" : "NO") << ", max radius " << r.truth.max_radius_decimal.value_or("") << "\n";
   if (r.judge.decision_tolerance) o << "  decisions        " << *r.judge.decision_tolerance << "\n";
-  if (r.judge.tolerance_decimal) {
-    o << "  tolerance        " << *r.judge.tolerance_decimal << " on max_rel_error";
-    if (r.judge.error_estimate_decimal) o << "; the run's own estimate " << *r.judge.error_estimate_decimal << " (from kappa)";
-    o << "\n";
-  }
+  if (r.judge.tolerance_decimal) o << judge_lines(r);
   if (r.truth.max_rel_error_decimal) o << "  max rel. error   " << *r.truth.max_rel_error_decimal << " (best assignment of heads)\n";
   report_studies(o, r);
   if (r.evidence.heads && r.run.d <= 4) {

@@ -95,6 +95,7 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   const Field<T>& F = oracle.field();
   RunFacts facts = truth_known ? known_truth_facts(o.arith, canon) : RunFacts{};
   facts.arith = o.arith;
+  facts.first_order_only = true;  // the placed design in MPFR: its own estimate
   P::tolerance(r, facts, F, o.tolerance, true);
   Verdict v;
   try {

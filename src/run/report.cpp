@@ -110,6 +110,25 @@ void report_verdict(RecoverResult& r, const Verdict& v, const RecoverOptions& o)
     r.judge.message = v.message;
     r.judge.remedy = run_remedy(r, v, o);
   }
+  // A run that decided nothing (unable, degenerate, ...) has no result to
+  // print: its heads are not shown as if they were one. A mismatch keeps
+  // them, the result that contradicts the truth.
+  if (v.status != Status::ok && v.status != Status::mismatch) {
+    r.evidence.heads.reset();
+    r.evidence.model.reset();
+  }
+}
+
+std::string judge_lines(const RecoverResult& r) {
+  std::string o = "  tolerance        " + r.judge.tolerance_decimal.value_or("") + " on max_rel_error\n";
+  if (r.judge.certified_error_decimal)
+    o += "  certified error  " + *r.judge.certified_error_decimal + " (the heads against their replay in balls over the answers, " +
+         r.judge.judge_route.value_or("") + ", " + std::to_string(r.judge.judge_bits.value_or(0)) + " bits)\n";
+  else if (r.judge.judge_note)
+    o += "  certified error  none: " + *r.judge.judge_note + "\n";
+  if (r.judge.error_estimate_decimal) o += "  first order      " + *r.judge.error_estimate_decimal + " (the estimate from kappa; a figure, not a bound)\n";
+  if (r.judge.answer_assumption) o += "  answers          " + *r.judge.answer_assumption + "\n";
+  return o;
 }
 
 }  // namespace mhaq

@@ -55,6 +55,7 @@
 
 #include "mhaq/arith/solve/exact_solver.hpp"
 #include "mhaq/arith/numbers.hpp"
+#include "mhaq/arith/fit_starts.hpp"
 #include "mhaq/arith/rational.hpp"
 #include "mhaq/arith/truth.hpp"
 #include "mhaq/base/error.hpp"
@@ -250,9 +251,17 @@ struct Field<Ball> {
   Ball enclose(const Ball& x) const { return x; }
   std::string str(const Ball& x) const { return x.str(30); }
 
-  // Filter: the approximate solution is computed in MPFR from the midpoints.
+  // Filter: the approximate solution is computed in MPFR from the midpoints,
+  // or, for a route that names its head count (interpolate_pair's), taken
+  // from `starts` when they hold a fit of these values (a replay of a float
+  // run: analysis/ball_replay.hpp). certify() decides either way.
   template <class Fn>
   std::optional<std::vector<Ball>> filtered(const std::vector<Ball>& f, Fn&& fn) const;
+  const FitStarts* starts = nullptr;
+  // certify() first tries Krawczyk's test with a point inverse in double and
+  // I - Y J(X) at 64 bits (the replay's cheap route); the other routes follow
+  // when it fails. Off in ball runs, whose boxes it would change.
+  bool point_inverse = false;
   template <class Fn>
   std::optional<std::vector<Ball>> enclose_roots(const std::vector<Ball>& x, Fn&& fn) const { return fn(*this, x); }
   template <class Sys>

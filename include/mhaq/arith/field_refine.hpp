@@ -134,6 +134,9 @@ void Field<double>::refine(const Sys& sys, std::vector<double>& x) const {
 
 template <class Fn>
 std::optional<std::vector<Ball>> Field<Ball>::filtered(const std::vector<Ball>& f, Fn&& fn) const {
+  if constexpr (requires { fn.H; })
+    if (starts)
+      if (const std::vector<Ball>* x = starts->find(f, fn.H)) return *x;
   // The approximation is computed in MPFR at the working precision from the
   // midpoints (approx_: it need not be right; certify() decides).
   std::vector<Mpfr> mid(f.size());
@@ -149,6 +152,24 @@ std::optional<std::vector<Ball>> Field<Ball>::filtered(const std::vector<Ball>& 
   for (size_t i = 0; i < am->size(); ++i) arf_set_mpfr(arb_midref(out[i].raw()), (*am)[i].raw());
   return out;
 }
+
+namespace detail {
+// Epsilon-inflation of Krawczyk's boxes: each width just beyond its
+// component's reach (5/4 of it), never smaller, then 1/64 wider. False when
+// a width becomes infinite.
+inline bool inflate_widths(std::vector<flint::Mag>& w, const std::vector<flint::Mag>& reach) {
+  for (size_t i = 0; i < w.size(); ++i) {
+    flint::Mag t;
+    mag_mul_2exp_si(t.v, reach[i].v, -2);
+    mag_add(t.v, t.v, reach[i].v);
+    mag_max(w[i].v, w[i].v, t.v);
+    mag_mul_2exp_si(t.v, w[i].v, -6);
+    mag_add(w[i].v, w[i].v, t.v);
+    if (mag_is_inf(w[i].v)) return false;
+  }
+  return true;
+}
+}  // namespace detail
 
 namespace detail {
 // The slope-form Krawczyk test with epsilon-inflation (see Field<Ball>::certify).
@@ -221,16 +242,132 @@ bool krawczyk_slope(const Field<Ball>& F, const Sys& sys, const std::vector<Ball
       K[i] = k;
     }
     if (ok) return true;
-    // epsilon-inflation: each width just beyond its component's reach, never smaller
-    for (int i = 0; i < n; ++i) {
-      flint::Mag t;
-      mag_mul_2exp_si(t.v, reach[i].v, -2);
-      mag_add(t.v, t.v, reach[i].v);
-      mag_max(w[i].v, w[i].v, t.v);
-      mag_mul_2exp_si(t.v, w[i].v, -6);
-      mag_add(w[i].v, w[i].v, t.v);
-      if (mag_is_inf(w[i].v)) return false;
+    if (!inflate_widths(w, reach)) return false;
+  }
+  return false;
+}
+}  // namespace detail
+
+namespace detail {
+// The replay's route of Field<Ball>::certify (point_inverse): Krawczyk's test
+// with Y the system's closed-form inverse Jacobian (PairSystem, proofs/30)
+// evaluated in double at the centre xt, and I - Y J(X) enclosed at 64 bits
+// (J over the box widened to 64-bit balls). Y need only be nonsingular and
+// near the inverse for the test to pass; only g(xt) = model(xt) - targets
+// needs the working precision. A system may offer residuals(F, x, g) for all
+// of g at once. On success K holds K(X), inside X.
+// |I - Y J| entrywise, for every J in the balls J (upper bounds, into
+// Mabs), with Y exact doubles: in double, J = [Jm +- Jr] with Jm the nearest
+// doubles, c = fl(sum_k Y_ik Jm_kj) and the rounding of the sum bounded by
+// gamma_{n+2} sum_k |Y_ik| |Jm_kj| (Higham, Thm 3.1), every bound then raised
+// by a factor 1 + 2^-20 for the rounding of the bounds themselves (each a sum
+// of n + 2 products of non-negative doubles) and by the smallest normal
+// double for underflow. False when a number is not finite.
+inline bool point_inverse_residual(const Mat<double>& Y, const Mat<Ball>& J, std::vector<flint::Mag>& Mabs) {
+  const int n = Y.rows();
+  constexpr double u = 0x1p-53;
+  const double gamma = (n + 2) * u / (1 - (n + 2) * u);
+  std::vector<double> Jm(static_cast<size_t>(n) * n), Jr(static_cast<size_t>(n) * n);
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j) {
+      const arb_srcptr e = J(k, j).raw();
+      const double m = arf_get_d(arb_midref(e), ARF_RND_NEAR);
+      // rad + |mid - m| <= rad + u |m| + 2^-1074
+      const double r = mag_get_d(arb_radref(e)) + u * std::fabs(m) + 0x1p-1074;
+      if (!std::isfinite(m) || !std::isfinite(r)) return false;
+      Jm[static_cast<size_t>(k) * n + j] = m;
+      Jr[static_cast<size_t>(k) * n + j] = r;
     }
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double c = 0, a = 0, b = 0;
+      for (int k = 0; k < n; ++k) {
+        const double y = Y(i, k), m = Jm[static_cast<size_t>(k) * n + j];
+        c += y * m;
+        a += std::fabs(y) * std::fabs(m);
+        b += std::fabs(y) * Jr[static_cast<size_t>(k) * n + j];
+      }
+      const double bound = (std::fabs((i == j ? 1.0 : 0.0) - c) + gamma * a + b) * (1 + 0x1p-20) + 0x1p-1022;
+      if (!std::isfinite(bound)) return false;
+      mag_set_d(Mabs[static_cast<size_t>(i) * n + j].v, bound);
+    }
+  return true;
+}
+
+template <class Sys>
+bool krawczyk_point_inverse(const Field<Ball>& F, const Sys& sys, const std::vector<Ball>& x, std::vector<Ball>& K) {
+  const long prec = working_precision();
+  const int n = sys.unknowns();
+  if (sys.equations() != n) return false;
+  std::vector<double> xd(n);
+  for (int i = 0; i < n; ++i) {
+    xd[i] = arf_get_d(arb_midref(x[i].raw()), ARF_RND_NEAR);
+    if (!std::isfinite(xd[i])) return false;
+  }
+  Mat<double> Yd;
+  if (!sys.inverse_jacobian(Field<double>{}, xd, Yd)) return false;
+  flint::ArbMat Y(n, n), g(n, 1), s(n, 1);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k) {
+      if (!std::isfinite(Yd(i, k))) return false;
+      arf_set_d(arb_midref(arb_mat_entry(Y.m, i, k)), Yd(i, k));
+    }
+  std::vector<Ball> xt(n);
+  for (int i = 0; i < n; ++i) arb_get_mid_arb(xt[i].raw(), x[i].raw());
+  if constexpr (requires(std::vector<Ball> r) { sys.residuals(F, xt, r); }) {
+    std::vector<Ball> r;
+    sys.residuals(F, xt, r);
+    for (int k = 0; k < n; ++k) arb_swap(arb_mat_entry(g.m, k, 0), r[k].raw());
+  } else {
+    for (int k = 0; k < n; ++k) {
+      const Ball gk = sys.model(F, xt, k) - sys.target(k);
+      arb_set(arb_mat_entry(g.m, k, 0), gk.raw());
+    }
+  }
+  arb_mat_mul(s.m, Y.m, g.m, prec);
+  std::vector<flint::Mag> w(n);
+  for (int i = 0; i < n; ++i) {
+    arb_get_mag(w[i].v, arb_mat_entry(s.m, i, 0));
+    mag_mul_2exp_si(w[i].v, w[i].v, 1);
+    flint::Mag t;
+    arb_get_mag(t.v, xt[i].raw());
+    mag_mul_2exp_si(t.v, t.v, -prec + 4);
+    mag_add(w[i].v, w[i].v, t.v);
+    mag_max(w[i].v, w[i].v, arb_radref(x[i].raw()));
+  }
+  constexpr long kLow = 64;
+  std::vector<flint::Mag> Mabs(static_cast<size_t>(n) * n);
+  std::vector<Ball> X(n);
+  Mat<Ball> J(n, n);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    {
+      PrecisionScope low(kLow);
+      for (int i = 0; i < n; ++i) {
+        arb_set_round(X[i].raw(), xt[i].raw(), kLow);
+        arb_add_error_mag(X[i].raw(), w[i].v);
+      }
+      sys.jacobian(F, X, J);
+    }
+    if (!point_inverse_residual(Yd, J, Mabs)) return false;
+    bool ok = true;
+    std::vector<flint::Mag> reach(n);
+    for (int i = 0; i < n; ++i) {
+      flint::Mag c, a;  // sum_j |M_ij| w_j
+      for (int j = 0; j < n; ++j) {
+        mag_mul(a.v, Mabs[static_cast<size_t>(i) * n + j].v, w[j].v);
+        mag_add(c.v, c.v, a.v);
+      }
+      Ball& k = K[i];
+      arb_sub(k.raw(), xt[i].raw(), arb_mat_entry(s.m, i, 0), prec);
+      arb_add_error_mag(k.raw(), c.v);
+      // K_i inside xt_i +- w_i: |mid(K_i) - xt_i| + rad(K_i) < w_i
+      arf_sub(arb_midref(X[i].raw()), arb_midref(k.raw()), arb_midref(xt[i].raw()), MAG_BITS, ARF_RND_UP);
+      arf_get_mag(reach[i].v, arb_midref(X[i].raw()));
+      mag_add(reach[i].v, reach[i].v, arb_radref(k.raw()));
+      ok = ok && mag_cmp(reach[i].v, w[i].v) < 0;
+    }
+    if (ok) return true;
+    if (!inflate_widths(w, reach)) return false;
   }
   return false;
 }
@@ -276,6 +413,15 @@ Truth Field<Ball>::certify(const Sys& sys, std::vector<Ball>& x) const {
   // solution in X, and it lies in K(X) (proofs/10).
   const long prec = working_precision();
   const int n = sys.unknowns();
+  if constexpr (requires(Mat<double> Yd, std::vector<double> xd) { sys.inverse_jacobian(Field<double>{}, xd, Yd); }) {
+    if (point_inverse) {
+      std::vector<Ball> K(n);
+      if (detail::krawczyk_point_inverse(*this, sys, x, K) && sys.admissible(*this, K) == Truth::yes) {
+        x = std::move(K);
+        return Truth::yes;
+      }
+    }
+  }
   using flint::ArbMat;
   std::vector<Ball> xt(n);
   for (int i = 0; i < n; ++i) arb_get_mid_arb(xt[i].raw(), x[i].raw());

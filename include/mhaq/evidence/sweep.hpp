@@ -16,6 +16,10 @@
 
 namespace mhaq {
 
+// A sweep runs every precision on every cell, so its d and H stay below the
+// program's general limits (docs/limits.md).
+inline constexpr int sweep_max_d = 32, sweep_max_heads = 32;
+
 struct SweepGrid {
   std::vector<int> d{4};
   std::vector<int> H{1, 2, 3, 4};

@@ -17,6 +17,10 @@
 
 namespace mhaq {
 
+// verify runs every d in [min_d, max_d] and H up to max_h in every trial, so
+// both stay below the program's general limits (docs/limits.md).
+inline constexpr int verify_max_d = 16, verify_max_h = 16;
+
 struct VerifyOptions {
   int trials = 20;
   std::uint64_t seed = 1;

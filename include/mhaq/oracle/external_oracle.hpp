@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "mhaq/arith/field.hpp"
+#include "mhaq/model/answer_errors.hpp"
 #include "mhaq/oracle/child_process.hpp"
 #include "mhaq/oracle/protocol.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
@@ -125,8 +126,13 @@ class ExternalSession {
   std::optional<oracle_protocol::OracleFailure> failure_;
 };
 
+// Each float answer states its error (AnswerErrors): the bound in force and
+// its radius, plus the rounding of the text to the learner's precision; with
+// neither, the assumption that the oracle rounded f(X) correctly to what it
+// sent (a float64 to half an ulp, a decimal to half a unit in its last place,
+// a fraction exactly).
 template <class T>
-class ExternalOracle final : public Oracle<T> {
+class ExternalOracle final : public Oracle<T>, public KeptAnswerErrors {
  public:
   // stated: the user's bound (--oracle-error); when absent, the oracle's own
   // accuracy from its hello. Ball needs a bound or per-answer radii
@@ -135,6 +141,7 @@ class ExternalOracle final : public Oracle<T> {
   int dim() const override { return s_.dim(); }
   const Field<T>& field() const override { return field_; }
   const ErrorStatement& bound() const { return bound_; }  // the bound in force
+  std::string error_assumption() const override;
 
  private:
   T answer(const Query& q) override;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "mhaq/model/answer_errors.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/base/random.hpp"
@@ -39,8 +40,10 @@ struct IntModel;  // integer-scaled copy of the model (oracle fast path)
 
 // Exact value of f at the final token, evaluated in T: scores are computed
 // exactly in Q, then exp in T (ball: rigorous enclosure; exact: tau powers).
+// Float answers are the midpoint of an Arb enclosure, rounded: each states
+// its own error bound (AnswerErrors), rounding and stated noise included.
 template <class T>
-class ModelOracle final : public Oracle<T> {
+class ModelOracle final : public Oracle<T>, public KeptAnswerErrors {
  public:
   // token_den: every token entry must lie in (1/token_den)Z; the exact oracle
   // needs it to fix L = (lcm of W denominators) * token_den^2. `solver`:
@@ -51,9 +54,12 @@ class ModelOracle final : public Oracle<T> {
   // Without noise every answer is a function of its query alone: a batch is
   // answered on several threads, each answer in its own slot.
   bool any_order() const override;
+  std::string error_assumption() const override;
 
  private:
   T answer(const Query& q) override;
+  // The answer, and its error bound into err (zero for balls and exact answers).
+  T answer_with_error(const Query& q, flint::Mag& err);
   std::vector<T> answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) override;
   Field<T> make_field() const;
   Model model_;
@@ -71,6 +77,8 @@ class ModelOracle final : public Oracle<T> {
 // the oracle is approximate; the other arithmetics round an enclosure.
 template <>
 QTau ModelOracle<QTau>::answer(const Query& q);
+template <>
+QTau ModelOracle<QTau>::answer_with_error(const Query& q, flint::Mag& err);
 template <>
 Field<QTau> ModelOracle<QTau>::make_field() const;
 // Exact answers share the field's caches: asked one at a time.

@@ -27,11 +27,11 @@ class OracleStack {
   // A hidden attention model's answers; `noise` rounds and perturbs them
   // (claim 4), `solver` is the exact field's linear solver.
   static OracleStack model(Model m, long token_den, OracleNoise noise = {}, ExactSolver solver = ExactSolver::sparse) {
-    return OracleStack(std::make_unique<ModelOracle<T>>(std::move(m), token_den, std::move(noise), solver));
+    return with_errors(std::make_unique<ModelOracle<T>>(std::move(m), token_den, std::move(noise), solver));
   }
   // A hidden one-layer transformer's answers.
   static OracleStack transformer(TransformerModel m, long token_den, ExactSolver solver = ExactSolver::sparse) {
-    return OracleStack(std::make_unique<TransformerOracle<T>>(std::move(m), token_den, solver));
+    return with_errors(std::make_unique<TransformerOracle<T>>(std::move(m), token_den, solver));
   }
   // An external process's answers under the bound in force (the user's
   // stated bound, else the oracle's own); T = Ball, Mpfr or double (the
@@ -39,7 +39,7 @@ class OracleStack {
   static OracleStack external(ExternalSession& s, const ErrorStatement& stated) {
     auto e = std::make_unique<ExternalOracle<T>>(s, stated);
     const ErrorStatement* bound = &e->bound();
-    OracleStack out(std::move(e));
+    OracleStack out = with_errors(std::move(e));
     out.bound_ = bound;
     return out;
   }
@@ -62,6 +62,9 @@ class OracleStack {
     if (!rec_) throw_internal("oracle stack: no record was asked for");
     return *rec_;
   }
+  // The source's statement of each answer's error (the float judge reads it);
+  // null for an oracle handed in.
+  const AnswerErrors* errors() const { return errors_; }
   // The bound in force of an external source; Error(internal) for another source.
   const ErrorStatement& external_bound() const {
     if (!bound_) throw_internal("oracle stack: not an external oracle");
@@ -71,10 +74,18 @@ class OracleStack {
  private:
   explicit OracleStack(std::unique_ptr<Oracle<T>> owned) : owned_(std::move(owned)), source_(owned_.get()) {}
   explicit OracleStack(Oracle<T>& given) : source_(&given) {}
+  template <class O>
+  static OracleStack with_errors(std::unique_ptr<O> o) {
+    const AnswerErrors* e = o.get();
+    OracleStack out(std::move(o));
+    out.errors_ = e;
+    return out;
+  }
   std::unique_ptr<Oracle<T>> owned_;  // on the heap, so the record's reference survives a move
   Oracle<T>* source_ = nullptr;
   std::unique_ptr<RecordingOracle<T>> rec_;
   const ErrorStatement* bound_ = nullptr;
+  const AnswerErrors* errors_ = nullptr;
 };
 
 }  // namespace mhaq

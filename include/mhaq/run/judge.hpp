@@ -56,9 +56,20 @@ struct RunFacts {
   Truth self_check = Truth::unknown;
   long self_check_failed = -1;
   // Floats: the stated tolerance on max_rel_error and the run's first-order
-  // error estimate from kappa (log2; NaN when it could not be computed).
+  // error estimate from kappa (log2; NaN when it could not be computed). The
+  // estimate is a reported figure; it decides nothing unless first_order_only.
   double tolerance_log2 = std::numeric_limits<double>::quiet_NaN();
   double estimate_log2 = std::numeric_limits<double>::quiet_NaN();
+  // Floats: the judge's evidence (proofs/40-float-judge.md). certified_log2
+  // bounds max_rel_error for every model with at most the stated H heads
+  // whose values lie within the answers' stated errors (log2; NaN: none, and
+  // judge_note says why). contradiction: the replay in balls certifies that
+  // no such model fits the answers.
+  double certified_log2 = std::numeric_limits<double>::quiet_NaN();
+  std::string judge_note;
+  bool contradiction = false;
+  // A float tool without that evidence yet is judged on its estimate alone.
+  bool first_order_only = false;
   // Comparison with a known truth, when there is one.
   bool truth_known = false;
   int heads_true = 0, heads_recovered = 0;
@@ -67,10 +78,12 @@ struct RunFacts {
 };
 
 // The verdict on a run that returned heads (a learner that threw is judged
-// by status_of(kind)). Rules:
-//  * self_check no: inconsistent, unless a float run's error estimate exceeds
-//    its tolerance (then the failed check may be rounding: unable);
-//  * floats: an error estimate above the tolerance, or none, is unable;
+// by status_of(kind), a float one after its replay in balls). Rules:
+//  * self_check no: inconsistent when exact or balls, or when a float run's
+//    replay certifies the contradiction; otherwise unable (the answers'
+//    stated error or the precision may explain it);
+//  * floats: ok needs a certified bound within the tolerance; none, or one
+//    above it, is unable;
 //  * truth known: a head count that differs, or no agreement, is mismatch;
 //  * otherwise ok.
 Verdict judge(const RunFacts& f);

@@ -60,6 +60,10 @@ struct RecoverOptions {
   // Floats: false skips the run's first-order error estimate (benchmarks
   // measure its cost this way; the judge then has no estimate to go by).
   bool error_estimate = true;
+  // Floats: false judges on the first-order estimate alone, as before the
+  // certified judge (proofs/40): only tests/bench/bench_judge.cpp, which
+  // measures the replay's cost this way. Never an ok to trust.
+  bool judge_replay = true;
   // When set, answers come from this external oracle (attention models only).
   const ExternalRun* external = nullptr;
   // Progress lines of a long run (base/progress.hpp; the program writes them

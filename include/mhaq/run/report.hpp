@@ -25,5 +25,9 @@ double log2_abs(const Rational& q);
 std::string run_remedy(const RecoverResult& r, const Verdict& v, const RecoverOptions& o);
 // status, and message and remedy (run_remedy) unless ok.
 void report_verdict(RecoverResult& r, const Verdict& v, const RecoverOptions& o);
+// A float run's report lines on its judge: the tolerance, the certified
+// bound (or why there is none), the first-order estimate and the assumption
+// on the answers.
+std::string judge_lines(const RecoverResult& r);
 
 }  // namespace mhaq

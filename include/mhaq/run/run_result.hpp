@@ -168,6 +168,13 @@ struct JudgeRecord {
   std::optional<Status> blind_status;  // transformers: the status the answers alone give
   std::optional<double> tolerance, error_estimate;
   std::optional<std::string> tolerance_decimal, decision_tolerance, error_estimate_decimal, estimate_note;
+  // Floats: the judge's certified bound on max_rel_error (proofs/40), from
+  // the run's replay in balls over its answers; the assumption on the
+  // answers' error it rests on; the replay's route and precision, or why
+  // there is no bound.
+  std::optional<double> certified_error;
+  std::optional<std::string> certified_error_decimal, answer_assumption, judge_route, judge_note;
+  std::optional<long> judge_bits;
 };
 // The comparison with the known truth, as the arithmetic's truth test made it
 // (run/arith_policy.hpp); absent when the run ended before it.

@@ -64,7 +64,9 @@ const std::vector<Entry>& registry() {
        "MPFR randomized", proof::check_composed_estimate},
       {"39-grid-witness", "two distinct models agree at all 2H+1 pair witnesses (x, y) only on a degree-2 hypersurface: the small-grid guard",
        "exhaustive + exact", proof::check_grid_witness},
-      {"40-bias-canonical", "biases: scores x_i^T (W_h x_N + c_h), beta added; the canonical form merges on (W, c); an affine across link",
+      {"40-float-judge", "a float ok: the run's heads within the tolerance of every model that fits the answers within their stated errors",
+       "MPFR and double randomized + model 1", proof::check_float_judge},
+      {"42-bias-canonical", "biases: scores x_i^T (W_h x_N + c_h), beta added; the canonical form merges on (W, c); an affine across link",
        "exact randomized", proof::check_bias_canonical},
   };
   return r;

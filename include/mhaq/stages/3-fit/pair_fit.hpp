@@ -78,7 +78,7 @@ class PairSystem {
     using U = typename G::value_type;
     const int H = H_, n = 2 * H_ + 1;
     if (equations() != n) return false;
-    const U one = F.from(Rational(1)), two = F.from(Rational(2));
+    const U one = F.from(Rational(1)), two = F.from(Rational(2)), zero = F.from(Rational(0));
     // the nodes (0..2H unless given) in the field, converted once
     std::vector<U> node;
     for (int k = 0; k < n; ++k) node.push_back(F.from(this->node(k)));
@@ -89,10 +89,7 @@ class PairSystem {
       U q = one;
       for (int g = 0; g < H; ++g) q = q * (one + x[1 + g] * node[k]);
       Q2.push_back(q * q);
-      Rational w(1);
-      for (int m = 0; m < n; ++m)
-        if (m != k) w *= this->node(k) - this->node(m);
-      lead.push_back(F.from(w));
+      lead.push_back(F.from(node_product(k)));
     }
     Y = Mat<U>(n, n);
     for (int k = 0; k < n; ++k) Y(0, k) = Q2[k] / (lead[k] * pr2);
@@ -100,7 +97,7 @@ class PairSystem {
       const U& r = x[1 + h];
       const U& c = x[1 + H + h];
       const U rho = -(one / r);
-      U Gh = one, dG = F.from(Rational(0));
+      U Gh = one, dG = zero;
       for (int g = 0; g < H; ++g) {
         if (g == h) continue;
         const U t = one - x[1 + g] / r;
@@ -115,7 +112,7 @@ class PairSystem {
         inv_tm.push_back(one / tm.back());
       }
       for (int k = 0; k < n; ++k) {
-        U lk = one, dl = F.from(Rational(0));
+        U lk = one, dl = zero;
         for (int m = 0; m < n; ++m)
           if (m != k) {
             lk = lk * tm[m];
@@ -184,6 +181,21 @@ class PairSystem {
     else
       for (auto& v : out) v = -v;
     return true;
+  }
+  // prod_{m != k} (t_k - t_m) over the 2H+1 nodes: at the nodes 0..2H it is
+  // (-1)^(2H-k) k! (2H-k)!, formed in integers while that fits.
+  Rational node_product(int k) const {
+    const int n = 2 * H_ + 1;
+    if (t_.empty() && n <= 20) {
+      long w = 1;
+      for (int m = 1; m <= k; ++m) w *= m;
+      for (int m = 1; m <= n - 1 - k; ++m) w *= -m;
+      return Rational(w);
+    }
+    Rational w(1);
+    for (int m = 0; m < n; ++m)
+      if (m != k) w *= node(k) - node(m);
+    return w;
   }
   // P and c by least squares with the poles held fixed (the model is linear in them).
   template <class G>

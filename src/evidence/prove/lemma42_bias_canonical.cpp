@@ -1,4 +1,4 @@
-// The machine check of proofs/40-bias-canonical.md (the registry: registry.cpp).
+// The machine check of proofs/42-bias-canonical.md (the registry: registry.cpp).
 #include "mhaq/model/factored.hpp"
 #include "mhaq/oracle/oracle_stack.hpp"
 #include "prove_common.hpp"
