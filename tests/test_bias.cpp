@@ -20,7 +20,7 @@
 using namespace mhaq;
 
 namespace {
-long bias_count(Schedule s, long d, long H) { return schedule_query_count(s, d, H, true); }
+long bias_count(Schedule s, long d, long H) { return schedule_query_count(s, d, H, 0, true); }
 
 // Queries beyond the plan: repairs and a small grid's witnesses (proofs/21, proofs/39).
 long extra(const RecoverResult& r) { return r.evidence.repair_queries.value_or(0) + r.evidence.grid_witness_queries.value_or(0) + r.evidence.fallback_queries.value_or(0); }
@@ -488,4 +488,31 @@ TEST_CASE("verify --bias: claims 1-4 hold in exact mode on drawn biased models, 
           verify(r);
         }).first == static_cast<int>(ErrorKind::usage));
   CHECK(test::error_of([&] { rate_study(o, {1, 2}); }).second.find("--bias") != std::string::npos);
+}
+
+TEST_CASE("the rank schedule takes no biases: recover and verify refuse them, saying to leave out --rank") {
+  GenerateOptions g;
+  g.d = 3;
+  g.heads = 1;
+  g.seed = 7;
+  g.bias = true;
+  const Model m = generate_model(g);
+  RecoverOptions o;
+  o.schedule = Schedule::rank;
+  o.rank = 1;
+  const std::pair<int, std::string> e = test::error_of([&] { recover_run(m, o); });
+  CHECK(e.first == static_cast<int>(ErrorKind::usage));
+  CHECK(e.second.find("leave out --rank") != std::string::npos);
+  // the same model told there are no biases is the user's choice: not refused as an option
+  o.bias = false;
+  CHECK(test::error_of([&] { recover_run(m, o); }).first != static_cast<int>(ErrorKind::usage));
+  VerifyOptions v;
+  v.trials = 1;
+  v.bias = true;
+  v.schedule = Schedule::rank;
+  v.rank = 1;
+  v.min_d = 2;
+  const std::pair<int, std::string> ve = test::error_of([&] { verify(v); });
+  CHECK(ve.first == static_cast<int>(ErrorKind::usage));
+  CHECK(ve.second.find("--rank") != std::string::npos);
 }

@@ -149,7 +149,7 @@ double pair_condition(const Field<Jet<B, D>>& F, const Plan& plan, const std::ve
   using JB = Jet<B, D>;
   const Field<B>& base = F.base;
   double worst = 0;
-  for (int p = 0; p < plan.d * plan.d; ++p) {
+  for (int p = 0; p < plan.base_count(); ++p) {
     PairFit<B> v{fits[p].P.value(), {}, {}};
     for (const auto& x : fits[p].r) v.r.push_back(x.value());
     for (const auto& x : fits[p].c) v.c.push_back(x.value());

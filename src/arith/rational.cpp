@@ -282,6 +282,11 @@ Rational det(const QMat& A) {
   return d;
 }
 
+int rank(const QMat& A) {
+  FmpqMat m = fmpq_mat_of(A), r(A.rows(), A.cols());
+  return static_cast<int>(fmpq_mat_rref(r.m, m.m));
+}
+
 bool solve(const QMat& A, const QVec& b, QVec& x) {
   if (A.rows() != A.cols() || static_cast<size_t>(A.rows()) != b.size()) throw_internal("solve: shape");
   FmpqMat m = fmpq_mat_of(A), rhs(A.rows(), 1), sol(A.rows(), 1);

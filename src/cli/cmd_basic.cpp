@@ -103,6 +103,8 @@ Command make_generate() {
                         "heads in pairwise orthogonal subspaces (the prior work's assumption); the file gets their bases (\"bases\")");
             s->add_option("--d", st->g.d, "token dimension")->required()->check(int_in(1, limits::max_d));
             s->add_option("--heads", st->g.heads, "number of heads")->required()->check(int_in(1, limits::max_heads));
+            s->add_option("--rank", st->g.rank, "heads of rank R: W_h = A_h B_h^T with A_h, B_h d x R (entries drawn as W's), rank exactly R (1 <= R <= d)")
+                ->check(int_in(1, limits::max_d));
             s->add_option("--seed", st->g.seed, "random seed")->required()->check(seed_value());
             s->add_option("--for", st->arith, "entry distribution suited to an arithmetic (exact: small rationals; others: fine dyadic grid)")
                 ->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
@@ -183,6 +185,7 @@ struct RecoverState {
   bool json = false, quiet = false;
   CLI::Option* d_opt = nullptr;
   CLI::Option* heads_opt = nullptr;
+  CLI::Option* schedule_opt = nullptr;
   CLI::Option* noise_opt = nullptr;
   CLI::Option* target_opt = nullptr;
   CLI::Option* tol_opt = nullptr;
@@ -198,7 +201,12 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--seed", st.seed, "seed for the learner's draws (and for drawing the model)")->check(seed_value());
   s->add_option("--arith", st.arith, "exact | ball | mpfr | double")->check(CLI::IsMember({"exact", "ball", "mpfr", "double"}));
   s->add_option("--bits", st.bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
-  s->add_option("--schedule", st.schedule, "paper | lean | compact")->check(CLI::IsMember({"paper", "lean", "compact"}));
+  st.schedule_opt = s->add_option("--schedule", st.schedule, "paper | lean | compact | rank (the one --rank R selects)")
+                        ->check(CLI::IsMember({"paper", "lean", "compact", "rank"}));
+  s->add_option("--rank", st.g.rank,
+                "a bound R on every head's rank (1 <= R < d): the rank schedule, 1+2H(2dR-R^2+2d-R-1) queries; a drawn model gets heads of rank R "
+                "(W_h = A_h B_h^T, A_h and B_h d x R)")
+      ->check(int_in(1, max_d));
   s->add_option("--design", st.design,
                 "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them) | "
                 "placed (float64 answers: a pilot places every head's pole, pairs asked at ratios of copy counts up to 2^16; mpfr, or ball with the last round certified); not exact")
@@ -291,7 +299,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
     g.seed = st.seed;
     truth = draw_transformer(g, st.t);
   }
-  if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || st.samples_per_pair != 0 ||
+  if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || st.samples_per_pair != 0 || st.g.rank != 0 ||
       st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || (st.design != "paper" && st.design != "scaled") || st.g.bias || st.no_bias)
     throw Error(ErrorKind::usage,
                 "transformers support --arith, --bits, --seed, --schedule, --design paper|scaled, --learner-heads, --learner-neurons, --tolerance, --threads and --certificate");
@@ -355,6 +363,12 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   o.arith = a;
   o.bits = st.bits;
   o.schedule = parse_schedule(st.schedule);
+  if (st.g.rank > 0) {
+    if (st.schedule_opt->count() > 0 && o.schedule != Schedule::rank)
+      throw Error(ErrorKind::usage, "--rank selects the rank schedule: leave out --schedule " + st.schedule);
+    o.schedule = Schedule::rank;
+    o.rank = st.g.rank;
+  }
   o.design = parse_design(st.design);
   o.seed = st.seed;
   o.heads = st.learner_heads;

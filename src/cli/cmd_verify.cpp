@@ -29,6 +29,8 @@ Command make_verify() {
             s->add_option("--bits", st->o.bits, "precision in bits for ball and mpfr")->check(int_in(min_bits, max_bits));
             s->add_option("--schedule", st->schedule, "the learner's schedule for claims 1-4: paper (default) | lean | compact")
                 ->check(CLI::IsMember({"paper", "lean", "compact"}));
+            s->add_option("--rank", st->o.rank, "heads of rank R, learned with the rank schedule told --rank R (claims 1-4; needs --min-d above R)")
+                ->check(int_in(1, verify_max_d - 1));
             s->add_option("--min-d", st->o.min_d, "smallest token dimension d (default 2)")->check(int_in(1, verify_max_d));
             s->add_option("--max-d", st->o.max_d, "largest token dimension d (default 4)")->check(int_in(1, verify_max_d));
             s->add_option("--max-h", st->o.max_h, "largest canonical head count H (default 3)")->check(int_in(1, verify_max_h));
@@ -59,6 +61,10 @@ Command make_verify() {
             o.design = parse_design(st->design);
             if (o.claim == 4 && st->rates) throw Error(ErrorKind::usage, "--claim 4 and --rates are separate studies");
             o.schedule = parse_schedule(st->schedule);
+            if (o.rank > 0) {
+              if (o.schedule != Schedule::paper) throw Error(ErrorKind::usage, "--rank selects the rank schedule: leave out --schedule");
+              o.schedule = Schedule::rank;
+            }
             if (o.min_d > o.max_d) throw Error(ErrorKind::usage, "--min-d must not exceed --max-d");
             check_option("--max-h plus --h0-extra", o.max_h + (st->no_h0 ? 0 : o.h0_extra), 1, limits::max_heads);
             check_option("--ranges: the number of values", static_cast<long>(st->ranges.size()), 1, limits::max_list_values);

@@ -282,7 +282,7 @@ ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, Arith a
 // The file's summary: counts (with biases also the count with biases) and the exact match.
 ojson summary_json(const LearnResult<QTau>& res, const LearnOptions& lo, int d, long queries, long max_length, const Model& canon) {
   ojson s{{"queries", queries}, {"paper_bound", paper_query_bound(d, lo.H)}};
-  if (lo.bias) s["bias_count"] = schedule_query_count(lo.schedule, d, lo.H, true);  // 4Hd^2 + 4Hd - 2H + 1
+  if (lo.bias) s["bias_count"] = schedule_query_count(lo.schedule, d, lo.H, 0, true);  // 4Hd^2 + 4Hd - 2H + 1
   s["max_length"] = max_length;
   s["heads_recovered"] = res.heads.size();
   s["self_checked"] = res.self_check == Truth::yes;

@@ -48,6 +48,10 @@ void check_options(const VerifyOptions& o) {
     throw Error(ErrorKind::usage, "--design scaled|tuned needs --arith ball, mpfr or double (exact runs use the paper design)");
   if (o.bias && (o.claim == 4 || o.model_kind != "attention" || o.design == Design::tuned))
     throw Error(ErrorKind::usage, "--bias: attention claims 1-4 with the paper or scaled design (no --claim 4, --model-kind or --design tuned)");
+  if (o.bias && o.rank != 0) throw Error(ErrorKind::usage, "verify: --rank learns heads without biases: leave out --bias or --rank");
+  if ((o.rank != 0) != (o.schedule == Schedule::rank)) throw Error(ErrorKind::usage, "verify: --rank R and the rank schedule go together");
+  if (o.rank != 0 && (o.rank < 1 || o.min_d <= o.rank))
+    throw Error(ErrorKind::usage, "verify --rank R needs 1 <= R < --min-d (every drawn d must exceed the bound)");
   if (o.schedule == Schedule::compact && o.max_h + (o.unknown_h ? o.h0_extra : 0) > compact_max_heads)
     throw Error(ErrorKind::usage, "--schedule compact takes H (or H0 = H + --h0-extra) <= " + std::to_string(compact_max_heads) +
                                       ": lower --max-h or --h0-extra");
@@ -65,6 +69,7 @@ std::string count_formula(Schedule s, const char* H, bool bias) {
     case Schedule::paper: return "4" + h + "d^2 - 2" + h + " + 1";
     case Schedule::lean: return "1 + 2" + h + "(d^2 + d - 1)";
     case Schedule::compact: return "1 + 2" + h + "d + (d - 1) + s_" + h + " d(d - 1)";
+    case Schedule::rank: return "1 + 2" + h + "(2dR - R^2 + 2d - R - 1)";
   }
   return "?";
 }
@@ -85,6 +90,7 @@ Model trial_model(const VerifyOptions& o, const TrialSpec& t) {
   g.share_w = t.share_w;
   g.cancel_v = t.cancel_v;
   g.bias = o.bias;
+  g.rank = o.rank;
   return generate_model(g);
 }
 
@@ -95,6 +101,7 @@ RecoverOptions recover_options(const VerifyOptions& o, const TrialSpec& t, int m
   r.heads = 0;
   r.max_heads = max_heads;
   r.schedule = o.schedule;
+  r.rank = o.rank;
   r.seed = t.seed;
   r.tokens = TokenSpec{token_range_of(o), token_den_of(o)};
   r.design = o.design;
@@ -174,7 +181,8 @@ std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_h
   s << " --arith " << arith_name(o.arith);
   if (arith_facts(o.arith).chosen_bits) s << " --bits " << o.bits;
   s << " --token-range " << token_range_of(o);
-  if (o.schedule != Schedule::paper) s << " --schedule " << schedule_name(o.schedule);
+  if (o.rank > 0) s << " --rank " << o.rank;
+  else if (o.schedule != Schedule::paper) s << " --schedule " << schedule_name(o.schedule);
   if (max_heads > 0) s << " --max-heads " << max_heads;
   if (o.design != Design::paper) s << " --design " << design_name(o.design);
   s << " --json";
@@ -190,8 +198,10 @@ std::string distribution_text(const VerifyOptions& o, const std::string& range, 
        "(H+2 heads, the last two share W with opposite v and vanish); W entries uniform in [-"
     << g.w_range << ", " << g.w_range << "]/" << g.w_den << ", v entries uniform in [-" << g.v_range << ", " << g.v_range << "]/"
     << g.v_den << (o.bias ? "; biases: c entries as W's, copied by shared and cancelling heads, beta as a v entry" : "")
-    << " (mhaq generate defaults for " << arith_name(o.arith) << "); learner: " << schedule_name(o.schedule)
-    << " schedule, B and Delta entries uniform integers in "
+    << " (mhaq generate defaults for " << arith_name(o.arith) << ")"
+    << (o.rank > 0 ? "; every W of rank exactly " + std::to_string(o.rank) + " (generate --rank " + std::to_string(o.rank) + ")" : "")
+    << "; learner: " << schedule_name(o.schedule) << (o.rank > 0 ? " schedule told --rank " + std::to_string(o.rank) : " schedule")
+    << ", B and Delta entries uniform integers in "
     << range << (token_den_of(o) != 1 ? "/" + std::to_string(token_den_of(o)) : std::string())
     << ", singular draws redrawn before any query; runs: "
     << (runs ? std::string(runs) : rates ? std::string("H known only; the same trials (models and seeds) for every R")
@@ -401,7 +411,7 @@ void tally_h0(const VerifyOptions& o, const VerifyTrial& rec, ClaimTally& c4, Co
   const bool sent4 = r4.evidence.queries.value_or(0) > 0;
   // a small grid's witnesses (stages/grid_guard.hpp) are counted apart: the claim is about the plan
   const long q4 = r4.design.design_queries.value_or(r4.evidence.queries.value_or(0)) - r4.evidence.grid_witness_queries.value_or(0), l4 = r4.evidence.max_length.value_or(0);
-  const long want4 = schedule_query_count(o.schedule, t.d, H0, o.bias);
+  const long want4 = schedule_query_count(o.schedule, t.d, H0, o.rank, o.bias);
   Outcome rec4 = recovery_outcome(o, r4, H);
   const bool rep4 = rec4.v == TrialVerdict::repaired || asked_extra(r4);
   if (sent4 && !rep4) {
@@ -441,7 +451,7 @@ void tally_known(const VerifyOptions& o, const VerifyTrial& rec, ClaimTally& c1,
   z.degenerate_known_h += deg1;
   z.repaired_known_h += rep1;
   // claim 2
-  const long want2 = schedule_query_count(o.schedule, t.d, H, o.bias);
+  const long want2 = schedule_query_count(o.schedule, t.d, H, o.rank, o.bias);
   if (sent1 && !rep1) {  // repaired runs ask extra queries (repair_queries): not part of the claim
     f.max_dev2 = std::max(f.max_dev2, std::labs(q1 - want2));
     c2.value(static_cast<double>(std::labs(q1 - want2)));

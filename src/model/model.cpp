@@ -316,6 +316,7 @@ Model generate_model(const GenerateOptions& o) {
   check_option("--v-den", o.v_den, 1, limits::max_entry_range);
   if (o.share_w && o.heads < 2) throw Error(ErrorKind::usage, "--share-w needs at least 2 heads");
   if (o.cancel_v && o.heads < (o.share_w ? 4 : 2)) throw Error(ErrorKind::usage, o.share_w ? "--share-w with --cancel-v needs at least 4 heads" : "--cancel-v needs at least 2 heads");
+  if (o.rank != 0) check_option("--rank", o.rank, 1, o.d);
   {  // heads with a fresh W need that many distinct W: (2 w_range + 1)^(d^2) exist
     const long fresh = o.heads - (o.share_w ? 1 : 0) - (o.cancel_v ? 1 : 0);
     double possible = 1;
@@ -328,11 +329,45 @@ Model generate_model(const GenerateOptions& o) {
   Rng rng(o.seed);
   Model m;
   m.d = o.d;
-  auto fresh_W = [&] {
-    QMat W(o.d, o.d);
-    for (int r = 0; r < o.d; ++r)
-      for (int c = 0; c < o.d; ++c) W(r, c) = Rational(rng.uniform_int(-o.w_range, o.w_range), static_cast<unsigned long>(o.w_den));
+  auto entries = [&](int rows, int cols) {
+    QMat W(rows, cols);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) W(r, c) = Rational(rng.uniform_int(-o.w_range, o.w_range), static_cast<unsigned long>(o.w_den));
     return W;
+  };
+  // rank: W = A B^T with B's entries in {-1, 0, 1} and A's on W's grid with
+  // the range a = floor(w_range sqrt(3 / (2 rank))) (at least 1): W keeps the
+  // grid's denominator (an exact run's cost grows with it) and about the
+  // spread of a full-rank draw (a variance of rank a^2/3 2/3 against w_range^2/3)
+  long a_range = 1;
+  for (long lo = 1, hi = o.w_range; o.rank > 0 && lo <= hi;) {  // the largest a in [1, w_range] with 2 rank a^2 <= 3 w_range^2
+    const long mid = lo + (hi - lo) / 2;
+    if (static_cast<__int128>(mid) * mid * 2 * o.rank <= static_cast<__int128>(o.w_range) * o.w_range * 3) {
+      a_range = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  auto fresh_W = [&] {
+    if (o.rank == 0) return entries(o.d, o.d);
+    for (int attempt = 0;; ++attempt) {
+      if (attempt == 1000) throw Error(ErrorKind::usage, "--rank " + std::to_string(o.rank) + ": 1000 draws of A B^T fell below that rank (raise --w-range)");
+      QMat A(o.d, o.rank), B(o.d, o.rank);
+      for (int r = 0; r < o.d; ++r)
+        for (int c = 0; c < o.rank; ++c) {
+          A(r, c) = Rational(rng.uniform_int(-a_range, a_range), static_cast<unsigned long>(o.w_den));
+          B(r, c) = Rational(rng.uniform_int(-1, 1));
+        }
+      QMat W(o.d, o.d);
+      for (int r = 0; r < o.d; ++r)
+        for (int c = 0; c < o.d; ++c) {
+          Rational s(0);
+          for (int k = 0; k < o.rank; ++k) s += A(r, k) * B(c, k);
+          W(r, c) = s;
+        }
+      if (rank(W) == o.rank) return W;
+    }
   };
   auto fresh_v = [&] {
     for (;;) {
@@ -354,7 +389,8 @@ Model generate_model(const GenerateOptions& o) {
       head.v = cancelling ? QVec(o.d) - m.heads[h - 1].v : fresh_v();
     } else {
       // fresh W distinct from all earlier ones, so merges happen only where asked
-      for (;;) {
+      for (int attempt = 0;; ++attempt) {
+        if (attempt == 1000) throw Error(ErrorKind::usage, "--heads " + std::to_string(o.heads) + ": 1000 draws gave no W distinct from the earlier heads' (raise --w-range)");
         head.W = fresh_W();
         bool dup = false;
         for (const auto& g : m.heads) dup = dup || g.W == head.W;

@@ -235,7 +235,7 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
   const char* formula = lo.bias ? (paper ? "4Hd^2+4Hd-2H+1" : "1+2H(d^2+2d-1)") : (paper ? "4Hd^2-2H+1" : "1+2H(d^2+d-1)");
   doc["claims"] = ojson{{"queries", rec.queries.size()},
                         {"query_formula", formula},
-                        {"query_formula_value", schedule_query_count(lo.schedule, d, H, lo.bias)},
+                        {"query_formula_value", schedule_query_count(lo.schedule, d, H, lo.rank, lo.bias)},
                         {"max_length", rec.max_length()},
                         {"length_bound", 2 * H + 1},
                         {"heads_recovered", res.heads.size()}};

@@ -83,8 +83,8 @@ void fields(R& r, V&& v) {
       v("bases_source", run.bases_source), v("subspace_dims", run.subspace_dims), v("scale_log2_max", run.scale_log2_max);
   PlanRecord& p = r.plan;
   v("schedule", p.schedule), v("paper_bound", p.paper_bound), v("attention_paper_bound", p.attention_paper_bound),
-      v("schedule_count", p.schedule_count), v("query_bound", p.query_bound), v("max_length_bound", p.max_length_bound),
-      v("exact_cost", p.exact_cost);
+      v("schedule_count", p.schedule_count), v("rank_bound", p.rank_bound), v("parameter_floor", p.parameter_floor), v("query_bound", p.query_bound),
+      v("max_length_bound", p.max_length_bound), v("exact_cost", p.exact_cost);
   DesignRecord& g = r.design;
   v("design", g.kind), v("pilot_queries", g.pilot_queries), v("design_queries", g.design_queries), v("pilot_status", g.pilot_status),
       v("pilot_schedule", g.pilot_schedule), v("pilot_heads", g.pilot_heads), v("design_evaluations", g.design_evaluations),
@@ -98,7 +98,7 @@ void fields(R& r, V&& v) {
       v("noise_pattern", o.noise_pattern);
   EvidenceRecord& e = r.evidence;
   v("queries", e.queries), v("max_length", e.max_length), v("L", e.L), v("heads_recovered", e.heads_recovered), v("heads_found", e.heads_found),
-      v("neurons_recovered", e.neurons_recovered), v("redraws", e.redraws), v("self_check", e.self_check), v("self_check_note", e.self_check_note),
+      v("ranks", e.ranks), v("neurons_recovered", e.neurons_recovered), v("redraws", e.redraws), v("self_check", e.self_check), v("self_check_note", e.self_check_note),
       v("verification", e.verification), v("fallback_pairs", e.fallback_pairs), v("fallback_queries", e.fallback_queries),
       v("repairs", e.repairs), v("repair_queries", e.repair_queries), v("grid_witness_queries", e.grid_witness_queries),
       v("repaired_pairs", e.repaired_pairs), v("heads", e.heads), v("beta", e.beta), v("model", e.model), v("queries_by_phase", e.queries_by_phase),

@@ -158,6 +158,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     facts.heads_recovered = static_cast<int>(res.heads.size());
     r.evidence.heads_recovered = res.heads.size();
     r.evidence.heads_found = res.heads_found;
+    if (!res.ranks.empty()) r.evidence.ranks = res.ranks;
     r.evidence.redraws = res.redraws;
     r.evidence.self_check = self_check_of(res.self_check);
     if (!res.fallback_pairs.empty()) {
@@ -471,6 +472,9 @@ void check_scale_options(const Model& truth, const RecoverOptions& o) {
 
 // What a run with biases does not cover (docs/math/biases.md).
 void check_bias_options(const RecoverOptions& o) {
+  if (o.schedule == Schedule::rank)
+    throw Error(ErrorKind::usage, "--rank learns heads without biases (its skeleton completes d x d log-poles, not [W_h c_h]); with biases leave out --rank: "
+                                  "the paper, lean and compact schedules learn (W_h, c_h, v_h) and beta");
   if (o.design == Design::tuned || o.design == Design::placed)
     throw Error(ErrorKind::usage, std::string("--design ") + (o.design == Design::tuned ? "tuned" : "placed") +
                                       " chooses its queries for a model without biases; with biases use --design paper or scaled");
@@ -503,6 +507,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   }
   lo.schedule = o.schedule;
   lo.bias = o.bias.value_or(truth_known && truth.has_bias());
+  lo.rank = o.rank;
   lo.repair = o.repair;
   lo.seed = learner_seed(o.seed);  // the learner's stream is separate from any model-generation stream
   lo.tokens = o.tokens.range > 0 ? o.tokens : default_tokens(o.arith);
@@ -518,8 +523,12 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   if (lo.bias) r.run.bias = true;
   if (truth_known) r.truth.heads_true = canon.heads.size();
   r.plan.paper_bound = paper_query_bound(truth.d, lo.H);
-  if (o.schedule != Schedule::paper || lo.bias) r.plan.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H, lo.bias);
   if (lo.bias) check_bias_options(o);
+  if (o.schedule != Schedule::paper || lo.bias) r.plan.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H, o.rank, lo.bias);
+  if (o.rank > 0) {
+    r.plan.rank_bound = o.rank;
+    r.plan.parameter_floor = rank_parameter_floor(truth.d, lo.H, o.rank);
+  }
   r.plan.max_length_bound = 2 * lo.H + 1;
   if (o.oracle_bits > 0) r.oracle.bits = o.oracle_bits;
   if (!o.noise_eps.is_zero()) {
@@ -532,6 +541,12 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     throw Error(ErrorKind::usage,
                 "--certificate: the certificate checker replays the paper and lean schedules only; it cannot check a compact run "
                 "(pairs with fewer values, one-value links, pairs fitted with their residues known)");
+  if (o.schedule == Schedule::rank && o.certificate)
+    throw Error(ErrorKind::usage,
+                "--certificate: the certificate checker replays the paper and lean schedules only; it cannot check a rank run "
+                "(most base pairs are not asked: a skeleton of each head's log-poles completes them)");
+  if (o.schedule == Schedule::rank && o.design == Design::placed)
+    throw Error(ErrorKind::usage, "--design placed asks its own pairs, not the rank schedule's: leave out --rank, or use --design paper|scaled|tuned");
   if (o.samples_per_pair != 0 && o.certificate)
     throw Error(ErrorKind::usage, "--certificate records the paper's 2H+1 values per pair: it cannot be combined with --samples-per-pair");
   if (o.samples_per_pair != 0) {
@@ -671,11 +686,23 @@ std::string recover_report(const RecoverResult& r) {
     } else {
       if (r.plan.schedule == Schedule::lean && r.plan.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.plan.schedule_count;
       if (r.plan.schedule == Schedule::compact && r.plan.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.plan.schedule_count;
+      if (r.plan.schedule == Schedule::rank && r.plan.schedule_count) o << "; rank 1+2H(2dR-R^2+2d-R-1) = " << *r.plan.schedule_count;
     }
     o << ")\n";
     o << "  longest query    " << shown(r.evidence.max_length) << " (bound 2H+1 = " << shown(r.plan.max_length_bound) << ")\n";
+    if (r.plan.parameter_floor) {
+      char b[48];
+      std::snprintf(b, sizeof b, "%.2f", static_cast<double>(r.evidence.queries.value_or(0)) / static_cast<double>(*r.plan.parameter_floor));
+      o << "  floor            H(2dR-R^2+d) = " << *r.plan.parameter_floor << " real parameters at --rank " << shown(r.plan.rank_bound) << "; queries / floor "
+        << b << "\n";
+    }
   }
   report_plan(o, r);
+  if (r.evidence.ranks) {
+    o << "  ranks            ";
+    for (size_t h = 0; h < r.evidence.ranks->size(); ++h) o << (h ? ", " : "") << (*r.evidence.ranks)[h];
+    o << " (detected, head by head; bound --rank " << shown(r.plan.rank_bound) << ")\n";
+  }
   if (r.truth.heads_true) o << "  heads            " << shown(r.evidence.heads_recovered) << " recovered, " << *r.truth.heads_true << " in the canonical truth\n";
   else o << "  heads            " << shown(r.evidence.heads_recovered) << " recovered (no --model: no truth to compare with)\n";
   if (r.evidence.self_check) o << "  self-check       " << self_check_phrase(*r.evidence.self_check) << "\n";

@@ -212,6 +212,11 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
                 (told ? std::string("--learner-heads/--max-heads") : what) + ": the compact schedule takes H (or H0) <= " +
                     std::to_string(compact_max_heads) + " (its links try all H! assignments of heads); use --schedule lean");
   if (o.schedule == Schedule::compact && o.samples_per_pair != 0) throw Error(ErrorKind::usage, "--samples-per-pair: the compact schedule does not oversample");
+  if ((o.rank != 0) != (o.schedule == Schedule::rank)) throw Error(ErrorKind::usage, "the rank schedule and a rank bound --rank R go together");
+  if (o.rank != 0) {
+    if (truth.d < 2) throw Error(model_kind, what + ": d = 1: a rank bound below d needs d >= 2 (leave --rank out)");
+    check_option("--rank", o.rank, 1, truth.d - 1);
+  }
   if (arith_facts(o.arith).exact) {
     const bool own_tokens = o.tokens.range > 0;
     const TokenSpec tok = own_tokens ? o.tokens : default_tokens(Arith::exact);
@@ -219,6 +224,7 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
     LearnOptions lo;
     lo.H = static_cast<int>(H);
     lo.heads_is_bound = o.max_heads > 0;
+    lo.rank = o.rank;
     lo.tokens = tok;
     const GridGuard g = grid_guard(truth.d, lo);
     const bool wide = grid_guard_certain(g, lo) && g.range > tok.range;
@@ -233,6 +239,7 @@ void check_transformer_limits(const TransformerModel& truth, const RecoverOption
   if (arith_facts(o.arith).chosen_bits) check_option("--bits", o.bits, min_bits, max_bits);
   check_option("--learner-heads", o.heads, 0, max_heads);
   check_option("--learner-neurons", o.neurons, 0, max_neurons);
+  if (o.schedule == Schedule::rank || o.rank != 0) throw Error(ErrorKind::usage, "transformers: the rank schedule (--rank) is for attention models only");
   check_option("--threads", o.threads, 0, max_threads);
   const bool from_file = !model_file.empty();
   const ErrorKind model_kind = from_file ? ErrorKind::input : ErrorKind::usage;

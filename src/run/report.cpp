@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "mhaq/arith/numbers.hpp"
+#include "mhaq/stages/5-solve/low_rank.hpp"
 #include "mhaq/stages/grid_guard.hpp"
 
 namespace mhaq {
@@ -98,7 +99,9 @@ std::string run_remedy(const RecoverResult& r, const Verdict& v, const RecoverOp
       if (says(v, grid_guard_marker())) return "on this small token grid the plan's answers fit more than one model: try another --seed or a larger --token-range";
       return status_remedy(v.status);
     case Status::unable: return unable_remedy(v, o, baseline);
-    case Status::inconsistent: return inconsistent_remedy(r, o);
+    case Status::inconsistent:
+      if (says(v, rank_bound_marker())) return "a head's rank exceeds the bound: raise --rank (at most d - 1), or leave it out for a schedule without a rank bound";
+      return inconsistent_remedy(r, o);
     case Status::over_budget: return over_budget_remedy(v, o, baseline);
     default: return status_remedy(v.status);
   }

@@ -29,12 +29,12 @@ Plan learner_plan(int d, const LearnOptions& opt, int* redraws) {
     if (opt.draws->B.rows() != d || opt.draws->B.cols() != d || opt.draws->Delta.rows() != d || opt.draws->Delta.cols() != d)
       throw Error(ErrorKind::usage, "the design's B and Delta must be d x d");
     if (redraws) *redraws = opt.draws->redraws;
-    return make_plan(opt.schedule, plan_finals(opt.draws->B, opt), opt.draws->Delta, opt.H, opt.samples_per_pair);
+    return make_plan(opt.schedule, plan_finals(opt.draws->B, opt), opt.draws->Delta, opt.H, opt.samples_per_pair, opt.rank);
   }
   Rng rng(opt.seed);
   const Draws dr = draw_tokens(rng, d, opt.tokens);
   if (redraws) *redraws = dr.redraws;
-  return make_plan(opt.schedule, plan_finals(dr.B, opt), dr.Delta, opt.H, opt.samples_per_pair);
+  return make_plan(opt.schedule, plan_finals(dr.B, opt), dr.Delta, opt.H, opt.samples_per_pair, opt.rank);
 }
 
 namespace {
@@ -74,7 +74,7 @@ class Path {
       throw;
     }
     phase("solving for the heads");
-    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found, opt_.threads, &chain_.DeltaInv);
+    res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found, opt_.threads, &chain_.DeltaInv, &res_.ranks);
     if (plan_.bias) res_.beta = beta();
     if (!res_.repairs.empty()) {
       phase("witness queries");
@@ -82,8 +82,9 @@ class Path {
     }
     // With H known and no pair repaired, every pair showed H heads and every
     // assignment was unique, so the answers determine the heads: only a bound
-    // H0 or a repair leaves room for a second model that fits them. A repair
-    // has its own witnesses (above), which suffice unless the grid is tiny.
+    // (H0, or the rank schedule's) or a repair leaves room for a second model
+    // that fits them. A repair has its own witnesses (above), which suffice
+    // unless the grid is tiny.
     const GridGuard guard = grid_guard(d_, opt_);
     if (grid_guard_asks(guard, opt_, !res_.repairs.empty())) {
       phase("grid witness queries");
@@ -461,7 +462,7 @@ LearnResult<T> learn(Oracle<T>& oracle, const LearnOptions& opt) {
     if (!det(Delta).is_zero()) break;
   }
   LearnResult<T> again;
-  again.plan = make_plan(opt.schedule, res.plan.B, Delta, opt.H, opt.samples_per_pair);
+  again.plan = make_plan(opt.schedule, res.plan.B, Delta, opt.H, opt.samples_per_pair, opt.rank);
   again.redraws = res.redraws;
   LearnOptions o2 = opt;
   o2.repair = true;

@@ -73,6 +73,8 @@ class Ball {
   bool is_finite() const { return arb_is_finite(v_); }
   double radius() const;      // upper bound, as a double (reporting)
   double mid_double() const;  // reporting only
+  // Compares |midpoint| with o's: -1, 0, 1 (a choice of pivot, never a decision).
+  int cmp_mid_abs(const Ball& o) const { return arf_cmpabs(arb_midref(v_), arb_midref(o.v_)); }
   std::string str(long digits = 20) const;
 
   Ball& operator+=(const Ball& o) { arb_add(v_, v_, o.v_, working_precision()); return *this; }

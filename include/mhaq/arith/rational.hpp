@@ -111,6 +111,7 @@ QVec operator+(const QVec& x, const QVec& y);
 QVec operator-(const QVec& x, const QVec& y);
 QMat operator+(const QMat& x, const QMat& y);
 Rational det(const QMat& A);
+int rank(const QMat& A);  // exact rank over Q
 // Solves A x = b exactly; returns false when A is singular.
 bool solve(const QMat& A, const QVec& b, QVec& x);
 // Exact inverse; returns false when A is singular.

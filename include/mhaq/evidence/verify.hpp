@@ -53,6 +53,9 @@ struct VerifyOptions {
   // them: claim 1 recovers (W_h, c_h, v_h) and beta, claims 2 and 4 count the
   // schedule with biases (docs/math/biases.md).
   bool bias = false;
+  // > 0 (with Schedule::rank): every model's heads have rank exactly `rank`
+  // (generate --rank) and every run is told that bound (recover --rank); d > rank.
+  int rank = 0;
 };
 
 // One claim-5 trial's draw: (d, H, m) cycling over (2,1,2), (2,2,3), (3,2,3),

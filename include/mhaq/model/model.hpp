@@ -106,6 +106,12 @@ struct GenerateOptions {
   // (so W and v are those of the same seed without biases); shared and
   // cancelling heads share c as well.
   bool bias = false;
+  // > 0: every fresh W is A B^T with A, B d x rank, B's entries uniform in
+  // {-1, 0, 1} and A's uniform integers in [-a, a] / w_den with
+  // a = floor(w_range sqrt(3 / (2 rank))) (at least 1): W keeps W's
+  // denominator and about a full-rank draw's spread. Redrawn until W has rank
+  // exactly `rank` (1 <= rank <= d).
+  int rank = 0;
 };
 Model generate_model(const GenerateOptions& o);  // throws Error(usage) on bad options
 

@@ -72,6 +72,8 @@ struct RecoverOptions {
   // The learner allows biases (heads' c and beta; docs/math/biases.md).
   // Unset: as the model (on when it has biases), off with no model.
   std::optional<bool> bias;
+  // Schedule::rank: the bound R on every head's rank, 1 <= R < d (docs/math/low-rank.md)
+  int rank = 0;
 };
 
 }  // namespace mhaq

@@ -112,6 +112,8 @@ struct PlanRecord {
   std::optional<Schedule> schedule;
   std::optional<long> paper_bound, attention_paper_bound, schedule_count, query_bound, max_length_bound;
   std::optional<ExactCostRecord> exact_cost;
+  std::optional<int> rank_bound;        // the rank schedule: --rank R
+  std::optional<long> parameter_floor;  // the rank schedule: H (2dR - R^2 + d) real parameters
 };
 // The design (recover --design); tuned: its pilot and the search; placed:
 // the pilot's kind, the query budget, the rounds, the ladder's fit.
@@ -145,6 +147,7 @@ struct EvidenceRecord {
   std::optional<long> max_length;
   std::optional<long> L;  // exact: the field's L
   std::optional<int> heads_recovered, heads_found, neurons_recovered, redraws;
+  std::optional<std::vector<int>> ranks;  // the rank schedule: each recovered head's detected rank
   std::optional<SelfCheck> self_check;
   std::optional<std::string> self_check_note;
   std::optional<Truth> verification;  // transformers: the verification queries

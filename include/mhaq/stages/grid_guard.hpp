@@ -29,12 +29,15 @@ struct GridGuard {
 GridGuard grid_guard(int d, const LearnOptions& opt);
 
 // Whether a run with these options will surely ask the witnesses (the guard
-// fires and only a bound H0 is known), or may ask them (a repaired pair on a
-// grid where its own witnesses are not enough would call for them).
+// fires and only a bound is known: H0 on the head count, or --rank R on every
+// head's rank, whose answers fit a second model within the bound where a head
+// is below it, and a model within the bound where a head above it escapes the
+// check, docs/math/low-rank.md), or may ask them (a repaired pair on a grid
+// where its own witnesses are not enough would call for them).
 // One rule for the learner (repaired: a pair was repaired) and the drivers
 // that cost the witnesses before the run (repaired: a repair may happen).
 inline bool grid_guard_asks(const GridGuard& g, const LearnOptions& opt, bool repaired) {
-  return (g.fires && opt.heads_is_bound) || (g.after_repair && repaired);
+  return (g.fires && (opt.heads_is_bound || opt.rank > 0)) || (g.after_repair && repaired);
 }
 inline bool grid_guard_certain(const GridGuard& g, const LearnOptions& opt) { return grid_guard_asks(g, opt, false); }
 // A run told H whose pairs all show fewer heads is confirmed as a run told

@@ -34,6 +34,7 @@ struct LearnOptions {
   // and every query and number exactly as without this option.
   bool bias = false;
   Schedule schedule = Schedule::paper;
+  int rank = 0;  // the rank schedule's bound R on every head's rank (1 <= R < d); 0 for the other schedules
   std::uint64_t seed = 1;
   TokenSpec tokens;
   int threads = 1;            // pair fits run in parallel; results do not depend on it
@@ -75,6 +76,8 @@ struct LearnResult {
   std::vector<std::vector<T>> fit_samples;
   std::vector<PairFit<T>> labelled;  // per base pair (plan.base_index), heads in the order of `heads`
   int heads_found = 0;               // minimal type found (claim 3); equals H when H is known
+  // The rank schedule: each head's detected rank (5-solve/low_rank.hpp), in the order of `heads`; empty otherwise.
+  std::vector<int> ranks;
   // Fallback: the queries asked for after the plan where residues could not
   // label (lean: across links, 2H queries each; compact: a pair's values up to
   // k = 2H-1 and one value of its across link, PairSpec::first_k marking the

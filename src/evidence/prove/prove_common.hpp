@@ -363,6 +363,7 @@ void check_known_residues(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_compact_limits(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_repair_witness(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_grid_witness(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_rank_schedule(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_single_crossing(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_head_split(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_pair_closed_form(const ProveOptions& o, bool broken, LemmaCheck& out);

@@ -6,12 +6,21 @@
 
 namespace mhaq {
 
-const char* schedule_name(Schedule s) { return s == Schedule::paper ? "paper" : s == Schedule::lean ? "lean" : "compact"; }
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::paper: return "paper";
+    case Schedule::lean: return "lean";
+    case Schedule::compact: return "compact";
+    case Schedule::rank: return "rank";
+  }
+  return "?";
+}
 Schedule parse_schedule(const std::string& s) {
   if (s == "paper") return Schedule::paper;
   if (s == "lean") return Schedule::lean;
   if (s == "compact") return Schedule::compact;
-  throw Error(ErrorKind::usage, "unknown schedule \"" + s + "\" (expected paper, lean or compact)");
+  if (s == "rank") return Schedule::rank;
+  throw Error(ErrorKind::usage, "unknown schedule \"" + s + "\" (expected paper, lean, compact or rank)");
 }
 
 const char* pair_kind_name(PairKind k) { return k == PairKind::base ? "base" : k == PairKind::within ? "within-link" : "across-link"; }
@@ -25,18 +34,23 @@ int compact_samples(int H) { return H == 1 ? 1 : H == 2 ? 3 : 2 * H - 2; }
 long compact_query_count(long d, long H) {
   return 1 + 2 * H * d + (H >= 2 ? d - 1 : 0) + static_cast<long>(compact_samples(static_cast<int>(H))) * d * (d - 1);
 }
-long schedule_query_count(Schedule s, long d, long H, bool bias) {
+long rank_pair_count(long d, long R) { return 2 * d * R - R * R + 2 * d - R - 1; }
+long rank_query_count(long d, long H, long R) { return 1 + 2 * H * rank_pair_count(d, R); }
+long rank_parameter_floor(long d, long H, long R) { return H * (2 * d * R - R * R + d); }
+long schedule_query_count(Schedule s, long d, long H, long rank, bool bias) {
   if (bias) {  // one more final token: its d base pairs, within links and across link
     switch (s) {
       case Schedule::paper: return 4 * H * d * d + 4 * H * d - 2 * H + 1;
       case Schedule::lean: return 1 + 2 * H * (d * d + 2 * d - 1);
       case Schedule::compact: return compact_query_count(d, H) + static_cast<long>(compact_samples(static_cast<int>(H))) * d;
+      case Schedule::rank: throw Error(ErrorKind::usage, "the rank schedule takes no biases");
     }
   }
   switch (s) {
     case Schedule::paper: return paper_query_bound(d, H);
     case Schedule::lean: return lean_query_count(d, H);
     case Schedule::compact: return compact_query_count(d, H);
+    case Schedule::rank: return rank_query_count(d, H, rank);
   }
   return 0;
 }
@@ -79,9 +93,37 @@ Plan compact_plan(Plan p) {
   index_queries(p);
   return p;
 }
+
+// Rank (docs/math/low-rank.md, proofs/41): the rows i < R and the columns
+// j <= R of the log-pole matrix (the columns j < R and the rows i < R are a
+// skeleton of every head of rank at most R, column R checks the bound), the
+// within links at b_1, and lean's residue labelling with its fallback links.
+Plan rank_plan(Plan p) {
+  const int d = p.d, R = p.rank;
+  if (R < 1 || R > d) throw Error(ErrorKind::usage, "the rank bound must be between 1 and d = " + std::to_string(d));
+  p.base_at.assign(static_cast<size_t>(d) * d, -1);
+  for (int j = 0; j < d; ++j)
+    for (int i = 0; i < d; ++i)
+      if (i < R || j <= R) {
+        p.base_at[static_cast<size_t>(j) * d + i] = static_cast<int>(p.pairs.size());
+        p.pairs.push_back({PairKind::base, i, j, p.Delta.col(i), p.B.col(j), p.samples});
+      }
+  p.base_pairs = static_cast<int>(p.pairs.size());
+  for (int i = 1; i < d; ++i) {
+    p.labelling.push_back({p.base_index(i, 0), p.root(), static_cast<int>(p.pairs.size()), Relation::within, std::nullopt});
+    p.pairs.push_back({PairKind::within, i, 0, p.Delta.col(0) + p.Delta.col(i), p.B.col(0), p.samples});
+  }
+  for (int j = 1; j < d; ++j)
+    for (int i = 0; i < d; ++i)
+      if (p.asked(i, j))
+        p.labelling.push_back({p.base_index(i, j), p.base_index(i, 0), -1, Relation::residue,
+                               PairSpec{PairKind::across, i, j, p.Delta.col(i), p.B.col(0) + p.B.col(j), p.samples}});
+  index_queries(p);
+  return p;
+}
 }  // namespace
 
-Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples) {
+Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples, int rank) {
   if (samples != 0 && samples < 2 * H + 1)
     throw Error(ErrorKind::usage, "samples per pair must be at least 2H+1 = " + std::to_string(2 * H + 1));
   Plan p;
@@ -98,6 +140,12 @@ Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples)
     if (samples != 0) throw Error(ErrorKind::usage, "the compact schedule does not oversample (--samples-per-pair)");
     return compact_plan(std::move(p));
   }
+  if (s == Schedule::rank) {
+    if (p.bias) throw Error(ErrorKind::usage, "the rank schedule takes no biases (learn a model with biases with --schedule paper, lean or compact)");
+    p.rank = rank;
+    return rank_plan(std::move(p));
+  }
+  if (rank != 0) throw Error(ErrorKind::usage, "a rank bound needs the rank schedule");
   for (int j = 0; j < finals; ++j)
     for (int i = 0; i < d; ++i) p.pairs.push_back({PairKind::base, i, j, Delta.col(i), B.col(j), p.samples});
   const int within_tokens = s == Schedule::paper ? finals : 1;

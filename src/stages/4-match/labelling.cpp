@@ -130,7 +130,7 @@ class Labeller {
     const PairSpec& ps = plan_.pairs[t];
     for (int j = 0; j < plan_.finals(); ++j) {
       const int q = plan_.base_index(ps.i, j);
-      if (j != ps.j && is_labelled_[q]) return q;
+      if (j != ps.j && q >= 0 && is_labelled_[q]) return q;
     }
     return -1;
   }

@@ -7,13 +7,14 @@
 #include "mhaq/arith/in_place.hpp"
 #include "mhaq/arith/ratio_sum.hpp"
 #include "mhaq/base/parallel.hpp"
+#include "mhaq/stages/5-solve/low_rank.hpp"
 
 namespace mhaq {
 
 template <ArithField F>
 std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const Plan& plan,
                                                             const std::vector<PairFit<typename F::value_type>>& labelled, int H,
-                                                            int threads, const QMat* delta_inverse) {
+                                                            int threads, const QMat* delta_inverse, std::vector<int>* ranks) {
   using T = typename F::value_type;
   const int d = plan.d, n = plan.finals();
   // B^{-1}, or with biases A^{-1} for A = [B; 1 ... 1] ((d+1) x (d+1)):
@@ -35,11 +36,14 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) Bi(i, j) = fld.from(BInv(i, j));
   std::vector<LearnedHead<T>> heads(static_cast<size_t>(H));
+  std::vector<int> rank(static_cast<size_t>(H), d);
   parallel_for(0, static_cast<size_t>(H), threads, [&](size_t hs) {
     const int h = static_cast<int>(hs);
     Mat<T> L(d, n);
     for (int i = 0; i < d; ++i)
-      for (int j = 0; j < n; ++j) L(i, j) = fld.log(labelled[plan.base_index(i, j)].r[h]);
+      for (int j = 0; j < n; ++j)
+        if (plan.asked(i, j)) L(i, j) = fld.log(labelled[plan.base_index(i, j)].r[h]);
+    if (plan.rank > 0) rank[hs] = complete_low_rank(fld, plan, L, h).rank;
     LearnedHead<T> head{Mat<T>(d, d), {}, {}};
     Mat<T> M(d, n);  // Delta^{-T} L_h
     std::vector<const T*> xs(static_cast<size_t>(std::max(d, n))), cs(xs.size());
@@ -75,6 +79,7 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
       }
     heads[hs] = std::move(head);
   });
+  if (ranks) *ranks = plan.rank > 0 ? std::move(rank) : std::vector<int>{};
   return heads;
 }
 
@@ -300,7 +305,7 @@ Truth HeadEvaluator<F>::decide(const Query& q, const int* xs, const std::vector<
 
 #define MHAQ_INSTANTIATE(F)                                                                                                    \
   template std::vector<LearnedHead<F::value_type>> solve_heads<F>(const F&, const Plan&, const std::vector<PairFit<F::value_type>>&, \
-                                                                   int, int, const QMat*);                                                  \
+                                                                   int, int, const QMat*, std::vector<int>*);                               \
   template F::value_type evaluate_heads<F>(const F&, const std::vector<LearnedHead<F::value_type>>&, const Query&, const F::value_type*); \
   template class HeadEvaluator<F>;
 MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)

@@ -17,7 +17,7 @@
 
 namespace mhaq {
 
-enum class Schedule { paper, lean, compact };
+enum class Schedule { paper, lean, compact, rank };
 const char* schedule_name(Schedule s);
 Schedule parse_schedule(const std::string& s);  // throws Error(usage)
 
@@ -66,6 +66,7 @@ struct LabelStep {
 struct Plan {
   Schedule schedule = Schedule::paper;
   int d = 0, H = 0;
+  int rank = 0;     // rank schedule: the bound R on every head's rank (1 <= R <= d); 0 otherwise
   int samples = 0;  // values of a fully fitted pair, k = 0..samples-1 (2H+1 unless oversampling); PairSpec::samples per pair
   // Columns b_j and delta_i. With biases B has d + 1 columns, affinely
   // independent (log r is then affine in the final token: docs/math/biases.md).
@@ -75,10 +76,15 @@ struct Plan {
   std::vector<LabelStep> labelling;  // in order: every base pair but the root is a target once
   Query first;                       // [b_1], the only length-1 query (chaining)
 
-  int finals() const { return B.cols(); }       // final tokens: d, or d + 1 with biases
-  int base_count() const { return d * finals(); }
-  int base_index(int i, int j) const { return j * d + i; }  // base pairs come first, column by column
+  int finals() const { return B.cols(); }  // final tokens: d, or d + 1 with biases
+  // Base pairs come first, column by column. Every (i, j) is asked but in the
+  // rank schedule, which asks a subset (base_at).
+  int base_index(int i, int j) const { return base_at.empty() ? j * d + i : base_at[static_cast<size_t>(j) * d + i]; }
+  bool asked(int i, int j) const { return base_index(i, j) >= 0; }
+  int base_count() const { return base_at.empty() ? d * finals() : base_pairs; }
   int root() const { return base_index(0, 0); }
+  std::vector<int> base_at;  // rank schedule: index into pairs of base pair (i, j) at j d + i, -1 when not asked
+  int base_pairs = 0;        // rank schedule: the number of base pairs
   // The relation of this plan's across links: across, or across_affine with biases.
   Relation across() const { return bias ? Relation::across_affine : Relation::across; }
   // The final token of the across link from b_1 to b_j: b_1 + b_j, or 2 b_1 - b_j with biases.
@@ -98,21 +104,32 @@ struct Plan {
 // Compact: base pairs (i, 1) fitted fully (2H values), d-1 within links at
 //   b_1 with one value each (H >= 2), and base pairs (i, j >= 2) with
 //   compact_samples(H) values each, fitted with their residues known.
+// Rank (a bound R on every head's rank, docs/math/low-rank.md): the base
+//   pairs of the rows i <= R, of the columns j <= R + 1 (the last one checks
+//   the bound; none when R = d), and d-1 within links at b_1, labelled as lean.
 // samples = values per pair (0: the paper's 2H+1; more: oversampling, not compact).
 // A B with d + 1 columns makes a plan for a model with biases: the final
 // token b_{d+1} gets its base pairs like every other, its labelling steps
-// and across link (docs/math/biases.md).
-Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples = 0);
+// and across link (docs/math/biases.md); not with the rank schedule.
+// rank = R for the rank schedule (1 <= R <= d), 0 for the others.
+Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples = 0, int rank = 0);
 long paper_query_bound(long d, long H);  // 4 H d^2 - 2H + 1
 long lean_query_count(long d, long H);   // 1 + 2H (d^2 + d - 1)
 // Values k >= 1 of a compact pair (i, j >= 2): 1 (H = 1), 3 (H = 2), 2H - 2 (H >= 3).
 int compact_samples(int H);
 // 1 + 2Hd + (d - 1 if H >= 2) + compact_samples(H) d (d - 1)
 long compact_query_count(long d, long H);
-// The query count of schedule s (no oversampling), and its longest query
-// (2H + 1). With biases (docs/math/biases.md): paper 4Hd^2 + 4Hd - 2H + 1,
-// lean 1 + 2H(d^2 + 2d - 1), compact 1 + 2Hd + (d - 1 if H >= 2) + s_H d^2.
-long schedule_query_count(Schedule s, long d, long H, bool bias = false);
+// Pairs of the rank schedule: 2dR - R^2 + 2d - R - 1 (d^2 + d - 1, lean's, at R = d).
+long rank_pair_count(long d, long R);
+// 1 + 2H (2dR - R^2 + 2d - R - 1)
+long rank_query_count(long d, long H, long R);
+// The real parameters of H heads of rank R with their value vectors: H (2dR - R^2 + d).
+long rank_parameter_floor(long d, long H, long R);
+// The query count of schedule s (no oversampling; rank: R = rank), and its
+// longest query (2H + 1). With biases (docs/math/biases.md): paper
+// 4Hd^2 + 4Hd - 2H + 1, lean 1 + 2H(d^2 + 2d - 1), compact
+// 1 + 2Hd + (d - 1 if H >= 2) + s_H d^2 (the rank schedule takes no biases).
+long schedule_query_count(Schedule s, long d, long H, long rank = 0, bool bias = false);
 // Largest H (or H0) the compact schedule takes: its links are decided by
 // predicting one value for each of the H! assignments of heads.
 constexpr int compact_max_heads = 8;

@@ -32,10 +32,14 @@ struct LearnedHead {
 // global order; H heads are solved for.
 // The heads are solved on up to `threads` threads, each into its own slot.
 // delta_inverse: Delta^{-1} when the caller has it already (else inverted here).
+// The rank schedule completes each head's log-poles from its skeleton first
+// (5-solve/low_rank.hpp, whose errors it throws) and stores the detected
+// ranks in `ranks` when given.
 template <ArithField F>
 std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const Plan& plan,
                                                             const std::vector<PairFit<typename F::value_type>>& labelled, int H,
-                                                            int threads = 1, const QMat* delta_inverse = nullptr);
+                                                            int threads = 1, const QMat* delta_inverse = nullptr,
+                                                            std::vector<int>* ranks = nullptr);
 
 struct IdPairHash {
   std::size_t operator()(const std::pair<int, int>& p) const noexcept {
