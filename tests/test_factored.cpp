@@ -1,7 +1,7 @@
 // Factored model files (per-head Q, K, V, output projection O, readout u):
 // the exact conversion to (W_h, v_h) answers every query exactly as an
-// independent evaluation of the factored form does; bias terms, unknown
-// fields and wrong shapes are input errors that name the field; recover and
+// independent evaluation of the factored form does; bias keys other than the
+// accepted ones, unknown fields and wrong shapes are input errors that name the field; recover and
 // convert work on factored files.
 #include <doctest/doctest.h>
 
@@ -307,12 +307,13 @@ TEST_CASE("the example file converts to the documented heads") {
   CHECK(m.canonical().heads[0].v == QVec{Rational(3, 2), Rational(-1), Rational(3, 2)});
 }
 
-TEST_CASE("bias terms are input errors (exit 3) that say the model is bias-free") {
+TEST_CASE("bias keys other than q_bias, k_bias, v_bias (heads) and out_bias are input errors (exit 3) that name the accepted ones") {
   const std::string bin = MHAQ_BINARY;
   const json base = example_json();
   int n = 0;
-  for (const std::string key : {"bias", "b_q", "bq", "b_Q", "q_bias", "b_o", "readout_bias", "b"}) {
+  for (const std::string key : {"bias", "b_q", "bq", "b_Q", "q_bias", "b_o", "readout_bias", "b", "out_bias"}) {
     for (bool in_head : {false, true}) {
+      if ((key == "q_bias" && in_head) || (key == "out_bias" && !in_head)) continue;  // the accepted places
       json j = base;
       if (in_head) j["heads"][1][key] = json::array({"0", "0"});
       else j[key] = json::array({"0", "0"});
@@ -321,7 +322,8 @@ TEST_CASE("bias terms are input errors (exit 3) that say the model is bias-free"
       const auto cmd = ++n % 2 ? " recover --model " : " convert -o test_factored_bias_out.json --model ";
       const auto res = test::run(bin + cmd + path + " 2>&1");
       CHECK(res.code == 3);
-      CHECK(res.out.find("bias terms are not supported: the mhaq model is bias-free") != std::string::npos);
+      CHECK(res.out.find("q_bias") != std::string::npos);
+      CHECK(res.out.find("out_bias") != std::string::npos);
       CHECK(res.out.find((in_head ? "heads[1]." : "") + key) != std::string::npos);
       CHECK_FALSE(file_exists("test_factored_bias_out.json"));  // nothing written half-way
       CHECK_THROWS_AS(model_from_json_text(j.dump()), Error);
@@ -334,7 +336,7 @@ TEST_CASE("bias terms are input errors (exit 3) that say the model is bias-free"
   CHECK(res.code == 3);
   const json e = json::parse(res.out);
   CHECK(e["error"] == "input");
-  CHECK(e["message"].get<std::string>().find("bias-free") != std::string::npos);
+  CHECK(e["message"].get<std::string>().find("unknown bias field") != std::string::npos);
   std::remove("test_factored_bias.json");
 }
 
@@ -366,12 +368,15 @@ TEST_CASE("shape and entry errors name the offending field") {
   expect([](json& j) { j["d"] = 65; }, {"d", "[1, 64]"});
   expect([](json& j) { j["heads"][0]["K"][1][0] = 0.5; }, {"heads[0].K[1][0]", "floating-point"});
   expect([](json& j) { j["heads"][2]["Q"][0][1] = "1/0"; }, {"heads[2].Q[0][1]", "zero denominator"});
-  expect([](json& j) { j["scale"] = 0.7071067811865476; }, {"scale", "sqrt", "exact rational"});
-  expect([](json& j) { j["scale"] = "1/sqrt(2)"; }, {"scale", "sqrt"});
+  expect([](json& j) { j["scale"] = 0.7071067811865476; }, {"scale", "sqrt", "exactly"});
+  expect([](json& j) { j["scale"] = "1/sqrt(-2)"; }, {"scale", "square root of -2", "not positive"});
+  expect([](json& j) { j["scale"] = "sqrt(2"; }, {"scale", "not a scale"});
   expect([](json& j) { j["heads"][0]["q"] = j["heads"][0]["Q"]; }, {"heads[0]", "unknown field \"q\""});
   expect([](json& j) { j["layers"] = 1; }, {"unknown field \"layers\""});
-  expect([](json& j) { j["heads"][0]["b_q"] = json::array({"0", "0"}); }, {"heads[0].b_q", "bias terms are not supported: the mhaq model is bias-free"});
-  expect([](json& j) { j["readout_bias"] = "0"; }, {"readout_bias", "bias-free"});
+  expect([](json& j) { j["heads"][0]["b_q"] = json::array({"0", "0"}); }, {"heads[0].b_q", "unknown bias field", "q_bias"});
+  expect([](json& j) { j["readout_bias"] = "0"; }, {"readout_bias", "unknown bias field"});
+  expect([](json& j) { j["heads"][0]["q_bias"] = json::array({"0"}); }, {"heads[0].q_bias", "d_k = 2 entries"});
+  expect([](json& j) { j["out_bias"] = json::array({"1/2", 0.5}); }, {"out_bias[1]", "floating-point"});
   expect([](json& j) { j.erase("O"); }, {"O", "missing output projection"});
   expect([](json& j) { j["heads"][0]["O"] = json::array({{"1", "0"}, {"0", "1"}}); }, {"O", "both"});
   expect(

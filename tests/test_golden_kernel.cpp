@@ -120,17 +120,20 @@ TEST_CASE("round_to_dtype: nearest, ties to even, subnormals, overflow") {
   CHECK(ok);
 }
 
-TEST_CASE("kernel_scale: any 1/sqrt(n) kept exactly as q sqrt(m)") {
-  KernelScale s = kernel_scale("1/sqrt(d_k)", 8, "m");
-  CHECK((s.q == Rational(1, 8) && s.m == Rational(8) && !s.rational()));
-  s = kernel_scale("1/sqrt(d_k)", 16, "m");
-  CHECK((s.q == Rational(1, 4) && s.rational()));
-  s = kernel_scale("1/sqrt(2/3)", 1, "m");  // sqrt(3/2) = sqrt(6)/2
-  CHECK((s.q == Rational(1, 2) && s.m == Rational(6)));
-  s = kernel_scale("3/8", 1, "m");
-  CHECK((s.q == Rational(3, 8) && s.rational()));
-  CHECK(test::error_of([] { (void)kernel_scale("1/sqrt(0)", 1, "m"); }).first == static_cast<int>(ErrorKind::input));
-  CHECK(test::error_of([] { (void)kernel_scale("sqrt(2)", 1, "m"); }).first == static_cast<int>(ErrorKind::input));
+TEST_CASE("map_scale: any 1/sqrt(n) kept exactly as q sqrt(m), m squarefree") {
+  Surd s = map_scale("1/sqrt(d_k)", 8, "m");
+  CHECK((s.q == Rational(1, 4) && s.m == 2 && !s.is_rational()));
+  s = map_scale("1/sqrt(d_k)", 16, "m");
+  CHECK((s.q == Rational(1, 4) && s.is_rational()));
+  s = map_scale("1/sqrt(2/3)", 1, "m");  // sqrt(3/2) = sqrt(6)/2
+  CHECK((s.q == Rational(1, 2) && s.m == 6));
+  s = map_scale("3/8", 1, "m");
+  CHECK((s.q == Rational(3, 8) && s.is_rational()));
+  s = map_scale("sqrt(2)/4", 1, "m");  // as a factored file writes 1/sqrt(8)
+  CHECK((s.q == Rational(1, 4) && s.m == 2));
+  CHECK(test::error_of([] { (void)map_scale("1/sqrt(0)", 1, "m"); }).first == static_cast<int>(ErrorKind::input));
+  CHECK(test::error_of([] { (void)map_scale("sqrt(-2)", 1, "m"); }).first == static_cast<int>(ErrorKind::input));
+  CHECK(test::error_of([] { (void)map_scale("1/sqrt(x)", 1, "m"); }).first == static_cast<int>(ErrorKind::input));
 }
 
 TEST_CASE("safetensors_to_kernel: grouped heads, layouts, fused biases in their split order") {
@@ -239,7 +242,7 @@ TEST_CASE("export and the separate checker: random layers round trip, and the by
     };
     L.Wq = mat(L.heads * L.d_k, L.d), L.Wk = mat(L.kv_heads * L.d_k, L.d), L.Wv = mat(L.kv_heads * L.d_v, L.d), L.Wo = mat(L.d_out, L.heads * L.d_v);
     if (trial % 2 == 0) L.bq = vec(L.heads * L.d_k), L.bk = vec(L.kv_heads * L.d_k), L.bv = vec(L.kv_heads * L.d_v), L.bo = vec(L.d_out);
-    L.scale = kernel_scale(trial % 3 == 0 ? "1/2" : "1/sqrt(d_k)", L.d_k, "m");
+    L.scale = map_scale(trial % 3 == 0 ? "1/2" : "1/sqrt(d_k)", L.d_k, "m");
     L.rope = trial % 3 == 1;
     L.rope_theta = Rational(10000);
     L.rope_interleaved = trial % 2 == 1;

@@ -216,7 +216,16 @@ TEST_CASE("the run record's JSON reads back every key it writes (a transformer's
   r.evidence.self_check = SelfCheck::unknown;
   r.evidence.verification = Truth::yes;
   r.evidence.repaired_pairs = std::vector<RepairRecord>{{"(1, 2)", "a zero residue", "derived from its link", 3}};
-  r.evidence.heads = std::vector<HeadRecord>{{{{"1/2", "0"}, {"1", "-1"}}, {"3", "4"}}};
+  {
+    using Row = std::vector<std::string>;
+    HeadRecord h;
+    h.W = {Row{"1/2", "0"}, Row{"1", "-1"}};
+    h.v = Row{"3", "4"};
+    h.c = Row{"1/4", "-1"};  // biases: c and beta, and the run's bias flag
+    r.evidence.heads = std::vector<HeadRecord>{h};
+  }
+  r.evidence.beta = "-3/2";
+  r.run.bias = true;
   {
     // Spelled out: nested braces of two string literals would pick std::string's iterator-pair constructor.
     using Row = std::vector<std::string>;
@@ -283,6 +292,8 @@ TEST_CASE("the float judge's estimate is never below the observed error (plain, 
       "--d 8 --heads 3 --seed 11 --bits 128",              // the replay at the run's own precision
       "--d 6 --heads 3 --seed 12 --design scaled",
       "--d 5 --heads 2 --seed 13 --noise 1e-12",           // ends unable: estimate above the tolerance
+      "--d 4 --heads 2 --seed 14 --bias",                  // rows for c and beta (docs/math/biases.md)
+      "--d 5 --heads 3 --seed 15 --bias --oracle-bits 120",
   };
   int estimated = 0;
   for (const char* c : cases) {

@@ -16,6 +16,7 @@
 #include "mhaq/evidence/golden_certified.hpp"
 #include "mhaq/model/certified_eval.hpp"
 #include "mhaq/model/factored.hpp"
+#include "mhaq/model/kernel_layer.hpp"
 #include "mhaq/model/safetensors.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "test_util.hpp"
@@ -185,25 +186,23 @@ TEST_CASE("a 2-head layer converts exactly; out_in and in_out layouts agree, and
   }
 }
 
-TEST_CASE("scales: 1/sqrt(d_k) only when exact") {
-  CHECK(map_scale("1/sqrt(d_k)", 4, "m") == Rational(1, 2));
-  CHECK(map_scale("1/sqrt(d_k)", 16, "m") == Rational(1, 4));
-  CHECK(map_scale("1/sqrt(9/4)", 3, "m") == Rational(2, 3));
-  CHECK(map_scale("3/8", 3, "m") == Rational(3, 8));
-  CHECK(map_scale("0.125", 3, "m") == Rational(1, 8));
-  for (const char* bad : {"1/sqrt(d_k)", "1/sqrt(2)", "sqrt(d_k)", "1/sqrt(-4)", "x"}) {
-    INFO(bad);
-    try {
-      (void)map_scale(bad, 8, "m");
-      FAIL("accepted");
-    } catch (const Error& e) {
-      CHECK(e.kind() == ErrorKind::input);
-    }
-  }
-  try {
-    (void)map_scale("1/sqrt(d_k)", 8, "m");
-  } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("d_k = 8 is not a perfect square") != std::string::npos);
+TEST_CASE("scales: 1/sqrt(d_k) for any d_k, kept as q sqrt(m)") {
+  CHECK(map_scale("1/sqrt(d_k)", 4, "m").str() == "1/2");
+  CHECK(map_scale("1/sqrt(d_k)", 16, "m").str() == "1/4");
+  CHECK(map_scale("1/sqrt(9/4)", 3, "m").str() == "2/3");
+  CHECK(map_scale("3/8", 3, "m").str() == "3/8");
+  CHECK(map_scale("0.125", 3, "m").str() == "1/8");
+  const Surd s8 = map_scale("1/sqrt(d_k)", 8, "m");  // 1/(2 sqrt 2) = sqrt(2)/4
+  CHECK(s8.q == Rational(1, 4));
+  CHECK(s8.m == 2);
+  CHECK(map_scale("1 / sqrt( d_k )", 128, "m").str() == "sqrt(2)/16");
+  CHECK(map_scale("1/sqrt(2)", 8, "m").str() == "sqrt(2)/2");
+  for (const char* bad : {"1/sqrt(-4)", "x", "1/sqrt(d_q)", "sqrt(d_k", "1/sqrt(0)"}) {
+    INFO(std::string(bad));
+    const auto e = test::error_of([&] { (void)map_scale(bad, 8, "m"); });
+    INFO(e.second);
+    CHECK(e.first == static_cast<int>(ErrorKind::input));
+    CHECK(e.second.find(bad) != std::string::npos);  // the message quotes the scale as written
   }
 }
 
@@ -243,13 +242,22 @@ TEST_CASE("malformed safetensors files: each an input error naming the problem")
       {"too many elements (checked before reading)", many, "", "more than the limit of 1048576 entries"},
       {"missing tensor named in the map", layer(), std::string(map2).replace(map2.find("\"k\":\"k\""), 7, "\"k\":\"key\""), "no tensor \"key\" (named in map.json)"},
       {"an unknown bias key in the map", layer(), std::string(map2).replace(map2.find("\"scale\""), 7, "\"bias\":\"o\",\"scale\""), "unknown field \"bias\""},
+      {"a nonzero bias next to a mapped tensor, not named", layer(R"(,"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})", f32s({1, 0})), map2,
+       "tensor \"o.bias\" next to the mapped tensor \"o.weight\" is a bias that map.json does not name; without it the layer would be another one: "
+       "add \"out_bias\": \"o.bias\" to the map"},
       {"wrong rank", layer(R"(,"r":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})", f32s({1, 1})),
        std::string(map2).replace(map2.find("\"v\":\"v\""), 7, "\"v\":\"r\""), "expected a matrix (rank 2)"},
       {"q and k shapes differ", layer(R"(,"k2":{"dtype":"F32","shape":[1,2],"data_offsets":[64,72]})", f32s({1, 1})),
        std::string(map2).replace(map2.find("\"k\":\"k\""), 7, "\"k\":\"k2\""), "q and k must have equal shapes"},
       {"heads that do not divide", layer(), std::string(map2).replace(map2.find("\"heads\":2"), 9, "\"heads\":3"), "3 heads do not divide the projections"},
       {"readout of the wrong length", layer(), std::string(map2).replace(map2.find("[\"1\",\"-1/2\"]"), 12, "[\"1\"]"), "map.json: readout: 1 entries; expected d_out = 2"},
-      {"irrational scale", layer(), std::string(map2).replace(map2.find("\"scale\":\"1\""), 11, "\"scale\":\"1/sqrt(3)\""), "is irrational"},
+      {"irrational scale in a transformer", layer(R"(,"f":{"dtype":"F32","shape":[3,2],"data_offsets":[64,88]})", f32s({1, 2, 3, 4, 5, 6})),
+       std::string(map2).replace(map2.find("[\"1\",\"-1/2\"],\"scale\":\"1\""), 24, "[\"1\",\"-1\",\"1/2\"],\"ffn\":\"f\",\"scale\":\"1/sqrt(3)\""),
+       "is irrational; mhaq's one-layer transformer needs a rational scale"},
+      {"biases in a transformer", layer(R"(,"f":{"dtype":"F32","shape":[3,2],"data_offsets":[64,88]},"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[88,96]})",
+                                        f32s({1, 2, 3, 4, 5, 6, 1, 1})),
+       std::string(map2).replace(map2.find("[\"1\",\"-1/2\"],\"scale\":\"1\""), 24, "[\"1\",\"-1\",\"1/2\"],\"ffn\":\"f\",\"out_bias\":\"o.bias\",\"scale\":\"1\""),
+       "one-layer transformer is bias-free"},
       {"unknown layout", layer(), std::string(map2).replace(map2.find("out_in"), 6, "columns"), "layout: must be \"out_in\""},
       {"ffn whose in dimension is not d_out", layer(R"(,"f":{"dtype":"F32","shape":[2,3],"data_offsets":[64,88]})", f32s({1, 2, 3, 4, 5, 6})),
        std::string(map2).replace(map2.find("\"scale\""), 7, "\"ffn\":\"f\",\"scale\""), "must be the output projection's d_out = 2"},
@@ -356,11 +364,11 @@ TEST_CASE("convert --safetensors: exit 3 on a malformed file, a factored model f
     CHECK(r.code == 3);
     CHECK(r.out.find("bad_map.json") != std::string::npos);
   }
-  // a bias next to the layer that the map does not name is reported as not used
+  // an all-zero bias next to the layer that the map does not name is reported as not used
   const std::string biased = put("biased.safetensors", layer(R"(,"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})", f32s({0, 0})));
   r = test::run(bin + " convert --safetensors " + biased + " --map " + map + " -o " + dir + "/out2.json 2>&1");
   CHECK(r.code == 0);
-  CHECK(r.out.find("not used         o.bias: next to a mapped tensor, but the map names no such bias") != std::string::npos);
+  CHECK(r.out.find("not used         o.bias: all-zero biases next to a mapped tensor that the map does not name") != std::string::npos);
 }
 
 TEST_CASE("certified answers: correctly rounded decimals, rational cases exact, zero and ties end in unable") {
@@ -418,7 +426,7 @@ TEST_CASE("a map with an FFN writes a factored transformer file: U_{h,j} = V_h O
   REQUIRE(t.neurons() == 3);
   for (int h = 0; h < 2; ++h) {
     const FactoredHead& fh = fm.heads[static_cast<size_t>(h)];
-    CHECK(t.W[static_cast<size_t>(h)](1, 0) == fm.scale * fh.K(1, 0) * fh.Q(0, 0));  // W_h = scale K_h Q_h^T, d_k = 1
+    CHECK(t.W[static_cast<size_t>(h)](1, 0) == fm.scale.q * fh.K(1, 0) * fh.Q(0, 0));  // W_h = scale K_h Q_h^T, d_k = 1
     for (int j = 0; j < 3; ++j) {
       const QVec Uhj = matvec(fm.heads[static_cast<size_t>(h)].V, matvec(fm.heads[static_cast<size_t>(h)].O, ffn.col(j)));
       CHECK(t.U[static_cast<size_t>(h)][static_cast<size_t>(j)] == Uhj);
@@ -432,6 +440,101 @@ TEST_CASE("a map with an FFN writes a factored transformer file: U_{h,j} = V_h O
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::internal);
   }
+}
+
+TEST_CASE("biases the map names: q, k, v (or a fused in_proj_bias) and out convert exactly to c_h and beta; all-zero biases are none") {
+  // layer(): q = [[1,2],[3,4]], k = [[1/2,-1],[2,1/4]], v = I, out = [[1,2],[-1,1/2]] (out_in), u = (1, -1/2), scale 1, d_k = d_v = 1
+  const std::string bh = R"(,"q.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]},"k.bias":{"dtype":"F32","shape":[2],"data_offsets":[72,80]},)"
+                         R"("v.bias":{"dtype":"F32","shape":[2],"data_offsets":[80,88]},"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[88,96]})";
+  const std::string named = std::string(map2).replace(map2.find("\"scale\""), 7,
+                                                      R"("q_bias":"q.bias","k_bias":"k.bias","v_bias":"v.bias","out_bias":"o.bias","scale")");
+  auto convert = [](const std::string& bytes, const std::string& map) {
+    return safetensors_to_factored(SafetensorsFile::from_bytes(bytes), safetensors_map_from_json(parse_json_text(map), "m"));
+  };
+  const FactoredModel fm = convert(layer(bh, f32s({1, -2, 3, 5, 0.5f, 4, 2, 1})), named);
+  CHECK(fm.heads[1].q_bias == QVec{Rational(-2)});
+  CHECK(fm.out_bias == QVec{Rational(2), Rational(1)});
+  // c_h = K_h b_q,h: K_0 = (1/2, -1), K_1 = (2, 1/4); beta = 1/2 (O_0 u = 3/2) + 4 (O_1 u = 7/4) + (2, 1) . u = 37/4
+  const Model m = to_model(fm);
+  CHECK(m.heads[0].c == QVec{Rational(1, 2), Rational(-1)});
+  CHECK(m.heads[1].c == QVec{Rational(-4), Rational(-1, 2)});
+  CHECK(m.beta == Rational(37, 4));
+  const Model back = model_from_json_text(factored_to_json_text(fm));  // the written file keeps them
+  CHECK(back.heads[1].c == m.heads[1].c);
+  CHECK(back.beta == m.beta);
+  // the same biases fused, torch's in_proj_bias (q; k; v) and out_proj.bias, in F64
+  std::string fused, o64, b64;
+  for (double x : {1.0, 2.0, 3.0, 4.0, 0.5, -1.0, 2.0, 0.25, 1.0, 0.0, 0.0, 1.0}) fused += f64(x);
+  for (double x : {1.0, 2.0, -1.0, 0.5}) o64 += f64(x);
+  for (double x : {1.0, -2.0, 3.0, 5.0, 0.5, 4.0, 2.0, 1.0}) b64 += f64(x);
+  const std::string hf = "{\"in_proj_weight\":{\"dtype\":\"F64\",\"shape\":[6,2],\"data_offsets\":[0,96]},"
+                         "\"out_proj.weight\":{\"dtype\":\"F64\",\"shape\":[2,2],\"data_offsets\":[96,128]},"
+                         "\"in_proj_bias\":{\"dtype\":\"F64\",\"shape\":[6],\"data_offsets\":[128,176]},"
+                         "\"out_proj.bias\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[176,192]}}";
+  const std::string mf = R"({"format":"mhaq-safetensors-map","heads":2,"layout":"out_in","in_proj":"in_proj_weight","in_proj_bias":"in_proj_bias",)"
+                         R"("out":"out_proj.weight","out_bias":"out_proj.bias","readout":["1","-1/2"],"scale":"1"})";
+  const Model mfused = to_model(convert(file(hf, fused + o64 + b64), mf));
+  for (size_t h = 0; h < 2; ++h) {
+    CHECK(mfused.heads[h].W == m.heads[h].W);
+    CHECK(mfused.heads[h].c == m.heads[h].c);
+  }
+  CHECK(mfused.beta == m.beta);
+  // the split order applies to the bias as to the weight: k; q; v read as q; k; v differs
+  const Model swapped = to_model(convert(file(hf, fused + o64 + b64), std::string(mf).replace(mf.find("\"scale\""), 7, R"("in_proj_split":["k","q","v"],"scale")")));
+  CHECK_FALSE(swapped.heads[0].c == m.heads[0].c);
+  // all-zero biases are no biases: the same file as without them
+  const FactoredModel zero = convert(layer(bh, f32s({0, 0, 0, 0, 0, 0, 0, 0})), named);
+  CHECK_FALSE(zero.has_bias());
+  CHECK(factored_to_json_text(zero) == factored_to_json_text(convert(layer(), map2)));
+  // errors name the bias
+  CHECK(input_error(layer(bh, f32s({1, -2, 3, 5, 0.5f, 4, 2, 1})), std::string(map2).replace(map2.find("\"scale\""), 7, R"("in_proj_bias":"q.bias","scale")"))
+            .find("in_proj_bias goes with a fused in_proj") != std::string::npos);
+  CHECK(input_error(layer(bh, f32s({1, -2, 3, 5, 0.5f, 4, 2, 1})), std::string(named).replace(named.find(R"("k_bias":"k.bias",)"), 18, ""))
+            .find("tensor \"k.bias\" next to the mapped tensor \"k\" is a bias that map.json does not name") != std::string::npos);
+  const std::string wide = R"(,"q.bias":{"dtype":"F32","shape":[3],"data_offsets":[64,76]})";
+  CHECK(input_error(layer(wide, f32s({1, 2, 3})), std::string(map2).replace(map2.find("\"scale\""), 7, R"("q_bias":"q.bias","scale")"))
+            .find("(q_bias) has shape [3]; expected a vector of 2 entries") != std::string::npos);
+  const std::string kv = R"(,"bias_k":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})";
+  CHECK(input_error(layer(kv, f32s({1, 2})), map2).find("add_bias_kv") != std::string::npos);
+  CHECK(input_error(layer(), std::string(map2).replace(map2.find("\"scale\""), 7, R"("b_out":"o","scale")")).find("unknown field \"b_out\"") != std::string::npos);
+}
+
+TEST_CASE("one rule for a bias the map does not name, in convert and in golden kernel: used when named, refused when nonzero, skipped when zero") {
+  const std::string ob = R"(,"o.bias":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})";
+  const SafetensorsMap m = safetensors_map_from_json(parse_json_text(map2), "map.json");
+  const SafetensorsMap named = safetensors_map_from_json(parse_json_text(std::string(map2).replace(map2.find("\"scale\""), 7, R"("out_bias":"o.bias","scale")")), "map.json");
+  const SafetensorsFile nonzero = SafetensorsFile::from_bytes(layer(ob, f32s({0, 1.5f})), "t.safetensors");
+  const SafetensorsFile zero = SafetensorsFile::from_bytes(layer(ob, f32s({0, 0})), "t.safetensors");
+  const std::string want = "tensor \"o.bias\" next to the mapped tensor \"o.weight\" is a bias that map.json does not name";
+  for (const auto& run : {std::function<void()>([&] { (void)safetensors_to_factored(nonzero, m); }), std::function<void()>([&] { (void)safetensors_to_kernel(nonzero, m); })}) {
+    const auto [kind, msg] = test::error_of(run);
+    INFO(msg);
+    CHECK(kind == static_cast<int>(ErrorKind::input));
+    CHECK(msg.find(want) != std::string::npos);
+    CHECK(msg.find("add \"out_bias\": \"o.bias\" to the map") != std::string::npos);
+  }
+  // named: both paths use it
+  CHECK(safetensors_to_factored(nonzero, named).out_bias == QVec{Rational(0), Rational(3, 2)});
+  CHECK(safetensors_to_kernel(nonzero, named).bo == QVec{Rational(0), Rational(3, 2)});
+  // all zero and unnamed: the same layer as without it, in both paths
+  CHECK(factored_to_json_text(safetensors_to_factored(zero, m)) == factored_to_json_text(safetensors_to_factored(SafetensorsFile::from_bytes(layer()), m)));
+  CHECK(safetensors_to_kernel(zero, m).bo.empty());
+  CHECK(unnamed_biases(zero, m) == std::vector<std::string>{"o.bias"});
+  // torch's add_bias_kv: refused in both, zero or not
+  const std::string kv = R"(,"bias_k":{"dtype":"F32","shape":[2],"data_offsets":[64,72]})";
+  const SafetensorsFile with_kv = SafetensorsFile::from_bytes(layer(kv, f32s({0, 0})), "t.safetensors");
+  CHECK(test::error_of([&] { (void)safetensors_to_kernel(with_kv, m); }).second.find("add_bias_kv") != std::string::npos);
+  CHECK(test::error_of([&] { (void)safetensors_to_factored(with_kv, m); }).second.find("add_bias_kv") != std::string::npos);
+}
+
+TEST_CASE("an irrational scale converts as q sqrt(m), written and read back exactly") {
+  const std::string one_head = std::string(map2).replace(map2.find("\"heads\":2"), 9, "\"heads\":1").replace(map2.find("\"scale\":\"1\""), 11, "\"scale\":\"1/sqrt(d_k)\"");
+  const FactoredModel fm = safetensors_to_factored(SafetensorsFile::from_bytes(layer()), safetensors_map_from_json(parse_json_text(one_head), "m"));
+  REQUIRE(fm.d_k == 2);
+  CHECK(fm.scale.str() == "sqrt(2)/2");
+  const Model m = model_from_json_text(factored_to_json_text(fm));
+  CHECK(m.root == 2);
+  CHECK(m.heads[0].W == to_model(fm).heads[0].W);  // W holds the rational part 1/2
 }
 
 TEST_CASE("golden export --certified: a --digits no --max-bits reaches, and a failed learner run, each say what to do") {

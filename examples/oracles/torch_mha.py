@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""torch.nn.MultiheadAttention (bias=False) with a readout, as an mhaq oracle.
+"""torch.nn.MultiheadAttention (bias=False, or with --bias bias=True) with a readout, as an mhaq oracle.
 
-usage: torch_mha.py --d D --heads H --seed S [--dtype float64|float32] [--max-length N] [--write-model FILE]
+usage: torch_mha.py --d D --heads H --seed S [--dtype float64|float32] [--bias] [--max-length N] [--write-model FILE]
 
 The weights come from torch's own initialisation under torch.manual_seed(S);
-the readout u is uniform in [-1, 1] from the same generator. The oracle
-answers f(X) = MHA(X, X, X)[last token] . u, computed by torch in the dtype.
+with --bias the layer has torch's default biases, which torch initialises to
+zero, drawn normal with standard deviation 0.1 (as after training); the
+readout u is uniform in [-1, 1] from the same generator. The oracle answers
+f(X) = MHA(X, X, X)[last token] . u, computed by torch in the dtype. Learn
+it with `mhaq recover --oracle ... --bias` (docs/math/biases.md).
 
 --write-model FILE writes the factored model file of these weights and
 exits: every float64 or float32 weight is a dyadic rational, written exactly,
 so the file is the exact truth of what torch evaluates approximately
 (W_h = scale K_h Q_h^T, v_h = V_h O_h u; scale = the dtype's 1/sqrt(d_k),
-exact for d_k = 1, 4, 16, ...).
+exact for d_k = 1, 4, 16, ...; with --bias also q_bias, k_bias, v_bias per
+head and out_bias, from in_proj_bias and out_proj.bias).
 
 Stated error (docs/recover-your-own-model.md), for sequences of at most N
 tokens (--max-length, default 17; a longer one is refused): float64 abs
@@ -38,9 +42,13 @@ def exact(x):
     return str(f.numerator) if f.denominator == 1 else "%d/%d" % (f.numerator, f.denominator)
 
 
-def build(d, H, seed, dtype):
+def build(d, H, seed, dtype, bias=False):
     torch.manual_seed(seed)
-    mha = torch.nn.MultiheadAttention(d, H, bias=False, dtype=dtype)
+    mha = torch.nn.MultiheadAttention(d, H, bias=bias, dtype=dtype)
+    if bias:
+        with torch.no_grad():
+            mha.in_proj_bias.normal_(0.0, 0.1)
+            mha.out_proj.bias.normal_(0.0, 0.1)
     mha.eval()
     u = (torch.rand(d, dtype=dtype) * 2 - 1)
     return mha, u
@@ -55,9 +63,15 @@ def factored_file(mha, u, d, H, dtype):
         rows = slice(h * dk, (h + 1) * dk)
         # x^T Q_h is head h's query: Q_h = Wq[rows]^T (d x d_k)
         heads.append({n: [[exact(x) for x in r] for r in W[rows].T.tolist()] for n, W in (("Q", Wq), ("K", Wk), ("V", Wv))})
+        if mha.in_proj_bias is not None:  # q, k, v biases: rows of in_proj_bias in the order q, k, v
+            bq, bk, bv = mha.in_proj_bias.detach().chunk(3)
+            heads[-1].update({n: [exact(x) for x in b[rows].tolist()] for n, b in (("q_bias", bq), ("k_bias", bk), ("v_bias", bv))})
     O = mha.out_proj.weight.detach().T  # (H d_v) x d_out
-    return {"format": "mhaq-model-factored", "version": 1, "d": d, "d_k": dk, "d_v": dk, "d_out": d, "scale": exact(scale.item()),
-            "heads": heads, "O": [[exact(x) for x in r] for r in O.tolist()], "readout": [exact(x) for x in u.tolist()]}
+    out = {"format": "mhaq-model-factored", "version": 1, "d": d, "d_k": dk, "d_v": dk, "d_out": d, "scale": exact(scale.item()),
+           "heads": heads, "O": [[exact(x) for x in r] for r in O.tolist()], "readout": [exact(x) for x in u.tolist()]}
+    if mha.out_proj.bias is not None:
+        out["out_bias"] = [exact(x) for x in mha.out_proj.bias.detach().tolist()]
+    return out
 
 
 def main():
@@ -66,13 +80,14 @@ def main():
     ap.add_argument("--heads", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dtype", choices=["float64", "float32"], default="float64")
+    ap.add_argument("--bias", action="store_true", help="bias=True, the biases drawn normal with standard deviation 0.1")
     ap.add_argument("--write-model")
     ap.add_argument("--max-length", type=int, default=mhaq_oracle.SHORT, help="the longest sequence answered (the stated accuracy covers it)")
     a = ap.parse_args()
     if a.d % a.heads:
         raise SystemExit("torch.nn.MultiheadAttention needs d divisible by the head count")
     dtype = getattr(torch, a.dtype)
-    mha, u = build(a.d, a.heads, a.seed, dtype)
+    mha, u = build(a.d, a.heads, a.seed, dtype, a.bias)
     if a.write_model:
         with open(a.write_model, "w") as fh:
             json.dump(factored_file(mha, u, a.d, a.heads, dtype), fh)
@@ -91,7 +106,7 @@ def main():
         out, _ = mha(x[-1:], x, x, need_weights=False)
         return float(out[-1, 0] @ u)
 
-    name = "torch.nn.MultiheadAttention(%d, %d, bias=False) %s seed %d, torch %s" % (a.d, a.heads, a.dtype, a.seed, torch.__version__)
+    name = "torch.nn.MultiheadAttention(%d, %d, bias=%s) %s seed %d, torch %s" % (a.d, a.heads, a.bias, a.dtype, a.seed, torch.__version__)
     short, unit = ACCURACY[a.dtype]
     mhaq_oracle.serve(f, d=a.d, name=name, accuracy=mhaq_oracle.stated_accuracy(a.max_length, short, unit), runs=True)
 

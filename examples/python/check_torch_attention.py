@@ -2,13 +2,16 @@
 """Check torch.nn.MultiheadAttention against a certified mhaq golden file.
 
     python3 examples/python/check_torch_attention.py GOLDEN.json --layer DIR
-            [--variant torch|no-scale|transposed] [--max-ulps X] [--quiet] [--json]
+            [--variant torch|no-scale|transposed|no-bias] [--dtype float64|float32]
+            [--max-ulps X] [--quiet] [--json]
 
 DIR holds attention.safetensors and map.json (examples/python/write_safetensors.py
 writes them; any map of docs/formats.md: a fused in_proj with its split, or
 separate q, k and v, in the out_in or in_out layout, a readout tensor or
-inline entries). F64 layers run in float64; F32, F16 and BF16 layers run in
-float32, as CPU torch computes half-precision weights. GOLDEN.json is
+inline entries, and the biases the map names: in_proj_bias or q_bias, k_bias,
+v_bias, and out_bias). F64 layers run in float64; F32, F16 and BF16 layers run in
+float32, as CPU torch computes half-precision weights, or in --dtype (float64
+holds every narrower weight exactly). GOLDEN.json is
 `mhaq golden export --certified` of the model `mhaq convert --safetensors`
 made from them. For every query of the file (the learner's and your own
 sequences) this script runs the layer -- torch's kernels, query x_N
@@ -19,17 +22,20 @@ script says how many, and the bound counts that rounding. Replace
 `torch_layer` with your kernel to check it instead.
 
 The bound. With u the unit roundoff of the arithmetic (2^-53, 2^-24), g(n) = nu/(1-nu),
-r = 1 when tokens were rounded (else 0), and per head h the exact blocks
-Wq_h, Wk_h (d_k x d), Wv_h (d_v x d), Wo_h (d_out x d_v):
+r = 1 when tokens were rounded (else 0), per head h the exact blocks
+Wq_h, Wk_h (d_k x d), Wv_h (d_v x d), Wo_h (d_out x d_v) and the biases
+b_q,h, b_k,h, b_v,h, b_out (zero without biases), e = 0 for a layer without
+biases whose scale is exact (d_k a perfect square) and e = 1 otherwise:
 
-    S_i     = scale sum_c (|Wq_h| |x_N|)_c (|Wk_h| |x_i|)_c               (magnitude of score i)
-    D_h     = 2 g(2d+d_k+2+2r) max_i S_i + u (spread_h + 2 g(2d+d_k+2+2r) max_i S_i)  (error of s_i - max s)
+    n_s     = 2d + d_k + 2 + 2r + 6e,  n_v = d + N + H d_v + d_out + r + 2e
+    S_i     = scale sum_c (|Wq_h| |x_N| + |b_q,h|)_c (|Wk_h| |x_i| + |b_k,h|)_c   (magnitude of score i)
+    D_h     = 2 g(n_s) max_i S_i + u (spread_h + 2 g(n_s) max_i S_i)     (error of s_i - max s)
     rho_h   = exp(2 D_h)(1 + 8u)^2 (1 + u) / (1 - g(N-1)) - 1            (relative error of each alpha_i; exp within 4 ulps)
     delta   = (1 + u) / (1 - g(N-1)) - 1                                  (error of sum_i alpha_i)
-    A_i     = |u|^T |Wo_h| |Wv_h| |x_i|,  c_i = u^T Wo_h Wv_h x_i          (exact)
+    A_i     = |u|^T |Wo_h| (|Wv_h| |x_i| + |b_v,h|),  c_i = u^T Wo_h (Wv_h x_i + b_v,h)   (exact)
     B_h     = min(rho_h sum_i alpha_i |c_i|, (1 + delta)(max c - min c) + delta max |c|)
-              + g(d+N+H d_v+d_out+r) min((1 + rho_h) sum_i alpha_i A_i, (1 + delta) max_i A_i) + tiny sum_i A_i
-    B       = 1.01 sum_h B_h
+              + g(n_v) min((1 + rho_h) sum_i alpha_i A_i, (1 + delta) max_i A_i) + tiny sum_i A_i
+    B       = 1.01 (sum_h B_h + g(d_out + 1) |u|^T |b_out|)
 
 Relative terms on the softmax inputs: rho_h is finite and positive for any
 score, and when it is large the min takes the spread form (any convex
@@ -39,13 +45,16 @@ q, k and v are products of d terms, each score a dot of d_k terms, the value
 path (v_i, the alpha-weighted sum, the output projection over the H d_v
 concatenated entries, the readout over d_out) a chain of at most
 d + N + H d_v + d_out roundings; any summation order or FMA stays within
-these g(n). The scale is 1/sqrt(d_k); mhaq needs it exact, so d_k is a
-perfect square, and for d_k a power of 4 torch's scaling is exact too (the
-bound does not cover a rounded scale such as 1/3 for d_k = 9). A query
-passes when |computed - answer| <= B + |answer| 10^(1-digits)/2.
+these g(n). e counts one more term in each of q, k, v and the output, and
+the scale 1/sqrt(d_k) rounded to the dtype (sqrt and the conversion within u
+each, the product or quotient within u): mhaq keeps the scale exact (an
+irrational one as the algebraic factor sqrt(m)), and the golden answers are
+those of the exact scale. A query passes when
+|computed - answer| <= B + |answer| 10^(1-digits)/2.
 
 Variants (the test suite shows that they fail): `no-scale` leaves out
-1/sqrt(d_k); `transposed` uses every projection transposed (W^T x instead of W x).
+1/sqrt(d_k); `transposed` uses every projection transposed (W^T x instead of
+W x); `no-bias` leaves out every bias (a kernel that drops them).
 Exit status: 0 every query passes, 10 some query does not, 3 input error, 2 usage.
 """
 import argparse
@@ -83,14 +92,18 @@ def read_safetensors(path, names):
     return out
 
 
-def load_layer(layer_dir):
-    """(module, u, H): torch's layer (float64 for F64 weights, float32 for F32, F16 and BF16), the readout, the heads."""
+BIASES = ("in_proj_bias", "q_bias", "k_bias", "v_bias", "out_bias")
+
+
+def load_layer(layer_dir, dtype=None):
+    """(module, u, H): torch's layer (float64 for F64 weights, float32 for F32, F16 and BF16, or `dtype`), the readout, the heads.
+    Biases named in the map make it a bias=True layer."""
     with open(os.path.join(layer_dir, "map.json")) as f:
         m = json.load(f)
-    if any(k in m for k in ("q_bias", "k_bias", "v_bias", "in_proj_bias", "out_bias", "kv_heads", "rope", "ffn")):
-        raise InputError("this checker runs bias-free layers of f(X) = u . attention(X); for biases, grouped heads or rotary embeddings "
+    if any(k in m for k in ("kv_heads", "rope", "ffn")):
+        raise InputError("this checker runs layers of f(X) = u . attention(X); for grouped heads or rotary embeddings "
                          "use mhaq golden kernel and examples/python/check_kernel.py")
-    names = [m[k] for k in ("in_proj", "q", "k", "v", "out") if k in m]
+    names = [m[k] for k in ("in_proj", "q", "k", "v", "out") + BIASES if k in m]
     inline = isinstance(m["readout"], list)
     t = read_safetensors(os.path.join(layer_dir, "attention.safetensors"), names + ([] if inline else [m["readout"]]))
     out_in = m["layout"] == "out_in"
@@ -102,20 +115,41 @@ def load_layer(layer_dir):
         Wq, Wk, Wv = blocks["q"], blocks["k"], blocks["v"]
     else:
         Wq, Wk, Wv = lin(t[m["q"]]), lin(t[m["k"]]), lin(t[m["v"]])
+    b = {k: t[m[k]].reshape(-1) for k in BIASES if k in m}
+    if "in_proj_bias" in b:
+        d3 = b["in_proj_bias"].shape[0] // 3
+        parts = (b["in_proj_bias"][:d3], b["in_proj_bias"][d3:2 * d3], b["in_proj_bias"][2 * d3:])
+        b.update({n + "_bias": x for n, x in zip(m.get("in_proj_split", ["q", "k", "v"]), parts)})
     Wo = lin(t[m["out"]])
     H = int(m["heads"])
     d = Wq.shape[1]
     if not (Wq.shape == Wk.shape == Wv.shape == (d, d) and Wo.shape == (d, d)):
         raise InputError(f"torch.nn.MultiheadAttention needs q, k, v and out of {d} x {d}; this layer has {tuple(Wq.shape)}, {tuple(Wk.shape)}, "
                          f"{tuple(Wv.shape)}, {tuple(Wo.shape)}")
-    work = torch.float64 if Wq.dtype == torch.float64 else torch.float32
+    work = dtype or (torch.float64 if Wq.dtype == torch.float64 else torch.float32)
+    if work == torch.float32 and Wq.dtype == torch.float64:
+        raise InputError(f"{layer_dir}: float64 weights do not narrow to float32 exactly")
     u = torch.tensor([float(Fraction(x)) for x in m["readout"]], dtype=torch.float64) if inline else t[m["readout"]]
-    mha = torch.nn.MultiheadAttention(d, H, bias=False, dtype=work)
+    bias = bool(b)
+    mha = torch.nn.MultiheadAttention(d, H, bias=bias, dtype=work)
     with torch.no_grad():
         mha.in_proj_weight.copy_(torch.cat([Wq, Wk, Wv]).to(work))
         mha.out_proj.weight.copy_(Wo.to(work))
+        if bias:
+            z = torch.zeros(d, dtype=work)
+            mha.in_proj_bias.copy_(torch.cat([b[n + "_bias"].to(work) if n + "_bias" in b else z for n in ("q", "k", "v")]))
+            mha.out_proj.bias.copy_(b["out_bias"].to(work) if "out_bias" in b else z)
     mha.eval()
     return mha, u.to(work), H
+
+
+def biases(mha, d):
+    """(b_q, b_k, b_v, b_out) of the layer, zeros without biases."""
+    if mha.in_proj_bias is None:
+        z = torch.zeros(d, dtype=mha.in_proj_weight.dtype)
+        return z, z, z, z
+    b = mha.in_proj_bias
+    return b[:d], b[d:2 * d], b[2 * d:], mha.out_proj.bias
 
 
 # ---------------------------------------------------------------- the implementations under test
@@ -126,15 +160,18 @@ def torch_layer(X, mha, u, H):
         return float(out[0, 0] @ u)
 
 
-def by_hand(X, mha, u, H, scaled=True, transposed=False):
+def by_hand(X, mha, u, H, scaled=True, transposed=False, biased=True):
     with torch.no_grad():
         d = X.shape[1]
         Wq, Wk, Wv = mha.in_proj_weight[:d], mha.in_proj_weight[d:2 * d], mha.in_proj_weight[2 * d:]
         Wo = mha.out_proj.weight
+        bq, bk, bv, bo = biases(mha, d)
+        if not biased:
+            bq, bk, bv, bo = (torch.zeros_like(b) for b in (bq, bk, bv, bo))
         if transposed:
             Wq, Wk, Wv, Wo = Wq.T, Wk.T, Wv.T, Wo.T
         dk = d // H
-        q, k, v = Wq @ X[-1], X @ Wk.T, X @ Wv.T
+        q, k, v = Wq @ X[-1] + bq, X @ Wk.T + bk, X @ Wv.T + bv
         ys = []
         for h in range(H):
             sl = slice(h * dk, (h + 1) * dk)
@@ -142,13 +179,14 @@ def by_hand(X, mha, u, H, scaled=True, transposed=False):
             if scaled:
                 s = s / math.sqrt(dk)
             ys.append(torch.softmax(s, dim=0) @ v[:, sl])
-        return float((Wo @ torch.cat(ys)) @ u)
+        return float((Wo @ torch.cat(ys) + bo) @ u)
 
 
 VARIANTS = {
     "torch": torch_layer,
     "no-scale": lambda X, mha, u, H: by_hand(X, mha, u, H, scaled=False),
     "transposed": lambda X, mha, u, H: by_hand(X, mha, u, H, transposed=True),
+    "no-bias": lambda X, mha, u, H: by_hand(X, mha, u, H, biased=False),
 }
 
 
@@ -162,35 +200,42 @@ def a_priori_bound(X, mha, u, H, U, tiny, r=0):
     d = len(X[0])
     dk = d // H
     ex = lambda t: [[Fraction(float(x)) for x in row] for row in t.tolist()]  # noqa: E731
+    exv = lambda t: [Fraction(float(x)) for x in t.tolist()]  # noqa: E731
     W = ex(mha.in_proj_weight)
     Wq, Wk, Wv = W[:d], W[d:2 * d], W[2 * d:]
     Wo = ex(mha.out_proj.weight)
+    bq, bk, bv, bo = (exv(b) for b in biases(mha, d))
     uu = [Fraction(float(x)) for x in u.tolist()]
-    scale = 1 / Fraction(math.isqrt(dk)) if math.isqrt(dk) ** 2 == dk else Fraction(1 / math.sqrt(dk))
+    exact_scale = math.isqrt(dk) ** 2 == dk
+    scale = 1 / Fraction(math.isqrt(dk)) if exact_scale else Fraction(1 / math.sqrt(dk))  # for magnitudes only
+    extra = 0 if exact_scale and mha.in_proj_bias is None else 1
     N, dout = len(X), len(uu)
-    g = gamma(2 * d + dk + 2 + 2 * r, U)
+    g = gamma(2 * d + dk + 2 + 2 * r + 6 * extra, U)
     delta = (1 + U) / (1 - gamma(N - 1, U)) - 1
     total = 0.0
     for h in range(H):
         rows = range(h * dk, (h + 1) * dk)
-        q = [sum(Wq[r_][j] * X[-1][j] for j in range(d)) for r_ in rows]
-        k = [[sum(Wk[r_][j] * x[j] for j in range(d)) for r_ in rows] for x in X]
+        q = [sum(Wq[r_][j] * X[-1][j] for j in range(d)) + bq[r_] for r_ in rows]
+        k = [[sum(Wk[r_][j] * x[j] for j in range(d)) + bk[r_] for r_ in rows] for x in X]
         s = [scale * sum(q[c] * k[i][c] for c in range(dk)) for i in range(N)]
-        qa = [sum(abs(float(Wq[r_][j])) * abs(float(X[-1][j])) for j in range(d)) for r_ in rows]
-        S = [float(scale) * sum(qa[c] * sum(abs(float(Wk[r_][j])) * abs(float(x[j])) for j in range(d)) for c, r_ in enumerate(rows)) for x in X]
+        qa = [sum(abs(float(Wq[r_][j])) * abs(float(X[-1][j])) for j in range(d)) + abs(float(bq[r_])) for r_ in rows]
+        S = [float(scale) * sum(qa[c] * (sum(abs(float(Wk[r_][j])) * abs(float(x[j])) for j in range(d)) + abs(float(bk[r_])))
+                                for c, r_ in enumerate(rows)) for x in X]
         smax = max(s)
         e = [math.exp(float(si - smax)) for si in s]
         alpha = [x / sum(e) for x in e]
         D = 2 * g * max(S) + U * (float(smax - min(s)) + 2 * g * max(S))
         rho = math.exp(min(2 * D, 700.0)) * (1 + 8 * U) ** 2 * (1 + U) / (1 - gamma(N - 1, U)) - 1
-        # c_i = u^T Wo_h Wv_h x_i exactly, A_i with absolute values
+        # c_i = u^T Wo_h (Wv_h x_i + b_v,h) exactly, A_i with absolute values
         ow = [sum(uu[o] * Wo[o][h * dk + c] for o in range(dout)) for c in range(dk)]          # (Wo_h^T u)_c
         owa = [sum(abs(float(uu[o])) * abs(float(Wo[o][h * dk + c])) for o in range(dout)) for c in range(dk)]
-        c_ = [float(sum(ow[c] * sum(Wv[h * dk + c][j] * x[j] for j in range(d)) for c in range(dk))) for x in X]
-        A = [sum(owa[c] * sum(abs(float(Wv[h * dk + c][j])) * abs(float(x[j])) for j in range(d)) for c in range(dk)) for x in X]
+        c_ = [float(sum(ow[c] * (sum(Wv[h * dk + c][j] * x[j] for j in range(d)) + bv[h * dk + c]) for c in range(dk))) for x in X]
+        A = [sum(owa[c] * (sum(abs(float(Wv[h * dk + c][j])) * abs(float(x[j])) for j in range(d)) + abs(float(bv[h * dk + c])))
+                 for c in range(dk)) for x in X]
         soft = min(rho * sum(a * abs(ci) for a, ci in zip(alpha, c_)), (1 + delta) * (max(c_) - min(c_)) + delta * max(abs(ci) for ci in c_))
         path = min((1 + rho) * sum(a * Ai for a, Ai in zip(alpha, A)), (1 + delta) * max(A))
-        total += soft + gamma(d + N + H * dk + dout + r, U) * path + tiny * sum(A)
+        total += soft + gamma(d + N + H * dk + dout + r + 2 * extra, U) * path + tiny * sum(A)
+    total += gamma(dout + 1, U) * sum(abs(float(a)) * abs(float(b)) for a, b in zip(uu, bo))
     return 1.01 * total
 
 
@@ -216,12 +261,13 @@ def main(argv=None):
     p.add_argument("golden")
     p.add_argument("--layer", required=True, help="directory with attention.safetensors and map.json")
     p.add_argument("--variant", choices=sorted(VARIANTS), default="torch")
+    p.add_argument("--dtype", choices=["float64", "float32"], default=None, help="run the layer in this dtype (default: its own)")
     p.add_argument("--max-ulps", type=float, default=None, help="fixed tolerance in ulps instead of the a-priori bound")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     try:
-        mha, u, H = load_layer(a.layer)
+        mha, u, H = load_layer(a.layer, {"float64": torch.float64, "float32": torch.float32}.get(a.dtype))
         digits, queries = load_golden(a.golden)
     except (InputError, OSError, KeyError, ValueError) as e:
         print(f"check_torch_attention: input error: {e}", file=sys.stderr)

@@ -3,15 +3,18 @@
 map that tells `mhaq convert --safetensors` which tensor is which.
 
     python3 examples/python/write_safetensors.py OUT_DIR [--d 8] [--heads 2]
-            [--dtype float64|float32|float16|bfloat16] [--seed 1]
+            [--dtype float64|float32|float16|bfloat16] [--seed 1] [--bias]
 
 writes OUT_DIR/attention.safetensors (in_proj_weight, out_proj.weight and a
 readout vector u, all in --dtype; float16 and bfloat16 are rounded from
-float32 weights) and OUT_DIR/map.json. The layer has no biases (bias=False):
-mhaq's model is bias-free. torch computes, for a sequence x_1..x_N (query
-x_N), q = W_q x_N, k_i = W_k x_i, v_i = W_v x_i per head, softmax of
-q.k_i / sqrt(d_k), the heads concatenated and multiplied by W_out; mhaq's
-f(X) is that output dotted with u.
+float32 weights) and OUT_DIR/map.json. Without --bias the layer has no
+biases (bias=False). With --bias it is torch's default bias=True layer whose
+biases (which torch initialises to zero) are drawn normal with standard
+deviation 0.1, as after training: in_proj_bias and out_proj.bias are written
+and named in the map. torch computes, for a sequence x_1..x_N (query x_N),
+q = W_q x_N + b_q, k_i = W_k x_i + b_k, v_i = W_v x_i + b_v per head, softmax
+of q.k_i / sqrt(d_k), the heads concatenated, multiplied by W_out and b_out
+added; mhaq's f(X) is that output dotted with u.
 
 The safetensors format is an 8-byte little-endian header length, a JSON
 header {name: {dtype, shape, data_offsets}} and the raw little-endian bytes;
@@ -45,11 +48,16 @@ def save_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def make_layer(d, heads, dtype, seed):
-    """The layer and its readout u, in dtype (float16/bfloat16: rounded from float32)."""
+def make_layer(d, heads, dtype, seed, bias=False):
+    """The layer and its readout u, in dtype (float16/bfloat16: rounded from float32).
+    bias: torch's default layer, its biases drawn normal with standard deviation 0.1."""
     torch.manual_seed(seed)
     base = torch.float64 if dtype == torch.float64 else torch.float32
-    mha = torch.nn.MultiheadAttention(d, heads, bias=False, dtype=base)
+    mha = torch.nn.MultiheadAttention(d, heads, bias=bias, dtype=base)
+    if bias:
+        with torch.no_grad():
+            mha.in_proj_bias.normal_(0.0, 0.1)
+            mha.out_proj.bias.normal_(0.0, 0.1)
     u = torch.randn(d, dtype=base)
     if dtype != base:
         mha = mha.to(dtype)
@@ -65,14 +73,22 @@ def main():
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float64")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--ffn", type=int, default=0, help="also an FFN first layer torch.nn.Linear(d, M, bias=False); u then has M entries")
+    p.add_argument("--bias", action="store_true", help="bias=True, the biases drawn normal with standard deviation 0.1")
     a = p.parse_args()
-    mha, u = make_layer(a.d, a.heads, DTYPES[a.dtype][0], a.seed)
+    if a.bias and a.ffn:
+        p.error("--bias: the one-layer transformer (--ffn) is bias-free")
+    mha, u = make_layer(a.d, a.heads, DTYPES[a.dtype][0], a.seed, a.bias)
     os.makedirs(a.out_dir, exist_ok=True)
     state = mha.state_dict()  # in_proj_weight (3d x d: q; k; v rows), out_proj.weight (d x d)
     tensors = {"in_proj_weight": state["in_proj_weight"], "out_proj.weight": state["out_proj.weight"], "readout": u}
     m = {"format": "mhaq-safetensors-map", "version": 1, "heads": a.heads, "layout": "out_in",
          "in_proj": "in_proj_weight", "in_proj_split": ["q", "k", "v"], "out": "out_proj.weight", "readout": "readout",
          "scale": "1/sqrt(d_k)"}
+    if a.bias:  # in_proj_bias (3d: q; k; v, split as in_proj_split) and out_proj.bias (d)
+        tensors["in_proj_bias"] = state["in_proj_bias"]
+        tensors["out_proj.bias"] = state["out_proj.bias"]
+        m["in_proj_bias"] = "in_proj_bias"
+        m["out_bias"] = "out_proj.bias"
     if a.ffn:  # T(X) = sum_j u_j ReLU((ffn.weight @ attention(X))_j)
         ffn = torch.nn.Linear(a.d, a.ffn, bias=False, dtype=u.dtype)
         tensors["ffn.weight"] = ffn.weight
@@ -82,7 +98,7 @@ def main():
     with open(os.path.join(a.out_dir, "map.json"), "w") as f:
         json.dump(m, f, indent=1)
         f.write("\n")
-    print(f"wrote {a.out_dir}/attention.safetensors ({a.dtype}, d={a.d}, {a.heads} heads) and {a.out_dir}/map.json")
+    print(f"wrote {a.out_dir}/attention.safetensors ({a.dtype}, d={a.d}, {a.heads} heads{', biases' if a.bias else ''}) and {a.out_dir}/map.json")
 
 
 if __name__ == "__main__":

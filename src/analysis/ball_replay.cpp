@@ -202,7 +202,7 @@ BallReplay certify_by_pairs(const Field<T>& F, const LearnOptions& lo, const Lea
     out.why = why;
     return out;
   };
-  if ((plan.schedule != Schedule::paper && plan.schedule != Schedule::lean) || lo.heads_is_bound || lo.samples_per_pair != 0 || !run.repairs.empty() ||
+  if ((plan.schedule != Schedule::paper && plan.schedule != Schedule::lean) || lo.bias || lo.heads_is_bound || lo.samples_per_pair != 0 || !run.repairs.empty() ||
       !run.fallback_pairs.empty() || static_cast<int>(run.labelled.size()) != d * d || run.fits.size() != plan.pairs.size() ||
       static_cast<long>(answers.size()) < plan.query_count())
     return refuse("the run did not take the plain path");
@@ -284,6 +284,7 @@ BallReplay replay_in_balls(const Field<T>& F, int d, const LearnOptions& lo, con
     LearnResult<Ball> res = learn<Ball>(oracle, l);
     out.finished = true;
     out.heads = std::move(res.heads);
+    out.beta = std::move(res.beta);
     out.self_check = res.self_check;
     out.self_check_failed = res.self_check_failed;
   } catch (const Error& e) {
@@ -381,19 +382,30 @@ std::vector<const X*> entries(const std::vector<X>& v) {
 }  // namespace replay_detail
 
 template <class T>
-double certified_distance_log2(const Field<T>& F, const std::vector<LearnedHead<T>>& got, const std::vector<LearnedHead<Ball>>& balls) {
-  if (got.size() != balls.size() || got.empty()) return kUnbounded;
+double certified_distance_log2(const Field<T>& F, const std::vector<LearnedHead<T>>& got, const std::vector<LearnedHead<Ball>>& balls,
+                               const T* got_beta, const Ball* ball_beta) {
+  if (got.size() != balls.size() || got.empty() || (got_beta == nullptr) != (ball_beta == nullptr)) return kUnbounded;
   PrecisionScope scope(64);
   const size_t H = got.size();
+  // with biases W stands for [W c], as in max_rel_error
+  auto score_part = [](const auto& head) {
+    auto e = entries(head.W);
+    const auto c = entries(head.c);
+    e.insert(e.end(), c.begin(), c.end());
+    return e;
+  };
   std::vector<std::vector<double>> cost(H, std::vector<double>(H, kUnbounded));
   for (size_t g = 0; g < H; ++g)
     for (size_t k = 0; k < H; ++k) {
-      const RelBounds w = rel_bounds(enclosed(F, entries(got[g].W)), entries(balls[k].W));
+      if (got[g].c.size() != balls[k].c.size()) continue;
+      const RelBounds w = rel_bounds(enclosed(F, score_part(got[g])), score_part(balls[k]));
       const RelBounds v = rel_bounds(enclosed(F, entries(got[g].v)), entries(balls[k].v));
       cost[g][k] = log2_up(w.upper + v.upper);
     }
   double best = kUnbounded;
   bottleneck_matching(cost, &best);
+  // beta's relative error: one more term of the maximum
+  if (got_beta) best = std::max(best, log2_up(rel_bounds({F.enclose(*got_beta)}, {ball_beta}).upper));
   return best;
 }
 
@@ -477,7 +489,8 @@ double certified_transformer_distance_log2(const Field<T>& F, const TransformerL
   template FitStarts fit_starts<T>(const Field<T>&, const LearnResult<T>&);                                                                  \
   template BallReplay certify_by_pairs<T>(const Field<T>&, const LearnOptions&, const LearnResult<T>&, const std::vector<Query>&,             \
                                           const std::vector<T>&, const AnswerErrors&, long);                                                                  \
-  template double certified_distance_log2<T>(const Field<T>&, const std::vector<LearnedHead<T>>&, const std::vector<LearnedHead<Ball>>&);     \
+  template double certified_distance_log2<T>(const Field<T>&, const std::vector<LearnedHead<T>>&, const std::vector<LearnedHead<Ball>>&,      \
+                                             const T*, const Ball*);                                                                         \
   template TransformerBallReplay replay_transformer_in_balls<T>(const Field<T>&, int, const TransformerLearnOptions&, const std::vector<Query>&, \
                                                                 const std::vector<T>&, const AnswerErrors&, long);                               \
   template double certified_transformer_distance_log2<T>(const Field<T>&, const TransformerLearnResult<T>&, const TransformerLearnResult<Ball>&, \

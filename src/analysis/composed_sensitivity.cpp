@@ -281,10 +281,11 @@ std::optional<Sensitivity> composed_sensitivity(const Field<T>& field, const Lea
                                                 bool with_pair_cond, bool chain_f0) {
   const Plan& plan = run.plan;
   const int d = plan.d, H = lo.H, n = 2 * H + 1;
-  // the learner's path that this composition follows: every base pair fitted
+  // the learner's path that this composition follows (without biases): every base pair fitted
   // by interpolate_pair from 2H+1 samples, f(0) chained, labelled by a
   // permutation of its heads, then the final solves (not the rank schedule's skeletons)
-  if (plan.schedule == Schedule::compact || plan.schedule == Schedule::rank || lo.heads_is_bound || plan.samples != n || plan.H != H || !run.repairs.empty() || run.heads_found != H ||
+  if (plan.bias || plan.schedule == Schedule::compact || plan.schedule == Schedule::rank || lo.heads_is_bound || plan.samples != n || plan.H != H ||
+      !run.repairs.empty() || run.heads_found != H ||
       static_cast<int>(run.heads.size()) != H || static_cast<int>(run.labelled.size()) != d * d || static_cast<long>(answers.size()) < plan.query_count())
     return std::nullopt;
   for (const PairFit<T>& f : run.labelled)

@@ -49,8 +49,10 @@ struct DerivError {
 // derivatives, `err` receives their error bounds.
 template <class B, class D>
 bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& heads, const std::vector<int>& order,
-             const std::vector<Ball>& fabs, bool certified, Sensitivity& S, DerivError* err = nullptr, bool keep_J = true) {
+             const std::vector<Ball>& fabs, bool certified, Sensitivity& S, DerivError* err = nullptr, bool keep_J = true,
+             const Jet<B, D>* beta = nullptr) {
   const int d = S.d, H = S.H;
+  S.bias = beta != nullptr;
   const long cols = S.columns;
   // J itself (rows x answers, dense) only when asked for: the kappas need
   // the row sums alone
@@ -66,6 +68,59 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
   for (long j = 0; j < cols; ++j) answer_abs_d[j] = S.answer_abs[j] * (1 + 0x1p-50);
   S.kappa = S.kappa_rel = S.kappa_rms = 0;
   S.bits = S.derivative_bits = working_precision();
+  // one parameter x in row `row`, measured against `scale`
+  auto add_row = [&](const Jet<B, D>& x, int row, double scale) {
+    // row sums of |J|, |J| |a| and (|J| |a|)^2: in balls, or in double
+    // beside the derivatives' bounds (proofs/33: the sums' own rounding,
+    // at most (n + 1) u of each sum, joins the bound)
+    double m1 = 0, mrel = 0, m2 = 0, r1 = 0, rrel = 0, r2 = 0;
+    if (!has_error_bound<D>) {
+      Ball s1(0L), srel(0L), s2(0L);
+      for (const auto& [col, dv] : x.grad()) {
+        const Ball e = deriv_enclose(base, dv);
+        const Ball ae = abs_ball(e);
+        s1 += ae;
+        const Ball y = ae * fabs[col];
+        srel += y;
+        s2 += y * y;
+        if (keep_J) S.J[static_cast<size_t>(row) * cols + col] = mid_double(e);
+      }
+      if (certified && (!accurate(s1) || !accurate(srel) || !accurate(s2))) return false;
+      m1 = mid_double(s1);
+      mrel = mid_double(srel);
+      m2 = mid_double(s2);
+    } else {
+      for (const auto& [col, dv] : x.grad()) {
+        const double ad = answer_abs_d[col], mid = deriv_mid(base, dv), am = std::fabs(mid), rad = deriv_rad(dv);
+        m1 += am;
+        mrel += am * ad;
+        m2 += (am * ad) * (am * ad);
+        r1 += rad;
+        rrel += rad * ad;
+        r2 += (rad * ad) * (rad * ad);
+        if (!deriv_finite(dv)) err->finite = false;
+        if (keep_J) S.J[static_cast<size_t>(row) * cols + col] = mid;
+      }
+      const double n1 = static_cast<double>(x.grad().size() + 1) * ErrDouble::u;
+      r1 += n1 * m1;
+      rrel += n1 * mrel;
+      r2 += n1 * m2;
+    }
+    S.scale[row] = scale;
+    if (has_error_bound<D>) {
+      err->kappa = std::max(err->kappa, r1 / scale);
+      err->kappa_rel = std::max(err->kappa_rel, rrel / scale);
+      err->kappa_rms = std::max(err->kappa_rms, std::sqrt(r2) / scale);
+    }
+    const double k1 = m1 / scale;
+    if (k1 > S.kappa) {
+      S.kappa = k1;
+      S.kappa_row = row;
+    }
+    S.kappa_rel = std::max(S.kappa_rel, mrel / scale);
+    S.kappa_rms = std::max(S.kappa_rms, std::sqrt(m2) / scale);
+    return true;
+  };
   for (int h = 0; h < H; ++h) {
     const LearnedHead<Jet<B, D>>& g = heads[order[h]];
     std::vector<Ball> w, v;
@@ -73,63 +128,16 @@ bool compose(const Field<B>& base, const std::vector<LearnedHead<Jet<B, D>>>& he
       v.push_back(base.enclose(g.v[i].value()));
       for (int j = 0; j < d; ++j) w.push_back(base.enclose(g.W(i, j).value()));
     }
+    for (const auto& x : g.c) w.push_back(base.enclose(x.value()));  // with biases, c is measured with W ([W c])
     const double sw = parameter_scale(w), sv = parameter_scale(v);
     for (int a = 0; a < d; ++a)
-      for (int b = 0; b <= d; ++b) {
-        const Jet<B, D>& x = b < d ? g.W(a, b) : g.v[a];
-        const int row = b < d ? S.row_W(h, a, b) : S.row_v(h, a);
-        // row sums of |J|, |J| |a| and (|J| |a|)^2: in balls, or in double
-        // beside the derivatives' bounds (proofs/33: the sums' own rounding,
-        // at most (n + 1) u of each sum, joins the bound)
-        double m1 = 0, mrel = 0, m2 = 0, r1 = 0, rrel = 0, r2 = 0;
-        if (!has_error_bound<D>) {
-          Ball s1(0L), srel(0L), s2(0L);
-          for (const auto& [col, dv] : x.grad()) {
-            const Ball e = deriv_enclose(base, dv);
-            const Ball ae = abs_ball(e);
-            s1 += ae;
-            const Ball y = ae * fabs[col];
-            srel += y;
-            s2 += y * y;
-            if (keep_J) S.J[static_cast<size_t>(row) * cols + col] = mid_double(e);
-          }
-          if (certified && (!accurate(s1) || !accurate(srel) || !accurate(s2))) return false;
-          m1 = mid_double(s1);
-          mrel = mid_double(srel);
-          m2 = mid_double(s2);
-        } else {
-          for (const auto& [col, dv] : x.grad()) {
-            const double ad = answer_abs_d[col], mid = deriv_mid(base, dv), am = std::fabs(mid), rad = deriv_rad(dv);
-            m1 += am;
-            mrel += am * ad;
-            m2 += (am * ad) * (am * ad);
-            r1 += rad;
-            rrel += rad * ad;
-            r2 += (rad * ad) * (rad * ad);
-            if (!deriv_finite(dv)) err->finite = false;
-            if (keep_J) S.J[static_cast<size_t>(row) * cols + col] = mid;
-          }
-          const double n1 = static_cast<double>(x.grad().size() + 1) * ErrDouble::u;
-          r1 += n1 * m1;
-          rrel += n1 * mrel;
-          r2 += n1 * m2;
-        }
-        const double scale = b < d ? sw : sv;
-        S.scale[row] = scale;
-        if (has_error_bound<D>) {
-          err->kappa = std::max(err->kappa, r1 / scale);
-          err->kappa_rel = std::max(err->kappa_rel, rrel / scale);
-          err->kappa_rms = std::max(err->kappa_rms, std::sqrt(r2) / scale);
-        }
-        const double k1 = m1 / scale;
-        if (k1 > S.kappa) {
-          S.kappa = k1;
-          S.kappa_row = row;
-        }
-        S.kappa_rel = std::max(S.kappa_rel, mrel / scale);
-        S.kappa_rms = std::max(S.kappa_rms, std::sqrt(m2) / scale);
-      }
+      for (int b = 0; b <= d; ++b)
+        if (!add_row(b < d ? g.W(a, b) : g.v[a], b < d ? S.row_W(h, a, b) : S.row_v(h, a), b < d ? sw : sv)) return false;
+    if (S.bias)
+      for (int a = 0; a < d; ++a)
+        if (!add_row(g.c[static_cast<size_t>(a)], S.row_c(h, a), sw)) return false;
   }
+  if (beta) return add_row(*beta, S.row_beta(), parameter_scale({base.enclose(beta->value())}));
   return true;
 }
 
@@ -282,7 +290,7 @@ Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, l
       S.d = canon.d;
       S.H = H;
       S.columns = static_cast<long>(fabs.size());
-      if (!compose(Field<Ball>{}, res.heads, order, fabs, true, S)) continue;
+      if (!compose(Field<Ball>{}, res.heads, order, fabs, true, S, nullptr, true, res.beta ? &*res.beta : nullptr)) continue;
       S.pair_cond = pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs);
       return S;
     } catch (const Error& e) {
@@ -307,7 +315,9 @@ bool heads_identical(const std::vector<LearnedHead<Jet<T, D>>>& got, const std::
   if (got.size() != reference.size()) return false;
   for (size_t h = 0; h < got.size(); ++h) {
     const size_t d = reference[h].v.size();
-    if (got[h].v.size() != d) return false;
+    if (got[h].v.size() != d || got[h].c.size() != reference[h].c.size()) return false;
+    for (size_t i = 0; i < reference[h].c.size(); ++i)
+      if (!same_number(got[h].c[i].value(), reference[h].c[i])) return false;
     for (size_t i = 0; i < d; ++i) {
       if (!same_number(got[h].v[i].value(), reference[h].v[i])) return false;
       for (size_t j = 0; j < d; ++j)
@@ -350,7 +360,7 @@ Replay replay_sensitivity(const Field<T>& field, int d, const LearnOptions& l, c
   std::vector<int> order(S.H);
   for (int h = 0; h < S.H; ++h) order[h] = h;
   DerivError err;
-  compose(field, res.heads, order, answer_abs(field, answers), false, S, &err, keep_J);
+  compose(field, res.heads, order, answer_abs(field, answers), false, S, &err, keep_J, res.beta ? &*res.beta : nullptr);
   S.pair_cond = with_pair_cond ? pair_condition(oracle.field(), res.plan, res.fits, res.fallback_pairs, &err) : 0.0;
   S.derivative_bits = S.bits;
   if (has_error_bound<D>) {
@@ -369,15 +379,18 @@ bool heads_agree(const Field<T>& field, const std::vector<LearnedHead<Jet<T, D>>
   auto lg = [&field](const T& x) { return log2_mid(field.enclose(x)); };
   for (size_t h = 0; h < got.size(); ++h) {
     const int d = static_cast<int>(reference[h].v.size());
-    if (static_cast<int>(got[h].v.size()) != d) return false;
-    // a head's scale: its largest |entry| in W (in v), or 1 when that is zero
+    if (static_cast<int>(got[h].v.size()) != d || got[h].c.size() != reference[h].c.size()) return false;
+    // a head's scale: its largest |entry| in W and c (in v), or 1 when that is zero
     double sw = -kInfinity, sv = -kInfinity;
     for (int i = 0; i < d; ++i) {
       sv = std::max(sv, lg(reference[h].v[i]));
       for (int j = 0; j < d; ++j) sw = std::max(sw, lg(reference[h].W(i, j)));
     }
+    for (const T& x : reference[h].c) sw = std::max(sw, lg(x));
     if (std::isinf(sw)) sw = 0;
     if (std::isinf(sv)) sv = 0;
+    for (size_t i = 0; i < reference[h].c.size(); ++i)
+      if (!(lg(got[h].c[i].value() - reference[h].c[i]) <= sw - static_cast<double>(bits))) return false;
     for (int i = 0; i < d; ++i) {
       if (!(lg(got[h].v[i].value() - reference[h].v[i]) <= sv - static_cast<double>(bits))) return false;
       for (int j = 0; j < d; ++j)

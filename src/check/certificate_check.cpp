@@ -26,10 +26,11 @@ using json = nlohmann::json;
 // ------------------------------------------------------------ checking
 enum class Tri { yes, no, unknown };
 
-std::string head_path(size_t h, int d, size_t e) {  // entry e of a head: W row-major, then v
+std::string head_path(size_t h, int d, size_t e) {  // entry e of a head: W row-major, then v, then c
   const size_t dd = static_cast<size_t>(d) * d;
   if (e < dd) return at(at(at("heads", h), "W"), e / d) + "[" + std::to_string(e % d) + "]";
-  return at(at(at("heads", h), "v"), e - dd);
+  if (e < dd + static_cast<size_t>(d)) return at(at(at("heads", h), "v"), e - dd);
+  return at(at(at("heads", h), "c"), e - dd - static_cast<size_t>(d));
 }
 
 // Assignment of recorded items g to true items perm[g] with the fewest
@@ -59,7 +60,7 @@ struct PlanPair {
 
 class Checker {
  public:
-  Checker(const Cert& c, CertificateReport& rep) : c_(c), rep_(rep), d_(c.d), H_(c.H) {
+  Checker(const Cert& c, CertificateReport& rep) : c_(c), rep_(rep), d_(c.d), H_(c.H), nb_(c.d + (c.bias ? 1 : 0)) {
     canon_ = canonical(c.model);
     // Precision follows the recorded values, not only the claim: a file that
     // claims 2^16 bits for 256-bit values is decided at about 256 bits (the
@@ -93,6 +94,7 @@ class Checker {
   const Cert& c_;
   CertificateReport& rep_;
   int d_, H_;
+  int nb_;  // final tokens: d, or d + 1 with biases
   std::vector<RatHead> canon_;
   slong start_prec_;
   std::vector<PlanPair> plan_;
@@ -101,7 +103,7 @@ class Checker {
   // checker hold a plan it never compares with): [b_1], then each pair's
   // [a x k, b] for k = 1..2H.
   Query plan_query(size_t i) const {
-    if (i == 0) return Query{Run{col(c_.B, 0), 1}};
+    if (i == 0) return Query{Run{col(c_.B, 0, nb_), 1}};
     const size_t per = 2 * static_cast<size_t>(H_);
     const PlanPair& p = plan_[(i - 1) / per];
     return Query{Run{add(p.final_token, p.offset), static_cast<long>((i - 1) % per) + 1}, Run{p.final_token, 1}};
@@ -124,8 +126,13 @@ class Checker {
       for (size_t h = 0; h < c_.pairs[p].c.size(); ++h) f(c_.pairs[p].c[h], at(at(at(pp, "poles"), h), "c"));
     }
     for (size_t h = 0; h < c_.heads.size(); ++h)
-      for (size_t e = 0; e < c_.heads[h].W.size() + c_.heads[h].v.size(); ++e)
-        f(e < c_.heads[h].W.size() ? c_.heads[h].W[e] : c_.heads[h].v[e - c_.heads[h].W.size()], head_path(h, d_, e));
+      for (size_t e = 0; e < head_entries(); ++e) f(head_entry(c_.heads[h], e), head_path(h, d_, e));
+    if (c_.bias) f(c_.beta, "beta");
+  }
+  // A head's entries: W row-major, v, and c with biases.
+  size_t head_entries() const { return static_cast<size_t>(d_) * d_ + static_cast<size_t>(d_) * (c_.bias ? 2 : 1); }
+  static const Num& head_entry(const HeadRec& h, size_t e) {
+    return e < h.W.size() ? h.W[e] : e < h.W.size() + h.v.size() ? h.v[e - h.W.size()] : h.c[e - h.W.size() - h.v.size()];
   }
 
   // Recorded queries with a token entry beyond 3 token_range / token_den (no
@@ -140,7 +147,7 @@ class Checker {
     wild_.assign(c_.queries.size(), false);
     for (size_t i = 0; i < c_.queries.size(); ++i) {
       const long w = i >= plan_size_ && c_.witness_queries > 0 ? witness_range_bound(c_.token_range, H_) : 0;
-      fmpq_set_si(tmax.v, std::max(3 * c_.token_range, w), static_cast<ulong>(c_.token_den));
+      fmpq_set_si(tmax.v, std::max(plan_reach() * c_.token_range, w), static_cast<ulong>(c_.token_den));
       for (const auto& run : c_.queries[i].q)
         for (const auto& x : run.token) {
           Qn a;
@@ -149,9 +156,12 @@ class Checker {
         }
     }
   }
+  // A plan token a = b + offset holds 3 drawn entries at most; 4 with biases (b = 2 b_1 - b_j).
+  long plan_reach() const { return c_.bias ? 4 : 3; }
   std::string wild_msg(size_t i) const {
     const bool w = i >= plan_size_ && c_.witness_queries > 0;
-    return "not evaluated: queries[" + std::to_string(i) + "] has a token entry beyond " + (w ? "max(3 token_range, 4H - 1)" : "3 token_range") +
+    const std::string reach = std::to_string(plan_reach()) + " token_range";
+    return "not evaluated: queries[" + std::to_string(i) + "] has a token entry beyond " + (w ? "max(" + reach + ", 4H - 1)" : reach) +
            " / token_den in size, which no " + (w ? "plan or witness" : "plan") + " holds";
   }
 
@@ -160,11 +170,10 @@ class Checker {
     ++rep_.checks;
     if (!ok) fail(path, msg);
   }
-  const Qn& B(int r, int col) const { return c_.B[static_cast<size_t>(r) * d_ + col]; }
-  const Qn& D(int r, int col) const { return c_.Delta[static_cast<size_t>(r) * d_ + col]; }
-  std::vector<Qn> col(const std::vector<Qn>& M, int j) const {
+  // column j of a row-major matrix of d rows and n columns
+  std::vector<Qn> col(const std::vector<Qn>& M, int j, int n) const {
     std::vector<Qn> out;
-    for (int r = 0; r < d_; ++r) out.push_back(M[static_cast<size_t>(r) * d_ + j]);
+    for (int r = 0; r < d_; ++r) out.push_back(M[static_cast<size_t>(r) * n + j]);
     return out;
   }
   static std::vector<Qn> add(const std::vector<Qn>& a, const std::vector<Qn>& b) {
@@ -177,13 +186,14 @@ class Checker {
     for (size_t i = 0; i < a.size(); ++i) fmpq_addmul(s.v, a[i].v, b[i].v);
     return s;
   }
-  Qn bilinear(const std::vector<Qn>& x, const std::vector<Qn>& W, const std::vector<Qn>& y) const {  // x^T W y
+  Qn bilinear(const std::vector<Qn>& x, const RatHead& h, const std::vector<Qn>& y) const {  // x^T (W y + c)
     Qn s, t;
     for (int i = 0; i < d_; ++i)
       for (int j = 0; j < d_; ++j) {
-        fmpq_mul(t.v, x[i].v, W[static_cast<size_t>(i) * d_ + j].v);
+        fmpq_mul(t.v, x[i].v, h.W[static_cast<size_t>(i) * d_ + j].v);
         fmpq_addmul(s.v, t.v, y[j].v);
       }
+    for (size_t i = 0; i < h.c.size(); ++i) fmpq_addmul(s.v, x[i].v, h.c[i].v);
     return s;
   }
   const std::vector<BallHead>& model_balls(slong prec) {
@@ -202,14 +212,22 @@ class Checker {
   static std::string tri_msg(Tri t, const std::string& no) { return t == Tri::no ? no : no + " (undecided at the checker's precision cap)"; }
 
   // ---- plan, structure, claims
+  // d (d + 1 with biases) final tokens; the across link at b_1 + b_j, or 2 b_1 - b_j with biases
   void build_plan() {
     const bool paper = c_.schedule == "paper";
-    for (int j = 0; j < d_; ++j)
-      for (int i = 0; i < d_; ++i) plan_.push_back({"base", i, j, col(c_.Delta, i), col(c_.B, j)});
-    for (int j = 0; j < (paper ? d_ : 1); ++j)
-      for (int i = 1; i < d_; ++i) plan_.push_back({"within", i, j, add(col(c_.Delta, 0), col(c_.Delta, i)), col(c_.B, j)});
+    auto b = [&](int j) { return col(c_.B, j, nb_); };
+    auto delta = [&](int i) { return col(c_.Delta, i, d_); };
+    for (int j = 0; j < nb_; ++j)
+      for (int i = 0; i < d_; ++i) plan_.push_back({"base", i, j, delta(i), b(j)});
+    for (int j = 0; j < (paper ? nb_ : 1); ++j)
+      for (int i = 1; i < d_; ++i) plan_.push_back({"within", i, j, add(delta(0), delta(i)), b(j)});
     if (paper)
-      for (int j = 1; j < d_; ++j) plan_.push_back({"across", 0, j, col(c_.Delta, 0), add(col(c_.B, 0), col(c_.B, j))});
+      for (int j = 1; j < nb_; ++j) {
+        std::vector<Qn> t = add(b(0), b(0));
+        if (c_.bias)
+          for (int r = 0; r < d_; ++r) fmpq_sub(t[r].v, t[r].v, b(j)[r].v);
+        plan_.push_back({"across", 0, j, delta(0), c_.bias ? t : add(b(0), b(j))});
+      }
     plan_size_ = 1 + plan_.size() * 2 * static_cast<size_t>(H_);
   }
 
@@ -217,14 +235,18 @@ class Checker {
     fact(c_.plan_schedule == c_.schedule, "plan.schedule", quote_str(c_.plan_schedule) + " differs from inputs.schedule \"" + c_.schedule + "\"");
     fact(c_.plan_d == d_, "plan.d", std::to_string(c_.plan_d) + " differs from the model's d = " + std::to_string(d_));
     fact(c_.plan_H == H_, "plan.H", std::to_string(c_.plan_H) + " differs from inputs.heads_learner = " + std::to_string(H_));
-    // B and Delta: entries on the learner's grid, and invertible.
+    // B and Delta: entries on the learner's grid, and invertible (with
+    // biases [B; 1 ... 1]: the d + 1 final tokens span affinely).
     for (const auto* which : {"B", "Delta"}) {
-      const std::vector<Qn>& M = std::string(which) == "B" ? c_.B : c_.Delta;
+      const bool isB = std::string(which) == "B";
+      const std::vector<Qn>& M = isB ? c_.B : c_.Delta;
+      const int n = isB ? nb_ : d_;
       fmpq_mat_t A;
-      fmpq_mat_init(A, d_, d_);
+      fmpq_mat_init(A, n, n);
+      for (int k = 0; k < n && n > d_; ++k) fmpq_one(fmpq_mat_entry(A, d_, k));
       for (int r = 0; r < d_; ++r)
-        for (int k = 0; k < d_; ++k) {
-          const Qn& x = M[static_cast<size_t>(r) * d_ + k];
+        for (int k = 0; k < n; ++k) {
+          const Qn& x = M[static_cast<size_t>(r) * n + k];
           fmpq_set(fmpq_mat_entry(A, r, k), x.v);
           Qn t;
           fmpq_mul_si(t.v, x.v, c_.token_den);
@@ -240,13 +262,15 @@ class Checker {
       Qn det;
       fmpq_mat_det(det.v, A);
       fmpq_mat_clear(A);
-      fact(!fmpq_is_zero(det.v), "plan." + std::string(which), "singular: the pairs do not determine the heads");
+      fact(!fmpq_is_zero(det.v), "plan." + std::string(which),
+           n > d_ ? "the final tokens are affinely dependent: the pairs do not determine (W, c)" : "singular: the pairs do not determine the heads");
     }
     // the query count and length claims
     const long H = H_, d = d_;
     const bool paper = c_.schedule == "paper";
-    const long formula = paper ? 4 * H * d * d - 2 * H + 1 : 1 + 2 * H * (d * d + d - 1);
-    const std::string fname = paper ? "4Hd^2-2H+1" : "1+2H(d^2+d-1)";
+    const long formula = c_.bias ? (paper ? 4 * H * d * d + 4 * H * d - 2 * H + 1 : 1 + 2 * H * (d * d + 2 * d - 1))
+                                 : (paper ? 4 * H * d * d - 2 * H + 1 : 1 + 2 * H * (d * d + d - 1));
+    const std::string fname = c_.bias ? (paper ? "4Hd^2+4Hd-2H+1" : "1+2H(d^2+2d-1)") : (paper ? "4Hd^2-2H+1" : "1+2H(d^2+d-1)");
     const long n = static_cast<long>(c_.queries.size());
     fact(c_.claim_formula == fname, "claims.query_formula", quote_str(c_.claim_formula) + ", the " + c_.schedule + " schedule uses " + fname);
     fact(c_.claim_formula_value == formula, "claims.query_formula_value",
@@ -284,11 +308,13 @@ class Checker {
     fact(c_.claim_heads == static_cast<long>(c_.heads.size()), "claims.heads_recovered",
          std::to_string(c_.claim_heads) + ", but " + std::to_string(c_.heads.size()) + " heads are recorded");
     if (c_.mode == Mode::exact) {
-      // L = (lcm of the W denominators) * token_den^2 makes every score a multiple of 1/L.
+      // L = (lcm of the W and c denominators) * token_den^2 makes every score a multiple of 1/L.
       fmpz_t l;
       fmpz_init_set_ui(l, 1);
-      for (const auto& h : c_.model)
+      for (const auto& h : c_.model) {
         for (const auto& x : h.W) fmpz_lcm(l, l, fmpq_denref(x.v));
+        for (const auto& x : h.c) fmpz_lcm(l, l, fmpq_denref(x.v));
+      }
       fmpz_mul_si(l, l, c_.token_den);
       fmpz_mul_si(l, l, c_.token_den);
       char* ls = fmpz_get_str(nullptr, 10, l);
@@ -370,7 +396,7 @@ class Checker {
     exact_why_.assign(c_.queries.size(), "");
     for (size_t i = 0; i < c_.queries.size(); ++i) {
       if (wild_[i]) exact_why_[i] = wild_msg(i);
-      else exact_ok_[i] = eval_exact(exact_[i], c_.model, d_, c_.queries[i].q, c_.L, exact_why_[i]);
+      else exact_ok_[i] = eval_exact(exact_[i], c_.model, d_, c_.queries[i].q, c_.L, exact_why_[i], &c_.model_beta);
     }
   }
 
@@ -380,7 +406,7 @@ class Checker {
       out = exact_[i];
       return true;
     }
-    return eval_exact(out, c_.model, d_, plan_query(i), c_.L, why);
+    return eval_exact(out, c_.model, d_, plan_query(i), c_.L, why, &c_.model_beta);
   }
 
   // Ball containment of the model's value at query q, or |y - f(q)| <= tol for binary values.
@@ -402,8 +428,9 @@ class Checker {
       }
     }
     const Tri t = decide([&](slong prec) {
-      Ab x, y;
-      eval_arb(x, model_balls(prec), d_, q, prec);
+      Ab x, y, beta;
+      arb_set_fmpq(beta.v, c_.model_beta.v, prec);
+      eval_arb(x, model_balls(prec), d_, q, prec, &beta);
       recorded(y, prec);
       return compare(y, x, tol, prec);
     });
@@ -437,15 +464,9 @@ class Checker {
     const std::vector<Qn>& xN = q.back().token;
     for (const auto& h : canon_)
       for (const auto& r : q) {
-        Qn s, t, dx;  // the score difference (x_r - x_N)^T W x_N
-        for (int i = 0; i < d_; ++i) {
-          fmpq_sub(dx.v, r.token[static_cast<size_t>(i)].v, xN[static_cast<size_t>(i)].v);
-          for (int j = 0; j < d_; ++j) {
-            fmpq_mul(t.v, dx.v, h.W[static_cast<size_t>(i) * d_ + j].v);
-            fmpq_addmul(s.v, t.v, xN[static_cast<size_t>(j)].v);
-          }
-        }
-        fmpz_lcm(l, l, fmpq_denref(s.v));
+        std::vector<Qn> dx(static_cast<size_t>(d_));  // the score difference (x_r - x_N)^T (W x_N + c)
+        for (int i = 0; i < d_; ++i) fmpq_sub(dx[static_cast<size_t>(i)].v, r.token[static_cast<size_t>(i)].v, xN[static_cast<size_t>(i)].v);
+        fmpz_lcm(l, l, fmpq_denref(bilinear(dx, h, xN).v));
       }
     const bool small = fmpz_cmp_si(l, limits::max_L) <= 0;
     const long L = small ? fmpz_get_si(l) : 0;
@@ -453,7 +474,7 @@ class Checker {
     if (!small) return Tri::unknown;
     Pq f;
     std::string why;
-    if (!eval_exact(f, canon_, d_, q, L, why)) return Tri::unknown;
+    if (!eval_exact(f, canon_, d_, q, L, why, &c_.model_beta)) return Tri::unknown;
     if (fmpz_poly_degree(f.v->num) > 0 || fmpz_poly_degree(f.v->den) > 0) return Tri::no;
     fmpz_t n, dd;
     fmpz_init(n);
@@ -531,13 +552,19 @@ class Checker {
   }
 
   // ---- (b) pair interpolants
+  // v^T x + beta, v the sum of the model's value vectors: f at [x], and a pair's limit at x = a
+  Qn model_value(const std::vector<Qn>& x) const {
+    Qn s = c_.model_beta;
+    for (const auto& h : c_.model) fmpq_add(s.v, s.v, dot(h.v, x).v);
+    return s;
+  }
   struct TruePole {
     Qn s, c;  // log r = s, residue c
   };
   std::vector<TruePole> visible_heads(const PlanPair& e) const {
     std::vector<TruePole> out;
     for (const auto& h : canon_) {
-      const Qn s = bilinear(e.offset, h.W, e.final_token);
+      const Qn s = bilinear(e.offset, h, e.final_token);
       Qn cc = dot(h.v, e.offset);
       fmpq_neg(cc.v, cc.v);
       bool merged = false;  // heads with equal poles at this pair act as one
@@ -559,11 +586,7 @@ class Checker {
     Pq want, got = pq_of(r.P.q), term;
     std::string why;
     bool ok = k == 0 ? true : exact_at_plan(qi, want, why);
-    if (k == 0) {
-      Qn vb;
-      for (const auto& h : c_.model) fmpq_add(vb.v, vb.v, dot(h.v, e.final_token).v);
-      want = pq_of(vb);
-    }
+    if (k == 0) want = pq_of(model_value(e.final_token));
     long degree = 0;  // of the sum's denominator: bounded like the answers' (eval_exact)
     for (size_t h = 0; h < np && ok; ++h) {
       const long n = r.n[h], a = n < 0 ? -n : n;
@@ -625,8 +648,7 @@ class Checker {
             }
           };
           if (k == 0) {
-            Qn vb;
-            for (const auto& h : c_.model) fmpq_add(vb.v, vb.v, dot(h.v, e.final_token).v);
+            const Qn vb = model_value(e.final_token);
             t = decide([&](slong prec) {
               Ab x, y;
               arb_set_fmpq(x.v, vb.v, prec);
@@ -647,9 +669,8 @@ class Checker {
         fail(pp, "P + sum c_h/(1 + r_h k) " + relation(tol) + " the model's value at " + std::to_string(n_bad) + " of " +
                      std::to_string(2 * H_ + 1) + " points: " + bad_k + (n_bad > 4 ? ", ..." : ""));
       // the interpolant's parameters against the model's own pair values
-      Qn P;
-      for (const auto& h : c_.model) fmpq_add(P.v, P.v, dot(h.v, add(e.final_token, e.offset)).v);
-      fact(num_matches(r.P, P, tol), at(pp, "P"), num_str(r.P) + " " + relation(tol) + " the model's limit v^T a = " + clean(P.str()));
+      const Qn P = model_value(add(e.final_token, e.offset));
+      fact(num_matches(r.P, P, tol), at(pp, "P"), num_str(r.P) + " " + relation(tol) + " the model's limit v^T a" + (c_.bias ? " + beta" : "") + " = " + clean(P.str()));
       if (canon_.size() > static_cast<size_t>(H_)) continue;  // reported once (check_plan_and_claims)
       const std::vector<TruePole> tp = visible_heads(e);
       if (tp.size() != np) {
@@ -682,7 +703,8 @@ class Checker {
         if (c_.mode == Mode::exact) {
           Qn n;
           fmpq_mul_si(n.v, t.s.v, c_.L);
-          fact(okr[g][m[g]], at(hp, "n"), std::to_string(r.n[g]) + " is not the model's exponent L (a-b)^T W_h b = " + clean(n.str()));
+          fact(okr[g][m[g]], at(hp, "n"),
+               std::to_string(r.n[g]) + " is not the model's exponent L (a-b)^T " + (c_.bias ? "(W_h b + c_h)" : "W_h b") + " = " + clean(n.str()));
         } else {
           fact(okr[g][m[g]], at(hp, "r"), num_str(r.r[g]) + " " + relation(tol) + " the model's pole exp(" + clean(t.s.str()) + ")");
         }
@@ -704,6 +726,7 @@ class Checker {
         RatHead r;
         for (const auto& x : h.W) r.W.push_back(x.q);
         for (const auto& x : h.v) r.v.push_back(x.q);
+        for (const auto& x : h.c) r.c.push_back(x.q);
         rat.push_back(std::move(r));
       }
     }
@@ -712,18 +735,21 @@ class Checker {
       BallHead b;
       for (const auto& x : h.W) b.W.push_back(x.b);
       for (const auto& x : h.v) b.v.push_back(x.b);
+      for (const auto& x : h.c) b.c.push_back(x.b);
       balls.push_back(std::move(b));
     }
+    const Qn* beta_q = c_.bias ? &c_.beta.q : nullptr;
+    const Ab* beta_b = c_.bias ? &c_.beta.b : nullptr;
     for (size_t i = 0; i < c_.queries.size(); ++i) {
       Tri t;
       if (c_.mode == Mode::exact) {
         Pq got;
         std::string why;
-        t = exact_ok_[i] && eval_exact(got, rat, d_, c_.queries[i].q, c_.L, why) && fmpz_poly_q_equal(got.v, exact_[i].v) ? Tri::yes : Tri::no;
+        t = exact_ok_[i] && eval_exact(got, rat, d_, c_.queries[i].q, c_.L, why, beta_q) && fmpz_poly_q_equal(got.v, exact_[i].v) ? Tri::yes : Tri::no;
       } else if (wild_[i]) {
         t = Tri::no;  // not evaluated (reported at answers[i])
       } else {
-        t = matches_truth(c_.queries[i].q, [&](Ab& y, slong prec) { eval_arb(y, balls, d_, c_.queries[i].q, prec); }, tol);
+        t = matches_truth(c_.queries[i].q, [&](Ab& y, slong prec) { eval_arb(y, balls, d_, c_.queries[i].q, prec, beta_b); }, tol);
       }
       ++rep_.checks;
       if (t != Tri::yes && ++n_bad <= 4) first_bad += (first_bad.empty() ? "" : ", ") + at("answers", i);
@@ -732,13 +758,18 @@ class Checker {
       fail("heads", "f with the recovered heads " + relation(tol) + " the model's value at " + std::to_string(n_bad) + " of " +
                         std::to_string(c_.queries.size()) + " queries: " + first_bad + (n_bad > 4 ? ", ..." : ""));
     // entries against the canonical model, up to the order of heads
+    if (c_.bias) fact(num_matches(c_.beta, c_.model_beta, tol), "beta", num_str(c_.beta) + " " + relation(tol) + " the model's beta " + clean(c_.model_beta.str()));
     if (nh != canon_.size()) {
       fact(false, "heads", std::to_string(nh) + " heads recorded, the model's canonical form has " + std::to_string(canon_.size()));
       return;
     }
-    const size_t ne = static_cast<size_t>(d_) * d_ + d_;
-    auto entry = [&](const HeadRec& h, size_t e) -> const Num& { return e < h.W.size() ? h.W[e] : h.v[e - h.W.size()]; };
-    auto truth = [&](const RatHead& h, size_t e) -> const Qn& { return e < h.W.size() ? h.W[e] : h.v[e - h.W.size()]; };
+    const size_t ne = head_entries();
+    const Qn zero;
+    auto truth = [&](const RatHead& h, size_t e) -> const Qn& {
+      const size_t w = h.W.size(), v = w + h.v.size();
+      return e < w ? h.W[e] : e < v ? h.v[e - w] : e - v < h.c.size() ? h.c[e - v] : zero;
+    };
+    auto entry = [&](const HeadRec& h, size_t e) -> const Num& { return head_entry(h, e); };
     std::vector<std::vector<std::vector<char>>> ok(nh, std::vector<std::vector<char>>(nh, std::vector<char>(ne)));
     for (size_t g = 0; g < nh; ++g)
       for (size_t h = 0; h < nh; ++h)
@@ -752,7 +783,6 @@ class Checker {
              num_str(entry(c_.heads[g], e)) + " " + relation(tol) + " the canonical model's entry " + clean(truth(canon_[m[g]], e).str()));
   }
 };
-
 }  // namespace
 
 CertificateReport check_certificate(const std::string& text) {
@@ -765,36 +795,6 @@ CertificateReport check_certificate(const std::string& text) {
   } catch (const InputError& e) {
     throw InputError(std::string("malformed certificate: ") + e.what());
   }
-}
-
-std::string report_text(const CertificateReport& r, const std::string& file) {
-  std::string out = "mhaq check-certificate " + file + ": ";
-  if (r.ok() && r.kind == "transformer") {
-    return out + "ok\n  transformer, " + r.arith + ", d=" + std::to_string(r.d) + ", H=" + std::to_string(r.H) + ": " + std::to_string(r.queries) +
-           " queries, " + std::to_string(r.heads) + " heads, " + std::to_string(r.neurons) + " neurons, " + std::to_string(r.crossings) + " crossings\n  " +
-           std::to_string(r.checks) +
-           " facts re-derived with the checker's own evaluator: answers, the recovered transformer on every query and on the verification "
-           "queries, each crossing on one recovered hyperplane with its neuron's jump and the model's, claims and query records\n";
-  }
-  if (r.ok()) {
-    out += "ok\n  " + r.arith + ", d=" + std::to_string(r.d) + ", H=" + std::to_string(r.H) + ": " + std::to_string(r.queries) + " queries, " +
-           std::to_string(r.pairs) + " pairs, " + std::to_string(r.heads) + " heads\n  " + std::to_string(r.checks) +
-           " facts re-derived from the recorded model: answers, pair interpolants, heads, query structure, count and length\n";
-    return out;
-  }
-  out += std::to_string(r.failures.size()) + " failure(s)\n";
-  for (const auto& f : r.failures) out += "  FAIL " + f.path + ": " + f.message + "\n";
-  return out;
-}
-
-nlohmann::json report_json(const CertificateReport& r, const std::string& file) {
-  nlohmann::json fs = nlohmann::json::array();
-  for (const auto& f : r.failures) fs.push_back({{"path", f.path}, {"message", f.message}});
-  if (r.kind == "transformer")
-    return {{"status", r.ok() ? "ok" : "checker_rejected"}, {"kind", r.kind}, {"file", file}, {"arith", r.arith}, {"d", r.d}, {"H", r.H},
-            {"queries", r.queries}, {"heads", r.heads}, {"neurons", r.neurons}, {"crossings", r.crossings}, {"checks", r.checks}, {"failures", fs}};
-  return {{"status", r.ok() ? "ok" : "checker_rejected"}, {"file", file},       {"arith", r.arith}, {"d", r.d},           {"H", r.H},
-          {"queries", r.queries},            {"pairs", r.pairs},    {"heads", r.heads}, {"checks", r.checks}, {"failures", fs}};
 }
 
 }  // namespace mhaq::check

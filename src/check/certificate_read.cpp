@@ -206,11 +206,12 @@ std::vector<Qn> read_qvec(const json& j, const std::string& path, int d, size_t 
   for (size_t i = 0; i < j.size(); ++i) out.push_back(read_rational(j[i], at(path, i), max));
   return out;
 }
-std::vector<Qn> read_qmat(const json& j, const std::string& path, int d, size_t max = static_cast<size_t>(limits::max_entry_chars)) {  // row-major
+// row-major, d rows of `cols` entries (cols < 0: d)
+std::vector<Qn> read_qmat(const json& j, const std::string& path, int d, size_t max = static_cast<size_t>(limits::max_entry_chars), int cols = -1) {
   if (!j.is_array() || static_cast<int>(j.size()) != d) bad(path, "expected " + std::to_string(d) + " rows");
   std::vector<Qn> out;
   for (size_t i = 0; i < j.size(); ++i)
-    for (auto& x : read_qvec(j[i], at(path, i), d, max)) out.push_back(std::move(x));
+    for (auto& x : read_qvec(j[i], at(path, i), cols < 0 ? d : cols, max)) out.push_back(std::move(x));
   return out;
 }
 
@@ -234,6 +235,7 @@ void read_run_facts(const json& doc, Cert& c) {
   c.token_range = need_long(in, "inputs", "token_range", 1, max_token_range);
   c.token_den = need_long(in, "inputs", "token_den", 1, max_token_den);
   c.oracle_bits = in.contains("oracle_bits") ? need_long(in, "inputs", "oracle_bits", 0, max_bits) : 0;
+  c.bias = in.contains("bias") && need_bool(in, "inputs", "bias");
 
   const json& cl = need(doc, "", "claims");
   c.claim_queries = need_long(cl, "claims", "queries", 0, 1L << 40);
@@ -274,11 +276,13 @@ void read_model_and_plan(const json& doc, Cert& c) {
   for (size_t h = 0; h < mh.size(); ++h) {
     const std::string p = at("model.heads", h);
     c.model.push_back({read_qmat(need(mh[h], p, "W"), at(p, "W"), c.d, entry), read_qvec(need(mh[h], p, "v"), at(p, "v"), c.d, entry)});
+    if (mh[h].contains("c")) c.model.back().c = read_qvec(mh[h]["c"], at(p, "c"), c.d, entry);
   }
+  if (m.contains("beta")) c.model_beta = read_rational(m["beta"], "model.beta", entry);
   // The plan's size follows from d, H and the schedule: bounded before anything is built.
   {
-    const long d = c.d, H = c.H;
-    const long formula = c.schedule == "paper" ? 4 * H * d * d - 2 * H + 1 : 1 + 2 * H * (d * d + d - 1);
+    const long d = c.d, H = c.H, b = c.bias ? 1 : 0;
+    const long formula = c.schedule == "paper" ? 4 * H * d * (d + b) - 2 * H + 1 : 1 + 2 * H * (d * d + (1 + b) * d - 1);
     if (formula > max_plan_queries)
       bad("inputs.heads_learner", "the plan for d=" + std::to_string(d) + ", H=" + std::to_string(H) + " has " + std::to_string(formula) +
                                       " queries, more than the limit of " + std::to_string(max_plan_queries));
@@ -288,7 +292,7 @@ void read_model_and_plan(const json& doc, Cert& c) {
   c.plan_schedule = need_str(pl, "plan", "schedule");
   c.plan_d = need_long(pl, "plan", "d", 1, max_d);
   c.plan_H = need_long(pl, "plan", "H", 1, max_heads);
-  c.B = read_qmat(need(pl, "plan", "B"), "plan.B", c.d);
+  c.B = read_qmat(need(pl, "plan", "B"), "plan.B", c.d, static_cast<size_t>(max_entry_chars), c.d + (c.bias ? 1 : 0));
   c.Delta = read_qmat(need(pl, "plan", "Delta"), "plan.Delta", c.d);
 }
 
@@ -364,8 +368,17 @@ void read_heads(const json& doc, Cert& c) {
     const json& v = need(hs[h], hp, "v");
     if (!v.is_array() || static_cast<int>(v.size()) != c.d) bad(at(hp, "v"), "expected " + std::to_string(c.d) + " entries");
     for (int i = 0; i < c.d; ++i) r.v.push_back(read_num(v[i], at(at(hp, "v"), static_cast<size_t>(i)), c.mode));
+    if (c.bias) {
+      const json& cc = need(hs[h], hp, "c");
+      if (!cc.is_array() || static_cast<int>(cc.size()) != c.d) bad(at(hp, "c"), "expected " + std::to_string(c.d) + " entries");
+      for (int i = 0; i < c.d; ++i) r.c.push_back(read_num(cc[i], at(at(hp, "c"), static_cast<size_t>(i)), c.mode));
+    } else if (hs[h].contains("c")) {
+      bad(at(hp, "c"), "a head's c belongs to a run with biases (inputs.bias)");
+    }
     c.heads.push_back(std::move(r));
   }
+  if (c.bias) c.beta = read_num(need(doc, "", "beta"), "beta", c.mode);
+  else if (doc.contains("beta")) bad("beta", "beta belongs to a run with biases (inputs.bias)");
 }
 
 }  // namespace cert_io

@@ -31,7 +31,7 @@ struct PairRec {
   std::vector<Num> r, c;
 };
 struct HeadRec {
-  std::vector<Num> W, v;
+  std::vector<Num> W, v, c;  // c: runs with biases only
 };
 struct QueryRec {
   long index = 0, length = 0;
@@ -46,6 +46,9 @@ struct Cert {
   int H = 0;
   bool bound = false;
   long token_range = 0, token_den = 1, oracle_bits = 0;
+  // a run with biases (inputs.bias): d + 1 final tokens, the across link
+  // 2 b_1 - b_j, every head's c and beta recorded (docs/math/biases.md)
+  bool bias = false;
   long claim_queries = 0, claim_formula_value = 0, claim_max_length = 0, claim_length_bound = 0, claim_heads = 0;
   // the small-grid guard's witness queries after the plan's (0 and 0: none)
   long witness_queries = 0, witness_range = 0;
@@ -53,14 +56,16 @@ struct Cert {
   Qn tol_answers, tol_pairs, tol_heads;
   int d = 0;
   std::vector<RatHead> model;
+  Qn model_beta;
   std::string plan_schedule;
   long plan_d = 0, plan_H = 0;
-  std::vector<Qn> B, Delta;  // row-major; columns are b_j and delta_i
+  std::vector<Qn> B, Delta;  // row-major; columns are b_j (d + 1 with biases) and delta_i
   std::vector<QueryRec> queries;
   std::vector<Pq> exact_answers;
   std::vector<Num> answers;
   std::vector<PairRec> pairs;
   std::vector<HeadRec> heads;
+  Num beta;  // runs with biases
 };
 
 // The parsed document, its size and "format" checked; InputError

@@ -59,14 +59,17 @@ struct Run {
 };
 using Query = std::vector<Run>;
 
-struct RatHead {  // exact parameters; W row-major
-  std::vector<Qn> W, v;
+// Exact parameters; W row-major. c (empty: zero) enters the scores:
+// s_i = x_i^T (W x_N + c), the canonical form of a query bias.
+struct RatHead {
+  std::vector<Qn> W, v, c = {};
 };
 struct BallHead {
-  std::vector<Ab> W, v;
+  std::vector<Ab> W, v, c = {};
 };
 
-// Heads with equal W merged (v summed), heads with v = 0 dropped, in first-occurrence order.
+// Heads with equal (W, c) merged (v summed), heads with v = 0 dropped, in
+// first-occurrence order (an empty c equals a zero one).
 std::vector<RatHead> canonical(const std::vector<RatHead>& heads);
 std::vector<BallHead> to_balls(const std::vector<RatHead>& heads, slong prec);
 Pq pq_of(const Qn& q);
@@ -74,8 +77,8 @@ Pq pq_of(const Qn& q);
 // f at the last token, exactly in Q(tau), tau = e^{1/L}: scores are exact
 // rationals and e^s = tau^(L s). Returns false and sets `why` when a score
 // is not a multiple of 1/L or an exponent exceeds 2^20 (then f is not
-// computed here; the caller reports it).
-bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& q, long L, std::string& why);
+// computed here; the caller reports it). beta (null: zero) is added.
+bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& q, long L, std::string& why, const Qn* beta = nullptr);
 
 // The exact sign of x in Q(tau), tau = e^{1/L}: -1, 0 or 1, certified with
 // Arb at doubling precision; 2 when 2^22 bits do not decide it.
@@ -87,7 +90,9 @@ int qtau_sign(const Pq& x, long L);
 std::string decimal_exact(const fmpq_t x, long D);
 std::string decimal_ball(const arb_t v, long D, slong prec);
 
-// Encloses f at the last token for ball parameters, working at `prec` bits.
-void eval_arb(Ab& out, const std::vector<BallHead>& heads, int d, const Query& q, slong prec);
+// Encloses f at the last token for ball parameters, working at `prec` bits;
+// beta (null: zero) is added, and every score is multiplied by sqrt(root)
+// (an irrational scale kept as that factor).
+void eval_arb(Ab& out, const std::vector<BallHead>& heads, int d, const Query& q, slong prec, const Ab* beta = nullptr, long root = 1);
 
 }  // namespace mhaq::check

@@ -16,21 +16,31 @@ std::string Qn::str() const {
   return out;
 }
 
+namespace {
+// Lexicographic order of (W, c), an empty c read as zeros.
+int score_cmp(const RatHead& a, const RatHead& b) {
+  for (size_t e = 0; e < a.W.size(); ++e) {
+    const int c = fmpq_cmp(a.W[e].v, b.W[e].v);
+    if (c != 0) return c;
+  }
+  const Qn zero;
+  for (size_t i = 0; i < std::max(a.c.size(), b.c.size()); ++i) {
+    const int c = fmpq_cmp((i < a.c.size() ? a.c[i] : zero).v, (i < b.c.size() ? b.c[i] : zero).v);
+    if (c != 0) return c;
+  }
+  return 0;
+}
+}  // namespace
+
 std::vector<RatHead> canonical(const std::vector<RatHead>& heads) {
-  // Group equal W by sorting (a file may list up to 1024 heads): O(H log H)
+  // Group equal (W, c) by sorting (a file may list up to 1024 heads): O(H log H)
   // comparisons; the stable sort keeps first occurrences first.
   const size_t n = heads.size();
   std::vector<size_t> order(n), first(n);
   for (size_t h = 0; h < n; ++h) order[h] = h;
-  auto cmp = [&](size_t a, size_t b) {
-    for (size_t e = 0; e < heads[a].W.size(); ++e) {
-      const int c = fmpq_cmp(heads[a].W[e].v, heads[b].W[e].v);
-      if (c != 0) return c < 0;
-    }
-    return false;
-  };
-  std::stable_sort(order.begin(), order.end(), cmp);
-  for (size_t k = 0; k < n; ++k) first[order[k]] = k > 0 && heads[order[k - 1]].W == heads[order[k]].W ? first[order[k - 1]] : order[k];
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score_cmp(heads[a], heads[b]) < 0; });
+  for (size_t k = 0; k < n; ++k)
+    first[order[k]] = k > 0 && score_cmp(heads[order[k - 1]], heads[order[k]]) == 0 ? first[order[k - 1]] : order[k];
   std::vector<RatHead> merged;
   std::vector<long> slot(n, -1);
   for (size_t h = 0; h < n; ++h) {
@@ -62,6 +72,10 @@ std::vector<BallHead> to_balls(const std::vector<RatHead>& heads, slong prec) {
       out[h].v.emplace_back();
       arb_set_fmpq(out[h].v.back().v, x.v, prec);
     }
+    for (const auto& x : heads[h].c) {
+      out[h].c.emplace_back();
+      arb_set_fmpq(out[h].c.back().v, x.v, prec);
+    }
   }
   return out;
 }
@@ -80,7 +94,7 @@ void dot(Qn& out, const std::vector<Qn>& a, const std::vector<Qn>& b) {
 }
 }  // namespace
 
-bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& q, long L, std::string& why) {
+bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& q, long L, std::string& why, const Qn* beta) {
   // Bounds the work on crafted files: the answer's denominator, a product over
   // heads, has degree at most the sum of the heads' exponent spans; recover
   // refuses runs whose a-priori bound exceeds the same limit (so honest
@@ -103,6 +117,7 @@ bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& 
     std::vector<Qn> Wx(static_cast<size_t>(d));
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) fmpq_addmul(Wx[i].v, h.W[static_cast<size_t>(i) * d + j].v, xN[j].v);
+    for (size_t i = 0; i < h.c.size(); ++i) fmpq_add(Wx[i].v, Wx[i].v, h.c[i].v);  // W x_N + c
     // The softmax depends on score differences only: n_r = L (s_r - s_N)
     // must be an integer; the weights are tau^(n_r - min n).
     Qn sN;
@@ -172,11 +187,18 @@ bool eval_exact(Pq& out, const std::vector<RatHead>& heads, int d, const Query& 
   fmpz_clear(e);
   fmpz_clear(m);
   fmpz_clear(c);
+  if (ok && beta && !fmpq_is_zero(beta->v)) {
+    const Pq b = pq_of(*beta);
+    fmpz_poly_q_add(out.v, out.v, b.v);
+  }
   return ok;
 }
 
-void eval_arb(Ab& out, const std::vector<BallHead>& heads, int d, const Query& q, slong prec) {
+void eval_arb(Ab& out, const std::vector<BallHead>& heads, int d, const Query& q, slong prec, const Ab* beta, long root) {
   arb_zero(out.v);
+  Ab sq;  // sqrt(root)
+  arb_set_si(sq.v, root);
+  arb_sqrt(sq.v, sq.v, prec);
   std::vector<std::vector<Ab>> x(q.size(), std::vector<Ab>(static_cast<size_t>(d)));
   for (size_t r = 0; r < q.size(); ++r)
     for (int i = 0; i < d; ++i) arb_set_fmpq(x[r][i].v, q[r].token[i].v, prec);
@@ -186,6 +208,7 @@ void eval_arb(Ab& out, const std::vector<BallHead>& heads, int d, const Query& q
     std::vector<Ab> Wx(static_cast<size_t>(d));
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) arb_addmul(Wx[i].v, h.W[static_cast<size_t>(i) * d + j].v, xN[j].v, prec);
+    for (size_t i = 0; i < h.c.size(); ++i) arb_add(Wx[i].v, Wx[i].v, h.c[i].v, prec);  // W x_N + c
     // weights e^(s_r - s_N): the softmax is invariant under a common shift
     arb_zero(sN.v);
     for (int i = 0; i < d; ++i) arb_addmul(sN.v, xN[i].v, Wx[i].v, prec);
@@ -199,6 +222,7 @@ void eval_arb(Ab& out, const std::vector<BallHead>& heads, int d, const Query& q
         arb_addmul(vx.v, h.v[i].v, x[r][i].v, prec);
       }
       arb_sub(s.v, s.v, sN.v, prec);
+      if (root != 1) arb_mul(s.v, s.v, sq.v, prec);
       arb_exp(w.v, s.v, prec);
       arb_mul_si(w.v, w.v, q[r].count, prec);
       arb_add(den.v, den.v, w.v, prec);
@@ -207,6 +231,7 @@ void eval_arb(Ab& out, const std::vector<BallHead>& heads, int d, const Query& q
     arb_div(t.v, num.v, den.v, prec);
     arb_add(out.v, out.v, t.v, prec);
   }
+  if (beta) arb_add(out.v, out.v, beta->v, prec);
 }
 
 }  // namespace mhaq::check

@@ -19,16 +19,17 @@ namespace {
 
 using json = nlohmann::json;
 
-// f is rational when every head has equal scores or equal values v^T x_r; then out = f.
-bool rational_f(fmpq_t out, const std::vector<RatHead>& heads, int d, const Query& q) {
-  fmpq_zero(out);
+// f is rational when every head has equal scores or equal values v^T x_r; then out = f (beta included).
+bool rational_f(fmpq_t out, const std::vector<RatHead>& heads, const Qn& beta, int d, const Query& q) {
+  fmpq_set(out, beta.v);
   const auto& xN = q.back().token;
   for (const auto& h : heads) {
     std::vector<Qn> s(q.size()), c(q.size());
     for (size_t r = 0; r < q.size(); ++r) {
       for (int i = 0; i < d; ++i) {
-        Qn wx;
+        Qn wx;  // (W x_N + c)_i
         for (int j = 0; j < d; ++j) fmpq_addmul(wx.v, h.W[static_cast<size_t>(i) * d + j].v, xN[static_cast<size_t>(j)].v);
+        if (!h.c.empty()) fmpq_add(wx.v, wx.v, h.c[static_cast<size_t>(i)].v);
         fmpq_addmul(s[r].v, q[r].token[static_cast<size_t>(i)].v, wx.v);
         fmpq_addmul(c[r].v, h.v[static_cast<size_t>(i)].v, q[r].token[static_cast<size_t>(i)].v);
       }
@@ -56,6 +57,22 @@ bool rational_f(fmpq_t out, const std::vector<RatHead>& heads, int d, const Quer
   return true;
 }
 
+// The model's "scale": absent (1) or "sqrt(m)" with m a squarefree integer
+// of at most 18 digits: every score is multiplied by sqrt(m).
+long read_scale_root(const json& m, const std::string& mp) {
+  if (!m.contains("scale")) return 1;
+  const json& s = m["scale"];
+  const std::string t = s.is_string() ? s.get<std::string>() : "";
+  const bool shape = t.size() > 6 && t.size() <= 24 && t.compare(0, 5, "sqrt(") == 0 && t.back() == ')' &&
+                     t.find_first_not_of("0123456789", 5) == t.size() - 1 && t[5] != '0';
+  if (!shape) bad(at(mp, "scale"), "expected \"sqrt(m)\" with m a positive integer (the scores' irrational factor)");
+  const long root = std::stol(t.substr(5, t.size() - 6));
+  if (root < 2) bad(at(mp, "scale"), "sqrt(" + std::to_string(root) + ") is rational: a model file writes a rational scale into W and c");
+  for (long p = 2; p * p <= root && p <= 1000000; ++p)  // squarefree (checked up to 10^12; larger factors leave m as written)
+    if (root % (p * p) == 0) bad(at(mp, "scale"), "sqrt(" + std::to_string(root) + ") has the square factor " + std::to_string(p * p));
+  return root;
+}
+
 }  // namespace
 
 namespace {
@@ -65,6 +82,8 @@ struct CertModel {
   int d = 0;
   size_t heads = 0;  // as listed in the file
   std::vector<RatHead> canon;
+  Qn beta;        // biases: the model's beta (docs/math/biases.md)
+  long root = 1;  // every score times sqrt(root)
 };
 
 CertModel read_model(const json& doc) {
@@ -87,9 +106,12 @@ CertModel read_model(const json& doc) {
     for (size_t r = 0; r < W.size(); ++r)
       for (auto& x : golden_io::read_qvec(W[r], at(at(hp, "W"), r), d, static_cast<size_t>(limits::max_entry_chars))) rh.W.push_back(std::move(x));
     rh.v = golden_io::read_qvec(need(hs[h], hp, "v"), at(hp, "v"), d, static_cast<size_t>(limits::max_entry_chars));
+    if (hs[h].contains("c")) rh.c = golden_io::read_qvec(hs[h]["c"], at(hp, "c"), d, static_cast<size_t>(limits::max_entry_chars));
     heads.push_back(std::move(rh));
   }
   cm.heads = hs.size();
+  if (m.contains("beta")) cm.beta = golden_io::read_rational(m["beta"], at(mp, "beta"), static_cast<size_t>(limits::max_entry_chars));
+  cm.root = read_scale_root(m, mp);
   cm.canon = canonical(heads);
   return cm;
 }
@@ -128,7 +150,7 @@ void check_answer(const CertModel& cm, const json& query, const json& answer, si
   if (fmpq_sgn(rad.v) < 0) bad(at(at(ap, "ball"), "rad"), "negative radius");
   Qn exact;
   std::string dec;
-  if (canon.empty() || rational_f(exact.v, canon, d, q)) {
+  if (rational_f(exact.v, canon, cm.beta, d, q)) {  // no heads: f = beta
     dec = decimal_exact(exact.v, D);
     // the recorded ball contains the exact value: |mid - f| <= rad
     Qn diff;
@@ -142,8 +164,9 @@ void check_answer(const CertModel& cm, const json& query, const json& answer, si
     fmpq_sub(lo.v, mid.v, rad.v);
     fmpq_add(hi.v, mid.v, rad.v);
     for (slong prec = static_cast<slong>(3.33 * static_cast<double>(D)) + 64;; prec = std::min<slong>(2 * prec, max_bits)) {
-      Ab f, fb, r;
-      eval_arb(f, to_balls(canon, prec), d, q, prec);
+      Ab f, fb, r, b;
+      arb_set_fmpq(b.v, cm.beta.v, prec);
+      eval_arb(f, to_balls(canon, prec), d, q, prec, &b, cm.root);
       if (dec.empty()) dec = decimal_ball(f.v, D, prec);
       if (!contained) {  // every point of f lies in [mid - rad, mid + rad] (both ends rounded outwards as balls)
         arb_set_fmpq(fb.v, hi.v, prec);

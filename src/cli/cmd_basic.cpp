@@ -83,6 +83,7 @@ void add_model_shape(CLI::App* s, GenerateOptions& g) {
   s->add_option("--v-den", g.v_den, "denominator of v entries")->check(R);
   s->add_flag("--share-w", g.share_w, "heads 1 and 2 share W (the canonical form merges them)");
   s->add_flag("--cancel-v", g.cancel_v, "the last two heads share W with opposite v (the canonical form drops them)");
+  s->add_flag("--bias", g.bias, "biases: each head gets c (its scores gain c^T x_i) and every answer beta (recover: the learner allows them)");
 }
 }  // namespace
 
@@ -115,6 +116,7 @@ Command make_generate() {
           },
           [st] {
             if (st->t.ffn > 0 || st->t.zero_neuron || st->t.parallel_neurons) {
+              if (st->g.bias) throw Error(ErrorKind::usage, "--bias: the one-layer transformer (--ffn) is bias-free");
               const TransformerModel m = draw_transformer(st->g, st->t);
               check_entry_sizes(m, "not writing the transformer");
               const std::string text = transformer_to_json_text(m);
@@ -133,6 +135,7 @@ Command make_generate() {
             }
             std::vector<QMat> bases;
             const GenerateOptions g = with_defaults_for(st->g, parse_arith(st->arith));
+            if (st->orthogonal && g.bias) throw Error(ErrorKind::usage, "--bias: the orthogonal models of the prior work are bias-free");
             const Model m = st->orthogonal ? generate_orthogonal_model(g, bases) : generate_model(g);
             const std::string text = st->orthogonal ? model_with_bases_to_json_text(m, bases) : model_to_json_text(m);
             if (st->out.empty()) {
@@ -173,6 +176,7 @@ struct RecoverState {
   std::string exact_solver = "sparse";
   long max_degree = 0;
   bool no_repair = false;
+  bool no_bias = false;
   std::string certificate;
   std::string oracle, oracle_error, transcript, resume;
   std::string model_kind;  // empty: the model file's kind, or transformer when --ffn draws one
@@ -232,6 +236,7 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
                     "); a plan beyond it is refused before any query (exit 11)")
       ->check(int_in(1, max_tau_exponent));
   s->add_flag("--no-repair", st.no_repair, "do not repair degenerate pairs: such a draw ends degenerate (exit 4)");
+  s->add_flag("--no-bias", st.no_bias, "the learner assumes a model without biases, even when the model file has some");
   s->add_option("--certificate", st.certificate,
                 "write a replayable certificate of the run to FILE (only when it ends ok; check it with mhaq check-certificate)");
   add_model_shape(s, st.g);
@@ -295,7 +300,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
     truth = draw_transformer(g, st.t);
   }
   if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || st.samples_per_pair != 0 || st.g.rank != 0 ||
-      st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || (st.design != "paper" && st.design != "scaled"))
+      st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || (st.design != "paper" && st.design != "scaled") || st.g.bias || st.no_bias)
     throw Error(ErrorKind::usage,
                 "transformers support --arith, --bits, --seed, --schedule, --design paper|scaled, --learner-heads, --learner-neurons, --tolerance, --threads and --certificate");
   RecoverOptions o;
@@ -398,6 +403,9 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   o.exact_solver = parse_exact_solver(st.exact_solver);
   o.max_degree = st.max_degree;
   o.repair = !st.no_repair;
+  if (st.g.bias && st.no_bias) throw Error(ErrorKind::usage, "--bias and --no-bias contradict each other");
+  if (st.g.bias) o.bias = true;
+  if (st.no_bias) o.bias = false;
   if (st.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
   std::string certificate;
   if (!st.certificate.empty()) o.certificate = &certificate;

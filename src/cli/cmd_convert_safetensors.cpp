@@ -72,7 +72,7 @@ int convert_safetensors(const std::string& path, const std::string& map_path, co
   if (!unused_biases.empty()) {
     std::string names;
     for (const auto& b : unused_biases) names += (names.empty() ? "" : ", ") + clean_text(b);
-    r += "  not used         " + names + ": next to a mapped tensor, but the map names no such bias\n";
+    r += "  not used         " + names + ": all-zero biases next to a mapped tensor that the map does not name\n";
   }
   if (!transformer) r += "  canonical form   " + cs.str() + "\n";
   else r += "  canonical form   " + std::to_string(cs.heads) + " heads -> " + std::to_string(cs.canonical) + " canonical\n";

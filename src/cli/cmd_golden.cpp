@@ -31,7 +31,7 @@ struct GoldenState {
   long bits = 256;
   std::uint64_t seed = 1;
   long digits = 60;
-  bool share_w = false, cancel_v = false, json = false, cjson = false;
+  bool share_w = false, cancel_v = false, bias = false, json = false, cjson = false;
   int ffn = 0;  // > 0: draw a one-layer transformer with this many neurons
   bool zero_neuron = false, parallel_neurons = false;
   bool certified = false, no_learner = false;  // certified golden files (cmd_golden_certified.cpp)
@@ -68,6 +68,7 @@ CLI::App* add_golden_options(CLI::App& app, GoldenState& st) {
   e->add_option("--threads", st.threads, "learner threads (0 = all hardware threads); the output bytes do not depend on it")
       ->check(int_in(0, max_threads));
   e->add_flag("--share-w", st.share_w, "drawn model: heads 1 and 2 share W (the canonical form merges them)");
+  e->add_flag("--bias", st.bias, "drawn model: biases, a c per head and beta (the learner recovers them)");
   e->add_flag("--cancel-v", st.cancel_v, "drawn model: the last two heads cancel");
   e->add_option("--ffn", st.ffn, "draw a one-layer transformer with this many FFN neurons (a transformer model file is recognised by its format)")
       ->check(int_in(1, max_neurons));
@@ -94,7 +95,7 @@ CLI::App* add_golden_options(CLI::App& app, GoldenState& st) {
 // golden export of a transformer: the file's (doc) or one drawn from
 // --d/--heads/--ffn; the limits are checked before any work.
 void transformer_golden_inputs(const GoldenState& st, const nlohmann::json& doc, bool file_transformer, GoldenInputs& in) {
-  if (st.max_heads_opt->count() > 0 || st.arith_opt->count() > 0 || st.bits_opt->count() > 0 || st.design_opt->count() > 0 || st.cancel_v ||
+  if (st.max_heads_opt->count() > 0 || st.arith_opt->count() > 0 || st.bits_opt->count() > 0 || st.design_opt->count() > 0 || st.cancel_v || st.bias ||
       (file_transformer && st.heads_opt->count() > 0))
     throw Error(ErrorKind::usage, "transformer golden files take --model FILE or --d/--heads/--ffn [--share-w --zero-neuron --parallel-neurons], "
                                   "--seed, --digits and --threads (exact, paper schedule, the canonical head count)");
@@ -156,6 +157,7 @@ void attention_golden_inputs(const GoldenState& st, const nlohmann::json& doc, G
     g.seed = st.seed;
     g.share_w = st.share_w;
     g.cancel_v = st.cancel_v;
+    g.bias = st.bias;
     in.model = generate_model(g);
     in.model_source = "generated";
     in.generate = g;

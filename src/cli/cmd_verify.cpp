@@ -46,6 +46,8 @@ Command make_verify() {
                 ->check(CLI::IsMember({4}));
             s->add_option("--design", st->design, "query design of every run: paper (default) | scaled | tuned (not exact)")
                 ->check(CLI::IsMember({"paper", "scaled", "tuned"}));
+            s->add_flag("--bias", st->o.bias, "models with biases (generate --bias), learned with them: claim 1 is about (W_h, c_h, v_h) and beta, "
+                                              "claims 2 and 4 count the schedule with biases (docs/math/biases.md)");
             s->add_flag("--rates", st->rates, "rate study: degenerate rate vs Schwartz-Zippel bound for each --ranges value (H known runs)");
             s->add_option("--ranges", st->ranges, "token ranges R for --rates (default 1 2 4 8)")->delimiter(',')->check(int_in(1, limits::max_token_range));
             s->add_option("--threads", st->o.threads, "trials in parallel (0 = all hardware threads); output bytes do not depend on it")

@@ -128,6 +128,11 @@ ojson heads_json(const std::vector<LearnedHead<QTau>>& hs) {
     ojson v = ojson::array();
     for (const auto& x : hs[h].v) v.push_back(rat_of(x, "recovered v entry"));
     out.push_back(ojson{{"W", W}, {"v", v}});
+    if (!hs[h].c.empty()) {
+      ojson c = ojson::array();
+      for (const auto& x : hs[h].c) c.push_back(rat_of(x, "recovered c entry"));
+      out.back()["c"] = c;
+    }
   }
   return out;
 }
@@ -193,6 +198,7 @@ ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& to
     j["generate"] = ojson{{"d", g.d},           {"heads", g.heads},     {"seed", g.seed},        {"w_range", g.w_range},
                           {"w_den", g.w_den},   {"v_range", g.v_range}, {"v_den", g.v_den},      {"share_w", g.share_w},
                           {"cancel_v", g.cancel_v}};
+    if (g.bias) j["generate"]["bias"] = true;
   }
   j["seed"] = in.seed;
   j["learner_seed"] = learner_seed(in.seed);
@@ -223,10 +229,11 @@ ojson header_json(long L, long digits, Arith arith, long bits) {
   return h;
 }
 
-LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpec& tok, int threads) {
+LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpec& tok, int threads, bool bias) {
   LearnOptions lo;
   lo.H = H;
   lo.heads_is_bound = bound;
+  lo.bias = bias;
   lo.schedule = Schedule::paper;
   lo.seed = learner_seed(seed);
   lo.tokens = tok;
@@ -257,7 +264,9 @@ ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, long bi
   }
   ojson run{{"queries", black_box.queries()}, {"max_length", black_box.max_length()}, {"heads_recovered", res.heads.size()},
             {"heads", heads_binary_json(res.heads)}};
-  ArithPolicy<T>::balls([&](const auto& heads) { run["contains_truth"] = ball_heads_contain(heads, model.canonical()); }, res.heads);
+  if (res.beta) run["beta"] = binary_json(*res.beta);
+  const T* beta = res.beta ? &*res.beta : nullptr;
+  ArithPolicy<T>::balls([&](const auto& heads) { run["contains_truth"] = ball_heads_contain(heads, model.canonical(), beta); }, res.heads);
   return run;
 }
 
@@ -268,6 +277,17 @@ ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, Arith a
   });
   if (!run) throw Error(ErrorKind::usage, "golden files record exact, ball or mpfr runs");
   return *run;
+}
+
+// The file's summary: counts (with biases also the count with biases) and the exact match.
+ojson summary_json(const LearnResult<QTau>& res, const LearnOptions& lo, int d, long queries, long max_length, const Model& canon) {
+  ojson s{{"queries", queries}, {"paper_bound", paper_query_bound(d, lo.H)}};
+  if (lo.bias) s["bias_count"] = schedule_query_count(lo.schedule, d, lo.H, 0, true);  // 4Hd^2 + 4Hd - 2H + 1
+  s["max_length"] = max_length;
+  s["heads_recovered"] = res.heads.size();
+  s["self_checked"] = res.self_check == Truth::yes;
+  s["exact_match"] = exact_heads_match(res.heads, canon, res.beta ? &*res.beta : nullptr);
+  return s;
 }
 
 }  // namespace golden_internal
@@ -284,7 +304,8 @@ std::string golden_export(const GoldenInputs& in) {
   const Model canon = in.model.canonical();
   const int H = in.max_heads > 0 ? in.max_heads : in.heads > 0 ? in.heads : canon.num_heads();
   if (H < 1) throw_degenerate("the model's canonical form has no heads (f is identically zero)");
-  LearnOptions lo = learn_options(H, in.max_heads > 0, in.seed, in.design == Design::paper ? default_tokens(Arith::exact) : golden_design_grid(), in.threads);
+  LearnOptions lo = learn_options(H, in.max_heads > 0, in.seed, in.design == Design::paper ? default_tokens(Arith::exact) : golden_design_grid(), in.threads,
+                                  in.model.has_bias());
   long pilot_queries = 0;
   lo.draws = golden_design(in, lo, pilot_queries);
   const TokenSpec file_tok{file_token_range(lo), lo.tokens.den};
@@ -333,13 +354,9 @@ std::string golden_export(const GoldenInputs& in) {
   }
   doc["pairs"] = pairs;
   doc["heads"] = heads_json(res.heads);
+  if (res.beta) doc["beta"] = rat_of(*res.beta, "recovered beta");
   if (!arith_facts(in.arith).exact) doc[arith_name(in.arith)] = binary_run(doc, in.model, lo, in.arith, in.bits);
-  doc["summary"] = ojson{{"queries", black_box.queries()},
-                         {"paper_bound", paper_query_bound(in.model.d, lo.H)},
-                         {"max_length", black_box.max_length()},
-                         {"heads_recovered", res.heads.size()},
-                         {"self_checked", (res.self_check == Truth::yes)},
-                         {"exact_match", exact_heads_match(res.heads, canon)}};
+  doc["summary"] = summary_json(res, lo, in.model.d, black_box.queries(), black_box.max_length(), canon);
   return dump_layout(doc);
 }
 

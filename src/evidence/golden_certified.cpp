@@ -138,6 +138,7 @@ CertifiedLearnerRun certified_learner_run(const CertifiedGoldenInputs& in, int H
   lo.tokens = default_tokens(Arith::ball);
   lo.threads = in.threads;
   lo.repair = false;
+  lo.bias = in.model.has_bias();
   PrecisionScope scope(in.bits);
   OracleStack<Ball> stack = OracleStack<Ball>::model(in.model, lo.tokens.den).recorded();
   const RecordingOracle<Ball>& rec = stack.record();
@@ -153,13 +154,14 @@ CertifiedLearnerRun certified_learner_run(const CertifiedGoldenInputs& in, int H
   }
   CertifiedLearnerRun run;
   run.queries = rec.queries;
-  run.contains_truth = ball_heads_contain(res.heads, canon);
+  run.contains_truth = ball_heads_contain(res.heads, canon, res.beta ? &*res.beta : nullptr);
   run.ball = ojson{{"bits", in.bits},
                    {"queries", black_box.queries()},
                    {"max_length", black_box.max_length()},
                    {"heads_recovered", res.heads.size()},
-                   {"heads", golden_internal::heads_binary_json(res.heads)},
-                   {"contains_truth", run.contains_truth}};
+                   {"heads", golden_internal::heads_binary_json(res.heads)}};
+  if (res.beta) run.ball["beta"] = binary_json(*res.beta);
+  run.ball["contains_truth"] = run.contains_truth;
   return run;
 }
 

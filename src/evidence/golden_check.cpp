@@ -276,6 +276,7 @@ AttentionFile read_attention_file(const json& doc) {
   grid_lo.H = file.in.heads;
   grid_lo.heads_is_bound = file.bound;
   grid_lo.tokens = file.tok;
+  grid_lo.bias = file.model.has_bias();
   if (json_find(inj, "design")) grid_lo.draws = Draws{};  // a design: the guard fires whatever the grid
   const TokenSpec query_tok = golden_query_grid(file.model.d, grid_lo);
   check_exact_tau_degree(file.model, query_tok, ErrorKind::input, "model and inputs.token_range", "the file cannot be checked exactly");
@@ -292,6 +293,7 @@ AttentionFile read_attention_file(const json& doc) {
     o.v_den = need_int(g, gp, "v_den", 1, max_entry_range);
     o.share_w = need_bool(g, gp, "share_w");
     o.cancel_v = need_bool(g, gp, "cancel_v");
+    o.bias = json_find(g, "bias") && need_bool(g, gp, "bias");
   }
   const int d = file.model.d;
   const json& fq = need_array(doc, "", "queries");
@@ -465,15 +467,22 @@ void check_ball_containment(const json& doc, const AttentionFile& file, const st
       const json& W = need_array(fh[h], hp, "W");
       const json& v = need_array(fh[h], hp, "v");
       if (static_cast<int>(W.size()) != d || static_cast<int>(v.size()) != d) throw_input(hp + ": W and v must be d x d and d");
-      LearnedHead<Ball> lh{Mat<Ball>(d, d), {}};
+      LearnedHead<Ball> lh{Mat<Ball>(d, d), {}, {}};
       for (int i = 0; i < d; ++i) {
         if (!W[i].is_array() || static_cast<int>(W[i].size()) != d) throw_input(hp + ".W: not d x d");
         lh.v.push_back(parse_ball(v[i], hp + ".v[" + std::to_string(i) + "]"));
         for (int j = 0; j < d; ++j) lh.W(i, j) = parse_ball(W[i][j], hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
       }
+      if (json_find(fh[h], "c")) {
+        const json& c = need_array(fh[h], hp, "c");
+        if (static_cast<int>(c.size()) != d) throw_input(hp + ".c: must have d entries");
+        for (int i = 0; i < d; ++i) lh.c.push_back(parse_ball(c[i], hp + ".c[" + std::to_string(i) + "]"));
+      }
       hs.push_back(std::move(lh));
     }
-    if (!ball_heads_contain(hs, canon)) out.mismatches.push_back("ball.heads: do not contain the canonical model's heads");
+    std::optional<Ball> beta;
+    if (const json* b = json_find(*ball, "beta")) beta = parse_ball(*b, "ball.beta");
+    if (!ball_heads_contain(hs, canon, beta ? &*beta : nullptr)) out.mismatches.push_back("ball.heads: do not contain the canonical model's heads (and beta)");
   }
 }
 
@@ -510,14 +519,14 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
   }
   // A fresh exact learner run on the model: plan, query list, heads.
   if (threads < 1) throw Error(ErrorKind::usage, "golden check: threads must be positive");
-  LearnOptions lo = learn_options(in.heads, file.bound, in.seed, file.tok, threads);
+  LearnOptions lo = learn_options(in.heads, file.bound, in.seed, file.tok, threads, model.has_bias());
   long pilot_queries = 0;
   if (in.design != Design::paper) {
     if (file.tok.den != golden_design_grid().den) throw_input("inputs.token_den: a file with a design uses the grid 1/" + std::to_string(golden_design_grid().den));
     in.model = model;
     in.arith = file.arith;
     in.bits = file.bits;
-    LearnOptions dl = learn_options(in.heads, file.bound, in.seed, golden_design_grid(), threads);
+    LearnOptions dl = learn_options(in.heads, file.bound, in.seed, golden_design_grid(), threads, model.has_bias());
     lo.draws = golden_design(in, dl, pilot_queries);
     lo.tokens = golden_design_grid();  // as the export ran it: the small grid's witnesses are drawn on it
   }
@@ -555,14 +564,9 @@ GoldenCheckResult golden_check(const std::string& text, int threads) {
 
   if (res) {
     exp["heads"] = heads_json(res->heads);
-    const bool match = exact_heads_match(res->heads, canon);
-    if (!match) out.mismatches.push_back("heads: the re-derived learner heads are not the canonical model's heads");
-    exp["summary"] = ojson{{"queries", black_box.queries()},
-                           {"paper_bound", paper_query_bound(d, lo.H)},
-                           {"max_length", black_box.max_length()},
-                           {"heads_recovered", res->heads.size()},
-                           {"self_checked", (res->self_check == Truth::yes)},
-                           {"exact_match", match}};
+    if (res->beta) exp["beta"] = rat_of(*res->beta, "recovered beta");
+    exp["summary"] = summary_json(*res, lo, d, black_box.queries(), black_box.max_length(), canon);
+    if (!exact_heads_match(res->heads, canon, res->beta ? &*res->beta : nullptr)) out.mismatches.push_back("heads: the re-derived learner heads are not the canonical model's heads");
   }
   if (!arith_facts(file.arith).exact && res) rerun_binary(doc, file, lo, exp, out);
   if (arith_facts(file.arith).rigorous) check_ball_containment(doc, file, exact_values, exact_fits, canon, L, out);

@@ -33,14 +33,19 @@ void qtau_arb(arb_t out, const QTau& x, long L, long prec);
 ojson answer_json(size_t index, const QTau& x, long L, long digits);
 ojson poles_json(const std::vector<long>& n, const std::vector<std::string>& c, long L);
 ojson heads_json(const std::vector<LearnedHead<QTau>>& hs);
+// A rational element of Q(tau) as a string; Error(internal) naming `what` otherwise.
+std::string rat_of(const QTau& x, const std::string& what);
 std::optional<Draws> golden_design(const GoldenInputs& in, const LearnOptions& lo, long& pilot_queries);
 ojson inputs_json(const GoldenInputs& in, int H, bool bound, const TokenSpec& tok, long pilot_queries = 0);
 ojson header_json(long L, long digits, Arith arith, long bits);
-LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpec& tok, int threads);
+// bias: the learner allows biases (a model with biases: docs/math/biases.md)
+LearnOptions learn_options(int H, bool bound, std::uint64_t seed, const TokenSpec& tok, int threads, bool bias = false);
 // The grid every query of the run lies on: the plan's, widened to the small
 // token grid's witnesses (stages/grid_guard.hpp) when the run surely asks them.
 TokenSpec golden_query_grid(int d, const LearnOptions& lo);
 ojson binary_run(ojson& doc, const Model& model, const LearnOptions& lo, Arith arith, long bits);
+// The summary of an exact run: queries, paper_bound (and bias_count with biases), max_length, heads, exact_match.
+ojson summary_json(const LearnResult<QTau>& res, const LearnOptions& lo, int d, long queries, long max_length, const Model& canon);
 // Heads of a ball or mpfr run, every entry as its exact dyadic value (binary_json).
 template <class T>
 ojson heads_binary_json(const std::vector<LearnedHead<T>>& hs) {
@@ -55,6 +60,11 @@ ojson heads_binary_json(const std::vector<LearnedHead<T>>& hs) {
     ojson v = ojson::array();
     for (const auto& x : h.v) v.push_back(binary_json(x));
     heads.push_back(ojson{{"W", W}, {"v", v}});
+    if (!h.c.empty()) {
+      ojson c = ojson::array();
+      for (const auto& x : h.c) c.push_back(binary_json(x));
+      heads.back()["c"] = c;
+    }
   }
   return heads;
 }

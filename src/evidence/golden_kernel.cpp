@@ -49,7 +49,7 @@ ojson layer_json(const KernelLayer& L) {
                {"d_k", L.d_k},
                {"d_v", L.d_v},
                {"d_out", L.d_out},
-               {"scale", ojson{{"text", L.scale.text}, {"q", L.scale.q.str()}, {"sqrt", L.scale.m.str()}}},
+               {"scale", ojson{{"text", L.scale_text}, {"q", L.scale.q.str()}, {"sqrt", std::to_string(L.scale.m)}}},
                {"rope", rope},
                {"weights_dtype", L.weights_dtype},
                {"q", matrix_json(L.Wq)},

@@ -46,6 +46,9 @@ void check_options(const VerifyOptions& o) {
   if (o.claim == 4 && o.model_kind != "attention") throw Error(ErrorKind::usage, "--claim 4 is about attention models (no --model-kind)");
   if (o.design != Design::paper && arith_facts(o.arith).exact && o.claim != 4)
     throw Error(ErrorKind::usage, "--design scaled|tuned needs --arith ball, mpfr or double (exact runs use the paper design)");
+  if (o.bias && (o.claim == 4 || o.model_kind != "attention" || o.design == Design::tuned))
+    throw Error(ErrorKind::usage, "--bias: attention claims 1-4 with the paper or scaled design (no --claim 4, --model-kind or --design tuned)");
+  if (o.bias && o.rank != 0) throw Error(ErrorKind::usage, "verify: --rank learns heads without biases: leave out --bias or --rank");
   if ((o.rank != 0) != (o.schedule == Schedule::rank)) throw Error(ErrorKind::usage, "verify: --rank R and the rank schedule go together");
   if (o.rank != 0 && (o.rank < 1 || o.min_d <= o.rank))
     throw Error(ErrorKind::usage, "verify --rank R needs 1 <= R < --min-d (every drawn d must exceed the bound)");
@@ -55,8 +58,13 @@ void check_options(const VerifyOptions& o) {
 }
 
 // The schedule's query count as a formula, for the claim texts.
-std::string count_formula(Schedule s, const char* H) {
+std::string count_formula(Schedule s, const char* H, bool bias) {
   const std::string h(H);
+  if (bias) switch (s) {
+      case Schedule::paper: return "4" + h + "d^2 + 4" + h + "d - 2" + h + " + 1";
+      case Schedule::lean: return "1 + 2" + h + "(d^2 + 2d - 1)";
+      case Schedule::compact: return "1 + 2" + h + "d + (d - 1) + s_" + h + " d^2";
+    }
   switch (s) {
     case Schedule::paper: return "4" + h + "d^2 - 2" + h + " + 1";
     case Schedule::lean: return "1 + 2" + h + "(d^2 + d - 1)";
@@ -68,7 +76,9 @@ std::string count_formula(Schedule s, const char* H) {
 // Schwartz-Zippel applies to the paper schedule's degenerate events, which are
 // polynomial in the draws (proofs/09); the compact schedule's link and
 // pole-choice events are not (proofs/19).
-bool bound_applies(const VerifyOptions& o) { return o.schedule == Schedule::paper; }
+// With biases the schedule has one more final token and affine across links,
+// which proofs/09 does not count.
+bool bound_applies(const VerifyOptions& o) { return o.schedule == Schedule::paper && !o.bias; }
 bool runs_attention(const VerifyOptions& o) { return o.model_kind != "transformer"; }
 bool runs_transformer(const VerifyOptions& o) { return o.model_kind != "attention"; }
 
@@ -79,6 +89,7 @@ Model trial_model(const VerifyOptions& o, const TrialSpec& t) {
   g.seed = t.seed;
   g.share_w = t.share_w;
   g.cancel_v = t.cancel_v;
+  g.bias = o.bias;
   g.rank = o.rank;
   return generate_model(g);
 }
@@ -94,6 +105,7 @@ RecoverOptions recover_options(const VerifyOptions& o, const TrialSpec& t, int m
   r.seed = t.seed;
   r.tokens = TokenSpec{token_range_of(o), token_den_of(o)};
   r.design = o.design;
+  if (o.bias) r.bias = true;
   return r;  // recover judges each run at its default tolerance; claim 1 applies verify's own (tolerance_of)
 }
 
@@ -165,6 +177,7 @@ std::string replay_command(const VerifyOptions& o, const TrialSpec& t, int max_h
   s << "mhaq recover --d " << t.d << " --heads " << t.raw_heads << " --seed " << t.seed;
   if (t.share_w) s << " --share-w";
   if (t.cancel_v) s << " --cancel-v";
+  if (o.bias) s << " --bias";
   s << " --arith " << arith_name(o.arith);
   if (arith_facts(o.arith).chosen_bits) s << " --bits " << o.bits;
   s << " --token-range " << token_range_of(o);
@@ -184,7 +197,8 @@ std::string distribution_text(const VerifyOptions& o, const std::string& range, 
     << "}; model kind 3/5 plain (H fresh heads), 1/5 share_w (H+1 heads, heads 1 and 2 share W and merge), 1/5 cancel_v "
        "(H+2 heads, the last two share W with opposite v and vanish); W entries uniform in [-"
     << g.w_range << ", " << g.w_range << "]/" << g.w_den << ", v entries uniform in [-" << g.v_range << ", " << g.v_range << "]/"
-    << g.v_den << " (mhaq generate defaults for " << arith_name(o.arith) << ")"
+    << g.v_den << (o.bias ? "; biases: c entries as W's, copied by shared and cancelling heads, beta as a v entry" : "")
+    << " (mhaq generate defaults for " << arith_name(o.arith) << ")"
     << (o.rank > 0 ? "; every W of rank exactly " + std::to_string(o.rank) + " (generate --rank " + std::to_string(o.rank) + ")" : "")
     << "; learner: " << schedule_name(o.schedule) << (o.rank > 0 ? " schedule told --rank " + std::to_string(o.rank) : " schedule")
     << ", B and Delta entries uniform integers in "
@@ -378,6 +392,9 @@ VerifyResult claim4_tally(const VerifyOptions& o, const std::vector<VerifyTrial>
   out.worst_observed_over_bound = worst_obs;
   return out;
 }
+// A run that asked a fallback's or a repair's extra queries, whatever its
+// status (a repair that failed ends degenerate after asking them).
+bool asked_extra(const RecoverResult& r) { return r.evidence.fallback_queries.value_or(0) > 0 || r.evidence.repair_queries.value_or(0) > 0; }
 
 // The running figures of claims 2-4 over the trials.
 struct CountFigures {
@@ -394,16 +411,16 @@ void tally_h0(const VerifyOptions& o, const VerifyTrial& rec, ClaimTally& c4, Co
   const bool sent4 = r4.evidence.queries.value_or(0) > 0;
   // a small grid's witnesses (stages/grid_guard.hpp) are counted apart: the claim is about the plan
   const long q4 = r4.design.design_queries.value_or(r4.evidence.queries.value_or(0)) - r4.evidence.grid_witness_queries.value_or(0), l4 = r4.evidence.max_length.value_or(0);
-  const long want4 = schedule_query_count(o.schedule, t.d, H0, o.rank);
+  const long want4 = schedule_query_count(o.schedule, t.d, H0, o.rank, o.bias);
   Outcome rec4 = recovery_outcome(o, r4, H);
-  const bool rep4 = rec4.v == TrialVerdict::repaired || r4.evidence.fallback_queries.value_or(0) > 0;
+  const bool rep4 = rec4.v == TrialVerdict::repaired || asked_extra(r4);
   if (sent4 && !rep4) {
     f.max_dev4 = std::max(f.max_dev4, std::labs(q4 - want4));
     f.max_excess4 = std::max(f.max_excess4, l4 - (2L * H0 + 1));
   }
   if (rep4) {
     // counts and lengths are asserted on unrepaired runs only
-  } else if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula " + count_formula(o.schedule, "H0") + " = " + std::to_string(want4)};
+  } else if (sent4 && q4 != want4) rec4 = {TrialVerdict::fail, 0, std::to_string(q4) + " queries, formula " + count_formula(o.schedule, "H0", o.bias) + " = " + std::to_string(want4)};
   else if (sent4 && l4 > 2L * H0 + 1) rec4 = {TrialVerdict::fail, 0, "longest query " + std::to_string(l4) + " tokens, bound 2H0+1 = " + std::to_string(2 * H0 + 1)};
   else if (rec4.v == TrialVerdict::pass && r4.evidence.heads_found.value_or(-1) != H)
     rec4 = {TrialVerdict::fail, 0, "heads_found " + std::to_string(r4.evidence.heads_found.value_or(-1)) + " != canonical " + std::to_string(H)};
@@ -429,12 +446,12 @@ void tally_known(const VerifyOptions& o, const VerifyTrial& rec, ClaimTally& c1,
   if (rec1.v == TrialVerdict::pass || rec1.v == TrialVerdict::repaired) c1.value(rec1.figure);
   if (rec1.v == TrialVerdict::fail) record_failure(c1, o, t, 0, rec1.reason);
   const bool deg1 = rec1.v == TrialVerdict::degenerate;
-  // a run that asked the fallback's extra queries is counted apart whatever its status
-  const bool rep1 = rec1.v == TrialVerdict::repaired || r1.evidence.fallback_queries.value_or(0) > 0;
+  // a run that asked extra queries is counted apart whatever its status
+  const bool rep1 = rec1.v == TrialVerdict::repaired || asked_extra(r1);
   z.degenerate_known_h += deg1;
   z.repaired_known_h += rep1;
   // claim 2
-  const long want2 = schedule_query_count(o.schedule, t.d, H, o.rank);
+  const long want2 = schedule_query_count(o.schedule, t.d, H, o.rank, o.bias);
   if (sent1 && !rep1) {  // repaired runs ask extra queries (repair_queries): not part of the claim
     f.max_dev2 = std::max(f.max_dev2, std::labs(q1 - want2));
     c2.value(static_cast<double>(std::labs(q1 - want2)));
@@ -443,7 +460,7 @@ void tally_known(const VerifyOptions& o, const VerifyTrial& rec, ClaimTally& c1,
     c2.add(TrialVerdict::repaired);  // not asserted: claim 2 is about the unrepaired runs
   } else if (sent1 && q1 != want2) {
     c2.add(TrialVerdict::fail);
-    record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula " + count_formula(o.schedule, "H") + " = " + std::to_string(want2));
+    record_failure(c2, o, t, 0, std::to_string(q1) + " queries, formula " + count_formula(o.schedule, "H", o.bias) + " = " + std::to_string(want2));
   } else {
     c2.add(!sent1 || deg1 ? TrialVerdict::degenerate : TrialVerdict::pass);
   }
@@ -470,10 +487,12 @@ VerifyResult verify_tally(const VerifyOptions& o, const std::vector<VerifyTrial>
   if (o.claim == 4) return claim4_tally(o, records);
   const long R = token_range_of(o);
   const long S = 2 * R + 1;
-  ClaimTally c1{"1", std::string(arith_facts(o.arith).exact ? "exact " : "") + "recovery of the canonical (W_h, v_h) up to permutation, H known (" + recovery_criterion(o) + ")"};
-  ClaimTally c2{"2", "H known: exactly " + count_formula(o.schedule, "H") + " value queries"};
+  const std::string canonical = o.bias ? "(W_h, c_h, v_h) and beta" : "(W_h, v_h)";
+  ClaimTally c1{"1", std::string(arith_facts(o.arith).exact ? "exact " : "") + "recovery of the canonical " + canonical + " up to permutation, H known (" +
+                         recovery_criterion(o) + ")"};
+  ClaimTally c2{"2", "H known: exactly " + count_formula(o.schedule, "H", o.bias) + " value queries"};
   ClaimTally c3{"3", "H known: no query longer than 2H + 1 tokens"};
-  ClaimTally c4{"4", "only H0 = H+" + std::to_string(o.h0_extra) + " known: exactly " + count_formula(o.schedule, "H0") +
+  ClaimTally c4{"4", "only H0 = H+" + std::to_string(o.h0_extra) + " known: exactly " + count_formula(o.schedule, "H0", o.bias) +
                          " queries, none longer than 2H0 + 1, recovery (" + recovery_criterion(o) + ")"};
   CountFigures f;
   VerifyResult out;
@@ -517,7 +536,8 @@ VerifyResult verify_tally(const VerifyOptions& o, const std::vector<VerifyTrial>
   z.rate_within_bound = !bound_applies(o) || n == 0 || static_cast<double>(z.degenerate_known_h) / n <= bound_sum / n;
   z.bound_applies = bound_applies(o);
   z.derivation = bound_applies(o) ? "proofs/09-schwartz-zippel.md"
-                                  : "none: the compact schedule's link and pole-choice events are not polynomial in the draws (proofs/19)";
+                 : o.bias       ? "none: with biases the schedule has one more final token and affine across links, which proofs/09 does not count"
+                                : "none: the compact schedule's link and pole-choice events are not polynomial in the draws (proofs/19)";
   int total_fail = 0;
   for (const ClaimRow& c : out.claims) total_fail += c.failures;
   out.ok = total_fail == 0;
@@ -599,8 +619,8 @@ int verify_exit_code(const VerifyResult& v) { return v.ok ? 0 : exit_code(ErrorK
 std::optional<RateStudy> rate_study(const VerifyOptions& base, const std::vector<long>& ranges) {
   check_options(base);
   if (!bound_applies(base))
-    throw Error(ErrorKind::usage, "--rates compares with the Schwartz-Zippel bound of the paper schedule (proofs/09); there is none for --schedule " +
-                                      std::string(schedule_name(base.schedule)));
+    throw Error(ErrorKind::usage, "--rates compares with the Schwartz-Zippel bound of the paper schedule (proofs/09); there is none for " +
+                                      (base.bias ? std::string("--bias") : "--schedule " + std::string(schedule_name(base.schedule))));
   for (long R : ranges)
     if (R < 1) throw Error(ErrorKind::usage, "token ranges must be positive");
   // One item per (range, trial): the known-H run of that trial at that range.

@@ -168,11 +168,11 @@ CertifiedValue certified_answer(const Model& m, const Query& q, long digits, lon
   if (q.empty()) throw_input("certified answer: an empty query");
   const QVec& xN = q.back().token;
   std::vector<HeadTerms> hs;
-  Rational exact_sum;
+  Rational exact_sum = m.beta;  // beta, then every head whose value is rational
   bool all_rational = true;
   for (const auto& h : m.heads) {
     HeadTerms ht;
-    const QVec Wx = matvec(h.W, xN);
+    const QVec Wx = h.c.empty() ? matvec(h.W, xN) : matvec(h.W, xN) + h.c;  // s_r = x_r^T (W x_N + c)
     Rational smax;
     for (size_t r = 0; r < q.size(); ++r) {
       const Rational s = dot(q[r].token, Wx);
@@ -211,15 +211,18 @@ CertifiedValue certified_answer(const Model& m, const Query& q, long digits, lon
     out.rad.assign(1, '0');  // (assigning a literal trips a gcc 12 -Wrestrict false positive)
     return out;
   }
-  A f, num, den, w, c, t;
+  A f, num, den, w, c, t, root;
   for (long prec = certified_start_bits(digits); prec <= max_bits; prec = prec * 2 > max_bits && prec < max_bits ? max_bits : prec * 2) {
     arb_set_fmpq(f.v, exact_sum.raw(), prec);
+    arb_set_si(root.v, m.root);  // the scores' factor sqrt(root) (Model::root)
+    arb_sqrt(root.v, root.v, prec);
     for (const auto& ht : hs) {
       if (ht.rational) continue;
       arb_zero(num.v);
       arb_zero(den.v);
       for (size_t r = 0; r < ht.t.size(); ++r) {
         arb_set_fmpq(w.v, ht.t[r].raw(), prec);
+        if (m.root != 1) arb_mul(w.v, w.v, root.v, prec);
         arb_exp(w.v, w.v, prec);
         arb_mul_si(w.v, w.v, ht.count[r], prec);
         arb_add(den.v, den.v, w.v, prec);

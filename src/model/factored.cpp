@@ -20,25 +20,15 @@ std::string shown(const json& e) { return json_shown(e); }
 void check_keys(const json& obj, const std::string& where, const std::vector<std::string>& allowed, const std::string& allowed_text) {
   const std::string prefix = where.empty() ? "" : where + ".";
   for (auto it = obj.begin(); it != obj.end(); ++it)
-    if (looks_like_bias(it.key()))
-      throw_input(prefix + clean_text(it.key()) + ": bias terms are not supported: the mhaq model is bias-free (f(X) = sum_h sum_i alpha_{h,i} v_h^T x_i)");
+    if (looks_like_bias(it.key()) && std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+      throw_input(prefix + clean_text(it.key()) +
+                  ": unknown bias field (a factored model's biases are \"q_bias\", \"k_bias\" and \"v_bias\" in a head and \"out_bias\" at the top level)");
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
       throw_input((where.empty() ? std::string("factored model file") : where) + ": unknown field " + quote_text(it.key()) + " (" + allowed_text + ")");
 }
 
 
-Rational scale_entry(const json& e, const std::string& where) {
-  static const std::string note =
-      " (the scale must be an exact rational: 1/sqrt(d_k) is irrational unless d_k is a perfect square; give e.g. \"1/2\" for d_k = 4, or choose a "
-      "rational approximation yourself)";
-  if (e.is_number_float()) throw_input(where + ": binary floating-point number " + shown(e) + note);
-  try {
-    return rational_from_json(e, where);
-  } catch (const Error& err) {
-    throw_input(err.what() + note);
-  }
-}
 
 long dim_field(const json& j, const char* name, long lo, long hi, const std::string& base) {
   if (!j.contains(name)) throw_input(json_key_path(base, name) + ": missing integer field \"" + name + "\"");
@@ -64,8 +54,27 @@ QMat matrix(const json& m, const std::string& where, long rows, long cols, const
   return out;
 }
 
+// An optional vector of n exact entries named `key` in obj (empty when absent).
+QVec bias_vector(const json& obj, const char* key, const std::string& where, long n, const char* size_name) {
+  if (!obj.contains(key)) return {};
+  const json& e = obj[key];
+  const std::string path = json_key_path(where, key);
+  if (!e.is_array() || e.size() != static_cast<size_t>(n))
+    throw_input(path + ": expected " + size_name + " = " + std::to_string(n) + " entries, got " + shown(e));
+  QVec out(static_cast<size_t>(n));
+  for (long i = 0; i < n; ++i) out[static_cast<size_t>(i)] = rational_from_json(e[static_cast<size_t>(i)], json_index_path(path, static_cast<size_t>(i)));
+  return out;
+}
+
 std::string dims(int r, int c) { return std::to_string(r) + " x " + std::to_string(c); }
 }  // namespace
+
+bool FactoredModel::has_bias() const {
+  if (!out_bias.empty()) return true;
+  for (const auto& h : heads)
+    if (!h.q_bias.empty() || !h.k_bias.empty() || !h.v_bias.empty()) return true;
+  return false;
+}
 
 // Keys that name an additive term: "bias", "b", "b_q", "bq", "q_bias", "readout_bias", "o_b", ...
 bool looks_like_bias(std::string k) {
@@ -79,8 +88,8 @@ bool looks_like_bias(std::string k) {
 FactoredModel factored_from_json(const json& j, const std::string& base) {
   auto at = [&](const std::string& k) { return json_key_path(base, k); };
   if (!j.is_object()) throw_input((base.empty() ? std::string("factored model file") : base) + ": top level must be an object");
-  check_keys(j, base, {"format", "version", "d", "d_k", "d_v", "d_out", "scale", "heads", "O", "readout"},
-             "a factored model file has format, version, d, d_k, d_v, d_out, scale, heads, O, readout");
+  check_keys(j, base, {"format", "version", "d", "d_k", "d_v", "d_out", "scale", "heads", "O", "readout", "out_bias"},
+             "a factored model file has format, version, d, d_k, d_v, d_out, scale, heads, O, readout and optionally out_bias");
   if (!j.contains("format") || j["format"] != factored_format) throw_input(at("format") + ": must be \"" + factored_format + "\"");
   if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
     throw_input(at("version") + ": unsupported version " + shown(j["version"]) + " (this mhaq reads version 1)");
@@ -99,7 +108,7 @@ FactoredModel factored_from_json(const json& j, const std::string& base) {
     if (u.size() > static_cast<size_t>(max_inner_dim)) throw_input(at("readout") + ": more than " + std::to_string(max_inner_dim) + " entries");
     f.d_out = static_cast<int>(u.size());
   }
-  if (j.contains("scale")) f.scale = scale_entry(j["scale"], at("scale"));
+  if (j.contains("scale")) f.scale = scale_from_json(j["scale"], at("scale"));
   if (!j.contains("heads") || !j["heads"].is_array() || j["heads"].empty())
     throw_input(at("heads") + ": expected a non-empty array of heads {\"Q\", \"K\", \"V\"}");
   const json& hs = j["heads"];
@@ -121,7 +130,8 @@ FactoredModel factored_from_json(const json& j, const std::string& base) {
   for (size_t h = 0; h < H; ++h) {
     const std::string where = json_index_path(at("heads"), h);
     if (!hs[h].is_object()) throw_input(where + ": expected an object {\"Q\", \"K\", \"V\"}, got " + shown(hs[h]));
-    check_keys(hs[h], where, {"Q", "K", "V", "O"}, "a factored head has Q, K, V and, for a per-head output projection, O");
+    check_keys(hs[h], where, {"Q", "K", "V", "O", "q_bias", "k_bias", "v_bias"},
+               "a factored head has Q, K, V, for a per-head output projection O, and optionally q_bias, k_bias, v_bias");
     with_O += hs[h].contains("O") ? 1 : 0;
   }
   if (j.contains("O") && with_O > 0)
@@ -142,6 +152,9 @@ FactoredModel factored_from_json(const json& j, const std::string& base) {
     fh.K = matrix(hs[h]["K"], where + ".K", f.d, f.d_k, "d x d_k");
     fh.V = matrix(hs[h]["V"], where + ".V", f.d, f.d_v, "d x d_v");
     if (f.per_head_O) fh.O = matrix(hs[h]["O"], where + ".O", f.d_v, f.d_out, "d_v x d_out");
+    fh.q_bias = bias_vector(hs[h], "q_bias", where, f.d_k, "d_k");
+    fh.k_bias = bias_vector(hs[h], "k_bias", where, f.d_k, "d_k");
+    fh.v_bias = bias_vector(hs[h], "v_bias", where, f.d_v, "d_v");
     f.heads.push_back(std::move(fh));
   }
   if (!f.per_head_O) {
@@ -156,6 +169,7 @@ FactoredModel factored_from_json(const json& j, const std::string& base) {
   }
   f.readout.resize(f.d_out);
   for (int c = 0; c < f.d_out; ++c) f.readout[c] = rational_from_json(u[static_cast<size_t>(c)], json_index_path(at("readout"), static_cast<size_t>(c)));
+  f.out_bias = bias_vector(j, "out_bias", base, f.d_out, "d_out");
   return f;
 }
 
@@ -169,13 +183,22 @@ Model to_model(const FactoredModel& f) {
       for (int c = 0; c < f.d; ++c) {
         Rational s;
         for (int k = 0; k < f.d_k; ++k) s += fh.K(r, k) * fh.Q(c, k);
-        h.W(r, c) = f.scale * s;
+        h.W(r, c) = f.scale.q * s;
       }
     // v_h = V_h (O_h u)
     const QVec Ou = matvec(fh.O, f.readout);
     h.v = matvec(fh.V, Ou);
+    // c_h = scale * K_h b_q,h; beta gains b_v,h^T O_h u
+    if (!fh.q_bias.empty()) {
+      h.c = matvec(fh.K, fh.q_bias);
+      for (auto& x : h.c) x = f.scale.q * x;
+    }
+    if (!fh.v_bias.empty()) m.beta += dot(fh.v_bias, Ou);
     m.heads.push_back(std::move(h));
   }
+  if (!f.out_bias.empty()) m.beta += dot(f.out_bias, f.readout);
+  m.root = f.scale.m;
+  drop_zero_bias(m);
   m.validate();
   return m;
 }
@@ -191,6 +214,7 @@ ModelFileInfo describe(const FactoredModel& f) {
   i.projection = f.per_head_O ? "per-head" : "concatenated";
   i.scale = f.scale.str();
   i.conversion = factored_conversion;
+  if (f.has_bias()) i.conversion += factored_bias_conversion;
   return i;
 }
 
@@ -217,8 +241,9 @@ json conversion_json(const ModelFileInfo& i) {
 CanonicalSummary canonical_summary(const Model& m) {
   CanonicalSummary s;
   s.heads = m.num_heads();
+  s.biases = m.has_bias();
   int distinct = 0;
-  const std::vector<int> first = equal_w_groups(m);
+  const std::vector<int> first = equal_score_groups(m);
   for (int h = 0; h < s.heads; ++h) distinct += first[static_cast<size_t>(h)] == h ? 1 : 0;
   s.canonical = m.canonical().num_heads();
   s.merged = s.heads - distinct;
@@ -228,7 +253,7 @@ CanonicalSummary canonical_summary(const Model& m) {
 
 std::string CanonicalSummary::str() const {
   return std::to_string(heads) + (heads == 1 ? " head" : " heads") + " -> " + std::to_string(canonical) + " canonical (" + std::to_string(merged) +
-         " merged into an earlier head with equal W, " + std::to_string(dropped) + " dropped because their summed v is zero)";
+         " merged into an earlier head with equal W" + (biases ? " and c, " : ", ") + std::to_string(dropped) + " dropped because their summed v is zero)";
 }
 
 }  // namespace mhaq

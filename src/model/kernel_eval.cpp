@@ -122,7 +122,7 @@ Pass evaluate(const KernelLayer& L, const KernelSequence& s, const std::vector<l
     rotate(K, keys, G * dk, L, cosines, sines, prec);
   }
   Ball scale, m, score, ref, den, inv_den;
-  arb_set_fmpq(m.v, L.scale.m.raw(), prec);
+  arb_set_si(m.v, L.scale.m);
   arb_sqrt(scale.v, m.v, prec);
   arb_mul_fmpz(scale.v, scale.v, fmpq_numref(L.scale.q.raw()), prec);
   arb_div_fmpz(scale.v, scale.v, fmpq_denref(L.scale.q.raw()), prec);
@@ -249,7 +249,7 @@ ExactRow exact_row(const KernelLayer& L, const KernelSequence& s, bool causal, s
       for (size_t i : e.allowed) {
         const Rational qk = dot(q, affine(L.Wk, L.bk, L.kv_head(h) * L.d_k, L.d_k, s.tokens[i]));
         const Rational mask = s.mask.empty() ? Rational(0) : s.mask[n][i].value;
-        if (L.scale.rational()) sc.emplace_back(L.scale.q * qk + mask, Rational(0));
+        if (L.scale.is_rational()) sc.emplace_back(L.scale.q * qk + mask, Rational(0));
         else sc.emplace_back(L.scale.q.is_zero() ? Rational(0) : qk, mask);
       }
       bool same = true;

@@ -52,54 +52,6 @@ void check_dim(const std::string& fn, const std::string& what, long n) {
 }
 }  // namespace
 
-KernelScale kernel_scale(const std::string& text, long d_k, const std::string& where) {
-  KernelScale s;
-  s.text = text;
-  std::string t;
-  for (char c : text)
-    if (c != ' ') t += c;
-  if (!(t.rfind("1/sqrt(", 0) == 0 && t.size() > 8 && t.back() == ')')) {
-    try {
-      s.q = Rational::parse(t, 200);
-    } catch (const Error& e) {
-      throw_input(where + ": scale " + quote_text(text) + ": expected \"1/sqrt(d_k)\", \"1/sqrt(n)\" or an exact rational such as \"1/2\" (" + e.what() + ")");
-    }
-    return s;
-  }
-  const std::string arg = t.substr(7, t.size() - 8);
-  Rational n;
-  if (arg == "d_k") {
-    n = Rational(d_k);
-  } else {
-    try {
-      n = Rational::parse(arg, 100);
-    } catch (const Error&) {
-      throw_input(where + ": scale " + quote_text(text) + ": the argument of sqrt must be d_k or an exact rational");
-    }
-  }
-  if (n.sign() <= 0) throw_input(where + ": scale " + quote_text(text) + ": sqrt of a non-positive number");
-  // 1/sqrt(a/b) = sqrt(a b) / a; a perfect square a b gives a rational scale.
-  fmpz_t ab, r;
-  fmpz_init(ab);
-  fmpz_init(r);
-  fmpz_mul(ab, fmpq_numref(n.raw()), fmpq_denref(n.raw()));
-  fmpz_one(fmpq_denref(s.q.raw()));
-  fmpz_set(fmpq_denref(s.q.raw()), fmpq_numref(n.raw()));
-  if (fmpz_is_square(ab)) {
-    fmpz_sqrt(r, ab);
-    fmpz_set(fmpq_numref(s.q.raw()), r);
-    s.m = Rational(1);
-  } else {
-    fmpz_one(fmpq_numref(s.q.raw()));
-    fmpz_set(fmpq_numref(s.m.raw()), ab);
-    fmpz_one(fmpq_denref(s.m.raw()));
-  }
-  fmpq_canonicalise(s.q.raw());
-  fmpz_clear(ab);
-  fmpz_clear(r);
-  return s;
-}
-
 long KernelLayer::weight_entries() const {
   auto n = [](const QMat& a) { return static_cast<long>(a.rows()) * a.cols(); };
   return n(Wq) + n(Wk) + n(Wv) + n(Wo) + static_cast<long>(bq.size() + bk.size() + bv.size() + bo.size());
@@ -163,6 +115,7 @@ KernelLayer safetensors_to_kernel(const SafetensorsFile& f, const SafetensorsMap
   if (entries > limits::max_file_entries)
     throw_input(fn + ": the mapped layer has " + std::to_string(entries) + " weights, more than the limit of " + std::to_string(limits::max_file_entries) +
                 " (max_file_entries)");
+  (void)unnamed_biases(f, m);  // a nonzero bias the map leaves out is refused
 
   KernelLayer L;
   L.d = static_cast<int>(d);
@@ -171,7 +124,8 @@ KernelLayer safetensors_to_kernel(const SafetensorsFile& f, const SafetensorsMap
   L.d_k = static_cast<int>(d_k);
   L.d_v = static_cast<int>(d_v);
   L.d_out = static_cast<int>(po.out);
-  L.scale = kernel_scale(m.scale_text, d_k, m.source);
+  L.scale = map_scale(m.scale_text, d_k, m.source);
+  L.scale_text = m.scale_text;
   L.rope = m.rope;
   L.rope_theta = m.rope_theta;
   L.rope_interleaved = m.rope_interleaved;

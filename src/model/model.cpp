@@ -11,32 +11,58 @@
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/base/text.hpp"
+#include "mhaq/arith/surd.hpp"
 #include "mhaq/model/factored.hpp"
 
 namespace mhaq {
 
 namespace {
-// Lexicographic order of W entries (exact), for grouping equal W in
-// O(H log H) comparisons: a file may list many heads.
-bool w_less(const QMat& a, const QMat& b) {
-  for (int i = 0; i < a.rows(); ++i)
-    for (int j = 0; j < a.cols(); ++j) {
-      const int c = fmpq_cmp(a(i, j).raw(), b(i, j).raw());
-      if (c != 0) return c < 0;
+const Rational& c_at(const HeadQ& h, int i) {
+  static const Rational zero;
+  return h.c.empty() ? zero : h.c[static_cast<size_t>(i)];
+}
+// Lexicographic order of (W, c) entries (exact; an empty c reads as zeros),
+// for grouping equal scores in O(H log H) comparisons: a file may list many heads.
+int score_cmp(const HeadQ& a, const HeadQ& b) {
+  for (int i = 0; i < a.W.rows(); ++i)
+    for (int j = 0; j < a.W.cols(); ++j) {
+      const int c = fmpq_cmp(a.W(i, j).raw(), b.W(i, j).raw());
+      if (c != 0) return c;
     }
-  return false;
+  if (a.c.empty() && b.c.empty()) return 0;
+  for (int i = 0; i < a.W.rows(); ++i) {
+    const int c = fmpq_cmp(c_at(a, i).raw(), c_at(b, i).raw());
+    if (c != 0) return c;
+  }
+  return 0;
 }
 }  // namespace
 
-std::vector<int> equal_w_groups(const Model& m) {
+bool Model::has_bias() const {
+  if (!beta.is_zero()) return true;
+  for (const auto& h : heads)
+    for (const auto& x : h.c)
+      if (!x.is_zero()) return true;
+  return false;
+}
+
+void drop_zero_bias(Model& m) {
+  for (auto& h : m.heads) {
+    bool zero = true;
+    for (const auto& x : h.c) zero = zero && x.is_zero();
+    if (zero) h.c.clear();
+  }
+}
+
+std::vector<int> equal_score_groups(const Model& m) {
   const size_t n = m.heads.size();
   std::vector<int> order(n), first(n);
   for (size_t h = 0; h < n; ++h) order[h] = static_cast<int>(h);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return w_less(m.heads[a].W, m.heads[b].W); });
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return score_cmp(m.heads[a], m.heads[b]) < 0; });
   for (size_t k = 0; k < n; ++k) {
     const int h = order[k];
-    // stable: the first of a run of equal W is its first occurrence
-    first[h] = k > 0 && m.heads[order[k - 1]].W == m.heads[h].W ? first[order[k - 1]] : h;
+    // stable: the first of a run of equal (W, c) is its first occurrence
+    first[h] = k > 0 && score_cmp(m.heads[order[k - 1]], m.heads[h]) == 0 ? first[order[k - 1]] : h;
   }
   return first;
 }
@@ -44,7 +70,9 @@ std::vector<int> equal_w_groups(const Model& m) {
 Model Model::canonical() const {
   Model out;
   out.d = d;
-  const std::vector<int> first = equal_w_groups(*this);
+  out.beta = beta;
+  out.root = root;
+  const std::vector<int> first = equal_score_groups(*this);
   std::vector<int> slot(heads.size(), -1);
   for (size_t h = 0; h < heads.size(); ++h) {
     const int f = first[h];
@@ -63,16 +91,19 @@ Model Model::canonical() const {
     if (!zero) kept.push_back(std::move(g));
   }
   out.heads = std::move(kept);
+  drop_zero_bias(out);
   return out;
 }
 
 long Model::w_denominator() const {
   fmpz_t l;
   fmpz_init_set_ui(l, 1);
-  for (const auto& h : heads)
+  for (const auto& h : heads) {
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) fmpz_lcm(l, l, fmpq_denref(h.W(i, j).raw()));
-  if (!fmpz_fits_si(l)) { fmpz_clear(l); throw_input("W denominators too large for the exact oracle"); }
+    for (const auto& x : h.c) fmpz_lcm(l, l, fmpq_denref(x.raw()));
+  }
+  if (!fmpz_fits_si(l)) { fmpz_clear(l); throw_input("W and c denominators too large for the exact oracle"); }
   const long out = fmpz_get_si(l);
   fmpz_clear(l);
   return out;
@@ -81,9 +112,12 @@ long Model::w_denominator() const {
 void Model::validate() const {
   if (d < 1 || d > limits::max_d) throw_input("model dimension d must be in [1, " + std::to_string(limits::max_d) + "], got " + std::to_string(d));
   if (heads.empty()) throw_input("model has no heads");
+  if (root < 1) throw_input("model scale: sqrt(" + std::to_string(root) + ") is not the square root of a positive integer");
   for (size_t h = 0; h < heads.size(); ++h) {
     if (heads[h].W.rows() != d || heads[h].W.cols() != d) throw_input("head " + std::to_string(h) + ": W is not " + std::to_string(d) + "x" + std::to_string(d));
     if (static_cast<int>(heads[h].v.size()) != d) throw_input("head " + std::to_string(h) + ": v does not have length " + std::to_string(d));
+    if (!heads[h].c.empty() && static_cast<int>(heads[h].c.size()) != d)
+      throw_input("head " + std::to_string(h) + ": c does not have length " + std::to_string(d));
   }
 }
 
@@ -125,20 +159,25 @@ Model model_from_json(const json& j, const std::string& base, ModelFileInfo* inf
       if (!j.contains(k)) throw_input(std::string(k) + ": missing; a model file starts {\"format\": \"mhaq-model\" (or \"" + factored_format + "\"), \"version\": 1, ...}");
   if (j.contains("format") && j["format"] == factored_format) {
     const FactoredModel f = factored_from_json(j, base);
-    if (info) *info = describe(f);
-    return to_model(f);
+    Model m = to_model(f);
+    if (info) {
+      *info = describe(f);
+      info->biases = m.has_bias();
+    }
+    return m;
   }
   if (j.contains("format") && j["format"] != "mhaq-model")
     throw_input(at("format") + ": must be \"mhaq-model\" or \"" + std::string(factored_format) + "\", got " + json_shown(j["format"]));
   if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
     throw_input(at("version") + ": unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
+  static const std::string bias_keys = " (a plain model's biases are \"c\" in a head and \"beta\" at the top level; docs/formats.md)";
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (looks_like_bias(it.key())) throw_input(at(clean_text(it.key())) + ": bias terms are not part of the model (it is bias-free)");
+    if (looks_like_bias(it.key())) throw_input(at(clean_text(it.key())) + ": unknown bias field" + bias_keys);
   const long d = json_long(json_member(j, base, "d"), 1, limits::max_d, at("d"));
   const json& hs = json_member(j, base, "heads");
   if (!hs.is_array()) throw_input(at("heads") + ": expected an array of heads {\"W\", \"v\"}, got " + json_shown(hs));
   if (hs.empty()) throw_input(at("heads") + ": the model has no heads");
-  check_model_size(static_cast<long>(hs.size()), d * d + d, at("heads"));
+  check_model_size(static_cast<long>(hs.size()), d * d + 2 * d, at("heads"));
   Model m;
   m.d = static_cast<int>(d);
   for (size_t hi = 0; hi < hs.size(); ++hi) {
@@ -146,9 +185,9 @@ Model model_from_json(const json& j, const std::string& base, ModelFileInfo* inf
     const std::string where = json_index_path(at("heads"), hi);
     if (!h.is_object()) throw_input(where + ": expected an object {\"W\", \"v\"}, got " + json_shown(h));
     for (auto it = h.begin(); it != h.end(); ++it)
-      if (it.key() != "W" && it.key() != "v") {
+      if (it.key() != "W" && it.key() != "v" && it.key() != "c") {
         const std::string k = quote_text(it.key());
-        if (looks_like_bias(it.key())) throw_input(where + "." + clean_text(it.key()) + ": bias terms are not part of the model (it is bias-free)");
+        if (looks_like_bias(it.key())) throw_input(where + "." + clean_text(it.key()) + ": unknown bias field" + bias_keys);
         if (it.key() == "Q" || it.key() == "K" || it.key() == "V")
           throw_input(where + ": unknown field " + k + " (a factored model file needs \"format\": \"" + factored_format + "\")");
         throw_input(where + ": unknown field " + k);
@@ -167,22 +206,57 @@ Model model_from_json(const json& j, const std::string& base, ModelFileInfo* inf
       for (int c = 0; c < m.d; ++c) head.W(r, c) = rational_from_json(row[static_cast<size_t>(c)], json_index_path(rp, static_cast<size_t>(c)));
     }
     for (int r = 0; r < m.d; ++r) head.v[r] = rational_from_json(v[static_cast<size_t>(r)], json_index_path(where + ".v", static_cast<size_t>(r)));
+    if (h.contains("c")) {
+      const json& c = h["c"];
+      if (!c.is_array() || c.size() != static_cast<size_t>(d))
+        throw_input(where + ".c: expected " + std::to_string(d) + " entries, got " + json_shown(c));
+      head.c.resize(static_cast<size_t>(d));
+      for (int r = 0; r < m.d; ++r) head.c[r] = rational_from_json(c[static_cast<size_t>(r)], json_index_path(where + ".c", static_cast<size_t>(r)));
+    }
     m.heads.push_back(std::move(head));
   }
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "heads" && it.key() != "bases")
-      throw_input(top + ": unknown field " + quote_text(it.key()) + " (a plain model file has format, version, d, heads and optionally bases; a factored one needs \"format\": \"" +
-                  factored_format + "\")");
+    if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "heads" && it.key() != "bases" && it.key() != "beta" &&
+        it.key() != "scale")
+      throw_input(top + ": unknown field " + quote_text(it.key()) + " (a plain model file has format, version, d, heads and optionally beta, scale and bases; " +
+                  "a factored one needs \"format\": \"" + factored_format + "\")");
+  if (j.contains("beta")) m.beta = rational_from_json(j["beta"], at("beta"));
+  if (j.contains("scale")) apply_scale(m, scale_from_json(j["scale"], at("scale")));
+  drop_zero_bias(m);
   m.validate();
   if (info) {
     *info = ModelFileInfo{};
     info->d = m.d;
     info->heads = m.num_heads();
+    info->biases = m.has_bias();
   }
   return m;
 }
 
 Model model_from_json_text(const std::string& text, ModelFileInfo* info) { return model_from_json(parse_json_text(text), "", info); }
+
+Surd scale_from_json(const json& e, const std::string& where) {
+  if (e.is_number_float())
+    throw_input(where + ": binary floating-point number " + json_shown(e) + "; write the scale exactly, e.g. \"1/2\" or \"1/sqrt(8)\"");
+  if (e.is_number_integer()) return Surd{rational_from_json(e, where), 1};
+  if (!e.is_string()) throw_input(where + ": expected a scale such as \"1/2\" or \"1/sqrt(8)\", got " + json_shown(e));
+  return parse_surd(e.get_ref<const std::string&>(), where);
+}
+
+void apply_scale(Model& m, const Surd& s) {
+  for (auto& h : m.heads) {
+    for (int i = 0; i < m.d; ++i)
+      for (int j = 0; j < m.d; ++j) h.W(i, j) = s.q * h.W(i, j);
+    for (auto& x : h.c) x = s.q * x;
+  }
+  m.root *= s.m;
+  // sqrt(a) sqrt(b) with a, b squarefree: the square part of a b leaves the root
+  if (m.root != s.m) {
+    const Surd r = surd_of(Rational(1), Rational(m.root), "model scale");
+    m.root = 1;
+    apply_scale(m, r);
+  }
+}
 
 std::string model_to_json_text(const Model& m) {
   // One matrix row per line; keys in a fixed order, so output bytes depend only on the model.
@@ -196,9 +270,14 @@ std::string model_to_json_text(const Model& m) {
     o += h ? ",\n  {" : "\n  {";
     o += "\"W\": [";
     for (int r = 0; r < m.d; ++r) o += (r ? ",\n         " : "") + vec(m.heads[h].W.row(r));
-    o += "],\n   \"v\": " + vec(m.heads[h].v) + "}";
+    o += "],\n   \"v\": " + vec(m.heads[h].v);
+    if (!m.heads[h].c.empty()) o += ",\n   \"c\": " + vec(m.heads[h].c);
+    o += "}";
   }
-  return o + "]}\n";
+  o += "]";
+  if (!m.beta.is_zero()) o += ",\n \"beta\": " + json(m.beta.str()).dump();
+  if (m.root != 1) o += ",\n \"scale\": " + json(Surd{Rational(1), m.root}.str()).dump();
+  return o + "}\n";
 }
 
 void check_entry_sizes(const Model& m, const std::string& what) {
@@ -214,7 +293,9 @@ void check_entry_sizes(const Model& m, const std::string& what) {
       for (int j = 0; j < m.heads[h].W.cols(); ++j)
         check(m.heads[h].W(i, j), hp + ".W[" + std::to_string(i) + "][" + std::to_string(j) + "]");
     for (size_t i = 0; i < m.heads[h].v.size(); ++i) check(m.heads[h].v[i], json_index_path(hp + ".v", i));
+    for (size_t i = 0; i < m.heads[h].c.size(); ++i) check(m.heads[h].c[i], json_index_path(hp + ".c", i));
   }
+  check(m.beta, "beta");
 }
 
 Model read_model_file(const std::string& path, ModelFileInfo* info) {
@@ -319,7 +400,23 @@ Model generate_model(const GenerateOptions& o) {
     }
     m.heads.push_back(std::move(head));
   }
+  if (o.bias) {
+    for (int h = 0; h < o.heads; ++h) {
+      const bool copied = (o.share_w && h == 1) || (o.cancel_v && h == o.heads - 1);
+      QVec c(o.d);
+      for (int r = 0; r < o.d; ++r) c[r] = copied ? m.heads[h - 1].c[r] : Rational(rng.uniform_int(-o.w_range, o.w_range), static_cast<unsigned long>(o.w_den));
+      m.heads[h].c = std::move(c);
+    }
+    m.beta = Rational(rng.uniform_int(-o.v_range, o.v_range), static_cast<unsigned long>(o.v_den));
+    drop_zero_bias(m);
+  }
   return m;
+}
+
+void refuse_irrational_scale(long root) {
+  throw Error(ErrorKind::usage, "the model's scores carry the irrational factor sqrt(" + std::to_string(root) +
+                                    ") (an irrational scale such as 1/sqrt(d_k)): exact mode needs rational scores in Q(e^{1/L}); use --arith ball "
+                                    "(certified balls that contain the truth), or golden export --certified");
 }
 
 }  // namespace mhaq

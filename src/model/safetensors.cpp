@@ -9,12 +9,12 @@
 #include <fstream>
 #include <memory>
 
+#include "mhaq/arith/surd.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/io.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/base/text.hpp"
-#include "mhaq/model/kernel_layer.hpp"
 #include "mhaq/model/transformer.hpp"
 
 namespace mhaq {
@@ -355,149 +355,6 @@ std::vector<Rational> SafetensorsFile::values(const SafetensorsTensor& t) const 
   return out;
 }
 
-// ---- the map
-
-namespace {
-const std::vector<std::string>& map_keys() {
-  static const std::vector<std::string> keys{"format", "version", "heads",  "kv_heads", "layout", "q",      "k",      "v",      "in_proj",  "in_proj_split",
-                                             "out",    "readout", "scale",  "ffn",      "q_bias", "k_bias", "v_bias", "in_proj_bias", "out_bias", "rope"};
-  return keys;
-}
-
-// The fused in-projection's block order, or the three separate projections.
-void read_projections(const json& j, const std::string& where, SafetensorsMap& m, const std::function<std::string(const char*)>& name) {
-  const bool fused = j.contains("in_proj");
-  const bool separate = j.contains("q") || j.contains("k") || j.contains("v");
-  if (fused && separate) throw_input(where + ": give either in_proj (a fused in-projection) or q, k and v, not both");
-  if (fused) {
-    m.in_proj = name("in_proj");
-    if (j.contains("in_proj_split")) {
-      const json& s = j["in_proj_split"];
-      const std::string bad = where + ": in_proj_split: expected an order of \"q\", \"k\", \"v\" such as [\"q\", \"k\", \"v\"], got ";
-      if (!s.is_array() || s.size() != 3) throw_input(bad + json_shown(s));
-      m.split.clear();
-      for (const auto& x : s) {
-        if (!x.is_string() || x.get_ref<const std::string&>().size() != 1) throw_input(bad + json_shown(s));
-        const char c = x.get_ref<const std::string&>()[0];
-        if ((c != 'q' && c != 'k' && c != 'v') || std::find(m.split.begin(), m.split.end(), c) != m.split.end()) throw_input(bad + json_shown(s));
-        m.split.push_back(c);
-      }
-    }
-    if (j.contains("kv_heads") && m.kv_heads != m.heads)
-      throw_input(where + ": kv_heads: a fused in_proj has equal q, k and v blocks; grouped heads need separate q, k and v tensors");
-  } else {
-    if (j.contains("in_proj_split")) throw_input(where + ": in_proj_split without in_proj");
-    for (const char* k : {"q", "k", "v"})
-      if (!j.contains(k)) throw_input(where + ": " + k + ": missing (give q, k and v, or a fused in_proj)");
-    m.q = name("q");
-    m.k = name("k");
-    m.v = name("v");
-  }
-  if (j.contains("in_proj_bias") && !fused) throw_input(where + ": in_proj_bias goes with a fused in_proj; name q_bias, k_bias and v_bias for separate q, k, v");
-  for (const char* k : {"q_bias", "k_bias", "v_bias"})
-    if (j.contains(k) && fused) throw_input(where + ": " + k + " goes with separate q, k, v; a fused in_proj takes in_proj_bias");
-  if (j.contains("in_proj_bias")) m.in_proj_bias = name("in_proj_bias");
-  if (j.contains("q_bias")) m.q_bias = name("q_bias");
-  if (j.contains("k_bias")) m.k_bias = name("k_bias");
-  if (j.contains("v_bias")) m.v_bias = name("v_bias");
-  if (j.contains("out_bias")) m.out_bias = name("out_bias");
-}
-
-void read_rope(const json& r, const std::string& where, SafetensorsMap& m) {
-  const std::string w = where + ": rope";
-  if (!r.is_object()) throw_input(w + ": expected {\"theta\": \"10000\", \"pairing\": \"half\"}, got " + json_shown(r));
-  for (auto it = r.begin(); it != r.end(); ++it)
-    if (it.key() != "theta" && it.key() != "pairing") throw_input(w + ": unknown field " + quote_text(it.key()) + " (rope has theta and pairing)");
-  const json& th = json_member(r, w, "theta");
-  if (!th.is_string() && !th.is_number_integer()) throw_input(w + ".theta: expected an exact number such as \"10000\", got " + json_shown(th));
-  m.rope_theta = th.is_string() ? Rational::parse(th.get<std::string>(), 200) : Rational(json_long(th, 1, LONG_MAX, w + ".theta"));
-  if (m.rope_theta <= Rational(1)) throw_input(w + ".theta: must be more than 1 (the rotary base; 10000 in Llama), got " + m.rope_theta.str());
-  const json& pr = json_member(r, w, "pairing");
-  if (pr == "half") m.rope_interleaved = false;
-  else if (pr == "interleaved") m.rope_interleaved = true;
-  else
-    throw_input(w + ".pairing: must be \"half\" (Llama in Hugging Face transformers: entry i pairs with i + d_k/2) or \"interleaved\" (entries 2i and "
-                "2i+1, as GPT-J), got " + json_shown(pr));
-  m.rope = true;
-}
-}  // namespace
-
-SafetensorsMap safetensors_map_from_json(const json& j, const std::string& where) {
-  if (!j.is_object()) throw_input(where + ": a safetensors map must be a JSON object");
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (std::find(map_keys().begin(), map_keys().end(), it.key()) == map_keys().end())
-      throw_input(where + ": unknown field " + quote_text(it.key()) +
-                  " (a map has format, version, heads, layout, q/k/v or in_proj (+ in_proj_split), out, scale, and optionally readout, ffn, kv_heads, "
-                  "rope and the biases q_bias/k_bias/v_bias or in_proj_bias, and out_bias)");
-  if (!j.contains("format") || j["format"] != "mhaq-safetensors-map") throw_input(where + ": format: must be \"mhaq-safetensors-map\"");
-  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
-    throw_input(where + ": version: unsupported version " + json_shown(j["version"]) + " (this mhaq reads version 1)");
-  SafetensorsMap m;
-  m.source = where;
-  m.heads = static_cast<int>(json_long(json_member(j, where, "heads"), 1, limits::max_file_heads, where + ": heads"));
-  m.kv_heads = m.heads;
-  if (j.contains("kv_heads")) {
-    m.kv_heads = static_cast<int>(json_long(j["kv_heads"], 1, m.heads, where + ": kv_heads"));
-    if (m.heads % m.kv_heads != 0)
-      throw_input(where + ": kv_heads: " + std::to_string(m.kv_heads) + " key-value heads do not divide the " + std::to_string(m.heads) + " query heads");
-  }
-  const json& lay = json_member(j, where, "layout");
-  if (lay == "out_in") m.out_in = true;
-  else if (lay == "in_out") m.out_in = false;
-  else
-    throw_input(where + ": layout: must be \"out_in\" (torch.nn.Linear and MultiheadAttention: out_features x in_features, the layer computes W x) or "
-                "\"in_out\" (the layer computes x^T W), got " + json_shown(lay));
-  auto name = [&](const char* k) -> std::string {
-    const json& e = j[k];
-    if (!e.is_string() || e.get_ref<const std::string&>().empty()) throw_input(where + ": " + k + ": expected a tensor name, got " + json_shown(e));
-    return e.get<std::string>();
-  };
-  read_projections(j, where, m, name);
-  if (!j.contains("out")) throw_input(where + ": out: missing (the output projection's tensor)");
-  m.out = name("out");
-  if (j.contains("ffn")) m.ffn = name("ffn");
-  if (j.contains("readout")) {
-    const json& r = j["readout"];
-    m.has_readout = true;
-    if (r.is_string()) {
-      m.readout_tensor = name("readout");
-    } else if (r.is_array() && !r.empty() && static_cast<long>(r.size()) <= limits::max_inner_dim) {
-      for (size_t i = 0; i < r.size(); ++i) m.readout.push_back(rational_from_json(r[i], where + ": readout[" + std::to_string(i) + "]"));
-    } else {
-      throw_input(where + ": readout: expected a tensor name or a non-empty array of at most " + std::to_string(limits::max_inner_dim) +
-                  " exact entries (the vector u), got " + json_shown(r));
-    }
-  }
-  if (j.contains("rope")) read_rope(j["rope"], where, m);
-  const json& sc = json_member(j, where, "scale");
-  if (!sc.is_string() && !sc.is_number_integer())
-    throw_input(where + ": scale: expected \"1/sqrt(d_k)\" or an exact rational string such as \"1/2\", got " + json_shown(sc));
-  m.scale_text = sc.is_string() ? sc.get<std::string>() : sc.dump();
-  return m;
-}
-
-SafetensorsMap read_safetensors_map(const std::string& path) {
-  const std::string name = clean_text(path);
-  const std::string text = read_file_text(path, "map file");
-  json j;
-  try {
-    j = parse_json_text(text);
-  } catch (const Error& e) {
-    throw_input("map file " + name + ": " + e.what());
-  }
-  return safetensors_map_from_json(j, "map file " + name);
-}
-
-Rational map_scale(const std::string& text, long d_k, const std::string& where) {
-  const KernelScale s = kernel_scale(text, d_k, where);
-  if (s.rational()) return s.q;
-  const bool dk = text.find("d_k") != std::string::npos;
-  throw_input(where + ": scale " + quote_text(text) + " = " + s.q.str() + " sqrt(" + s.m.str() + ") is irrational" +
-              (dk ? " (d_k = " + std::to_string(d_k) + " is not a perfect square)" : std::string()) +
-              "; mhaq's model needs an exact rational scale. Give a rational scale yourself (the model then differs from one that scales by 1/sqrt(d_k)), "
-              "or use a head size d_k that is a perfect square (4, 9, 16, 64, ...)");
-}
-
 namespace {
 struct Mat2 {  // a rank-2 tensor read exactly, row-major
   long rows = 0, cols = 0;
@@ -519,16 +376,63 @@ const SafetensorsTensor& rank2(const SafetensorsFile& f, const SafetensorsMap& m
 
 Mat2 load(const SafetensorsFile& f, const SafetensorsTensor& t) { return Mat2{t.shape[0], t.shape[1], f.values(t)}; }
 
-// What a factored model file cannot hold: a map without a readout, biases,
-// grouped key-value heads, rotary embeddings.
-void refuse_beyond_factored(const SafetensorsMap& m) {
+// Every tensor the map names exists; no nonzero bias beside them goes
+// unnamed; and nothing is there that a factored model file cannot hold: a
+// map without a readout, grouped key-value heads, rotary embeddings.
+void check_mapped(const SafetensorsFile& f, const SafetensorsMap& m) {
+  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn, &m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
+    if (!s->empty()) (void)f.get(*s, m.source);
+  (void)unnamed_biases(f, m);
   if (!m.has_readout) throw_input(m.source + ": names no readout: convert writes f(X) = u . attention(X) and needs u (a tensor name or exact entries)");
-  for (const auto* b : {&m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
-    if (!b->empty())
-      throw_input(m.source + ": names the bias " + quote_text(*b) + ": mhaq's factored model files are bias-free; golden kernel takes the biased layer");
   if (m.kv_heads != m.heads || m.rope)
     throw_input(m.source + ": gives " + std::string(m.rope ? "rotary embeddings (rope)" : "grouped key-value heads (kv_heads)") +
                 ": mhaq's factored model files have neither; golden kernel takes such a layer");
+}
+
+// The biases the map names, shapes checked before any entry is read: each a
+// vector of as many entries as its projection has outputs.
+struct BiasTensors {
+  const SafetensorsTensor *q = nullptr, *k = nullptr, *v = nullptr, *in = nullptr, *out = nullptr;
+};
+BiasTensors bias_tensors(const SafetensorsFile& f, const SafetensorsMap& m, long qk_cols, long v_cols, long d_out) {
+  auto vec = [&](const std::string& name, const char* role, long n) -> const SafetensorsTensor* {
+    if (name.empty()) return nullptr;
+    const SafetensorsTensor& t = f.get(name, m.source + ": " + role);
+    if (!t.readable)
+      throw_input(f.name() + ": tensor " + quote_text(name) + " (" + role + ", named in " + m.source + ") has dtype " + quote_text(t.dtype_text) +
+                  "; biases must be F64, F32, F16 or BF16");
+    if (t.shape.size() != 1 || t.shape[0] != n)
+      throw_input(f.name() + ": tensor " + quote_text(name) + " (" + role + ") has shape " + dims_text(t.shape) + "; expected a vector of " +
+                  std::to_string(n) + " entries, one per output of its projection");
+    return &t;
+  };
+  if (!m.ffn.empty() && (!m.q_bias.empty() || !m.k_bias.empty() || !m.v_bias.empty() || !m.in_proj_bias.empty() || !m.out_bias.empty()))
+    throw_input(m.source + ": names ffn and biases: mhaq's one-layer transformer is bias-free (docs/math/biases.md covers attention layers)");
+  return BiasTensors{vec(m.q_bias, "q_bias", qk_cols), vec(m.k_bias, "k_bias", qk_cols), vec(m.v_bias, "v_bias", v_cols),
+                     vec(m.in_proj_bias, "in_proj_bias", 2 * qk_cols + v_cols), vec(m.out_bias, "out_bias", d_out)};
+}
+
+// Fills every head's q, k, v biases and the output bias; a bias tensor whose
+// entries are all zero is no bias.
+void assign_biases(const SafetensorsFile& f, const BiasTensors& b, long q_off, long k_off, long v_off, FactoredModel& fm) {
+  auto values = [&](const SafetensorsTensor* t) {
+    std::vector<Rational> v = t ? f.values(*t) : std::vector<Rational>{};
+    for (const auto& x : v)
+      if (!x.is_zero()) return v;
+    return std::vector<Rational>{};
+  };
+  const std::vector<Rational> fused = values(b.in), bq = b.in ? fused : values(b.q), bk = b.in ? fused : values(b.k), bv = b.in ? fused : values(b.v);
+  if (!b.in) q_off = k_off = v_off = 0;
+  auto slice = [](const std::vector<Rational>& all, long from, long n) {
+    return all.empty() ? QVec{} : QVec(all.begin() + from, all.begin() + from + n);
+  };
+  for (size_t h = 0; h < fm.heads.size(); ++h) {
+    const long hk = static_cast<long>(h) * fm.d_k, hv = static_cast<long>(h) * fm.d_v;
+    fm.heads[h].q_bias = slice(bq, q_off + hk, fm.d_k);
+    fm.heads[h].k_bias = slice(bk, k_off + hk, fm.d_k);
+    fm.heads[h].v_bias = slice(bv, v_off + hv, fm.d_v);
+  }
+  fm.out_bias = values(b.out);
 }
 
 // The readout has one entry per output (attention) or per FFN neuron
@@ -573,11 +477,7 @@ ReadoutShape readout_shape(const SafetensorsFile& f, const SafetensorsMap& m, lo
 FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn_out) {
   const std::string fn = f.name();
   if (!m.ffn.empty() && !ffn_out) throw_internal("safetensors_to_factored: the map has an FFN and no place to put it");
-  std::vector<std::string> mapped;
-  for (const auto* s : {&m.q, &m.k, &m.v, &m.in_proj, &m.out, &m.readout_tensor, &m.ffn, &m.q_bias, &m.k_bias, &m.v_bias, &m.in_proj_bias, &m.out_bias})
-    if (!s->empty()) mapped.push_back(*s);
-  for (const auto& name : mapped) (void)f.get(name, m.source);
-  refuse_beyond_factored(m);
+  check_mapped(f, m);
   const long H = m.heads;
   // "out" dimension (rows for out_in, columns for in_out) and "in" dimension of a projection.
   auto out_dim = [&](const SafetensorsTensor& t) { return m.out_in ? t.shape[0] : t.shape[1]; };
@@ -624,6 +524,7 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   const long d_out = out_dim(to);
   if (d_out > limits::max_inner_dim) throw_input(fn + ": d_out = " + std::to_string(d_out) + ": more than the limit max_inner_dim = " + std::to_string(limits::max_inner_dim));
   const ReadoutShape rs = readout_shape(f, m, d_out);
+  const BiasTensors biases = bias_tensors(f, m, qk_cols, v_cols, d_out);
   const SafetensorsTensor *tf = rs.ffn, *tr = rs.readout;
   const long n_read = rs.entries;
   const long entries = H * (d * (2 * d_k + d_v) + d_v * d_out) + d_out + (tf ? d_out * n_read : 0);
@@ -637,6 +538,8 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
   fm.d_v = static_cast<int>(d_v);
   fm.d_out = static_cast<int>(d_out);
   fm.scale = map_scale(m.scale_text, d_k, m.source);
+  if (tf && !fm.scale.is_rational())
+    throw_input(m.source + ": scale " + quote_text(m.scale_text) + " = " + fm.scale.str() + " is irrational; mhaq's one-layer transformer needs a rational scale");
   fm.per_head_O = false;
   // Element (i = input coordinate, j = output coordinate) of a projection.
   auto proj = [&](const Mat2& t, long i, long j) -> const Rational& { return m.out_in ? t.at(j, i) : t.at(i, j); };
@@ -678,6 +581,7 @@ FactoredModel safetensors_to_factored(const SafetensorsFile& f, const Safetensor
     fm.heads[static_cast<size_t>(h)].O = std::move(block);
   }
   fm.readout = tr ? f.values(*tr) : m.readout;
+  assign_biases(f, biases, q_off, k_off, v_off, fm);
   if (tf) {
     const Mat2 F1 = load(f, *tf);
     QMat ffn(static_cast<int>(d_out), static_cast<int>(n_read));
@@ -706,6 +610,8 @@ std::string factored_to_json_text(const FactoredModel& f) {
     o += h ? ",\n  {" : "\n  {";
     o += "\"Q\": " + mat(fh.Q, "        ") + ",\n   \"K\": " + mat(fh.K, "        ") + ",\n   \"V\": " + mat(fh.V, "        ");
     if (f.per_head_O) o += ",\n   \"O\": " + mat(fh.O, "        ");
+    for (const auto& [key, b] : {std::pair<const char*, const QVec*>{"q_bias", &fh.q_bias}, {"k_bias", &fh.k_bias}, {"v_bias", &fh.v_bias}})
+      if (!b->empty()) o += ",\n   \"" + std::string(key) + "\": " + vec(*b);
     o += "}";
   }
   o += "]";
@@ -716,6 +622,7 @@ std::string factored_to_json_text(const FactoredModel& f) {
         for (int c = 0; c < f.d_out; ++c) O(static_cast<int>(h) * f.d_v + r, c) = f.heads[h].O(r, c);
     o += ",\n \"O\": " + mat(O, "       ");
   }
+  if (!f.out_bias.empty()) o += ",\n \"out_bias\": " + vec(f.out_bias);
   return o + ",\n \"readout\": " + vec(f.readout) + "}\n";
 }
 
@@ -735,22 +642,4 @@ std::string factored_transformer_to_json_text(const FactoredModel& f, const QMat
   o.insert(r, F);
   return o;
 }
-
-std::vector<std::string> unnamed_biases(const SafetensorsFile& f, const SafetensorsMap& m) {
-  std::vector<std::string> named{m.q_bias, m.k_bias, m.v_bias, m.in_proj_bias, m.out_bias}, out;
-  auto consider = [&](const std::string& candidate) {
-    if (f.find(candidate) && std::find(named.begin(), named.end(), candidate) == named.end() &&
-        std::find(out.begin(), out.end(), candidate) == out.end())
-      out.push_back(candidate);
-  };
-  for (const auto* w : {&m.q, &m.k, &m.v, &m.in_proj, &m.out}) {
-    if (w->empty()) continue;
-    const std::string& t = *w;
-    // "<p>.weight" -> "<p>.bias", "<p>in_proj_weight" -> "<p>in_proj_bias"
-    const size_t n = t.size();
-    if (n >= 6 && t.compare(n - 6, 6, "weight") == 0 && (n == 6 || t[n - 7] == '.' || t[n - 7] == '_')) consider(t.substr(0, n - 6) + "bias");
-  }
-  return out;
-}
-
 }  // namespace mhaq

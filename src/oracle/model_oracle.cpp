@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "mhaq/arith/in_place.hpp"
@@ -16,14 +17,31 @@
 namespace mhaq {
 
 namespace {
+// sqrt(root) in T, for a model whose scores carry that factor (Model::root);
+// exact mode has no irrational numbers and refuses such a model.
+Ball sqrt_of(long root, const Field<Ball>&) {
+  Ball r(root);
+  arb_sqrt(r.raw(), r.raw(), working_precision());
+  return r;
+}
+Mpfr sqrt_of(long root, const Field<Mpfr>& F) {
+  Mpfr r = F.from(Rational(root));
+  mpfr_sqrt(r.raw(), r.raw(), MPFR_RNDN);
+  return r;
+}
+double sqrt_of(long root, const Field<double>&) { return std::sqrt(static_cast<double>(root)); }
+[[noreturn]] QTau sqrt_of(long root, const Field<QTau>&) { refuse_irrational_scale(root); }
+
 // f(X) for one model, generic over the answer type: scores exactly in Q,
-// then softmax weights e^{s_i - s_max} in T.
+// then softmax weights e^{sqrt(root) (s_i - s_max)} in T.
 template <class T>
 T evaluate(const Model& m, const Query& q, const Field<T>& F) {
   const QVec& xN = q.back().token;
   T total = F.from(Rational(0));
+  const std::optional<T> root = m.root == 1 ? std::nullopt : std::optional<T>(sqrt_of(m.root, F));
   for (const auto& h : m.heads) {
-    const QVec Wx = matvec(h.W, xN);
+    QVec Wx = matvec(h.W, xN);
+    if (!h.c.empty()) Wx = Wx + h.c;  // s_i = x_i^T (W x_N + c)
     std::vector<Rational> s;
     s.reserve(q.size());
     Rational smax;
@@ -33,12 +51,13 @@ T evaluate(const Model& m, const Query& q, const Field<T>& F) {
     }
     T num = F.from(Rational(0)), den = F.from(Rational(0));
     for (size_t i = 0; i < q.size(); ++i) {
-      const T w = F.exp(s[i] - smax) * F.from(Rational(q[i].count));
+      const T w = (root ? F.exp(F.from(s[i] - smax) * *root) : F.exp(s[i] - smax)) * F.from(Rational(q[i].count));
       num = num + w * F.from(dot(h.v, q[i].token));
       den = den + w;
     }
     total = total + num / den;
   }
+  if (!m.beta.is_zero()) total = total + F.from(m.beta);
   return total;
 }
 
@@ -108,6 +127,9 @@ struct IntModel {
   long mW = 1, mv = 1;
   long maxW = 0, maxv = 0;
   std::vector<std::vector<long>> W, v;  // per head: d*d row-major, d
+  std::vector<std::vector<long>> c;     // per head: c * mW (d entries; empty: zero)
+  bool any_c = false;
+  Rational beta;
   explicit IntModel(const Model& m) {
     static std::atomic<std::uint64_t> made{0};
     serial = ++made;
@@ -115,10 +137,14 @@ struct IntModel {
     // ok = false, and every answer takes the rational path.
     fmpz_t l;
     fmpz_init_set_ui(l, 1);
-    for (const auto& h : m.heads)
+    for (const auto& h : m.heads) {
       for (int i = 0; i < m.d; ++i)
         for (int j = 0; j < m.d; ++j) fmpz_lcm(l, l, fmpq_denref(h.W(i, j).raw()));
-    const bool wfits = fmpz_bits(l) <= 40;
+      for (const auto& x : h.c) fmpz_lcm(l, l, fmpq_denref(x.raw()));
+    }
+    beta = m.beta;
+    // scores with an irrational factor sqrt(root) take the rational path
+    const bool wfits = m.root == 1 && fmpz_bits(l) <= 40;
     mW = wfits ? fmpz_get_si(l) : 1;
     fmpz_one(l);
     for (const auto& h : m.heads)
@@ -129,12 +155,16 @@ struct IntModel {
     ok = vfits && wfits;
     for (const auto& h : m.heads) {
       if (!ok) break;
-      std::vector<long> w(static_cast<size_t>(m.d) * m.d), vv(m.d);
+      std::vector<long> w(static_cast<size_t>(m.d) * m.d), vv(m.d), cc(h.c.size());
       for (int i = 0; i < m.d && ok; ++i) {
         ok = ok && to_long(h.v[i], mv, vv[i]);
         for (int j = 0; j < m.d && ok; ++j) ok = ok && to_long(h.W(i, j), mW, w[static_cast<size_t>(i) * m.d + j]);
       }
+      for (size_t i = 0; i < h.c.size() && ok; ++i) ok = ok && to_long(h.c[i], mW, cc[i]);
       for (long x : w) maxW = std::max(maxW, x < 0 ? -x : x);
+      for (long x : cc) maxW = std::max(maxW, x < 0 ? -x : x);
+      any_c = any_c || !cc.empty();
+      c.push_back(std::move(cc));
       for (long x : vv) maxv = std::max(maxv, x < 0 ? -x : x);
       W.push_back(std::move(w));
       v.push_back(std::move(vv));
@@ -175,6 +205,8 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
   // 2^125; bounded with bit lengths (integers only, as everywhere in exact mode).
   auto bits = [](long v) { return v <= 0 ? 0 : 64 - __builtin_clzl(static_cast<unsigned long>(v)); };
   if (2 * bits(d) + bits(im.maxW) + 2 * bits(maxx) > 124 || bits(d) + bits(im.maxv) + bits(maxx) > 124) return false;
+  // with c: |score| <= d maxx (d maxW maxx + maxW qden) <= 2 d^2 maxW max(maxx, qden)^2
+  if (im.any_c && 1 + 2 * bits(d) + bits(im.maxW) + 2 * bits(std::max(maxx, qden)) > 124) return false;
   constexpr bool keep = !Field<T>::is_exact;
   thread_local TokenTerms<T> kept;
   const bool same = keep && kept.model == im.serial && kept.bits == working_precision() && kept.qden == qden && kept.x == x;
@@ -188,6 +220,9 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
       std::vector<i128> Wx(d, 0);
       for (int i = 0; i < d; ++i)
         for (int j = 0; j < d; ++j) Wx[i] += static_cast<i128>(im.W[h][static_cast<size_t>(i) * d + j]) * xN[j];
+      // c^T x in the scores' units 1/(mW qden^2): (c mW) qden (x qden)
+      if (!im.c[h].empty())
+        for (int i = 0; i < d; ++i) Wx[i] += static_cast<i128>(im.c[h][static_cast<size_t>(i)]) * qden;
       i128 Smax = 0;
       for (size_t r = 0; r < q.size(); ++r) {
         S[r] = 0;
@@ -225,6 +260,7 @@ bool evaluate_int(const IntModel& im, int d, const Query& q, long qden, const Fi
     num /= den;
     total += num;
   }
+  if (!im.beta.is_zero()) total += F.from(im.beta);
   out = std::move(total);
   return true;
 }
@@ -290,6 +326,7 @@ Field<T> ModelOracle<T>::make_field() const {
 }
 template <>
 Field<QTau> ModelOracle<QTau>::make_field() const {
+  if (model_.root != 1) refuse_irrational_scale(model_.root);
   return oracle_field<QTau>(model_.w_denominator(), token_den_, noise_, solver_);
 }
 
@@ -470,6 +507,7 @@ NoisePattern parse_noise_pattern(const std::string& s) {
 }
 
 QTau evaluate_exact(const Model& m, const Query& q, long L) {
+  if (m.root != 1) refuse_irrational_scale(m.root);
   const Field<QTau> F(L);
   fmpz_t l;
   fmpz_init_set_ui(l, 1);
@@ -487,7 +525,8 @@ Rational answer_score_spread(const Model& m, const Query& q) {
   const QVec& xN = q.back().token;
   Rational total;
   for (const auto& h : m.heads) {
-    const QVec Wx = matvec(h.W, xN);
+    QVec Wx = matvec(h.W, xN);
+    if (!h.c.empty()) Wx = Wx + h.c;
     Rational lo, hi;
     for (size_t i = 0; i < q.size(); ++i) {
       const Rational s = dot(q[i].token, Wx);

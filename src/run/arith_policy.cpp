@@ -16,8 +16,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 template <class T>
-void compare_float(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got) {
-  const double l2 = max_rel_error_log2(got, canon);
+void compare_float(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<T>>& got, const T* beta) {
+  const double l2 = max_rel_error_log2(got, canon, beta);
   r.truth.max_rel_error = pow2_value(l2);
   r.truth.max_rel_error_decimal = decimal_of_log2(l2);
   f.agrees = l2 <= f.tolerance_log2;
@@ -49,8 +49,8 @@ long ArithOps<QTau>::reported_bits(long) {
   return -1;
 }
 template <>
-void ArithOps<QTau>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got) {
-  const bool m = exact_heads_match(got, canon);
+void ArithOps<QTau>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<QTau>>& got, const QTau* beta) {
+  const bool m = exact_heads_match(got, canon, beta);
   r.truth.exact_match = m;
   f.agrees = m;
   if (!m) f.disagreement = "the recovered heads differ from the canonical truth (exact comparison in Q)";
@@ -68,13 +68,16 @@ long ArithOps<Ball>::reported_bits(long bits) {
   return bits;
 }
 template <>
-void ArithOps<Ball>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got) {
+void ArithOps<Ball>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Ball>>& got, const Ball* beta) {
   flint::Mag mx;
-  for (const auto& g : got)
+  for (const auto& g : got) {
     for (int i = 0; i < canon.d; ++i) {
       mag_max(mx.v, mx.v, arb_radref(g.v[i].raw()));
       for (int j = 0; j < canon.d; ++j) mag_max(mx.v, mx.v, arb_radref(g.W(i, j).raw()));
     }
+    for (const Ball& x : g.c) mag_max(mx.v, mx.v, arb_radref(x.raw()));
+  }
+  if (beta) mag_max(mx.v, mx.v, arb_radref(beta->raw()));
   double l2 = -kInf;
   if (!mag_is_zero(mx.v)) {
     Ball b;
@@ -82,7 +85,7 @@ void ArithOps<Ball>::compare(RecoverResult& r, RunFacts& f, const Model& canon, 
     arb_log_base_ui(b.raw(), b.raw(), 2, 64);
     l2 = b.mid_double();
   }
-  const bool c = ball_heads_contain(got, canon);
+  const bool c = ball_heads_contain(got, canon, beta);
   r.truth.contains_truth = c;
   r.truth.max_radius = pow2_value(l2);
   r.truth.max_radius_decimal = decimal_of_log2(l2);
@@ -102,8 +105,8 @@ long ArithOps<Mpfr>::reported_bits(long bits) {
   return bits;
 }
 template <>
-void ArithOps<Mpfr>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got) {
-  compare_float(r, f, canon, got);
+void ArithOps<Mpfr>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<Mpfr>>& got, const Mpfr* beta) {
+  compare_float(r, f, canon, got, beta);
 }
 template <>
 void ArithOps<Mpfr>::tolerance(RecoverResult& r, RunFacts& f, const Field<Mpfr>& F, const Rational& tolerance, bool decisions) {
@@ -120,8 +123,8 @@ long ArithOps<double>::reported_bits(long) {
   return 53;
 }
 template <>
-void ArithOps<double>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got) {
-  compare_float(r, f, canon, got);
+void ArithOps<double>::compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<double>>& got, const double* beta) {
+  compare_float(r, f, canon, got, beta);
 }
 template <>
 void ArithOps<double>::tolerance(RecoverResult& r, RunFacts& f, const Field<double>& F, const Rational& tolerance, bool decisions) {

@@ -116,6 +116,9 @@ Rational pow2_above(const mag_t m, long floor_exp) {
   return q;
 }
 
+// A head's c entry, zero when it has none.
+Rational c_entry(const HeadQ& h, int i) { return h.c.empty() ? Rational(0) : h.c[static_cast<size_t>(i)]; }
+
 template <class T>
 ojson tolerances_json(const Model& truth, const LearnOptions& lo, const RecordingOracle<T>& rec, const LearnResult<T>& res, long bits) {
   PrecisionScope scope(bits + 64);
@@ -137,15 +140,15 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
     for (int k = 0; k <= 2 * H; ++k) {
       Ball e = exact_ball(f.P);
       for (size_t h = 0; h < f.r.size(); ++h) e = e + exact_ball(f.c[h]) / (one + exact_ball(f.r[h]) * Ball(static_cast<long>(k)));
-      raise_to_dist(pairs.v, e, k == 0 ? Ball(dot(v, s.final_token)) : X[res.plan.query_index(static_cast<long>(p), k)]);
+      raise_to_dist(pairs.v, e, k == 0 ? Ball(dot(v, s.final_token) + canon.beta) : X[res.plan.query_index(static_cast<long>(p), k)]);
     }
-    raise_to_dist(pairs.v, exact_ball(f.P), Ball(dot(v, a)));
-    // true poles and residues of the heads visible at this pair
+    raise_to_dist(pairs.v, exact_ball(f.P), Ball(dot(v, a) + canon.beta));
+    // true poles and residues of the heads visible at this pair: log r = delta^T (W b + c)
     std::vector<Ball> rt, ct;
     for (const auto& h : canon.heads) {
       const Rational c = -dot(h.v, s.offset);
       if (c.is_zero()) continue;
-      Ball r(dot(s.offset, matvec(h.W, s.final_token)));
+      Ball r(dot(s.offset, h.c.empty() ? matvec(h.W, s.final_token) : matvec(h.W, s.final_token) + h.c));
       arb_exp(r.raw(), r.raw(), working_precision());
       rt.push_back(r);
       ct.push_back(Ball(c));
@@ -163,12 +166,17 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
   Model hm;
   hm.d = d;
   for (const auto& h : res.heads) {
-    HeadQ q{QMat(d, d), QVec(static_cast<size_t>(d))};
+    HeadQ q{QMat(d, d), QVec(static_cast<size_t>(d)), QVec(h.c.size())};
     for (int i = 0; i < d; ++i) {
       q.v[i] = exact_rational(h.v[i]);
       for (int j = 0; j < d; ++j) q.W(i, j) = exact_rational(h.W(i, j));
     }
+    for (size_t i = 0; i < h.c.size(); ++i) q.c[i] = exact_rational(h.c[i]);
     hm.heads.push_back(std::move(q));
+  }
+  if (res.beta) {
+    hm.beta = exact_rational(*res.beta);
+    raise_to_dist(heads.v, Ball(hm.beta), Ball(canon.beta));
   }
   for (size_t i = 0; i < X.size(); ++i) raise_to_dist(heads.v, evaluate_ball(hm, rec.queries[i]), X[i]);
   if (hm.heads.size() == canon.heads.size()) {
@@ -177,6 +185,7 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
       for (int i = 0; i < d; ++i) {
         c = std::max(c, log2_dist(Ball(hm.heads[g].v[i]), Ball(canon.heads[h].v[i])));
         for (int j = 0; j < d; ++j) c = std::max(c, log2_dist(Ball(hm.heads[g].W(i, j)), Ball(canon.heads[h].W(i, j))));
+        if (!hm.heads[g].c.empty()) c = std::max(c, log2_dist(Ball(hm.heads[g].c[i]), Ball(c_entry(canon.heads[h], i))));
       }
       return c;
     });
@@ -184,6 +193,7 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
       for (int i = 0; i < d; ++i) {
         raise_to_dist(heads.v, Ball(hm.heads[g].v[i]), Ball(canon.heads[m[g]].v[i]));
         for (int j = 0; j < d; ++j) raise_to_dist(heads.v, Ball(hm.heads[g].W(i, j)), Ball(canon.heads[m[g]].W(i, j)));
+        if (!hm.heads[g].c.empty()) raise_to_dist(heads.v, Ball(hm.heads[g].c[i]), Ball(c_entry(canon.heads[m[g]], i)));
       }
   }
   const long floor_exp = -(bits + 40);
@@ -219,10 +229,13 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
   // their grid and count are recorded only when there are any, so the
   // certificate of a run without them is unchanged.
   if (res.grid_witness_queries > 0) doc["inputs"]["witness_range"] = grid_guard(d, lo).range;
+  // a run with biases (docs/math/biases.md) says so; without, the bytes are as before
+  if (lo.bias) doc["inputs"]["bias"] = true;
   const bool paper = lo.schedule == Schedule::paper;
+  const char* formula = lo.bias ? (paper ? "4Hd^2+4Hd-2H+1" : "1+2H(d^2+2d-1)") : (paper ? "4Hd^2-2H+1" : "1+2H(d^2+d-1)");
   doc["claims"] = ojson{{"queries", rec.queries.size()},
-                        {"query_formula", paper ? "4Hd^2-2H+1" : "1+2H(d^2+d-1)"},
-                        {"query_formula_value", paper ? paper_query_bound(d, H) : lean_query_count(d, H)},
+                        {"query_formula", formula},
+                        {"query_formula_value", schedule_query_count(lo.schedule, d, H, lo.rank, lo.bias)},
                         {"max_length", rec.max_length()},
                         {"length_bound", 2 * H + 1},
                         {"heads_recovered", res.heads.size()}};
@@ -259,8 +272,14 @@ std::string certificate_text(const Model& truth, const RecoverOptions& o, const 
     ojson v = ojson::array();
     for (const auto& x : h.v) v.push_back(value_json(x));
     heads.push_back(ojson{{"W", W}, {"v", v}});
+    if (!h.c.empty()) {
+      ojson c = ojson::array();
+      for (const auto& x : h.c) c.push_back(value_json(x));
+      heads.back()["c"] = c;
+    }
   }
   doc["heads"] = heads;
+  if (res.beta) doc["beta"] = value_json(*res.beta);
   return dump_layout(doc);
 }
 

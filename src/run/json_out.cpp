@@ -97,8 +97,14 @@ ojson query_json(std::size_t index, const Query& q) {
 }
 ojson model_json(const Model& m) {
   ojson heads = ojson::array();
-  for (const auto& h : m.heads) heads.push_back(ojson{{"W", qmat_json(h.W)}, {"v", qvec_json(h.v)}});
-  return ojson{{"format", "mhaq-model"}, {"version", 1}, {"d", m.d}, {"heads", heads}};
+  for (const auto& h : m.heads) {
+    heads.push_back(ojson{{"W", qmat_json(h.W)}, {"v", qvec_json(h.v)}});
+    if (!h.c.empty()) heads.back()["c"] = qvec_json(h.c);
+  }
+  ojson out{{"format", "mhaq-model"}, {"version", 1}, {"d", m.d}, {"heads", heads}};
+  if (!m.beta.is_zero()) out["beta"] = m.beta.str();
+  if (m.root != 1) out["scale"] = Surd{Rational(1), m.root}.str();  // every score times sqrt(root)
+  return out;
 }
 ojson plan_json(const Plan& plan, int redraws) {
   return ojson{{"schedule", schedule_name(plan.schedule)}, {"d", plan.d}, {"H", plan.H}, {"redraws", redraws},

@@ -76,7 +76,7 @@ void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, con
       facts.contradiction = true;
       return;
     }
-    const double bound = certified_distance_log2(F, res.heads, b.heads);
+    const double bound = certified_distance_log2(F, res.heads, b.heads, res.beta ? &*res.beta : nullptr, b.beta ? &*b.beta : nullptr);
     if (!std::isfinite(bound)) {
       why = "the balls of the replay at " + std::to_string(bits) + " bits do not bound every head's scale away from zero";
       continue;

@@ -62,7 +62,7 @@ template <class V> void nested(PrecisionAttempt& x, V& v) {
   v("bits", x.bits), v("status", x.status), v("certified_relative_error", x.certified_relative_error);
 }
 template <class V> void nested(RepairRecord& x, V& v) { v("pair", x.pair), v("reason", x.reason), v("route", x.route), v("queries", x.queries); }
-template <class V> void nested(HeadRecord& x, V& v) { v("W", x.W), v("v", x.v); }
+template <class V> void nested(HeadRecord& x, V& v) { v("W", x.W), v("v", x.v), v("c", x.c); }
 template <class V> void nested(TransformerRecord::Neuron& x, V& v) { v("u", x.u), v("U", x.U); }
 template <class V> void nested(PhaseQueries& x, V& v) { v("attention", x.attention), v("regions", x.regions), v("verification", x.verification); }
 template <class V> void nested(PathRecord& x, V& v) {
@@ -78,7 +78,7 @@ template <class R, class V>
 void fields(R& r, V&& v) {
   RunRecord& run = r.run;
   v("model_kind", run.kind), v("method", run.method), v("arith", run.arith), v("bits", run.bits), v("d", run.d), v("H", run.H),
-      v("heads_known", run.heads_known), v("neurons_told", run.neurons_told), v("seed", run.seed), v("token_range", run.token_range),
+      v("heads_known", run.heads_known), v("neurons_told", run.neurons_told), v("seed", run.seed), v("bias", run.bias), v("token_range", run.token_range),
       v("token_den", run.token_den), v("samples_per_pair", run.samples_per_pair), v("note", run.note), v("exact_solver", run.exact_solver),
       v("bases_source", run.bases_source), v("subspace_dims", run.subspace_dims), v("scale_log2_max", run.scale_log2_max);
   PlanRecord& p = r.plan;
@@ -101,7 +101,7 @@ void fields(R& r, V&& v) {
       v("ranks", e.ranks), v("neurons_recovered", e.neurons_recovered), v("redraws", e.redraws), v("self_check", e.self_check), v("self_check_note", e.self_check_note),
       v("verification", e.verification), v("fallback_pairs", e.fallback_pairs), v("fallback_queries", e.fallback_queries),
       v("repairs", e.repairs), v("repair_queries", e.repair_queries), v("grid_witness_queries", e.grid_witness_queries),
-      v("repaired_pairs", e.repaired_pairs), v("heads", e.heads), v("model", e.model), v("queries_by_phase", e.queries_by_phase),
+      v("repaired_pairs", e.repaired_pairs), v("heads", e.heads), v("beta", e.beta), v("model", e.model), v("queries_by_phase", e.queries_by_phase),
       v("path", e.path), v("angular_resolution_deg", e.angular_resolution_deg), v("queries_targeted", e.queries_targeted);
   JudgeRecord& j = r.judge;
   v("status", j.status), v("remedy", j.remedy), v("blind_status", j.blind_status), v("tolerance", j.tolerance),

@@ -60,6 +60,10 @@ std::vector<HeadRecord> head_records(const Field<T>& F, const std::vector<Learne
       rec.W.push_back(std::move(row));
     }
     for (const auto& x : h.v) rec.v.push_back(F.str(x));
+    if (!h.c.empty()) {
+      rec.c.emplace();
+      for (const auto& x : h.c) rec.c->push_back(F.str(x));
+    }
     out.push_back(std::move(rec));
   }
   return out;
@@ -110,7 +114,7 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
     kappa_rel = S.kappa_rel;
     long p = F.precision();
     if (oracle_bits > 0) p = std::min(p, oracle_bits);
-    return first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, eps);
+    return first_order_estimate_log2(lo.bias ? d + 1 : d, S.kappa, S.kappa_rel, p, eps);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
     r.judge.estimate_note = e.what();
@@ -172,6 +176,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
       r.evidence.repaired_pairs = list;
     }
     r.evidence.heads = head_records(F, res.heads);
+    if (res.beta) r.evidence.beta = F.str(*res.beta);
     // floats: the first-order estimate (a figure), then the judge's
     // certified bound from the replay in balls (proofs/40)
     if (o.error_estimate)
@@ -187,7 +192,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
         F, rec);
     else
       facts.judge_note = "the judge was not run (no error estimate asked)";
-    if (truth_known) P::compare(r, facts, canon, res.heads);
+    if (truth_known) P::compare(r, facts, canon, res.heads, res.beta ? &*res.beta : nullptr);
     P::approximate(
         [&](const auto& heads) {
           if (noise.active()) r.truth.observed_error = pow2_value(param_error_log2(heads, canon));
@@ -453,11 +458,38 @@ void design_kappa(RecoverResult& r, const Model& canon, const LearnOptions& lo) 
 
 }  // namespace
 
+namespace {
+// What a model with an irrational scale (Model::root) does not cover: exact
+// mode, and the studies and designs that measure W and v as rationals.
+void check_scale_options(const Model& truth, const RecoverOptions& o) {
+  if (truth.root == 1) return;
+  if (arith_facts(o.arith).exact) refuse_irrational_scale(truth.root);
+  const std::string why = "the model's scale has the irrational factor sqrt(" + std::to_string(truth.root) + ")";
+  if (o.design == Design::tuned || o.design == Design::placed) throw Error(ErrorKind::usage, "--design tuned and placed: " + why + "; use --design paper or scaled");
+  if (!o.noise_eps.is_zero()) throw Error(ErrorKind::usage, "--noise: " + why + "; the noise study measures rational models");
+  if (o.certificate) throw Error(ErrorKind::usage, "--certificate: " + why + "; certificates record models with rational scores");
+}
+
+// What a run with biases does not cover (docs/math/biases.md).
+void check_bias_options(const RecoverOptions& o) {
+  if (o.schedule == Schedule::rank)
+    throw Error(ErrorKind::usage, "--rank learns heads without biases (its skeleton completes d x d log-poles, not [W_h c_h]); with biases leave out --rank: "
+                                  "the paper, lean and compact schedules learn (W_h, c_h, v_h) and beta");
+  if (o.design == Design::tuned || o.design == Design::placed)
+    throw Error(ErrorKind::usage, std::string("--design ") + (o.design == Design::tuned ? "tuned" : "placed") +
+                                      " chooses its queries for a model without biases; with biases use --design paper or scaled");
+  if (!o.noise_eps.is_zero())
+    throw Error(ErrorKind::usage, "--noise: the noise study (kappa, the certified bounds, the observed error) measures W and v only; it is not run with biases "
+                                  "(the run's own error estimate covers c and beta: use --oracle-bits for approximate answers)");
+}
+}  // namespace
+
 RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   // with an external oracle and no model, truth holds only d (no heads)
   const bool truth_known = !o.external || o.external->truth_known;
   if (o.external) check_external_options(o, truth_known);
   if (truth_known) truth.validate();
+  if (truth_known) check_scale_options(truth, o);
   // A library caller meets the program's stated limits too, before any work
   // (the program has checked them already, naming its file or options).
   check_recover_limits(truth, o, "the model");
@@ -474,6 +506,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     r.run.note = "the canonical form has no heads (f = 0); the learner is told only the bound H0 = 1";
   }
   lo.schedule = o.schedule;
+  lo.bias = o.bias.value_or(truth_known && truth.has_bias());
   lo.rank = o.rank;
   lo.repair = o.repair;
   lo.seed = learner_seed(o.seed);  // the learner's stream is separate from any model-generation stream
@@ -487,9 +520,11 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   r.run.heads_known = lo.heads_is_bound ? HeadsKnown::upper_bound : HeadsKnown::exact;
   r.run.seed = o.seed;
   r.plan.schedule = o.schedule;
+  if (lo.bias) r.run.bias = true;
   if (truth_known) r.truth.heads_true = canon.heads.size();
   r.plan.paper_bound = paper_query_bound(truth.d, lo.H);
-  if (o.schedule != Schedule::paper) r.plan.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H, o.rank);
+  if (lo.bias) check_bias_options(o);
+  if (o.schedule != Schedule::paper || lo.bias) r.plan.schedule_count = schedule_query_count(o.schedule, truth.d, lo.H, o.rank, lo.bias);
   if (o.rank > 0) {
     r.plan.rank_bound = o.rank;
     r.plan.parameter_floor = rank_parameter_floor(truth.d, lo.H, o.rank);
@@ -547,7 +582,7 @@ RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
     return r;
   }
   if (arith_facts(o.arith).exact) r.run.exact_solver = o.exact_solver;
-  if (o.design != Design::paper && o.noise_eps.is_zero() && !o.external) design_kappa(r, canon, lo);
+  if (o.design != Design::paper && o.noise_eps.is_zero() && !o.external && canon.root == 1) design_kappa(r, canon, lo);
   const long queries = dispatch(r, truth, canon, o, lo, noise);
   if (o.design == Design::tuned) {
     r.design.design_queries = queries;
@@ -644,9 +679,15 @@ std::string recover_report(const RecoverResult& r) {
     // A repaired run asks more than its plan: say so where the count is, not only further down.
     if (r.evidence.repair_queries.value_or(0) > 0) o << "; " << *r.evidence.repair_queries << " of them repair queries";
     if (r.evidence.grid_witness_queries) o << "; " << *r.evidence.grid_witness_queries << " of them small-grid witness queries";
-    if (r.plan.schedule == Schedule::lean && r.plan.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.plan.schedule_count;
-    if (r.plan.schedule == Schedule::compact && r.plan.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.plan.schedule_count;
-    if (r.plan.schedule == Schedule::rank && r.plan.schedule_count) o << "; rank 1+2H(2dR-R^2+2d-R-1) = " << *r.plan.schedule_count;
+    if (r.run.bias.value_or(false) && r.plan.schedule_count) {
+      o << "; with biases "
+        << (r.plan.schedule == Schedule::lean ? "lean 1+2H(d^2+2d-1)" : r.plan.schedule == Schedule::compact ? "compact 1+2Hd+(d-1)+s_H d^2" : "4Hd^2+4Hd-2H+1")
+        << " = " << *r.plan.schedule_count;
+    } else {
+      if (r.plan.schedule == Schedule::lean && r.plan.schedule_count) o << "; lean 1+2H(d^2+d-1) = " << *r.plan.schedule_count;
+      if (r.plan.schedule == Schedule::compact && r.plan.schedule_count) o << "; compact 1+2Hd+(d-1)+s_H d(d-1) = " << *r.plan.schedule_count;
+      if (r.plan.schedule == Schedule::rank && r.plan.schedule_count) o << "; rank 1+2H(2dR-R^2+2d-R-1) = " << *r.plan.schedule_count;
+    }
     o << ")\n";
     o << "  longest query    " << shown(r.evidence.max_length) << " (bound 2H+1 = " << shown(r.plan.max_length_bound) << ")\n";
     if (r.plan.parameter_floor) {
@@ -673,8 +714,12 @@ std::string recover_report(const RecoverResult& r) {
   report_studies(o, r);
   if (r.evidence.heads && r.run.d <= 4) {
     int h = 0;
-    for (const HeadRecord& hd : *r.evidence.heads) o << "  head " << ++h << ": v = " << json_text(hd.v) << "\n          W = " << json_text(hd.W) << "\n";
+    for (const HeadRecord& hd : *r.evidence.heads) {
+      o << "  head " << ++h << ": v = " << json_text(hd.v) << "\n          W = " << json_text(hd.W) << "\n";
+      if (hd.c) o << "          c = " << json_text(*hd.c) << "\n";
+    }
   }
+  if (r.evidence.beta) o << "  beta             " << *r.evidence.beta << "\n";
   return o.str();
 }
 

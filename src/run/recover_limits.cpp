@@ -19,9 +19,10 @@ void exact_tau_degree_bound(fmpz_t out, const Model& m, long token_range) {
   fmpz_t lcm, t;
   fmpz_init_set_ui(lcm, 1);
   fmpz_init(t);
-  fmpq_t sum;
+  fmpq_t sum, csum;
   fmpq_init(sum);
-  for (const auto& h : m.heads)
+  fmpq_init(csum);
+  for (const auto& h : m.heads) {
     for (int i = 0; i < h.W.rows(); ++i)
       for (int j = 0; j < h.W.cols(); ++j) {
         const fmpq* w = h.W(i, j).raw();
@@ -29,14 +30,27 @@ void exact_tau_degree_bound(fmpz_t out, const Model& m, long token_range) {
         if (fmpq_sgn(w) >= 0) fmpq_add(sum, sum, w);
         else fmpq_sub(sum, sum, w);
       }
-  // m * sum|W| is an integer: every entry's denominator divides m
+    for (const auto& x : h.c) {
+      fmpz_lcm(lcm, lcm, fmpq_denref(x.raw()));
+      if (fmpq_sgn(x.raw()) >= 0) fmpq_add(csum, csum, x.raw());
+      else fmpq_sub(csum, csum, x.raw());
+    }
+  }
+  // m * sum|W| and m * sum|c| are integers: every entry's denominator divides m
   fmpz_mul(t, fmpq_numref(sum), lcm);
   fmpz_divexact(t, t, fmpq_denref(sum));
   fmpz_mul_ui(t, t, 4);
   fmpz_mul_si(t, t, token_range);
   fmpz_mul_si(t, t, token_range);
   fmpz_set(out, t);
+  if (!fmpq_is_zero(csum)) {
+    fmpz_mul(t, fmpq_numref(csum), lcm);
+    fmpz_divexact(t, t, fmpq_denref(csum));
+    fmpz_mul_si(t, t, 2 * token_range);
+    fmpz_add(out, out, t);
+  }
   fmpq_clear(sum);
+  fmpq_clear(csum);
   fmpz_clear(t);
   fmpz_clear(lcm);
 }
@@ -46,9 +60,11 @@ void check_exact_tau_degree(const Model& m, const TokenSpec& tokens, ErrorKind k
   fmpz_init(b);
   fmpz_init(L);
   fmpz_one(L);
-  for (const auto& h : m.heads)
+  for (const auto& h : m.heads) {
     for (int i = 0; i < h.W.rows(); ++i)
       for (int j = 0; j < h.W.cols(); ++j) fmpz_lcm(L, L, fmpq_denref(h.W(i, j).raw()));
+    for (const auto& x : h.c) fmpz_lcm(L, L, fmpq_denref(x.raw()));
+  }
   fmpz_mul_si(L, L, tokens.den);
   fmpz_mul_si(L, L, tokens.den);
   exact_tau_degree_bound(b, m, tokens.range);

@@ -14,9 +14,12 @@ namespace {
 Rational threshold() { return Rational(1, 1024UL); }
 
 // The bound of proofs/09 at |S| = s (verify's schwartz_zippel, in rationals):
-// D / (|S| (1 - sum_k |S|^-k)^2), D the degree sum of its events.
-bool plan_bound_exceeds(long d, long H, long s) {
-  const long D = H * (2 * d - 1) + H * (H - 1) * (2 * d * d - 1) + 2 * (d * d - 1) * H * (H - 1) * std::max(0L, H - 2);
+// D / (|S| (1 - sum_k |S|^-k)^2), D the degree sum of its events. With
+// biases the plan has 2d^2 + 2d - 1 pairs and d^2 + d - 1 links, and the
+// same events, each of degree at most 2 (docs/math/biases.md).
+bool plan_bound_exceeds(long d, long H, long s, bool bias) {
+  const long pairs = bias ? 2 * d * d + 2 * d - 1 : 2 * d * d - 1, links = bias ? d * d + d - 1 : d * d - 1;
+  const long D = H * (2 * d - 1) + H * (H - 1) * pairs + 2 * links * H * (H - 1) * std::max(0L, H - 2);
   Rational sing(0), term(1);
   for (long k = 1; k <= d; ++k) {
     term /= Rational(s);
@@ -33,13 +36,13 @@ bool plan_bound_exceeds(long d, long H, long s) {
 
 }  // namespace
 
-long grid_guard_quiet_range(int d, long H) {
+long grid_guard_quiet_range(int d, long H, bool bias) {
   long hi = 1;
-  while (plan_bound_exceeds(d, H, 2 * hi + 1)) hi *= 2;
+  while (plan_bound_exceeds(d, H, 2 * hi + 1, bias)) hi *= 2;
   long lo = hi / 2;  // exceeds at lo (or lo = 0), quiet at hi
   while (hi - lo > 1) {
     const long mid = lo + (hi - lo) / 2;
-    (plan_bound_exceeds(d, H, 2 * mid + 1) ? lo : hi) = mid;
+    (plan_bound_exceeds(d, H, 2 * mid + 1, bias) ? lo : hi) = mid;
   }
   return hi;
 }
@@ -70,7 +73,7 @@ GridGuard grid_guard(int d, const LearnOptions& opt) {
   const long H = opt.H, R = opt.tokens.range;
   // A chosen design (scaled, tuned) is not drawn uniformly from the grid, so
   // neither page 09's bound nor page 21's estimate says anything about it.
-  g.fires = opt.draws || plan_bound_exceeds(d, H, 2 * R + 1);
+  g.fires = opt.draws || plan_bound_exceeds(d, H, 2 * R + 1, opt.bias);
   g.after_repair = opt.draws || 2 * R + 1 <= 10;  // (2R+1)^3 < 2^10: 10^3 = 1000, 11^3 = 1331
   // |S_w| >= 2 (4H - 1): each pair misses a wrong model with probability < 1/2.
   // A wider grid would need fewer pairs, but an exact answer's tau-degree

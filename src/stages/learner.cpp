@@ -15,17 +15,26 @@
 
 namespace mhaq {
 
+namespace {
+// The final tokens of the plan: B, and with biases b_{d+1} from its own stream.
+QMat plan_finals(const QMat& B, const LearnOptions& opt) {
+  if (!opt.bias) return B;
+  Rng rng(opt.seed ^ 0x6166666e65ULL);
+  return with_affine_final(rng, B, opt.tokens);
+}
+}  // namespace
+
 Plan learner_plan(int d, const LearnOptions& opt, int* redraws) {
   if (opt.draws) {
     if (opt.draws->B.rows() != d || opt.draws->B.cols() != d || opt.draws->Delta.rows() != d || opt.draws->Delta.cols() != d)
       throw Error(ErrorKind::usage, "the design's B and Delta must be d x d");
     if (redraws) *redraws = opt.draws->redraws;
-    return make_plan(opt.schedule, opt.draws->B, opt.draws->Delta, opt.H, opt.samples_per_pair, opt.rank);
+    return make_plan(opt.schedule, plan_finals(opt.draws->B, opt), opt.draws->Delta, opt.H, opt.samples_per_pair, opt.rank);
   }
   Rng rng(opt.seed);
   const Draws dr = draw_tokens(rng, d, opt.tokens);
   if (redraws) *redraws = dr.redraws;
-  return make_plan(opt.schedule, dr.B, dr.Delta, opt.H, opt.samples_per_pair, opt.rank);
+  return make_plan(opt.schedule, plan_finals(dr.B, opt), dr.Delta, opt.H, opt.samples_per_pair, opt.rank);
 }
 
 namespace {
@@ -66,6 +75,7 @@ class Path {
     }
     phase("solving for the heads");
     res_.heads = solve_heads(fld_, plan_, res_.labelled, res_.heads_found, opt_.threads, &chain_.DeltaInv, &res_.ranks);
+    if (plan_.bias) res_.beta = beta();
     if (!res_.repairs.empty()) {
       phase("witness queries");
       witness();
@@ -229,6 +239,16 @@ class Path {
     });
   }
 
+  // beta = f([b_1]) - v^T b_1 with v = sum_h v_h (docs/math/biases.md)
+  T beta() const {
+    T vb = fld_.from(Rational(0));
+    for (const auto& h : res_.heads)
+      for (int i = 0; i < d_; ++i)
+        if (!plan_.B(i, 0).is_zero()) vb = vb + fld_.from(plan_.B(i, 0)) * h.v[static_cast<size_t>(i)];
+    return answers_[0] - vb;
+  }
+  const T* beta_ptr() const { return res_.beta ? &*res_.beta : nullptr; }
+
   bool full_base_fit() const {
     for (int p = 0; p < plan_.base_count() && p < static_cast<int>(res_.fits.size()) && p < static_cast<int>(degenerate_.size()); ++p)
       if (degenerate_[p].empty() && res_.fits[p].heads() == opt_.H) return true;
@@ -316,7 +336,7 @@ class Path {
         }
         q.push_back(Run{std::move(x), 1});
       }
-      const T predicted = evaluate_heads(fld_, res_.heads, q);
+      const T predicted = evaluate_heads(fld_, res_.heads, q, beta_ptr());
       queries_.push_back(q);
       answers_.push_back(oracle_.query(q));
       res_.repair_queries = oracle_.queries() - before;
@@ -342,17 +362,17 @@ class Path {
     for (size_t q = first; q < queries_.size(); ++q) answers_.push_back(oracle_.query(queries_[q]));
     res_.grid_witness_queries = oracle_.queries() - before;
     for (size_t q = first; q < queries_.size(); ++q)
-      if (fld_.equal(evaluate_heads(fld_, res_.heads, queries_[q]), answers_[q]) == Truth::no)
+      if (fld_.equal(evaluate_heads(fld_, res_.heads, queries_[q], beta_ptr()), answers_[q]) == Truth::no)
         throw_degenerate(std::string(grid_guard_marker()) + ": the plan's answers fit more than one model (grid witness query " +
                          std::to_string(q - first + 1) + " of " + std::to_string(queries_.size() - first) +
                          " disagrees with the recovered heads); another --seed, or a larger --token-range, draws a plan on which this is less likely "
-                         "(from --token-range " + std::to_string(grid_guard_quiet_range(d_, opt_.H)) +
+                         "(from --token-range " + std::to_string(grid_guard_quiet_range(d_, opt_.H, opt_.bias)) +
                          " on, the run's own Schwartz-Zippel bound is below 2^-10 and no witnesses are asked)");
   }
 
   // ---- the learner's own check, at no query cost
   void self_check() {
-    const HeadEvaluator<F> predict(fld_, res_.heads, queries_, opt_.threads);
+    const HeadEvaluator<F> predict(fld_, res_.heads, queries_, opt_.threads, beta_ptr());
     res_.self_check = self_check_answers(queries_.size(), opt_.threads,
                                          [&](size_t q) { return predict.matches_at(q, queries_[q], answers_[q]); },
                                          res_.self_check_failed);

@@ -60,7 +60,7 @@ ckpt = safetensors([
     ("o", "F32", [2, 2], [1, 2, -1, 0.5]), ("o.bias", "F32", [2], [0, 0]), ("u", "F32", [2], [1, -0.5]),
     ("embeddings.position_ids", "I64", [1, 3], [0, 1, 2]), ("mask", "BOOL", [3], [1, 0, 1]), ("num_batches_tracked", "I64", [], [7])])
 write("seed_checkpoint.safetensors", ckpt)
-# biases next to the layer that the maps do not name: skipped (convert reports the sibling one)
+# all-zero biases next to the layer that the maps do not name: they change nothing (convert reports them as not used)
 write("seed_bias_unnamed.safetensors", safetensors([
     ("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
     ("o", "F32", [2, 2], [1, 0, 0, 1]), ("o.bias", "F32", [2], [0, 0]), ("u", "F32", [2], [1, 1])]))
@@ -117,6 +117,8 @@ cases = {
     "empty_header": struct.pack("<Q", 0),
     "i64_bytes_mismatch": raw('{"p":{"dtype":"I64","shape":[3],"data_offsets":[0,8]}}', b"\0" * 8),
     "f4_partial_byte": raw('{"p":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}}', b"\0" * 2),
+    "bias_unnamed_nonzero": safetensors([("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
+                                         ("o", "F32", [2, 2], [1, 0, 0, 1]), ("o.bias", "F32", [2], [0, 0.5]), ("u", "F32", [2], [1, 1])]),
     "readout_wrong_length": safetensors([("q", "F32", [2, 2], [1, 2, 3, 4]), ("k", "F32", [2, 2], [1, 0, 0, 1]), ("v", "F32", [2, 2], [1, 0, 0, 1]),
                                          ("o", "F32", [2, 2], [1, 0, 0, 1]), ("u", "F32", [3], [1, 1, 1])]),
 }

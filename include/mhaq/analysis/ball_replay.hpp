@@ -12,6 +12,7 @@
 // pair's Krawczyk test starts from the float run's own fit (FitStarts), at a
 // precision chosen from what the bound needs, not the run's.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct BallReplay {
   ErrorKind failure = ErrorKind::unable;
   std::string why;
   std::vector<LearnedHead<Ball>> heads;
+  std::optional<Ball> beta;  // with LearnOptions::bias
   Truth self_check = Truth::unknown;  // when asked: no = an answer certainly contradicts every model in the balls
   long self_check_failed = -1;
   long bits = 0;  // the replay's working precision
@@ -68,10 +70,13 @@ FitStarts fit_starts(const Field<T>& F, const LearnResult<T>& run);
 // canon whose heads lie in `balls` (up to their order): per pair of heads
 // sup ||W - W*||_F / s(W*) + ||v - v*|| / s(v*) over the balls, the scale of
 // a norm that may be zero counting as unbounded; the least over the
-// assignments of the largest over heads. +inf when the head counts differ or
-// no scale is certainly positive.
+// assignments of the largest over heads. With biases W stands for [W c] and
+// beta's relative error is one more term of the maximum (max_rel_error's
+// metric). +inf when the head counts differ, one side has beta and the other
+// not, or no scale is certainly positive.
 template <class T>
-double certified_distance_log2(const Field<T>& F, const std::vector<LearnedHead<T>>& got, const std::vector<LearnedHead<Ball>>& balls);
+double certified_distance_log2(const Field<T>& F, const std::vector<LearnedHead<T>>& got, const std::vector<LearnedHead<Ball>>& balls,
+                               const T* got_beta = nullptr, const Ball* ball_beta = nullptr);
 
 // The transformer learner (options lo; a float run's neuron count told,
 // since balls cannot certify that two region values are equal) in balls at

@@ -2,7 +2,9 @@
 // (claim 4; docs/math/conditioning.md, proofs/11).
 //
 // Parameters are the canonical heads' entries, in head order: for head h the
-// d*d entries of W_h (row-major), then the d entries of v_h. The error of a
+// d*d entries of W_h (row-major), then the d entries of v_h; with biases
+// (docs/math/biases.md) then the d entries of c_h, measured with W_h (s_k =
+// ||[W_h c_h]||_F), and after every head beta (s_k = |beta|). The error of a
 // recovery is measured entrywise against a per-head scale:
 //
 //     err = max over heads h, entries k of |theta'_k - theta_k| / s_k,
@@ -53,9 +55,13 @@ struct Sensitivity {
   long kappa_row = 0;              // the row attaining kappa
   double pair_cond = 0;            // max over base pairs of ||d(P,r,c)/d(samples)||_inf (a pair fit's own amplification)
 
-  int rows() const { return H * (d * d + d); }
-  int row_W(int h, int i, int j) const { return h * (d * d + d) + i * d + j; }
-  int row_v(int h, int i) const { return h * (d * d + d) + d * d + i; }
+  bool bias = false;  // rows for c_h and beta follow
+  int stride() const { return d * d + d + (bias ? d : 0); }
+  int rows() const { return H * stride() + (bias ? 1 : 0); }
+  int row_W(int h, int i, int j) const { return h * stride() + i * d + j; }
+  int row_v(int h, int i) const { return h * stride() + d * d + i; }
+  int row_c(int h, int i) const { return h * stride() + d * d + d + i; }
+  int row_beta() const { return H * stride(); }
   // sign(J[kappa_row][j]) per answer (+1 where the entry is zero): the answer
   // perturbation eps * signs that attains kappa to first order.
   std::vector<signed char> worst_signs() const;

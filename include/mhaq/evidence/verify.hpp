@@ -49,6 +49,10 @@ struct VerifyOptions {
   // The learner's schedule for claims 1-4 (claims 2 and 4 then count that
   // schedule's queries: stages/2-schedule/schedule.hpp, schedule_query_count).
   Schedule schedule = Schedule::paper;
+  // Every trial's model gets biases (generate --bias) and the learner allows
+  // them: claim 1 recovers (W_h, c_h, v_h) and beta, claims 2 and 4 count the
+  // schedule with biases (docs/math/biases.md).
+  bool bias = false;
   // > 0 (with Schedule::rank): every model's heads have rank exactly `rank`
   // (generate --rank) and every run is told that bound (recover --rank); d > rank.
   int rank = 0;

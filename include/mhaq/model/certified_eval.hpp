@@ -3,8 +3,9 @@
 // strategy) until the ball fixes the correctly rounded decimal at the
 // requested number of significant digits, or a precision cap is reached.
 //
-// Scores s_{h,r} = x_r^T W_h x_N and values c_{h,r} = v_h^T x_r are exact
-// rationals; only the weights e^{s_{h,r} - max_r s_{h,r}} are irrational.
+// Scores s_{h,r} = x_r^T (W_h x_N + c_h) and values v_h^T x_r are exact
+// rationals (beta is added); only the weights e^{sqrt(root) (s_{h,r} -
+// max_r s_{h,r})} are irrational (root: Model::root, an irrational scale).
 // A head whose scores are all equal, or whose values are all equal,
 // contributes an exact rational; when every head does, f is rational and its
 // decimal is rounded exactly (ties to even). Otherwise the decimal is decided

@@ -24,27 +24,17 @@
 #include <vector>
 
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/arith/surd.hpp"
 #include "mhaq/model/safetensors.hpp"
 
 namespace mhaq {
-
-// scale = q sqrt(m), m a positive integer (1 when the scale is rational; m is
-// never a perfect square above 1).
-struct KernelScale {
-  Rational q{1};
-  Rational m{1};
-  std::string text;  // as the map gives it
-  bool rational() const { return m == Rational(1); }
-};
-// "1/sqrt(d_k)", "1/sqrt(n)" (n an exact positive rational) or an exact
-// rational; Error(input) naming `where` otherwise.
-KernelScale kernel_scale(const std::string& text, long d_k, const std::string& where);
 
 struct KernelLayer {
   int d = 0, heads = 0, kv_heads = 0, d_k = 0, d_v = 0, d_out = 0;
   QMat Wq, Wk, Wv, Wo;  // out x in: (H d_k) x d, (G d_k) x d, (G d_v) x d, d_out x (H d_v)
   QVec bq, bk, bv, bo;  // empty: no bias
-  KernelScale scale;
+  Surd scale;              // q sqrt(m), from map_scale
+  std::string scale_text;  // as the map gives it
   bool rope = false;
   Rational rope_theta;
   bool rope_interleaved = false;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/arith/surd.hpp"
 #include "mhaq/model/factored.hpp"
 
 namespace mhaq {
@@ -90,7 +91,7 @@ Rational decode_element(StDtype t, const unsigned char* p, const std::string& wh
 // {"format": "mhaq-safetensors-map", "version": 1, "heads": H,
 //  "layout": "out_in" | "in_out",
 //  "q": NAME, "k": NAME, "v": NAME   |   "in_proj": NAME [, "in_proj_split": ["q","k","v"]],
-//  "out": NAME, "scale": "1/sqrt(d_k)" | "1/sqrt(n)" | "p/q"
+//  "out": NAME, "scale": "1/sqrt(d_k)" | "1/sqrt(n)" | "p/q" | "sqrt(2)/4"
 //  [, "readout": NAME | [exact entries]] [, "ffn": NAME]
 //  [, "q_bias": NAME, "k_bias": NAME, "v_bias": NAME | "in_proj_bias": NAME] [, "out_bias": NAME]
 //  [, "kv_heads": G] [, "rope": {"theta": "10000", "pairing": "half" | "interleaved"}]}
@@ -123,19 +124,26 @@ SafetensorsMap safetensors_map_from_json(const nlohmann::json& j, const std::str
 // Reads and parses a map file; every error names the file (invalid JSON, a
 // duplicate key, a wrong field).
 SafetensorsMap read_safetensors_map(const std::string& path);
-// Tensors that sit next to a mapped tensor as its bias ("P.bias" next to
-// "P.weight", "P.in_proj_bias" next to "P.in_proj_weight") and that the map
-// does not name: unused, reported so that a forgotten bias is seen.
+// Bias tensors next to a mapped tensor ("P.bias" next to "P.weight",
+// "P.in_proj_bias" next to "P.in_proj_weight") that the map does not name.
+// A layer without them would be another layer, so one with a nonzero entry
+// (or of a dtype mhaq cannot read) is Error(input) naming the map entry to
+// add, and so are torch's "P.bias_k" and "P.bias_v" (add_bias_kv); returns
+// the all-zero ones, which change nothing.
 std::vector<std::string> unnamed_biases(const SafetensorsFile& f, const SafetensorsMap& m);
-// Exact scale for d_k: "1/sqrt(d_k)" (d_k a perfect square), "1/sqrt(n)" (n
-// a perfect square), or an exact rational; Error(input) otherwise.
-Rational map_scale(const std::string& text, long d_k, const std::string& where);
+// Exact scale q sqrt(m) for d_k: "1/sqrt(d_k)" for any d_k (8: sqrt(2)/4),
+// or any scale parse_surd reads ("1/sqrt(n)", "p/q", "sqrt(2)/4");
+// Error(input) otherwise. The one parser of every layer's scale.
+Surd map_scale(const std::string& text, long d_k, const std::string& where);
 
 // The factored model of the mapped tensors, exactly: Q_h, K_h (d x d_k),
 // V_h (d x d_v) from the head's block of rows (out_in) or columns (in_out),
-// O = the output projection as (H*d_v) x d_out, u = the readout. Biases
-// next to a mapped tensor, missing tensors, wrong ranks and shapes that do
-// not agree are Error(input) naming the tensor.
+// O = the output projection as (H*d_v) x d_out, u = the readout, and the
+// biases the map names (q_bias, k_bias per head: d_k entries; v_bias: d_v;
+// out_bias: d_out; all-zero ones are none). A nonzero bias next to a
+// mapped tensor that the map does not name (unnamed_biases), missing
+// tensors, wrong ranks and shapes that do not agree are Error(input) naming
+// the tensor.
 // With a map's "ffn", `ffn` receives the FFN's first layer as d_out x m and
 // the returned readout has m entries (Error(internal) when ffn is null).
 FactoredModel safetensors_to_factored(const SafetensorsFile& f, const SafetensorsMap& m, QMat* ffn = nullptr);

@@ -95,9 +95,9 @@ template <>
 Field<Ball> oracle_field<Ball>(long w_den, long token_den, const OracleNoise& noise, ExactSolver solver);
 // Error(input) unless every token has dimension d and entries in (1/token_den)Z.
 void check_query_grid(const Query& q, int d, long token_den);
-
 // Evaluates f(X) exactly on rational tokens, in Q(tau) (for checks that do not
-// go through any learner, e.g. certificates and golden files).
+// go through any learner, e.g. certificates and golden files); refuses a
+// model with Model::root > 1 (refuse_irrational_scale).
 QTau evaluate_exact(const Model& m, const Query& q, long L);
 // The exact oracle's cost measure of one answer (oracle side: it reads the
 // model): sum over heads of (largest score - smallest score) over the query's

@@ -82,8 +82,9 @@ struct ArithOps {
   static long reported_bits(long bits);
   // Comparison of the recovered heads with the canonical truth, into r and f
   // (exact_match; contains_truth and max_radius; max_rel_error against
-  // f.tolerance_log2); f.agrees and f.disagreement are set.
-  static void compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<N>>& got);
+  // f.tolerance_log2); f.agrees and f.disagreement are set. beta: the
+  // recovered beta of a run with biases (null: none, zero).
+  static void compare(RecoverResult& r, RunFacts& f, const Model& canon, const std::vector<LearnedHead<N>>& got, const N* beta = nullptr);
   // Floats: the run's tolerance on max_rel_error (tolerance, or 0 for
   // 2^(acc/4)) into f.tolerance_log2 and r, with the decision tolerance when
   // `decisions`; nothing for exact and balls.
@@ -93,19 +94,19 @@ struct ArithOps {
 // Defined per arithmetic in src/run/arith_policy.cpp.
 template <> std::unique_ptr<PrecisionScope> ArithOps<QTau>::precision(long);
 template <> long ArithOps<QTau>::reported_bits(long);
-template <> void ArithOps<QTau>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<QTau>>&);
+template <> void ArithOps<QTau>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<QTau>>&, const QTau*);
 template <> void ArithOps<QTau>::tolerance(RecoverResult&, RunFacts&, const Field<QTau>&, const Rational&, bool);
 template <> std::unique_ptr<PrecisionScope> ArithOps<Ball>::precision(long);
 template <> long ArithOps<Ball>::reported_bits(long);
-template <> void ArithOps<Ball>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<Ball>>&);
+template <> void ArithOps<Ball>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<Ball>>&, const Ball*);
 template <> void ArithOps<Ball>::tolerance(RecoverResult&, RunFacts&, const Field<Ball>&, const Rational&, bool);
 template <> std::unique_ptr<PrecisionScope> ArithOps<Mpfr>::precision(long);
 template <> long ArithOps<Mpfr>::reported_bits(long);
-template <> void ArithOps<Mpfr>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<Mpfr>>&);
+template <> void ArithOps<Mpfr>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<Mpfr>>&, const Mpfr*);
 template <> void ArithOps<Mpfr>::tolerance(RecoverResult&, RunFacts&, const Field<Mpfr>&, const Rational&, bool);
 template <> std::unique_ptr<PrecisionScope> ArithOps<double>::precision(long);
 template <> long ArithOps<double>::reported_bits(long);
-template <> void ArithOps<double>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<double>>&);
+template <> void ArithOps<double>::compare(RecoverResult&, RunFacts&, const Model&, const std::vector<LearnedHead<double>>&, const double*);
 template <> void ArithOps<double>::tolerance(RecoverResult&, RunFacts&, const Field<double>&, const Rational&, bool);
 
 template <class T, Arith A, TruthTest Test>

@@ -78,7 +78,8 @@ std::vector<HeadRecord> head_records(const Field<T>& F, const std::vector<Learne
 // The judge's facts of a run whose truth is known (canon), before it runs.
 RunFacts known_truth_facts(Arith a, const Model& canon);
 // A float run's first-order error estimate in the metric of max_rel_error
-// (log2): (d + sqrt d)(kappa_rel 2^-p + kappa eps).
+// (log2): (d + sqrt d)(kappa_rel 2^-p + kappa eps). With biases pass d + 1:
+// [W c] has d (d + 1) entries, and beta's term is a single entry's.
 double first_order_estimate_log2(int d, double kappa, double kappa_rel, long p, const Rational& eps);
 
 // recover --design placed (run/recover_placed.cpp): writes the run into r, returns its queries.

@@ -35,7 +35,10 @@ void check_transformer_limits(const TransformerModel& truth, const RecoverOption
 // queries [a x k, b]: the exponent of head h is L (a-b)^T W_h b with
 // |a-b|, |b| <= 2R/den entrywise and L = m den^2, so the degree of the
 // answer's denominator is at most 4 m R^2 sum_h sum_ij |W_h,ij| (m = lcm of
-// the W denominators). Sets out to that bound.
+// the W denominators). With biases the exponent gains L (a-b)^T c_h, at most
+// 2 m R sum_h sum_i |c_h,i| (m then the lcm of the W and c denominators),
+// and the across links' final tokens 2 b_1 - b_j (3R) stay within the 4 R^2.
+// Sets out to that bound.
 void exact_tau_degree_bound(fmpz_t out, const Model& m, long token_range);
 
 // Error(kind) "<what>: ..." unless L = m den^2 <= limits::max_L and the bound

@@ -3,6 +3,7 @@
 // depending on the driver that calls it.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "mhaq/arith/field.hpp"
@@ -68,6 +69,9 @@ struct RecoverOptions {
   // Progress lines of a long run (base/progress.hpp; the program writes them
   // to standard error unless --quiet); null: none. No result depends on them.
   Progress* progress = nullptr;
+  // The learner allows biases (heads' c and beta; docs/math/biases.md).
+  // Unset: as the model (on when it has biases), off with no model.
+  std::optional<bool> bias;
   // Schedule::rank: the bound R on every head's rank, 1 <= R < d (docs/math/low-rank.md)
   int rank = 0;
 };

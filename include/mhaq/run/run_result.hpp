@@ -37,6 +37,7 @@ namespace mhaq {
 struct HeadRecord {
   std::vector<std::vector<std::string>> W;
   std::vector<std::string> v;
+  std::optional<std::vector<std::string>> c = {};  // with biases: the score's term c^T x_i
 };
 // A recovered transformer: its heads' W and its neurons' (u, U).
 struct TransformerRecord {
@@ -104,6 +105,7 @@ struct RunRecord {
   std::optional<std::string> bases_source;  // baselines: orthogonal
   std::optional<std::vector<long>> subspace_dims;
   std::optional<int> scale_log2_max;
+  std::optional<bool> bias;  // the learner allowed biases (heads' c and beta; docs/math/biases.md)
 };
 // The plan: the schedule, its bounds and the exact cost guard.
 struct PlanRecord {
@@ -153,6 +155,7 @@ struct EvidenceRecord {
   std::optional<long> grid_witness_queries;  // a small grid's witnesses (stages/grid_guard.hpp), when it fired
   std::optional<std::vector<RepairRecord>> repaired_pairs;
   std::optional<std::vector<HeadRecord>> heads;
+  std::optional<std::string> beta;  // with biases: the constant added to every answer
   std::optional<TransformerRecord> model;  // transformers: the recovered parameters
   std::optional<PhaseQueries> queries_by_phase;
   std::optional<PathRecord> path;

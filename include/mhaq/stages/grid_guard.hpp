@@ -54,7 +54,7 @@ std::vector<Query> grid_witness_queries(int d, const LearnOptions& opt, const Gr
 
 // The least token range at which the plan's own bound is at most 2^-10, so the
 // guard does not fire (for the message of a run the guard ended).
-long grid_guard_quiet_range(int d, long H);
+long grid_guard_quiet_range(int d, long H, bool bias = false);
 
 // Words every message of a run the guard ended contains.
 inline const char* grid_guard_marker() { return "small token grid"; }

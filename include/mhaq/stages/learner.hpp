@@ -29,6 +29,10 @@ namespace mhaq {
 struct LearnOptions {
   int H = 1;                    // head count, or an upper bound H0 when heads_is_bound
   bool heads_is_bound = false;  // claim 3: only H0 >= H is known
+  // The model may have biases: the learner recovers (W_h, c_h, v_h) and beta,
+  // with one more final token (docs/math/biases.md). Off: the paper's model,
+  // and every query and number exactly as without this option.
+  bool bias = false;
   Schedule schedule = Schedule::paper;
   int rank = 0;  // the rank schedule's bound R on every head's rank (1 <= R < d); 0 for the other schedules
   std::uint64_t seed = 1;
@@ -54,12 +58,16 @@ struct LearnOptions {
 
 // The query plan learn() sends for these options: B and Delta drawn from
 // opt.seed exactly as learn() draws them (non-adaptive, so it is known before
-// any query). `redraws` receives the number of singular draws replaced.
+// any query). `redraws` receives the number of singular draws replaced. With
+// opt.bias, the final token b_{d+1} comes from a stream of its own, so B and
+// Delta are those of the same seed without biases.
 Plan learner_plan(int d, const LearnOptions& opt, int* redraws = nullptr);
 
 template <class T>
 struct LearnResult {
   std::vector<LearnedHead<T>> heads;
+  // With LearnOptions::bias: beta = f([b_1]) - sum_h v_h^T b_1 (no query of its own).
+  std::optional<T> beta;
   Plan plan;
   int redraws = 0;
   std::vector<PairFit<T>> fits;      // per pair of plan.pairs, heads in the pair's own order

@@ -375,5 +375,6 @@ void check_scaled_queries(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_placed_certified(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_composed_estimate(const ProveOptions& o, bool broken, LemmaCheck& out);
 void check_float_judge(const ProveOptions& o, bool broken, LemmaCheck& out);
+void check_bias_canonical(const ProveOptions& o, bool broken, LemmaCheck& out);
 
 }  // namespace mhaq::proof

@@ -68,6 +68,8 @@ const std::vector<Entry>& registry() {
        "MPFR and double randomized + model 1", proof::check_float_judge},
       {"41-rank-schedule", "rank schedule: 1+2H(2dR-R^2+2d-R-1) queries; a skeleton completes every head of rank <= R, the check column refuses one above R",
        "exhaustive + exact randomized", proof::check_rank_schedule},
+      {"42-bias-canonical", "biases: scores x_i^T (W_h x_N + c_h), beta added; the canonical form merges on (W, c); an affine across link",
+       "exact randomized", proof::check_bias_canonical},
   };
   return r;
 }

@@ -37,7 +37,15 @@ long compact_query_count(long d, long H) {
 long rank_pair_count(long d, long R) { return 2 * d * R - R * R + 2 * d - R - 1; }
 long rank_query_count(long d, long H, long R) { return 1 + 2 * H * rank_pair_count(d, R); }
 long rank_parameter_floor(long d, long H, long R) { return H * (2 * d * R - R * R + d); }
-long schedule_query_count(Schedule s, long d, long H, long rank) {
+long schedule_query_count(Schedule s, long d, long H, long rank, bool bias) {
+  if (bias) {  // one more final token: its d base pairs, within links and across link
+    switch (s) {
+      case Schedule::paper: return 4 * H * d * d + 4 * H * d - 2 * H + 1;
+      case Schedule::lean: return 1 + 2 * H * (d * d + 2 * d - 1);
+      case Schedule::compact: return compact_query_count(d, H) + static_cast<long>(compact_samples(static_cast<int>(H))) * d;
+      case Schedule::rank: throw Error(ErrorKind::usage, "the rank schedule takes no biases");
+    }
+  }
   switch (s) {
     case Schedule::paper: return paper_query_bound(d, H);
     case Schedule::lean: return lean_query_count(d, H);
@@ -45,6 +53,10 @@ long schedule_query_count(Schedule s, long d, long H, long rank) {
     case Schedule::rank: return rank_query_count(d, H, rank);
   }
   return 0;
+}
+
+QVec Plan::across_token(int j) const {
+  return bias ? B.col(0) + B.col(0) - B.col(j) : B.col(0) + B.col(j);
 }
 
 namespace {
@@ -65,7 +77,7 @@ Plan compact_plan(Plan p) {
     throw Error(ErrorKind::usage, "the compact schedule takes H (or H0) <= " + std::to_string(compact_max_heads) +
                                       ": its links try all H! assignments of heads");
   const int s = compact_samples(H) + 1;
-  for (int j = 0; j < d; ++j)
+  for (int j = 0; j < p.finals(); ++j)
     for (int i = 0; i < d; ++i) p.pairs.push_back({PairKind::base, i, j, p.Delta.col(i), p.B.col(j), j == 0 ? p.samples : s});
   if (H >= 2)
     for (int i = 1; i < d; ++i) {
@@ -74,10 +86,10 @@ Plan compact_plan(Plan p) {
     }
   else
     for (int i = 1; i < d; ++i) p.labelling.push_back({p.base_index(i, 0), p.root(), -1, Relation::predicted, std::nullopt});
-  for (int j = 1; j < d; ++j)
+  for (int j = 1; j < p.finals(); ++j)
     for (int i = 0; i < d; ++i)
       p.labelling.push_back({p.base_index(i, j), p.base_index(i, 0), -1, Relation::poles,
-                             PairSpec{PairKind::across, i, j, p.Delta.col(i), p.B.col(0) + p.B.col(j), 2}});
+                             PairSpec{PairKind::across, i, j, p.Delta.col(i), p.across_token(j), 2}});
   index_queries(p);
   return p;
 }
@@ -121,21 +133,23 @@ Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples,
   p.samples = samples == 0 ? 2 * H + 1 : samples;
   p.B = B;
   p.Delta = Delta;
-  const int d = p.d;
+  p.bias = B.cols() == B.rows() + 1;
+  const int d = p.d, finals = p.finals();
   p.first = {Run{B.col(0), 1}};
   if (s == Schedule::compact) {
     if (samples != 0) throw Error(ErrorKind::usage, "the compact schedule does not oversample (--samples-per-pair)");
     return compact_plan(std::move(p));
   }
   if (s == Schedule::rank) {
+    if (p.bias) throw Error(ErrorKind::usage, "the rank schedule takes no biases (learn a model with biases with --schedule paper, lean or compact)");
     p.rank = rank;
     return rank_plan(std::move(p));
   }
   if (rank != 0) throw Error(ErrorKind::usage, "a rank bound needs the rank schedule");
-  for (int j = 0; j < d; ++j)
+  for (int j = 0; j < finals; ++j)
     for (int i = 0; i < d; ++i) p.pairs.push_back({PairKind::base, i, j, Delta.col(i), B.col(j), p.samples});
-  const int within_tokens = s == Schedule::paper ? d : 1;
-  std::vector<std::vector<int>> within(d, std::vector<int>(d, -1));  // [j][i]
+  const int within_tokens = s == Schedule::paper ? finals : 1;
+  std::vector<std::vector<int>> within(finals, std::vector<int>(d, -1));  // [j][i]
   for (int j = 0; j < within_tokens; ++j)
     for (int i = 1; i < d; ++i) {
       within[j][i] = static_cast<int>(p.pairs.size());
@@ -143,18 +157,18 @@ Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples,
     }
   if (s == Schedule::paper) {
     // across links first: (1, j) from (1, 1); then within links at every b_j
-    for (int j = 1; j < d; ++j) {
-      p.labelling.push_back({p.base_index(0, j), p.root(), static_cast<int>(p.pairs.size()), Relation::across, std::nullopt});
-      p.pairs.push_back({PairKind::across, 0, j, Delta.col(0), B.col(0) + B.col(j), p.samples});
+    for (int j = 1; j < finals; ++j) {
+      p.labelling.push_back({p.base_index(0, j), p.root(), static_cast<int>(p.pairs.size()), p.across(), std::nullopt});
+      p.pairs.push_back({PairKind::across, 0, j, Delta.col(0), p.across_token(j), p.samples});
     }
-    for (int j = 0; j < d; ++j)
+    for (int j = 0; j < finals; ++j)
       for (int i = 1; i < d; ++i) p.labelling.push_back({p.base_index(i, j), p.base_index(0, j), within[j][i], Relation::within, std::nullopt});
   } else {
     for (int i = 1; i < d; ++i) p.labelling.push_back({p.base_index(i, 0), p.root(), within[0][i], Relation::within, std::nullopt});
-    for (int j = 1; j < d; ++j)
+    for (int j = 1; j < finals; ++j)
       for (int i = 0; i < d; ++i)
         p.labelling.push_back({p.base_index(i, j), p.base_index(i, 0), -1, Relation::residue,
-                               PairSpec{PairKind::across, i, j, Delta.col(i), B.col(0) + B.col(j), p.samples}});
+                               PairSpec{PairKind::across, i, j, Delta.col(i), p.across_token(j), p.samples}});
   }
   index_queries(p);
   return p;
@@ -181,6 +195,20 @@ std::vector<Query> Plan::queries() const {
   for (const auto& pr : pairs)
     for (auto& q : pair_queries(pr)) out.push_back(std::move(q));
   return out;
+}
+
+QMat with_affine_final(Rng& rng, const QMat& B, const TokenSpec& spec) {
+  const int d = B.rows();
+  QMat out(d, d + 1), A(d + 1, d + 1);
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c) A(r, c) = out(r, c) = B(r, c);
+  for (int c = 0; c <= d; ++c) A(d, c) = Rational(1);
+  for (int attempt = 0;; ++attempt) {
+    if (attempt == 64) throw_degenerate("64 consecutive draws of the final token b_" + std::to_string(d + 1) + " affinely dependent on B; token range too small");
+    for (int r = 0; r < d; ++r) A(r, d) = out(r, d) = Rational(rng.uniform_int(-spec.range, spec.range), static_cast<unsigned long>(spec.den));
+    // decided exactly in Q, as the draws of B and Delta
+    if (!det(A).is_zero()) return out;
+  }
 }
 
 Draws draw_tokens(Rng& rng, int d, const TokenSpec& spec) {

@@ -98,7 +98,8 @@ class Labeller {
   // A degenerate root (i=1, j=1) from the across link to b_2: its poles are
   // r(1,1) r(1,2), its residues c(1) are those of base pair (1,2) too
   // (residues do not depend on the final token), so (1,2) in its own order
-  // serves as the reference.
+  // serves as the reference. (With biases the link's poles are
+  // r(1,1)^2 / r(1,2): not this route; the offset is drawn afresh instead.)
   PairFit<T> repaired_root() {
     const int root = plan_.root(), alt = plan_.base_index(0, 1);
     int link = -1;
@@ -127,7 +128,7 @@ class Labeller {
   // A labelled base pair with the offset of base pair t at another final token.
   int same_offset_labelled(int t) const {
     const PairSpec& ps = plan_.pairs[t];
-    for (int j = 0; j < d_; ++j) {
+    for (int j = 0; j < plan_.finals(); ++j) {
       const int q = plan_.base_index(ps.i, j);
       if (j != ps.j && q >= 0 && is_labelled_[q]) return q;
     }
@@ -243,7 +244,7 @@ class Labeller {
       const std::string what = "fallback for " + pair_name(plan_.pairs[st.target]);
       try {
         const PairFit<T> fit = fit_known_limit(fld_, f[s], ref.c);
-        const Assignment a = predicted_assignment(fld_, ref, fit, res_.chain.f0(fld_, st.fallback->final_token), y[s][0], Relation::across);
+        const Assignment a = predicted_assignment(fld_, ref, fit, res_.chain.f0(fld_, st.fallback->final_token), y[s][0], plan_.across());
         const std::vector<int> perm = unique_or_throw(a, pair_name(*st.fallback) + " (one value, predicted for each assignment of equal residues)");
         out[s] = PairFit<T>{fit.P, {}, ref.c};
         for (int h = 0; h < ref.heads(); ++h) out[s].r.push_back(fit.r[perm[h]]);
@@ -284,7 +285,7 @@ class Labeller {
     });
     for (size_t s = 0; s < steps.size(); ++s) {
       const LabelStep& st = *steps[s];
-      const Assignment a = label_assignment(fld_, res_.labelled[st.ref], res_.fits[st.target], &res_.fallback_fits[s], Relation::across);
+      const Assignment a = label_assignment(fld_, res_.labelled[st.ref], res_.fits[st.target], &res_.fallback_fits[s], plan_.across());
       res_.labelled[st.target] = permuted(res_.fits[st.target], unique_or_throw(a, "fallback " + pair_name(res_.fallback_pairs[s])));
     }
   }

@@ -144,10 +144,12 @@ Assignment label_assignment(const F& fld, const PairFit<typename F::value_type>&
   for (int h = 0; h < H; ++h) cscale = cscale + dv.abs(val(ref.c[h])) + dv.abs(val(cur.c[h]));
   auto compat = [&](int h, int g) {
     if (rel == Relation::residue) return dv.equal(val(cur.c[g]), val(ref.c[h]), cscale);
-    const auto prod = val(ref.r[h]) * val(cur.r[g]);
+    // link = ref * cur (within, across), or link * cur = ref^2 (across_affine)
+    const bool affine = rel == Relation::across_affine;
+    const auto prod = affine ? val(ref.r[h]) * val(ref.r[h]) : val(ref.r[h]) * val(cur.r[g]);
     Truth any = Truth::no;
     for (int l = 0; l < H && any != Truth::yes; ++l) {
-      Truth t = dv.equal(val(link->r[l]), prod);
+      Truth t = affine ? dv.equal(val(link->r[l]) * val(cur.r[g]), prod) : dv.equal(val(link->r[l]), prod);
       if (rel == Relation::within) {
         t = truth_and(t, dv.equal(val(link->c[l]), val(ref.c[h]) + val(cur.c[g]), cscale));
       } else {
@@ -171,8 +173,9 @@ PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typ
   if (link.heads() != H || rel == Relation::residue || (by_known && static_cast<int>(known_c.size()) != H)) return {};
   auto cscale = fld.from(Rational(0));
   for (int h = 0; h < H; ++h) cscale = cscale + fld.abs(ref.c[h]) + fld.abs(link.c[h]);
+  const bool across = rel == Relation::across || rel == Relation::across_affine;
   a = match_heads(H, [&](int h, int l) {
-    if (rel == Relation::across) return fld.equal(link.c[l], ref.c[h], cscale);
+    if (across) return fld.equal(link.c[l], ref.c[h], cscale);
     if (by_known) return fld.equal(link.c[l], ref.c[h] + known_c[h], cscale);
     // a visible head of the target, or one whose residue is zero there
     Truth t = fld.equal(link.c[l], ref.c[h], cscale);
@@ -184,8 +187,9 @@ PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typ
   PairFit<T> out{P, {}, {}};
   for (int h = 0; h < H; ++h) {
     const int l = a.perm[h];
-    out.r.push_back(link.r[l] / ref.r[h]);
-    out.c.push_back(rel == Relation::across ? ref.c[h] : by_known ? known_c[h] : link.c[l] - ref.c[h]);
+    // across_affine: link = ref^2 / target
+    out.r.push_back(rel == Relation::across_affine ? ref.r[h] * ref.r[h] / link.r[l] : link.r[l] / ref.r[h]);
+    out.c.push_back(across ? ref.c[h] : by_known ? known_c[h] : link.c[l] - ref.c[h]);
   }
   return out;
 }
@@ -196,7 +200,8 @@ Assignment predicted_assignment(const F& fld, const PairFit<typename F::value_ty
   using T = typename F::value_type;
   const int H = ref.heads();
   Assignment out;
-  if (cur.heads() != H || (rel != Relation::within && rel != Relation::across)) return out;
+  const bool across = rel == Relation::across || rel == Relation::across_affine;
+  if (cur.heads() != H || (rel != Relation::within && !across)) return out;
   const T one = fld.from(Rational(1));
   // term[h][g]: head h of ref with head g of cur; allowed[h][g]: not certainly
   // excluded by the residues (across)
@@ -206,10 +211,10 @@ Assignment predicted_assignment(const F& fld, const PairFit<typename F::value_ty
   for (int h = 0; h < H; ++h) cscale = cscale + fld.abs(ref.c[h]) + fld.abs(cur.c[h]);
   for (int h = 0; h < H; ++h)
     for (int g = 0; g < H; ++g) {
-      const T rho = ref.r[h] * cur.r[g];
+      const T rho = rel == Relation::across_affine ? ref.r[h] * ref.r[h] / cur.r[g] : ref.r[h] * cur.r[g];
       term[h].push_back((rel == Relation::within ? ref.c[h] + cur.c[g] : ref.c[h]) * rho / (one + rho));
       scale = scale + fld.abs(term[h].back());
-      if (rel == Relation::across) allowed[h][g] = fld.equal(ref.c[h], cur.c[g], cscale) != Truth::no;
+      if (across) allowed[h][g] = fld.equal(ref.c[h], cur.c[g], cscale) != Truth::no;
     }
   const T target = f0 - f1;
   std::vector<std::vector<int>> possible, certain;

@@ -16,30 +16,39 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
                                                             const std::vector<PairFit<typename F::value_type>>& labelled, int H,
                                                             int threads, const QMat* delta_inverse, std::vector<int>* ranks) {
   using T = typename F::value_type;
-  const int d = plan.d;
+  const int d = plan.d, n = plan.finals();
+  // B^{-1}, or with biases A^{-1} for A = [B; 1 ... 1] ((d+1) x (d+1)):
+  // L_h = Delta^T [W_h c_h] A, so [W_h c_h] = Delta^{-T} L_h A^{-1}
+  QMat A = plan.B;
+  if (plan.bias) {
+    A = QMat(d + 1, d + 1);
+    for (int i = 0; i <= d; ++i)
+      for (int j = 0; j <= d; ++j) A(i, j) = i < d ? plan.B(i, j) : Rational(1);
+  }
   QMat DeltaInvT, BInv;
   if (delta_inverse) DeltaInvT = delta_inverse->transpose();  // (Delta^{-1})^T = (Delta^T)^{-1}, exactly
-  if ((!delta_inverse && !inverse(plan.Delta.transpose(), DeltaInvT)) || !inverse(plan.B, BInv)) throw_internal("B or Delta singular after the draw check");
+  if ((!delta_inverse && !inverse(plan.Delta.transpose(), DeltaInvT)) || !inverse(A, BInv)) throw_internal("B or Delta singular after the draw check");
   const T zero = fld.from(Rational(0));
   // Delta^{-T} and B^{-1} in the field, converted once for every head
-  Mat<T> DiT(d, d), Bi(d, d);
+  Mat<T> DiT(d, d), Bi(n, n);
   for (int i = 0; i < d; ++i)
-    for (int j = 0; j < d; ++j) {
-      DiT(i, j) = fld.from(DeltaInvT(i, j));
-      Bi(i, j) = fld.from(BInv(i, j));
-    }
+    for (int j = 0; j < d; ++j) DiT(i, j) = fld.from(DeltaInvT(i, j));
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) Bi(i, j) = fld.from(BInv(i, j));
   std::vector<LearnedHead<T>> heads(static_cast<size_t>(H));
   std::vector<int> rank(static_cast<size_t>(H), d);
   parallel_for(0, static_cast<size_t>(H), threads, [&](size_t hs) {
     const int h = static_cast<int>(hs);
-    Mat<T> L(d, d);
+    Mat<T> L(d, n);
     for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j)
+      for (int j = 0; j < n; ++j)
         if (plan.asked(i, j)) L(i, j) = fld.log(labelled[plan.base_index(i, j)].r[h]);
     if (plan.rank > 0) rank[hs] = complete_low_rank(fld, plan, L, h).rank;
-    LearnedHead<T> head{Mat<T>(d, d), {}};
-    Mat<T> M(d, d);  // Delta^{-T} L_h
-    std::vector<const T*> xs(static_cast<size_t>(d)), cs(static_cast<size_t>(d));
+    LearnedHead<T> head{Mat<T>(d, d), {}, {}};
+    Mat<T> M(d, n);  // Delta^{-T} L_h
+    std::vector<const T*> xs(static_cast<size_t>(std::max(d, n))), cs(xs.size());
+    xs.resize(static_cast<size_t>(d));
+    cs.resize(static_cast<size_t>(d));
     T t = zero;
     for (int i = 0; i < d; ++i) {
       T vi = zero;  // vi = vi - DiT(i, t) c_h(t), in place
@@ -48,7 +57,7 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
         vi -= t;
       }
       head.v.push_back(vi);
-      for (int j = 0; j < d; ++j) {
+      for (int j = 0; j < n; ++j) {
         for (int k = 0; k < d; ++k) {
           xs[static_cast<size_t>(k)] = &L(k, j);
           cs[static_cast<size_t>(k)] = &DiT(i, k);
@@ -56,13 +65,17 @@ std::vector<LearnedHead<typename F::value_type>> solve_heads(const F& fld, const
         M(i, j) = lin_comb(fld, xs, cs, true);
       }
     }
+    xs.resize(static_cast<size_t>(n));
+    cs.resize(static_cast<size_t>(n));
     for (int i = 0; i < d; ++i)
-      for (int j = 0; j < d; ++j) {
-        for (int k = 0; k < d; ++k) {
+      for (int j = 0; j < n; ++j) {
+        for (int k = 0; k < n; ++k) {
           xs[static_cast<size_t>(k)] = &M(i, k);
           cs[static_cast<size_t>(k)] = &Bi(k, j);
         }
-        head.W(i, j) = lin_comb(fld, xs, cs, false);
+        T x = lin_comb(fld, xs, cs, false);
+        if (j < d) head.W(i, j) = std::move(x);
+        else head.c.push_back(std::move(x));
       }
     heads[hs] = std::move(head);
   });
@@ -106,7 +119,7 @@ std::vector<typename F::value_type> token_in_field(const F& fld, const QVec& x) 
   return xf;
 }
 
-// W_h x_N and x_N^T W_h x_N for one head (xNf: x_N's entries in the field)
+// W_h x_N + c_h and x_N^T (W_h x_N + c_h) for one head (xNf: x_N's entries in the field)
 template <ArithField F>
 void final_terms(const F& fld, const LearnedHead<typename F::value_type>& h, const QVec& xN, const std::vector<typename F::value_type>& xNf,
                  std::vector<typename F::value_type>& Wx, typename F::value_type& sN) {
@@ -116,6 +129,7 @@ void final_terms(const F& fld, const LearnedHead<typename F::value_type>& h, con
   for (int i = 0; i < d; ++i)
     for (int j = 0; j < d; ++j)
       if (!xN[j].is_zero()) add_product(Wx[i], h.W(i, j), xNf[j], t);
+  for (size_t i = 0; i < h.c.size(); ++i) Wx[i] += h.c[i];  // W x_N + c
   sN = dot_token(fld, xN, xNf, Wx);
 }
 
@@ -137,7 +151,8 @@ typename F::value_type head_term(const F& fld, const LearnedHead<typename F::val
 }  // namespace
 
 template <ArithField F>
-typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHead<typename F::value_type>>& heads, const Query& q) {
+typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHead<typename F::value_type>>& heads, const Query& q,
+                                      const typename F::value_type* beta) {
   using T = typename F::value_type;
   T total = fld.from(Rational(0));
   std::vector<T> Wx;
@@ -147,12 +162,13 @@ typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHea
     final_terms(fld, h, q.back().token, xNf, Wx, sN);
     total = total + head_term(fld, h, q, Wx, sN);
   }
+  if (beta) total = total + *beta;
   return total;
 }
 
 template <ArithField F>
-HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads)
-    : fld_(fld), heads_(heads) {
+HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads, const T* beta)
+    : fld_(fld), heads_(heads), beta_(beta) {
   const size_t H = heads_.size();
   std::vector<const QVec*> tokens;
   auto intern = [&](const QVec& x) {
@@ -251,13 +267,14 @@ template <ArithField F>
 typename F::value_type HeadEvaluator<F>::operator()(const Query& q) const {
   std::vector<int> xs;
   std::vector<const std::vector<T>*> sx;
-  if (!kept(q, xs, sx)) return evaluate_heads(fld_, heads_, q);
+  if (!kept(q, xs, sx)) return evaluate_heads(fld_, heads_, q, beta_);
   // the same operations as evaluate_heads
   T total = fld_.from(Rational(0)), num, den;
   for (size_t h = 0; h < heads_.size(); ++h) {
     head_parts(q, h, xs.data(), sx.data(), num, den);
     total = total + num / den;
   }
+  if (beta_) total = total + *beta_;
   return total;
 }
 
@@ -265,7 +282,7 @@ template <ArithField F>
 Truth HeadEvaluator<F>::matches(const Query& q, const T& answer) const {
   std::vector<int> xs;
   std::vector<const std::vector<T>*> sx;
-  if (!kept(q, xs, sx)) return fld_.equal(evaluate_heads(fld_, heads_, q), answer);
+  if (!kept(q, xs, sx)) return fld_.equal(evaluate_heads(fld_, heads_, q, beta_), answer);
   return decide(q, xs.data(), sx.data(), answer);
 }
 
@@ -279,13 +296,17 @@ template <ArithField F>
 Truth HeadEvaluator<F>::decide(const Query& q, const int* xs, const std::vector<T>* const* sx, const T& answer) const {
   std::vector<T> num(heads_.size()), den(heads_.size());
   for (size_t h = 0; h < heads_.size(); ++h) head_parts(q, h, xs, sx, num[h], den[h]);
+  if (beta_) {  // beta / 1, the last term
+    num.push_back(*beta_);
+    den.push_back(fld_.from(Rational(1)));
+  }
   return equal_ratio_sum(fld_, num, den, answer);
 }
 
 #define MHAQ_INSTANTIATE(F)                                                                                                    \
   template std::vector<LearnedHead<F::value_type>> solve_heads<F>(const F&, const Plan&, const std::vector<PairFit<F::value_type>>&, \
                                                                    int, int, const QMat*, std::vector<int>*);                               \
-  template F::value_type evaluate_heads<F>(const F&, const std::vector<LearnedHead<F::value_type>>&, const Query&); \
+  template F::value_type evaluate_heads<F>(const F&, const std::vector<LearnedHead<F::value_type>>&, const Query&, const F::value_type*); \
   template class HeadEvaluator<F>;
 MHAQ_FOR_EACH_FIELD(MHAQ_INSTANTIATE)
 #undef MHAQ_INSTANTIATE

@@ -45,7 +45,11 @@ std::string pair_name(const PairSpec& p);  // "within-link pair (i=2, j=1)"
 //   poles:     the target's residues are the ref's (same offset), so it is
 //              fitted with them known and comes out in the ref's order; only
 //              its poles are unknown (compact schedule, proofs/19)
-enum class Relation { within, across, residue, predicted, poles };
+//   across_affine: the across link of a plan with biases (final token
+//              2 b_1 - b_j, where log r is affine in the final token):
+//              link poles = ref poles^2 / target poles, residues all equal
+//              (docs/math/biases.md)
+enum class Relation { within, across, residue, predicted, poles, across_affine };
 struct LabelStep {
   int target;  // index into Plan::pairs of a base pair
   int ref;     // a base pair labelled by an earlier step, or the root
@@ -64,19 +68,27 @@ struct Plan {
   int d = 0, H = 0;
   int rank = 0;     // rank schedule: the bound R on every head's rank (1 <= R <= d); 0 otherwise
   int samples = 0;  // values of a fully fitted pair, k = 0..samples-1 (2H+1 unless oversampling); PairSpec::samples per pair
-  QMat B, Delta;    // columns b_j and delta_i
+  // Columns b_j and delta_i. With biases B has d + 1 columns, affinely
+  // independent (log r is then affine in the final token: docs/math/biases.md).
+  QMat B, Delta;
+  bool bias = false;
   std::vector<PairSpec> pairs;
   std::vector<LabelStep> labelling;  // in order: every base pair but the root is a target once
   Query first;                       // [b_1], the only length-1 query (chaining)
 
+  int finals() const { return B.cols(); }  // final tokens: d, or d + 1 with biases
   // Base pairs come first, column by column. Every (i, j) is asked but in the
   // rank schedule, which asks a subset (base_at).
   int base_index(int i, int j) const { return base_at.empty() ? j * d + i : base_at[static_cast<size_t>(j) * d + i]; }
   bool asked(int i, int j) const { return base_index(i, j) >= 0; }
-  int base_count() const { return base_at.empty() ? d * d : base_pairs; }
+  int base_count() const { return base_at.empty() ? d * finals() : base_pairs; }
   int root() const { return base_index(0, 0); }
   std::vector<int> base_at;  // rank schedule: index into pairs of base pair (i, j) at j d + i, -1 when not asked
   int base_pairs = 0;        // rank schedule: the number of base pairs
+  // The relation of this plan's across links: across, or across_affine with biases.
+  Relation across() const { return bias ? Relation::across_affine : Relation::across; }
+  // The final token of the across link from b_1 to b_j: b_1 + b_j, or 2 b_1 - b_j with biases.
+  QVec across_token(int j) const;
   std::vector<long> start;            // index in queries() of each pair's k = 1 query
   // Every query in the order the learner sends it: first, then each pair's k = 1..samples-1.
   std::vector<Query> queries() const;
@@ -96,6 +108,9 @@ struct Plan {
 //   pairs of the rows i <= R, of the columns j <= R + 1 (the last one checks
 //   the bound; none when R = d), and d-1 within links at b_1, labelled as lean.
 // samples = values per pair (0: the paper's 2H+1; more: oversampling, not compact).
+// A B with d + 1 columns makes a plan for a model with biases: the final
+// token b_{d+1} gets its base pairs like every other, its labelling steps
+// and across link (docs/math/biases.md); not with the rank schedule.
 // rank = R for the rank schedule (1 <= R <= d), 0 for the others.
 Plan make_plan(Schedule s, const QMat& B, const QMat& Delta, int H, int samples = 0, int rank = 0);
 long paper_query_bound(long d, long H);  // 4 H d^2 - 2H + 1
@@ -110,8 +125,11 @@ long rank_pair_count(long d, long R);
 long rank_query_count(long d, long H, long R);
 // The real parameters of H heads of rank R with their value vectors: H (2dR - R^2 + d).
 long rank_parameter_floor(long d, long H, long R);
-// The query count of schedule s (no oversampling; rank: R = rank), and its longest query (2H + 1).
-long schedule_query_count(Schedule s, long d, long H, long rank = 0);
+// The query count of schedule s (no oversampling; rank: R = rank), and its
+// longest query (2H + 1). With biases (docs/math/biases.md): paper
+// 4Hd^2 + 4Hd - 2H + 1, lean 1 + 2H(d^2 + 2d - 1), compact
+// 1 + 2Hd + (d - 1 if H >= 2) + s_H d^2 (the rank schedule takes no biases).
+long schedule_query_count(Schedule s, long d, long H, long rank = 0, bool bias = false);
 // Largest H (or H0) the compact schedule takes: its links are decided by
 // predicting one value for each of the H! assignments of heads.
 constexpr int compact_max_heads = 8;
@@ -127,5 +145,9 @@ struct Draws {
 };
 // Draws invertible B and Delta; throws Error(degenerate) after 64 singular draws.
 Draws draw_tokens(Rng& rng, int d, const TokenSpec& spec);
+// B with one more final token b_{d+1} drawn from `spec` (its own stream rng),
+// such that [B; 1 ... 1] is invertible (the final tokens span affinely);
+// throws Error(degenerate) after 64 draws that do not.
+QMat with_affine_final(Rng& rng, const QMat& B, const TokenSpec& spec);
 
 }  // namespace mhaq

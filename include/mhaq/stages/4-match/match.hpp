@@ -50,6 +50,8 @@ Assignment label_assignment(const F& fld, const PairFit<typename F::value_type>&
 // residues, a head with zero residue being invisible there). Returns the
 // target's fit in the order of `ref` (r_h = link pole / ref pole, c_h = its
 // residue, P = `P`) and Assignment::unique in `a`; otherwise `a` says why not.
+// Relation::across_affine (biases): link poles r_h(ref)^2 / r_h(target), so
+// the target's are r_h(ref)^2 / link pole.
 template <ArithField F>
 PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& link,
                                                  const std::vector<typename F::value_type>& known_c, const PairFit<typename F::value_type>& partial,
@@ -65,7 +67,9 @@ PairFit<typename F::value_type> derive_from_link(const F& fld, const PairFit<typ
 // Relation::across (the compact fallback, proofs/19): the link (delta_i, b_1 + b_j)
 // of ref = (i, 1) and cur = (i, j) has poles r_h r'_{perm h} and the residues
 // c_h of both, so only assignments that pair equal residues are tried, and
-//     f(1) = f(0) - sum_h c_h rho_h / (1 + rho_h).
+//     f(1) = f(0) - sum_h c_h rho_h / (1 + rho_h);
+// Relation::across_affine the same with rho_h = r_h^2 / r'_{perm h} (the
+// link (delta_i, 2 b_1 - b_j) of a plan with biases).
 template <ArithField F>
 Assignment predicted_assignment(const F& fld, const PairFit<typename F::value_type>& ref, const PairFit<typename F::value_type>& cur,
                                 const typename F::value_type& f0, const typename F::value_type& f1, Relation rel = Relation::within);

@@ -3,6 +3,8 @@
 // C_h(i) = c_h(i,1) = -v_h^T delta_i,
 //     W_h = Delta^{-T} L_h B^{-1},      v_h = -Delta^{-T} C_h,
 // with the inverses exact in Q (the learner's own choices) applied in the field.
+// With biases (docs/math/biases.md) log r_h(i,j) = delta_i^T (W_h b_j + c_h)
+// over d + 1 final tokens, and [W_h c_h] = Delta^{-T} L_h [B; 1 ... 1]^{-1}.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -23,6 +25,7 @@ template <class T>
 struct LearnedHead {
   Mat<T> W;
   std::vector<T> v;
+  std::vector<T> c = {};  // the score's term c^T x_i; empty without biases
 };
 
 // `labelled[plan.base_index(i, j)]` holds base pair (i, j) with heads in the
@@ -46,8 +49,11 @@ struct IdPairHash {
 
 // f(X) of heads in the field (the attention formula of docs/math/model.md,
 // with weights e^{s_i - s_N}): the learner's own evaluation of what it found.
+// A head's c enters its scores, s_i = x_i^T (W_h x_N + c_h); beta, when
+// given, is added last.
 template <ArithField F>
-typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHead<typename F::value_type>>& heads, const Query& q);
+typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHead<typename F::value_type>>& heads, const Query& q,
+                                      const typename F::value_type* beta = nullptr);
 
 // evaluate_heads over many queries built from few distinct tokens (the
 // plan's answers, for the self-check). Every number evaluate_heads forms from
@@ -64,7 +70,7 @@ template <ArithField F>
 class HeadEvaluator {
  public:
   using T = typename F::value_type;
-  HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads);
+  HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads, const T* beta = nullptr);
   T operator()(const Query& q) const;
   // fld.equal((*this)(q), answer), decided by equal_ratio_sum on the heads'
   // terms (arith/ratio_sum.hpp): the same decision, without forming the sum
@@ -83,6 +89,7 @@ class HeadEvaluator {
   Truth decide(const Query& q, const int* xs, const std::vector<T>* const* sx, const T& answer) const;
   const F& fld_;
   const std::vector<LearnedHead<T>>& heads_;
+  const T* beta_;                                 // null: none
   std::unordered_map<QVec, int, TokenHash> ids_;  // distinct tokens
   std::vector<std::vector<T>> vx_;             // per token id, per head: v_h^T x
   std::map<int, std::vector<T>> sN_;           // per final token id, per head: s_N
