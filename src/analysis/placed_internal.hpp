@@ -92,8 +92,7 @@ class Asker {
   // source's last) as the radius
   Ball ball(const Query& q) {
     Ball b = o_.field().enclose(o_.query(q));
-    if constexpr (!Field<T>::is_rigorous)
-      if (errors_) arb_add_error_mag(b.raw(), errors_->answer_error(o_.queries() - 1).v);
+    if (errors_) arb_add_error_mag(b.raw(), errors_->answer_error(o_.queries() - 1).v);
     return b;
   }
   static Mpfr midpoint(const Ball& b) {

@@ -113,9 +113,10 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   } else {
     own.emplace(OracleStack<T>::model(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}}));
   }
-  po.errors = o.external ? ext.oracle->errors() : own->errors();
-  if constexpr (!Field<T>::is_rigorous)
+  P::floats([&] {
+    po.errors = o.external ? ext.oracle->errors() : own->errors();
     if (po.errors) r.judge.answer_assumption = po.errors->error_assumption();
+  });
   Oracle<T>& oracle = o.external ? ext.oracle->top() : own->top();
   if (capped) cap_queries(o, oracle);
   else oracle.limit(budget, "the placed design asked for query " + std::to_string(budget + 1) + ", beyond its budget of " + std::to_string(budget));

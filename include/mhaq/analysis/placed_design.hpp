@@ -42,7 +42,8 @@ struct PlacedOptions {
                         // round only within it
   // Floats: each answer's stated error, in the order the oracle gave them
   // (the radii of the last round's balls, which the judge certifies; the
-  // fits read midpoints only). Null: balls of radius 0.
+  // fits read midpoints only). Null (balls, whose answers hold their own
+  // error): the answers as the oracle gave them.
   const AnswerErrors* errors = nullptr;
 };
 
