@@ -148,7 +148,9 @@ TEST_CASE("only a bound: ranks below it are detected, head by head") {
 TEST_CASE("a head above the bound is refused, never returned") {
   for (const Arith a : {Arith::exact, Arith::ball, Arith::mpfr}) {
     // full-rank heads (d = 6) against --rank 2, and rank-4 heads against --rank 3
-    for (const auto& [r, R] : {std::pair{0, 2}, std::pair{4, 3}}) {
+    // named values, not a structured binding: INFO's lambda captures them (clang 14)
+    for (const std::pair<int, int>& bound : {std::pair{0, 2}, std::pair{4, 3}}) {
+      const int r = bound.first, R = bound.second;
       int refused = 0;
       for (std::uint64_t seed = 1; seed <= static_cast<std::uint64_t>(2 * test::multiplier()); ++seed) {
         const Model m = rank_model(6, 2, r, seed, a);
