@@ -37,7 +37,7 @@ Sent run_exact(const Model& m, const BaselineOptions& bo) {
   Sent s;
   s.heads = learn_baseline<Field<QTau>>(oracle.top(), bo).heads;
   s.queries = static_cast<long>(rec.queries.size());
-  for (const auto& q : rec.queries) s.longest = std::max(s.longest, query_length(q));
+  for (const auto& q : rec.queries.all()) s.longest = std::max(s.longest, query_length(q));
   return s;
 }
 }  // namespace

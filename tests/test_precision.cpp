@@ -378,7 +378,7 @@ TEST_CASE("sensitivity from the learner's own fits agrees with the model's") {
   OracleStack<Mpfr> o = OracleStack<Mpfr>::model(m, lo.tokens.den).recorded();
   const RecordingOracle<Mpfr>& rec = o.record();
   (void)learn<Mpfr>(o.top(), lo);
-  const Sensitivity est = sensitivity_from_answers(rec.field(), 3, lo, rec.queries, rec.answers);
+  const Sensitivity est = sensitivity_from_answers(rec.field(), 3, lo, rec.queries.all(), rec.answers);
   CHECK(est.kappa == doctest::Approx(truth.kappa).epsilon(1e-8));
   CHECK(est.kappa_rms == doctest::Approx(truth.kappa_rms).epsilon(1e-8));
 }
@@ -401,9 +401,9 @@ TEST_CASE("the float judge's estimate reuses the run's own pair fits: run precis
   const FitMemo<Mpfr> memo = fit_memo(res);
   // one fit per pair of the plan (no pair of this draw is degenerate)
   CHECK(memo.size() == res.plan.pairs.size());
-  const Sensitivity with = sensitivity_from_answers(rec.field(), 4, lo, rec.queries, rec.answers, &res.heads, 256, kEstimateBits, true, false, &memo);
-  const Sensitivity low = sensitivity_from_answers(rec.field(), 4, lo, rec.queries, rec.answers, &res.heads, 256, kEstimateBits, true, false);
-  const Sensitivity own = sensitivity_from_answers(rec.field(), 4, lo, rec.queries, rec.answers, &res.heads, 256, 256, true, false);
+  const Sensitivity with = sensitivity_from_answers(rec.field(), 4, lo, rec.queries.all(), rec.answers, &res.heads, 256, kEstimateBits, true, false, &memo);
+  const Sensitivity low = sensitivity_from_answers(rec.field(), 4, lo, rec.queries.all(), rec.answers, &res.heads, 256, kEstimateBits, true, false);
+  const Sensitivity own = sensitivity_from_answers(rec.field(), 4, lo, rec.queries.all(), rec.answers, &res.heads, 256, 256, true, false);
   // taken at the run's precision (without the memo the first replay is at 128 bits)
   CHECK(with.bits == 256);
   CHECK(low.bits == kEstimateBits);
@@ -465,8 +465,8 @@ TEST_CASE("the composed estimate equals the replayed one: paper and lean, drawn 
     REQUIRE(comp.has_value());
     const FitMemo<T> memo = fit_memo(res);
     const long bits = std::is_same_v<T, double> ? 53 : 256;
-    const Sensitivity judge = sensitivity_from_answers(rec.field(), c.d, lo, rec.queries, rec.answers, &res.heads, bits, kEstimateBits, true, false, &memo);
-    const Sensitivity full = sensitivity_from_answers(rec.field(), c.d, lo, rec.queries, rec.answers);
+    const Sensitivity judge = sensitivity_from_answers(rec.field(), c.d, lo, rec.queries.all(), rec.answers, &res.heads, bits, kEstimateBits, true, false, &memo);
+    const Sensitivity full = sensitivity_from_answers(rec.field(), c.d, lo, rec.queries.all(), rec.answers);
     CHECK(comp->J.empty());
     CHECK(comp->derivative_bits == 53);
     CHECK(comp->kappa_err_rel <= 1e-9);

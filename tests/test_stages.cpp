@@ -396,8 +396,10 @@ TEST_CASE_TEMPLATE("stage 5: the self-check's evaluator gives evaluate_heads' nu
     heads.push_back(std::move(lh));
   }
   std::vector<Query> qs = learner_plan(m.d, lo).queries();
+  QueryLog log;
+  for (const Query& q : qs) log.push_back(q);
   for (int threads : {1, 2}) {
-    const HeadEvaluator<Field<T>> predict(F, heads, qs, threads);
+    const HeadEvaluator<Field<T>> predict(F, heads, log, threads);
     for (size_t i = 0; i < qs.size(); ++i) {
       const T direct = evaluate_heads(F, heads, qs[i]);
       CHECK(same_number(predict(qs[i]), direct));
@@ -412,5 +414,32 @@ TEST_CASE_TEMPLATE("stage 5: the self-check's evaluator gives evaluate_heads' nu
     Query fresh = qs[1];
     fresh[0].token[0] = fresh[0].token[0] + Rational(1, 3);
     CHECK(same_number(predict(fresh), evaluate_heads(F, heads, fresh)));
+  }
+}
+
+TEST_CASE("QueryLog: every query back as asked, each pair's tokens stored once") {
+  LearnOptions lo;
+  lo.H = 2;
+  lo.seed = 5;
+  for (const Schedule sc : {Schedule::paper, Schedule::lean}) {
+    lo.schedule = sc;
+    const Plan plan = learner_plan(4, lo);
+    const std::vector<Query> qs = plan.queries();
+    QueryLog log;
+    for (const Query& q : qs) log.push_back(q);
+    // a query of many distinct tokens, and one repeating a token of the plan far back
+    Query wide;
+    for (int r = 0; r < 5; ++r) wide.push_back(Run{QVec{Rational(r), Rational(1, r + 2), Rational(-r), Rational(7)}, r + 1});
+    log.push_back(wide);
+    log.push_back(qs[1]);
+    REQUIRE(log.size() == qs.size() + 2);
+    for (size_t i = 0; i < qs.size(); ++i) CHECK(same_query(log[i], qs[i]));
+    CHECK(same_query(log[qs.size()], wide));
+    CHECK(same_query(log[qs.size() + 1], qs[1]));
+    CHECK(same_query(log.all()[qs.size() - 1], qs.back()));
+    CHECK(log.tokens() <= 2 * plan.pairs.size() + 1 + 5 + 2);
+    CHECK(log.tokens() < qs.size());
+    log.clear();
+    CHECK(log.empty());
   }
 }

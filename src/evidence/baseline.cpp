@@ -115,7 +115,7 @@ BaselineOptions baseline_options(const BaselineRun& b, const RecoverOptions& o) 
 // (approximate arithmetics); floats also get the first-order error estimate.
 template <class T>
 void baseline_kappa(RecoverResult& r, RunFacts& facts, const Field<T>& F, int d, const BaselineOptions& bo, const RecordingOracle<T>& rec, const RecoverOptions& o) {
-  ReplayOracle<T> replay(d, F, rec.queries, rec.answers);
+  ReplayOracle<T> replay(d, F, rec.queries.all(), rec.answers);
   JetOracle<T> jo(replay);
   const BaselineResult<Jet<T>> jr = learn_baseline<Field<Jet<T>>>(jo, bo);
   const Sensitivity S = sensitivity_of_jet_heads(F, d, jr.heads, rec.answers);
@@ -143,7 +143,7 @@ void baseline_judge(RecoverResult& r, RunFacts& facts, const Field<T>& F, int d,
   r.judge.judge_route = "replay";
   r.judge.judge_bits = working_precision();
   try {
-    RecordedBalls replay(d, rec.queries, answer_balls(F, rec.answers, errors), nullptr);
+    RecordedBalls replay(d, rec.queries.all(), answer_balls(F, rec.answers, errors), nullptr);
     const BaselineResult<Ball> b = learn_baseline<Field<Ball>>(replay, bo);
     const double bound = certified_distance_log2(F, heads, b.heads);
     if (std::isfinite(bound)) {

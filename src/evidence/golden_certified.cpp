@@ -153,7 +153,7 @@ CertifiedLearnerRun certified_learner_run(const CertifiedGoldenInputs& in, int H
                               "without a learner run");
   }
   CertifiedLearnerRun run;
-  run.queries = rec.queries;
+  run.queries = rec.queries.all();
   run.contains_truth = ball_heads_contain(res.heads, canon, res.beta ? &*res.beta : nullptr);
   run.ball = ojson{{"bits", in.bits},
                    {"queries", black_box.queries()},

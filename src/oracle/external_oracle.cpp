@@ -190,10 +190,13 @@ std::string ExternalSession::context() const {
 }
 
 void ExternalSession::expect(std::vector<Query> upcoming) {
-  expected_ = std::move(upcoming);
+  expected_.clear();
   expected_keys_.clear();
-  expected_keys_.reserve(expected_.size());
-  for (const Query& q : expected_) expected_keys_.push_back(key(q));
+  expected_keys_.reserve(upcoming.size());
+  for (const Query& q : upcoming) {
+    expected_.push_back(q);
+    expected_keys_.push_back(key(q));
+  }
   pos_ = 0;
   scanning_ = false;  // batches of an earlier plan still in flight are received when needed
 }

@@ -125,7 +125,7 @@ ojson tolerances_json(const Model& truth, const LearnOptions& lo, const Recordin
   const Model canon = truth.canonical();
   const int d = truth.d;
   std::vector<Ball> X;
-  for (const auto& q : rec.queries) X.push_back(evaluate_ball(truth, q));
+  for (size_t i = 0; i < rec.queries.size(); ++i) X.push_back(evaluate_ball(truth, rec.queries[i]));
   flint::Mag ans, pairs, heads;
   for (size_t i = 0; i < X.size(); ++i) raise_to_dist(ans.v, exact_ball(rec.answers[i]), X[i]);
 

@@ -107,7 +107,7 @@ double error_estimate(const Field<T>& F, int d, const LearnOptions& lo, const Re
     std::optional<Sensitivity> composed = composed_sensitivity(F, lo, res, rec.answers);
     if (!composed) {
       const FitMemo<T> memo = fit_memo(res);
-      composed = sensitivity_from_answers(F, d, lo, rec.queries, rec.answers, &res.heads, F.precision(), kEstimateBits, true, false, &memo);
+      composed = sensitivity_from_answers(F, d, lo, rec.queries.all(), rec.answers, &res.heads, F.precision(), kEstimateBits, true, false, &memo);
     }
     const Sensitivity& S = *composed;
     r.study.kappa_estimate = S.kappa;
@@ -186,7 +186,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
           facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res, o.oracle_bits, stated_eps, r, kappa_rel);
           r.judge.error_estimate = pow2_value(facts.estimate_log2);
           r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
-          if (o.judge_replay) judge_float_attention(G, truth.d, lo, R.queries, R.answers, *stack.errors(), res, kappa_rel, facts, r);
+          if (o.judge_replay) judge_float_attention(G, truth.d, lo, R.queries.all(), R.answers, *stack.errors(), res, kappa_rel, facts, r);
           else facts.judge_note = "the judge's replay in balls was not run (judge_replay off)";
         },
         F, rec);
@@ -211,7 +211,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     // the small-grid guard asks all its witnesses before it compares them
     if (e.kind() == ErrorKind::degenerate && std::string(e.what()).find(grid_guard_marker()) != std::string::npos)
       r.evidence.grid_witness_queries = grid_guard(truth.d, lo).queries();
-    P::floats([&](const auto& G, const auto& R) { v = judge_float_failure(G, truth.d, lo, R.queries, R.answers, *stack.errors(), e); }, F, rec);
+    P::floats([&](const auto& G, const auto& R) { v = judge_float_failure(G, truth.d, lo, R.queries.all(), R.answers, *stack.errors(), e); }, F, rec);
     r.evidence.heads_recovered = 0;
   }
   external_verdict(v, ext.session.get(), black_box.limit_reached());
@@ -323,7 +323,7 @@ void auto_precision(RecoverResult& r, const Model& truth, const Model& canon, co
       calls += stack.source().queries();
       // composed from the run (proofs/38), else the learner replayed on jets
       std::optional<Sensitivity> composed = composed_sensitivity(rec.field(), l, run, rec.answers, true);
-      if (!composed) composed = sensitivity_from_answers(rec.field(), truth.d, l, rec.queries, rec.answers);
+      if (!composed) composed = sensitivity_from_answers(rec.field(), truth.d, l, rec.queries.all(), rec.answers);
       const Sensitivity& S = *composed;
       if (std::log2(S.kappa_rel) <= pe - 32.0) {
         lk = std::log2(S.kappa_rel);

@@ -221,7 +221,7 @@ double error_estimate(const Field<T>& F, int d, const TransformerLearnOptions& l
   try {
     TransformerLearnOptions l = lo;
     l.checks = false;
-    ReplayOracle<T> replay(d, F, rec.queries, rec.answers);
+    ReplayOracle<T> replay(d, F, rec.queries.all(), rec.answers);
     JetOracle<T> jets(replay);
     const TransformerLearnResult<Jet<T>> res = learn_transformer<Jet<T>>(jets, l);
     std::vector<Ball> aabs;
@@ -333,7 +333,7 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
           r.judge.error_estimate = pow2_value(facts.estimate_log2);
           r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
           // the judge's certified bound from the replay in balls (proofs/40)
-          judge_float_transformer(G, truth.d, lo, R.queries, R.answers, *stack.errors(), res, facts, r);
+          judge_float_transformer(G, truth.d, lo, R.queries.all(), R.answers, *stack.errors(), res, facts, r);
         },
         F, rec);
     // the status the answers alone give; the truth is compared afterwards
@@ -347,7 +347,7 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
     v = {status_of(e.kind()), e.what()};
-    P::floats([&](const auto& G, const auto& R) { v = judge_float_transformer_failure(G, truth.d, lo, R.queries, R.answers, *stack.errors(), e); }, F,
+    P::floats([&](const auto& G, const auto& R) { v = judge_float_transformer_failure(G, truth.d, lo, R.queries.all(), R.answers, *stack.errors(), e); }, F,
               rec);
     r.judge.blind_status = v.status;
     r.evidence.heads_recovered = 0;

@@ -107,17 +107,24 @@ class Path {
 
   // ---- 1-oracle: the plan's queries, in order, in batches (an oracle whose
   // answers do not depend on the order asked answers a batch on the threads)
+  // The queries are kept in a QueryLog and formed as a Query one batch at a
+  // time: the full list as Query values would take about 2 KB per query at d = 64.
   void ask() {
-    queries_ = plan_.queries();
+    queries_.push_back(plan_.first);
+    for (const PairSpec& pr : plan_.pairs)
+      for (const Query& q : plan_.pair_queries(pr)) queries_.push_back(q);
     if (opt_.progress) {
       opt_.progress->plan(static_cast<long>(queries_.size()), static_cast<long>(plan_.pairs.size()));
       opt_.progress->phase("answering queries");
     }
     answers_.reserve(queries_.size());
     constexpr size_t kBatch = 4096;
+    std::vector<Query> batch;
     for (size_t b = 0; b < queries_.size(); b += kBatch) {
       const size_t e = std::min(queries_.size(), b + kBatch);
-      std::vector<T> a = oracle_.query_all(queries_, b, e, opt_.threads);
+      batch.clear();
+      for (size_t i = b; i < e; ++i) batch.push_back(queries_[i]);
+      std::vector<T> a = oracle_.query_all(batch, 0, batch.size(), opt_.threads);
       for (T& x : a) answers_.push_back(std::move(x));
       if (opt_.progress) opt_.progress->answered(static_cast<long>(e - b));
     }
@@ -358,7 +365,7 @@ class Path {
     if (!opt_.grid_witness_refused.empty()) throw Error(ErrorKind::budget, std::string(grid_guard_marker()) + ": " + opt_.grid_witness_refused);
     const long before = oracle_.queries();
     const size_t first = queries_.size();
-    for (Query& q : grid_witness_queries(d_, opt_, g)) queries_.push_back(std::move(q));
+    for (const Query& q : grid_witness_queries(d_, opt_, g)) queries_.push_back(q);
     for (size_t q = first; q < queries_.size(); ++q) answers_.push_back(oracle_.query(queries_[q]));
     res_.grid_witness_queries = oracle_.queries() - before;
     for (size_t q = first; q < queries_.size(); ++q)
@@ -384,7 +391,7 @@ class Path {
   LearnResult<T>& res_;
   const Plan& plan_;
   const int d_;
-  std::vector<Query> queries_;
+  QueryLog queries_;
   std::vector<T> answers_;
   Chaining<T> chain_;
   std::vector<std::string> degenerate_;  // per pair: why it is degenerate at this draw, empty if not

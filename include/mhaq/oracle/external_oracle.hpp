@@ -35,6 +35,7 @@
 #include "mhaq/oracle/child_process.hpp"
 #include "mhaq/oracle/protocol.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/stages/1-oracle/query_log.hpp"
 
 namespace mhaq {
 
@@ -111,7 +112,7 @@ class ExternalSession {
   std::unordered_map<std::string, std::vector<oracle_protocol::Answer>> cache_;  // FIFO per query
   std::unordered_map<std::string, size_t> cache_next_;
   std::unordered_map<std::string, size_t> resumed_;  // the first entries of each cache_ list came from the resume file
-  std::vector<Query> expected_;
+  QueryLog expected_;
   std::vector<std::string> expected_keys_;  // key() of each expected query, written once
   size_t pos_ = 0;
   std::deque<InFlight> inflight_;  // oldest first; their replies come in this order

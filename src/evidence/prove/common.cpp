@@ -274,7 +274,7 @@ bool record_mpfr_run(GenerateOptions g, Rng& rng, RecordedMpfrRun& out, bool kee
     if (e.kind() == ErrorKind::degenerate || (any_failure && !fault)) return false;  // a draw this learner cannot finish
     throw;
   }
-  out.queries = rec.queries;
+  out.queries = rec.queries.all();
   out.answers = rec.answers;
   return true;
 }

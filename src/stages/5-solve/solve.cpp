@@ -167,7 +167,7 @@ typename F::value_type evaluate_heads(const F& fld, const std::vector<LearnedHea
 }
 
 template <ArithField F>
-HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads, const T* beta)
+HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const QueryLog& queries, int threads, const T* beta)
     : fld_(fld), heads_(heads), beta_(beta) {
   const size_t H = heads_.size();
   std::vector<const QVec*> tokens;
@@ -179,22 +179,23 @@ HeadEvaluator<F>::HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>&
   // The queries of one pair repeat their tokens with other counts: a token
   // equal to the previous query's token at the same place takes its id
   // without hashing it again.
-  const Query* prev = nullptr;
+  Query prev;
   size_t prev_at = 0;
   long max_count = 0;
-  for (const Query& q : queries) {
+  for (size_t i = 0; i < queries.size(); ++i) {
+    Query q = queries[i];
     at_.push_back(flat_x_.size());
     if (q.empty()) continue;
-    const bool same_shape = prev && prev->size() == q.size();
-    const int f = same_shape && (*prev).back().token == q.back().token ? flat_x_[prev_at + q.size() - 1] : intern(q.back().token);
+    const bool same_shape = prev.size() == q.size();
+    const int f = same_shape && prev.back().token == q.back().token ? flat_x_[prev_at + q.size() - 1] : intern(q.back().token);
     sN_.try_emplace(f);
     for (size_t r = 0; r < q.size(); ++r) {
-      const int x = r + 1 == q.size() ? f : same_shape && (*prev)[r].token == q[r].token ? flat_x_[prev_at + r] : intern(q[r].token);
+      const int x = r + 1 == q.size() ? f : same_shape && prev[r].token == q[r].token ? flat_x_[prev_at + r] : intern(q[r].token);
       flat_x_.push_back(x);
       flat_sx_.push_back(&sx_.try_emplace({x, f}).first->second);
       max_count = std::max(max_count, q[r].count);
     }
-    prev = &q;
+    prev = std::move(q);
     prev_at = at_.back();
   }
   at_.push_back(flat_x_.size());

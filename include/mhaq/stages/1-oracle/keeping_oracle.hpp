@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/stages/1-oracle/query_log.hpp"
 
 namespace mhaq {
 
@@ -47,7 +48,7 @@ class KeepingOracle final : public Oracle<T> {
   std::vector<T> answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) override {
     std::vector<T> a = inner_.query_all(qs, begin, end, threads);
     sent_ += static_cast<long>(end - begin);
-    asked_.insert(asked_.end(), qs.begin() + static_cast<long>(begin), qs.begin() + static_cast<long>(end));
+    for (std::size_t i = begin; i < end; ++i) asked_.push_back(qs[i]);
     answers_.insert(answers_.end(), a.begin(), a.end());
     return a;
   }
@@ -68,7 +69,7 @@ class KeepingOracle final : public Oracle<T> {
     return a;
   }
   Oracle<T>& inner_;
-  std::vector<Query> asked_;  // before serve_kept(): every query and its answer, in order
+  QueryLog asked_;  // before serve_kept(): every query and its answer, in order
   std::vector<T> answers_;
   std::map<std::string, T> kept_;
   long sent_ = 0;

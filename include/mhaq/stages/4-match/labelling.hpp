@@ -13,6 +13,7 @@
 #include "mhaq/arith/field.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/stages/1-oracle/query_log.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/stages/3-fit/pair_fit.hpp"
 #include "mhaq/stages/4-match/match.hpp"
@@ -68,7 +69,7 @@ struct LabelRun {
   const std::vector<std::optional<Error>>& failed;  // compact: a pair whose fit failed, raised when labelled
   const std::vector<char>& needs_fallback;          // compact: a pair whose residues cannot label its poles
   int heads_found;
-  std::vector<Query>& queries;
+  QueryLog& queries;
   std::vector<T>& answers;
   std::vector<PairFit<T>>& fits;          // per pair, own order; a compact fallback refits its pair
   std::vector<std::string>& degenerate;   // per pair: why it is degenerate at this draw (the walk adds ambiguous links)

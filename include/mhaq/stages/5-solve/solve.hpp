@@ -16,6 +16,7 @@
 #include "mhaq/arith/field.hpp"
 #include "mhaq/arith/token_hash.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/stages/1-oracle/query_log.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
 #include "mhaq/stages/3-fit/pair_fit.hpp"
 
@@ -70,7 +71,7 @@ template <ArithField F>
 class HeadEvaluator {
  public:
   using T = typename F::value_type;
-  HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const std::vector<Query>& queries, int threads, const T* beta = nullptr);
+  HeadEvaluator(const F& fld, const std::vector<LearnedHead<T>>& heads, const QueryLog& queries, int threads, const T* beta = nullptr);
   T operator()(const Query& q) const;
   // fld.equal((*this)(q), answer), decided by equal_ratio_sum on the heads'
   // terms (arith/ratio_sum.hpp): the same decision, without forming the sum
