@@ -23,7 +23,7 @@ COMMANDS = ["generate", "recover", "demo", "golden export", "golden check", "gol
 # help types of numeric options (CLI11: INT, UINT, FLOAT, and the validators' names)
 NUMERIC = re.compile(r"^(INT|UINT|FLOAT)")
 # options that take numbers as text (lists, exact decimals): their rows say so
-TEXT_NUMERIC = {("recover", "--noise"), ("recover", "--tolerance"), ("recover", "--target-error"), ("sweep", "--d"), ("sweep", "--heads"),
+TEXT_NUMERIC = {("recover", "--noise"), ("recover", "--tolerance"), ("recover", "--target-error"), ("recover", "--max-memory"), ("sweep", "--d"), ("sweep", "--heads"),
                 ("sweep", "--bits"), ("sweep", "--token-scale"), ("baseline", "--noise"), ("baseline", "--tolerance"),
                 ("baseline", "--w-bound"), ("compare", "--noise"), ("compare", "--tolerance")}
 SMALL = "--d 2 --heads 1 --seed 1"

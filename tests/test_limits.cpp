@@ -17,6 +17,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/json_in.hpp"
@@ -26,6 +27,7 @@
 #include "mhaq/model/model.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/run/recover.hpp"
+#include "mhaq/stages/2-schedule/schedule.hpp"
 #include "test_util.hpp"
 
 using namespace mhaq;
@@ -90,6 +92,9 @@ std::string model_text(int d, const std::string& w00 = "1/2") {
 
 TEST_CASE("the limits table of docs/limits.md lists every constant with the value in the code") {
   const std::map<std::string, long> code{{"max_d", max_d},
+                                         {"max_recover_d", max_recover_d},
+                                         {"max_exact_d", max_exact_d},
+                                         {"max_recover_queries", max_recover_queries},
                                          {"max_heads", max_heads},
                                          {"max_file_heads", max_file_heads},
                                          {"max_inner_dim", max_inner_dim},
@@ -154,7 +159,19 @@ TEST_CASE("limits on options: the limit is accepted, limit + 1 refused (exit 2)"
   SUBCASE("d") {
     at_limit("generate --d " + S(max_d) + " --heads 1 --seed 1 -o " + tmpdir() + "/g.json", "--d:");
     past_limit("generate --d " + S(max_d + 1) + " --heads 1 --seed 1", 2, range_msg("--d", 1, max_d));
-    past_limit("recover --d " + S(max_d + 1) + " --heads 1", 2, range_msg("--d", 1, max_d));
+    past_limit("recover --d " + S(max_recover_d + 1) + " --heads 1", 2, range_msg("--d", 1, max_recover_d));
+    past_limit("recover --d " + S(max_recover_d + 1) + " --heads 1 --arith ball --dry-run", 2, range_msg("--d", 1, max_recover_d));
+    past_limit("recover --d " + S(max_recover_d) + " --heads " + S(max_heads + 1) + " --arith ball --dry-run", 2, range_msg("--heads", 1, max_heads));
+    // recover's d beyond a file's: a dry run at the limit, costed without drawing the model
+    const auto dry = mhaq_run("recover --d " + S(max_recover_d) + " --heads " + S(max_heads) + " --arith ball --dry-run --json");
+    INFO(dry.out);
+    CHECK(dry.code == exit_dry_run);
+    CHECK(dry.out.find("\"queries\":" + S(plan_query_count(max_recover_d, max_heads, true))) != std::string::npos);
+    // exact mode keeps d <= max_exact_d: over budget before any work (no model of d = 65 is drawn)
+    past_limit("recover --d " + S(max_exact_d + 1) + " --heads 1", 11, "max_exact_d = " + S(max_exact_d));
+    at_limit("recover --d " + S(max_exact_d) + " --heads 1 --dry-run", "max_exact_d");
+    // a certificate holds d <= max_d
+    past_limit("recover --d " + S(max_d + 1) + " --heads 1 --arith ball --certificate " + tmpdir() + "/c.json", 2, "a certificate holds d <= " + S(max_d));
     past_limit("sweep --d " + S(max_d + 1) + " -o " + tmpdir() + "/s.csv", 2, "--d: expected a list");
   }
   SUBCASE("heads: drawn, learner, bound H0") {
@@ -205,8 +222,21 @@ TEST_CASE("limits on options: the limit is accepted, limit + 1 refused (exit 2)"
         if (plan_query_count(dd, h, true) <= max_plan_queries && plan_query_count(dd, h, true) > plan_query_count(d, H, true)) d = dd, H = h;
     REQUIRE(H < max_heads);
     CHECK(plan_query_count(d, H + 1, true) > max_plan_queries);
-    at_limit("recover --d " + S(d) + " --heads 1 --learner-heads " + S(H) + fast, "queries, more than the limit");
-    past_limit("recover --d " + S(d) + " --heads 1 --learner-heads " + S(H + 1) + fast, 2, "queries, more than the limit of " + S(max_plan_queries));
+    // a certificate holds at most max_plan_queries; recover itself goes to max_recover_queries
+    const std::string cert = " --certificate " + tmpdir() + "/c.json";
+    at_limit("recover --d " + S(d) + " --heads 1 --learner-heads " + S(H) + cert + fast, "queries, more than the limit");
+    at_limit("recover --d " + S(d) + " --heads 1 --learner-heads " + S(H) + cert + fast, "a certificate holds");
+    past_limit("recover --d " + S(d) + " --heads 1 --learner-heads " + S(H + 1) + cert + fast, 2,
+               "a certificate holds a plan of at most " + S(max_plan_queries) + " queries");
+    at_limit("recover --d " + S(d) + " --heads 1 --learner-heads " + S(H + 1) + fast, "queries, more than the limit");
+    // no paper plan within d <= max_recover_d, H <= max_heads reaches max_recover_queries: oversampling does
+    CHECK(plan_query_count(max_recover_d, max_heads, true) <= max_recover_queries);
+    long K = 2;
+    while (plan_query_count(max_recover_d, 1, true, K + 1) <= max_recover_queries) ++K;
+    const std::string big = "recover --d " + S(max_recover_d) + " --heads 1 --arith ball --dry-run --samples-per-pair ";
+    at_limit(big + S(K), "queries, more than the limit");
+    CHECK(mhaq_run(big + S(K)).code == exit_dry_run);
+    past_limit(big + S(K + 1), 2, "queries, more than the limit of " + S(max_recover_queries));
     // the check itself at the limit and one past it: samples K per pair at d = 1 give K queries
     CHECK_NOTHROW(check_plan_size(1, 1, true, max_plan_queries, ErrorKind::usage, "test"));
     CHECK_THROWS_AS(check_plan_size(1, 1, true, max_plan_queries + 1, ErrorKind::usage, "test"), Error);
@@ -551,4 +581,45 @@ TEST_CASE("the baselines go through recover's limits; the stated H has a cost bo
   // the bound is exact mode's, and the limit itself is not refused for it
   at_limit("recover --model " + two + " --heads 16" + fast, "cost bound");
   at_limit("recover --model " + two + " --heads " + S(max_exact_heads) + " --max-degree 1", "cost bound");
+}
+
+TEST_CASE("recover --dry-run and --max-memory: the cost predicted from the shape, before any work") {
+  double last_peak = 0;
+  const std::vector<std::string> shapes{std::string("--d 64 --heads 8"), std::string("--d 128 --heads 8"), std::string("--d 768 --heads 12 --rank 64")};
+  const std::vector<long> want{plan_query_count(64, 8, true), plan_query_count(128, 8, true), rank_query_count(768, 12, 64)};
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    const std::string shape = shapes[k];
+    const auto r = mhaq_run("recover " + shape + " --arith ball --threads 2 --dry-run --json");
+    INFO("recover " << shape << "\n" << r.out);
+    CHECK(r.code == exit_dry_run);
+    const json j = json::parse(r.out);
+    CHECK(j.at("status") == "dry_run");
+    CHECK(j.at("queries").get<long>() == want[k]);
+    const double peak = j.at("predicted_peak_bytes").get<double>();
+    CHECK(peak > last_peak);  // grows with the plan
+    last_peak = peak;
+    CHECK(j.at("predicted_seconds").get<double>() > 0);
+    const auto h = mhaq_run("recover " + shape + " --arith ball --threads 2 --dry-run");
+    CHECK(h.code == exit_dry_run);
+    CHECK(h.out.find("status           dry_run (exit 13)") != std::string::npos);
+  }
+  // a dry run starts no oracle process and asks nothing
+  const std::string mark = tmpdir() + "/started";
+  const auto o = mhaq_run("recover --oracle 'touch " + mark + "' --d 4 --heads 2 --arith ball --dry-run");
+  CHECK(o.code == exit_dry_run);
+  CHECK(!std::ifstream(mark).good());
+  // past --max-memory: over budget before any work, naming the predicted figure and what to change
+  const auto m = mhaq_run("recover --d 64 --heads 8 --arith ball --max-memory 1M --json");
+  INFO(m.out);
+  CHECK(m.code == 11);
+  CHECK(m.out.find("\"error\":\"over_budget\"") != std::string::npos);
+  CHECK(m.out.find("predicted peak memory") != std::string::npos);
+  CHECK(m.out.find("exceeds 1 MiB (--max-memory)") != std::string::npos);
+  for (const std::string& remedy : {std::string("smaller --d"), std::string("--rank R"), std::string("larger --max-memory")}) CHECK(m.out.find(remedy) != std::string::npos);
+  // within the bound the run goes on; a bound that is not a byte count is a usage error naming the option
+  CHECK(mhaq_run("recover --d 2 --heads 1 --arith ball --max-memory 1G").code == 0);
+  for (const std::string& bad : {std::string("0"), std::string("01"), std::string("12X"), std::string("-5"), std::string("1.5G"), std::string("G")})
+    past_limit("recover --d 2 --heads 1 --arith ball --max-memory " + bad, 2, "--max-memory");
+  // transformers have no cost model yet
+  past_limit("recover --d 2 --heads 1 --ffn 2 --arith ball --dry-run", 2, "transformers support");
 }

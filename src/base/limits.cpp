@@ -25,12 +25,12 @@ long plan_query_count(long d, long H, bool paper, long samples) {
   return n > LONG_MAX ? LONG_MAX : static_cast<long>(n);
 }
 
-void check_plan_size(long d, long H, bool paper, long samples, ErrorKind kind, const std::string& what) {
+void check_plan_size(long d, long H, bool paper, long samples, ErrorKind kind, const std::string& what, long limit) {
   const long n = plan_query_count(d, H, paper, samples);
-  if (n > limits::max_plan_queries)
+  if (n > limit)
     throw Error(kind, what + ": the plan for d=" + std::to_string(d) + ", H=" + std::to_string(H) +
                           (samples ? ", " + std::to_string(samples) + " values per pair" : std::string()) + " has " + std::to_string(n) +
-                          " queries, more than the limit of " + std::to_string(limits::max_plan_queries));
+                          " queries, more than the limit of " + std::to_string(limit));
 }
 
 }  // namespace mhaq

@@ -182,7 +182,8 @@ struct RecoverState {
   std::string model_kind;  // empty: the model file's kind, or transformer when --ffn draws one
   double oracle_timeout = oracle_protocol::default_timeout_seconds;
   long max_queries = 0;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, dry_run = false;
+  std::string max_memory;
   CLI::Option* d_opt = nullptr;
   CLI::Option* heads_opt = nullptr;
   CLI::Option* schedule_opt = nullptr;
@@ -195,7 +196,8 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   auto* s = app.add_subcommand("recover", "recover the canonical heads of a hidden model from value queries");
   auto* mo = s->add_option("--model", st.model_path, "model file (JSON)");
   using namespace limits;
-  st.d_opt = s->add_option("--d", st.g.d, "draw a model: token dimension")->check(int_in(1, max_d));
+  st.d_opt = s->add_option("--d", st.g.d, "draw a model: token dimension (a model file holds d <= " + std::to_string(max_d) + ")")
+                 ->check(int_in(1, max_recover_d));
   st.heads_opt = s->add_option("--heads", st.g.heads, "number of heads of the drawn model; with --model, the learner's H")
                       ->check(int_in(1, max_heads));
   s->add_option("--seed", st.seed, "seed for the learner's draws (and for drawing the model)")->check(seed_value());
@@ -206,7 +208,7 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--rank", st.g.rank,
                 "a bound R on every head's rank (1 <= R < d): the rank schedule, 1+2H(2dR-R^2+2d-R-1) queries; a drawn model gets heads of rank R "
                 "(W_h = A_h B_h^T, A_h and B_h d x R)")
-      ->check(int_in(1, max_d));
+      ->check(int_in(1, max_recover_d));
   s->add_option("--design", st.design,
                 "how B and Delta are chosen: paper (default) | scaled (non-adaptive, better conditioned) | tuned (a counted pilot run chooses them) | "
                 "placed (float64 answers: a pilot places every head's pole, pairs asked at ratios of copy counts up to 2^16; mpfr, or ball with the last round certified); not exact")
@@ -257,7 +259,12 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--max-queries", st.max_queries,
                 "--oracle: ask at most N queries; a run that surely needs more is refused before asking, one that turns out to need more "
                 "stops at N (over_budget, exit 11)")
-      ->check(int_in(1, max_plan_queries));
+      ->check(int_in(1, max_recover_queries));
+  s->add_flag("--dry-run", st.dry_run,
+              "attention: print the plan's queries, the predicted peak memory and time, and stop (exit 13): no model drawn, no query asked");
+  s->add_option("--max-memory", st.max_memory,
+                "refuse a run whose predicted peak memory exceeds BYTES (suffix K, M, G or T: powers of 1024; default: the machine's memory) "
+                "before any work (over_budget, exit 11)");
   s->add_flag("--json", st.json, "print one JSON object");
   s->add_flag("--quiet", st.quiet, "no progress lines on standard error (a run over about 10 s prints them; MHAQ_PROGRESS_AFTER=S sets the 10 s)");
   mo->excludes(st.d_opt);
@@ -300,7 +307,8 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
     truth = draw_transformer(g, st.t);
   }
   if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || st.samples_per_pair != 0 || st.g.rank != 0 ||
-      st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || (st.design != "paper" && st.design != "scaled") || st.g.bias || st.no_bias)
+      st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || (st.design != "paper" && st.design != "scaled") || st.g.bias || st.no_bias ||
+      st.dry_run || !st.max_memory.empty())
     throw Error(ErrorKind::usage,
                 "transformers support --arith, --bits, --seed, --schedule, --design paper|scaled, --learner-heads, --learner-neurons, --tolerance, --threads and --certificate");
   RecoverOptions o;
@@ -353,11 +361,8 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
     // no truth: only d; the learner's H comes from --heads
     if (st.d_opt->count() == 0 || st.heads_opt->count() == 0) throw Error(ErrorKind::usage, "--oracle without --model needs --d D and the learner's --heads H");
     truth.d = st.g.d;
-  } else {
-    if (st.d_opt->count() == 0) throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
-    GenerateOptions g = with_defaults_for(st.g, a);
-    g.seed = st.seed;
-    truth = generate_model(g);
+  } else if (st.d_opt->count() == 0) {
+    throw Error(ErrorKind::usage, "recover needs --model FILE or --d/--heads/--seed to draw a model");
   }
   RecoverOptions o;
   o.arith = a;
@@ -409,6 +414,18 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   if (st.max_degree < 0) throw Error(ErrorKind::usage, "--max-degree must be positive");
   std::string certificate;
   if (!st.certificate.empty()) o.certificate = &certificate;
+  const bool draw = st.model_path.empty() && !oracle;
+  {  // costed before a model is drawn: a drawn model at d = 1024 alone takes gigabytes
+    const long d = draw ? st.g.d : truth.d;
+    const long H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : draw ? st.g.heads : truth.canonical().num_heads();
+    const int gate = recover_cost_gate(o, d, H, st.dry_run, st.max_memory, st.json);
+    if (gate >= 0) return gate;
+  }
+  if (draw) {
+    GenerateOptions g = with_defaults_for(st.g, a);
+    g.seed = st.seed;
+    truth = generate_model(g, limits::max_recover_d);
+  }
   check_recover_limits(truth, o, st.model_path);
   Progress progress(std::cerr, Progress::after_from_env());
   if (!st.quiet) o.progress = &progress;

@@ -10,6 +10,10 @@
 #include "mhaq/arith/field.hpp"
 #include "mhaq/model/model.hpp"
 
+namespace mhaq {
+struct RecoverOptions;
+}
+
 namespace mhaq::cli {
 
 struct Command {
@@ -44,5 +48,12 @@ bool is_kernel_golden_file(const std::string& path);
 // A certified golden file as golden export --certified writes it (its first members in order): checked as a stream.
 bool is_certified_golden_file(const std::string& path);
 int golden_kernel_check_cli(const std::string& path, bool as_json, int threads);
+
+// recover (cmd_recover_cost.cpp): the run's cost predicted from d, the
+// learner's H and the options, before a model is drawn or an oracle started.
+// A dry run prints it and returns exit_dry_run; otherwise Error(budget) when
+// the predicted peak exceeds --max-memory (default: the machine's memory),
+// else -1 (go on).
+int recover_cost_gate(const RecoverOptions& o, long d, long H, bool dry_run, const std::string& max_memory, bool json);
 
 }  // namespace mhaq::cli

@@ -110,7 +110,7 @@ long Model::w_denominator() const {
 }
 
 void Model::validate() const {
-  if (d < 1 || d > limits::max_d) throw_input("model dimension d must be in [1, " + std::to_string(limits::max_d) + "], got " + std::to_string(d));
+  if (d < 1 || d > limits::max_recover_d) throw_input("model dimension d must be in [1, " + std::to_string(limits::max_recover_d) + "], got " + std::to_string(d));
   if (heads.empty()) throw_input("model has no heads");
   if (root < 1) throw_input("model scale: sqrt(" + std::to_string(root) + ") is not the square root of a positive integer");
   for (size_t h = 0; h < heads.size(); ++h) {
@@ -307,8 +307,8 @@ Model read_model_file(const std::string& path, ModelFileInfo* info) {
   }
 }
 
-Model generate_model(const GenerateOptions& o) {
-  check_option("--d", o.d, 1, limits::max_d);
+Model generate_model(const GenerateOptions& o, long d_limit) {
+  check_option("--d", o.d, 1, d_limit > 0 ? d_limit : limits::max_d);
   check_option("--heads", o.heads, 1, limits::max_heads);
   check_option("--w-range", o.w_range, 1, limits::max_entry_range);
   check_option("--w-den", o.w_den, 1, limits::max_entry_range);

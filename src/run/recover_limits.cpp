@@ -180,6 +180,16 @@ bool exact_queries_within_budget(RecoverResult& r, const Model& truth, const std
   return false;
 }
 
+void check_recover_d(long d, const RecoverOptions& o) {
+  if (arith_facts(o.arith).exact && d > limits::max_exact_d)
+    throw Error(ErrorKind::budget, "exact mode: d = " + std::to_string(d) + " exceeds its cost limit max_exact_d = " + std::to_string(limits::max_exact_d) +
+                                       " (every answer is an element of Q(tau) whose degree grows with the scores; d = 64 already takes hours): refused before "
+                                       "any work; use --arith ball (up to d = " + std::to_string(limits::max_recover_d) + "), or a smaller --d");
+  if (o.certificate && d > limits::max_d)
+    throw Error(ErrorKind::usage, "--certificate: a certificate holds d <= " + std::to_string(limits::max_d) + " (the checker's limit), got d = " + std::to_string(d) +
+                                      "; leave --certificate out");
+}
+
 void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file, bool baseline) {
   using namespace limits;
   if (arith_facts(o.arith).chosen_bits) check_option("--bits", o.bits, min_bits, max_bits);
@@ -197,7 +207,9 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
   const bool from_file = !model_file.empty();
   const ErrorKind model_kind = from_file ? ErrorKind::input : ErrorKind::usage;
   const std::string what = from_file ? clean_text(model_file) : std::string("the drawn model");
-  if (truth.d < 1 || truth.d > max_d) throw Error(model_kind, what + ": d must be in [1, " + std::to_string(max_d) + "], got " + std::to_string(truth.d));
+  if (truth.d < 1 || truth.d > max_recover_d)
+    throw Error(model_kind, what + ": d must be in [1, " + std::to_string(max_recover_d) + "], got " + std::to_string(truth.d));
+  check_recover_d(truth.d, o);
   if (truth.num_heads() > max_file_heads)
     throw Error(model_kind, what + ": " + std::to_string(truth.num_heads()) + " heads, more than the limit of " + std::to_string(max_file_heads));
   const bool told = o.max_heads > 0 || o.heads > 0;
@@ -206,7 +218,10 @@ void check_recover_limits(const Model& truth, const RecoverOptions& o, const std
     throw Error(model_kind, what + ": the canonical form has " + std::to_string(H) + " heads, more than the learner's limit of " + std::to_string(max_heads) +
                                 " (--learner-heads)");
   check_plan_size(truth.d, H, o.schedule == Schedule::paper, o.samples_per_pair, told || !from_file ? ErrorKind::usage : ErrorKind::input,
-                  told ? "--learner-heads/--max-heads" : what);
+                  told ? "--learner-heads/--max-heads" : what, max_recover_queries);
+  if (o.certificate && plan_query_count(truth.d, H, o.schedule == Schedule::paper, o.samples_per_pair) > max_plan_queries)
+    throw Error(ErrorKind::usage, "--certificate: a certificate holds a plan of at most " + std::to_string(max_plan_queries) + " queries (the checker's limit), and this one has " +
+                                      std::to_string(plan_query_count(truth.d, H, o.schedule == Schedule::paper, o.samples_per_pair)) + "; leave --certificate out");
   if (o.schedule == Schedule::compact && H > compact_max_heads)
     throw Error(told || !from_file ? ErrorKind::usage : ErrorKind::input,
                 (told ? std::string("--learner-heads/--max-heads") : what) + ": the compact schedule takes H (or H0) <= " +

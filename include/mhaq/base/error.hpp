@@ -22,6 +22,8 @@ enum class ErrorKind {
 };
 
 inline int exit_code(ErrorKind k) { return static_cast<int>(k); }
+// recover --dry-run: the plan was costed and nothing else done (not an error, not ok)
+constexpr int exit_dry_run = 13;
 const char* kind_name(ErrorKind k);
 
 class Error : public std::runtime_error {

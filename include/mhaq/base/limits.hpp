@@ -15,6 +15,12 @@ namespace mhaq::limits {
 
 // ---- model shape
 constexpr long max_d = 64;                 // token dimension d: --d, model files, golden files, certificates
+// recover draws its model (or asks an external oracle) at d up to this; its
+// memory and time are then bounded by --max-memory (run/cost_model.hpp)
+constexpr long max_recover_d = 1024;       // recover --d, --rank
+// exact recover: every answer is an element of Q(tau) whose degree grows with
+// the scores, and the pair systems' work with it; d = 64 is already hours
+constexpr long max_exact_d = 64;           // recover --arith exact: d, refused (over_budget) before any work beyond it
 constexpr long max_heads = 64;             // H: drawn --heads, --learner-heads, --max-heads, --model F --heads, files' learner H
 constexpr long max_file_heads = 1024;      // heads listed in a model file (before the canonical form)
 constexpr long max_inner_dim = 4096;       // d_k, d_v, d_out of a factored model file
@@ -34,6 +40,7 @@ constexpr long max_token_range = 1L << 30;   // --token-range R; files' token_ra
 constexpr long max_token_den = 1L << 30;     // --token-den; files' token_den
 constexpr long max_samples_per_pair = 4096;  // --samples-per-pair K
 constexpr long max_plan_queries = 1L << 17;  // queries of one plan (4Hd^2-2H+1 for the paper schedule)
+constexpr long max_recover_queries = 1L << 28;  // recover: queries of one plan (4Hd^2-2H+1 < 2^28 at d = 1024, H = 64); --max-queries
 // exact mode: a priori bound 4 m R^2 sum_h sum_ij |W_h,ij| on the tau-degree of one
 // answer (m = lcm of the W denominators); L = m den^2
 constexpr long max_tau_exponent = 1L << 20;
@@ -92,8 +99,8 @@ void check_field(const std::string& where, long value, long lo, long hi);
 // values per pair and 2d^2-1 pairs (paper) or d^2+d-1 (lean). Saturates at
 // LONG_MAX for absurd inputs instead of overflowing.
 long plan_query_count(long d, long H, bool paper, long samples = 0);
-// Error(kind) unless plan_query_count(...) <= limits::max_plan_queries;
-// `what` says where d and H came from.
-void check_plan_size(long d, long H, bool paper, long samples, ErrorKind kind, const std::string& what);
+// Error(kind) unless plan_query_count(...) <= limit (files and golden runs:
+// max_plan_queries; recover: max_recover_queries); `what` says where d and H came from.
+void check_plan_size(long d, long H, bool paper, long samples, ErrorKind kind, const std::string& what, long limit = limits::max_plan_queries);
 
 }  // namespace mhaq

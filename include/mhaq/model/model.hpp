@@ -113,7 +113,9 @@ struct GenerateOptions {
   // exactly `rank` (1 <= rank <= d).
   int rank = 0;
 };
-Model generate_model(const GenerateOptions& o);  // throws Error(usage) on bad options
+// Throws Error(usage) on bad options; d up to d_limit (0: max_d, what a model
+// file holds; recover draws up to max_recover_d).
+Model generate_model(const GenerateOptions& o, long d_limit = 0);
 
 // Error(usage): exact mode works in Q(e^{1/L}) with rational scores, and a
 // model whose scores carry the irrational factor sqrt(root) (Model::root, an

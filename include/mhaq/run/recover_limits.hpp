@@ -24,6 +24,10 @@ namespace mhaq {
 // non-empty (a file), Error(usage) otherwise (a drawn model). The baselines
 // (`baseline` true) have no --token-range, so their messages do not name it.
 void check_recover_limits(const Model& truth, const RecoverOptions& o, const std::string& model_file = "", bool baseline = false);
+// The limits that depend on d alone, checked before a model of that d is
+// drawn: exact mode stops at max_exact_d (Error(budget), exit 11), and a
+// certificate holds d <= max_d (Error(usage)). check_recover_limits repeats them.
+void check_recover_d(long d, const RecoverOptions& o);
 
 // The same for a transformer truth (recover_transformer): d, heads and neurons
 // of the truth, --learner-heads, --learner-neurons, the attention part's plan,
