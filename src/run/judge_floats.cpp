@@ -57,8 +57,7 @@ void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, con
   std::string why;
   const LearnOptions l = replay_options(lo, res.heads_found, why);
   if (!why.empty()) {
-    facts.judge_note = why;
-    r.judge.judge_note = why;
+    record_judge_note(r, facts, why);
     return;
   }
   const FitStarts starts = fit_starts(F, res);
@@ -84,14 +83,7 @@ void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, con
     if (std::isnan(best) || bound < best) best = bound;
     if (bound <= facts.tolerance_log2) break;
   }
-  if (!std::isnan(best)) {
-    facts.certified_log2 = best;
-    r.judge.certified_error = pow2_value(best);
-    r.judge.certified_error_decimal = decimal_of_log2(best);
-  } else {
-    facts.judge_note = why;
-    r.judge.judge_note = why;
-  }
+  if (!record_certified_bound(r, facts, best)) record_judge_note(r, facts, why);
 }
 
 namespace {
@@ -142,14 +134,7 @@ void judge_float_transformer(const Field<T>& F, int d, const TransformerLearnOpt
   } else {
     bound = certified_transformer_distance_log2(F, res, b.res, why);
   }
-  if (std::isfinite(bound)) {
-    facts.certified_log2 = bound;
-    r.judge.certified_error = pow2_value(bound);
-    r.judge.certified_error_decimal = decimal_of_log2(bound);
-  } else {
-    facts.judge_note = why;
-    r.judge.judge_note = why;
-  }
+  if (!record_certified_bound(r, facts, bound)) record_judge_note(r, facts, why);
 }
 
 template <class T>
