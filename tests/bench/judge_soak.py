@@ -11,9 +11,12 @@ count. Every run's status is the judge's, from the answers alone; the truth is
 compared afterwards (a blind ok that the truth contradicts is `mismatch`).
 
 Required: no ok-and-wrong (mismatch, or ok beyond the tolerance), no
-`inconsistent` (the answers are honest) and no `not_identifiable` (the stated
+`inconsistent` (the answers are honest), no `not_identifiable` (the stated
 H is the canonical count) but on a stated condition the drawn model meets
-(`stated_ni`: a transformer with d = 1 and two or more heads). Prints the
+(`stated_ni`: a transformer with d = 1 and two or more heads), and no run
+without a status (`other`: a crash, or output that is not one JSON object).
+A drawn transformer whose canonical form is empty is `refused` before any
+query (nothing to recover) and counts as neither decided nor failed. Prints the
 outcome counts and the ok fraction per family; exit 1 when a requirement
 fails, or when too few runs were decided.
 
@@ -33,7 +36,7 @@ import tempfile
 from collections import Counter, defaultdict
 from fractions import Fraction
 
-OUTCOMES = ["ok", "unable", "degenerate", "stated_ni", "inconsistent", "not_identifiable", "mismatch", "other"]
+OUTCOMES = ["ok", "unable", "degenerate", "stated_ni", "refused", "inconsistent", "not_identifiable", "mismatch", "other"]
 
 
 def frac(x):
@@ -164,6 +167,10 @@ def run_one(mhaq, family, kind, text, o, workdir, index):
             if err is not None and tol is not None and err > tol:
                 status = "mismatch"
         outcome = status if status in OUTCOMES else "other"
+        # refused before any query: a drawn model the program does not take
+        # (a transformer whose canonical form is empty: nothing to recover)
+        if status == "error" and doc.get("error") in ("usage", "input") and "canonical form is empty" in doc.get("message", ""):
+            outcome = "refused"
         # not_identifiable on a stated condition the drawn model meets: a
         # transformer with d = 1 and two or more heads (every neuron's
         # hyperplane is the point 0)
