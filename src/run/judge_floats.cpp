@@ -2,6 +2,7 @@
 #include "mhaq/run/judge_floats.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include "mhaq/run/report.hpp"
 
@@ -37,15 +38,17 @@ LearnOptions replay_options(const LearnOptions& lo, int heads_found, std::string
   return l;
 }
 
-// One attempt at `bits`: the direct route, else the learner replayed.
+// One attempt at `bits`: the direct route, else the learner replayed (its
+// starts from the run's fits made on first use: the direct route needs none).
 template <class T>
 BallReplay attempt(const Field<T>& F, int d, const LearnOptions& l, const std::vector<Query>& queries, const std::vector<T>& answers,
-                   const AnswerErrors& errors, const LearnResult<T>& res, const FitStarts& starts, long bits, bool self_check) {
+                   const AnswerErrors& errors, const LearnResult<T>& res, std::optional<FitStarts>& starts, long bits, bool self_check) {
   if (!self_check) {
     BallReplay b = certify_by_pairs(F, l, res, queries, answers, errors, bits);
     if (b.finished) return b;
   }
-  return replay_in_balls(F, d, l, queries, answers, errors, &starts, bits, self_check);
+  if (!starts) starts = fit_starts(F, res);
+  return replay_in_balls(F, d, l, queries, answers, errors, &*starts, bits, self_check);
 }
 
 }  // namespace
@@ -60,7 +63,7 @@ void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, con
     record_judge_note(r, facts, why);
     return;
   }
-  const FitStarts starts = fit_starts(F, res);
+  std::optional<FitStarts> starts;
   const bool check = facts.self_check == Truth::no;
   double best = NAN;
   for (long bits : judge_precisions(F.precision(), kappa_rel, facts.tolerance_log2)) {
