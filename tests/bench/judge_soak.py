@@ -20,6 +20,10 @@ query (nothing to recover) and counts as neither decided nor failed. Prints the
 outcome counts and the ok fraction per family; exit 1 when a requirement
 fails, or when too few runs were decided.
 
+The defaults draw 18,020 in-process and 2,020 external attention runs, so
+that at least 20,000 and 2,000 of them run after the few drawn with no
+canonical head are left out, and 2,000 transformer runs (half external).
+
   usage: judge_soak.py MHAQ [--attention N] [--external N] [--transformer N]
                             [--seed S] [--jobs J] [--list FILE] [--slice]
 It runs any mhaq binary (an older one too, for the fractions before a change).
@@ -114,7 +118,7 @@ def plan(seed, n_att, n_ext, n_tr):
             runs.append(("default_mpfr256_own" if full else family, "attention", None, o))
             continue
         d, H, text = attention_model(rng, family)
-        if H < 1:
+        if H < 1:  # no canonical head (cancelling heads): nothing to learn, not run
             continue
         runs.append((family, "attention", text, {"d": d, "H": H, "learner": learner, "p": p, "seed": seed_l, "external": external,
                                                  "answer_bits": rng.choice([0, 0, 20, 24, 32, 40, 53, 64]), "noise": rng.random() < 0.3,
@@ -186,8 +190,8 @@ def run_one(mhaq, family, kind, text, o, workdir, index):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mhaq")
-    ap.add_argument("--attention", type=int, default=18000)
-    ap.add_argument("--external", type=int, default=2000)
+    ap.add_argument("--attention", type=int, default=18020)
+    ap.add_argument("--external", type=int, default=2020)
     ap.add_argument("--transformer", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=37)
     ap.add_argument("--jobs", type=int, default=2)
