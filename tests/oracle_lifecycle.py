@@ -34,7 +34,9 @@ import time
 
 M, SRC = sys.argv[1], sys.argv[2]
 FAULTS = "python3 " + shlex.quote(os.path.join(SRC, "tests", "oracle_faults.py"))
-RETURN_WITHIN = 60  # seconds: every run here takes one or two
+# MHAQ_TIME_SCALE (default 1) multiplies every time bound (instrumented builds are slower)
+SCALE = int(os.environ.get("MHAQ_TIME_SCALE", "1"))
+RETURN_WITHIN = 60 * SCALE  # seconds: every run here takes one or two
 failures = []
 cases = 0
 
@@ -71,11 +73,11 @@ def group_left(pgid):
 
 
 def no_group_left(log, what):
-    """The oracle's group is empty: at once, or within 2 s of SIGKILL landing."""
+    """The oracle's group is empty: at once, or within 2 s (scaled) of SIGKILL landing."""
     groups = [int(f[1]) for f in log if f and f[0] == "pgid"]
     check(len(groups) == 1, what + ": the oracle logged its process group")
     for g in groups:
-        deadline = time.time() + 2
+        deadline = time.time() + 2 * SCALE
         while group_left(g) and time.time() < deadline:
             time.sleep(0.02)
         left = group_left(g)
@@ -174,10 +176,10 @@ def main():
     # 3. an oracle that closes its output; a command that does not exist
     t0 = time.time()
     code, j, _ = recover(["--oracle", "%s close_output --after 0 --model a.json --log close.log" % FAULTS, "--model", "a.json", "--arith", "double",
-                          "--oracle-timeout", "50"], "closes its output")
+                          "--oracle-timeout", str(50 * SCALE)], "closes its output")
     check(code == 12 and j is not None and j["message"].startswith("oracle fault exited: the oracle closed its output"),
           "closes its output: the fault exited (exit 12): %s" % (j and j.get("message")))
-    check(time.time() - t0 < 20, "closes its output: reported long before --oracle-timeout 50")
+    check(time.time() - t0 < 20 * SCALE, "closes its output: reported long before --oracle-timeout %d" % (50 * SCALE))
     no_group_left(read_log("close.log"), "closes its output")
     code, j, err = recover(["--oracle", "./no-such-oracle --x", "--d", "2", "--heads", "2", "--arith", "double"], "no such command")
     check(code == 12 and j is not None and "oracle fault exited" in j["message"] and "status 127" in j["message"],

@@ -3,6 +3,8 @@
 // the same noisy answers lands inside those balls.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "mhaq/run/record_json.hpp"
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/oracle/oracle_stack.hpp"
@@ -114,4 +116,25 @@ TEST_CASE("an exact learner fed approximate answers reports inconsistent, never 
     }
   }
   runs.require(2 * n - 1, {"inconsistent"});
+}
+
+TEST_CASE("the noise study at the truth counts every query its learner asked, beyond the plan's") {
+  // A two-head model with large W (from the blind float soak): the study's
+  // learner at the truth asks queries beyond the plan's, whose columns the
+  // sensitivity once read past its answers (a crash, 4 runs in 22,000).
+  const char* text =
+      R"({"format": "mhaq-model", "version": 1, "d": 2, "heads": [{"W": [["10", "-31"], ["-23", "45/2"]], "v": ["5/8", "-1/8"]}, )"
+      R"({"W": [["8", "-51/2"], ["19/2", "27/2"]], "v": ["5/8", "-2"]}]})";
+  RecoverOptions o;
+  o.arith = Arith::ieee;
+  o.heads = 2;
+  o.oracle_bits = 32;
+  o.noise_eps = Rational(1, 1L << 28);
+  o.noise_seed = 831;
+  o.seed = 639615;
+  const RecoverResult r = recover_run(model_from_json_text(text), o);
+  CHECK((r.status() == Status::ok || r.status() == Status::unable));
+  REQUIRE(r.study.kappa.has_value());
+  CHECK(std::isfinite(*r.study.kappa));
+  CHECK(*r.study.kappa > 0);
 }

@@ -16,21 +16,17 @@ namespace mhaq {
 namespace replay_detail {
 constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
-// Upper bound of |x| as a ball with that midpoint (radius 0).
-Ball upper_abs(const Ball& x) {
+// An upper (lower) bound of |x| as an exact ball (radius 0).
+Ball abs_bound(const Ball& x, bool upper) {
   flint::Mag m;
-  arb_get_mag(m.v, x.raw());
+  if (upper) arb_get_mag(m.v, x.raw());
+  else arb_get_mag_lower(m.v, x.raw());
   Ball b;
   arf_set_mag(arb_midref(b.raw()), m.v);
   return b;
 }
-Ball lower_abs(const Ball& x) {
-  flint::Mag m;
-  arb_get_mag_lower(m.v, x.raw());
-  Ball b;
-  arf_set_mag(arb_midref(b.raw()), m.v);
-  return b;
-}
+Ball upper_abs(const Ball& x) { return abs_bound(x, true); }
+Ball lower_abs(const Ball& x) { return abs_bound(x, false); }
 // An upper bound of sqrt(num2) / sqrt(den2) from an upper bound of num2 and a
 // lower bound of den2; a den2 that is certainly zero counts as 1 (the scale
 // of a zero norm); +inf when den2 may be zero or tiny but not certainly zero.
@@ -181,6 +177,21 @@ bool identity_unique(const Assignment& a) {
     if (a.perm[h] != static_cast<int>(h)) return false;
   return true;
 }
+// A replay's learner, run: finished, or stopped with its own outcome
+// (unable, degenerate, ...) and why; a usage, input or internal error is no
+// outcome of the answers and propagates.
+template <class Out, class Learn>
+void run_learner(Out& out, Learn&& learn) {
+  try {
+    learn();
+    out.finished = true;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
+    out.failure = e.kind();
+    out.why = e.what();
+  }
+}
+
 }  // namespace replay_detail
 
 // The direct route (proofs/40): the run's plain path only (paper or lean
@@ -280,18 +291,13 @@ BallReplay replay_in_balls(const Field<T>& F, int d, const LearnOptions& lo, con
   l.self_check = self_check;
   l.keep_fit_samples = false;
   l.progress = nullptr;
-  try {
+  run_learner(out, [&] {
     LearnResult<Ball> res = learn<Ball>(oracle, l);
-    out.finished = true;
     out.heads = std::move(res.heads);
     out.beta = std::move(res.beta);
     out.self_check = res.self_check;
     out.self_check_failed = res.self_check_failed;
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    out.failure = e.kind();
-    out.why = e.what();
-  }
+  });
   return out;
 }
 
@@ -418,14 +424,7 @@ TransformerBallReplay replay_transformer_in_balls(const Field<T>& F, int d, cons
   RecordedBalls oracle(d, queries, answer_balls(F, answers, errors), nullptr);
   TransformerLearnOptions l = lo;
   l.coincidence_test = true;  // equality is decided in balls
-  try {
-    out.res = learn_transformer<Ball>(oracle, l);
-    out.finished = true;
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::internal || e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input) throw;
-    out.failure = e.kind();
-    out.why = e.what();
-  }
+  run_learner(out, [&] { out.res = learn_transformer<Ball>(oracle, l); });
   return out;
 }
 

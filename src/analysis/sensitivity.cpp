@@ -268,7 +268,10 @@ Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, l
   for (long prec = 128; prec <= (1L << 16); prec *= 2) {
     PrecisionScope scope(prec);
     try {
-      OracleStack<Ball> inner = OracleStack<Ball>::model(canon, token_den);
+      // recorded: the jets' columns are the answers in the order asked, which
+      // include every query beyond the plan's (fallback pairs, repairs, the
+      // grid guard's witnesses)
+      OracleStack<Ball> inner = OracleStack<Ball>::model(canon, token_den).recorded();
       JetOracle<Ball> oracle(inner.top(), constant_answer);
       const LearnResult<Jet<Ball>> res = learn<Jet<Ball>>(oracle, l);
       // rows in canon's order: each true head's learned head, by the bottleneck assignment
@@ -280,12 +283,7 @@ Sensitivity sensitivity_from_model(const Model& canon, const LearnOptions& lo, l
       const std::vector<int> order = bottleneck_matching(cost);
       if (order.empty()) throw_internal("sensitivity: no assignment of learned to true heads");
       std::vector<Ball> fabs;
-      {
-        OracleStack<Ball> again = OracleStack<Ball>::model(canon, token_den);
-        for (const auto& q : res.plan.queries()) fabs.push_back(abs_ball(again.top().query(q)));
-        for (const auto& p : res.fallback_pairs)
-          for (const auto& q : res.plan.pair_queries(p)) fabs.push_back(abs_ball(again.top().query(q)));
-      }
+      for (const Ball& y : inner.record().answers) fabs.push_back(abs_ball(y));
       Sensitivity S;
       S.d = canon.d;
       S.H = H;

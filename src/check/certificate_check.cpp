@@ -720,24 +720,21 @@ class Checker {
     // reproduction of every answer
     std::string first_bad;
     long n_bad = 0;
-    std::vector<RatHead> rat;
-    if (c_.mode == Mode::exact) {
+    // the certificate's heads, entry by entry: as rationals (exact mode) and as balls
+    const auto heads_as = [this](auto head, auto entry) {
+      std::vector<decltype(head)> out;
       for (const auto& h : c_.heads) {
-        RatHead r;
-        for (const auto& x : h.W) r.W.push_back(x.q);
-        for (const auto& x : h.v) r.v.push_back(x.q);
-        for (const auto& x : h.c) r.c.push_back(x.q);
-        rat.push_back(std::move(r));
+        auto o = head;
+        for (const auto& x : h.W) o.W.push_back(entry(x));
+        for (const auto& x : h.v) o.v.push_back(entry(x));
+        for (const auto& x : h.c) o.c.push_back(entry(x));
+        out.push_back(std::move(o));
       }
-    }
-    std::vector<BallHead> balls;
-    for (const auto& h : c_.heads) {
-      BallHead b;
-      for (const auto& x : h.W) b.W.push_back(x.b);
-      for (const auto& x : h.v) b.v.push_back(x.b);
-      for (const auto& x : h.c) b.c.push_back(x.b);
-      balls.push_back(std::move(b));
-    }
+      return out;
+    };
+    std::vector<RatHead> rat;
+    if (c_.mode == Mode::exact) rat = heads_as(RatHead{}, [](const auto& x) { return x.q; });
+    const std::vector<BallHead> balls = heads_as(BallHead{}, [](const auto& x) { return x.b; });
     const Qn* beta_q = c_.bias ? &c_.beta.q : nullptr;
     const Ab* beta_b = c_.bias ? &c_.beta.b : nullptr;
     for (size_t i = 0; i < c_.queries.size(); ++i) {

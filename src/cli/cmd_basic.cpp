@@ -44,6 +44,18 @@ void add_transformer_shape(CLI::App* s, TransformerShape& t) {
   s->add_flag("--zero-neuron", t.zero_neuron, "transformer: one more neuron with U = 0 (the canonical form drops it)");
   s->add_flag("--parallel-neurons", t.parallel_neurons, "transformer: one more neuron positively parallel to the first (merged)");
 }
+// The --certificate file, written only for a run that ended ok and agrees
+// with the truth (its path then recorded in r); the report's line either way,
+// "" without --certificate.
+std::string write_certificate(const std::string& path, const std::string& certificate, int code, RecoverResult& r) {
+  if (path.empty()) return "";
+  if (code == 0 && !certificate.empty()) {
+    write_file_atomic(path, certificate);
+    r.output.certificate = path;
+    return "  certificate      " + path + " (" + std::to_string(certificate.size()) + " bytes)\n";
+  }
+  return "  certificate      not written (" + r.output.certificate_note.value_or("the run did not end ok") + ")\n";
+}
 TransformerModel draw_transformer(const GenerateOptions& g, const TransformerShape& t) {
   if (t.ffn < 1) throw Error(ErrorKind::usage, "--zero-neuron and --parallel-neurons need --ffn M");
   if (g.cancel_v) throw Error(ErrorKind::usage, "--cancel-v applies to attention models, not to transformers");
@@ -328,17 +340,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
   if (!st.certificate.empty()) o.certificate = &certificate;
   RecoverResult r = recover_transformer_run(truth, o);
   const int code = r.exit_code();
-  std::string note;
-  if (!st.certificate.empty()) {
-    // Written only for a run that ended ok and agrees with the truth.
-    if (code == 0 && !certificate.empty()) {
-      write_file_atomic(st.certificate, certificate);
-      r.output.certificate = st.certificate;
-      note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
-    } else {
-      note = "  certificate      not written (the run did not end ok)\n";
-    }
-  }
+  const std::string note = write_certificate(st.certificate, certificate, code, r);
   emit(st.json, record_json(r), transformer_report(r) + note);
   if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
   if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.judge.status) << "\n";
@@ -436,17 +438,7 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
     human_extra += "  model file       " + file_info.summary() + "\n";
   }
   const int code = r.exit_code();
-  std::string note;
-  if (!st.certificate.empty()) {
-    // Written only for a run that ended ok and agrees with the truth.
-    if (code == 0 && !certificate.empty()) {
-      write_file_atomic(st.certificate, certificate);
-      r.output.certificate = st.certificate;
-      note = "  certificate      " + st.certificate + " (" + std::to_string(certificate.size()) + " bytes)\n";
-    } else {
-      note = "  certificate      not written (" + r.output.certificate_note.value_or("the run did not end ok") + ")\n";
-    }
-  }
+  const std::string note = write_certificate(st.certificate, certificate, code, r);
   emit(st.json, record_json(r), recover_report(r) + human_extra + note);
   if (oracle) {
     // on standard error: a resumed run's output must equal an uninterrupted one's

@@ -125,9 +125,7 @@ void baseline_kappa(RecoverResult& r, RunFacts& facts, const Field<T>& F, int d,
       [&](const auto& G) {
         long p = G.precision();
         if (o.oracle_bits > 0) p = std::min(p, o.oracle_bits);
-        facts.estimate_log2 = first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, o.noise_eps);
-        r.judge.error_estimate = pow2_value(facts.estimate_log2);
-        r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+        record_estimate(r, facts, first_order_estimate_log2(d, S.kappa, S.kappa_rel, p, o.noise_eps));
       },
       F);
 }
@@ -145,19 +143,12 @@ void baseline_judge(RecoverResult& r, RunFacts& facts, const Field<T>& F, int d,
   try {
     RecordedBalls replay(d, rec.queries.all(), answer_balls(F, rec.answers, errors), nullptr);
     const BaselineResult<Ball> b = learn_baseline<Field<Ball>>(replay, bo);
-    const double bound = certified_distance_log2(F, heads, b.heads);
-    if (std::isfinite(bound)) {
-      facts.certified_log2 = bound;
-      r.judge.certified_error = pow2_value(bound);
-      r.judge.certified_error_decimal = decimal_of_log2(bound);
-      return;
-    }
-    facts.judge_note = "the balls of the baseline's replay do not bound every head's scale away from zero";
+    if (record_certified_bound(r, facts, certified_distance_log2(F, heads, b.heads))) return;
+    record_judge_note(r, facts, "the balls of the baseline's replay do not bound every head's scale away from zero");
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::usage || e.kind() == ErrorKind::input || e.kind() == ErrorKind::internal) throw;
-    facts.judge_note = std::string("the baseline replayed in balls stopped: ") + e.what();
+    record_judge_note(r, facts, std::string("the baseline replayed in balls stopped: ") + e.what());
   }
-  r.judge.judge_note = facts.judge_note;
 }
 
 template <class T>

@@ -74,20 +74,27 @@ Query query_of(const json& q, const std::string& path, int d) {
 }
 }  // namespace
 
-std::vector<Query> read_inputs_text(const std::string& text, int d) {
-  const json j = parse_json_text(text);
-  if (!j.is_object()) throw_input("inputs file: top level must be an object {\"format\": \"mhaq-inputs\", \"version\": 1, \"d\": D, \"sequences\": [...]}");
+namespace golden_internal {
+const json& inputs_sequences(const json& j, const std::string& where, long max_d, int d, const char* holder) {
+  if (!j.is_object()) throw_input(where + "top level must be an object {\"format\": \"mhaq-inputs\", \"version\": 1, \"d\": D, \"sequences\": [...]}");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "sequences")
-      throw_input("inputs file: unknown field " + quote_text(it.key()) + " (an inputs file has format, version, d, sequences)");
+      throw_input(where + "unknown field " + quote_text(it.key()) + " (an inputs file has format, version, d, sequences)");
   if (const json* f = json_find(j, "format"); !f || *f != "mhaq-inputs") throw_input("format: must be \"mhaq-inputs\"");
   if (const json* v = json_find(j, "version"); v && !(v->is_number_integer() && *v == 1)) throw_input("version: must be 1");
-  const long fd = json_long(json_member(j, "", "d"), 1, limits::max_d, "d");
-  if (fd != d) throw_input("d: the inputs have d = " + std::to_string(fd) + ", the model has d = " + std::to_string(d));
+  const long fd = json_long(json_member(j, "", "d"), 1, max_d, "d");
+  if (fd != d) throw_input("d: the inputs have d = " + std::to_string(fd) + ", the " + holder + " has d = " + std::to_string(d));
   const json& s = json_member(j, "", "sequences");
   if (!s.is_array() || s.empty()) throw_input("sequences: expected a non-empty array of sequences");
   if (static_cast<long>(s.size()) > check::limits::max_golden_queries)
     throw_input("sequences: " + std::to_string(s.size()) + " sequences, more than the limit of " + std::to_string(check::limits::max_golden_queries));
+  return s;
+}
+}  // namespace golden_internal
+
+std::vector<Query> read_inputs_text(const std::string& text, int d) {
+  const json j = parse_json_text(text);
+  const json& s = golden_internal::inputs_sequences(j, "inputs file: ", limits::max_d, d, "model");
   std::vector<Query> out;
   for (size_t i = 0; i < s.size(); ++i) {
     const std::string p = json_index_path("sequences", i);

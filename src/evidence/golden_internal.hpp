@@ -24,6 +24,13 @@ GoldenCheckResult golden_check_transformer(const nlohmann::json& doc, int thread
 
 namespace golden_internal {
 
+// ---- inputs files (golden_certified.cpp)
+// An inputs file's top level (format "mhaq-inputs", version 1, d, sequences):
+// d must be the `holder`'s ("model" or "layer"), at most max_d; returns the
+// sequences, a non-empty array within the golden files' query limit. `where`
+// starts the messages about the top level's shape.
+const nlohmann::json& inputs_sequences(const nlohmann::json& j, const std::string& where, long max_d, int d, const char* holder);
+
 // ---- export (golden.cpp)
 // How the files write decimals (the header's decimal_format).
 extern const char* kDecimalFormat;

@@ -13,6 +13,8 @@
 #include "mhaq/run/certificate.hpp"
 #include "mhaq/run/json_out.hpp"
 
+#include "golden_internal.hpp"
+
 namespace mhaq {
 
 namespace {
@@ -248,18 +250,7 @@ QueryPositions parse_query_positions(const std::string& text) {
 
 std::vector<KernelSequence> read_kernel_inputs_text(const std::string& text, int d) {
   const json j = parse_json_text(text);
-  if (!j.is_object()) throw_input("top level must be an object {\"format\": \"mhaq-inputs\", \"version\": 1, \"d\": D, \"sequences\": [...]}");
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "format" && it.key() != "version" && it.key() != "d" && it.key() != "sequences")
-      throw_input("unknown field " + quote_text(it.key()) + " (an inputs file has format, version, d, sequences)");
-  if (const json* f = json_find(j, "format"); !f || *f != "mhaq-inputs") throw_input("format: must be \"mhaq-inputs\"");
-  if (const json* v = json_find(j, "version"); v && !(v->is_number_integer() && *v == 1)) throw_input("version: must be 1");
-  const long fd = json_long(json_member(j, "", "d"), 1, limits::max_inner_dim, "d");
-  if (fd != d) throw_input("d: the inputs have d = " + std::to_string(fd) + ", the layer has d = " + std::to_string(d));
-  const json& s = json_member(j, "", "sequences");
-  if (!s.is_array() || s.empty()) throw_input("sequences: expected a non-empty array of sequences");
-  if (static_cast<long>(s.size()) > check::limits::max_golden_queries)
-    throw_input("sequences: " + std::to_string(s.size()) + " sequences, more than the limit of " + std::to_string(check::limits::max_golden_queries));
+  const json& s = golden_internal::inputs_sequences(j, "", limits::max_inner_dim, d, "layer");
   std::vector<KernelSequence> out;
   for (size_t i = 0; i < s.size(); ++i) out.push_back(read_sequence(s[i], json_index_path("sequences", i), d));
   return out;

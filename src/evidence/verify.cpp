@@ -64,6 +64,7 @@ std::string count_formula(Schedule s, const char* H, bool bias) {
       case Schedule::paper: return "4" + h + "d^2 + 4" + h + "d - 2" + h + " + 1";
       case Schedule::lean: return "1 + 2" + h + "(d^2 + 2d - 1)";
       case Schedule::compact: return "1 + 2" + h + "d + (d - 1) + s_" + h + " d^2";
+      case Schedule::rank: break;  // refused with biases (check_options)
     }
   switch (s) {
     case Schedule::paper: return "4" + h + "d^2 - 2" + h + " + 1";

@@ -2,6 +2,7 @@
 #include "mhaq/run/judge_floats.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include "mhaq/run/report.hpp"
 
@@ -37,15 +38,17 @@ LearnOptions replay_options(const LearnOptions& lo, int heads_found, std::string
   return l;
 }
 
-// One attempt at `bits`: the direct route, else the learner replayed.
+// One attempt at `bits`: the direct route, else the learner replayed (its
+// starts from the run's fits made on first use: the direct route needs none).
 template <class T>
 BallReplay attempt(const Field<T>& F, int d, const LearnOptions& l, const std::vector<Query>& queries, const std::vector<T>& answers,
-                   const AnswerErrors& errors, const LearnResult<T>& res, const FitStarts& starts, long bits, bool self_check) {
+                   const AnswerErrors& errors, const LearnResult<T>& res, std::optional<FitStarts>& starts, long bits, bool self_check) {
   if (!self_check) {
     BallReplay b = certify_by_pairs(F, l, res, queries, answers, errors, bits);
     if (b.finished) return b;
   }
-  return replay_in_balls(F, d, l, queries, answers, errors, &starts, bits, self_check);
+  if (!starts) starts = fit_starts(F, res);
+  return replay_in_balls(F, d, l, queries, answers, errors, &*starts, bits, self_check);
 }
 
 }  // namespace
@@ -57,11 +60,10 @@ void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, con
   std::string why;
   const LearnOptions l = replay_options(lo, res.heads_found, why);
   if (!why.empty()) {
-    facts.judge_note = why;
-    r.judge.judge_note = why;
+    record_judge_note(r, facts, why);
     return;
   }
-  const FitStarts starts = fit_starts(F, res);
+  std::optional<FitStarts> starts;
   const bool check = facts.self_check == Truth::no;
   double best = NAN;
   for (long bits : judge_precisions(F.precision(), kappa_rel, facts.tolerance_log2)) {
@@ -84,14 +86,7 @@ void judge_float_attention(const Field<T>& F, int d, const LearnOptions& lo, con
     if (std::isnan(best) || bound < best) best = bound;
     if (bound <= facts.tolerance_log2) break;
   }
-  if (!std::isnan(best)) {
-    facts.certified_log2 = best;
-    r.judge.certified_error = pow2_value(best);
-    r.judge.certified_error_decimal = decimal_of_log2(best);
-  } else {
-    facts.judge_note = why;
-    r.judge.judge_note = why;
-  }
+  if (!record_certified_bound(r, facts, best)) record_judge_note(r, facts, why);
 }
 
 namespace {
@@ -142,14 +137,7 @@ void judge_float_transformer(const Field<T>& F, int d, const TransformerLearnOpt
   } else {
     bound = certified_transformer_distance_log2(F, res, b.res, why);
   }
-  if (std::isfinite(bound)) {
-    facts.certified_log2 = bound;
-    r.judge.certified_error = pow2_value(bound);
-    r.judge.certified_error_decimal = decimal_of_log2(bound);
-  } else {
-    facts.judge_note = why;
-    r.judge.judge_note = why;
-  }
+  if (!record_certified_bound(r, facts, bound)) record_judge_note(r, facts, why);
 }
 
 template <class T>

@@ -183,9 +183,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
       P::floats(
         [&](const auto& G, const auto& R) {
           double kappa_rel = NAN;
-          facts.estimate_log2 = error_estimate(G, truth.d, lo, R, res, o.oracle_bits, stated_eps, r, kappa_rel);
-          r.judge.error_estimate = pow2_value(facts.estimate_log2);
-          r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+          record_estimate(r, facts, error_estimate(G, truth.d, lo, R, res, o.oracle_bits, stated_eps, r, kappa_rel));
           if (o.judge_replay) judge_float_attention(G, truth.d, lo, R.queries.all(), R.answers, *stack.errors(), res, kappa_rel, facts, r);
           else facts.judge_note = "the judge's replay in balls was not run (judge_replay off)";
         },

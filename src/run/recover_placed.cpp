@@ -52,9 +52,7 @@ void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int H, const Mo
   r.evidence.heads = head_records(F, res.heads);
   facts.self_check = res.self_check;
   facts.heads_recovered = static_cast<int>(res.heads.size());
-  facts.estimate_log2 = res.estimate_log2;
-  r.judge.error_estimate = pow2_value(facts.estimate_log2);
-  r.judge.error_estimate_decimal = decimal_of_log2(facts.estimate_log2);
+  record_estimate(r, facts, res.estimate_log2);
   if (canon) ArithPolicy<Mpfr>::compare(r, facts, *canon, res.heads);
   // The design's self-check is a weighted residual and a labelling test on
   // local least-squares fits of rounded answers: when it fails, the fits may
@@ -70,19 +68,12 @@ void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int H, const Mo
     // a certified contradiction (inconsistent) stands: the balls hold the
     // true answers whenever the stated errors do
     const PlacedCertified cert = certify_placed(res, H);
-    const double bound = certified_distance_log2(F, res.heads, cert.heads);
-    if (std::isfinite(bound)) {
-      facts.certified_log2 = bound;
-      r.judge.certified_error = pow2_value(bound);
-      r.judge.certified_error_decimal = decimal_of_log2(bound);
-      return;
-    }
-    facts.judge_note = "the certified heads' balls do not bound every head's scale away from zero";
+    if (record_certified_bound(r, facts, certified_distance_log2(F, res.heads, cert.heads))) return;
+    record_judge_note(r, facts, "the certified heads' balls do not bound every head's scale away from zero");
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unable) throw;
-    facts.judge_note = std::string("the last round could not be certified in balls: ") + e.what();
+    record_judge_note(r, facts, std::string("the last round could not be certified in balls: ") + e.what());
   }
-  r.judge.judge_note = facts.judge_note;
 }
 
 template <class T>

@@ -28,6 +28,25 @@ double pow2_value(double l2) {
   return std::isfinite(l2) && std::isnormal(x) ? x : std::nan("");
 }
 
+bool record_certified_bound(RecoverResult& r, RunFacts& facts, double l2) {
+  if (!std::isfinite(l2)) return false;
+  facts.certified_log2 = l2;
+  r.judge.certified_error = pow2_value(l2);
+  r.judge.certified_error_decimal = decimal_of_log2(l2);
+  return true;
+}
+
+void record_estimate(RecoverResult& r, RunFacts& facts, double l2) {
+  facts.estimate_log2 = l2;
+  r.judge.error_estimate = pow2_value(l2);
+  r.judge.error_estimate_decimal = decimal_of_log2(l2);
+}
+
+void record_judge_note(RecoverResult& r, RunFacts& facts, const std::string& why) {
+  facts.judge_note = why;
+  r.judge.judge_note = why;
+}
+
 double log2_abs(const Rational& q) {
   PrecisionScope scope(128);
   Ball t(q);

@@ -11,11 +11,18 @@ count. Every run's status is the judge's, from the answers alone; the truth is
 compared afterwards (a blind ok that the truth contradicts is `mismatch`).
 
 Required: no ok-and-wrong (mismatch, or ok beyond the tolerance), no
-`inconsistent` (the answers are honest) and no `not_identifiable` (the stated
+`inconsistent` (the answers are honest), no `not_identifiable` (the stated
 H is the canonical count) but on a stated condition the drawn model meets
-(`stated_ni`: a transformer with d = 1 and two or more heads). Prints the
+(`stated_ni`: a transformer with d = 1 and two or more heads), and no run
+without a status (`other`: a crash, or output that is not one JSON object).
+A drawn transformer whose canonical form is empty is `refused` before any
+query (nothing to recover) and counts as neither decided nor failed. Prints the
 outcome counts and the ok fraction per family; exit 1 when a requirement
 fails, or when too few runs were decided.
+
+The defaults draw 18,020 in-process and 2,020 external attention runs, so
+that at least 20,000 and 2,000 of them run after the few drawn with no
+canonical head are left out, and 2,000 transformer runs (half external).
 
   usage: judge_soak.py MHAQ [--attention N] [--external N] [--transformer N]
                             [--seed S] [--jobs J] [--list FILE] [--slice]
@@ -33,7 +40,7 @@ import tempfile
 from collections import Counter, defaultdict
 from fractions import Fraction
 
-OUTCOMES = ["ok", "unable", "degenerate", "stated_ni", "inconsistent", "not_identifiable", "mismatch", "other"]
+OUTCOMES = ["ok", "unable", "degenerate", "stated_ni", "refused", "inconsistent", "not_identifiable", "mismatch", "other"]
 
 
 def frac(x):
@@ -111,7 +118,7 @@ def plan(seed, n_att, n_ext, n_tr):
             runs.append(("default_mpfr256_own" if full else family, "attention", None, o))
             continue
         d, H, text = attention_model(rng, family)
-        if H < 1:
+        if H < 1:  # no canonical head (cancelling heads): nothing to learn, not run
             continue
         runs.append((family, "attention", text, {"d": d, "H": H, "learner": learner, "p": p, "seed": seed_l, "external": external,
                                                  "answer_bits": rng.choice([0, 0, 20, 24, 32, 40, 53, 64]), "noise": rng.random() < 0.3,
@@ -164,6 +171,10 @@ def run_one(mhaq, family, kind, text, o, workdir, index):
             if err is not None and tol is not None and err > tol:
                 status = "mismatch"
         outcome = status if status in OUTCOMES else "other"
+        # refused before any query: a drawn model the program does not take
+        # (a transformer whose canonical form is empty: nothing to recover)
+        if status == "error" and doc.get("error") in ("usage", "input") and "canonical form is empty" in doc.get("message", ""):
+            outcome = "refused"
         # not_identifiable on a stated condition the drawn model meets: a
         # transformer with d = 1 and two or more heads (every neuron's
         # hyperplane is the point 0)
@@ -179,8 +190,8 @@ def run_one(mhaq, family, kind, text, o, workdir, index):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mhaq")
-    ap.add_argument("--attention", type=int, default=18000)
-    ap.add_argument("--external", type=int, default=2000)
+    ap.add_argument("--attention", type=int, default=18020)
+    ap.add_argument("--external", type=int, default=2020)
     ap.add_argument("--transformer", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=37)
     ap.add_argument("--jobs", type=int, default=2)

@@ -14,6 +14,15 @@ std::string decimal_of_log2(double l2);
 // The power of two when it is a normal double, 0 for -inf, NaN otherwise (the
 // record writes it as null; the decimal string beside it always holds the value).
 double pow2_value(double l2);
+// A float judge's certified bound on max_rel_error, as a log2: when it is
+// finite, kept in the facts the verdict is decided from and written to the
+// record, and true; else nothing is kept, and false.
+bool record_certified_bound(RecoverResult& r, RunFacts& facts, double l2);
+// A float run's first-order error estimate, as a log2: in the facts and the
+// record (it informs; it never decides an ok).
+void record_estimate(RecoverResult& r, RunFacts& facts, double l2);
+// Why a float judge has no certified bound, in the facts and the record.
+void record_judge_note(RecoverResult& r, RunFacts& facts, const std::string& why);
 // log2 |q| (to double accuracy).
 double log2_abs(const Rational& q);
 // What to do about a run that ended with v, in terms of the run's own
