@@ -86,7 +86,7 @@ run "utf8 subcommand --json" 2 "$M" "$(printf 'b\xffgus')" --json; json_error "u
 run "--token-range 10^9 (exact)" 2 "$M" recover --d 2 --heads 1 --token-range 1000000000; says "token range" "token range 1000000000"
 run "--token-range 2^30+1" 2 "$M" recover --d 2 --heads 1 --arith mpfr --token-range 1073741825
 run "--samples-per-pair 10^9" 2 "$M" recover --d 2 --heads 1 --arith mpfr --samples-per-pair 1000000000
-run "--samples-per-pair at the plan limit" 2 "$M" recover --d 64 --heads 1 --arith mpfr --samples-per-pair 4096
+run "--samples-per-pair past the plan limit" 2 "$M" recover --d 1024 --heads 1 --arith mpfr --samples-per-pair 4096; says "plan limit" "more than the limit of 268435456"
 
 # ---- exit 0 with silently wrong values
 run "u64 d wraps" 3 "$M" recover --model "$C/model/defect_u64_wraps_d.json"; says "u64 not -1" "18446744073709551615"
@@ -154,7 +154,7 @@ run "transformer --token-den ignored before: refused" 2 "$M" recover --d 2 --hea
 run "--learner-heads 10^6" 2 "$M" recover --d 2 --heads 1 --learner-heads 1000000
 run "--max-heads 10^6" 2 "$M" recover --d 2 --heads 1 --max-heads 1000000
 run "--model F --heads 10^6" 2 "$M" recover --model "$tmp/m.json" --heads 1000000
-run "--d 64 --heads 64: the plan is over the limit" 2 "$M" recover --d 64 --heads 64 --arith mpfr
+run "--d 1024 --heads 64: over the memory bound before any work" 11 "$M" recover --d 1024 --heads 64 --arith mpfr --max-memory 64G; says "memory bound" "predicted peak memory"
 run "certificate d=64, H=64, no queries" 3 "$M" check-certificate "$C/certificate/defect_d64_h64_no_queries.json"; says "plan limit" "more than the limit of 131072"
 run "certificate d=8, H=8, no queries: fails fast" 10 "$M" check-certificate "$C/certificate/defect_d8_h8_no_queries.json"
 run "ball certificate bits 2^24" 3 "$M" check-certificate "$C/certificate/defect_ball_bits_16777216.json"
