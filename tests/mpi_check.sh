@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # MPI checks: `mpirun -np N mhaq verify` and `mhaq sweep` write the
 # same bytes as the single-process build for N = 1, 2, 3 and with threads
-# inside ranks; an interrupted MPI sweep resumes from its journal (at another
-# N) without losing finished rows; errors keep their exit codes.
+# inside ranks; one `mhaq recover` shared out among N = 1, 2, 4 ranks too; an
+# interrupted MPI sweep resumes from its journal (at another N) without losing
+# finished rows; errors keep their exit codes.
 #   usage: mpi_check.sh PLAIN_MHAQ MPI_MHAQ     (run by tests/mpi_ci.sh)
 set -euo pipefail
 ref="$1"
@@ -77,6 +78,46 @@ first="$(head -1 "$tmp/resume.err")"
 [[ "$first" =~ ^sweep:\ ([0-9]+)/([0-9]+)\ units ]] || fail "no progress line from the resumed sweep: $first"
 (( BASH_REMATCH[1] >= units )) || fail "the resumed sweep started from ${BASH_REMATCH[1]} units, the journal had $units"
 echo "sweep: interrupted at $rows of $total rows (-np 2), resumed from ${BASH_REMATCH[1]} of ${BASH_REMATCH[2]} units (-np 3): identical CSV"
+
+# ---- one recover across ranks: answers, pair fits and the self-check shared out
+C=(recover --d 16 --heads 4 --seed 1 --arith ball --bits 256)
+"$ref" "${C[@]}" >"$tmp/c.txt" 2>/dev/null
+"$ref" "${C[@]}" --json >"$tmp/c.json" 2>/dev/null
+grep -q '"status":"ok"' "$tmp/c.json" || fail "reference recover did not end ok"
+for run in "1" "2" "4" "2 --threads 2"; do
+  np="${run%% *}"
+  threads=1; [[ "$run" == *threads* ]] && threads=2
+  "${MR[@]}" -np "$np" "$mpi" "${C[@]}" --threads $threads >"$tmp/c_out.txt" 2>/dev/null
+  "${MR[@]}" -np "$np" "$mpi" "${C[@]}" --threads $threads --json >"$tmp/c_out.json" 2>/dev/null
+  same "$tmp/c.txt" "$tmp/c_out.txt" "recover at -np $run"
+  same "$tmp/c.json" "$tmp/c_out.json" "recover --json at -np $run"
+  echo "recover (16, 4) ball: -np $run identical to the single-process run (text and --json)"
+done
+M=(recover --d 8 --heads 3 --seed 2 --arith mpfr --bits 256 --json)
+"$ref" "${M[@]}" >"$tmp/m.json" 2>/dev/null
+"${MR[@]}" -np 3 "$mpi" "${M[@]}" >"$tmp/m3.json" 2>/dev/null
+same "$tmp/m.json" "$tmp/m3.json" "recover --arith mpfr at -np 3"
+echo "recover (8, 3) mpfr: -np 3 identical"
+# a certificate is written by rank 0 alone, and is the single process's
+"$ref" "${C[@]}" --certificate "$tmp/cert1.json" >/dev/null 2>&1
+"${MR[@]}" -np 2 "$mpi" "${C[@]}" --certificate "$tmp/cert2.json" >/dev/null 2>&1
+same "$tmp/cert1.json" "$tmp/cert2.json" "recover --certificate at -np 2"
+# errors end every rank with the single process's exit code, reported once:
+# a pair fit that cannot decide (unable, raised on the rank that fitted it),
+# a certificate rank 0 alone cannot write (input), an external oracle (usage)
+set +e
+U=(recover --d 16 --heads 4 --seed 1 --arith ball --bits 32)
+"$ref" "${U[@]}" >"$tmp/u.txt" 2>/dev/null; u0=$?
+"${MR[@]}" -np 2 "$mpi" "${U[@]}" >"$tmp/u2.txt" 2>/dev/null; u2=$?
+"${MR[@]}" -np 2 "$mpi" "${C[@]}" --certificate "$tmp/no/such/dir/cert.json" >/dev/null 2>"$tmp/w.err"; w2=$?
+"${MR[@]}" -np 2 "$mpi" recover --d 4 --heads 1 --arith ball --oracle "true" >/dev/null 2>&1; x2=$?
+set -e
+[[ $u0 == 5 && $u2 == 5 ]] || fail "an unable pair fit exited $u0 alone and $u2 at -np 2, expected 5 5"
+same "$tmp/u.txt" "$tmp/u2.txt" "an unable recover at -np 2"
+[[ $w2 == 3 ]] || fail "an unwritable certificate at -np 2 exited $w2, expected 3"
+[[ "$(grep -c 'mhaq: input error' "$tmp/w.err")" == 1 ]] || fail "the certificate's error should be printed once (rank 0)"
+[[ $x2 == 2 ]] || fail "recover --oracle at -np 2 exited $x2, expected 2"
+echo "recover across ranks: unable (5), an unwritable certificate (3) and --oracle (2) end every rank with the same code"
 
 # ---- exit codes and silence of ranks > 0 under mpirun
 set +e

@@ -121,6 +121,7 @@ TEST_CASE("the limits table of docs/limits.md lists every constant with the valu
                                          {"max_golden_heads", max_golden_heads},
                                          {"max_exact_heads", max_exact_heads},
                                          {"max_threads", max_threads},
+                                         {"max_ranks", max_ranks},
                                          {"max_trials", max_trials},
                                          {"max_sweep_rows", max_sweep_rows},
                                          {"max_list_values", max_list_values},

@@ -35,6 +35,7 @@ namespace {
 
 Shard g_shard;          // {0, 1} until an MpiSession under a launcher says otherwise
 bool g_traffic = false;  // MPI active with more than one rank
+thread_local bool t_one_run = false;  // a RunAcrossRanks lives on this thread
 #ifdef MHAQ_HAVE_MPI
 MPI_Comm g_comm = MPI_COMM_NULL;  // a duplicate of MPI_COMM_WORLD, private to mhaq
 constexpr int kResultTag = 17;
@@ -64,7 +65,7 @@ Item run_item(const std::function<std::string(std::size_t)>& fn, std::size_t i) 
 
 ErrorKind kind_of(int status) {
   switch (status) {
-    case 2: case 3: case 4: case 5: case 6: case 7: case 8: return static_cast<ErrorKind>(status);
+    case 2: case 3: case 4: case 5: case 6: case 7: case 8: case 9: case 10: case 11: case 12: return static_cast<ErrorKind>(status);
     default: return ErrorKind::internal;
   }
 }
@@ -94,9 +95,9 @@ std::string broadcast(std::string s) {
   MPI_Ibcast(&len, 1, MPI_UINT64_T, 0, g_comm, &r);
   wait_quietly(&r);
   s.resize(len);
-  if (len > 0) {
-    if (len > static_cast<std::uint64_t>(INT32_MAX)) throw_internal("distribute: broadcast above 2 GB");
-    MPI_Ibcast(s.data(), static_cast<int>(len), MPI_BYTE, 0, g_comm, &r);
+  constexpr std::uint64_t kPiece = 1u << 30;  // MPI counts are ints: at most 1 GiB a message
+  for (std::uint64_t at = 0; at < len; at += kPiece) {
+    MPI_Ibcast(s.data() + at, static_cast<int>(std::min(kPiece, len - at)), MPI_BYTE, 0, g_comm, &r);
     wait_quietly(&r);
   }
   return s;
@@ -330,6 +331,43 @@ std::vector<std::string> distributed_map(std::size_t n, int threads, const std::
     const auto [status, message] = decode(err);
     throw Error(kind_of(status), message);
   }
+  return out;
+}
+
+RunAcrossRanks::RunAcrossRanks() : before_(t_one_run) { t_one_run = true; }
+RunAcrossRanks::~RunAcrossRanks() { t_one_run = before_; }
+bool run_across_ranks() { return t_one_run && g_traffic; }
+
+std::vector<std::string> map_across_ranks(std::size_t n, int threads, const std::function<std::string(std::size_t)>& fn) {
+  std::vector<std::string> out = distributed_map(n, threads, fn);
+#ifdef MHAQ_HAVE_MPI
+  if (!g_traffic) return out;
+  // rank 0's results as one message: each a length, then its bytes
+  std::string all;
+  if (g_shard.rank == 0) {
+    std::size_t bytes = 0;
+    for (const auto& r : out) bytes += 8 + r.size();
+    all.reserve(bytes);
+    for (const auto& r : out) {
+      const std::uint64_t len = r.size();
+      all.append(reinterpret_cast<const char*>(&len), 8);
+      all += r;
+    }
+  }
+  all = broadcast(std::move(all));
+  if (g_shard.rank == 0) return out;
+  out.assign(n, std::string());
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t len = 0;
+    if (all.size() - at < 8) throw_internal("distribute: short gathered results");
+    std::memcpy(&len, all.data() + at, 8);
+    at += 8;
+    if (all.size() - at < len) throw_internal("distribute: short gathered results");
+    out[i] = all.substr(at, len);
+    at += len;
+  }
+#endif
   return out;
 }
 

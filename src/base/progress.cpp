@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace mhaq {
 
@@ -22,6 +23,10 @@ void Progress::phase(const std::string& name) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     phase_ = name;
+    phase_start_ = elapsed();
+    phase_queries_ = queries_.load();
+    phase_pairs_ = pairs_.load();
+    pair_ranks_ = 1;
   }
   maybe_line(true);
 }
@@ -43,6 +48,36 @@ void Progress::fitted(long n) {
   maybe_line(false);
 }
 
+void Progress::expect(double seconds) { expected_ = seconds > 0 ? seconds : 0; }
+void Progress::share_pairs(int ranks) { pair_ranks_ = ranks > 1 ? ranks : 1; }
+
+namespace {
+std::string seconds_text(double s) {
+  char b[48];
+  if (s < 120) std::snprintf(b, sizeof b, "%.0f s", s);
+  else if (s < 7200) std::snprintf(b, sizeof b, "%.1f min", s / 60);
+  else std::snprintf(b, sizeof b, "%.1f h", s / 3600);
+  return b;
+}
+}  // namespace
+
+// The phase's time left at its rate so far, from the counter it moves
+// (queries, else pairs), once it has counted some; and the run's by expect().
+std::string Progress::estimates(double t) const {
+  std::string out;
+  const double in_phase = t - phase_start_;
+  const long dq = queries_.load() - phase_queries_, dp = pairs_.load() - phase_pairs_;
+  auto left = [&](long done, double total, long now) {
+    if (done <= 0 || total <= static_cast<double>(now) || in_phase <= 0) return;
+    out += ", about " + seconds_text(in_phase / static_cast<double>(done) * (total - static_cast<double>(now))) + " left in this phase";
+  };
+  if (dq > 0) left(dq, static_cast<double>(query_total_.load()), queries_.load());
+  else if (dp > 0) left(dp, static_cast<double>(phase_pairs_) + static_cast<double>(pair_total_.load() - phase_pairs_) / pair_ranks_.load(), pairs_.load());
+  const double e = expected_.load();
+  if (e > 0) out += t < e ? ", about " + seconds_text(e - t) + " left in the run by the cost model" : ", past the cost model's " + seconds_text(e) + " for the run";
+  return out;
+}
+
 void Progress::maybe_line(bool forced) {
   const double t = elapsed();
   if (t < after_) return;
@@ -61,6 +96,7 @@ void Progress::maybe_line(bool forced) {
   if (query_total_ > 0) line += " of " + std::to_string(query_total_.load());
   line += ", pairs fitted " + std::to_string(pairs_.load());
   if (pair_total_ > 0) line += " of " + std::to_string(pair_total_.load());
+  line += estimates(t);
   out_ << line << "\n";
   out_.flush();
 }

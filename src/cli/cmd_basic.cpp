@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/io.hpp"
 #include "mhaq/base/json_in.hpp"
@@ -50,7 +51,7 @@ void add_transformer_shape(CLI::App* s, TransformerShape& t) {
 std::string write_certificate(const std::string& path, const std::string& certificate, int code, RecoverResult& r) {
   if (path.empty()) return "";
   if (code == 0 && !certificate.empty()) {
-    write_file_atomic(path, certificate);
+    if (is_root()) write_file_atomic(path, certificate);  // one writer in a run across MPI ranks
     r.output.certificate = path;
     return "  certificate      " + path + " (" + std::to_string(certificate.size()) + " bytes)\n";
   }
@@ -196,6 +197,7 @@ struct RecoverState {
   long max_queries = 0;
   bool json = false, quiet = false, dry_run = false;
   std::string max_memory;
+  int ranks = 0;  // --ranks of a dry run
   CLI::Option* d_opt = nullptr;
   CLI::Option* heads_opt = nullptr;
   CLI::Option* schedule_opt = nullptr;
@@ -274,6 +276,7 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
       ->check(int_in(1, max_recover_queries));
   s->add_flag("--dry-run", st.dry_run,
               "attention: print the plan's queries, the predicted peak memory and time, and stop (exit 13): no model drawn, no query asked");
+  s->add_option("--ranks", st.ranks, "--dry-run: cost the run on P MPI ranks (default: mpirun's -np, else 1)")->check(int_in(1, limits::max_ranks));
   s->add_option("--max-memory", st.max_memory,
                 "refuse a run whose predicted peak memory exceeds BYTES (suffix K, M, G or T: powers of 1024; default: the machine's memory) "
                 "before any work (over_budget, exit 11)");
@@ -417,10 +420,11 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   std::string certificate;
   if (!st.certificate.empty()) o.certificate = &certificate;
   const bool draw = st.model_path.empty() && !oracle;
+  double predicted = 0;  // seconds, by the cost model
   {  // costed before a model is drawn: a drawn model at d = 1024 alone takes gigabytes
     const long d = draw ? st.g.d : truth.d;
     const long H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : draw ? st.g.heads : truth.canonical().num_heads();
-    const int gate = recover_cost_gate(o, d, H, st.dry_run, st.max_memory, st.json);
+    const int gate = recover_cost_gate(o, d, H, CostGate{st.dry_run, st.json, st.max_memory, st.ranks}, predicted);
     if (gate >= 0) return gate;
   }
   if (draw) {
@@ -430,6 +434,7 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   }
   check_recover_limits(truth, o, st.model_path);
   Progress progress(std::cerr, Progress::after_from_env());
+  progress.expect(predicted);
   if (!st.quiet) o.progress = &progress;
   RecoverResult r = recover_run(truth, o);
   std::string human_extra;
@@ -475,6 +480,9 @@ int recover_command(const RecoverState& st) {
                 "--learner-neurons");
   if (!st.model_kind.empty() && (!oracle || !st.model_path.empty()))
     throw Error(ErrorKind::usage, "--model-kind states what an --oracle is when there is no --model (a model file says its own kind)");
+  if (oracle && shard().size > 1)
+    throw Error(ErrorKind::usage, "--oracle runs on one process: run recover --oracle without mpirun (only an in-process model is shared out among MPI ranks)");
+  const RunAcrossRanks across;  // under mpirun: one run, its answers and pair fits shared out among the ranks
   ExternalRun ext = external_run_options(st);
   if (st.t.ffn > 0 || st.t.zero_neuron || st.t.parallel_neurons || file_transformer || st.model_kind == "transformer")
     return recover_transformer_command(st, doc, a, ext);

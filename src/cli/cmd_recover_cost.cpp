@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/limits.hpp"
 #include "mhaq/run/cost_model.hpp"
@@ -27,7 +28,10 @@ std::string duration_text(double s) {
 
 }  // namespace
 
-int recover_cost_gate(const RecoverOptions& o, long d, long H, bool dry_run, const std::string& max_memory, bool json) {
+int recover_cost_gate(const RecoverOptions& o, long d, long H, const CostGate& g, double& seconds) {
+  const bool dry_run = g.dry_run, json = g.json;
+  const std::string& max_memory = g.max_memory;
+  if (g.ranks != 0 && !dry_run) throw Error(ErrorKind::usage, "--ranks P costs a dry run on P MPI ranks: it goes with --dry-run (a run's ranks are mpirun's -np)");
   check_recover_d(d, o);
   check_plan_size(d, H, o.schedule == Schedule::paper, o.samples_per_pair, ErrorKind::usage, "--d/--heads", limits::max_recover_queries);
   CostShape s;
@@ -40,7 +44,9 @@ int recover_cost_gate(const RecoverOptions& o, long d, long H, bool dry_run, con
   s.arith = o.arith;
   s.bits = o.bits;
   s.threads = o.threads;
+  s.ranks = g.ranks > 0 ? g.ranks : shard().size;
   const RunCost c = predict_run_cost(s);
+  seconds = c.seconds;
   const bool stated = !max_memory.empty();
   const double bound = stated ? parse_byte_count(max_memory, "--max-memory") : physical_memory_bytes();
   const std::string bound_text = bound > 0 ? bytes_text(bound) + (stated ? " (--max-memory)" : " (the machine's memory)") : std::string("none (the machine's memory is unknown)");
@@ -59,12 +65,14 @@ int recover_cost_gate(const RecoverOptions& o, long d, long H, bool dry_run, con
                      {"fits_memory", fits},
                      {"time_note", c.time_note}};
     if (o.rank > 0) j["rank"] = o.rank;
+    if (c.ranks > 1) j["ranks"] = c.ranks;
     if (arith_facts(o.arith).chosen_bits) j["bits"] = o.bits;
     j["predicted_seconds"] = std::isnan(c.seconds) ? nlohmann::json(nullptr) : nlohmann::json(c.seconds);
     std::string h = "recover --dry-run: the plan costed from its shape; no model drawn, no query asked\n";
     h += "  shape            d=" + std::to_string(d) + ", H=" + std::to_string(H) + ", schedule " + schedule_name(o.schedule) +
          (o.rank > 0 ? " (R = " + std::to_string(o.rank) + ")" : std::string()) + ", " + arith_name(o.arith) +
-         (arith_facts(o.arith).chosen_bits ? " " + std::to_string(o.bits) + " bits" : std::string()) + ", " + std::to_string(c.threads) + " thread(s)\n";
+         (arith_facts(o.arith).chosen_bits ? " " + std::to_string(o.bits) + " bits" : std::string()) + ", " + std::to_string(c.threads) + " thread(s)" +
+         (c.ranks > 1 ? " on each of " + std::to_string(c.ranks) + " MPI ranks" : std::string()) + "\n";
     h += "  queries          " + std::to_string(c.queries) + " (" + std::to_string(c.pairs) + " pairs)\n";
     h += "  peak memory      " + bytes_text(c.peak_bytes) + " predicted; bound " + bound_text + (fits ? "" : ": the run would be refused") + "\n";
     h += "  time             " + duration_text(c.seconds) + " predicted (" + c.time_note + ")\n";

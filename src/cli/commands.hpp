@@ -53,7 +53,12 @@ int golden_kernel_check_cli(const std::string& path, bool as_json, int threads);
 // learner's H and the options, before a model is drawn or an oracle started.
 // A dry run prints it and returns exit_dry_run; otherwise Error(budget) when
 // the predicted peak exceeds --max-memory (default: the machine's memory),
-// else -1 (go on).
-int recover_cost_gate(const RecoverOptions& o, long d, long H, bool dry_run, const std::string& max_memory, bool json);
+// else -1 (go on), with the predicted seconds in `seconds` (NaN: none).
+struct CostGate {
+  bool dry_run = false, json = false;
+  std::string max_memory;
+  int ranks = 0;  // --ranks P of a dry run; 0: the run's own (the MPI launcher's size, else 1)
+};
+int recover_cost_gate(const RecoverOptions& o, long d, long H, const CostGate& g, double& seconds);
 
 }  // namespace mhaq::cli

@@ -68,8 +68,8 @@ int run(int argc, char** argv) {
       if (!subs[i]->parsed()) continue;
       try {
         const std::string name = subs[i]->get_name();
-        if (mhaq::shard().size > 1 && name != "sweep" && name != "verify")
-          throw mhaq::Error(mhaq::ErrorKind::usage, "only sweep and verify run on several MPI ranks; run " + name + " without mpirun");
+        if (mhaq::shard().size > 1 && name != "sweep" && name != "verify" && name != "recover")
+          throw mhaq::Error(mhaq::ErrorKind::usage, "only sweep, verify and recover run on several MPI ranks; run " + name + " without mpirun");
         return cmds[i].run();
       } catch (const mhaq::Error& e) {
         return report(want_json, mhaq::kind_name(e.kind()), e.what(), mhaq::exit_code(e.kind()));
@@ -88,7 +88,8 @@ int run(int argc, char** argv) {
 }  // namespace
 
 // Under mpirun/srun (MHAQ_MPI builds) every rank runs the same command;
-// sweep and verify shard their work, and rank 0 alone prints (distribute.hpp).
+// sweep and verify shard their work, recover shares out one run's answers and
+// pair fits, and rank 0 alone prints (distribute.hpp).
 int main(int argc, char** argv) {
   mhaq::MpiSession mpi(&argc, &argv);
   return mpi.finish(run(argc, argv));

@@ -3,6 +3,7 @@
 
 #include <flint/fmpz.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,8 @@
 
 #include "mhaq/arith/in_place.hpp"
 #include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/arith/value_bytes.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/parallel.hpp"
 
@@ -478,7 +481,32 @@ template <class T>
 std::vector<T> ModelOracle<T>::answer_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) {
   std::vector<T> out(end - begin);
   const long first = reserve_slots(static_cast<long>(end - begin));
-  parallel_for(begin, end, threads, [&](std::size_t i) { out[i - begin] = answer_with_error(qs[i], slot(first + static_cast<long>(i - begin))); });
+  auto one = [&](std::size_t i) { out[i - begin] = answer_with_error(qs[i], slot(first + static_cast<long>(i - begin))); };
+  if (!run_across_ranks() || !ValueBytes<T>::available) {
+    parallel_for(begin, end, threads, one);
+    return out;
+  }
+  // A run across ranks: each rank answers its share of the batch, in pieces
+  // of kPiece queries, and every rank reads every answer and its error bound.
+  constexpr std::size_t kPiece = 256;
+  const std::size_t n = end - begin, pieces = (n + kPiece - 1) / kPiece;
+  const std::vector<std::string> images = map_across_ranks(pieces, threads, [&](std::size_t k) {
+    std::string b;
+    for (std::size_t i = begin + k * kPiece; i < std::min(end, begin + (k + 1) * kPiece); ++i) {
+      one(i);
+      ValueBytes<T>::write(b, out[i - begin]);
+      write_value(b, slot(first + static_cast<long>(i - begin)));
+    }
+    return b;
+  });
+  for (std::size_t k = 0; k < pieces; ++k) {
+    ByteReader in(images[k]);
+    for (std::size_t i = begin + k * kPiece; i < std::min(end, begin + (k + 1) * kPiece); ++i) {
+      ValueBytes<T>::read(in, out[i - begin]);
+      read_value(in, slot(first + static_cast<long>(i - begin)));
+    }
+    if (!in.done()) throw_internal("model oracle: a gathered piece of answers has bytes left over");
+  }
   return out;
 }
 

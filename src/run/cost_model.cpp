@@ -21,6 +21,14 @@ constexpr double kMemBase = 1.42616e+07, kMemQuery = 1127.34, kMemPairD = 207.43
 // the last the oracle's evaluation of every head at each query;
 // the serial fraction of a run on more threads.
 constexpr double kTimeBase = 0.0227287, kTimeQueryD = 1.88995e-06, kTimeQueryH2 = 6.11403e-06, kTimeQueryHD2 = 0, kSerial = 0.9514;
+// A run across P ranks (docs/studies/cost-model.md): the answers, the pair
+// fits and the self-check divide by P; the rest (the first column's fits,
+// labelling, solving, the judge) stays on every rank, kRankSerial of the
+// one-rank time, measured from the phases of a (64, 8) run. Every rank
+// receives every answer (its image and error bound) and every fit: the bytes
+// go to rank 0 and back out along a broadcast tree, at kLinkBytesPerSecond,
+// an assumption (shared memory on one node; a cluster's network is slower).
+constexpr double kRankSerial = 0.05, kLinkBytesPerSecond = 1e9;
 // the precision the constants were fitted at, and the bytes of one ball at it
 constexpr long kFitBits = 1024;
 constexpr double kBallNumberBytes = 48 + 8 * (kFitBits / 64) + 16;
@@ -58,7 +66,16 @@ RunCost predict_run_cost(const CostShape& s) {
   c.threads = s.threads == 0 ? hw : s.threads;
   const double t_eff = std::min(c.threads, hw);
   const double one = kTimeBase + kTimeQueryD * Q * d + kTimeQueryH2 * Q * H * H + kTimeQueryHD2 * Q * H * d * d;
+  c.ranks = std::max(s.ranks, 1);
   c.seconds = one * (kSerial + (1 - kSerial) / t_eff);
+  if (c.ranks > 1) {
+    // an image: a length, and the value in hexadecimal digits with exponents and radius
+    const double value = 8 + 40 + std::ceil(static_cast<double>(arith_facts(s.arith).bits(s.bits)) / 4.0);
+    c.gathered_bytes = Q * (2 * value) + P * ((2 * H + 1) * value + 32);
+    c.exchange_seconds = c.gathered_bytes * (1 + std::ceil(std::log2(static_cast<double>(c.ranks)))) / kLinkBytesPerSecond;
+    c.seconds = c.seconds * (kRankSerial + (1 - kRankSerial) / c.ranks) + c.exchange_seconds;
+    c.peak_bytes += 2 * P * ((2 * H + 1) * value + 32);  // every fit's image, twice on rank 0 (gathered, then broadcast)
+  }
   if (arith_facts(s.arith).exact) {
     c.seconds = std::nan("");
     c.time_note = "exact mode: not modelled (its cost grows with the answers' tau-degree; see --max-degree); the memory is a floor";
@@ -67,6 +84,10 @@ RunCost predict_run_cost(const CostShape& s) {
   } else {
     c.time_note = "fitted on ball runs at " + std::to_string(kFitBits) + " bits on this machine";
   }
+  if (c.ranks > 1 && !std::isnan(c.seconds))
+    c.time_note += "; on " + std::to_string(c.ranks) + " MPI ranks, a core each: answers, pair fits and the self-check divided among them, the rest (" +
+                   std::to_string(static_cast<int>(kRankSerial * 100)) + "%) on every rank, " + bytes_text(c.gathered_bytes) +
+                   " gathered to every rank at an assumed 1 GB/s; the memory is per rank";
   return c;
 }
 

@@ -3,10 +3,14 @@
 #include "mhaq/stages/learner.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "mhaq/arith/all_fields.hpp"
+#include "mhaq/arith/value_bytes.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/parallel.hpp"
 #include "mhaq/stages/1-oracle/keeping_oracle.hpp"
 #include "mhaq/stages/4-match/known_residues.hpp"
@@ -105,6 +109,24 @@ class Path {
     if (opt_.progress) opt_.progress->fitted();
   }
 
+  // A run across MPI ranks (base/distribute.hpp) whose numbers can travel.
+  bool spread() const { return run_across_ranks() && ValueBytes<T>::available; }
+  // Under spread(): fn(i) for this rank's share of [0, n) on the threads,
+  // then every rank reads every item's image (image(i) after fn(i), as the
+  // rank that ran it wrote it) with read.
+  void spread_for(size_t n, const std::function<void(size_t)>& fn, const std::function<std::string(size_t)>& image,
+                  const std::function<void(size_t, ByteReader&)>& read) {
+    const std::vector<std::string> all = map_across_ranks(n, opt_.threads, [&](size_t i) {
+      fn(i);
+      return image(i);
+    });
+    for (size_t i = 0; i < n; ++i) {
+      ByteReader in(all[i]);
+      read(i, in);
+      if (!in.done()) throw_internal("learner: a gathered item has bytes left over");
+    }
+  }
+
   // ---- 1-oracle: the plan's queries, in order, in batches (an oracle whose
   // answers do not depend on the order asked answers a batch on the threads)
   // The queries are kept in a QueryLog and formed as a Query one batch at a
@@ -174,10 +196,40 @@ class Path {
     };
     parallel_for(0, static_cast<size_t>(d_), opt_.threads, [&](size_t i) { fit_one(static_cast<size_t>(plan_.base_index(static_cast<int>(i), 0)), answers_[0]); });
     chain_ = make_chaining(fits);
-    parallel_for(0, plan_.pairs.size(), opt_.threads, [&](size_t p) {
-      if (plan_.pairs[p].kind == PairKind::base && plan_.pairs[p].j == 0) return;
+    auto first_column = [&](size_t p) { return plan_.pairs[p].kind == PairKind::base && plan_.pairs[p].j == 0; };
+    std::atomic<long> here{0};  // pairs fitted by this rank after the first column
+    auto fit_rest = [&](size_t p) {
+      if (first_column(p)) return;
       fit_one(p, chain_.f0(fld_, plan_.pairs[p].final_token));
-    });
+      ++here;
+    };
+    if (!spread()) {
+      parallel_for(0, plan_.pairs.size(), opt_.threads, fit_rest);
+    } else {
+      // each rank fits its share; every rank then reads every pair's fit and why it is degenerate
+      auto image = [&](size_t p) {
+        std::string b;
+        ValueBytes<T>::write(b, fits[p].P);
+        write_values(b, fits[p].r);
+        write_values(b, fits[p].c);
+        write_text(b, degenerate_[p]);
+        return b;
+      };
+      auto read = [&](size_t p, ByteReader& in) {
+        ValueBytes<T>::read(in, fits[p].P);
+        read_values(in, fits[p].r);
+        read_values(in, fits[p].c);
+        degenerate_[p] = in.text();
+        if (opt_.keep_fit_samples && !opt_.heads_is_bound && degenerate_[p].empty() && !first_column(p))
+          res_.fit_samples[p] = samples(p, chain_.f0(fld_, plan_.pairs[p].final_token));
+      };
+      if (opt_.progress) opt_.progress->share_pairs(shard().size);
+      spread_for(plan_.pairs.size(), fit_rest, image, read);
+      if (opt_.progress) {
+        opt_.progress->share_pairs(1);
+        opt_.progress->fitted(static_cast<long>(plan_.pairs.size()) - d_ - here.load());  // the other ranks' pairs
+      }
+    }
     // Every pair must show the same type: the canonical head count (known H)
     // or the minimal type (bound H0). A pair showing fewer heads has colliding
     // poles or a zero residue at this draw.

@@ -68,4 +68,29 @@ std::vector<std::string> distributed_map(std::size_t n, int threads, const std::
 // for a rank that failed alone, e.g. on reading a file).
 std::string root_computes(const std::function<std::string()>& f);
 
+// One run across ranks (recover under mpirun): while a RunAcrossRanks lives
+// on a thread of a process with more than one rank, run_across_ranks() is
+// true on that thread, and the run's heavy loops (the oracle's answers, the
+// pair fits) give each rank a share and gather every result on every rank
+// with map_across_ranks. Every rank runs the same run, step for step, and
+// reaches every gather; all else is computed alike on every rank. The flag
+// is the thread's own: a worker thread, or a command whose ranks run
+// different items (sweep, verify), never gathers.
+class RunAcrossRanks {
+ public:
+  RunAcrossRanks();
+  ~RunAcrossRanks();
+  RunAcrossRanks(const RunAcrossRanks&) = delete;
+  RunAcrossRanks& operator=(const RunAcrossRanks&) = delete;
+
+ private:
+  bool before_;
+};
+bool run_across_ranks();
+
+// distributed_map's work and errors, with all n results returned in index
+// order on every rank (rank 0 broadcasts them). Called only where
+// run_across_ranks() holds, by every rank alike.
+std::vector<std::string> map_across_ranks(std::size_t n, int threads, const std::function<std::string(std::size_t)>& fn);
+
 }  // namespace mhaq

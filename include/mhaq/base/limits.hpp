@@ -67,6 +67,7 @@ constexpr long max_kernel_sequence_entries = 1L << 20;
 constexpr long max_kernel_position = 1L << 24;  // kernel golden files: position_ids (rotary embeddings)
 // ---- runs
 constexpr long max_threads = 1024;         // --threads (0 = all hardware threads)
+constexpr long max_ranks = 1L << 20;       // recover --ranks (a dry run on that many MPI ranks)
 constexpr long max_trials = 1000000;       // verify --trials, sweep --trials
 constexpr long max_sweep_rows = 1L << 20;  // sweep: rows of the grid (units x precisions)
 constexpr long max_list_values = 10000;    // sweep lists, verify --ranges: values in one list

@@ -22,6 +22,7 @@ struct CostShape {
   Arith arith = Arith::ball;
   long bits = 256;  // ball, mpfr
   int threads = 1;  // 0: all hardware threads
+  int ranks = 1;    // MPI ranks of one run, each with `threads` threads on cores of its own
 };
 
 struct RunCost {
@@ -29,7 +30,10 @@ struct RunCost {
   long pairs = 0;           // the plan's pairs
   double peak_bytes = 0;    // predicted peak resident memory
   double seconds = 0;       // predicted wall time; NaN where not modelled (exact mode)
-  int threads = 1;          // the threads the time is for
+  int threads = 1;          // the threads the time is for (per rank)
+  int ranks = 1;            // the MPI ranks the time is for
+  double gathered_bytes = 0;  // a run across ranks: the answers' and fits' images every rank receives
+  double exchange_seconds = 0;  // their share of `seconds`
   std::string time_note;    // what the time figure assumes, or why there is none
 };
 

@@ -2,23 +2,37 @@
 // reproduce every answer it was learned from? Written once for the attention
 // learner (learner.hpp) and the transformer learner (transformer_learner.hpp).
 #pragma once
+#include <algorithm>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "mhaq/arith/truth.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/parallel.hpp"
 
 namespace mhaq {
 
 // same(i) compares the model's value at the i-th query with the i-th answer;
-// the n comparisons run in parallel over `threads`. Returns yes when every
+// the n comparisons run in parallel over `threads` (and the ranks of a run
+// across MPI ranks). Returns yes when every
 // one is yes; no at the first answer certainly not reproduced, whose index
 // goes to `failed` (left as it is otherwise); unknown when some comparison
 // cannot be decided (balls, tolerances).
 template <class Same>
 Truth self_check_answers(std::size_t n, int threads, const Same& same, long& failed) {
   std::vector<Truth> t(n, Truth::unknown);
-  parallel_for(0, n, threads, [&](std::size_t i) { t[i] = same(i); });
+  if (!run_across_ranks()) {
+    parallel_for(0, n, threads, [&](std::size_t i) { t[i] = same(i); });
+  } else {  // one run across MPI ranks: each rank compares its share, every rank reads every comparison
+    constexpr std::size_t kPiece = 1024;
+    const std::vector<std::string> pieces = map_across_ranks((n + kPiece - 1) / kPiece, threads, [&](std::size_t k) {
+      std::string b;
+      for (std::size_t i = k * kPiece; i < std::min(n, (k + 1) * kPiece); ++i) b.push_back(static_cast<char>(same(i)));
+      return b;
+    });
+    for (std::size_t i = 0; i < n; ++i) t[i] = static_cast<Truth>(pieces[i / kPiece].at(i % kPiece));
+  }
   Truth out = Truth::yes;
   for (std::size_t i = 0; i < n; ++i) {
     if (t[i] == Truth::no) {

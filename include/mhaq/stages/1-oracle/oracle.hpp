@@ -15,6 +15,7 @@
 
 #include "mhaq/arith/field.hpp"
 #include "mhaq/arith/rational.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 
 namespace mhaq {
@@ -43,10 +44,11 @@ class Oracle {
   // Answers to qs[begin, end), in order: the same answers, counts and records
   // as query() on each in turn. An oracle whose answers do not depend on the
   // order they are asked in (any_order()) may compute them on up to
-  // `threads` threads; every other oracle is asked one query at a time.
+  // `threads` threads, and in a run across ranks share them out among the
+  // ranks; every other oracle is asked one query at a time.
   std::vector<T> query_all(const std::vector<Query>& qs, std::size_t begin, std::size_t end, int threads) {
     std::vector<T> out;
-    if (!any_order() || threads <= 1 || (cap_ > 0 && queries_ + static_cast<long>(end - begin) > cap_)) {
+    if (!any_order() || (threads <= 1 && !run_across_ranks()) || (cap_ > 0 && queries_ + static_cast<long>(end - begin) > cap_)) {
       out.reserve(end - begin);
       for (std::size_t i = begin; i < end; ++i) out.push_back(query(qs[i]));
       return out;

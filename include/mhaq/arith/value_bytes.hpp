@@ -1,0 +1,80 @@
+// Exact byte images of the field values, to move them between processes (the
+// ranks of one run, docs/mpi.md): read_value(write_value(x)) is x bit for bit,
+// its precision included, so a value computed on another rank is the value
+// this rank would have computed. The images are opaque: nothing reads them
+// but read_value, so an exact answer's tau-structure stays private.
+//
+// An image is written at the end of a string and read from a ByteReader that
+// walks one; a malformed or short image is Error(internal) (the bytes come
+// from another rank of the same program, never from a user).
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "mhaq/arith/flint_wrappers.hpp"
+#include "mhaq/arith/numbers.hpp"
+#include "mhaq/base/error.hpp"
+
+namespace mhaq {
+
+class ByteReader {
+ public:
+  explicit ByteReader(const std::string& s) : s_(s) {}
+  std::string bytes(std::size_t n);  // the next n bytes
+  std::string text();                // a length-prefixed string
+  bool done() const { return at_ == s_.size(); }
+
+ private:
+  const std::string& s_;
+  std::size_t at_ = 0;
+};
+
+void write_text(std::string& out, const std::string& s);  // a length-prefixed string
+
+void write_value(std::string& out, const QTau& x);
+void write_value(std::string& out, const Ball& x);
+void write_value(std::string& out, const Mpfr& x);
+void write_value(std::string& out, double x);
+void write_value(std::string& out, const flint::Mag& x);
+void read_value(ByteReader& in, QTau& x);
+void read_value(ByteReader& in, Ball& x);
+void read_value(ByteReader& in, Mpfr& x);
+void read_value(ByteReader& in, double& x);
+void read_value(ByteReader& in, flint::Mag& x);
+
+// The images as a trait the stages can use without naming a type: available
+// for the four number types; the jets have none (a run over jets stays on
+// one rank), and their write and read are Error(internal).
+template <class T>
+struct ValueBytes {
+  static constexpr bool available = false;
+  static void write(std::string&, const T&) { throw_internal("value bytes: this number type has no image"); }
+  static void read(ByteReader&, T&) { throw_internal("value bytes: this number type has no image"); }
+};
+#define MHAQ_VALUE_BYTES(T)                                                 \
+  template <>                                                               \
+  struct ValueBytes<T> {                                                    \
+    static constexpr bool available = true;                                 \
+    static void write(std::string& out, const T& x) { write_value(out, x); } \
+    static void read(ByteReader& in, T& x) { read_value(in, x); }           \
+  };
+MHAQ_VALUE_BYTES(QTau)
+MHAQ_VALUE_BYTES(Ball)
+MHAQ_VALUE_BYTES(Mpfr)
+MHAQ_VALUE_BYTES(double)
+#undef MHAQ_VALUE_BYTES
+
+template <class T>
+void write_values(std::string& out, const std::vector<T>& v) {
+  write_text(out, std::to_string(v.size()));
+  for (const T& x : v) ValueBytes<T>::write(out, x);
+}
+template <class T>
+void read_values(ByteReader& in, std::vector<T>& v) {
+  const std::string n = in.text();
+  v.assign(static_cast<std::size_t>(std::stoul(n)), T());
+  for (T& x : v) ValueBytes<T>::read(in, x);
+}
+
+}  // namespace mhaq
