@@ -323,7 +323,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
   }
   if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || st.samples_per_pair != 0 || st.g.rank != 0 ||
       st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || (st.design != "paper" && st.design != "scaled") || st.g.bias || st.no_bias ||
-      st.dry_run || !st.max_memory.empty())
+      st.dry_run || !st.max_memory.empty() || st.ranks != 0)
     throw Error(ErrorKind::usage,
                 "transformers support --arith, --bits, --seed, --schedule, --design paper|scaled, --learner-heads, --learner-neurons, --tolerance, --threads and --certificate");
   RecoverOptions o;
