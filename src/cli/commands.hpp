@@ -56,4 +56,10 @@ int golden_kernel_check_cli(const std::string& path, bool as_json, int threads);
 // else -1 (go on).
 int recover_cost_gate(const RecoverOptions& o, long d, long H, bool dry_run, const std::string& max_memory, bool json);
 
+// recover --checkpoint (cmd_recover_checkpoint.cpp): what names the run in its
+// checkpoint, from the options given (those that change no answer and no
+// output byte left out: --threads, --json, --quiet, --transcript, ...) and a
+// hash of the model file's bytes.
+std::string recover_fingerprint(const CLI::App& recover, const std::string& model_text);
+
 }  // namespace mhaq::cli
