@@ -6,11 +6,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "mhaq/arith/qtau_access.hpp"
+#include "mhaq/base/io.hpp"
 #include "mhaq/base/precision.hpp"
 #include "mhaq/base/random.hpp"
 #include "mhaq/oracle/checkpoint.hpp"
@@ -120,4 +123,21 @@ TEST_CASE("checkpoint texts: what mhaq would not write is an input error") {
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::input);
   }
+}
+
+TEST_CASE("journals are read by lines: a line at the bound is read, one past it refused, an unfinished last line left out") {
+  // (each test runs in a fresh temporary directory)
+  {
+    std::ofstream out("j.txt", std::ios::binary);
+    out << std::string(16, 'a') << "\n" << "b\n" << "unfinished";
+  }
+  long bytes = 0;
+  const std::vector<std::string> lines = read_complete_lines("j.txt", "journal", 16, &bytes);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == std::string(16, 'a'));
+  CHECK(lines[1] == "b");
+  CHECK(bytes == 19);
+  CHECK_THROWS_AS(read_complete_lines("j.txt", "journal", 15), Error);
+  CHECK_THROWS_AS(read_complete_lines("missing.txt", "journal", 15), Error);
+  CHECK_THROWS_AS(read_complete_lines(".", "journal", 15), Error);
 }
