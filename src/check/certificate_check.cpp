@@ -411,7 +411,10 @@ class Checker {
 
   // Ball containment of the model's value at query q, or |y - f(q)| <= tol for binary values.
   Tri matches_truth(const Query& q, const std::function<void(Ab&, slong)>& recorded, const Qn* tol) {
-    {  // a recorded point (radius 0) equals f(q) only if f(q) is rational: decided exactly, first
+    // Without a tolerance, a recorded point (radius 0) equals f(q) only if
+    // f(q) is rational, which balls can never show: decide it exactly, first.
+    // With one, balls decide; the exact value (degree ~L in tau) is the fallback.
+    if (!tol) {
       Ab y0;
       recorded(y0, start_prec_);
       if (mag_is_zero(arb_radref(y0.v))) {
@@ -422,9 +425,9 @@ class Checker {
           arf_get_fmpq(m.v, arb_midref(y0.v));
           fmpq_sub(m.v, m.v, v.v);
           fmpq_abs(m.v, m.v);
-          return (tol ? fmpq_cmp(m.v, tol->v) <= 0 : fmpq_is_zero(m.v)) ? Tri::yes : Tri::no;
+          return fmpq_is_zero(m.v) ? Tri::yes : Tri::no;
         }
-        if (rational == Tri::no && !tol) return Tri::no;
+        if (rational == Tri::no) return Tri::no;
       }
     }
     const Tri t = decide([&](slong prec) {
