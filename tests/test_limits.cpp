@@ -107,6 +107,7 @@ TEST_CASE("the limits table of docs/limits.md lists every constant with the valu
                                          {"max_entry_chars", max_entry_chars},
                                          {"max_number_chars", max_number_chars},
                                          {"max_file_bytes", max_file_bytes},
+                                         {"max_checkpoint_line_bytes", max_checkpoint_line_bytes},
                                          {"max_json_depth", max_json_depth},
                                          {"max_entry_range", max_entry_range},
                                          {"max_token_range", max_token_range},

@@ -64,6 +64,36 @@ long AtomicFileWriter::commit() {
   return bytes_;
 }
 
+std::vector<std::string> read_complete_lines(const std::string& path, const std::string& what, long max_line, long* complete_bytes) {
+  const std::string name = quote_text(path);
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) throw_input("cannot open " + what + " " + name + ": " + std::strerror(errno));
+  if (!S_ISREG(sb.st_mode)) throw_input("cannot read " + what + " " + name + ": not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_input("cannot open " + what + " " + name);
+  std::vector<std::string> lines;
+  std::string line;
+  long bytes = 0;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    const std::size_t n = static_cast<std::size_t>(in.gcount());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (buf[i] != '\n') {
+        if (static_cast<long>(line.size()) >= max_line)
+          throw_input(what + " " + name + " line " + std::to_string(lines.size() + 1) + ": longer than " + std::to_string(max_line) + " bytes");
+        line.push_back(buf[i]);
+        continue;
+      }
+      bytes += static_cast<long>(line.size()) + 1;
+      lines.push_back(std::move(line));
+      line.clear();
+    }
+  }
+  if (in.bad()) throw_input("read error on " + what + " " + name);
+  if (complete_bytes) *complete_bytes = bytes;
+  return lines;
+}
+
 std::string read_file_text(const std::string& path, const std::string& what) {
   const std::string name = quote_text(path);
   struct stat sb {};

@@ -198,6 +198,10 @@ struct RecoverState {
   bool json = false, quiet = false, dry_run = false;
   std::string max_memory;
   int ranks = 0;  // --ranks of a dry run
+  std::string checkpoint, resume_checkpoint;
+  std::string model_text;  // the model file's bytes (the checkpoint's fingerprint)
+  CLI::App* app = nullptr;
+  CheckpointSpec ck;
   CLI::Option* d_opt = nullptr;
   CLI::Option* heads_opt = nullptr;
   CLI::Option* schedule_opt = nullptr;
@@ -280,9 +284,17 @@ CLI::App* add_recover_options(CLI::App& app, RecoverState& st) {
   s->add_option("--max-memory", st.max_memory,
                 "refuse a run whose predicted peak memory exceeds BYTES (suffix K, M, G or T: powers of 1024; default: the machine's memory) "
                 "before any work (over_budget, exit 11)");
+  auto* cko = s->add_option("--checkpoint", st.checkpoint,
+                             "attention: journal every answer to FILE as it arrives (a new file), so that a killed run continues with "
+                             "--resume-checkpoint FILE");
+  auto* rco = s->add_option("--resume-checkpoint", st.resume_checkpoint,
+                             "continue the run that FILE (from --checkpoint) belongs to: its answers are served again, the rest asked, and FILE "
+                             "grows; the output equals an uninterrupted run's");
+  cko->excludes(rco);
   s->add_flag("--json", st.json, "print one JSON object");
   s->add_flag("--quiet", st.quiet, "no progress lines on standard error (a run over about 10 s prints them; MHAQ_PROGRESS_AFTER=S sets the 10 s)");
   mo->excludes(st.d_opt);
+  st.app = s;
   return s;
 }
 
@@ -323,7 +335,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
   }
   if (st.noise_opt->count() > 0 || st.oracle_bits != 0 || st.target_opt->count() > 0 || st.samples_per_pair != 0 || st.g.rank != 0 ||
       st.max_heads != 0 || st.token_range != 0 || st.token_den != 0 || (st.design != "paper" && st.design != "scaled") || st.g.bias || st.no_bias ||
-      st.dry_run || !st.max_memory.empty() || st.ranks != 0)
+      st.dry_run || !st.max_memory.empty() || st.ranks != 0 || !st.checkpoint.empty() || !st.resume_checkpoint.empty())
     throw Error(ErrorKind::usage,
                 "transformers support --arith, --bits, --seed, --schedule, --design paper|scaled, --learner-heads, --learner-neurons, --tolerance, --threads and --certificate");
   RecoverOptions o;
@@ -433,6 +445,10 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
     truth = generate_model(g, limits::max_recover_d);
   }
   check_recover_limits(truth, o, st.model_path);
+  if (!st.ck.path.empty()) {
+    o.checkpoint = &st.ck;
+    if (oracle) checkpoint_external(ext, st.ck);
+  }
   Progress progress(std::cerr, Progress::after_from_env());
   progress.expect(predicted);
   if (!st.quiet) o.progress = &progress;
@@ -448,20 +464,22 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   if (oracle) {
     // on standard error: a resumed run's output must equal an uninterrupted one's
     std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries";
-    if (!st.resume.empty()) std::cerr << ", " << ext.replayed << " answered from " << clean_text(st.resume);
+    if (!ext.transport.resume.empty()) std::cerr << ", " << ext.replayed << " answered from " << clean_text(ext.transport.resume);
     std::cerr << (ext.exit_note.empty() ? std::string() : "; " + ext.exit_note) << "\n";
   }
+  if (st.ck.resume && !oracle) std::cerr << "mhaq: " << st.ck.replayed << " answers served from the checkpoint " << clean_text(st.ck.path) << "\n";
   if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.judge.status) << "\n";
   return code;
 }
 
-int recover_command(const RecoverState& st) {
+int recover_command(RecoverState& st) {
   const Arith a = parse_arith(st.arith);
   // The file is parsed once, strictly; its "format" says whether it is a transformer.
   nlohmann::json doc;
   bool file_transformer = false;
   if (!st.model_path.empty()) {
     const std::string text = read_file_text(st.model_path, "model file");
+    st.model_text = text;
     try {
       doc = parse_json_text(text);
     } catch (const Error& e) {
@@ -482,8 +500,15 @@ int recover_command(const RecoverState& st) {
     throw Error(ErrorKind::usage, "--model-kind states what an --oracle is when there is no --model (a model file says its own kind)");
   if (oracle && shard().size > 1)
     throw Error(ErrorKind::usage, "--oracle runs on one process: run recover --oracle without mpirun (only an in-process model is shared out among MPI ranks)");
+  if ((!st.checkpoint.empty() || !st.resume_checkpoint.empty()) && shard().size > 1)
+    throw Error(ErrorKind::usage, "--checkpoint and --resume-checkpoint run on one process: run them without mpirun");
   const RunAcrossRanks across;  // under mpirun: one run, its answers and pair fits shared out among the ranks
   ExternalRun ext = external_run_options(st);
+  if (!st.checkpoint.empty() || !st.resume_checkpoint.empty()) {
+    st.ck.resume = !st.resume_checkpoint.empty();
+    st.ck.path = st.ck.resume ? st.resume_checkpoint : st.checkpoint;
+    st.ck.fingerprint = recover_fingerprint(*st.app, st.model_text);
+  }
   if (st.t.ffn > 0 || st.t.zero_neuron || st.t.parallel_neurons || file_transformer || st.model_kind == "transformer")
     return recover_transformer_command(st, doc, a, ext);
   return recover_attention_command(st, doc, a, ext);

@@ -61,4 +61,10 @@ struct CostGate {
 };
 int recover_cost_gate(const RecoverOptions& o, long d, long H, const CostGate& g, double& seconds);
 
+// recover --checkpoint (cmd_recover_checkpoint.cpp): what names the run in its
+// checkpoint, from the options given (those that change no answer and no
+// output byte left out: --threads, --json, --quiet, --transcript, ...) and a
+// hash of the model file's bytes.
+std::string recover_fingerprint(const CLI::App& recover, const std::string& model_text);
+
 }  // namespace mhaq::cli

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "mhaq/base/io.hpp"
+#include "mhaq/oracle/checkpoint.hpp"
 #include "mhaq/base/json_in.hpp"
 #include "mhaq/base/text.hpp"
 
@@ -76,19 +77,9 @@ void check_header(const json& h, int d, ModelKind kind, const std::string& file)
 }
 
 // The lines of a transcript file; the last one is dropped when it has no
-// newline (its writer was interrupted).
-std::vector<std::string> transcript_lines(const std::string& path) {
-  const std::string text = read_file_text(path, "transcript");
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) break;
-    lines.push_back(text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return lines;
-}
+// newline (its writer was interrupted). A transcript grows with the run: its
+// lines are bounded (a query and an answer of the protocol's lines), not the file.
+std::vector<std::string> transcript_lines(const std::string& path) { return read_complete_lines(path, "transcript", 2 * max_line_bytes + 4096); }
 }  // namespace
 
 std::string ExternalSession::key(const Query& q) { return runs_text(q, false); }
@@ -125,30 +116,13 @@ ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind
       next_id_ = std::max(next_id_, id + 1);
     }
   }
-  if (!opt_.transcript.empty()) {
-    struct stat sb {};
-    const bool exists = ::stat(opt_.transcript.c_str(), &sb) == 0 && sb.st_size > 0;
-    if (exists) {
-      const std::vector<std::string> lines = transcript_lines(opt_.transcript);
-      if (lines.empty()) throw_input("transcript " + quote_text(opt_.transcript) + " exists but holds no complete line");
-      json h;
-      try {
-        h = parse_json_text(lines[0]);
-      } catch (const Error& e) {
-        throw_input(quote_text(opt_.transcript) + " line 1: " + e.what());
-      }
-      check_header(h, d, kind, opt_.transcript);
-      for (size_t i = 1; i < lines.size(); ++i) {
-        try {
-          const json j = parse_json_text(lines[i]);
-          if (j.is_object() && j.contains("id") && j["id"].is_number_integer()) next_id_ = std::max(next_id_, j["id"].get<long>() + 1);
-        } catch (const Error&) {
-        }
-      }
-    }
-    transcript_ = std::fopen(opt_.transcript.c_str(), "a");
-    if (!transcript_) throw_input("cannot open the transcript " + quote_text(opt_.transcript) + " for appending");
-    if (!exists) append_transcript(transcript_header(d, kind).dump() + "\n");
+  if (!opt_.journal.empty()) journal_ = open_transcript(opt_.journal);
+  try {
+    if (!opt_.transcript.empty()) transcript_ = open_transcript(opt_.transcript);
+  } catch (...) {
+    if (journal_) std::fclose(journal_);
+    journal_ = nullptr;
+    throw;
   }
   child_ = std::make_unique<ChildProcess>(opt_.command, opt_.timeout_seconds, max_line_bytes);
   const std::string at = " (during the handshake, no query sent yet)";
@@ -158,16 +132,56 @@ ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind
   } catch (const OracleFailure&) {
     child_->end(bye_line(), false);
     if (transcript_) std::fclose(transcript_);
-    transcript_ = nullptr;
+    if (journal_) std::fclose(journal_);
+    transcript_ = journal_ = nullptr;
     throw;
   }
-  if (transcript_) append_transcript(json{{"hello", hello_.raw}}.dump() + "\n");
+  append_transcript(json{{"hello", hello_.raw}}.dump() + "\n");
 }
 
 ExternalSession::~ExternalSession() {
   // an end without finish(): an exception on its way out
   if (!finished_ && child_) child_->end(bye_line(), true);
   if (transcript_) std::fclose(transcript_);
+  if (journal_) std::fclose(journal_);
+}
+
+std::FILE* ExternalSession::open_transcript(const std::string& path) {
+  struct stat sb {};
+  const bool exists = ::stat(path.c_str(), &sb) == 0 && sb.st_size > 0;
+  if (exists) {
+    const std::vector<std::string> lines = transcript_lines(path);
+    if (lines.empty()) throw_input("transcript " + quote_text(path) + " exists but holds no complete line");
+    json h;
+    try {
+      h = parse_json_text(lines[0]);
+    } catch (const Error& e) {
+      throw_input(quote_text(path) + " line 1: " + e.what());
+    }
+    check_header(h, d_, kind_, path);
+    off_t complete = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      complete += static_cast<off_t>(lines[i].size() + 1);
+      if (i == 0) continue;
+      try {
+        const json j = parse_json_text(lines[i]);
+        if (j.is_object() && j.contains("id") && j["id"].is_number_integer()) next_id_ = std::max(next_id_, j["id"].get<long>() + 1);
+      } catch (const Error&) {
+      }
+    }
+    // a line its writer did not finish is cut off, so that the next one starts on a line of its own
+    if (sb.st_size > complete && ::truncate(path.c_str(), complete) != 0) throw_input("cannot cut the unfinished last line of " + quote_text(path));
+  }
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) throw_input("cannot open the transcript " + quote_text(path) + " for appending");
+  if (!exists) {
+    const std::string h = transcript_header(d_, kind_).dump() + "\n";
+    if (std::fwrite(h.data(), 1, h.size(), f) != h.size() || std::fflush(f) != 0) {
+      std::fclose(f);
+      throw_input("cannot write the transcript " + quote_text(path));
+    }
+  }
+  return f;
 }
 
 void ExternalSession::fail(const OracleFailure& f) {
@@ -179,6 +193,10 @@ void ExternalSession::fail(const OracleFailure& f) {
 }
 
 void ExternalSession::append_transcript(const std::string& text) {
+  // the journal first: a kill between the two leaves the query in the
+  // journal (a resume does not ask it again), never only in the transcript
+  if (journal_ && (std::fwrite(text.data(), 1, text.size(), journal_) != text.size() || std::fflush(journal_) != 0))
+    throw_input("cannot append to the checkpoint's journal " + quote_text(opt_.journal));
   if (!transcript_) return;
   if (std::fwrite(text.data(), 1, text.size(), transcript_) != text.size() || std::fflush(transcript_) != 0)
     throw_input("cannot append to the transcript " + quote_text(opt_.transcript));
@@ -330,10 +348,14 @@ void ExternalSession::receive_next() {
   for (size_t i = 0; i < f.qs.size(); ++i) {
     std::string& k = f.keys[i];
     // the line json{{"id", ...}, {"runs", ...}, {"answer", ...}}.dump() would print: keys in order
-    if (transcript_) text += "{\"answer\":" + got[i].raw + ",\"id\":" + std::to_string(f.ids[i]) + ",\"runs\":" + k + "}\n";
+    if (transcript_ || journal_) text += "{\"answer\":" + got[i].raw + ",\"id\":" + std::to_string(f.ids[i]) + ",\"runs\":" + k + "}\n";
     cache_[std::move(k)].push_back(std::move(got[i]));
   }
   append_transcript(text);
+  if (journal_) {
+    journaled_ += static_cast<long>(f.qs.size());
+    checkpoint_kill_point(journaled_);
+  }
 }
 
 std::string ExternalSession::finish() {

@@ -1,6 +1,7 @@
 #include "mhaq/run/recover.hpp"
 
 #include <arb.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/parallel.hpp"
+#include "mhaq/base/text.hpp"
 #include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/stages/4-match/match.hpp"
 #include "mhaq/stages/grid_guard.hpp"
@@ -127,6 +129,9 @@ template <class T>
 long run(RecoverResult& r, const Model& truth, const Model& canon, const RecoverOptions& o, const LearnOptions& lo, const OracleNoise& noise) {
   using P = ArithPolicy<T>;
   const auto scope = P::precision(o.bits);
+  // the checkpoint is read (or started) before the oracle: a bad file asks nothing
+  std::optional<CheckpointJournal> journal;
+  if (o.checkpoint) journal.emplace(*o.checkpoint, arith_name(o.arith));
   ExternalSetup<T> ext;  // recover --oracle: the oracle the learner asks instead of the model's
   ext.stated_eps = o.noise_eps;
   bool started = true;
@@ -136,7 +141,9 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
       },
       ext);
   if (!started) return 0;
-  OracleStack<T> stack = ext.oracle ? std::move(*ext.oracle).recorded() : OracleStack<T>::model(truth, lo.tokens.den, noise, o.exact_solver).recorded();
+  // an external oracle's session journals its answers itself (checkpoint_external)
+  OracleStack<T> stack = ext.oracle ? std::move(*ext.oracle).recorded()
+                                    : OracleStack<T>::model(truth, lo.tokens.den, noise, o.exact_solver).checkpointed(journal ? &*journal : nullptr, arith_facts(o.arith).floats).recorded();
   const Rational& stated_eps = ext.stated_eps;  // the answers' stated error, for the floats' kappa estimate
   const RecordingOracle<T>& rec = stack.record();
   Oracle<T>& black_box = stack.top();  // the learner gets this reference and nothing else
@@ -230,6 +237,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     }
   }
   P::exact([&](const auto& G) { r.evidence.L = QTauAccess::L(G); }, F);
+  if (journal) o.checkpoint->replayed = journal->replayed();
   return black_box.queries();
 }
 
@@ -482,10 +490,32 @@ void check_bias_options(const RecoverOptions& o) {
 }
 }  // namespace
 
+static void check_checkpoint_options(const RecoverOptions& o) {
+  if (!o.checkpoint) return;
+  if (o.design == Design::tuned || o.design == Design::placed || !o.noise_eps.is_zero() || !o.target_error.is_zero())
+    throw Error(ErrorKind::usage, "checkpoints cover one learner run in its order of queries: no --design tuned or placed (their pilots), --noise (its stream) "
+                                  "or --target-error (its reruns)");
+  if (o.external && o.external->transport.journal != checkpoint_oracle_journal(o.checkpoint->path))
+    throw Error(ErrorKind::usage, "recover: an external oracle's checkpoint needs its journal: call checkpoint_external on the run's ExternalRun first");
+}
+
+void checkpoint_external(ExternalRun& ext, const CheckpointSpec& c) {
+  if (!ext.transport.resume.empty()) throw Error(ErrorKind::usage, "--resume replays a transcript; --resume-checkpoint a checkpoint: give one of them");
+  const std::string j = checkpoint_oracle_journal(c.path);
+  struct stat sb {};
+  const bool exists = ::stat(j.c_str(), &sb) == 0;
+  if (!c.resume && exists)
+    throw Error(ErrorKind::usage, "the checkpoint's journal " + quote_text(j) + " exists: continue its run with --resume-checkpoint " + quote_text(c.path) +
+                                      ", or give --checkpoint a new file");
+  ext.transport.journal = j;
+  if (c.resume && exists) ext.transport.resume = j;
+}
+
 RecoverResult recover_run(const Model& truth, const RecoverOptions& o) {
   // with an external oracle and no model, truth holds only d (no heads)
   const bool truth_known = !o.external || o.external->truth_known;
   if (o.external) check_external_options(o, truth_known);
+  check_checkpoint_options(o);
   if (truth_known) truth.validate();
   if (truth_known) check_scale_options(truth, o);
   // A library caller meets the program's stated limits too, before any work

@@ -367,6 +367,7 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   // With --oracle and no --model, truth holds only d: the learner's H (and, in
   // ball mode, its neuron count) must be stated.
   const bool truth_known = !o.external || o.external->truth_known;
+  if (o.checkpoint) throw Error(ErrorKind::usage, "checkpoints cover attention runs: a transformer run has no --checkpoint or --resume-checkpoint");
   if (truth_known) truth.validate();
   if (!truth_known && o.heads < 1) throw Error(ErrorKind::usage, "--oracle without --model needs the learner's --heads H");
   if (!truth_known && arith_facts(o.arith).rigorous && o.neurons < 1)

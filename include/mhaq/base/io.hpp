@@ -4,6 +4,7 @@
 #pragma once
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace mhaq {
 
@@ -32,6 +33,13 @@ class AtomicFileWriter {
   long bytes_ = 0;
   bool done_ = false;
 };
+
+// The complete lines of a journal that grows with a run (a checkpoint, an
+// oracle transcript), read one at a time: the file has no size bound, each
+// line at most max_line bytes (Error(input) naming `what` and the line). A
+// last line without its newline (its writer was killed) is left out;
+// `complete_bytes`, when given, is set to the bytes of the lines returned.
+std::vector<std::string> read_complete_lines(const std::string& path, const std::string& what, long max_line, long* complete_bytes = nullptr);
 
 // The bytes of a regular file of at most limits::max_file_bytes. Error(input)
 // "cannot open <what> ..." naming the path (quoted, so any bytes are safe to echo).

@@ -34,6 +34,9 @@ constexpr long max_tensor_rank = 8;                // dimensions of one safetens
 constexpr long max_entry_chars = 4096;     // characters of one model entry ("p/q", integer, decimal)
 constexpr long max_number_chars = 100000;  // characters of any other number string in golden files and certificates
 constexpr long max_file_bytes = 1L << 27;  // bytes of any file mhaq reads or writes (128 MiB)
+// a checkpoint (recover --checkpoint) grows with the run's answers and is read
+// line by line: each line is bounded instead of the file
+constexpr long max_checkpoint_line_bytes = 1L << 26;  // bytes of one checkpoint line (64 MiB)
 constexpr long max_entry_range = 1L << 30; // generate: --w-range, --w-den, --v-range, --v-den
 // ---- the learner's draws and plan
 constexpr long max_token_range = 1L << 30;   // --token-range R; files' token_range

@@ -54,6 +54,10 @@ struct ExternalOptions {
   double timeout_seconds = oracle_protocol::default_timeout_seconds;
   std::string transcript;  // append every query and answer here ("" = none)
   std::string resume;      // replay this transcript first ("" = none)
+  // a checkpoint's journal of the oracle's answers, in the transcript's
+  // format: appended before the transcript, and continued when it is also
+  // the resume file ("" = none)
+  std::string journal;
   long batch = oracle_protocol::max_batch_queries;
 };
 
@@ -102,6 +106,9 @@ class ExternalSession {
   static std::string awaited(const InFlight& f);  // a fault's context: the batch awaited
   [[noreturn]] void fail(const oracle_protocol::OracleFailure& f);  // ends the child at once and throws f
   void append_transcript(const std::string& text);
+  // Opens a transcript for appending (the header checked, an unfinished last
+  // line cut off, the ids continued; a new file gets the header).
+  std::FILE* open_transcript(const std::string& path);
   std::string context() const;
   static std::string key(const Query& q);
   int d_;
@@ -123,6 +130,8 @@ class ExternalSession {
   long last_id_ = -1;
   Query last_query_;
   std::FILE* transcript_ = nullptr;
+  std::FILE* journal_ = nullptr;
+  long journaled_ = 0;  // answers appended to the journal by this session
   bool finished_ = false;
   std::optional<oracle_protocol::OracleFailure> failure_;
 };

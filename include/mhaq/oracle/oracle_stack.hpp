@@ -14,6 +14,7 @@
 #include <memory>
 #include <utility>
 
+#include "mhaq/oracle/checkpoint.hpp"
 #include "mhaq/oracle/external_oracle.hpp"
 #include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/oracle/transformer_oracle.hpp"
@@ -46,6 +47,18 @@ class OracleStack {
   // An oracle the caller was handed (not owned; it must outlive the stack),
   // to be recorded and counted apart from what it answered before.
   static OracleStack over(Oracle<T>& given) { return OracleStack(given); }
+  // The same stack with a checkpoint on its source (checkpoint.hpp): the
+  // journal's answers first, then the source's, each appended to it, with
+  // its stated error when `errors` (the floats' judge reads them). Before
+  // recorded(); null: unchanged.
+  OracleStack checkpointed(CheckpointJournal* j, bool errors) && {
+    if (!j) return std::move(*this);
+    if (rec_) throw_internal("oracle stack: a checkpoint goes below the record");
+    ck_ = std::make_unique<CheckpointOracle<T>>(*source_, errors ? errors_ : nullptr, *j);
+    source_ = ck_.get();
+    errors_ = ck_.get();
+    return std::move(*this);
+  }
   // The same stack with every query and answer from here on recorded:
   // top() is then the record.
   OracleStack recorded() && {
@@ -83,6 +96,7 @@ class OracleStack {
   }
   std::unique_ptr<Oracle<T>> owned_;  // on the heap, so the record's reference survives a move
   Oracle<T>* source_ = nullptr;
+  std::unique_ptr<CheckpointOracle<T>> ck_;
   std::unique_ptr<RecordingOracle<T>> rec_;
   const ErrorStatement* bound_ = nullptr;
   const AnswerErrors* errors_ = nullptr;

@@ -55,6 +55,11 @@ GenerateOptions default_generate(Arith a);
 // queries counts the pilot's too. With target_error: bits_used, bits_start, kappa_estimate,
 // attempts.
 RecoverResult recover_run(const Model& truth, const RecoverOptions& o);
+// An external run's checkpoint: the session journals the oracle's answers
+// beside the checkpoint (checkpoint_oracle_journal) and, on resume, replays
+// them. Called on o.external's options before recover_run; Error(usage) with
+// --resume, or when a fresh checkpoint's journal exists already.
+void checkpoint_external(ExternalRun& ext, const CheckpointSpec& c);
 // The same, for callers of the library (record_json turns it into the JSON of
 // mhaq recover --json).
 inline RecoverResult recover(const Model& truth, const RecoverOptions& o) { return recover_run(truth, o); }

@@ -8,6 +8,7 @@
 
 #include "mhaq/arith/field.hpp"
 #include "mhaq/arith/solve/qtau_solve.hpp"
+#include "mhaq/oracle/checkpoint.hpp"
 #include "mhaq/oracle/model_oracle.hpp"
 #include "mhaq/oracle/external_oracle.hpp"
 #include "mhaq/stages/2-schedule/design.hpp"
@@ -66,6 +67,12 @@ struct RecoverOptions {
   bool judge_replay = true;
   // When set, answers come from this external oracle (attention models only).
   const ExternalRun* external = nullptr;
+  // recover --checkpoint / --resume-checkpoint (oracle/checkpoint.hpp): the
+  // answers are journaled as they arrive, and a resume serves them again
+  // before it asks the oracle; an external oracle's journal is set up by
+  // checkpoint_external (run/recover.hpp). Attention runs with design paper
+  // or scaled and no --noise or --target-error; null: none.
+  const CheckpointSpec* checkpoint = nullptr;
   // Progress lines of a long run (base/progress.hpp; the program writes them
   // to standard error unless --quiet); null: none. No result depends on them.
   Progress* progress = nullptr;

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# ctest checkpoint: recover --checkpoint and --resume-checkpoint
+# (docs/formats.md#checkpoint), on small shapes, killed by SIGKILL at a known
+# point (MHAQ_CHECKPOINT_KILL_AFTER=K: the run kills itself once its journal
+# holds K answers):
+#  1. in-process, every arithmetic (d = 4, H = 2): killed, resumed, the JSON
+#     is the bytes of an uninterrupted run's; ball (d = 6, H = 3), human
+#     output and certificate the same bytes too, killed a second time while
+#     resuming, then resumed again from a journal whose last line was cut
+#     mid-way; ball (d = 24, H = 2) answered on 2 threads, killed after its
+#     first batch of 4,096, resumed on one thread;
+#  2. against an external oracle (d = 8, H = 3, mhaq oracle): killed after
+#     its second batch, resumed: the same bytes, and the first run's
+#     transcript and the resumed run's hold every query of an uninterrupted
+#     run's transcript, none twice;
+#  3. bad files and options: another run's checkpoint, a newer format, an
+#     altered line, a line out of order, a query hash that is not the run's,
+#     not a checkpoint, an empty file, a missing file (each exit 3 with its
+#     own message, the file unchanged); an existing file for --checkpoint,
+#     both options, --noise, a transformer (exit 2).
+# usage: checkpoint.sh MHAQ
+set -uo pipefail
+M="$1"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+# runs "$@" killed at K answers (exit 137 expected), then resumed; $1 the checkpoint
+killed() {
+  local k="$1" ck="$2"
+  shift 2
+  MHAQ_CHECKPOINT_KILL_AFTER="$k" "$M" recover "$@" --checkpoint "$ck" >/dev/null 2>&1
+  local rc=$?
+  [[ $rc == 137 ]] || fail "recover $* --checkpoint $ck with MHAQ_CHECKPOINT_KILL_AFTER=$k: exit $rc, expected 137 (killed)"
+}
+
+# 1. in-process
+for a in exact ball mpfr double; do
+  args=(--d 4 --heads 2 --seed 3 --arith "$a" --json)
+  "$M" recover "${args[@]}" > full.json 2>/dev/null || fail "$a: the uninterrupted run"
+  rm -f c.ck
+  killed 40 c.ck "${args[@]}"
+  n=$(($(wc -l < c.ck) - 1))
+  [[ $n -ge 40 && $n -lt 100 ]] || fail "$a: the checkpoint holds $n answers, expected 40 to 99"
+  "$M" recover "${args[@]}" --resume-checkpoint c.ck > res.json 2>err || fail "$a: the resumed run"
+  cmp -s full.json res.json || fail "$a: the resumed run's JSON differs from the uninterrupted run's"
+  grep -q "answers served from the checkpoint" err || fail "$a: no count of served answers on standard error"
+done
+
+args=(--d 6 --heads 3 --seed 4 --arith ball --bits 128)
+"$M" recover "${args[@]}" --certificate run.cert > full.txt 2>/dev/null || fail "ball d=6: the uninterrupted run"
+mv run.cert full.cert  # the human output names the file: both runs write run.cert
+rm -f c.ck
+killed 100 c.ck "${args[@]}"
+MHAQ_CHECKPOINT_KILL_AFTER=300 "$M" recover "${args[@]}" --resume-checkpoint c.ck >/dev/null 2>&1
+[[ $? == 137 ]] || fail "ball d=6: the first resume was not killed at 300 answers"
+# a kill in the middle of a line: its unfinished last line is dropped
+cp c.ck whole.ck
+head -c -7 whole.ck > c.ck
+"$M" recover "${args[@]}" --resume-checkpoint c.ck --certificate run.cert > res.txt 2>err || fail "ball d=6: the second resume: $(cat err)"
+cmp -s full.txt res.txt || fail "ball d=6: the resumed run's human output differs"
+cmp -s full.cert run.cert || fail "ball d=6: the resumed run's certificate differs"
+total=$(grep -o '"queries": *[0-9]*' <("$M" recover "${args[@]}" --json 2>/dev/null) | grep -o '[0-9]*$')
+lines=$(($(wc -l < c.ck) - 1))
+[[ "$lines" == "$total" ]] || fail "ball d=6: the journal holds $lines answers after the resume, the run asks $total"
+
+# answered 4,096 at a time on 2 threads, killed after the first batch, resumed on one thread
+args=(--d 24 --heads 2 --seed 4 --arith ball --bits 128 --json)
+"$M" recover "${args[@]}" --threads 2 > full.json 2>/dev/null || fail "ball d=24: the uninterrupted run"
+rm -f c.ck
+killed 100 c.ck "${args[@]}" --threads 2
+[[ $(wc -l < c.ck) == 4097 ]] || fail "ball d=24: the checkpoint holds $(($(wc -l < c.ck) - 1)) answers, expected the first batch's 4096"
+"$M" recover "${args[@]}" --threads 1 --resume-checkpoint c.ck > res.json 2>/dev/null || fail "ball d=24: the resumed run"
+cmp -s full.json res.json || fail "ball d=24: the resumed run (one thread) differs from the uninterrupted run (two)"
+
+# 2. an external oracle
+"$M" generate --d 8 --heads 3 --seed 5 -o m.json >/dev/null || fail "generate"
+OR="$M oracle --model m.json --arith ball --bits 512"
+ext=(--model m.json --arith ball --seed 2 --oracle "$OR" --json)
+"$M" recover "${ext[@]}" --transcript full.t > full.json 2>/dev/null || fail "external: the uninterrupted run"
+rm -f x.ck x.ck.oracle
+killed 300 x.ck "${ext[@]}" --transcript t1
+"$M" recover "${ext[@]}" --transcript t2 --resume-checkpoint x.ck > res.json 2>err || fail "external: the resumed run: $(cat err)"
+cmp -s full.json res.json || fail "external: the resumed run's JSON differs"
+python3 - full.t t1 t2 <<'EOF' || fail "external: the transcripts"
+import json, sys
+def queries(f):
+    return [json.dumps(j["runs"], sort_keys=True) for j in map(json.loads, open(f)) if "runs" in j]
+full, a, b = (queries(f) for f in sys.argv[1:])
+both = a + b
+assert a and b, "both runs asked the oracle"
+assert len(both) == len(set(both)), f"{len(both) - len(set(both))} queries asked twice"
+assert sorted(both) == sorted(full), "the two transcripts hold other queries than an uninterrupted run's"
+EOF
+
+# 3. bad files: exit 3, each with its own message, the file unchanged
+bad() {
+  local what="$1" want="$2" file="$3"
+  shift 3
+  cp "$file" before
+  "$M" recover "$@" --resume-checkpoint "$file" >/dev/null 2>err
+  local rc=$?
+  [[ $rc == 3 ]] || fail "$what: exit $rc, expected 3 ($(cat err))"
+  grep -q -- "$want" err || fail "$what: the message does not say \"$want\": $(cat err)"
+  cmp -s before "$file" || fail "$what: the file was changed"
+}
+args=(--d 4 --heads 2 --seed 3 --arith ball)
+rm -f c.ck
+killed 30 c.ck "${args[@]}"
+cp c.ck torn.ck
+printf '0\t12' >> torn.ck  # an unfinished last line, kept until a resume of this run
+bad "another seed" "another run's checkpoint" torn.ck --d 4 --heads 2 --seed 4 --arith ball
+bad "another arithmetic" "another run's checkpoint" c.ck --d 4 --heads 2 --seed 3 --arith mpfr
+sed '1s/"version":1/"version":2/' c.ck > newer.ck
+bad "a newer format" "by a newer mhaq" newer.ck "${args[@]}"
+awk 'NR == 5 { sub(/\t[0-9a-f]/, "\t0") } { print }' c.ck > altered.ck
+cmp -s c.ck altered.ck && fail "the test did not alter a line"
+bad "an altered line" "checksum mismatch" altered.ck "${args[@]}"
+awk 'NR != 5' c.ck > gap.ck
+bad "a missing line" "where answer 3 belongs" gap.ck "${args[@]}"
+python3 - c.ck <<'EOF' > otherq.ck
+import sys
+def fnv(s):
+    h = 1469598103934665603
+    for c in s.encode():
+        h = ((h ^ c) * 1099511628211) % 2**64
+    return h
+lines = open(sys.argv[1]).read().split("\n")
+f = lines[3].split("\t")
+f[1] = "%016x" % (int(f[1], 16) ^ 1)
+f[4] = "%016x" % fnv("\t".join(f[:4]))
+lines[3] = "\t".join(f)
+sys.stdout.write("\n".join(lines))
+EOF
+bad "another query's answer" "recorded for another query" otherq.ck "${args[@]}"
+echo '{"format": "mhaq-model"}' > notck.ck
+bad "not a checkpoint" "not an mhaq checkpoint" notck.ck "${args[@]}"
+: > empty.ck
+bad "an empty file" "holds no complete line" empty.ck "${args[@]}"
+"$M" recover "${args[@]}" --resume-checkpoint missing.ck >/dev/null 2>err
+[[ $? == 3 ]] && grep -q "no checkpoint" err || fail "a missing checkpoint: exit 3 naming it"
+
+# options: exit 2
+usage() {
+  local what="$1"
+  shift
+  "$M" recover "$@" >/dev/null 2>err
+  local rc=$?
+  [[ $rc == 2 ]] || fail "$what: exit $rc, expected 2 ($(cat err))"
+}
+cp c.ck before
+usage "an existing checkpoint for --checkpoint" "${args[@]}" --checkpoint c.ck
+cmp -s before c.ck || fail "--checkpoint changed an existing file"
+usage "both options" "${args[@]}" --checkpoint n.ck --resume-checkpoint c.ck
+usage "--noise" "${args[@]}" --noise 1e-20 --checkpoint n2.ck
+usage "a transformer" --d 2 --heads 1 --ffn 2 --seed 1 --arith ball --checkpoint n3.ck
+[[ ! -e n.ck && ! -e n2.ck && ! -e n3.ck ]] || fail "a refused run left a checkpoint"
+echo "checkpoint: all passed"
