@@ -605,6 +605,15 @@ TEST_CASE("recover --dry-run and --max-memory: the cost predicted from the shape
     CHECK(h.code == exit_dry_run);
     CHECK(h.out.find("status           dry_run (exit 13)") != std::string::npos);
   }
+  {  // a ball run's time grows with its precision (docs/studies/cost-model.md: a factor fitted at 256 to 4096 bits)
+    auto dry = [](long bits) { return json::parse(mhaq_run("recover --d 32 --heads 4 --arith ball --threads 1 --dry-run --json --bits " + std::to_string(bits)).out); };
+    const json lo = dry(1024), hi = dry(2048);
+    const double ratio = hi.at("predicted_seconds").get<double>() / lo.at("predicted_seconds").get<double>();
+    CHECK(ratio > 2.0);
+    CHECK(ratio < 3.0);
+    CHECK(hi.at("time_note").get<std::string>().find("scaled to 2048 bits") != std::string::npos);
+    CHECK(lo.at("time_note").get<std::string>().find("scaled") == std::string::npos);
+  }
   // a dry run starts no oracle process and asks nothing
   const std::string mark = tmpdir() + "/started";
   const auto o = mhaq_run("recover --oracle 'touch " + mark + "' --d 4 --heads 2 --arith ball --dry-run");

@@ -31,8 +31,8 @@ kill_after() {
   wait "$pid" 2>/dev/null
 }
 
-echo "checkpoint_resume: (d, H) = ($D, $H), ball, 256 bits, 2 threads"
-args=(--d "$D" --heads "$H" --seed 1 --arith ball --threads 2 --quiet)
+echo "checkpoint_resume: (d, H) = ($D, $H), ball, 1024 bits (256 leave (64, 8) unable), 2 threads"
+args=(--d "$D" --heads "$H" --seed 1 --arith ball --bits 1024 --threads 2 --quiet)
 
 # in-process
 t0=$(now); "$M" recover "${args[@]}" --json > full.json || fail "the uninterrupted run"; t1=$(now)
@@ -48,8 +48,8 @@ echo "in-process: uninterrupted $(printf %.1f "$wall") s; killed at $half s with
 
 # external oracle
 "$M" generate --d "$D" --heads "$H" --seed 1 --for ball -o m.json >/dev/null || fail "generate"
-OR="$M oracle --model m.json --arith ball --bits 512"
-ext=(--model m.json --arith ball --seed 1 --threads 2 --quiet --oracle "$OR")
+OR="$M oracle --model m.json --arith ball --bits 2048"
+ext=(--model m.json --arith ball --bits 1024 --seed 1 --threads 2 --quiet --oracle "$OR")
 t0=$(now); "$M" recover "${ext[@]}" --transcript full.t > full.txt 2>/dev/null || fail "external: the uninterrupted run"; t1=$(now)
 wall=$(python3 -c "print($t1 - $t0)")
 half=$(python3 -c "print(round($wall / 2, 1))")
