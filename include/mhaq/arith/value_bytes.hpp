@@ -21,6 +21,7 @@ namespace mhaq {
 class ByteReader {
  public:
   explicit ByteReader(const std::string& s) : s_(s) {}
+  explicit ByteReader(std::string&&) = delete;  // it reads in place: no temporary
   std::string bytes(std::size_t n);  // the next n bytes
   std::string text();                // a length-prefixed string
   bool done() const { return at_ == s_.size(); }
