@@ -1,7 +1,8 @@
 // The checkpoint's exact texts (oracle/checkpoint.hpp): every answer reads
 // back as the same binary value or the same element of Q(tau), and a text
 // that mhaq would not write is an input error, never a crash. The runs
-// killed and resumed: ctest checkpoint (tests/checkpoint.sh).
+// killed and resumed: ctest checkpoint (tests/checkpoint.sh). Fit lines
+// read back for their key alone.
 #include <arb.h>
 #include <doctest/doctest.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mhaq/arith/qtau_access.hpp"
@@ -140,4 +142,44 @@ TEST_CASE("journals are read by lines: a line at the bound is read, one past it 
   CHECK_THROWS_AS(read_complete_lines("j.txt", "journal", 15), Error);
   CHECK_THROWS_AS(read_complete_lines("missing.txt", "journal", 15), Error);
   CHECK_THROWS_AS(read_complete_lines(".", "journal", 15), Error);
+}
+
+TEST_CASE("fit lines: a stored fit is served again for its key only, with any bytes, from 2 threads") {
+  CheckpointSpec spec;
+  spec.path = "fits.ck";
+  spec.fingerprint = "test run";
+  std::remove(spec.path.c_str());
+  Rng rng(7);
+  std::vector<std::string> keys, images;
+  for (int i = 0; i < 40; ++i) {
+    std::string k, v;
+    const int nk = 1 + static_cast<int>(rng.uniform_int(0, 63)), nv = static_cast<int>(rng.uniform_int(0, 299));
+    for (int j = 0; j < nk; ++j) k.push_back(static_cast<char>(rng.uniform_int(0, 255)));
+    for (int j = 0; j < nv; ++j) v.push_back(static_cast<char>(rng.uniform_int(0, 255)));  // tabs, newlines and zero bytes too
+    keys.push_back(k + std::to_string(i));                                          // distinct keys
+    images.push_back(v);
+  }
+  {
+    CheckpointJournal j(spec, "ball");
+    CHECK(j.find_fit(keys[0]) == nullptr);
+    // the learner stores fits from its threads
+    std::thread other([&] {
+      for (size_t i = 1; i < keys.size(); i += 2) j.put_fit(keys[i], images[i]);
+    });
+    for (size_t i = 0; i < keys.size(); i += 2) j.put_fit(keys[i], images[i]);
+    other.join();
+    CHECK(j.find_fit(keys[0]) == nullptr);  // a run serves only the fits it read
+  }
+  spec.resume = true;
+  CheckpointJournal j(spec, "ball");
+  CHECK(j.replayable() == 0);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::string* got = j.find_fit(keys[i]);
+    REQUIRE(got != nullptr);
+    CHECK(*got == images[i]);
+  }
+  CHECK(j.fits_served() == static_cast<long>(keys.size()));
+  CHECK(j.find_fit(keys[0] + "x") == nullptr);
+  CHECK(j.find_fit(std::string()) == nullptr);
+  CHECK(j.fits_served() == static_cast<long>(keys.size()));
 }

@@ -467,7 +467,10 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
     if (!ext.transport.resume.empty()) std::cerr << ", " << ext.replayed << " answered from " << clean_text(ext.transport.resume);
     std::cerr << (ext.exit_note.empty() ? std::string() : "; " + ext.exit_note) << "\n";
   }
-  if (st.ck.resume && !oracle) std::cerr << "mhaq: " << st.ck.replayed << " answers served from the checkpoint " << clean_text(st.ck.path) << "\n";
+  if (st.ck.resume && !oracle)
+    std::cerr << "mhaq: " << st.ck.replayed << " answers served from the checkpoint " << clean_text(st.ck.path) << ", and " << st.ck.fits_replayed
+              << " pair fits\n";
+  if (st.ck.resume && oracle) std::cerr << "mhaq: " << st.ck.fits_replayed << " pair fits served from the checkpoint " << clean_text(st.ck.path) << "\n";
   if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.judge.status) << "\n";
   return code;
 }

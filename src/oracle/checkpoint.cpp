@@ -31,6 +31,47 @@ std::uint64_t fnv1a(const std::string& s) {
   return h;
 }
 
+// FNV-1a with 128 bits, as 32 hexadecimal digits: the key of a fit line.
+std::string fnv1a_128_hex(const std::string& s) {
+  using u128 = unsigned __int128;
+  u128 h = (static_cast<u128>(0x6c62272e07bb0142ULL) << 64) | 0x62b821756295c58dULL;
+  const u128 prime = (static_cast<u128>(1) << 88) | 0x13b;
+  for (const unsigned char c : s) h = (h ^ c) * prime;
+  static const char* digits = "0123456789abcdef";
+  std::string out(32, '0');
+  for (int i = 31; i >= 0; --i, h >>= 4) out[static_cast<size_t>(i)] = digits[static_cast<unsigned>(h & 15)];
+  return out;
+}
+
+std::string to_hex(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * bytes.size());
+  for (const unsigned char c : bytes) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
+bool from_hex(const std::string& s, std::string& out) {
+  if (s.size() % 2) return false;
+  auto v = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+  out.clear();
+  out.reserve(s.size() / 2);
+  for (size_t i = 0; i < s.size(); i += 2) {
+    const int a = v(s[i]), b = v(s[i + 1]);
+    if (a < 0 || b < 0) return false;
+    out.push_back(static_cast<char>(a << 4 | b));
+  }
+  return true;
+}
+
+const char* kFitTag = "fit";
+
+// The part of a fit line its checksum covers.
+std::string fit_body(const std::string& key_hash, const std::string& image_hex) { return std::string(kFitTag) + '\t' + key_hash + '\t' + image_hex; }
+
 std::string hex16(std::uint64_t x) {
   static const char* digits = "0123456789abcdef";
   std::string s(16, '0');
@@ -134,10 +175,19 @@ CheckpointJournal::CheckpointJournal(const CheckpointSpec& s, const std::string&
     check_header(lines[0], s, arith);
     replay_.reserve(lines.size() - 1);
     for (size_t i = 1; i < lines.size(); ++i) {
-      const long index = static_cast<long>(i) - 1;
+      const long index = static_cast<long>(replay_.size());
       const std::string where = quote_text(s.path) + " line " + std::to_string(i + 1);
       const std::vector<std::string> f = split_tabs(lines[i]);
       std::uint64_t qh = 0, check = 0;
+      if (!f.empty() && f[0] == kFitTag) {
+        std::string image;
+        if (f.size() != 4 || f[1].size() != 32 || !parse_hex16(f[3], check) || !from_hex(f[2], image))
+          throw_input(where + ": not a fit line (\"fit\", key hash, image, checksum): the file is damaged or was edited");
+        if (fnv1a(fit_body(f[1], f[2])) != check) throw_input(where + ": checksum mismatch: the line was altered");
+        fits_[f[1]] = std::move(image);
+        ++fits_written_;
+        continue;
+      }
       if (f.size() != 5 || !parse_hex16(f[1], qh) || !parse_hex16(f[4], check))
         throw_input(where + ": not an answer line (index, query hash, answer, error, checksum): the file is damaged or was edited");
       if (f[0] != std::to_string(index)) throw_input(where + ": answer " + quote_text(f[0]) + " where answer " + std::to_string(index) + " belongs: the file is damaged or was edited");
@@ -174,24 +224,56 @@ const CheckpointJournal::Entry& CheckpointJournal::take(std::uint64_t query_hash
 
 void CheckpointJournal::append(std::uint64_t query_hash, const std::string& answer, const std::string& error) {
   const std::string body = line_body(written_, query_hash, answer, error);
+  const std::lock_guard<std::mutex> lock(mu_);
   buffer_ += body + '\t' + hex16(fnv1a(body)) + '\n';
   ++written_;
 }
 
-void CheckpointJournal::flush() {
+void CheckpointJournal::write_through() {
   if (buffer_.empty()) return;
   if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size() || std::fflush(file_) != 0)
     throw_input("cannot append to the checkpoint " + quote_text(path_));
   buffer_.clear();
+}
+
+void CheckpointJournal::flush() {
+  const std::lock_guard<std::mutex> lock(mu_);
+  write_through();
   checkpoint_kill_point(written_);
 }
 
+const std::string* CheckpointJournal::find_fit(const std::string& key) const {
+  if (fits_.empty()) return nullptr;
+  const auto it = fits_.find(fnv1a_128_hex(key));
+  if (it == fits_.end()) return nullptr;
+  ++fits_served_;
+  return &it->second;
+}
+
+void CheckpointJournal::put_fit(const std::string& key, const std::string& image) {
+  const std::string body = fit_body(fnv1a_128_hex(key), to_hex(image));
+  const std::string line = body + '\t' + hex16(fnv1a(body)) + '\n';
+  const std::lock_guard<std::mutex> lock(mu_);
+  buffer_ += line;
+  write_through();
+  checkpoint_kill_point_fits(++fits_written_);
+}
+
+namespace {
+long kill_after(const char* name) {
+  const char* k = std::getenv(name);
+  return k ? std::atol(k) : 0L;
+}
+}  // namespace
+
 void checkpoint_kill_point(long answers_journaled) {
-  static const long after = [] {
-    const char* k = std::getenv("MHAQ_CHECKPOINT_KILL_AFTER");
-    return k ? std::atol(k) : 0L;
-  }();
+  static const long after = kill_after("MHAQ_CHECKPOINT_KILL_AFTER");
   if (after > 0 && answers_journaled >= after) std::raise(SIGKILL);
+}
+
+void checkpoint_kill_point_fits(long fits_journaled) {
+  static const long after = kill_after("MHAQ_CHECKPOINT_KILL_AFTER_FITS");
+  if (after > 0 && fits_journaled >= after) std::raise(SIGKILL);
 }
 
 std::string fnv1a_hex(const std::string& bytes) { return hex16(fnv1a(bytes)); }

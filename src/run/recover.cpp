@@ -159,6 +159,7 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
   try {
     LearnOptions lk = lo;  // floats keep their fits' samples for the estimate (proofs/35)
     lk.keep_fit_samples = o.error_estimate && arith_facts(o.arith).floats;
+    if (journal) lk.fit_store = &*journal;  // pair fits kept with the answers, and served again on resume
     const LearnResult<T> res = learn(black_box, lk);
     facts.self_check = res.self_check;
     facts.self_check_failed = res.self_check_failed;
@@ -237,7 +238,10 @@ long run(RecoverResult& r, const Model& truth, const Model& canon, const Recover
     }
   }
   P::exact([&](const auto& G) { r.evidence.L = QTauAccess::L(G); }, F);
-  if (journal) o.checkpoint->replayed = journal->replayed();
+  if (journal) {
+    o.checkpoint->replayed = journal->replayed();
+    o.checkpoint->fits_replayed = journal->fits_served();
+  }
   return black_box.queries();
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "mhaq/arith/all_fields.hpp"
+#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/arith/value_bytes.hpp"
 #include "mhaq/base/distribute.hpp"
 #include "mhaq/base/parallel.hpp"
@@ -168,9 +169,8 @@ class Path {
     degenerate_.assign(plan_.pairs.size(), std::string());
     if (opt_.keep_fit_samples) res_.fit_samples.assign(plan_.pairs.size(), {});
     const int H = opt_.H;
-    auto fit_one = [&](size_t p, const T& f0) {
-      fitted();
-      const std::vector<T> f = samples(p, f0);
+    // pair p from its samples f (fits[p], and degenerate_[p] when it is set aside)
+    auto fit_new = [&](size_t p, const std::vector<T>& f) {
       try {
         fits[p] = opt_.heads_is_bound ? interpolate_pair_minimal(fld_, f, H) : interpolate_pair(fld_, f, H);
         if (opt_.keep_fit_samples && !opt_.heads_is_bound) res_.fit_samples[p] = f;
@@ -194,6 +194,24 @@ class Path {
         }
       }
     };
+    auto fit_one = [&](size_t p, const T& f0) {
+      fitted();
+      const std::vector<T> f = samples(p, f0);
+      std::string key;
+      if (stores_fits()) {
+        key = fit_key(p, f);
+        if (const std::string* image = opt_.fit_store->find_fit(key)) {
+          ByteReader in(*image);
+          read_fit(p, in);
+          if (!in.done()) throw_internal("learner: a stored pair fit has bytes left over");
+          if (opt_.keep_fit_samples && !opt_.heads_is_bound && degenerate_[p].empty()) res_.fit_samples[p] = f;
+          return;
+        }
+      }
+      fit_new(p, f);
+      // a fit that throws is not stored: a resumed run meets the same error
+      if (!key.empty()) opt_.fit_store->put_fit(key, fit_image(p));
+    };
     parallel_for(0, static_cast<size_t>(d_), opt_.threads, [&](size_t i) { fit_one(static_cast<size_t>(plan_.base_index(static_cast<int>(i), 0)), answers_[0]); });
     chain_ = make_chaining(fits);
     auto first_column = [&](size_t p) { return plan_.pairs[p].kind == PairKind::base && plan_.pairs[p].j == 0; };
@@ -207,19 +225,9 @@ class Path {
       parallel_for(0, plan_.pairs.size(), opt_.threads, fit_rest);
     } else {
       // each rank fits its share; every rank then reads every pair's fit and why it is degenerate
-      auto image = [&](size_t p) {
-        std::string b;
-        ValueBytes<T>::write(b, fits[p].P);
-        write_values(b, fits[p].r);
-        write_values(b, fits[p].c);
-        write_text(b, degenerate_[p]);
-        return b;
-      };
+      auto image = [&](size_t p) { return fit_image(p); };
       auto read = [&](size_t p, ByteReader& in) {
-        ValueBytes<T>::read(in, fits[p].P);
-        read_values(in, fits[p].r);
-        read_values(in, fits[p].c);
-        degenerate_[p] = in.text();
+        read_fit(p, in);
         if (opt_.keep_fit_samples && !opt_.heads_is_bound && degenerate_[p].empty() && !first_column(p))
           res_.fit_samples[p] = samples(p, chain_.f0(fld_, plan_.pairs[p].final_token));
       };
@@ -247,6 +255,37 @@ class Path {
       degenerate_[p] = why;
     }
     res_.heads_found = m;
+  }
+
+  // A pair's fit and why it is degenerate ("" when it is not), as exact
+  // bytes: what ranks exchange and a FitStore keeps.
+  std::string fit_image(size_t p) const {
+    std::string b;
+    ValueBytes<T>::write(b, res_.fits[p].P);
+    write_values(b, res_.fits[p].r);
+    write_values(b, res_.fits[p].c);
+    write_text(b, degenerate_[p]);
+    return b;
+  }
+  void read_fit(size_t p, ByteReader& in) {
+    ValueBytes<T>::read(in, res_.fits[p].P);
+    read_values(in, res_.fits[p].r);
+    read_values(in, res_.fits[p].c);
+    degenerate_[p] = in.text();
+  }
+  bool stores_fits() const { return opt_.fit_store && !spread() && ValueBytes<T>::available; }
+  // What fit_one's result depends on: the pair (its kind decides how a
+  // failure is handled), the head count and whether it is a bound, the
+  // repair option, the field (L of Q(tau); the working precision of balls
+  // and MPFR) and the samples' exact images.
+  std::string fit_key(size_t p, const std::vector<T>& f) const {
+    long field_tag = 0;
+    if constexpr (std::is_same_v<T, QTau>) field_tag = QTauAccess::L(fld_);
+    else if constexpr (requires { fld_.precision(); }) field_tag = fld_.precision();
+    std::string b = std::to_string(p) + ' ' + std::to_string(opt_.H) + ' ' + (opt_.heads_is_bound ? 'b' : 'h') + (repairable(p) ? 'r' : 'n') + ' ' +
+                    std::to_string(field_tag) + ' ';
+    for (const T& x : f) ValueBytes<T>::write(b, x);
+    return b;
   }
 
   // ---- 3-fit, compact schedule (proofs/18, 19): the pairs (i, 1) in full;

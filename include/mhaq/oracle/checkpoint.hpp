@@ -1,8 +1,9 @@
 // Checkpoints of a long run (recover --checkpoint, --resume-checkpoint;
-// docs/formats.md#checkpoint). The state worth keeping is the oracle's
-// answers: everything after them (pair fits, labels, solves) is a
-// deterministic function of the answers and the options, refitted on resume
-// (the same bytes, without a second copy of the fits' types on disk).
+// docs/formats.md#checkpoint). The state kept is the oracle's answers and
+// the pair fits (the bulk of the work after the answers). Labels and solves
+// are a deterministic function of the fits and the options, recomputed on
+// resume; a fit is served again only for the same key (FitStore,
+// stages/3-fit/fit_store.hpp), so the resumed run prints the same bytes.
 //
 //  * CheckpointJournal owns the file: a header line that names the run
 //    (format, version, program, arithmetic and the run's fingerprint), then
@@ -13,19 +14,26 @@
 //    an unfinished last line, which a resume drops. Any other defect (another
 //    run's header, a newer format, a line altered or out of order) is
 //    Error(input) with a message of its own, before any query.
+//    Fit lines (format version 2) are "fit", a 128-bit hash of the fit's
+//    key, its exact image and a checksum, appended and flushed as each pair
+//    is fitted, on any thread. A version 1 file (answers only) still resumes.
 //  * CheckpointOracle<T> sits on the oracle's source: the answers of the file
 //    are served first, each only to the query it was recorded for (another
 //    query is Error(input)), then the source answers and the journal grows.
 //    It states the answers' errors in the order given (the float judge).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "mhaq/model/answer_errors.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
+#include "mhaq/stages/3-fit/fit_store.hpp"
 
 namespace mhaq {
 
@@ -35,14 +43,15 @@ struct CheckpointSpec {
   bool resume = false;      // continue the run the file holds (else start it; the file must not exist)
   std::string fingerprint;  // what determines the run, one line of text (options, model file, ...)
   mutable long replayed = 0;  // filled by the run: answers served from the file (never in the output)
+  mutable long fits_replayed = 0;  // filled by the run: pair fits served from the file (never in the output)
 };
 // The journal of an external oracle's answers beside the checkpoint FILE:
 // FILE.oracle, in the transcript's format (docs/formats.md#checkpoint).
 std::string checkpoint_oracle_journal(const std::string& path);
 
-inline constexpr int checkpoint_version = 1;
+inline constexpr int checkpoint_version = 2;
 
-class CheckpointJournal {
+class CheckpointJournal final : public FitStore {
  public:
   // Starts the file (written atomically) or reads it back (resume): a torn
   // last line is dropped from the file, every other line checked.
@@ -64,6 +73,10 @@ class CheckpointJournal {
   // Written through to the file, then checkpoint_kill_point.
   void flush();
   const std::string& path() const { return path_; }
+  // FitStore: the fits of the file; a new fit is written through at once
+  long fits_served() const { return fits_served_.load(); }
+  const std::string* find_fit(const std::string& key) const override;
+  void put_fit(const std::string& key, const std::string& image) override;
 
  private:
   std::string path_;
@@ -72,11 +85,18 @@ class CheckpointJournal {
   long written_ = 0;    // answer lines in the file
   std::string buffer_;  // lines not yet written
   std::FILE* file_ = nullptr;
+  std::unordered_map<std::string, std::string> fits_;  // a key's hash -> its fit's image, as read (never changed after)
+  long fits_written_ = 0;                              // fit lines in the file
+  mutable std::atomic<long> fits_served_{0};           // fits found by find_fit
+  std::mutex mu_;                                      // the file and buffer_, for put_fit on the learner's threads
+  void write_through();                                // buffer_ to the file (under mu_)
 };
 
 // Tests only: under MHAQ_CHECKPOINT_KILL_AFTER=K, the process ends itself by
-// SIGKILL once a journal holds K answers or more (a kill at a known point).
+// SIGKILL once a journal holds K answers or more (a kill at a known point);
+// under MHAQ_CHECKPOINT_KILL_AFTER_FITS=K, once it holds K pair fits.
 void checkpoint_kill_point(long answers_journaled);
+void checkpoint_kill_point_fits(long fits_journaled);
 
 // FNV-1a (64 bits) of the bytes, as 16 hexadecimal digits: the checksums of
 // the file, and the hash of a model file in a fingerprint.

@@ -19,6 +19,7 @@
 #include "mhaq/base/progress.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
+#include "mhaq/stages/3-fit/fit_store.hpp"
 #include "mhaq/stages/3-fit/pair_fit.hpp"
 #include "mhaq/stages/4-match/labelling.hpp"
 #include "mhaq/stages/4-match/match.hpp"
@@ -54,6 +55,11 @@ struct LearnOptions {
   // beyond its budget; a run that needs them ends over budget with this text
   // instead of asking them.
   std::string grid_witness_refused;
+  // Non-null: pair fits are looked up here before they are computed, and
+  // every new one is stored (the paper, lean and rank schedules' pairs; not
+  // under MPI, whose ranks share fits among themselves). Results do not
+  // depend on it.
+  FitStore* fit_store = nullptr;
 };
 
 // The query plan learn() sends for these options: B and Delta drawn from
