@@ -4,9 +4,10 @@
 # time and resumed from its checkpoint prints the bytes of the uninterrupted
 # run, in-process (--json) and against an external oracle (mhaq oracle, human
 # output), where the first run's transcript and the resumed run's hold every
-# query of the uninterrupted run's once. Prints the counts and the resumed
-# run's wall time as a ratio of the uninterrupted run's (the share a resume
-# recomputes: the fits, from the served answers).
+# query of the uninterrupted run's once. Prints the counts (answers and pair
+# fits kept) and the resumed run's wall time as a ratio of the uninterrupted
+# run's: what a resume still does (the fits not yet made, labels, solves,
+# the self-check and the judge).
 # usage: checkpoint_resume.sh [BUILD_DIR] [D] [H]   (defaults: build 64 8)
 set -uo pipefail
 B="$(cd "${1:-build}" && pwd)"
@@ -39,11 +40,12 @@ t0=$(now); "$M" recover "${args[@]}" --json > full.json || fail "the uninterrupt
 wall=$(python3 -c "print($t1 - $t0)")
 half=$(python3 -c "print(round($wall / 2, 1))")
 kill_after "$half" part.json "$M" recover "${args[@]}" --json --checkpoint c.ck
-kept=$(($(wc -l < c.ck) - 1))
+kept=$(($(grep -vc '^fit' c.ck) - 1))
+fits=$(grep -c '^fit' c.ck)
 t2=$(now); "$M" recover "${args[@]}" --json --resume-checkpoint c.ck > res.json 2>err || fail "the resumed run: $(cat err)"; t3=$(now)
 cmp -s full.json res.json || fail "in-process: the resumed run's output differs from the uninterrupted run's"
 total=$(python3 -c "import json; print(json.load(open('full.json'))['queries'])")
-echo "in-process: uninterrupted $(printf %.1f "$wall") s; killed at $half s with $kept of $total answers in the checkpoint;" \
+echo "in-process: uninterrupted $(printf %.1f "$wall") s; killed at $half s with $kept of $total answers and $fits pair fits in the checkpoint;" \
      "resumed: identical bytes, wall ratio resumed/uninterrupted $(ratio "$(python3 -c "print($t3 - $t2)")" "$wall")"
 
 # external oracle
