@@ -21,7 +21,8 @@
 #     no query asked again and the fits served;
 #  3. bad files and options: another run's checkpoint, a newer format, an
 #     altered line, a line out of order, a query hash that is not the run's,
-#     an altered or malformed fit line,
+#     an altered or malformed fit line, a forged one (valid checksum, an
+#     image mhaq would not write),
 #     not a checkpoint, an empty file, a missing file (each exit 3 with its
 #     own message, the file unchanged); an existing file for --checkpoint,
 #     both options, --noise, a transformer (exit 2).
@@ -195,6 +196,23 @@ cmp -s g.ck fitalt.ck && fail "the test did not alter a fit line"
 bad "an altered fit line" "checksum mismatch" fitalt.ck "${args[@]}"
 awk '/^fit/ && !done { $0 = "fit\tzz"; done = 1 } { print }' g.ck > fitbad.ck
 bad "a malformed fit line" "not a fit line" fitbad.ck "${args[@]}"
+# a fit line rewritten with a valid checksum and an image mhaq would not write
+python3 - g.ck <<'EOF' > fitforged.ck
+import sys
+def fnv(s):
+    h = 1469598103934665603
+    for c in s.encode():
+        h = ((h ^ c) * 1099511628211) % 2**64
+    return h
+lines = open(sys.argv[1]).read().split("\n")
+i = next(k for k, l in enumerate(lines) if l.startswith("fit\t"))
+f = lines[i].split("\t")
+f[2] = "00ff"
+f[3] = "%016x" % fnv("\t".join(f[:3]))
+lines[i] = "\t".join(f)
+sys.stdout.write("\n".join(lines))
+EOF
+bad "a forged fit line" "is not a fit as mhaq writes it" fitforged.ck "${args[@]}"
 echo '{"format": "mhaq-model"}' > notck.ck
 bad "not a checkpoint" "not an mhaq checkpoint" notck.ck "${args[@]}"
 : > empty.ck

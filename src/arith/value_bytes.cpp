@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "mhaq/arith/field.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/base/error.hpp"
 
@@ -85,5 +86,10 @@ void read_value(ByteReader& in, double& x) {
   const std::string b = in.bytes(8);
   std::memcpy(&x, b.data(), 8);
 }
+
+std::string field_key(const Field<QTau>& F) { return "L=" + std::to_string(QTauAccess::L(F)); }
+std::string field_key(const Field<Ball>&) { return "p=" + std::to_string(working_precision()); }
+std::string field_key(const Field<Mpfr>& F) { return "p=" + std::to_string(F.precision()); }
+std::string field_key(const Field<double>&) { return "p=53"; }
 
 }  // namespace mhaq

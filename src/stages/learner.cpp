@@ -9,7 +9,6 @@
 #include <string>
 
 #include "mhaq/arith/all_fields.hpp"
-#include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/arith/value_bytes.hpp"
 #include "mhaq/base/distribute.hpp"
 #include "mhaq/base/parallel.hpp"
@@ -201,9 +200,15 @@ class Path {
       if (stores_fits()) {
         key = fit_key(p, f);
         if (const std::string* image = opt_.fit_store->find_fit(key)) {
-          ByteReader in(*image);
-          read_fit(p, in);
-          if (!in.done()) throw_internal("learner: a stored pair fit has bytes left over");
+          // the image passed its line's checksum; one that still does not
+          // read back was written by another program: an input error
+          try {
+            ByteReader in(*image);
+            read_fit(p, in);
+            if (!in.done()) throw_internal("bytes left over");
+          } catch (const Error& e) {
+            throw_input("the checkpoint's fit of " + pair_name(plan_.pairs[p]) + " is not a fit as mhaq writes it (" + e.what() + ")");
+          }
           if (opt_.keep_fit_samples && !opt_.heads_is_bound && degenerate_[p].empty()) res_.fit_samples[p] = f;
           return;
         }
@@ -279,11 +284,8 @@ class Path {
   // repair option, the field (L of Q(tau); the working precision of balls
   // and MPFR) and the samples' exact images.
   std::string fit_key(size_t p, const std::vector<T>& f) const {
-    long field_tag = 0;
-    if constexpr (std::is_same_v<T, QTau>) field_tag = QTauAccess::L(fld_);
-    else if constexpr (requires { fld_.precision(); }) field_tag = fld_.precision();
     std::string b = std::to_string(p) + ' ' + std::to_string(opt_.H) + ' ' + (opt_.heads_is_bound ? 'b' : 'h') + (repairable(p) ? 'r' : 'n') + ' ' +
-                    std::to_string(field_tag) + ' ';
+                    field_key(fld_) + ' ';
     for (const T& x : f) ValueBytes<T>::write(b, x);
     return b;
   }

@@ -66,6 +66,21 @@ MHAQ_VALUE_BYTES(Mpfr)
 MHAQ_VALUE_BYTES(double)
 #undef MHAQ_VALUE_BYTES
 
+// What besides its inputs' images a computation in the field depends on, as
+// text: L for Q(tau) (tau = e^{1/L}), the working precision for balls and
+// MPFR, 53 for doubles; empty for a field with no value images. A key of
+// stored results (stages/3-fit/fit_store.hpp) holds it.
+template <class T>
+struct Field;
+std::string field_key(const Field<QTau>& F);
+std::string field_key(const Field<Ball>& F);
+std::string field_key(const Field<Mpfr>& F);
+std::string field_key(const Field<double>& F);
+template <class F>
+std::string field_key(const F&) {
+  return {};
+}
+
 template <class T>
 void write_values(std::string& out, const std::vector<T>& v) {
   write_text(out, std::to_string(v.size()));
