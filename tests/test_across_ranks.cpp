@@ -86,6 +86,39 @@ TEST_CASE("one process is one rank: no run is shared out, and map_across_ranks i
   for (std::size_t i = 0; i < 5; ++i) CHECK(r[i] == std::string(i, 'x'));
 }
 
+TEST_CASE("gather_across_ranks: every item written once, read back in index order from its piece") {
+  const RunAcrossRanks across;
+  for (std::size_t piece : {1, 3, 10, 64}) {
+    CAPTURE(piece);
+    std::vector<int> written(10, 0);
+    std::vector<std::string> got(10);
+    std::vector<std::size_t> order;
+    gather_across_ranks(
+        10, piece, 2,
+        [&](std::size_t i, std::string& b) {
+          ++written[i];
+          write_text(b, std::string(i, 'y'));
+        },
+        [&](std::size_t i, ByteReader& in) {
+          order.push_back(i);
+          got[i] = in.text();
+        });
+    for (std::size_t i = 0; i < 10; ++i) {
+      CHECK(written[i] == 1);
+      CHECK(got[i] == std::string(i, 'y'));
+    }
+    REQUIRE(order.size() == 10);
+    for (std::size_t i = 0; i < 10; ++i) CHECK(order[i] == i);
+  }
+  // a reader that leaves an item's bytes unread is an internal error
+  try {
+    gather_across_ranks(4, 2, 1, [](std::size_t, std::string& b) { write_text(b, "z"); }, [](std::size_t, ByteReader&) {});
+    FAIL("bytes left over were not noticed");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::internal);
+  }
+}
+
 TEST_CASE("cost model: P ranks divide the shared work, keep the serial part, and add the exchange") {
   CostShape s;
   s.d = 64;

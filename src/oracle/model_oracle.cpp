@@ -487,26 +487,18 @@ std::vector<T> ModelOracle<T>::answer_all(const std::vector<Query>& qs, std::siz
     return out;
   }
   // A run across ranks: each rank answers its share of the batch, in pieces
-  // of kPiece queries, and every rank reads every answer and its error bound.
-  constexpr std::size_t kPiece = 256;
-  const std::size_t n = end - begin, pieces = (n + kPiece - 1) / kPiece;
-  const std::vector<std::string> images = map_across_ranks(pieces, threads, [&](std::size_t k) {
-    std::string b;
-    for (std::size_t i = begin + k * kPiece; i < std::min(end, begin + (k + 1) * kPiece); ++i) {
-      one(i);
-      ValueBytes<T>::write(b, out[i - begin]);
-      write_value(b, slot(first + static_cast<long>(i - begin)));
-    }
-    return b;
-  });
-  for (std::size_t k = 0; k < pieces; ++k) {
-    ByteReader in(images[k]);
-    for (std::size_t i = begin + k * kPiece; i < std::min(end, begin + (k + 1) * kPiece); ++i) {
-      ValueBytes<T>::read(in, out[i - begin]);
-      read_value(in, slot(first + static_cast<long>(i - begin)));
-    }
-    if (!in.done()) throw_internal("model oracle: a gathered piece of answers has bytes left over");
-  }
+  // of 256 queries, and every rank reads every answer and its error bound.
+  gather_across_ranks(
+      end - begin, 256, threads,
+      [&](std::size_t j, std::string& b) {
+        one(begin + j);
+        ValueBytes<T>::write(b, out[j]);
+        write_value(b, slot(first + static_cast<long>(j)));
+      },
+      [&](std::size_t j, ByteReader& in) {
+        ValueBytes<T>::read(in, out[j]);
+        read_value(in, slot(first + static_cast<long>(j)));
+      });
   return out;
 }
 

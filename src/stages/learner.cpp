@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -111,22 +110,6 @@ class Path {
 
   // A run across MPI ranks (base/distribute.hpp) whose numbers can travel.
   bool spread() const { return run_across_ranks() && ValueBytes<T>::available; }
-  // Under spread(): fn(i) for this rank's share of [0, n) on the threads,
-  // then every rank reads every item's image (image(i) after fn(i), as the
-  // rank that ran it wrote it) with read.
-  void spread_for(size_t n, const std::function<void(size_t)>& fn, const std::function<std::string(size_t)>& image,
-                  const std::function<void(size_t, ByteReader&)>& read) {
-    const std::vector<std::string> all = map_across_ranks(n, opt_.threads, [&](size_t i) {
-      fn(i);
-      return image(i);
-    });
-    for (size_t i = 0; i < n; ++i) {
-      ByteReader in(all[i]);
-      read(i, in);
-      if (!in.done()) throw_internal("learner: a gathered item has bytes left over");
-    }
-  }
-
   // ---- 1-oracle: the plan's queries, in order, in batches (an oracle whose
   // answers do not depend on the order asked answers a batch on the threads)
   // The queries are kept in a QueryLog and formed as a Query one batch at a
@@ -230,14 +213,17 @@ class Path {
       parallel_for(0, plan_.pairs.size(), opt_.threads, fit_rest);
     } else {
       // each rank fits its share; every rank then reads every pair's fit and why it is degenerate
-      auto image = [&](size_t p) { return fit_image(p); };
+      auto write = [&](size_t p, std::string& b) {
+        fit_rest(p);
+        b += fit_image(p);
+      };
       auto read = [&](size_t p, ByteReader& in) {
         read_fit(p, in);
         if (opt_.keep_fit_samples && !opt_.heads_is_bound && degenerate_[p].empty() && !first_column(p))
           res_.fit_samples[p] = samples(p, chain_.f0(fld_, plan_.pairs[p].final_token));
       };
       if (opt_.progress) opt_.progress->share_pairs(shard().size);
-      spread_for(plan_.pairs.size(), fit_rest, image, read);
+      gather_across_ranks(plan_.pairs.size(), 1, opt_.threads, write, read);
       if (opt_.progress) {
         opt_.progress->share_pairs(1);
         opt_.progress->fitted(static_cast<long>(plan_.pairs.size()) - d_ - here.load());  // the other ranks' pairs

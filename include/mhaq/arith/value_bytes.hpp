@@ -8,12 +8,14 @@
 // walks one; a malformed or short image is Error(internal) (the bytes come
 // from another rank of the same program, never from a user).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "mhaq/arith/flint_wrappers.hpp"
 #include "mhaq/arith/numbers.hpp"
+#include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 
 namespace mhaq {
@@ -91,6 +93,29 @@ void read_values(ByteReader& in, std::vector<T>& v) {
   const std::string n = in.text();
   v.assign(static_cast<std::size_t>(std::stoul(n)), T());
   for (T& x : v) ValueBytes<T>::read(in, x);
+}
+
+// One run across ranks (base/distribute.hpp), where run_across_ranks()
+// holds: the items [0, n) in pieces of `piece` (>= 1), piece k computed on
+// rank k mod N on up to `threads` threads, where write(i, out) computes item
+// i and appends its image to out; then every rank, in index order, reads
+// every item's image with read(i, in). Pieces trade the gather's per-item
+// overhead against the balance of the shares. A piece not read to its end
+// is Error(internal).
+template <class Write, class Read>
+void gather_across_ranks(std::size_t n, std::size_t piece, int threads, const Write& write, const Read& read) {
+  if (piece < 1) throw_internal("gather across ranks: an empty piece");
+  const std::size_t pieces = (n + piece - 1) / piece;
+  const std::vector<std::string> images = map_across_ranks(pieces, threads, [&](std::size_t k) {
+    std::string b;
+    for (std::size_t i = k * piece; i < std::min(n, (k + 1) * piece); ++i) write(i, b);
+    return b;
+  });
+  for (std::size_t k = 0; k < pieces; ++k) {
+    ByteReader in(images[k]);
+    for (std::size_t i = k * piece; i < std::min(n, (k + 1) * piece); ++i) read(i, in);
+    if (!in.done()) throw_internal("gather across ranks: a piece has bytes left over");
+  }
 }
 
 }  // namespace mhaq

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mhaq/arith/truth.hpp"
+#include "mhaq/arith/value_bytes.hpp"
 #include "mhaq/base/distribute.hpp"
 #include "mhaq/base/parallel.hpp"
 
@@ -25,13 +26,9 @@ Truth self_check_answers(std::size_t n, int threads, const Same& same, long& fai
   if (!run_across_ranks()) {
     parallel_for(0, n, threads, [&](std::size_t i) { t[i] = same(i); });
   } else {  // one run across MPI ranks: each rank compares its share, every rank reads every comparison
-    constexpr std::size_t kPiece = 1024;
-    const std::vector<std::string> pieces = map_across_ranks((n + kPiece - 1) / kPiece, threads, [&](std::size_t k) {
-      std::string b;
-      for (std::size_t i = k * kPiece; i < std::min(n, (k + 1) * kPiece); ++i) b.push_back(static_cast<char>(same(i)));
-      return b;
-    });
-    for (std::size_t i = 0; i < n; ++i) t[i] = static_cast<Truth>(pieces[i / kPiece].at(i % kPiece));
+    gather_across_ranks(
+        n, 1024, threads, [&](std::size_t i, std::string& b) { b.push_back(static_cast<char>(same(i))); },
+        [&](std::size_t i, ByteReader& in) { t[i] = static_cast<Truth>(in.bytes(1)[0]); });
   }
   Truth out = Truth::yes;
   for (std::size_t i = 0; i < n; ++i) {
