@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # MPI checks: `mpirun -np N mhaq verify` and `mhaq sweep` write the
 # same bytes as the single-process build for N = 1, 2, 3 and with threads
-# inside ranks; one `mhaq recover` shared out among N = 1, 2, 4 ranks too; an
+# inside ranks; one `mhaq recover` shared out among N = 1, 2, 4 ranks too,
+# also against an external oracle (rank 0 asks, the transcript the same); an
 # interrupted MPI sweep resumes from its journal (at another N) without losing
 # finished rows; errors keep their exit codes.
 #   usage: mpi_check.sh PLAIN_MHAQ MPI_MHAQ     (run by tests/mpi_ci.sh)
@@ -104,20 +105,51 @@ echo "recover (8, 3) mpfr: -np 3 identical"
 same "$tmp/cert1.json" "$tmp/cert2.json" "recover --certificate at -np 2"
 # errors end every rank with the single process's exit code, reported once:
 # a pair fit that cannot decide (unable, raised on the rank that fitted it),
-# a certificate rank 0 alone cannot write (input), an external oracle (usage)
+# a certificate rank 0 alone cannot write (input)
 set +e
 U=(recover --d 16 --heads 4 --seed 1 --arith ball --bits 32)
 "$ref" "${U[@]}" >"$tmp/u.txt" 2>/dev/null; u0=$?
 "${MR[@]}" -np 2 "$mpi" "${U[@]}" >"$tmp/u2.txt" 2>/dev/null; u2=$?
 "${MR[@]}" -np 2 "$mpi" "${C[@]}" --certificate "$tmp/no/such/dir/cert.json" >/dev/null 2>"$tmp/w.err"; w2=$?
-"${MR[@]}" -np 2 "$mpi" recover --d 4 --heads 1 --arith ball --oracle "true" >/dev/null 2>&1; x2=$?
 set -e
 [[ $u0 == 5 && $u2 == 5 ]] || fail "an unable pair fit exited $u0 alone and $u2 at -np 2, expected 5 5"
 same "$tmp/u.txt" "$tmp/u2.txt" "an unable recover at -np 2"
 [[ $w2 == 3 ]] || fail "an unwritable certificate at -np 2 exited $w2, expected 3"
 [[ "$(grep -c 'mhaq: input error' "$tmp/w.err")" == 1 ]] || fail "the certificate's error should be printed once (rank 0)"
-[[ $x2 == 2 ]] || fail "recover --oracle at -np 2 exited $x2, expected 2"
-echo "recover across ranks: unable (5), an unwritable certificate (3) and --oracle (2) end every rank with the same code"
+echo "recover across ranks: unable (5) and an unwritable certificate (3) end every rank with the same code"
+
+# ---- an external oracle: rank 0 alone runs it and asks every query (one
+# transcript, no query asked twice); every rank reads its answers
+"$ref" generate --d 8 --heads 3 --seed 5 -o "$tmp/xm.json" >/dev/null
+# the MPI build's own oracle: started by rank 0 without the launcher's variables, it is no rank
+OR="$mpi oracle --model $tmp/xm.json --arith ball --bits 512"
+X=(recover --model "$tmp/xm.json" --arith ball --bits 256 --seed 2 --oracle "$OR")
+"$ref" "${X[@]}" --transcript "$tmp/x.t" >"$tmp/x.txt" 2>/dev/null
+"$ref" "${X[@]}" --json >"$tmp/x.json" 2>/dev/null
+grep -q '"status":"ok"' "$tmp/x.json" || fail "reference recover --oracle did not end ok"
+for np in 2 4; do
+  "${MR[@]}" -np $np "$mpi" "${X[@]}" --transcript "$tmp/x$np.t" >"$tmp/x_out.txt" 2>/dev/null
+  "${MR[@]}" -np $np "$mpi" "${X[@]}" --json >"$tmp/x_out.json" 2>/dev/null
+  same "$tmp/x.txt" "$tmp/x_out.txt" "recover --oracle at -np $np"
+  same "$tmp/x.json" "$tmp/x_out.json" "recover --oracle --json at -np $np"
+  same "$tmp/x.t" "$tmp/x$np.t" "recover --oracle's transcript at -np $np"
+  echo "recover --oracle (8, 3) ball: -np $np identical output, --json and transcript"
+done
+# an oracle that fails ends every rank as it ends one process (oracle_failed,
+# 12): at the handshake, by exiting mid-run (after two batches), by hanging
+# past --oracle-timeout
+faults="$(cd "$(dirname "$0")" && pwd)/oracle_faults.py"
+for how in "true" "python3 $faults exit --after 2 --serve '$OR'" "python3 $faults hang --after 1 --serve '$OR'"; do
+  F=(recover --model "$tmp/xm.json" --arith ball --bits 256 --seed 2 --oracle "$how" --oracle-timeout 1 --json)
+  set +e
+  "$ref" "${F[@]}" >"$tmp/f.json" 2>/dev/null; f1=$?
+  "${MR[@]}" -np 2 "$mpi" "${F[@]}" >"$tmp/f2.json" 2>"$tmp/f2.err"; f2=$?
+  set -e
+  [[ $f1 == 12 && $f2 == 12 ]] || fail "a failing oracle ($how) exited $f1 alone and $f2 at -np 2, expected 12 12"
+  same "$tmp/f.json" "$tmp/f2.json" "a failing oracle ($how) at -np 2"
+  grep -q '"status":"oracle_failed"' "$tmp/f2.json" || fail "a failing oracle ($how) at -np 2: no oracle_failed status"
+done
+echo "recover --oracle: an oracle failing at the handshake, exiting mid-run or hanging ends every rank with exit 12, as one process"
 
 # ---- exit codes and silence of ranks > 0 under mpirun
 set +e

@@ -357,7 +357,7 @@ int recover_transformer_command(const RecoverState& st, const nlohmann::json& do
   const int code = r.exit_code();
   const std::string note = write_certificate(st.certificate, certificate, code, r);
   emit(st.json, record_json(r), transformer_report(r) + note);
-  if (oracle) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
+  if (oracle && is_root()) std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries" << (ext.exit_note.empty() ? "" : "; " + ext.exit_note) << "\n";
   if (code != 0 && !st.json) std::cerr << "mhaq: recover finished with status " << status_name(r.judge.status) << "\n";
   return code;
 }
@@ -461,8 +461,9 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   const int code = r.exit_code();
   const std::string note = write_certificate(st.certificate, certificate, code, r);
   emit(st.json, record_json(r), recover_report(r) + human_extra + note);
-  if (oracle) {
+  if (oracle && is_root()) {
     // on standard error: a resumed run's output must equal an uninterrupted one's
+    // (rank 0's counts: it alone asks the oracle in a run across MPI ranks)
     std::cerr << "mhaq: the oracle was asked " << ext.asked << " queries";
     if (!ext.transport.resume.empty()) std::cerr << ", " << ext.replayed << " answered from " << clean_text(ext.transport.resume);
     std::cerr << (ext.exit_note.empty() ? std::string() : "; " + ext.exit_note) << "\n";
@@ -501,8 +502,6 @@ int recover_command(RecoverState& st) {
                 "--learner-neurons");
   if (!st.model_kind.empty() && (!oracle || !st.model_path.empty()))
     throw Error(ErrorKind::usage, "--model-kind states what an --oracle is when there is no --model (a model file says its own kind)");
-  if (oracle && shard().size > 1)
-    throw Error(ErrorKind::usage, "--oracle runs on one process: run recover --oracle without mpirun (only an in-process model is shared out among MPI ranks)");
   if ((!st.checkpoint.empty() || !st.resume_checkpoint.empty()) && shard().size > 1)
     throw Error(ErrorKind::usage, "--checkpoint and --resume-checkpoint run on one process: run them without mpirun");
   const RunAcrossRanks across;  // under mpirun: one run, its answers and pair fits shared out among the ranks

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "mhaq/base/text.hpp"
 #include "mhaq/oracle/protocol.hpp"
@@ -162,6 +163,25 @@ std::string shell_command_line(const std::string& cmd) {
   return quote == 0 ? "exec " + cmd : cmd;
 }
 
+namespace {
+// The oracle's environment: this process's, without the variables by which
+// an MPI launcher (mpirun, srun, mpiexec) tells a process that it is a rank
+// of the job. The oracle is no rank: with them, an MPI program behind
+// --oracle (the mhaq oracle of an MPI build among them) would take itself
+// for one, fail in MPI_Init and leave the job unable to end.
+std::vector<char*> oracle_environment() {
+  static const char* const kLauncher[] = {"OMPI_", "OPAL_", "ORTE_", "PMIX_", "PMI_", "HYDRA_", "MPI_LOCALNRANKS=", "MPI_LOCALRANKID="};
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e) {
+    bool launcher = false;
+    for (const char* p : kLauncher) launcher = launcher || std::strncmp(*e, p, std::strlen(p)) == 0;
+    if (!launcher) env.push_back(*e);
+  }
+  env.push_back(nullptr);
+  return env;
+}
+}  // namespace
+
 ChildProcess::ChildProcess(const std::string& cmd, double timeout_seconds, long max_line_bytes) : timeout_(timeout_seconds), max_line_(max_line_bytes) {
   // A write to a child that has exited must be an error, not a signal that
   // ends mhaq; the child gets the default disposition back (below).
@@ -195,7 +215,8 @@ ChildProcess::ChildProcess(const std::string& cmd, double timeout_seconds, long 
   posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   std::string sh = "/bin/sh", dashc = "-c", c = shell_command_line(cmd);
   char* argv[] = {sh.data(), dashc.data(), c.data(), nullptr};
-  const int rc = ::posix_spawn(&pid_, "/bin/sh", &fa, &at, argv, environ);
+  std::vector<char*> env = oracle_environment();
+  const int rc = ::posix_spawn(&pid_, "/bin/sh", &fa, &at, argv, env.data());
   if (rc == 0) remember_group(pid_);
   ::pthread_sigmask(SIG_SETMASK, &mask, nullptr);
   posix_spawn_file_actions_destroy(&fa);

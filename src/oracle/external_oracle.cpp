@@ -84,7 +84,9 @@ std::vector<std::string> transcript_lines(const std::string& path) { return read
 
 std::string ExternalSession::key(const Query& q) { return runs_text(q, false); }
 
-ExternalSession::ExternalSession(const ExternalOptions& o, int d, ModelKind kind, const std::string& arith) : d_(d), kind_(kind), opt_(o) {
+void ExternalSession::start(const std::string& arith) {
+  const int d = d_;
+  const ModelKind kind = kind_;
   if (opt_.batch < 1 || opt_.batch > max_batch_queries) throw_internal("oracle batch size out of range");
   if (!(opt_.timeout_seconds > 0) || opt_.timeout_seconds > 86400) throw Error(ErrorKind::usage, "--oracle-timeout must be in (0, 86400] seconds");
   // replayed answers first: a malformed resume file is an input error before anything runs
@@ -211,15 +213,16 @@ void ExternalSession::expect(std::vector<Query> upcoming) {
   expected_.clear();
   expected_keys_.clear();
   expected_keys_.reserve(upcoming.size());
+  const bool asks = !across_ || is_root();  // only a rank with the child looks answers up by key
   for (const Query& q : upcoming) {
     expected_.push_back(q);
-    expected_keys_.push_back(key(q));
+    if (asks) expected_keys_.push_back(key(q));
   }
   pos_ = 0;
   scanning_ = false;  // batches of an earlier plan still in flight are received when needed
 }
 
-Answer ExternalSession::answer(const Query& q) {
+Answer ExternalSession::answer_here(const Query& q) {
   if (failure_) throw *failure_;
   if (finished_) throw_internal("external oracle asked after the end of its session");
   const bool in_order = pos_ < expected_.size() && same_query(expected_[pos_], q);
@@ -360,6 +363,10 @@ void ExternalSession::receive_next() {
 
 std::string ExternalSession::finish() {
   if (finished_) return {};
+  if (!child_) {  // a rank other than 0 of a run across ranks: rank 0 ends the child
+    finished_ = true;
+    return {};
+  }
   // batches sent ahead that the learner did not need: received all the
   // same, so the transcript and the count hold every query asked
   scanning_ = false;

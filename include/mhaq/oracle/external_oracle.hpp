@@ -14,6 +14,9 @@
 //    every batch received before it. Every other end (finish(), or the
 //    destructor on any exception) sends bye, closes the child's input, waits
 //    up to the timeout for it to exit and then ends its process group.
+//    In a run across MPI ranks (base/distribute.hpp) rank 0 alone runs the
+//    child, reads the resume file and writes the transcript; every rank
+//    reads its answers, and its faults, from rank 0 (external_shared.cpp).
 //  * ExternalOracle<T> is an Oracle<T> for T = Ball, Mpfr, double. Ball
 //    answers are [y +- (radius + abs + rel |y| + conversion)]: on success the
 //    learner's enclosures are certified under the stated bound. Floats take y
@@ -38,6 +41,8 @@
 #include "mhaq/stages/1-oracle/query_log.hpp"
 
 namespace mhaq {
+
+class ByteReader;  // arith/value_bytes.hpp
 
 // A bound |answer - f(X)| <= abs + rel |answer| (either part may be absent).
 struct ErrorStatement {
@@ -64,7 +69,9 @@ struct ExternalOptions {
 class ExternalSession {
  public:
   // Reads the resume file (Error(input) when malformed or for another d or
-  // model kind), opens the transcript, starts the child and handshakes.
+  // model kind), opens the transcript, starts the child and handshakes. In a
+  // run across ranks rank 0 does so, and every rank learns the hello, or
+  // throws what rank 0 met.
   ExternalSession(const ExternalOptions& o, int d, oracle_protocol::ModelKind kind, const std::string& arith);
   ExternalSession(const ExternalSession&) = delete;
   ExternalSession& operator=(const ExternalSession&) = delete;
@@ -75,9 +82,11 @@ class ExternalSession {
   void expect(std::vector<Query> upcoming);
   // The answer to q: replayed from the resume file when recorded there,
   // else asked (with the expected queries that follow q, up to a batch).
+  // In a run across ranks every rank asks the same queries in the same
+  // order, and each answer, or the fault met in its place, is rank 0's.
   oracle_protocol::Answer answer(const Query& q);
-  long asked() const { return asked_; }        // queries sent to the child
-  long replayed() const { return replayed_; }  // answers taken from the resume file
+  long asked() const { return asked_; }        // queries sent to the child (0 on ranks other than 0)
+  long replayed() const { return replayed_; }  // answers taken from the resume file (likewise)
   long batches() const { return batch_no_; }
   // The fault that ended the session, if one did.
   const std::optional<oracle_protocol::OracleFailure>& failure() const { return failure_; }
@@ -88,6 +97,23 @@ class ExternalSession {
   ~ExternalSession();
 
  private:
+  // One answer from rank 0 in a run across ranks, or what was met in its place.
+  struct Shared {
+    char tag = 'A';   // 'A' an answer, 'F' an oracle fault, 'E' another error
+    long ahead = -1;  // answered ahead of need: the index of its query in the plan (expected_)
+    oracle_protocol::Answer answer;
+    long code = 0;     // the fault, or the error's kind
+    std::string text;  // the fault's detail, or the error's message
+  };
+  void start(const std::string& arith);                // the resume file, the transcript, the child, the handshake
+  oracle_protocol::Answer answer_here(const Query& q);  // answer() on this process's own child
+  // Every rank alike: rank 0 answers q and, while q was the plan's next
+  // query, the plan's queries after it, and every rank appends the answers to
+  // its window, up to the first fault or error met.
+  void share_window(const Query& q);
+  [[noreturn]] void meet(const Shared& e);  // throws the fault or error rank 0 met
+  static void write_shared(std::string& out, const Shared& e);
+  static Shared read_shared(ByteReader& in);
   // A batch sent and not yet answered.
   struct InFlight {
     long batch = 0;
@@ -134,6 +160,8 @@ class ExternalSession {
   long journaled_ = 0;  // answers appended to the journal by this session
   bool finished_ = false;
   std::optional<oracle_protocol::OracleFailure> failure_;
+  bool across_ = false;         // a run across MPI ranks: rank 0 asks, every rank reads
+  std::deque<Shared> window_;  // answers from rank 0 not yet taken, in the order asked
 };
 
 // Each float answer states its error (AnswerErrors): the bound in force and
