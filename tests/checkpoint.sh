@@ -34,14 +34,17 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 
-# runs "$@" killed at K answers (exit 137 expected), then resumed; $1 the checkpoint
-killed() {
-  local k="$1" ck="$2"
-  shift 2
-  MHAQ_CHECKPOINT_KILL_AFTER="$k" "$M" recover "$@" --checkpoint "$ck" >/dev/null 2>&1
+# killed K CK ARGS...: recover ARGS --checkpoint CK killed at K answers (exit
+# 137 expected); killed_fits: at K pair fits
+kill_by() {
+  local var="$1" k="$2" ck="$3"
+  shift 3
+  env "$var=$k" "$M" recover "$@" --checkpoint "$ck" >/dev/null 2>&1
   local rc=$?
-  [[ $rc == 137 ]] || fail "recover $* --checkpoint $ck with MHAQ_CHECKPOINT_KILL_AFTER=$k: exit $rc, expected 137 (killed)"
+  [[ $rc == 137 ]] || fail "recover $* --checkpoint $ck with $var=$k: exit $rc, expected 137 (killed)"
 }
+killed() { kill_by MHAQ_CHECKPOINT_KILL_AFTER "$@"; }
+killed_fits() { kill_by MHAQ_CHECKPOINT_KILL_AFTER_FITS "$@"; }
 
 # 1. in-process
 for a in exact ball mpfr double; do
@@ -75,13 +78,6 @@ lines=$(($(grep -vc '^fit' c.ck) - 1))
 
 # killed after K pair fits: resumed, every fit of the file is served again
 # (their keys match) and the bytes are the uninterrupted run's
-killed_fits() {
-  local k="$1" ck="$2"
-  shift 2
-  MHAQ_CHECKPOINT_KILL_AFTER_FITS="$k" "$M" recover "$@" --checkpoint "$ck" >/dev/null 2>&1
-  local rc=$?
-  [[ $rc == 137 ]] || fail "recover $* --checkpoint $ck with MHAQ_CHECKPOINT_KILL_AFTER_FITS=$k: exit $rc, expected 137 (killed)"
-}
 for a in exact ball mpfr double; do
   args=(--d 4 --heads 2 --seed 3 --arith "$a" --json)
   "$M" recover "${args[@]}" > full.json 2>/dev/null || fail "$a: the uninterrupted run"
@@ -174,20 +170,28 @@ cmp -s c.ck altered.ck && fail "the test did not alter a line"
 bad "an altered line" "checksum mismatch" altered.ck "${args[@]}"
 awk 'NR != 5' c.ck > gap.ck
 bad "a missing line" "where answer 3 belongs" gap.ck "${args[@]}"
-python3 - c.ck <<'EOF' > otherq.ck
+# reseal FILE LINE FIELD VALUE: line LINE (0-based; "fit": the first fit line)
+# with field FIELD set to VALUE (flip: its last hex digit's low bit flipped)
+# and its checksum made valid again, to standard output
+reseal() {
+  python3 - "$@" <<'EOF'
 import sys
+path, which, field, value = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 def fnv(s):
     h = 1469598103934665603
     for c in s.encode():
         h = ((h ^ c) * 1099511628211) % 2**64
     return h
-lines = open(sys.argv[1]).read().split("\n")
-f = lines[3].split("\t")
-f[1] = "%016x" % (int(f[1], 16) ^ 1)
-f[4] = "%016x" % fnv("\t".join(f[:4]))
-lines[3] = "\t".join(f)
+lines = open(path).read().split("\n")
+i = next(k for k, l in enumerate(lines) if l.startswith("fit\t")) if which == "fit" else int(which)
+f = lines[i].split("\t")
+f[field] = "%016x" % (int(f[field], 16) ^ 1) if value == "flip" else value
+f[-1] = "%016x" % fnv("\t".join(f[:-1]))
+lines[i] = "\t".join(f)
 sys.stdout.write("\n".join(lines))
 EOF
+}
+reseal c.ck 3 1 flip > otherq.ck
 bad "another query's answer" "recorded for another query" otherq.ck "${args[@]}"
 rm -f g.ck
 killed_fits 3 g.ck "${args[@]}"
@@ -197,21 +201,7 @@ bad "an altered fit line" "checksum mismatch" fitalt.ck "${args[@]}"
 awk '/^fit/ && !done { $0 = "fit\tzz"; done = 1 } { print }' g.ck > fitbad.ck
 bad "a malformed fit line" "not a fit line" fitbad.ck "${args[@]}"
 # a fit line rewritten with a valid checksum and an image mhaq would not write
-python3 - g.ck <<'EOF' > fitforged.ck
-import sys
-def fnv(s):
-    h = 1469598103934665603
-    for c in s.encode():
-        h = ((h ^ c) * 1099511628211) % 2**64
-    return h
-lines = open(sys.argv[1]).read().split("\n")
-i = next(k for k, l in enumerate(lines) if l.startswith("fit\t"))
-f = lines[i].split("\t")
-f[2] = "00ff"
-f[3] = "%016x" % fnv("\t".join(f[:3]))
-lines[i] = "\t".join(f)
-sys.stdout.write("\n".join(lines))
-EOF
+reseal g.ck fit 2 00ff > fitforged.ck
 bad "a forged fit line" "is not a fit as mhaq writes it" fitforged.ck "${args[@]}"
 echo '{"format": "mhaq-model"}' > notck.ck
 bad "not a checkpoint" "not an mhaq checkpoint" notck.ck "${args[@]}"
