@@ -1,12 +1,14 @@
 // Exact byte images of the field values, to move them between processes (the
-// ranks of one run, docs/mpi.md): read_value(write_value(x)) is x bit for bit,
+// ranks of one run, docs/mpi.md) and across a kill (the pair fits a checkpoint
+// keeps, docs/formats.md#checkpoint): read_value(write_value(x)) is x bit for bit,
 // its precision included, so a value computed on another rank is the value
 // this rank would have computed. The images are opaque: nothing reads them
 // but read_value, so an exact answer's tau-structure stays private.
 //
 // An image is written at the end of a string and read from a ByteReader that
-// walks one; a malformed or short image is Error(internal) (the bytes come
-// from another rank of the same program, never from a user).
+// walks one; a malformed or short image is Error(internal) (bytes from
+// another rank of the same program). A reader of images from a file turns
+// that into Error(input): the learner does so for a checkpoint's fits.
 #pragma once
 #include <algorithm>
 #include <cstddef>
