@@ -142,6 +142,15 @@ run "transformer entry of 5000 characters" 3 "$M" recover --model "$T/defect_tra
 run "transformer W entry 1e30" 3 "$M" recover --model "$T/defect_transformer_w_entry_1e30.json"; says "transformer 1e30" "powers of tau"
 run "transformer 257 neurons" 3 "$M" recover --model "$T/defect_transformer_257_neurons.json"; says "transformer 257" "more than the limit of 256"
 run "transformer 65 heads" 3 "$M" recover --model "$T/defect_transformer_65_heads.json"; says "transformer 65" "more than the limit of 64"
+# a transformer whose canonical form is empty (every readout zero): the file is the fault, exit 3
+python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+for n in m["neurons"]:
+    n["u"] = "0"
+json.dump(m, open(sys.argv[2], "w"))' "$T/seed_transformer_d2_h2_m2.json" "$tmp/empty_t.json"
+run "empty canonical transformer: recover" 3 "$M" recover --model "$tmp/empty_t.json"; says "empty transformer" "canonical form is empty"
+run "empty canonical transformer: golden export" 3 "$M" golden export --model "$tmp/empty_t.json" -o "$tmp/gx_empty.json"; says "empty transformer golden" "canonical form is empty"
+[[ ! -e "$tmp/gx_empty.json" ]] || { echo "FAIL empty transformer golden: a file was written"; fail=$((fail + 1)); }
 run "transformer seed file" 0 "$M" recover --model "$T/seed_transformer_d2_h2_m2.json"
 run "factored transformer seed file" 0 "$M" recover --model "$T/seed_transformer_factored.json"
 run "--ffn 0" 2 "$M" generate --d 2 --heads 1 --seed 1 --ffn 0

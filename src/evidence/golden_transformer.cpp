@@ -204,7 +204,7 @@ std::string golden_export_transformer(const GoldenInputs& in) {
   in.transformer.validate();
   if (in.threads < 1) throw Error(ErrorKind::usage, "golden: threads must be positive");
   const TransformerModel canon = in.transformer.canonical();
-  if (canon.heads() == 0 || canon.neurons() == 0) throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to record");
+  if (canon.heads() == 0 || canon.neurons() == 0) throw_input("the transformer's canonical form is empty (T = 0): nothing to record; give a model with a head and a neuron whose readout is not zero");
   const TransformerLearnOptions lo = transformer_learn_options(canon.heads(), in.seed, in.threads);
   OracleStack<QTau> stack = OracleStack<QTau>::transformer(in.transformer, kTransformerDen).recorded();
   const RecordingOracle<QTau>& rec = stack.record();

@@ -119,13 +119,7 @@ void ExternalSession::start(const std::string& arith) {
     }
   }
   if (!opt_.journal.empty()) journal_ = open_transcript(opt_.journal);
-  try {
-    if (!opt_.transcript.empty()) transcript_ = open_transcript(opt_.transcript);
-  } catch (...) {
-    if (journal_) std::fclose(journal_);
-    journal_ = nullptr;
-    throw;
-  }
+  if (!opt_.transcript.empty()) transcript_ = open_transcript(opt_.transcript);
   child_ = std::make_unique<ChildProcess>(opt_.command, opt_.timeout_seconds, max_line_bytes);
   const std::string at = " (during the handshake, no query sent yet)";
   try {
@@ -133,9 +127,8 @@ void ExternalSession::start(const std::string& arith) {
     hello_ = parse_hello(child_->receive(at), d, at);
   } catch (const OracleFailure&) {
     child_->end(bye_line(), false);
-    if (transcript_) std::fclose(transcript_);
-    if (journal_) std::fclose(journal_);
-    transcript_ = journal_ = nullptr;
+    transcript_.reset();
+    journal_.reset();
     throw;
   }
   append_transcript(json{{"hello", hello_.raw}}.dump() + "\n");
@@ -144,11 +137,9 @@ void ExternalSession::start(const std::string& arith) {
 ExternalSession::~ExternalSession() {
   // an end without finish(): an exception on its way out
   if (!finished_ && child_) child_->end(bye_line(), true);
-  if (transcript_) std::fclose(transcript_);
-  if (journal_) std::fclose(journal_);
 }
 
-std::FILE* ExternalSession::open_transcript(const std::string& path) {
+ExternalSession::File ExternalSession::open_transcript(const std::string& path) {
   struct stat sb {};
   const bool exists = ::stat(path.c_str(), &sb) == 0 && sb.st_size > 0;
   if (exists) {
@@ -174,14 +165,12 @@ std::FILE* ExternalSession::open_transcript(const std::string& path) {
     // a line its writer did not finish is cut off, so that the next one starts on a line of its own
     if (sb.st_size > complete && ::truncate(path.c_str(), complete) != 0) throw_input("cannot cut the unfinished last line of " + quote_text(path));
   }
-  std::FILE* f = std::fopen(path.c_str(), "a");
+  File f(std::fopen(path.c_str(), "a"));
   if (!f) throw_input("cannot open the transcript " + quote_text(path) + " for appending");
   if (!exists) {
     const std::string h = transcript_header(d_, kind_).dump() + "\n";
-    if (std::fwrite(h.data(), 1, h.size(), f) != h.size() || std::fflush(f) != 0) {
-      std::fclose(f);
+    if (std::fwrite(h.data(), 1, h.size(), f.get()) != h.size() || std::fflush(f.get()) != 0)
       throw_input("cannot write the transcript " + quote_text(path));
-    }
   }
   return f;
 }
@@ -197,10 +186,10 @@ void ExternalSession::fail(const OracleFailure& f) {
 void ExternalSession::append_transcript(const std::string& text) {
   // the journal first: a kill between the two leaves the query in the
   // journal (a resume does not ask it again), never only in the transcript
-  if (journal_ && (std::fwrite(text.data(), 1, text.size(), journal_) != text.size() || std::fflush(journal_) != 0))
+  if (journal_ && (std::fwrite(text.data(), 1, text.size(), journal_.get()) != text.size() || std::fflush(journal_.get()) != 0))
     throw_input("cannot append to the checkpoint's journal " + quote_text(opt_.journal));
   if (!transcript_) return;
-  if (std::fwrite(text.data(), 1, text.size(), transcript_) != text.size() || std::fflush(transcript_) != 0)
+  if (std::fwrite(text.data(), 1, text.size(), transcript_.get()) != text.size() || std::fflush(transcript_.get()) != 0)
     throw_input("cannot append to the transcript " + quote_text(opt_.transcript));
 }
 

@@ -378,7 +378,8 @@ RecoverResult recover_transformer_run(const TransformerModel& truth, const Recov
   check_transformer_limits(truth, o, "the transformer");
   const TransformerModel canon = truth_known ? truth.canonical() : truth;
   if (truth_known && (canon.heads() == 0 || canon.neurons() == 0))
-    throw Error(ErrorKind::usage, "the transformer's canonical form is empty (T = 0): nothing to recover");
+    throw Error(ErrorKind::input, "the transformer's canonical form is empty (T = 0): nothing to recover; give a model with a head and a "
+                                  "neuron whose readout is not zero (or draw with another --seed)");
   if (o.certificate && !arith_facts(o.arith).decides_equality())
     throw Error(ErrorKind::usage, "--certificate records exact and ball transformer runs only (the checker compares their answers by equality or containment)");
   if (o.certificate && o.external) throw Error(ErrorKind::usage, "--oracle takes its answers as they come: no --certificate");

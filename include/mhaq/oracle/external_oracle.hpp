@@ -134,7 +134,11 @@ class ExternalSession {
   void append_transcript(const std::string& text);
   // Opens a transcript for appending (the header checked, an unfinished last
   // line cut off, the ids continued; a new file gets the header).
-  std::FILE* open_transcript(const std::string& path);
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  using File = std::unique_ptr<std::FILE, FileCloser>;  // closed on every way out, a throwing constructor's included
+  File open_transcript(const std::string& path);
   std::string context() const;
   static std::string key(const Query& q);
   int d_;
@@ -155,8 +159,8 @@ class ExternalSession {
   long next_id_ = 0, batch_no_ = 0, asked_ = 0, replayed_ = 0;
   long last_id_ = -1;
   Query last_query_;
-  std::FILE* transcript_ = nullptr;
-  std::FILE* journal_ = nullptr;
+  File transcript_;
+  File journal_;
   long journaled_ = 0;  // answers appended to the journal by this session
   bool finished_ = false;
   std::optional<oracle_protocol::OracleFailure> failure_;
