@@ -10,6 +10,7 @@
 #include "mhaq/base/distribute.hpp"
 #include "mhaq/base/error.hpp"
 #include "mhaq/base/text.hpp"
+#include "mhaq/base/version.hpp"
 
 namespace {
 
@@ -44,7 +45,7 @@ int run(int argc, char** argv) {
     CLI::App app{"mhaq: learn multi-head softmax attention from black-box value queries,\n"
                  "exactly (Q(e^{1/L})), in Arb balls, in MPFR or in IEEE double."};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "mhaq 0.1.0");
+    app.set_version_flag("--version", std::string("mhaq ") + mhaq::mhaq_version_string);
     std::vector<mhaq::cli::Command> cmds = mhaq::cli::all_commands();
     std::vector<CLI::App*> subs;
     for (auto& c : cmds) subs.push_back(c.setup(app));

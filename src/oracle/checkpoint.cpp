@@ -9,8 +9,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "mhaq/arith/flint_wrappers.hpp"
+#include "mhaq/base/version.hpp"
 #include "mhaq/arith/qtau_access.hpp"
 #include "mhaq/arith/token_hash.hpp"
 #include "mhaq/base/io.hpp"
@@ -23,7 +25,7 @@ namespace mhaq {
 namespace {
 
 const char* kFormat = "mhaq-checkpoint";
-const char* kProgram = "mhaq 0.1.0";
+const std::string kProgram = std::string("mhaq ") + mhaq_version_string;
 
 std::uint64_t fnv1a(const std::string& s) {
   std::uint64_t h = 1469598103934665603ULL;

@@ -12,6 +12,7 @@
 #include "mhaq/stages/learner.hpp"
 #include "mhaq/model/model.hpp"
 #include "mhaq/stages/1-oracle/recording_oracle.hpp"
+#include "mhaq/base/version.hpp"
 #include "mhaq/run/recover_options.hpp"
 #include "mhaq/model/transformer.hpp"
 #include "mhaq/stages/transformer_learner.hpp"
@@ -19,7 +20,6 @@
 namespace mhaq {
 
 inline constexpr int certificate_version = 1;
-inline constexpr const char* mhaq_version_string = "0.1.0";
 
 // The certificate of a finished run (status ok). For mpfr and double runs it
 // claims three absolute tolerances (answers, pair interpolants, heads), each
