@@ -151,11 +151,14 @@ class Path {
     degenerate_.assign(plan_.pairs.size(), std::string());
     if (opt_.keep_fit_samples) res_.fit_samples.assign(plan_.pairs.size(), {});
     const int H = opt_.H;
+    // the samples of a pair fitted with H heads and not set aside are kept for the caller
+    auto keep_samples = [&](size_t p, const std::vector<T>& f) {
+      if (opt_.keep_fit_samples && !opt_.heads_is_bound && degenerate_[p].empty()) res_.fit_samples[p] = f;
+    };
     // pair p from its samples f (fits[p], and degenerate_[p] when it is set aside)
     auto fit_new = [&](size_t p, const std::vector<T>& f) {
       try {
         fits[p] = opt_.heads_is_bound ? interpolate_pair_minimal(fld_, f, H) : interpolate_pair(fld_, f, H);
-        if (opt_.keep_fit_samples && !opt_.heads_is_bound) res_.fit_samples[p] = f;
       } catch (const Error& e) {
         // A link only labels heads: one that cannot be fitted at this
         // precision is set aside like a degenerate one, and its base pair is
@@ -192,11 +195,12 @@ class Path {
           } catch (const Error& e) {
             throw_input("the checkpoint's fit of " + pair_name(plan_.pairs[p]) + " is not a fit as mhaq writes it (" + e.what() + ")");
           }
-          if (opt_.keep_fit_samples && !opt_.heads_is_bound && degenerate_[p].empty()) res_.fit_samples[p] = f;
+          keep_samples(p, f);
           return;
         }
       }
       fit_new(p, f);
+      keep_samples(p, f);
       // a fit that throws is not stored: a resumed run meets the same error
       if (!key.empty()) opt_.fit_store->put_fit(key, fit_image(p));
     };
@@ -219,8 +223,7 @@ class Path {
       };
       auto read = [&](size_t p, ByteReader& in) {
         read_fit(p, in);
-        if (opt_.keep_fit_samples && !opt_.heads_is_bound && degenerate_[p].empty() && !first_column(p))
-          res_.fit_samples[p] = samples(p, chain_.f0(fld_, plan_.pairs[p].final_token));
+        if (opt_.keep_fit_samples && !first_column(p)) keep_samples(p, samples(p, chain_.f0(fld_, plan_.pairs[p].final_token)));
       };
       if (opt_.progress) opt_.progress->share_pairs(shard().size);
       gather_across_ranks(plan_.pairs.size(), 1, opt_.threads, write, read);
