@@ -619,6 +619,17 @@ TEST_CASE("recover --dry-run and --max-memory: the cost predicted from the shape
   const auto o = mhaq_run("recover --oracle 'touch " + mark + "' --d 4 --heads 2 --arith ball --dry-run");
   CHECK(o.code == exit_dry_run);
   CHECK(!std::ifstream(mark).good());
+  {
+    // on ranks, an external oracle's answers come through rank 0: the note does not divide them
+    const auto e = json::parse(mhaq_run("recover --oracle 'touch " + mark + "' --d 4 --heads 2 --arith ball --dry-run --ranks 4 --json").out);
+    const std::string note = e.at("time_note").get<std::string>();
+    INFO(note);
+    CHECK(note.find("rank 0 asks every query") != std::string::npos);
+    CHECK(note.find("answers, pair fits") == std::string::npos);
+    const auto in = json::parse(mhaq_run("recover --d 4 --heads 2 --arith ball --dry-run --ranks 4 --json").out);
+    CHECK(in.at("time_note").get<std::string>().find("answers, pair fits and the self-check divided") != std::string::npos);
+    CHECK(!std::ifstream(mark).good());
+  }
   // past --max-memory: over budget before any work, naming the predicted figure and what to change
   const auto m = mhaq_run("recover --d 64 --heads 8 --arith ball --max-memory 1M --json");
   INFO(m.out);

@@ -436,7 +436,7 @@ int recover_attention_command(const RecoverState& st, const nlohmann::json& doc,
   {  // costed before a model is drawn: a drawn model at d = 1024 alone takes gigabytes
     const long d = draw ? st.g.d : truth.d;
     const long H = o.max_heads > 0 ? o.max_heads : o.heads > 0 ? o.heads : draw ? st.g.heads : truth.canonical().num_heads();
-    const int gate = recover_cost_gate(o, d, H, CostGate{st.dry_run, st.json, st.max_memory, st.ranks}, predicted);
+    const int gate = recover_cost_gate(o, d, H, CostGate{st.dry_run, st.json, st.max_memory, st.ranks, oracle}, predicted);
     if (gate >= 0) return gate;
   }
   if (draw) {

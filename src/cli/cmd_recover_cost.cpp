@@ -45,6 +45,7 @@ int recover_cost_gate(const RecoverOptions& o, long d, long H, const CostGate& g
   s.bits = o.bits;
   s.threads = o.threads;
   s.ranks = g.ranks > 0 ? g.ranks : shard().size;
+  s.external = g.external;
   const RunCost c = predict_run_cost(s);
   seconds = c.seconds;
   const bool stated = !max_memory.empty();

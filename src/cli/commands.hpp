@@ -58,6 +58,7 @@ struct CostGate {
   bool dry_run = false, json = false;
   std::string max_memory;
   int ranks = 0;  // --ranks P of a dry run; 0: the run's own (the MPI launcher's size, else 1)
+  bool external = false;  // --oracle: the answers come from an external oracle
 };
 int recover_cost_gate(const RecoverOptions& o, long d, long H, const CostGate& g, double& seconds);
 

@@ -95,8 +95,12 @@ RunCost predict_run_cost(const CostShape& s) {
   } else {
     c.time_note = "fitted on ball runs at " + std::to_string(kFitBits) + " bits on this machine";
   }
+  if (s.external && !std::isnan(c.seconds))
+    c.time_note += "; with an in-process oracle's answers: an external oracle's own time comes on top" +
+                   std::string(c.ranks > 1 ? " and is not divided (rank 0 asks every query and broadcasts the answers)" : "");
   if (c.ranks > 1 && !std::isnan(c.seconds))
-    c.time_note += "; on " + std::to_string(c.ranks) + " MPI ranks, a core each: answers, pair fits and the self-check divided among them, the rest (" +
+    c.time_note += "; on " + std::to_string(c.ranks) + " MPI ranks, a core each: " + (s.external ? "the pair fits" : "answers, pair fits") +
+                   " and the self-check divided among them, the rest (" +
                    std::to_string(static_cast<int>(kRankSerial * 100)) + "%) on every rank, " + bytes_text(c.gathered_bytes) +
                    " gathered to every rank at an assumed 1 GB/s; the memory is per rank";
   return c;

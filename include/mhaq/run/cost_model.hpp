@@ -23,6 +23,7 @@ struct CostShape {
   long bits = 256;  // ball, mpfr
   int threads = 1;  // 0: all hardware threads
   int ranks = 1;    // MPI ranks of one run, each with `threads` threads on cores of its own
+  bool external = false;  // answers from an external oracle (--oracle): its own time is not modelled
 };
 
 struct RunCost {
