@@ -711,6 +711,10 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
       }
       continue;
     }
+    out.rounds_end = redo == 0 ? "held" : round >= opt.max_rounds ? "rounds" : "budget";
+    out.tokens_off = static_cast<int>(redo);
+    out.next_round_queries = redo * token_cost;
+    out.pairs_missed = static_cast<int>(std::count_if(rd.fits.begin(), rd.fits.end(), [](const GridFit& g) { return !(g.max_resid <= kResidualLimit); }));
     out.max_pole_shift = lb.max_dev;
     out.misplaced = lb.misplaced;
     keep_pairs(rd, dr, grid, out);
