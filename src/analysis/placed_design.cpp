@@ -2,6 +2,7 @@
 // an estimate, pairs asked on the grid of ratios, labels by place and
 // residue, the bilinear solve, the first-order estimate and the self-check.
 #include <cstdio>
+#include <set>
 
 #include "placed_internal.hpp"
 
@@ -338,6 +339,12 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
     for (int q = 0; fine && q < H; ++q) fine = std::isfinite(o.c[q]) && std::isfinite(o.l[q]);
     if (fine) pairs.push_back(&o);
   }
+  // residues do not depend on b_j: an offset asked at several final tokens
+  // (the grid pilot's) is one equation for v, and counted once, or a
+  // candidate fitted exactly to d offsets would gather all their copies
+  const std::vector<const PairObs*> all = pairs;  // for the columns W_h b_j
+  std::set<std::vector<double>> seen;
+  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const PairObs* o) { return !seen.insert(o->delta).second; }), pairs.end());
   const int np = static_cast<int>(pairs.size());
   Estimate out = est;
   if (np < d) return out;
@@ -435,7 +442,7 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
       std::vector<double> x0(d, 0.0);
       for (int r = 0; r < d; ++r)
         for (int c = 0; c < d; ++c) x0[r] += est.W[h][r][c] * dr.B(c, j).approx_double();
-      const std::vector<double> x = column_from_pairs(pairs, vfound[h], x0, j, H, window);
+      const std::vector<double> x = column_from_pairs(all, vfound[h], x0, j, H, window);
       for (int r = 0; r < d; ++r) X[r][j] = x[r];
     }
     for (int r = 0; r < d; ++r)
