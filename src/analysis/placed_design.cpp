@@ -318,6 +318,16 @@ std::vector<double> column_from_pairs(const std::vector<const PairObs*>& pairs, 
   return x;
 }
 
+// The pairs with distinct offsets, the first of each: residues do not depend
+// on b_j, so an offset asked at several final tokens (the grid pilot's) is one
+// equation for v and counts once, or a candidate fitted exactly to d offsets
+// would gather all their copies.
+std::vector<const PairObs*> distinct_offsets(std::vector<const PairObs*> pairs) {
+  std::set<std::vector<double>> seen;
+  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const PairObs* o) { return !seen.insert(o->delta).second; }), pairs.end());
+  return pairs;
+}
+
 // A new estimate from a round whose labels do not hold together (the
 // estimate it was placed by was too coarse): every pair that fits its answers
 // still shows the true poles and residues, unlabelled. For each head, v_h is
@@ -339,12 +349,8 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
     for (int q = 0; fine && q < H; ++q) fine = std::isfinite(o.c[q]) && std::isfinite(o.l[q]);
     if (fine) pairs.push_back(&o);
   }
-  // residues do not depend on b_j: an offset asked at several final tokens
-  // (the grid pilot's) is one equation for v, and counted once, or a
-  // candidate fitted exactly to d offsets would gather all their copies
   const std::vector<const PairObs*> all = pairs;  // for the columns W_h b_j
-  std::set<std::vector<double>> seen;
-  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const PairObs* o) { return !seen.insert(o->delta).second; }), pairs.end());
+  pairs = distinct_offsets(pairs);
   const int np = static_cast<int>(pairs.size());
   Estimate out = est;
   if (np < d) return out;

@@ -11,7 +11,7 @@
 #   (a run is asked again only when its file is missing); with an out file the
 #   plot (log2 max_rel_error against H, worst and best ok seed per design, and
 #   the ok count) is written beside it as out.svg.
-# Rows of (d, H, source of answers) at real shapes (issue 41):
+# Rows of (d, H, source of answers) at real shapes:
 #   usage: bash tests/bench/frontier.sh [build dir] --rows "16x4:drawn53,32x4:drawn53" [seeds] [designs] [out.md]
 #   sources: drawn53 / drawn24, mhaq's drawn model of the seed with answers
 #   rounded to 53 / 24 bits (--oracle-bits); torch64 / torch32,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The frontier at real shapes (issue 41): rows of (d, H, source of answers),
+# The frontier at real shapes: rows of (d, H, source of answers),
 # each over seeds and designs; called by frontier.sh --rows (its header gives
 # the usage and the sources). Not part of ctest.
 #   usage: bash tests/bench/frontier_rows.sh BUILD ROWS SEEDS DESIGNS [OUT.md]
