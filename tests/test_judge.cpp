@@ -394,6 +394,16 @@ TEST_CASE("the issue's remedies: --max-heads with --oracle, a placed run, a deci
   CHECK(o.rec.judge.remedy.value_or("").find("--oracle-bits 53") != std::string::npos);
   CHECK(o.rec.judge.remedy.value_or("").find("--arith exact") == std::string::npos);
   CHECK(o.rec.judge.remedy.value_or("").find("raise --bits") == std::string::npos);
+  // placed rounds that stop at the budget with poles still off their places
+  // (d = 4, H = 4, seed 4: three rounds, about 4 s): the message says so, and
+  // the remedy names the budget, never exact mode or more --bits
+  const Ran pl = run("recover --d 4 --heads 4 --seed 4 --arith mpfr --bits 256 --oracle-bits 53 --design placed --threads 1");
+  INFO(pl.text.substr(0, 600));
+  CHECK(pl.status() == Status::unable);
+  CHECK(pl.rec.judge.message.find("did not hold together within its budget") != std::string::npos);
+  CHECK(pl.rec.judge.remedy.value_or("").find("budget of 2490 queries (10 (4Hd^2-2H+1))") != std::string::npos);
+  CHECK(pl.rec.judge.remedy.value_or("").find("--arith exact") == std::string::npos);
+  CHECK(pl.rec.judge.remedy.value_or("").find("raise --bits") == std::string::npos);
   // a decimal exponent out of range is named as such, not as a malformed number
   for (const std::string& eps : {std::string("1e-999999"), std::string("1e-10001"), std::string("1e99999999")}) {
     const auto r = test::run(bin + " recover --d 2 --heads 1 --arith mpfr --noise " + eps + " 2>&1");

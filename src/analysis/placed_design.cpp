@@ -2,6 +2,7 @@
 // an estimate, pairs asked on the grid of ratios, labels by place and
 // residue, the bilinear solve, the first-order estimate and the self-check.
 #include <cstdio>
+#include <set>
 
 #include "placed_internal.hpp"
 
@@ -317,6 +318,16 @@ std::vector<double> column_from_pairs(const std::vector<const PairObs*>& pairs, 
   return x;
 }
 
+// The pairs with distinct offsets, the first of each: residues do not depend
+// on b_j, so an offset asked at several final tokens (the grid pilot's) is one
+// equation for v and counts once, or a candidate fitted exactly to d offsets
+// would gather all their copies.
+std::vector<const PairObs*> distinct_offsets(std::vector<const PairObs*> pairs) {
+  std::set<std::vector<double>> seen;
+  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const PairObs* o) { return !seen.insert(o->delta).second; }), pairs.end());
+  return pairs;
+}
+
 // A new estimate from a round whose labels do not hold together (the
 // estimate it was placed by was too coarse): every pair that fits its answers
 // still shows the true poles and residues, unlabelled. For each head, v_h is
@@ -338,6 +349,8 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
     for (int q = 0; fine && q < H; ++q) fine = std::isfinite(o.c[q]) && std::isfinite(o.l[q]);
     if (fine) pairs.push_back(&o);
   }
+  const std::vector<const PairObs*> all = pairs;  // for the columns W_h b_j
+  pairs = distinct_offsets(pairs);
   const int np = static_cast<int>(pairs.size());
   Estimate out = est;
   if (np < d) return out;
@@ -435,7 +448,7 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
       std::vector<double> x0(d, 0.0);
       for (int r = 0; r < d; ++r)
         for (int c = 0; c < d; ++c) x0[r] += est.W[h][r][c] * dr.B(c, j).approx_double();
-      const std::vector<double> x = column_from_pairs(pairs, vfound[h], x0, j, H, window);
+      const std::vector<double> x = column_from_pairs(all, vfound[h], x0, j, H, window);
       for (int r = 0; r < d; ++r) X[r][j] = x[r];
     }
     for (int r = 0; r < d; ++r)
@@ -711,6 +724,10 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
       }
       continue;
     }
+    out.rounds_end = redo == 0 ? "held" : round >= opt.max_rounds ? "rounds" : "budget";
+    out.tokens_off = static_cast<int>(redo);
+    out.next_round_queries = redo * token_cost;
+    out.pairs_missed = static_cast<int>(std::count_if(rd.fits.begin(), rd.fits.end(), [](const GridFit& g) { return !(g.max_resid <= kResidualLimit); }));
     out.max_pole_shift = lb.max_dev;
     out.misplaced = lb.misplaced;
     keep_pairs(rd, dr, grid, out);

@@ -58,6 +58,15 @@ void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int H, const Mo
   // local least-squares fits of rounded answers: when it fails, the fits may
   // have missed an H-head model that fits, so it never shows the answers
   // inconsistent (balls decide that: certify_placed).
+  // rounds that stopped with poles still off their places: the labels, not
+  // the answers' accuracy, are what failed
+  if (res.self_check == Truth::no && res.rounds_end == "budget")
+    throw Error(ErrorKind::unable, "the placed design's rounds did not hold together within its budget (" + res.self_check_note + "): " +
+                                       std::to_string(res.tokens_off) + " final tokens still had poles off their places, and another round (" +
+                                       std::to_string(res.next_round_queries) + " queries) would have passed the budget");
+  if (res.self_check == Truth::no && res.rounds_end == "rounds")
+    throw Error(ErrorKind::unable, "the placed design's rounds did not hold together in " + std::to_string(res.rounds) + " rounds (" + res.self_check_note + "): " +
+                                       std::to_string(res.tokens_off) + " final tokens still had poles off their places");
   if (res.self_check == Truth::no)
     throw Error(ErrorKind::unable, "the placed design's fits do not hold together (" + res.self_check_note +
                                        "); from rounded answers that does not show that no " + std::to_string(facts.heads_recovered) +
@@ -117,8 +126,12 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   facts.arith = o.arith;
   P::tolerance(r, facts, F, o.tolerance, true);
   Verdict v;
+  std::string rounds_end;  // why the rounds stopped, and the fits that missed, for the remedy
+  int missed = 0;
   try {
     const PlacedResult res = learn_placed(oracle, po);
+    rounds_end = res.rounds_end;
+    missed = res.pairs_missed;
     r.design.pilot_queries = res.pilot_queries;
     r.design.pilot_status = res.pilot_status;
     r.design.pilot_kind = res.pilot_kind;
@@ -147,6 +160,18 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   r.evidence.max_length = oracle.max_length();
   finish_external(o, ext.session.get());
   external_remedy(r, o, v.status);
+  // rounds that did not hold together: when every pair fits its answers, the
+  // labels failed, and more answer bits or --bits would not have placed the
+  // poles; a budget that allows more rounds, or other draws, may
+  if (v.status == Status::unable && (rounds_end == "budget" || rounds_end == "rounds")) {
+    const std::string more = rounds_end == "rounds" ? "its limit of rounds was reached" : capped ? "raise --max-queries (at most the design's budget of " + std::to_string(budget) + ")"
+                                                                                                   : "its budget of " + std::to_string(budget) + " queries (10 (4Hd^2-2H+1)) ran out";
+    const std::string accuracy = o.external ? "a smaller true stated error (--oracle-error)" : o.oracle_bits > 0 ? "more --oracle-bits" : "more --bits";
+    r.judge.remedy = missed == 0 ? "every pair fits its answers but the rounds did not place every head's poles (labels, not the answers' accuracy: more answer bits or --bits do not help): " + more +
+                                       "; another --seed draws other final tokens and offsets"
+                                 : std::to_string(missed) + " pair fits of the last round miss their answers, and the rounds did not place every head's poles: " + more +
+                                       "; more accurate answers (" + accuracy + ") or another --seed may place them";
+  }
   if (spent)
     r.judge.remedy = "the placed design needs more than its budget of " + std::to_string(budget) + " queries (10 (4Hd^2-2H+1)) at this draw: another --seed, or --design scaled";
   return oracle.queries();

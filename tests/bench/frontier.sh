@@ -11,8 +11,23 @@
 #   (a run is asked again only when its file is missing); with an out file the
 #   plot (log2 max_rel_error against H, worst and best ok seed per design, and
 #   the ok count) is written beside it as out.svg.
+# Rows of (d, H, source of answers) at real shapes:
+#   usage: bash tests/bench/frontier.sh [build dir] --rows "16x4:drawn53,32x4:drawn53" [seeds] [designs] [out.md]
+#   sources: drawn53 / drawn24, mhaq's drawn model of the seed with answers
+#   rounded to 53 / 24 bits (--oracle-bits); torch64 / torch32,
+#   nn.MultiheadAttention(d, H) at torch's initialisation through
+#   examples/oracles/torch_mha.py (--dtype float64 / float32, --max-length
+#   65537; the factored model it writes judges the run afterwards). Each row
+#   gives the ok count over the seeds, the worst max_rel_error among the ok
+#   runs, the ok runs whose error exceeds their tolerance (must be 0), the
+#   most queries against the budget 10 (4Hd^2-2H+1), and the longest run's
+#   seconds. FRONTIER_TIMEOUT=SECONDS stops a run after that long (status
+#   "timeout").
 set -euo pipefail
 build=${1:-build}
+if [[ "${2:-}" == "--rows" ]]; then
+  exec bash "$(dirname "$0")/frontier_rows.sh" "$build" "${3:?--rows needs a list, e.g. 16x4:drawn53}" "${4:-1}" "${5:-placed}" "${6:-}"
+fi
 heads=${2:-1,2,4}
 seeds=${3:-1}
 designs=${4:-paper,tuned,placed}

@@ -83,6 +83,14 @@ struct PlacedResult {
   double max_pole_shift = 0;          // the last round's largest |log r fitted - log r placed|
   std::string misplaced;              // the last round's first pair with a pole half a rung
                                       // or more off its place ("" if none)
+  // why the rounds stopped: "held" (every final token's poles within a
+  // quarter rung of their places), "budget" (another round, over the
+  // `tokens_off` final tokens still off, would pass the budget) or "rounds"
+  // (max_rounds run)
+  std::string rounds_end;
+  int tokens_off = 0;
+  long next_round_queries = 0;        // the queries the round not run would have asked
+  int pairs_missed = 0;               // the last round's pairs whose fit misses its answers (8 stated errors)
   Truth self_check = Truth::unknown;  // every pair fits its answers to the stated error,
                                       // residues agree across final tokens
   std::string self_check_note;
