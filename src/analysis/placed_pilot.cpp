@@ -173,33 +173,51 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
   // the power of 2 that brings them nearest kReachTarget and the two pairs
   // asked again (the pairs of a discarded scale are not pooled). The
   // probe of b_j starts at the median scale of the final tokens before it
-  // (scale 1 for b_1): one model's tokens mostly want one scale. When every
-  // scale is 1 the pilot asks exactly what it asked without a probe.
+  // (scale 1 for b_1): one model's tokens mostly want one scale. Every token
+  // is probed before the other pairs are asked; when every scale is 1 the
+  // pilot asks what it asked without a probe (in another order).
   const int n_probe = std::min(m, 2);
-  std::string scales;
-  for (int j = 0; j < d; ++j) {
-    if (j > 0) {
-      std::vector<int> before(scale_log2.begin(), scale_log2.begin() + j);
-      std::nth_element(before.begin(), before.begin() + (j - 1) / 2, before.end());
-      scale_log2[j] = before[(j - 1) / 2];
-    }
+  std::vector<Mpfr> f0(d);
+  auto fit_pair = [&](int i, int j) {
     const QVec b = dr.B.col(j);
-    const Mpfr f0 = ask(Query{Run{b, 1}});
-    auto fit_pair = [&](int i) {
-      QVec a(d);
-      for (int r = 0; r < d; ++r) a[r] = b[r] + offs[j][i][r];
-      fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0), H, p, abs);
-    };
-    for (int probe = 1;; ++probe) {
+    QVec a(d);
+    for (int r = 0; r < d; ++r) a[r] = b[r] + offs[j][i][r];
+    fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0[j]), H, p, abs);
+  };
+  auto probe = [&](int j) {
+    for (int n = 1;; ++n) {
       offs[j].clear();
       for (const QVec& o : base) offs[j].push_back(scaled_on_grid(o, scale_log2[j], den));
-      for (int i = 0; i < n_probe; ++i) fit_pair(i);
+      for (int i = 0; i < n_probe; ++i) fit_pair(i, j);
       const int next = std::clamp(scale_log2[j] + scale_step(pole_reach(fit[0][j]), pole_reach(fit[n_probe - 1][j])), -kScaleLimit, kScaleLimit);
-      if (next == scale_log2[j] || probe == kProbes) break;
+      if (next == scale_log2[j] || n == kProbes) break;
       scale_log2[j] = next;
     }
+  };
+  auto median_scale = [&](int n) {  // the lower median of the first n tokens' scales
+    std::vector<int> s(scale_log2.begin(), scale_log2.begin() + n);
+    std::nth_element(s.begin(), s.begin() + (n - 1) / 2, s.end());
+    return s[(n - 1) / 2];
+  };
+  for (int j = 0; j < d; ++j) {
+    if (j > 0) scale_log2[j] = median_scale(j);
+    f0[j] = ask(Query{Run{dr.B.col(j), 1}});
+    probe(j);
+  }
+  // a token whose probe ended 2 or more binary orders from the median (a
+  // noisy fit of crowded poles can look spread: the first token, probed
+  // without a median to start from, most often) is probed once more from
+  // the median
+  const int med = median_scale(d);
+  for (int j = 0; j < d; ++j)
+    if (std::abs(scale_log2[j] - med) >= 2) {
+      scale_log2[j] = med;
+      probe(j);
+    }
+  std::string scales;
+  for (int j = 0; j < d; ++j) {
     for (int i = 0; i < m; ++i) {
-      if (i >= n_probe) fit_pair(i);
+      if (i >= n_probe) fit_pair(i, j);
       pool.push_back(observe(to_doubles(offs[j][i]), j, fit[i][j]));
     }
     scales += (j ? "," : "") + std::to_string(scale_log2[j]);
