@@ -152,19 +152,14 @@ int scale_step(double r1, double r2) {
 
 }  // namespace
 
+// The pilot's base pairs: every final token b_j with the offsets `base`
+// scaled by 2^scale_log2[j] (offs[j]), fitted into fit[i][j] and pooled; the
+// scales, as the status lists them.
 template <class T>
-Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p, double abs,
-                    long den, std::string& status, std::vector<PairObs>& pool) {
-  const int d = dr.B.rows();
-  const double window = std::log(static_cast<double>(grid.back().k)) + 1;
-  const std::vector<Mpfr> K = ratios(grid);
-  std::vector<QVec> base;
-  for (int i = 0; i < d; ++i) base.push_back(dr.Delta.col(i));
-  for (int i = 0; i < extra.cols(); ++i) base.push_back(extra.col(i));
-  const int m = static_cast<int>(base.size());
-  std::vector<std::vector<GridFit>> fit(m, std::vector<GridFit>(d));  // [i][j]
-  std::vector<std::vector<QVec>> offs(d);                             // [j][i]: the offsets of b_j, scaled
-  std::vector<int> scale_log2(d, 0);
+std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const std::vector<QVec>& base, const std::vector<Counts>& grid,
+                         const std::vector<Mpfr>& K, int H, long p, double abs, long den, std::vector<std::vector<GridFit>>& fit,
+                         std::vector<std::vector<QVec>>& offs, std::vector<int>& scale_log2, std::vector<PairObs>& pool) {
+  const int d = dr.B.rows(), m = static_cast<int>(base.size());
   // The scale probe, per final token (with heads of low rank, |W_h b_j|
   // differs much from one b_j to the next): log r = delta^T W_h b is linear
   // in delta, so offsets scaled by 2^k move every pole by that factor. The
@@ -222,6 +217,23 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
     }
     scales += (j ? "," : "") + std::to_string(scale_log2[j]);
   }
+  return scales;
+}
+
+template <class T>
+Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p, double abs,
+                    long den, std::string& status, std::vector<PairObs>& pool) {
+  const int d = dr.B.rows();
+  const double window = std::log(static_cast<double>(grid.back().k)) + 1;
+  const std::vector<Mpfr> K = ratios(grid);
+  std::vector<QVec> base;
+  for (int i = 0; i < d; ++i) base.push_back(dr.Delta.col(i));
+  for (int i = 0; i < extra.cols(); ++i) base.push_back(extra.col(i));
+  const int m = static_cast<int>(base.size());
+  std::vector<std::vector<GridFit>> fit(m, std::vector<GridFit>(d));  // [i][j]
+  std::vector<std::vector<QVec>> offs(d);                             // [j][i]: the offsets of b_j, scaled
+  std::vector<int> scale_log2(d, 0);
+  const std::string scales = scaled_pairs(ask, F, dr, base, grid, K, H, p, abs, den, fit, offs, scale_log2, pool);
   const QVec b1 = dr.B.col(0);
   const std::vector<QVec>& offs1 = offs[0];
   const Mpfr f01 = ask(Query{Run{b1, 1}});
