@@ -636,7 +636,7 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
       throw Error(ErrorKind::budget, "placed design: the paper pilot gave no estimate (" + out.pilot_status + "), and the grid pilot with the first round would bring the run to " +
                                          std::to_string(total) + " queries, beyond its budget of " + std::to_string(opt.budget) + ": not asked");
     const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
-    est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, out.pilot_status, pool);
+    est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, opt.tokens.den, out.pilot_status, pool);
     out.pilot_kind = "grid";
   }
   if (static_cast<int>(est.W.size()) != H) throw_unable("placed design: the pilot gave no estimate of the heads (" + out.pilot_status + ")");

@@ -136,10 +136,12 @@ std::vector<int> best_permutation(int H, Cost&& cost) {
 }
 
 // The pilots (placed_pilot.cpp): an estimate of the heads, or none (status says why).
-// The grid pilot appends its fitted pairs to `pool`.
+// The grid pilot scales its offsets (on the token grid 1/den) by a power of 2
+// that its first pairs choose, so that poles neither crowd nor leave the
+// window whatever the size of W, and appends its fitted pairs to `pool`.
 template <class T>
 Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p, double abs,
-                    std::string& status, std::vector<PairObs>& pool);
+                    long den, std::string& status, std::vector<PairObs>& pool);
 template <class T>
 Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& status);
 

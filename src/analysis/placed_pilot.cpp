@@ -52,16 +52,20 @@ namespace {
 // trimmed least squares. A rough estimate is all it needs to be: the placed
 // rounds check where every pole lands.
 
-// W_h b_j from the m equations delta_i^T (W_h b_j) = log r_h(i, j) (a pole
+// W_h b_j from the m equations delta_ij^T (W_h b_j) = log r_h(i, j) (a pole
 // outside the grid's window is seen only as "far": its log r is clipped to
 // the window's edge, and likely trimmed); v_h from delta_i^T v_h =
-// -median_j c_h(i, j); W_h = [W_h b_j] B^{-1}.
-Estimate pilot_solve(const std::vector<std::vector<GridFit>>& fit, const std::vector<std::vector<std::vector<int>>>& order, const std::vector<QVec>& offs,
-                     const Draws& dr, int H, double window) {
-  const int d = dr.B.rows(), m = static_cast<int>(offs.size());
-  DMat A(m, std::vector<double>(d)), Bd(d, std::vector<double>(d));
-  for (int i = 0; i < m; ++i)
-    for (int r = 0; r < d; ++r) A[i][r] = offs[i][r].approx_double();
+// -median_j c_h(i, j) / s_j (the offsets of b_j are delta_i scaled by s_j,
+// so the residues c_h(i, j) = -s_j delta_i^T v_h); W_h = [W_h b_j] B^{-1}.
+Estimate pilot_solve(const std::vector<std::vector<GridFit>>& fit, const std::vector<std::vector<std::vector<int>>>& order, const std::vector<QVec>& base,
+                     const std::vector<std::vector<QVec>>& offs, const std::vector<int>& scale_log2, const Draws& dr, int H, double window) {
+  const int d = dr.B.rows(), m = static_cast<int>(base.size());
+  std::vector<DMat> A(d, DMat(m));  // [j][i]: the offsets of b_j
+  DMat A0(m), Bd(d, std::vector<double>(d));
+  for (int i = 0; i < m; ++i) {
+    A0[i] = to_doubles(base[i]);
+    for (int j = 0; j < d; ++j) A[j][i] = to_doubles(offs[j][i]);
+  }
   for (int r = 0; r < d; ++r)
     for (int c = 0; c < d; ++c) Bd[r][c] = dr.B(r, c).approx_double();
   const DMat BInv = dinverse(Bd);
@@ -80,13 +84,13 @@ Estimate pilot_solve(const std::vector<std::vector<GridFit>>& fit, const std::ve
         if (!std::isfinite(l)) l = 0;
         y[i] = std::clamp(l, -window, window);
       }
-      const std::vector<double> w = trimmed_least_squares(A, y);
+      const std::vector<double> w = trimmed_least_squares(A[j], y);
       for (int r = 0; r < d; ++r) Wb[r][j] = w[r];
     }
     for (int i = 0; i < m; ++i) {
       std::vector<double> c;
       for (int j = 0; j < d; ++j) {
-        const double x = fit[i][j].c[order[i][j][h]].to_double();
+        const double x = std::ldexp(fit[i][j].c[order[i][j][h]].to_double(), -scale_log2[j]);
         c.push_back(std::isfinite(x) ? -x : 0);
       }
       std::nth_element(c.begin(), c.begin() + d / 2, c.end());
@@ -97,41 +101,147 @@ Estimate pilot_solve(const std::vector<std::vector<GridFit>>& fit, const std::ve
       for (int c = 0; c < d; ++c)
         for (int t = 0; t < d; ++t) W[r][c] += Wb[r][t] * BInv[t][c];
     est.W.push_back(W);
-    est.v.push_back(trimmed_least_squares(A, cmed));
+    est.v.push_back(trimmed_least_squares(A0, cmed));
   }
   return est;
 }
 
+// x 2^k on the token grid 1/den: exact for k >= 0 (x is on the grid), rounded
+// to the nearest grid point for k < 0.
+QVec scaled_on_grid(const QVec& x, int k, long den) {
+  QVec y;
+  const Rational s = k >= 0 ? Rational(1L << k) : Rational(1, 1UL << -k), half(1, 2);
+  for (const Rational& t : x) y.push_back(k >= 0 ? t * s : (t * s * Rational(den) + half).floor() / Rational(den));
+  return y;
+}
+
+// A fitted pair's reach: its largest |log r|, NaN when a pole is not finite
+// (the fit failed: it says nothing about the scale).
+double pole_reach(const GridFit& g) {
+  double r = 0;
+  for (const Mpfr& l : g.l) r = std::isfinite(l.to_double()) ? std::max(r, std::fabs(l.to_double())) : std::nan("");
+  return r;
+}
+
+// The scale probe's bounds on a final token's first two pairs' reaches. A
+// reach beyond kReachWild (the pilot's window of log r, about 12) says
+// little: a pole out of the window, or a fit of crowded poles from noisy
+// answers, whose spare poles wander anywhere (torch's float64 answers at
+// 65,537 tokens, stated to 2^-31, give reaches up to 1e42). When the reaches
+// within it are all below kReachLow the poles crowd (torch's default
+// initialisation puts them within about 0.5 of 0 at d = 8); when both are
+// above kReachHigh, or one beyond the window and the other above
+// kReachTarget, poles leave the window. The scale then moves the
+// reach to about kReachTarget, near the drawn models' pilots (whose first
+// two pairs at d = 8 reach at least 2.2 at every final token, 3 to 8
+// typically).
+constexpr double kReachLow = 1.5, kReachHigh = 10, kReachWild = 12, kReachTarget = 5;
+constexpr int kScaleLimit = 10;  // the offsets' scale stays within 2^-10 .. 2^10
+constexpr int kProbes = 4;       // probes at most per final token
+
+// The power of 2 by which to scale offsets whose first pairs reach r1 and r2
+// (0: keep them).
+int scale_step(double r1, double r2) {
+  if (std::isnan(r1) || std::isnan(r2)) return 0;  // a fit failed
+  const double lo = std::min(r1, r2), hi = std::max(r1, r2);
+  if (lo > kReachHigh || (hi > kReachWild && lo > kReachTarget)) return std::min(-1, static_cast<int>(std::lround(-std::log2(lo / kReachTarget))));
+  const double in = hi <= kReachWild ? hi : lo;  // the largest reach within the window
+  if (in < kReachLow) return in > 0 ? std::max(1, static_cast<int>(std::lround(std::log2(kReachTarget / in)))) : kScaleLimit;
+  return 0;
+}
+
 }  // namespace
+
+// The pilot's base pairs: every final token b_j with the offsets `base`
+// scaled by 2^scale_log2[j] (offs[j]), fitted into fit[i][j] and pooled; the
+// scales, as the status lists them.
+template <class T>
+std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const std::vector<QVec>& base, const std::vector<Counts>& grid,
+                         const std::vector<Mpfr>& K, int H, long p, double abs, long den, std::vector<std::vector<GridFit>>& fit,
+                         std::vector<std::vector<QVec>>& offs, std::vector<int>& scale_log2, std::vector<PairObs>& pool) {
+  const int d = dr.B.rows(), m = static_cast<int>(base.size());
+  // The scale probe, per final token (with heads of low rank, |W_h b_j|
+  // differs much from one b_j to the next): log r = delta^T W_h b is linear
+  // in delta, so offsets scaled by 2^k move every pole by that factor. The
+  // first two pairs of b_j are fitted; while their reaches say the poles
+  // crowd or leave the window (scale_step), the offsets of b_j are scaled by
+  // the power of 2 that brings them nearest kReachTarget and the two pairs
+  // asked again (the pairs of a discarded scale are not pooled). The
+  // probe of b_j starts at the median scale of the final tokens before it
+  // (scale 1 for b_1): one model's tokens mostly want one scale. Every token
+  // is probed before the other pairs are asked; when every scale is 1 the
+  // pilot asks what it asked without a probe (in another order).
+  const int n_probe = std::min(m, 2);
+  std::vector<Mpfr> f0(d);
+  auto fit_pair = [&](int i, int j) {
+    const QVec b = dr.B.col(j);
+    QVec a(d);
+    for (int r = 0; r < d; ++r) a[r] = b[r] + offs[j][i][r];
+    fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0[j]), H, p, abs);
+  };
+  auto probe = [&](int j) {
+    for (int n = 1;; ++n) {
+      offs[j].clear();
+      for (const QVec& o : base) offs[j].push_back(scaled_on_grid(o, scale_log2[j], den));
+      for (int i = 0; i < n_probe; ++i) fit_pair(i, j);
+      const int next = std::clamp(scale_log2[j] + scale_step(pole_reach(fit[0][j]), pole_reach(fit[n_probe - 1][j])), -kScaleLimit, kScaleLimit);
+      if (next == scale_log2[j] || n == kProbes) break;
+      scale_log2[j] = next;
+    }
+  };
+  auto median_scale = [&](int n) {  // the lower median of the first n tokens' scales
+    std::vector<int> s(scale_log2.begin(), scale_log2.begin() + n);
+    std::nth_element(s.begin(), s.begin() + (n - 1) / 2, s.end());
+    return s[(n - 1) / 2];
+  };
+  for (int j = 0; j < d; ++j) {
+    if (j > 0) scale_log2[j] = median_scale(j);
+    f0[j] = ask(Query{Run{dr.B.col(j), 1}});
+    probe(j);
+  }
+  // a token whose probe ended 2 or more binary orders from the median (a
+  // noisy fit of crowded poles can look spread: the first token, probed
+  // without a median to start from, most often) is probed once more from
+  // the median
+  const int med = median_scale(d);
+  for (int j = 0; j < d; ++j)
+    if (std::abs(scale_log2[j] - med) >= 2) {
+      scale_log2[j] = med;
+      probe(j);
+    }
+  std::string scales;
+  for (int j = 0; j < d; ++j) {
+    for (int i = 0; i < m; ++i) {
+      if (i >= n_probe) fit_pair(i, j);
+      pool.push_back(observe(to_doubles(offs[j][i]), j, fit[i][j]));
+    }
+    scales += (j ? "," : "") + std::to_string(scale_log2[j]);
+  }
+  return scales;
+}
 
 template <class T>
 Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p, double abs,
-                    std::string& status, std::vector<PairObs>& pool) {
+                    long den, std::string& status, std::vector<PairObs>& pool) {
   const int d = dr.B.rows();
   const double window = std::log(static_cast<double>(grid.back().k)) + 1;
   const std::vector<Mpfr> K = ratios(grid);
-  std::vector<QVec> offs;
-  for (int i = 0; i < d; ++i) offs.push_back(dr.Delta.col(i));
-  for (int i = 0; i < extra.cols(); ++i) offs.push_back(extra.col(i));
-  const int m = static_cast<int>(offs.size());
+  std::vector<QVec> base;
+  for (int i = 0; i < d; ++i) base.push_back(dr.Delta.col(i));
+  for (int i = 0; i < extra.cols(); ++i) base.push_back(extra.col(i));
+  const int m = static_cast<int>(base.size());
   std::vector<std::vector<GridFit>> fit(m, std::vector<GridFit>(d));  // [i][j]
-  for (int j = 0; j < d; ++j) {
-    const QVec b = dr.B.col(j);
-    const Mpfr f0 = ask(Query{Run{b, 1}});
-    for (int i = 0; i < m; ++i) {
-      QVec a(d);
-      for (int r = 0; r < d; ++r) a[r] = b[r] + offs[i][r];
-      fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0), H, p, abs);
-      pool.push_back(observe(to_doubles(offs[i]), j, fit[i][j]));
-    }
-  }
+  std::vector<std::vector<QVec>> offs(d);                             // [j][i]: the offsets of b_j, scaled
+  std::vector<int> scale_log2(d, 0);
+  const std::string scales = scaled_pairs(ask, F, dr, base, grid, K, H, p, abs, den, fit, offs, scale_log2, pool);
   const QVec b1 = dr.B.col(0);
+  const std::vector<QVec>& offs1 = offs[0];
   const Mpfr f01 = ask(Query{Run{b1, 1}});
   // order[i][j][h]: the index in fit[i][j] of head h (the order of fit[0][0])
   std::vector<std::vector<std::vector<int>>> order(m, std::vector<std::vector<int>>(d));
-  auto dbl = [](const std::vector<Mpfr>& x) {
+  auto dbl = [](const std::vector<Mpfr>& x, int k = 0) {
     std::vector<double> y;
-    for (const Mpfr& t : x) y.push_back(t.to_double());
+    for (const Mpfr& t : x) y.push_back(std::ldexp(t.to_double(), k));
     return y;
   };
   std::vector<int> id(H);
@@ -139,11 +249,11 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
   order[0][0] = id;
   for (int i = 1; i < m; ++i) {
     QVec a(d);
-    for (int r = 0; r < d; ++r) a[r] = b1[r] + offs[0][r] + offs[i][r];
+    for (int r = 0; r < d; ++r) a[r] = b1[r] + offs1[0][r] + offs1[i][r];
     const GridFit link = fit_free(F, K, ask.pair(a, b1, grid, f01), H, p, abs);
     {
       std::vector<double> dl(d);
-      for (int r = 0; r < d; ++r) dl[r] = (offs[0][r] + offs[i][r]).approx_double();
+      for (int r = 0; r < d; ++r) dl[r] = (offs1[0][r] + offs1[i][r]).approx_double();
       pool.push_back(observe(dl, 0, link));
     }
     const auto l1 = dbl(fit[0][0].l), c1 = dbl(fit[0][0].c), li = dbl(fit[i][0].l), ci = dbl(fit[i][0].c), ll = dbl(link.l), cl = dbl(link.c);
@@ -171,9 +281,10 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
     if (order[i][0].empty()) order[i][0] = id;
   }
   for (int i = 0; i < m; ++i) {
+    // residues in the units of the offsets of b_1 (those of b_j are scaled by 2^(k_j - k_1))
     const auto ci = dbl(fit[i][0].c);
     for (int j = 1; j < d; ++j) {
-      const auto cj = dbl(fit[i][j].c);
+      const auto cj = dbl(fit[i][j].c, scale_log2[0] - scale_log2[j]);
       order[i][j] = best_permutation(H, [&](const std::vector<int>& sg) {  // head h is head sg[h] of (i,j)
         double tot = 0;
         for (int h = 0; h < H; ++h) tot += std::fabs(ci[order[i][0][h]] - cj[sg[h]]);
@@ -182,8 +293,9 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
       if (order[i][j].empty()) order[i][j] = id;
     }
   }
-  Estimate est = pilot_solve(fit, order, offs, dr, H, window);
-  status = "ok";
+  Estimate est = pilot_solve(fit, order, base, offs, scale_log2, dr, H, window);
+  // the status names the scales when one is not 1
+  status = std::all_of(scale_log2.begin(), scale_log2.end(), [](int k) { return k == 0; }) ? "ok" : "ok, the offsets of each final token scaled by 2^(" + scales + ")";
   return est;
 }
 
@@ -223,9 +335,9 @@ Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& s
   return est;
 }
 
-template Estimate grid_pilot<Ball>(Asker<Ball>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, std::string&, std::vector<PairObs>&);
-template Estimate grid_pilot<Mpfr>(Asker<Mpfr>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, std::string&, std::vector<PairObs>&);
-template Estimate grid_pilot<double>(Asker<double>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<Ball>(Asker<Ball>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, long, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<Mpfr>(Asker<Mpfr>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, long, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<double>(Asker<double>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, long, std::string&, std::vector<PairObs>&);
 template Estimate paper_pilot<Ball>(Oracle<Ball>&, const PlacedOptions&, std::string&);
 template Estimate paper_pilot<Mpfr>(Oracle<Mpfr>&, const PlacedOptions&, std::string&);
 template Estimate paper_pilot<double>(Oracle<double>&, const PlacedOptions&, std::string&);
