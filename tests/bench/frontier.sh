@@ -32,20 +32,7 @@ heads=${2:-1,2,4}
 seeds=${3:-1}
 designs=${4:-paper,tuned,placed}
 out=${5:-}
-bin="$build/mhaq"
-[[ -x "$bin" ]] || { echo "build $bin first (cmake --build $build --target mhaq)"; exit 2; }
-expand() { python3 -c 'import sys
-out=[]
-for p in sys.argv[1].split(","):
-    a,_,b=p.partition("-"); out+=list(range(int(a),int(b or a)+1))
-print(" ".join(map(str,out)))' "$1"; }
-if [[ -n "${FRONTIER_RUNS:-}" ]]; then
-  tmp=$FRONTIER_RUNS
-  mkdir -p "$tmp"
-else
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-fi
+source "$(dirname "$0")/frontier_common.sh"
 for D in ${designs//,/ }; do
   for H in $(expand "$heads"); do
     for S in $(expand "$seeds"); do

@@ -10,23 +10,10 @@ rows=$2
 seeds=$3
 designs=$4
 out=${5:-}
-bin="$build/mhaq"
-[[ -x "$bin" ]] || { echo "build $bin first (cmake --build $build --target mhaq)"; exit 2; }
+source "$(dirname "$0")/frontier_common.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 torch_oracle="$here/../../examples/oracles/torch_mha.py"
 py=${PYTHON:-/usr/bin/python3}
-expand() { python3 -c 'import sys
-out=[]
-for p in sys.argv[1].split(","):
-    a,_,b=p.partition("-"); out+=list(range(int(a),int(b or a)+1))
-print(" ".join(map(str,out)))' "$1"; }
-if [[ -n "${FRONTIER_RUNS:-}" ]]; then
-  tmp=$FRONTIER_RUNS
-  mkdir -p "$tmp"
-else
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-fi
 # the answers' source as recover's options for (d, H, seed); torch writes the
 # exact model of its weights first, which only judges the run afterwards
 source_args() {
