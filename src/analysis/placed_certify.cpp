@@ -98,50 +98,13 @@ bool meets_any(const Ball& x, const std::vector<Ball>& c) {
   return false;
 }
 
-// The heads at the first final token: every choice pick[i] of one residue of
-// each of its d pairs whose prediction lambda_q^T c_pick meets a residue of
-// every check pair q (the pairs of the other final tokens). The true heads'
-// choices always survive (proofs/37); if exactly H survive, they are those.
+// The heads at the first final token (placed_label_search, then the count
+// and the one-residue-per-head checks). The true heads' choices always
+// survive (proofs/37); if exactly H survive, they are those.
 std::vector<std::vector<int>> first_token_heads(const std::vector<PairFit<Ball>>& first, const std::vector<std::vector<Ball>>& lam,
                                                 const std::vector<const PairFit<Ball>*>& checks, int H) {
-  const int d = static_cast<int>(first.size()), nq = static_cast<int>(checks.size());
-  const int K = std::min(nq, 4);  // checks that prune the search; the rest test its leaves
-  const long prec = working_precision();
-  // hull[q][i]: a ball holding lambda_qi c for every residue c of pair i; suffix sums of them
-  std::vector<std::vector<Ball>> suffix(K, std::vector<Ball>(d + 1, Ball(0L)));
-  for (int q = 0; q < K; ++q)
-    for (int i = d - 1; i >= 0; --i) {
-      Ball hull = lam[q][i] * first[i].c[0];
-      for (int g = 1; g < H; ++g) {
-        const Ball y = lam[q][i] * first[i].c[g];
-        arb_union(hull.raw(), hull.raw(), y.raw(), prec);
-      }
-      suffix[q][i] = suffix[q][i + 1] + hull;
-    }
-  std::vector<std::vector<int>> found;
-  std::vector<int> pick(d);
-  std::vector<std::vector<Ball>> part(d + 1, std::vector<Ball>(K, Ball(0L)));
-  const size_t cap = static_cast<size_t>(H) * 4;
-  std::function<void(int)> walk = [&](int i) {
-    if (found.size() > cap) return;
-    for (int q = 0; q < K; ++q)
-      if (!meets_any(part[i][q] + suffix[q][i], checks[q]->c)) return;
-    if (i == d) {
-      for (int q = K; q < nq; ++q) {
-        Ball s(0L);
-        for (int a = 0; a < d; ++a) s += lam[q][a] * first[a].c[pick[a]];
-        if (!meets_any(s, checks[q]->c)) return;
-      }
-      found.push_back(pick);
-      return;
-    }
-    for (int g = 0; g < H; ++g) {
-      pick[i] = g;
-      for (int q = 0; q < K; ++q) part[i + 1][q] = part[i][q] + lam[q][i] * first[i].c[g];
-      walk(i + 1);
-    }
-  };
-  walk(0);
+  const int d = static_cast<int>(first.size());
+  const std::vector<std::vector<int>> found = placed_label_search(first, lam, checks, H, true).found;
   if (static_cast<int>(found.size()) < H)
     throw Error(ErrorKind::inconsistent, "placed design, ball mode: the certified residues of the first final token fit fewer than H heads");
   if (static_cast<int>(found.size()) > H)
@@ -184,6 +147,65 @@ double rel_radius_log2(const std::vector<Ball>& x) {
 }
 
 }  // namespace
+
+PlacedLabelSearch placed_label_search(const std::vector<PairFit<Ball>>& first, const std::vector<std::vector<Ball>>& lam,
+                                      const std::vector<const PairFit<Ball>*>& checks, int H, bool sparse) {
+  const int d = static_cast<int>(first.size()), nq = static_cast<int>(checks.size());
+  const int K = std::min(nq, 4);  // checks that prune the search by hulls; the rest test its leaves
+  const long prec = working_precision();
+  // hull[q][i]: a ball holding lambda_qi c for every residue c of pair i; suffix sums of them
+  std::vector<std::vector<Ball>> suffix(K, std::vector<Ball>(d + 1, Ball(0L)));
+  for (int q = 0; q < K; ++q)
+    for (int i = d - 1; i >= 0; --i) {
+      Ball hull = lam[q][i] * first[i].c[0];
+      for (int g = 1; g < H; ++g) {
+        const Ball y = lam[q][i] * first[i].c[g];
+        arb_union(hull.raw(), hull.raw(), y.raw(), prec);
+      }
+      suffix[q][i] = suffix[q][i + 1] + hull;
+    }
+  // complete[i]: the checks q >= K whose lambda_q is exactly zero from index i
+  // on, so that their prediction is known once pick[0..i-1] are (sparse only;
+  // the leaf tests the rest). A check is tested once, at its first complete depth.
+  std::vector<std::vector<int>> complete(d + 1);
+  for (int q = K; q < nq; ++q) {
+    int last = d;
+    if (sparse)
+      while (last > 0 && arb_is_zero(lam[q][last - 1].raw())) --last;
+    complete[last].push_back(q);
+  }
+  PlacedLabelSearch out;
+  std::vector<int> pick(d);
+  std::vector<std::vector<Ball>> part(d + 1, std::vector<Ball>(K, Ball(0L)));
+  const size_t cap = static_cast<size_t>(H) * 4;
+  // the prediction of check q from pick[0..i-1], summed in index order as at
+  // the leaf (the terms beyond are exact zeros), so a test here fails exactly
+  // when the leaf's would
+  auto meets = [&](int q, int i) {
+    Ball s(0L);
+    for (int a = 0; a < i; ++a) s += lam[q][a] * first[a].c[pick[a]];
+    return meets_any(s, checks[q]->c);
+  };
+  std::function<void(int)> walk = [&](int i) {
+    if (out.found.size() > cap) return;
+    ++out.nodes;
+    for (int q = 0; q < K; ++q)
+      if (!meets_any(part[i][q] + suffix[q][i], checks[q]->c)) return;
+    for (int q : complete[i])
+      if (!meets(q, i)) return;
+    if (i == d) {
+      out.found.push_back(pick);
+      return;
+    }
+    for (int g = 0; g < H; ++g) {
+      pick[i] = g;
+      for (int q = 0; q < K; ++q) part[i + 1][q] = part[i][q] + lam[q][i] * first[i].c[g];
+      walk(i + 1);
+    }
+  };
+  walk(0);
+  return out;
+}
 
 std::vector<int> placed_subset(const std::vector<Rational>& t, const std::vector<double>& err, const Mpfr& P, const std::vector<Mpfr>& r,
                                const std::vector<Mpfr>& c) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "mhaq/analysis/placed_design.hpp"
+#include "mhaq/stages/3-fit/pair_fit.hpp"
 
 namespace mhaq {
 
@@ -34,6 +35,23 @@ struct PlacedCertified {
 // Certifies the last round of `res` (H heads); the working precision is the
 // caller's.
 PlacedCertified certify_placed(const PlacedResult& res, int H);
+
+// The labelling search at the first final token (proofs/37 (3) and (4)):
+// every choice pick[i] of one residue of each of its d pairs `first` whose
+// prediction lambda_q^T c_pick (lam[q] = Delta^{-1} delta_q, balls of
+// rationals) meets a residue of every check pair q, in lexicographic order,
+// stopping after 4H + 1. A depth-first search over pick[0], pick[1], ...:
+// the first 4 checks prune by interval hulls of the picks still open; with
+// `sparse`, every other check whose lambda is exactly zero from index i on is
+// tested at depth i (its prediction is then known), else at the leaf. Both
+// are sound prunes of the same leaf test, so `sparse` changes `nodes` (the
+// nodes visited) and not `found`.
+struct PlacedLabelSearch {
+  std::vector<std::vector<int>> found;
+  long nodes = 0;
+};
+PlacedLabelSearch placed_label_search(const std::vector<PairFit<Ball>>& first, const std::vector<std::vector<Ball>>& lam,
+                                      const std::vector<const PairFit<Ball>*>& checks, int H, bool sparse);
 
 // The 2H+1 samples (indices into the grid, increasing) a pair is certified
 // from: of the candidates (evenly spread index sets, then single moves), the
