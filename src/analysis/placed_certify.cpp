@@ -271,6 +271,23 @@ PlacedCertified certify_placed(const PlacedResult& res, int H) {
     lam.push_back(lambda_of(D0, res.pairs[p].delta));
     checks.push_back(&fits[p]);
   }
+  // the links last: their lambda_q = u e_1 + w e_i is exact and sparse, so
+  // the search tests link i as soon as pick_i is made (proofs/37 (4)). They
+  // only prune: a link that cannot be certified is left out (the search is
+  // then slower, its survivors the same), and they do not count in the
+  // widest certified pair.
+  std::vector<PairFit<Ball>> link_fits;
+  for (const PlacedPair& pp : res.links) {
+    double unused = 0;
+    try {
+      link_fits.push_back(certify_pair(pp, t, H, unused));
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::unable) throw;
+      continue;
+    }
+    lam.push_back(lambda_of(D0, pp.delta));
+  }
+  for (const PairFit<Ball>& lf : link_fits) checks.push_back(&lf);
   const std::vector<PairFit<Ball>> first(fits.begin(), fits.begin() + d);
   const std::vector<std::vector<int>> heads = first_token_heads(first, lam, checks, H);
   // v_h from the first final token; then every token's labels, and its v_h intersected

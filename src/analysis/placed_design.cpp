@@ -131,6 +131,10 @@ struct Ladder {
   double gap = INFINITY, shift = 0;
 };
 
+// Whether the last round adds links at b_1 (the tokens' grid must hold
+// quarters of b_1's offsets).
+bool links_wanted(int d, const PlacedOptions& opt) { return d >= opt.links_from_d && opt.tokens.den % 4 == 0; }
+
 template <class T>
 void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char>& ask, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad,
                Rng& rng, const std::vector<Counts>& grid, const PlacedOptions& opt) {
@@ -151,7 +155,9 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
     rd.Deltas[j].clear();
     rd.Dq[j].clear();
     for (int i = 0; i < d; ++i) {
-      const QVec dq = on_grid(pl.Delta[i], opt.tokens.den);
+      // b_1's offsets on the grid 4/den when links follow, so that theirs,
+      // u delta_11 + w delta_i1 with u, w in Z/4, are on the tokens' grid
+      const QVec dq = on_grid(pl.Delta[i], j == 0 && links_wanted(d, opt) ? opt.tokens.den / 4 : opt.tokens.den);
       rd.Deltas[j].push_back(to_doubles(dq));
       rd.Dq[j].push_back(dq);
       QVec a(d);
@@ -731,6 +737,19 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     out.max_pole_shift = lb.max_dev;
     out.misplaced = lb.misplaced;
     keep_pairs(rd, dr, grid, out);
+    // links at b_1 for ball mode's labelling (proofs/37 (4)), within the budget
+    const long link_cost = static_cast<long>(d - 1) * static_cast<long>(grid.size() - 1);
+    if (links_wanted(d, opt) && (opt.budget == 0 || oracle.queries() - before + link_cost <= opt.budget)) {
+      std::vector<std::vector<double>> l1(H), c1(H);
+      for (int h = 0; h < H; ++h)
+        for (int i = 0; i < d; ++i) {
+          l1[h].push_back(lb.L[h][static_cast<size_t>(i) * d].to_double());
+          c1[h].push_back(lb.C[h][static_cast<size_t>(i) * d].to_double());
+        }
+      const long links_before = oracle.queries();
+      out.links = ask_links(answer, F, dr.B.col(0), rd.Dq[0], l1, c1, grid, rd.answers[0][0], opt, opt.ladder_top + opt.ladder_shift);
+      out.design_queries += oracle.queries() - links_before;
+    }
     return out;
   }
 }

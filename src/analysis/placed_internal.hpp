@@ -145,4 +145,14 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
 template <class T>
 Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& status);
 
+// The links at the first final token b1 (placed_links.cpp): for i = 2..d one
+// pair at the offset u D1[0] + w D1[i] (exact, (u, w) from a small set of
+// rationals, chosen so that the poles u l1[h][0] + w l1[h][i] predicted from
+// b1's labelled log r `l1` (and residues from `c1`) stay within [-window,
+// window] and apart), asked on `grid` (f(0) = f0b, b1's answer) and fitted
+// from the predicted poles; j = 0 and i = its second offset.
+template <class T>
+std::vector<PlacedPair> ask_links(Asker<T>& answer, const Field<Mpfr>& F, const QVec& b1, const std::vector<QVec>& D1, const std::vector<std::vector<double>>& l1,
+                                  const std::vector<std::vector<double>>& c1, const std::vector<Counts>& grid, const Ball& f0b, const PlacedOptions& opt, double window);
+
 }  // namespace mhaq::placed_detail

@@ -45,6 +45,10 @@ struct PlacedOptions {
   // fits read midpoints only). Null (balls, whose answers hold their own
   // error): the answers as the oracle gave them.
   const AnswerErrors* errors = nullptr;
+  // From this d on, the last round adds d - 1 links at the first final token
+  // (PlacedResult::links), so that ball mode labels its heads in about H d
+  // steps rather than H^(3d/4); below it the runs ask what they asked before.
+  int links_from_d = 12;
 };
 
 // One sample of a pair: the query [a x k, b x m] (m >= 1 copies of the final
@@ -96,6 +100,10 @@ struct PlacedResult {
   std::string self_check_note;
   // the last round's pairs, the grid they were asked on and the final tokens
   std::vector<PlacedPair> pairs;
+  // the links at b_1 (d >= PlacedOptions::links_from_d, else none): offsets
+  // u delta_11 + w delta_i1 exactly (i = 2..d, small rationals u, w), asked on
+  // the grid with f[0] b_1's answer; `i` is the second offset's index, j = 0
+  std::vector<PlacedPair> links;
   std::vector<Counts> grid;
   QMat B;
 };
