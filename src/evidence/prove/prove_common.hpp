@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "mhaq/analysis/design_search.hpp"
+#include "mhaq/analysis/placed_certify.hpp"
 #include "mhaq/analysis/sensitivity.hpp"
 #include "mhaq/arith/field.hpp"
 #include "mhaq/arith/flint_wrappers.hpp"
