@@ -678,6 +678,9 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     lad.rungs.push_back(H == 1 ? (opt.ladder_top + opt.ladder_bottom) / 2 : opt.ladder_top + (opt.ladder_bottom - opt.ladder_top) * h / (H - 1));
   if (H > 1) lad.gap = std::fabs(opt.ladder_bottom - opt.ladder_top) / (H - 1);
   const long token_cost = token_queries(d, grid);
+  // the links' queries, kept back from further rounds: without them ball
+  // mode's labelling does not end at d >= 24
+  const long link_cost = links_wanted(d, opt) ? static_cast<long>(d - 1) * static_cast<long>(grid.size() - 1) : 0;
   RoundData rd;
   std::vector<char> ask(d, 1);
   for (int round = 1;; ++round) {
@@ -719,7 +722,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
       ask[j] = !(lb.token_dev[j] <= lad.gap / 4);
       redo += ask[j];
     }
-    const bool affordable = opt.budget == 0 || oracle.queries() - before + redo * token_cost <= opt.budget;
+    const bool affordable = opt.budget == 0 || oracle.queries() - before + redo * token_cost + link_cost <= opt.budget;
     if (round < opt.max_rounds && redo > 0 && affordable) {
       // the solve's heads when they hold together, else a new estimate from the pairs' fits
       if (out.self_check == Truth::yes && finite_heads(out.heads)) {
@@ -738,7 +741,6 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     out.misplaced = lb.misplaced;
     keep_pairs(rd, dr, grid, out);
     // links at b_1 for ball mode's labelling (proofs/37 (4)), within the budget
-    const long link_cost = static_cast<long>(d - 1) * static_cast<long>(grid.size() - 1);
     if (links_wanted(d, opt) && (opt.budget == 0 || oracle.queries() - before + link_cost <= opt.budget)) {
       std::vector<std::vector<double>> l1(H), c1(H);
       for (int h = 0; h < H; ++h)
