@@ -258,10 +258,10 @@ LabelDraw draw_labels(std::uint64_t seed, int d, int H, int dense, bool links) {
   return out;
 }
 
-PlacedLabelSearch search(const LabelDraw& ld, int H, bool sparse) {
+PlacedLabelSearch search(const LabelDraw& ld, int H, bool sparse, long node_limit = 1L << 26) {
   std::vector<const PairFit<Ball>*> checks;
   for (const auto& c : ld.checks) checks.push_back(&c);
-  return placed_label_search(ld.first, ld.lam, checks, H, sparse);
+  return placed_label_search(ld.first, ld.lam, checks, H, sparse, node_limit);
 }
 
 }  // namespace
@@ -284,6 +284,11 @@ TEST_CASE("placed labels: the sparse prune keeps the old search's survivors, and
     CHECK(e.found == linked.truth);
     CHECK(e.nodes <= 1 + H + H * H * (d - 1));
     CHECK(c.nodes > 4 * e.nodes);
+    CHECK(!c.stopped);
+    CHECK(!e.stopped);
+    // the limit stops a search that would pass it
+    const PlacedLabelSearch f = search(linked, H, false, c.nodes - 1);
+    CHECK(f.stopped);
   }
   // d = 24, H = 4 with links: H^d choices (2^48), labelled in at most 1 + H + H^2 (d - 1) nodes
   const int d = 24, H = 4;

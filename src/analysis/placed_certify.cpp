@@ -104,7 +104,11 @@ bool meets_any(const Ball& x, const std::vector<Ball>& c) {
 std::vector<std::vector<int>> first_token_heads(const std::vector<PairFit<Ball>>& first, const std::vector<std::vector<Ball>>& lam,
                                                 const std::vector<const PairFit<Ball>*>& checks, int H) {
   const int d = static_cast<int>(first.size());
-  const std::vector<std::vector<int>> found = placed_label_search(first, lam, checks, H, true).found;
+  const PlacedLabelSearch search = placed_label_search(first, lam, checks, H, true, 1L << 26);
+  if (search.stopped)
+    throw_unable("placed design, ball mode: the labelling at the first final token passed 2^26 steps without links (the budget had no room for "
+                 "them, or they could not be certified); give the run a larger budget or more accurate answers");
+  const std::vector<std::vector<int>>& found = search.found;
   if (static_cast<int>(found.size()) < H)
     throw Error(ErrorKind::inconsistent, "placed design, ball mode: the certified residues of the first final token fit fewer than H heads");
   if (static_cast<int>(found.size()) > H)
@@ -149,7 +153,7 @@ double rel_radius_log2(const std::vector<Ball>& x) {
 }  // namespace
 
 PlacedLabelSearch placed_label_search(const std::vector<PairFit<Ball>>& first, const std::vector<std::vector<Ball>>& lam,
-                                      const std::vector<const PairFit<Ball>*>& checks, int H, bool sparse) {
+                                      const std::vector<const PairFit<Ball>*>& checks, int H, bool sparse, long node_limit) {
   const int d = static_cast<int>(first.size()), nq = static_cast<int>(checks.size());
   const int K = std::min(nq, 4);  // checks that prune the search by hulls; the rest test its leaves
   const long prec = working_precision();
@@ -187,8 +191,11 @@ PlacedLabelSearch placed_label_search(const std::vector<PairFit<Ball>>& first, c
     return meets_any(s, checks[q]->c);
   };
   std::function<void(int)> walk = [&](int i) {
-    if (out.found.size() > cap) return;
-    ++out.nodes;
+    if (out.found.size() > cap || out.stopped) return;
+    if (++out.nodes > node_limit) {
+      out.stopped = true;
+      return;
+    }
     for (int q = 0; q < K; ++q)
       if (!meets_any(part[i][q] + suffix[q][i], checks[q]->c)) return;
     for (int q : complete[i])

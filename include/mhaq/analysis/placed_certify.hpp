@@ -45,13 +45,16 @@ PlacedCertified certify_placed(const PlacedResult& res, int H);
 // `sparse`, every other check whose lambda is exactly zero from index i on is
 // tested at depth i (its prediction is then known), else at the leaf. Both
 // are sound prunes of the same leaf test, so `sparse` changes `nodes` (the
-// nodes visited) and not `found`.
+// nodes visited) and not `found`. The search stops (`stopped`, `found`
+// incomplete) when it would visit more than `node_limit` nodes.
 struct PlacedLabelSearch {
   std::vector<std::vector<int>> found;
   long nodes = 0;
+  bool stopped = false;
 };
 PlacedLabelSearch placed_label_search(const std::vector<PairFit<Ball>>& first, const std::vector<std::vector<Ball>>& lam,
-                                      const std::vector<const PairFit<Ball>*>& checks, int H, bool sparse);
+                                      const std::vector<const PairFit<Ball>*>& checks, int H, bool sparse,
+                                      long node_limit);
 
 // The 2H+1 samples (indices into the grid, increasing) a pair is certified
 // from: of the candidates (evenly spread index sets, then single moves), the

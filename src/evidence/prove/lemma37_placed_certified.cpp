@@ -155,7 +155,7 @@ long sparse_search(const ProveOptions& o, bool broken, Rng& rng) {
       lam.push_back(l);
       cp.push_back(&checks[q]);
     }
-    const std::vector<std::vector<int>> found = placed_label_search(first, lam, cp, H, true).found;
+    const std::vector<std::vector<int>> found = placed_label_search(first, lam, cp, H, true, 1L << 26).found;
     // every choice, in lexicographic order, tested exactly
     std::vector<std::vector<int>> all;
     long combos = 1;
