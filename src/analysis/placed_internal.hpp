@@ -135,6 +135,12 @@ std::vector<int> best_permutation(int H, Cost&& cost) {
   return best;
 }
 
+// A new estimate from every pair fitted so far (placed_reestimate.cpp), for
+// the next round's placement when a round's labels do not hold together:
+// v_h by consensus of the pairs' residues, then W_h b_j per final token from
+// the pairs of b_j labelled by residue; `window` bounds the poles used.
+Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const Draws& dr, int H, double window, std::uint64_t seed);
+
 // The pilots (placed_pilot.cpp): an estimate of the heads, or none (status says why).
 // The grid pilot scales its offsets (on the token grid 1/den) by a power of 2
 // that its first pairs choose, so that poles neither crowd nor leave the

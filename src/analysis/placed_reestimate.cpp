@@ -1,0 +1,204 @@
+// The placed design's new estimate from pooled pair fits (docs/math/designs.md#placed,
+// "Re-estimate"): when a round's labels do not hold together, the estimate
+// that places the next round is rebuilt from every pair fitted so far.
+#include <set>
+
+#include "placed_internal.hpp"
+
+namespace mhaq::placed_detail {
+
+namespace {
+
+// The residue -delta^T v a pair predicts for a head with readout v, and the
+// tolerance (8 stated errors) within which one of its fitted residues agrees.
+double residue_prediction(const std::vector<double>& v, const PairObs& o) {
+  double c = 0;
+  for (size_t r = 0; r < v.size(); ++r) c -= v[r] * o.delta[r];
+  return c;
+}
+double residue_tolerance(const PairObs& o, int q) { return 8 * o.ec[q] + 1e-9 * (1 + std::fabs(o.c[q])); }
+
+// W_h b_j for one head and final token j: the least squares (trimmed) of
+// delta^T (W_h b_j) = log r over the pairs of b_j whose residue matches v's
+// prediction and whose pole is inside the window and well determined; with
+// fewer than d + 2 such pairs, the old column x0 moved least (in norm) to meet them.
+std::vector<double> column_from_pairs(const std::vector<const PairObs*>& pairs, const std::vector<double>& v, const std::vector<double>& x0, int j, int H,
+                                      double window) {
+  const int d = static_cast<int>(x0.size());
+  const int np = static_cast<int>(pairs.size());
+  DMat A;
+  std::vector<double> y;
+  for (int p = 0; p < np; ++p) {
+    if (pairs[p]->j != j) continue;
+    const double c0 = residue_prediction(v, *pairs[p]);
+    int q = -1;
+    for (int t = 0; t < H; ++t)
+      if (std::fabs(pairs[p]->c[t] - c0) <= residue_tolerance(*pairs[p], t) && (q < 0 || std::fabs(pairs[p]->c[t] - c0) < std::fabs(pairs[p]->c[q] - c0))) q = t;
+    if (q < 0 || !(std::fabs(pairs[p]->l[q]) < window) || !(pairs[p]->el[q] < 0.05)) continue;
+    A.push_back(pairs[p]->delta);
+    y.push_back(pairs[p]->l[q]);
+  }
+  std::vector<double> x = x0;
+  const int k = static_cast<int>(A.size());
+  if (k >= d + 2) return trimmed_least_squares(A, y);
+  if (k == 0) return x;
+  DMat G(k, std::vector<double>(k, 0.0));
+  std::vector<double> z(k);
+  for (int a = 0; a < k; ++a) {
+    z[a] = y[a];
+    for (int r = 0; r < d; ++r) z[a] -= A[a][r] * x0[r];
+    for (int b = 0; b < k; ++b)
+      for (int r = 0; r < d; ++r) G[a][b] += A[a][r] * A[b][r];
+  }
+  if (solve_dense(G, z))
+    for (int a = 0; a < k; ++a)
+      for (int r = 0; r < d; ++r) x[r] += A[a][r] * z[a];
+  return x;
+}
+
+// The pairs with distinct offsets, the first of each: residues do not depend
+// on b_j, so an offset asked at several final tokens (the grid pilot's) is one
+// equation for v and counts once, or a candidate fitted exactly to d offsets
+// would gather all their copies.
+std::vector<const PairObs*> distinct_offsets(std::vector<const PairObs*> pairs) {
+  std::set<std::vector<double>> seen;
+  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const PairObs* o) { return !seen.insert(o->delta).second; }), pairs.end());
+  return pairs;
+}
+
+}  // namespace
+
+// A new estimate from a round whose labels do not hold together (the
+// estimate it was placed by was too coarse): every pair that fits its answers
+// still shows the true poles and residues, unlabelled. For each head, v_h is
+// found by consensus: d pairs at random, each with the residue nearest the
+// current prediction -delta^T v_h, give a candidate v_h; a pair agrees when one
+// of its residues (not claimed by a head found before) matches the
+// candidate's prediction to within its error; the candidate most pairs agree
+// with is refined by least squares on them. Heads with too few agreeing pairs
+// keep their old v_h. Then each pair is labelled by residues, and W_h b_j is
+// the old one moved least (in norm) to meet delta_ij^T (W_h b_j) = log r_h(i, j)
+// at the pairs of b_j whose pole for h is within the window and well
+// determined. Only the next round's placement uses it.
+Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const Draws& dr, int H, double window, std::uint64_t seed) {
+  const int d = est.d;
+  Rng rng(seed ^ 0x5e57a7e5ULL);
+  std::vector<const PairObs*> pairs;
+  for (const PairObs& o : pool) {
+    bool fine = o.resid <= kResidualLimit && static_cast<int>(o.c.size()) == H;
+    for (int q = 0; fine && q < H; ++q) fine = std::isfinite(o.c[q]) && std::isfinite(o.l[q]);
+    if (fine) pairs.push_back(&o);
+  }
+  const std::vector<const PairObs*> all = pairs;  // for the columns W_h b_j
+  pairs = distinct_offsets(pairs);
+  const int np = static_cast<int>(pairs.size());
+  Estimate out = est;
+  if (np < d) return out;
+  auto pred = [](const std::vector<double>& v, const PairObs* pd) { return residue_prediction(v, *pd); };
+  auto tol = [](const PairObs* pd, int q) { return residue_tolerance(*pd, q); };
+  std::vector<std::vector<char>> claimed(np, std::vector<char>(H, 0));
+  // the residue of pair p matching v, or -1
+  auto match = [&](const std::vector<double>& v, int p) {
+    const double c0 = pred(v, pairs[p]);
+    int best = -1;
+    for (int q = 0; q < H; ++q)
+      if (!claimed[p][q] && std::fabs(pairs[p]->c[q] - c0) <= tol(pairs[p], q) && (best < 0 || std::fabs(pairs[p]->c[q] - c0) < std::fabs(pairs[p]->c[best] - c0)))
+        best = q;
+    return best;
+  };
+  auto nearest = [&](const std::vector<double>& v, int p) {
+    const double c0 = pred(v, pairs[p]);
+    int best = -1;
+    for (int q = 0; q < H; ++q)
+      if (!claimed[p][q] && (best < 0 || std::fabs(pairs[p]->c[q] - c0) < std::fabs(pairs[p]->c[best] - c0))) best = q;
+    return best;
+  };
+  // least squares for v over pairs p with residue q[p] >= 0 (weights 1/tol)
+  auto fit_v = [&](const std::vector<int>& q, std::vector<double>& v) {
+    DMat N(d, std::vector<double>(d, 0.0));
+    std::vector<double> x(d, 0.0);
+    for (int p = 0; p < np; ++p) {
+      if (q[p] < 0) continue;
+      const double w = 1 / tol(pairs[p], q[p]), w2 = w * w;
+      const std::vector<double>& dl = pairs[p]->delta;
+      for (int r = 0; r < d; ++r) {
+        x[r] -= w2 * dl[r] * pairs[p]->c[q[p]];
+        for (int t = 0; t < d; ++t) N[r][t] += w2 * dl[r] * dl[t];
+      }
+    }
+    if (!solve_dense(N, x)) return false;
+    v = x;
+    return true;
+  };
+  std::vector<std::vector<double>> vfound(H);
+  std::vector<int> support(H, 0);
+  // heads in the order of how many pairs their old v_h already matches
+  std::vector<int> horder(H);
+  std::iota(horder.begin(), horder.end(), 0);
+  for (int pass = 0; pass < H; ++pass) {
+    int bh = -1;
+    std::vector<double> bv;
+    std::vector<int> bq;
+    int bcount = -1;
+    for (int h = 0; h < H; ++h) {
+      if (!vfound[h].empty()) continue;
+      std::vector<int> near(np);
+      for (int p = 0; p < np; ++p) near[p] = nearest(est.v[h], p);
+      std::vector<double> best_v;
+      std::vector<int> best_q;
+      int best_n = -1;
+      for (int trial = 0; trial < 300; ++trial) {
+        std::vector<int> pick;
+        while (static_cast<int>(pick.size()) < d) {
+          const int p = static_cast<int>(rng.uniform_int(0, np - 1));
+          if (std::find(pick.begin(), pick.end(), p) == pick.end()) pick.push_back(p);
+        }
+        std::vector<int> q(np, -1);
+        for (int p : pick) q[p] = near[p];
+        std::vector<double> v;
+        if (!fit_v(q, v)) continue;
+        for (int it = 0; it < 3; ++it) {  // refine on the agreeing pairs
+          for (int p = 0; p < np; ++p) q[p] = match(v, p);
+          if (std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }) < d || !fit_v(q, v)) break;
+        }
+        for (int p = 0; p < np; ++p) q[p] = match(v, p);
+        const int n = static_cast<int>(std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }));
+        if (n > best_n) best_n = n, best_v = v, best_q = q;
+      }
+      if (best_n > bcount) bcount = best_n, bh = h, bv = best_v, bq = best_q;
+    }
+    // a head is found when more pairs agree than d + 2 (d pairs always can)
+    if (bh < 0 || bcount < d + 3) break;
+    vfound[bh] = bv;
+    support[bh] = bcount;
+    for (int p = 0; p < np; ++p)
+      if (bq[p] >= 0) claimed[p][bq[p]] = 1;
+  }
+  DMat Bd(d, std::vector<double>(d));
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c) Bd[r][c] = dr.B(r, c).approx_double();
+  const DMat BInv = dinverse(Bd);
+  if (BInv.empty()) return out;
+  for (int h = 0; h < H; ++h) {
+    if (vfound[h].empty()) continue;
+    out.v[h] = vfound[h];
+    // W_h b_j: the old column moved least to meet the agreeing pairs of b_j
+    DMat X(d, std::vector<double>(d, 0.0));  // X[r][j] = (W_h b_j)_r
+    for (int j = 0; j < d; ++j) {
+      std::vector<double> x0(d, 0.0);
+      for (int r = 0; r < d; ++r)
+        for (int c = 0; c < d; ++c) x0[r] += est.W[h][r][c] * dr.B(c, j).approx_double();
+      const std::vector<double> x = column_from_pairs(all, vfound[h], x0, j, H, window);
+      for (int r = 0; r < d; ++r) X[r][j] = x[r];
+    }
+    for (int r = 0; r < d; ++r)
+      for (int c = 0; c < d; ++c) {
+        double s = 0;
+        for (int t = 0; t < d; ++t) s += X[r][t] * BInv[t][c];
+        out.W[h][r][c] = s;
+      }
+  }
+  return out;
+}
+
+}  // namespace mhaq::placed_detail
