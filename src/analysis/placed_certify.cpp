@@ -15,8 +15,11 @@
 #include "mhaq/base/precision.hpp"
 #include "mhaq/stages/3-fit/pair_fit.hpp"
 #include "mhaq/stages/4-match/match.hpp"
+#include "placed_internal.hpp"
 
 namespace mhaq {
+
+using placed_detail::finals_matrix;
 
 namespace {
 
@@ -260,16 +263,16 @@ std::vector<int> placed_subset(const std::vector<Rational>& t, const std::vector
 }
 
 PlacedCertified certify_placed(const PlacedResult& res, int H) {
-  const int d = res.B.rows();
-  if (static_cast<int>(res.pairs.size()) != d * d || d < 1) throw_internal("placed design: the last round's pairs are missing");
+  const int d = res.B.rows(), n = res.B.cols();  // n = d + 1 final tokens with biases
+  if (static_cast<int>(res.pairs.size()) != d * n || d < 1) throw_internal("placed design: the last round's pairs are missing");
   std::vector<Rational> t;
   for (const Counts& g : res.grid) t.push_back(Rational(g.k, static_cast<unsigned long>(g.m)));
   PlacedCertified out;
-  std::vector<PairFit<Ball>> fits;  // [j*d + i], as res.pairs
+  std::vector<PairFit<Ball>> fits;  // [j*d + i] (offset i of final token j), as res.pairs
   for (const PlacedPair& pp : res.pairs) fits.push_back(certify_pair(pp, t, H, out.worst_pair_log2_rel));
   // every final token's offsets inverted once, in Q (labels, v_h and W_h use them)
   std::vector<QMat> Dinv;
-  for (int j = 0; j < d; ++j) Dinv.push_back(offsets_inverse(res.pairs, d, j));
+  for (int j = 0; j < n; ++j) Dinv.push_back(offsets_inverse(res.pairs, d, j));
   const QMat& D0 = Dinv[0];
   // labels at the first final token, checked against every other pair
   std::vector<std::vector<Ball>> lam;
@@ -298,15 +301,15 @@ PlacedCertified certify_placed(const PlacedResult& res, int H) {
   const std::vector<PairFit<Ball>> first(fits.begin(), fits.begin() + d);
   const std::vector<std::vector<int>> heads = first_token_heads(first, lam, checks, H);
   // v_h from the first final token; then every token's labels, and its v_h intersected
-  std::vector<std::vector<Ball>> v(H), L(H, std::vector<Ball>(static_cast<size_t>(d) * d));
-  std::vector<std::vector<Ball>> C(H, std::vector<Ball>(static_cast<size_t>(d) * d));
+  std::vector<std::vector<Ball>> v(H), L(H, std::vector<Ball>(static_cast<size_t>(d) * n));
+  std::vector<std::vector<Ball>> C(H, std::vector<Ball>(static_cast<size_t>(d) * n));
   for (int h = 0; h < H; ++h) {
     std::vector<Ball> c0;
     for (int i = 0; i < d; ++i) c0.push_back(-first[i].c[heads[h][i]]);
     v[h] = apply_transposed(D0, c0);
   }
   const Field<Ball> FB;
-  for (int j = 0; j < d; ++j) {
+  for (int j = 0; j < n; ++j) {
     const QMat& Dj = Dinv[j];
     for (int i = 0; i < d; ++i) {
       const size_t p = static_cast<size_t>(j) * d + i;
@@ -334,27 +337,39 @@ PlacedCertified certify_placed(const PlacedResult& res, int H) {
           throw Error(ErrorKind::inconsistent, "placed design, ball mode: the residues of head " + std::to_string(h + 1) + " disagree across final tokens");
     }
   }
-  // W_h b_j = Delta_j^{-T} log r_h(., j); W_h = [W_h b_j] B^{-1}
+  // W_h b_j (+ c_h) = Delta_j^{-T} log r_h(., j); W_h = [W_h b_j] B^{-1}, or
+  // with biases [W_h c_h] = [W_h b_j + c_h] A^{-1}, A = [B; 1 ... 1]
   QMat Binv;
-  if (!inverse(res.B, Binv)) throw_internal("placed design: B singular after the draw check");
+  if (!inverse(finals_matrix(res.B), Binv)) throw_internal("placed design: B singular after the draw check");
   for (int h = 0; h < H; ++h) {
-    Mat<Ball> X(d, d), W(d, d);
-    for (int j = 0; j < d; ++j) {
+    Mat<Ball> X(d, n), W(d, d);
+    std::vector<Ball> c;
+    for (int j = 0; j < n; ++j) {
       const std::vector<Ball> lj(L[h].begin() + static_cast<long>(j) * d, L[h].begin() + static_cast<long>(j + 1) * d);
       const std::vector<Ball> x = apply_transposed(Dinv[j], lj);
       for (int r = 0; r < d; ++r) X(r, j) = x[r];
     }
     std::vector<Ball> entries;
     for (int r = 0; r < d; ++r)
-      for (int c = 0; c < d; ++c) {
+      for (int col = 0; col < n; ++col) {
         Ball s(0L);
-        for (int k = 0; k < d; ++k)
-          if (!Binv(k, c).is_zero()) s += X(r, k) * Ball(Binv(k, c));
-        W(r, c) = s;
+        for (int k = 0; k < n; ++k)
+          if (!Binv(k, col).is_zero()) s += X(r, k) * Ball(Binv(k, col));
+        if (col < d) W(r, col) = s;
+        else c.push_back(s);
         entries.push_back(s);
       }
     out.max_rel_radius_log2 = std::max(out.max_rel_radius_log2, std::max(rel_radius_log2(entries), rel_radius_log2(v[h])));
-    out.heads.push_back(LearnedHead<Ball>{std::move(W), std::move(v[h])});
+    out.heads.push_back(LearnedHead<Ball>{std::move(W), std::move(v[h]), std::move(c)});
+  }
+  // beta = f([b_1]) - v^T b_1: the first pair's f(0) is the answer to [b_1],
+  // a ball that holds the true value whenever the stated errors do
+  if (n > d) {
+    Ball beta = res.pairs[0].f[0];
+    for (const auto& hd : out.heads)
+      for (int r = 0; r < d; ++r)
+        if (!res.B(r, 0).is_zero()) beta -= hd.v[r] * Ball(res.B(r, 0));
+    out.beta = beta;
   }
   return out;
 }

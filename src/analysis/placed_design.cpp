@@ -37,10 +37,11 @@ struct Placement {
 
 Placement place_offsets(const Estimate& est, const std::vector<double>& b, const std::vector<double>& ladder, double shift_range, Rng& rng, int tries) {
   const int d = est.d, H = static_cast<int>(est.W.size());
-  DMat M(d, std::vector<double>(H));  // columns W_h b
-  for (int h = 0; h < H; ++h)
-    for (int r = 0; r < d; ++r)
-      for (int c = 0; c < d; ++c) M[r][h] += est.W[h][r][c] * b[c];
+  DMat M(d, std::vector<double>(H));  // columns W_h b (+ c_h with biases)
+  for (int h = 0; h < H; ++h) {
+    const std::vector<double> x = column_of(est, h, b);
+    for (int r = 0; r < d; ++r) M[r][h] = x[r];
+  }
   DMat G(H, std::vector<double>(H));
   for (int a = 0; a < H; ++a)
     for (int c = 0; c < H; ++c)
@@ -112,16 +113,18 @@ Placement place_offsets(const Estimate& est, const std::vector<double>& b, const
   return best;
 }
 
-// The pairs asked so far: for each final token b_j its d placed offsets (as
-// asked, and as doubles), each pair's fit and the log r it was placed at. A
-// round asks the final tokens it is told to (all in the first) and replaces
-// their entries; the others keep theirs.
+// The pairs asked so far: for each of the n final tokens b_j (n = d, or d + 1
+// with biases) its d placed offsets (as asked, and as doubles), each pair's
+// fit and the log r it was placed at; pair (i, j) is entry i*n + j. A round
+// asks the final tokens it is told to (all in the first) and replaces their
+// entries; the others keep theirs.
 struct RoundData {
+  int d = 0, n = 0;
   std::vector<DMat> Deltas;
   std::vector<std::vector<QVec>> Dq;
-  std::vector<GridFit> fits;  // [i*d + j]
+  std::vector<GridFit> fits;  // [i*n + j]
   std::vector<std::vector<double>> l0s;
-  std::vector<std::vector<Ball>> answers;  // [i*d + j]: the pair's answers as balls, f(0) first
+  std::vector<std::vector<Ball>> answers;  // [i*n + j]: the pair's answers as balls, f(0) first
   double worst_resid = 0, worst_cond = 0;
 };
 
@@ -137,14 +140,16 @@ bool links_wanted(int d, const PlacedOptions& opt) { return d >= opt.links_from_
 template <class T>
 void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char>& ask, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad,
                Rng& rng, const std::vector<Counts>& grid, const PlacedOptions& opt) {
-  const int d = dr.B.rows(), H = opt.H;
+  const int d = dr.B.rows(), n = dr.B.cols(), H = opt.H;
   const std::vector<Mpfr> K = ratios(grid);
-  rd.Deltas.resize(d);
-  rd.Dq.resize(d);
-  rd.fits.resize(static_cast<size_t>(d) * d);
-  rd.l0s.resize(static_cast<size_t>(d) * d);
-  rd.answers.resize(static_cast<size_t>(d) * d);
-  for (int j = 0; j < d; ++j) {
+  rd.d = d;
+  rd.n = n;
+  rd.Deltas.resize(n);
+  rd.Dq.resize(n);
+  rd.fits.resize(static_cast<size_t>(d) * n);
+  rd.l0s.resize(static_cast<size_t>(d) * n);
+  rd.answers.resize(static_cast<size_t>(d) * n);
+  for (int j = 0; j < n; ++j) {
     if (!ask[j]) continue;
     const QVec bq = dr.B.col(j);
     const std::vector<double> b = to_doubles(bq);
@@ -161,21 +166,24 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
       rd.Dq[j].push_back(dq);
       QVec a(d);
       for (int r = 0; r < d; ++r) a[r] = bq[r] + dq[r];
-      std::vector<Ball>& balls = rd.answers[static_cast<size_t>(i) * d + j];
+      std::vector<Ball>& balls = rd.answers[static_cast<size_t>(i) * n + j];
       balls.assign(1, f0b);
       const std::vector<Mpfr> f = answer.pair(a, bq, grid, f0, &balls);
       std::vector<double> l0(H, 0.0);  // the placed log r on the rounded offset
       for (int h = 0; h < H; ++h)
         for (int r = 0; r < d; ++r)
           for (int c = 0; c < d; ++c) l0[h] += rd.Deltas[j][i][r] * est.W[h][r][c] * b[c];
+      if (!est.c.empty())  // log r = delta^T (W_h b + c_h)
+        for (int h = 0; h < H; ++h)
+          for (int r = 0; r < d; ++r) l0[h] += rd.Deltas[j][i][r] * est.c[h][r];
       GridFit g = fit_on_grid(F, K, f, l0, opt.answer_bits, opt.answer_abs);
       if (g.max_resid > kResidualLimit) {  // the placed start led astray: free starts
         GridFit g2 = fit_free(F, K, f, H, opt.answer_bits, opt.answer_abs);
         if (g2.cost < g.cost) g = std::move(g2);
       }
       pool.push_back(observe(rd.Deltas[j][i], j, g));
-      rd.fits[static_cast<size_t>(i) * d + j] = std::move(g);
-      rd.l0s[static_cast<size_t>(i) * d + j] = l0;
+      rd.fits[static_cast<size_t>(i) * n + j] = std::move(g);
+      rd.l0s[static_cast<size_t>(i) * n + j] = l0;
     }
   }
   rd.worst_resid = rd.worst_cond = 0;
@@ -189,7 +197,7 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
 // matches both the placed poles (in rungs) and the residues -v_h^T delta that
 // `vpred` predicts; at the final tokens marked in `by_residue` (whose poles
 // missed their places, so the places say nothing) the residues alone. L, C and
-// their errors eL, eC are [h][i*d + j].
+// their errors eL, eC are [h][i*n + j].
 struct Labels {
   std::vector<std::vector<Mpfr>> L, C;
   std::vector<std::vector<double>> eL, eC;
@@ -201,19 +209,19 @@ struct Labels {
 };
 
 Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& vpred, int H, double gap, const std::vector<char>& by_residue) {
-  const int d = static_cast<int>(rd.Deltas.size());
-  const size_t n = static_cast<size_t>(d) * d;
-  Labels lb{std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(n)),
-            std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(n)),
-            std::vector<std::vector<double>>(H, std::vector<double>(n)),
-            std::vector<std::vector<double>>(H, std::vector<double>(n)),
+  const int d = rd.d, n = rd.n;
+  const size_t np = static_cast<size_t>(d) * n;
+  Labels lb{std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(np)),
+            std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(np)),
+            std::vector<std::vector<double>>(H, std::vector<double>(np)),
+            std::vector<std::vector<double>>(H, std::vector<double>(np)),
             0,
-            std::vector<double>(d, 0.0),
+            std::vector<double>(n, 0.0),
             "",
             false};
-  for (int j = 0; j < d; ++j)
+  for (int j = 0; j < n; ++j)
     for (int i = 0; i < d; ++i) {
-      const size_t p = static_cast<size_t>(i) * d + j;
+      const size_t p = static_cast<size_t>(i) * n + j;
       const GridFit& g = rd.fits[p];
       const std::vector<double>& l0 = rd.l0s[p];
       std::vector<double> c0(H, 0.0), fl(H), fc(H);
@@ -253,15 +261,15 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
 // -delta_ij^T v_h over the pairs of the final tokens marked in `use`; empty
 // when they do not determine it.
 std::vector<std::vector<double>> v_from_tokens(const RoundData& rd, const Labels& lb, int H, const std::vector<char>& use) {
-  const int d = static_cast<int>(rd.Deltas.size());
+  const int d = rd.d, n = rd.n;
   std::vector<std::vector<double>> v;
   for (int h = 0; h < H; ++h) {
     DMat N(d, std::vector<double>(d, 0.0));
     std::vector<double> x(d, 0.0);
-    for (int j = 0; j < d; ++j) {
+    for (int j = 0; j < n; ++j) {
       if (!use[j]) continue;
       for (int i = 0; i < d; ++i) {
-        const size_t p = static_cast<size_t>(i) * d + j;
+        const size_t p = static_cast<size_t>(i) * n + j;
         const double e = std::max(lb.eC[h][p], 1e-300), w2 = 1 / (e * e), c = lb.C[h][p].to_double();
         if (!std::isfinite(w2) || !std::isfinite(c)) continue;
         for (int r = 0; r < d; ++r) {
@@ -284,35 +292,38 @@ struct HeadSolve {
   double rel_error = 0, check_ratio = 0;
 };
 
-// W_h b_j = Delta_j^{-T} L_h(:, j); W_h = [W_h b_j]_j B^{-1}.
-double solve_W(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, const Mat<Mpfr>& Binv, Mat<Mpfr>& W) {
-  const int d = static_cast<int>(rd.Deltas.size());
-  Mat<Mpfr> Wb(d, d);
-  DMat eWb(d, std::vector<double>(d, 0.0));
-  for (int j = 0; j < d; ++j) {
+// W_h b_j (+ c_h) = Delta_j^{-T} L_h(:, j); W_h = [W_h b_j]_j B^{-1}, or with
+// biases [W_h c_h] = [W_h b_j + c_h]_j A^{-1} (Binv holds B^{-1} or A^{-1}).
+double solve_W(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, const Mat<Mpfr>& Binv, Mat<Mpfr>& W, std::vector<Mpfr>& c_out) {
+  const int d = rd.d, n = rd.n;
+  Mat<Mpfr> Wb(d, n);
+  DMat eWb(d, std::vector<double>(n, 0.0));
+  for (int j = 0; j < n; ++j) {
     Mat<Mpfr> A(d, d), rhs(d, 1), y;
     for (int i = 0; i < d; ++i) {
-      rhs(i, 0) = lb.L[h][static_cast<size_t>(i) * d + j];
+      rhs(i, 0) = lb.L[h][static_cast<size_t>(i) * n + j];
       for (int r = 0; r < d; ++r) A(i, r) = F.from(rd.Dq[j][i][r]);
     }
     if (F.solve(y, A, rhs) != Truth::yes) throw_unable("placed design: the offsets of a final token are singular");
     const DMat Ainv = dinverse(rd.Deltas[j]);
     for (int r = 0; r < d; ++r) {
       Wb(r, j) = y(r, 0);
-      for (int i = 0; i < d; ++i) eWb[r][j] += std::fabs(Ainv[r][i]) * lb.eL[h][static_cast<size_t>(i) * d + j];
+      for (int i = 0; i < d; ++i) eWb[r][j] += std::fabs(Ainv[r][i]) * lb.eL[h][static_cast<size_t>(i) * n + j];
     }
   }
   W = Mat<Mpfr>(d, d);
-  double norm2 = 0, err2 = 0;
+  c_out.assign(n > d ? d : 0, Mpfr(0L));
+  double norm2 = 0, err2 = 0;  // [W_h c_h] measured as W_h (max_rel_error's metric)
   for (int r = 0; r < d; ++r)
-    for (int c = 0; c < d; ++c) {
+    for (int c = 0; c < n; ++c) {
       Mpfr s(0L);
       double e = 0;
-      for (int t = 0; t < d; ++t) {
+      for (int t = 0; t < n; ++t) {
         s += Wb(r, t) * Binv(t, c);
         e += eWb[r][t] * std::fabs(Binv(t, c).to_double());
       }
-      W(r, c) = s;
+      if (c < d) W(r, c) = s;
+      else c_out[r] = s;
       norm2 += s.to_double() * s.to_double();
       err2 += e * e;
     }
@@ -320,13 +331,13 @@ double solve_W(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int 
 }
 
 // v_h by weighted least squares on c_h(i, j) = -delta_ij^T v_h over all pairs.
-HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, Mat<Mpfr> W, double w_rel) {
-  const int d = static_cast<int>(rd.Deltas.size());
+HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, Mat<Mpfr> W, std::vector<Mpfr> c, double w_rel) {
+  const int d = rd.d, n = rd.n;
   Mat<Mpfr> N(d, d), rhs(d, 1), vv;
   DMat Nd(d, std::vector<double>(d, 0.0));
-  for (int j = 0; j < d; ++j)
+  for (int j = 0; j < n; ++j)
     for (int i = 0; i < d; ++i) {
-      const size_t p = static_cast<size_t>(i) * d + j;
+      const size_t p = static_cast<size_t>(i) * n + j;
       const double wt = 1 / std::max(lb.eC[h][p], 1e-300);
       const Mpfr w2 = md(wt * wt);
       for (int r = 0; r < d; ++r) {
@@ -340,16 +351,16 @@ HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, i
     }
   if (F.solve(vv, N, rhs) != Truth::yes) throw_unable("placed design: the residues do not determine v");
   const DMat Ninv = dinverse(Nd);
-  HeadSolve hs{LearnedHead<Mpfr>{std::move(W), std::vector<Mpfr>(d)}, 0, 0};
+  HeadSolve hs{LearnedHead<Mpfr>{std::move(W), std::vector<Mpfr>(d), std::move(c)}, 0, 0};
   double vn2 = 0, ev2 = 0;
   std::vector<double> ev(d, 0.0);  // worst-case first-order error of v: |N^{-1} D^T W^2| on the residues' errors
   for (int r = 0; r < d; ++r) {
     hs.head.v[r] = vv(r, 0);
     vn2 += vv(r, 0).to_double() * vv(r, 0).to_double();
   }
-  for (int j = 0; j < d; ++j)
+  for (int j = 0; j < n; ++j)
     for (int i = 0; i < d; ++i) {
-      const double e = lb.eC[h][static_cast<size_t>(i) * d + j], wt = 1 / std::max(e, 1e-300);
+      const double e = lb.eC[h][static_cast<size_t>(i) * n + j], wt = 1 / std::max(e, 1e-300);
       for (int r = 0; r < d; ++r) {
         double g = 0;
         for (int c = 0; c < d; ++c) g += Ninv[r][c] * rd.Deltas[j][i][c];
@@ -357,9 +368,9 @@ HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, i
       }
     }
   for (int r = 0; r < d; ++r) ev2 += ev[r] * ev[r];
-  for (int j = 0; j < d; ++j)
+  for (int j = 0; j < n; ++j)
     for (int i = 0; i < d; ++i) {
-      const size_t p = static_cast<size_t>(i) * d + j;
+      const size_t p = static_cast<size_t>(i) * n + j;
       double pred = 0, ep = 0;
       for (int r = 0; r < d; ++r) {
         pred -= rd.Deltas[j][i][r] * hs.head.v[r].to_double();
@@ -372,25 +383,35 @@ HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, i
 }
 
 // Every head of one labelling; the result's estimate, self-check and note.
+// With biases also beta = f([b_1]) - v^T b_1 (v = sum_h v_h; no query of its own).
 void solve_round(const Field<Mpfr>& F, const Draws& dr, const RoundData& rd, const Labels& lb, int H, PlacedResult& out) {
-  const int d = dr.B.rows();
-  Mat<Mpfr> Binv, Bm(d, d), I(d, d);
-  for (int r = 0; r < d; ++r) {
+  const int n = dr.B.cols();
+  const QMat A = finals_matrix(dr.B);
+  Mat<Mpfr> Binv, Bm(n, n), I(n, n);
+  for (int r = 0; r < n; ++r) {
     I(r, r) = Mpfr(1L);
-    for (int c = 0; c < d; ++c) Bm(r, c) = F.from(dr.B(r, c));
+    for (int c = 0; c < n; ++c) Bm(r, c) = F.from(A(r, c));
   }
   if (F.solve(Binv, Bm, I) != Truth::yes) throw_internal("placed design: B singular after the draw check");
   double est_rel = 0, check_ratio = 0;
   out.heads.clear();
   out.log2_cond_offsets = 0;
-  for (int j = 0; j < d; ++j) out.log2_cond_offsets = std::max(out.log2_cond_offsets, log2_cond(rd.Deltas[j]));
+  for (int j = 0; j < n; ++j) out.log2_cond_offsets = std::max(out.log2_cond_offsets, log2_cond(rd.Deltas[j]));
   for (int h = 0; h < H; ++h) {
     Mat<Mpfr> W;
-    const double w_rel = solve_W(F, rd, lb, h, Binv, W);
-    HeadSolve hs = solve_v(F, rd, lb, h, std::move(W), w_rel);
+    std::vector<Mpfr> c;
+    const double w_rel = solve_W(F, rd, lb, h, Binv, W, c);
+    HeadSolve hs = solve_v(F, rd, lb, h, std::move(W), std::move(c), w_rel);
     est_rel = std::isnan(hs.rel_error) || std::isnan(est_rel) ? std::nan("") : std::max(est_rel, hs.rel_error);
     check_ratio = std::max(check_ratio, hs.check_ratio);
     out.heads.push_back(std::move(hs.head));
+  }
+  out.beta.reset();
+  if (n > rd.d) {
+    Mpfr beta = Asker<Mpfr>::midpoint(rd.answers[0][0]);  // f([b_1]), pair (1, 1)'s first answer
+    for (const auto& hd : out.heads)
+      for (int r = 0; r < rd.d; ++r) beta -= hd.v[r] * F.from(dr.B(r, 0));
+    out.beta = beta;
   }
   // no estimate (NaN: the judge says unable) unless every error is a finite positive number
   out.estimate_log2 = est_rel > 0 && std::isfinite(est_rel) ? std::log2(est_rel) : std::nan("");
@@ -405,6 +426,7 @@ bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads) {
   for (const auto& hd : heads)
     for (int r = 0; r < static_cast<int>(hd.v.size()); ++r) {
       if (!std::isfinite(hd.v[r].to_double())) return false;
+      if (!hd.c.empty() && !std::isfinite(hd.c[r].to_double())) return false;
       for (int c = 0; c < hd.W.cols(); ++c)
         if (!std::isfinite(hd.W(r, c).to_double())) return false;
     }
@@ -413,13 +435,13 @@ bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads) {
 
 // The last round's pairs into the result, for ball mode's certification.
 void keep_pairs(const RoundData& rd, const Draws& dr, const std::vector<Counts>& grid, PlacedResult& out) {
-  const int d = static_cast<int>(rd.Deltas.size());
+  const int d = rd.d, n = rd.n;
   out.grid = grid;
   out.B = dr.B;
   out.pairs.clear();
-  for (int j = 0; j < d; ++j)
+  for (int j = 0; j < n; ++j)
     for (int i = 0; i < d; ++i) {
-      const size_t p = static_cast<size_t>(i) * d + j;
+      const size_t p = static_cast<size_t>(i) * n + j;
       out.pairs.push_back(PlacedPair{i, j, rd.Dq[j][i], rd.answers[p], rd.fits[p].P, rd.fits[p].c, rd.fits[p].l});
     }
 }
@@ -428,11 +450,14 @@ void keep_pairs(const RoundData& rd, const Draws& dr, const std::vector<Counts>&
 std::vector<Counts> round_grid(const PlacedOptions& opt) { return placed_grid(opt.grid > 0 ? opt.grid : std::min(60, 10 * opt.H + 10), opt.k_max); }
 long token_queries(int d, const std::vector<Counts>& grid) { return 1 + static_cast<long>(d) * static_cast<long>(grid.size() - 1); }
 
+// The final tokens: d, or d + 1 with biases.
+int finals_count(int d, const PlacedOptions& opt) { return opt.bias ? d + 1 : d; }
+
 // The grid pilot's queries: at every final token [b] and its 2d pairs (the
 // design's offsets and orthogonal_on_grid's), then [b_1] again and its 2d - 1 links.
 long grid_pilot_queries(int d, const PlacedOptions& opt) {
   const long g = static_cast<long>(placed_grid(opt.pilot_grid, opt.k_max).size()) - 1, m = 2L * d;
-  return d * (1 + m * g) + 1 + (m - 1) * g;
+  return finals_count(d, opt) * (1 + m * g) + 1 + (m - 1) * g;
 }
 
 template <class T>
@@ -446,7 +471,7 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
     out.pilot_kind = "paper";
   }
   if (static_cast<int>(est.W.size()) != H) {
-    const long total = oracle.queries() - before + grid_pilot_queries(d, opt) + d * token_queries(d, round_grid(opt));
+    const long total = oracle.queries() - before + grid_pilot_queries(d, opt) + finals_count(d, opt) * token_queries(d, round_grid(opt));
     if (opt.budget > 0 && total > opt.budget)
       throw Error(ErrorKind::budget, "placed design: the paper pilot gave no estimate (" + out.pilot_status + "), and the grid pilot with the first round would bring the run to " +
                                          std::to_string(total) + " queries, beyond its budget of " + std::to_string(opt.budget) + ": not asked");
@@ -461,7 +486,8 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
 }  // namespace
 
 long placed_least_queries(int d, const PlacedOptions& opt) {
-  return (opt.H <= 2 ? paper_query_bound(d, opt.H) : grid_pilot_queries(d, opt)) + d * token_queries(d, round_grid(opt));
+  return (opt.H <= 2 ? schedule_query_count(Schedule::paper, d, opt.H, 0, opt.bias) : grid_pilot_queries(d, opt)) +
+         finals_count(d, opt) * token_queries(d, round_grid(opt));
 }
 
 template <class T>
@@ -475,7 +501,14 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   const long before = oracle.queries();
   const Field<Mpfr> F;
   Rng rng(opt.seed ^ 0x91ace5eedULL);
-  const Draws dr = draw_scaled(rng, d, H, opt.tokens);
+  Draws dr = draw_scaled(rng, d, H, opt.tokens);
+  // with biases a final token b_{d+1} from its own stream, affinely
+  // independent of B's columns (the other draws stay those without biases)
+  if (opt.bias) {
+    Rng brng(opt.seed ^ 0x6166666e65ULL);
+    dr.B = with_affine_final(brng, dr.B, opt.tokens);
+  }
+  const int n = dr.B.cols();
   const std::vector<Counts> grid = round_grid(opt);
   Asker<T> answer(oracle, opt.errors);
   std::vector<PairObs> pool;  // every fitted pair, for a new estimate when labels fail
@@ -491,7 +524,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   // mode's labelling does not end at d >= 24
   const long link_cost = links_wanted(d, opt) ? static_cast<long>(d - 1) * static_cast<long>(grid.size() - 1) : 0;
   RoundData rd;
-  std::vector<char> ask(d, 1);
+  std::vector<char> ask(n, 1);
   for (int round = 1;; ++round) {
     out.rounds = round;
     const long design_before = oracle.queries();
@@ -504,14 +537,14 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     // labelled by residues alone, with the v_h of the final tokens whose poles
     // all kept their places (or, if there are none, of the solve itself)
     std::vector<std::vector<double>> vpred = est.v;
-    std::vector<char> by_residue(d, 0);
+    std::vector<char> by_residue(n, 0);
     Labels lb;
     for (int relabel = 0;; ++relabel) {
       lb = label_round(rd, vpred, H, lad.gap, by_residue);
       solve_round(F, dr, rd, lb, H, out);
       if (out.self_check == Truth::yes || relabel == 3 || !finite_heads(out.heads)) break;
-      std::vector<char> placed(d, 0);
-      for (int j = 0; j < d; ++j) {
+      std::vector<char> placed(n, 0);
+      for (int j = 0; j < n; ++j) {
         placed[j] = by_residue[j] == 0 && lb.token_dev[j] < lad.gap / 2;
         if (!placed[j]) by_residue[j] = 1;
       }
@@ -527,7 +560,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     // a pole more than a quarter rung off, placed by the estimate's W_h b_j
     // there (the solve's own column for that token)
     long redo = 0;
-    for (int j = 0; j < d; ++j) {
+    for (int j = 0; j < n; ++j) {
       ask[j] = !(lb.token_dev[j] <= lad.gap / 4);
       redo += ask[j];
     }
@@ -554,8 +587,8 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
       std::vector<std::vector<double>> l1(H), c1(H);
       for (int h = 0; h < H; ++h)
         for (int i = 0; i < d; ++i) {
-          l1[h].push_back(lb.L[h][static_cast<size_t>(i) * d].to_double());
-          c1[h].push_back(lb.C[h][static_cast<size_t>(i) * d].to_double());
+          l1[h].push_back(lb.L[h][static_cast<size_t>(i) * n].to_double());
+          c1[h].push_back(lb.C[h][static_cast<size_t>(i) * n].to_double());
         }
       const long links_before = oracle.queries();
       out.links = ask_links(answer, F, dr.B.col(0), rd.Dq[0], l1, c1, grid, rd.answers[0][0], opt, opt.ladder_top + opt.ladder_shift);

@@ -73,8 +73,40 @@ Estimate estimate_of(const std::vector<LearnedHead<Mpfr>>& heads, int d) {
     }
     est.W.push_back(W);
     est.v.push_back(v);
+    if (!hd.c.empty()) {
+      std::vector<double> c(d);
+      for (int r = 0; r < d; ++r) c[r] = hd.c[r].to_double();
+      est.c.push_back(c);
+    }
   }
   return est;
+}
+
+std::vector<double> column_of(const Estimate& est, int h, const std::vector<double>& b) {
+  const int d = est.d;
+  std::vector<double> x(d, 0.0);
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c) x[r] += est.W[h][r][c] * b[c];
+  if (!est.c.empty())
+    for (int r = 0; r < d; ++r) x[r] += est.c[h][r];
+  return x;
+}
+
+QMat finals_matrix(const QMat& B) {
+  const int d = B.rows(), n = B.cols();
+  if (n == d) return B;
+  QMat A(n, n);
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c) A(r, c) = r < d ? B(r, c) : Rational(1);
+  return A;
+}
+
+DMat finals_inverse(const QMat& B) {
+  const QMat A = finals_matrix(B);
+  DMat Ad(A.rows(), std::vector<double>(A.cols()));
+  for (int r = 0; r < A.rows(); ++r)
+    for (int c = 0; c < A.cols(); ++c) Ad[r][c] = A(r, c).approx_double();
+  return dinverse(Ad);
 }
 
 PairObs observe(const std::vector<double>& delta, int j, const GridFit& g) {

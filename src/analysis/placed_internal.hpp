@@ -37,12 +37,21 @@ Rational norm_of(const QVec& x);
 QVec on_grid(const std::vector<double>& x, long den);
 std::vector<double> to_doubles(const QVec& q);
 
-// An estimate of the heads (W[h][r][c], v[h]).
+// An estimate of the heads (W[h][r][c], v[h], and with biases c[h]).
 struct Estimate {
   int d = 0;
   std::vector<DMat> W;
   std::vector<std::vector<double>> v;
+  std::vector<std::vector<double>> c;  // empty without biases
 };
+// W_h b + c_h (c_h only with biases): the vector whose product with an
+// offset is the pole's log r at the final token b.
+std::vector<double> column_of(const Estimate& est, int h, const std::vector<double>& b);
+// The matrix of the final tokens' solve: B itself (d x d), or with biases
+// A = [B; 1 ... 1] ((d + 1) x (d + 1)) for B's d + 1 columns; its inverse in
+// doubles (empty when singular) and in Q (false when singular).
+QMat finals_matrix(const QMat& B);
+DMat finals_inverse(const QMat& B);
 Estimate estimate_of(const std::vector<LearnedHead<Mpfr>>& heads, int d);
 
 // One pair's weighted least-squares fit of f(k) = P + sum_h c_h / (1 + exp(l_h)

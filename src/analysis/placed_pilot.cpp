@@ -56,26 +56,26 @@ namespace {
 // outside the grid's window is seen only as "far": its log r is clipped to
 // the window's edge, and likely trimmed); v_h from delta_i^T v_h =
 // -median_j c_h(i, j) / s_j (the offsets of b_j are delta_i scaled by s_j,
-// so the residues c_h(i, j) = -s_j delta_i^T v_h); W_h = [W_h b_j] B^{-1}.
+// so the residues c_h(i, j) = -s_j delta_i^T v_h); W_h = [W_h b_j] B^{-1}, or
+// with biases (d + 1 final tokens, log r = delta^T (W_h b_j + c_h))
+// [W_h c_h] = [W_h b_j + c_h] A^{-1}.
 Estimate pilot_solve(const std::vector<std::vector<GridFit>>& fit, const std::vector<std::vector<std::vector<int>>>& order, const std::vector<QVec>& base,
                      const std::vector<std::vector<QVec>>& offs, const std::vector<int>& scale_log2, const Draws& dr, int H, double window) {
-  const int d = dr.B.rows(), m = static_cast<int>(base.size());
-  std::vector<DMat> A(d, DMat(m));  // [j][i]: the offsets of b_j
-  DMat A0(m), Bd(d, std::vector<double>(d));
+  const int d = dr.B.rows(), n = dr.B.cols(), m = static_cast<int>(base.size());
+  std::vector<DMat> A(n, DMat(m));  // [j][i]: the offsets of b_j
+  DMat A0(m);
   for (int i = 0; i < m; ++i) {
     A0[i] = to_doubles(base[i]);
-    for (int j = 0; j < d; ++j) A[j][i] = to_doubles(offs[j][i]);
+    for (int j = 0; j < n; ++j) A[j][i] = to_doubles(offs[j][i]);
   }
-  for (int r = 0; r < d; ++r)
-    for (int c = 0; c < d; ++c) Bd[r][c] = dr.B(r, c).approx_double();
-  const DMat BInv = dinverse(Bd);
+  const DMat BInv = finals_inverse(dr.B);
   if (BInv.empty()) throw_internal("placed design: the pilot's B is singular after the draw check");
   Estimate est;
   est.d = d;
   for (int h = 0; h < H; ++h) {
-    DMat Wb(d, std::vector<double>(d, 0.0));
+    DMat Wb(d, std::vector<double>(n, 0.0));
     std::vector<double> cmed(m);
-    for (int j = 0; j < d; ++j) {
+    for (int j = 0; j < n; ++j) {
       std::vector<double> y(m);
       for (int i = 0; i < m; ++i) {
         // a pole outside the grid's window is seen only as "far": its log r
@@ -89,17 +89,25 @@ Estimate pilot_solve(const std::vector<std::vector<GridFit>>& fit, const std::ve
     }
     for (int i = 0; i < m; ++i) {
       std::vector<double> c;
-      for (int j = 0; j < d; ++j) {
+      for (int j = 0; j < n; ++j) {
         const double x = std::ldexp(fit[i][j].c[order[i][j][h]].to_double(), -scale_log2[j]);
         c.push_back(std::isfinite(x) ? -x : 0);
       }
-      std::nth_element(c.begin(), c.begin() + d / 2, c.end());
-      cmed[i] = c[d / 2];
+      std::nth_element(c.begin(), c.begin() + n / 2, c.end());
+      cmed[i] = c[n / 2];
     }
-    DMat W(d, std::vector<double>(d, 0.0));
+    DMat W(d, std::vector<double>(n, 0.0));  // [W_h c_h] with biases
     for (int r = 0; r < d; ++r)
-      for (int c = 0; c < d; ++c)
-        for (int t = 0; t < d; ++t) W[r][c] += Wb[r][t] * BInv[t][c];
+      for (int c = 0; c < n; ++c)
+        for (int t = 0; t < n; ++t) W[r][c] += Wb[r][t] * BInv[t][c];
+    if (n > d) {
+      std::vector<double> ch(d);
+      for (int r = 0; r < d; ++r) {
+        ch[r] = W[r][d];
+        W[r].resize(d);
+      }
+      est.c.push_back(ch);
+    }
     est.W.push_back(W);
     est.v.push_back(trimmed_least_squares(A0, cmed));
   }
@@ -159,7 +167,7 @@ template <class T>
 std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const std::vector<QVec>& base, const std::vector<Counts>& grid,
                          const std::vector<Mpfr>& K, int H, long p, double abs, long den, std::vector<std::vector<GridFit>>& fit,
                          std::vector<std::vector<QVec>>& offs, std::vector<int>& scale_log2, std::vector<PairObs>& pool) {
-  const int d = dr.B.rows(), m = static_cast<int>(base.size());
+  const int d = dr.B.rows(), n = dr.B.cols(), m = static_cast<int>(base.size());
   // The scale probe, per final token (with heads of low rank, |W_h b_j|
   // differs much from one b_j to the next): log r = delta^T W_h b is linear
   // in delta, so offsets scaled by 2^k move every pole by that factor. The
@@ -172,7 +180,7 @@ std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, c
   // is probed before the other pairs are asked; when every scale is 1 the
   // pilot asks what it asked without a probe (in another order).
   const int n_probe = std::min(m, 2);
-  std::vector<Mpfr> f0(d);
+  std::vector<Mpfr> f0(n);
   auto fit_pair = [&](int i, int j) {
     const QVec b = dr.B.col(j);
     QVec a(d);
@@ -194,7 +202,7 @@ std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, c
     std::nth_element(s.begin(), s.begin() + (n - 1) / 2, s.end());
     return s[(n - 1) / 2];
   };
-  for (int j = 0; j < d; ++j) {
+  for (int j = 0; j < n; ++j) {
     if (j > 0) scale_log2[j] = median_scale(j);
     f0[j] = ask(Query{Run{dr.B.col(j), 1}});
     probe(j);
@@ -203,14 +211,14 @@ std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, c
   // noisy fit of crowded poles can look spread: the first token, probed
   // without a median to start from, most often) is probed once more from
   // the median
-  const int med = median_scale(d);
-  for (int j = 0; j < d; ++j)
+  const int med = median_scale(n);
+  for (int j = 0; j < n; ++j)
     if (std::abs(scale_log2[j] - med) >= 2) {
       scale_log2[j] = med;
       probe(j);
     }
   std::string scales;
-  for (int j = 0; j < d; ++j) {
+  for (int j = 0; j < n; ++j) {
     for (int i = 0; i < m; ++i) {
       if (i >= n_probe) fit_pair(i, j);
       pool.push_back(observe(to_doubles(offs[j][i]), j, fit[i][j]));
@@ -223,22 +231,22 @@ std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, c
 template <class T>
 Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p, double abs,
                     long den, std::string& status, std::vector<PairObs>& pool) {
-  const int d = dr.B.rows();
+  const int d = dr.B.rows(), n = dr.B.cols();
   const double window = std::log(static_cast<double>(grid.back().k)) + 1;
   const std::vector<Mpfr> K = ratios(grid);
   std::vector<QVec> base;
   for (int i = 0; i < d; ++i) base.push_back(dr.Delta.col(i));
   for (int i = 0; i < extra.cols(); ++i) base.push_back(extra.col(i));
   const int m = static_cast<int>(base.size());
-  std::vector<std::vector<GridFit>> fit(m, std::vector<GridFit>(d));  // [i][j]
-  std::vector<std::vector<QVec>> offs(d);                             // [j][i]: the offsets of b_j, scaled
-  std::vector<int> scale_log2(d, 0);
+  std::vector<std::vector<GridFit>> fit(m, std::vector<GridFit>(n));  // [i][j]
+  std::vector<std::vector<QVec>> offs(n);                             // [j][i]: the offsets of b_j, scaled
+  std::vector<int> scale_log2(n, 0);
   const std::string scales = scaled_pairs(ask, F, dr, base, grid, K, H, p, abs, den, fit, offs, scale_log2, pool);
   const QVec b1 = dr.B.col(0);
   const std::vector<QVec>& offs1 = offs[0];
   const Mpfr f01 = ask(Query{Run{b1, 1}});
   // order[i][j][h]: the index in fit[i][j] of head h (the order of fit[0][0])
-  std::vector<std::vector<std::vector<int>>> order(m, std::vector<std::vector<int>>(d));
+  std::vector<std::vector<std::vector<int>>> order(m, std::vector<std::vector<int>>(n));
   auto dbl = [](const std::vector<Mpfr>& x, int k = 0) {
     std::vector<double> y;
     for (const Mpfr& t : x) y.push_back(std::ldexp(t.to_double(), k));
@@ -283,7 +291,7 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
   for (int i = 0; i < m; ++i) {
     // residues in the units of the offsets of b_1 (those of b_j are scaled by 2^(k_j - k_1))
     const auto ci = dbl(fit[i][0].c);
-    for (int j = 1; j < d; ++j) {
+    for (int j = 1; j < n; ++j) {
       const auto cj = dbl(fit[i][j].c, scale_log2[0] - scale_log2[j]);
       order[i][j] = best_permutation(H, [&](const std::vector<int>& sg) {  // head h is head sg[h] of (i,j)
         double tot = 0;
@@ -313,6 +321,7 @@ Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& s
   lo.schedule = Schedule::paper;
   lo.seed = opt.seed;
   lo.tokens = opt.tokens;
+  lo.bias = opt.bias;
   // the answers' accuracy for answers of size about 1
   const double a0 = std::max(-static_cast<double>(opt.answer_bits), opt.answer_abs > 0 ? std::log2(opt.answer_abs) : -INFINITY);
   for (double acc : {a0, a0 / 2, a0 / 4}) {

@@ -174,28 +174,26 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
     for (int p = 0; p < np; ++p)
       if (bq[p] >= 0) claimed[p][bq[p]] = 1;
   }
-  DMat Bd(d, std::vector<double>(d));
-  for (int r = 0; r < d; ++r)
-    for (int c = 0; c < d; ++c) Bd[r][c] = dr.B(r, c).approx_double();
-  const DMat BInv = dinverse(Bd);
+  // [W_h c_h] = [W_h b_j + c_h]_j A^{-1} (A = B without biases)
+  const int n = dr.B.cols();
+  const DMat BInv = finals_inverse(dr.B);
   if (BInv.empty()) return out;
   for (int h = 0; h < H; ++h) {
     if (vfound[h].empty()) continue;
     out.v[h] = vfound[h];
-    // W_h b_j: the old column moved least to meet the agreeing pairs of b_j
-    DMat X(d, std::vector<double>(d, 0.0));  // X[r][j] = (W_h b_j)_r
-    for (int j = 0; j < d; ++j) {
-      std::vector<double> x0(d, 0.0);
-      for (int r = 0; r < d; ++r)
-        for (int c = 0; c < d; ++c) x0[r] += est.W[h][r][c] * dr.B(c, j).approx_double();
+    // W_h b_j (+ c_h): the old column moved least to meet the agreeing pairs of b_j
+    DMat X(d, std::vector<double>(n, 0.0));  // X[r][j] = (W_h b_j + c_h)_r
+    for (int j = 0; j < n; ++j) {
+      const std::vector<double> x0 = column_of(est, h, to_doubles(dr.B.col(j)));
       const std::vector<double> x = column_from_pairs(all, vfound[h], x0, j, H, window);
       for (int r = 0; r < d; ++r) X[r][j] = x[r];
     }
     for (int r = 0; r < d; ++r)
-      for (int c = 0; c < d; ++c) {
+      for (int c = 0; c < n; ++c) {
         double s = 0;
-        for (int t = 0; t < d; ++t) s += X[r][t] * BInv[t][c];
-        out.W[h][r][c] = s;
+        for (int t = 0; t < n; ++t) s += X[r][t] * BInv[t][c];
+        if (c < d) out.W[h][r][c] = s;
+        else out.c[h][r] = s;
       }
   }
   return out;

@@ -485,9 +485,8 @@ void check_bias_options(const RecoverOptions& o) {
   if (o.schedule == Schedule::rank)
     throw Error(ErrorKind::usage, "--rank learns heads without biases (its skeleton completes d x d log-poles, not [W_h c_h]); with biases leave out --rank: "
                                   "the paper, lean and compact schedules learn (W_h, c_h, v_h) and beta");
-  if (o.design == Design::tuned || o.design == Design::placed)
-    throw Error(ErrorKind::usage, std::string("--design ") + (o.design == Design::tuned ? "tuned" : "placed") +
-                                      " chooses its queries for a model without biases; with biases use --design paper or scaled");
+  if (o.design == Design::tuned)
+    throw Error(ErrorKind::usage, "--design tuned chooses its queries for a model without biases; with biases use --design paper, scaled or placed");
   if (!o.noise_eps.is_zero())
     throw Error(ErrorKind::usage, "--noise: the noise study (kappa, the certified bounds, the observed error) measures W and v only; it is not run with biases "
                                   "(the run's own error estimate covers c and beta: use --oracle-bits for approximate answers)");

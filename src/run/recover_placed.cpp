@@ -53,7 +53,8 @@ void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int H, const Mo
   facts.self_check = res.self_check;
   facts.heads_recovered = static_cast<int>(res.heads.size());
   record_estimate(r, facts, res.estimate_log2);
-  if (canon) ArithPolicy<Mpfr>::compare(r, facts, *canon, res.heads);
+  if (res.beta) r.evidence.beta = F.str(*res.beta);
+  if (canon) ArithPolicy<Mpfr>::compare(r, facts, *canon, res.heads, res.beta ? &*res.beta : nullptr);
   // The design's self-check is a weighted residual and a labelling test on
   // local least-squares fits of rounded answers: when it fails, the fits may
   // have missed an H-head model that fits, so it never shows the answers
@@ -77,7 +78,8 @@ void placed_heads(const Field<Mpfr>& F, const PlacedResult& res, int H, const Mo
     // a certified contradiction (inconsistent) stands: the balls hold the
     // true answers whenever the stated errors do
     const PlacedCertified cert = certify_placed(res, H);
-    if (record_certified_bound(r, facts, certified_distance_log2(F, res.heads, cert.heads))) return;
+    if (record_certified_bound(r, facts, certified_distance_log2(F, res.heads, cert.heads, res.beta ? &*res.beta : nullptr, cert.beta ? &*cert.beta : nullptr)))
+      return;
     record_judge_note(r, facts, "the certified heads' balls do not bound every head's scale away from zero");
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::unable) throw;
@@ -94,9 +96,13 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   po.seed = lo.seed;
   po.tokens = lo.tokens;
   po.answer_bits = o.oracle_bits > 0 ? std::min<long>(o.oracle_bits, o.bits) : o.bits;
+  po.bias = lo.bias;
   // its own budget, or --max-queries below it: rounds only within it, and
-  // its pilot and first round refused before asking when they exceed it
-  const long budget = 10 * paper_query_bound(truth.d, lo.H);
+  // its pilot and first round refused before asking when they exceed it.
+  // Ten times the paper schedule's count (with biases, that of the schedule
+  // with biases: docs/math/biases.md)
+  const long budget = 10 * schedule_query_count(Schedule::paper, truth.d, lo.H, 0, lo.bias);
+  const std::string formula = lo.bias ? "10 (4Hd^2+4Hd-2H+1)" : "10 (4Hd^2-2H+1)";
   const long cap = o.external ? o.external->max_queries : 0;
   const bool capped = cap > 0 && cap <= budget;
   r.design.query_budget = budget;
@@ -165,7 +171,7 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   // poles; a budget that allows more rounds, or other draws, may
   if (v.status == Status::unable && (rounds_end == "budget" || rounds_end == "rounds")) {
     const std::string more = rounds_end == "rounds" ? "its limit of rounds was reached" : capped ? "raise --max-queries (at most the design's budget of " + std::to_string(budget) + ")"
-                                                                                                   : "its budget of " + std::to_string(budget) + " queries (10 (4Hd^2-2H+1)) ran out";
+                                                                                                   : "its budget of " + std::to_string(budget) + " queries (" + formula + ") ran out";
     const std::string accuracy = o.external ? "a smaller true stated error (--oracle-error)" : o.oracle_bits > 0 ? "more --oracle-bits" : "more --bits";
     r.judge.remedy = missed == 0 ? "every pair fits its answers but the rounds did not place every head's poles (labels, not the answers' accuracy: more answer bits or --bits do not help): " + more +
                                        "; another --seed draws other final tokens and offsets"
@@ -173,7 +179,7 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
                                        "; more accurate answers (" + accuracy + ") or another --seed may place them";
   }
   if (spent)
-    r.judge.remedy = "the placed design needs more than its budget of " + std::to_string(budget) + " queries (10 (4Hd^2-2H+1)) at this draw: another --seed, or --design scaled";
+    r.judge.remedy = "the placed design needs more than its budget of " + std::to_string(budget) + " queries (" + formula + ") at this draw: another --seed, or --design scaled";
   return oracle.queries();
 }
 

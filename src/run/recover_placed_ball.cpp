@@ -25,7 +25,8 @@ void placed_heads(const Field<Ball>& F, const PlacedResult& res, int H, const Mo
   r.evidence.self_check_note = note;
   r.design.max_rel_radius_log2 = cert.max_rel_radius_log2;
   r.evidence.heads = head_records(F, cert.heads);
-  if (canon) ArithPolicy<Ball>::compare(r, facts, *canon, cert.heads);
+  if (cert.beta) r.evidence.beta = F.str(*cert.beta);
+  if (canon) ArithPolicy<Ball>::compare(r, facts, *canon, cert.heads, cert.beta ? &*cert.beta : nullptr);
 }
 
 }  // namespace mhaq

@@ -15,10 +15,14 @@
 //    by the residues -delta^T v_h these heads predict (a unique matching);
 //  * W_h b_j = Delta_j^{-T} log r_h(., j), W_h = [W_h b_j] B^{-1} and
 //    v_h = -Delta_j^{-T} c_h(., j) (intersected over the final tokens), with
-//    the offsets' and tokens' inverses exact in Q.
+//    the offsets' and tokens' inverses exact in Q. With biases (d + 1 final
+//    tokens) the same columns are W_h b_j + c_h, [W_h c_h] = [W_h b_j +
+//    c_h] A^{-1} with A = [B; 1 ... 1], and beta = f([b_1]) - v^T b_1 from
+//    the ball of the answer to [b_1].
 // Every step is decided on the balls; a step that cannot be decided throws
 // Error(unable) (with what to change), a contradiction Error(inconsistent).
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "mhaq/analysis/placed_design.hpp"
@@ -27,7 +31,8 @@
 namespace mhaq {
 
 struct PlacedCertified {
-  std::vector<LearnedHead<Ball>> heads;
+  std::vector<LearnedHead<Ball>> heads;  // with biases each with its c_h
+  std::optional<Ball> beta;              // with biases: f([b_1]) - v^T b_1
   double worst_pair_log2_rel = -1e9;  // the widest certified pole or residue, relative (log2)
   double max_rel_radius_log2 = -1e9;  // the widest output ball relative to the largest |midpoint| of its head's W (or v)
 };

@@ -14,6 +14,7 @@
 // (analysis/placed_certify.hpp).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,11 @@ struct PlacedOptions {
   // (PlacedResult::links), so that ball mode labels its heads in about H d
   // steps rather than H^(3d/4); below it the runs ask what they asked before.
   int links_from_d = 12;
+  // The model may have biases (docs/math/biases.md): log r_h = delta^T (W_h b
+  // + c_h) is affine in the final token, so the rounds use d + 1 final tokens
+  // that span affinely, [W_h c_h] = [W_h b_j + c_h]_j A^{-1} with A = [B; 1
+  // ... 1], and beta = f([b_1]) - v^T b_1.
+  bool bias = false;
 };
 
 // One sample of a pair: the query [a x k, b x m] (m >= 1 copies of the final
@@ -72,7 +78,8 @@ struct PlacedPair {
 };
 
 struct PlacedResult {
-  std::vector<LearnedHead<Mpfr>> heads;
+  std::vector<LearnedHead<Mpfr>> heads;  // with biases each with its c_h
+  std::optional<Mpfr> beta;              // with biases: f([b_1]) - v^T b_1
   std::string pilot_status;  // "ok", or why no estimate was found
   std::string pilot_kind;    // "paper" (the learner's paper schedule) or "grid"
                              // (pairs on the grid, free fits)
@@ -105,7 +112,7 @@ struct PlacedResult {
   // the grid with f[0] b_1's answer; `i` is the second offset's index, j = 0
   std::vector<PlacedPair> links;
   std::vector<Counts> grid;
-  QMat B;
+  QMat B;  // the final tokens as columns: d of them, or d + 1 with biases
 };
 
 // The grid: t = 0 ([b] alone) first, then up to `n` ratios k/m, geometric from
@@ -113,6 +120,7 @@ struct PlacedResult {
 std::vector<Counts> placed_grid(int n, long k_max);
 
 // The fewest queries a run asks: its pilot (the paper schedule at H <= 2,
+// with biases the paper schedule with them,
 // else the grid pilot) and its first round. Later rounds and the grid
 // pilot after a paper pilot that fails come on top.
 long placed_least_queries(int d, const PlacedOptions& opt);
