@@ -17,10 +17,13 @@
 #   rounded to 53 / 24 bits (--oracle-bits); torch64 / torch32,
 #   nn.MultiheadAttention(d, H) at torch's initialisation through
 #   examples/oracles/torch_mha.py (--dtype float64 / float32, --max-length
-#   65537; the factored model it writes judges the run afterwards). Each row
+#   65537; the factored model it writes judges the run afterwards); torch64b,
+#   the same in float64 with bias=True (--bias, biases drawn as the example
+#   says; recover learns c_h and beta). Each row
 #   gives the ok count over the seeds, the worst max_rel_error among the ok
 #   runs, the ok runs whose error exceeds their tolerance (must be 0), the
-#   most queries against the budget 10 (4Hd^2-2H+1), and the longest run's
+#   most queries against the budget 10 (4Hd^2-2H+1) (with biases
+#   10 (4Hd^2+4Hd-2H+1)), and the longest run's
 #   seconds. FRONTIER_TIMEOUT=SECONDS stops a run after that long (status
 #   "timeout").
 set -euo pipefail

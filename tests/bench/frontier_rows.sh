@@ -21,13 +21,15 @@ source_args() {
   case "$src" in
     drawn53) echo "--d $d --heads $H --seed $S --oracle-bits 53" ;;
     drawn24) echo "--d $d --heads $H --seed $S --oracle-bits 24" ;;
-    torch64 | torch32)
-      local dtype=float64
+    torch64 | torch32 | torch64b)
+      local dtype=float64 bias="" tag=""
       [[ $src == torch32 ]] && dtype=float32
-      local m="$tmp/torch-$dtype-$d-$H-$S.model.json"
-      [[ -s "$m" ]] || "$py" "$torch_oracle" --d "$d" --heads "$H" --seed "$S" --dtype "$dtype" --write-model "$m" > /dev/null
-      echo "--model $m --seed $S --oracle '$py $torch_oracle --d $d --heads $H --seed $S --dtype $dtype --max-length 65537'" ;;
-    *) echo "unknown source $src (drawn53, drawn24, torch64, torch32)" >&2; return 2 ;;
+      # torch64b: bias=True (the model file has biases, so recover learns them)
+      [[ $src == torch64b ]] && bias="--bias" tag="-bias"
+      local m="$tmp/torch-$dtype$tag-$d-$H-$S.model.json"
+      [[ -s "$m" ]] || "$py" "$torch_oracle" --d "$d" --heads "$H" --seed "$S" --dtype "$dtype" $bias --write-model "$m" > /dev/null
+      echo "--model $m --seed $S --oracle '$py $torch_oracle --d $d --heads $H --seed $S --dtype $dtype $bias --max-length 65537'" ;;
+    *) echo "unknown source $src (drawn53, drawn24, torch64, torch64b, torch32)" >&2; return 2 ;;
   esac
 }
 for R in ${rows//,/ }; do
@@ -70,7 +72,8 @@ for R in rows:
     shape, src = R.split(":")
     d, H = map(int, shape.split("x"))
     bits = 24 if src.endswith("24") or src == "torch32" else 53
-    budget = 10 * (4 * H * d * d - 2 * H + 1)
+    # with biases ten times the count of the paper schedule with them
+    budget = 10 * (4 * H * d * d + (4 * H * d if src == "torch64b" else 0) - 2 * H + 1)
     for D in designs:
         ok = wrong = 0
         worst = 0.0
