@@ -113,6 +113,38 @@ TEST_CASE(
   CHECK(r.evidence.self_check == SelfCheck::yes);
 }
 
+TEST_CASE("placed design: d = 12, H = 2, one round: its queries are exactly the least count, the links' (d - 1) pairs included, and its report names the placed design") {
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 12;
+  g.heads = 2;
+  g.seed = 1;
+  const RecoverResult r = placed_run(generate_model(g), 53, 1);
+  INFO(record_json(r).dump().substr(0, 600));
+  REQUIRE(r.judge.status == Status::ok);
+  REQUIRE(r.design.placed_rounds == 1);  // the paper pilot, one round and the links: nothing else asked
+  REQUIRE(r.design.pilot_kind == std::string("paper"));
+  PlacedOptions po;
+  po.H = 2;
+  po.tokens = default_tokens(Arith::mpfr);
+  const long least = placed_least_queries(12, po);
+  CHECK(r.evidence.queries.value() == least);
+  // without the links the count is 11 pairs of the round's grid lower
+  PlacedOptions no_links = po;
+  no_links.links_from_d = 13;
+  const long pairs = static_cast<long>(placed_grid(10 * po.H + 10, po.k_max).size()) - 1;
+  CHECK(least - placed_least_queries(12, no_links) == 11 * pairs);
+  // the report says what the placed design did, not the tuned design's pilot or a schedule
+  const std::string text = recover_report(r);
+  INFO(text);
+  CHECK(text.find("design placed") != std::string::npos);
+  CHECK(text.find("a paper pilot spent " + std::to_string(r.design.pilot_queries.value()) + " queries") != std::string::npos);
+  CHECK(text.find("1 round(s)") != std::string::npos);
+  CHECK(text.find("tuned") == std::string::npos);
+  CHECK(text.find("lean schedule") == std::string::npos);
+  CHECK(text.find("schedule paper") == std::string::npos);
+  CHECK(text.find("bound 2H+1") == std::string::npos);
+}
+
 TEST_CASE("placed design: refuses what it does not do, with a usage error") {
   GenerateOptions g = default_generate(Arith::mpfr);
   g.d = 2;

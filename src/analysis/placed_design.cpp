@@ -135,6 +135,12 @@ struct Ladder {
 // quarters of b_1's offsets).
 bool links_wanted(int d, const PlacedOptions& opt) { return d >= opt.links_from_d && opt.tokens.den % 4 == 0; }
 
+// The links' queries: d - 1 pairs at b_1 on the round's grid, each without
+// its t = 0 answer (b_1's own, asked already).
+long link_queries(int d, const std::vector<Counts>& grid, const PlacedOptions& opt) {
+  return links_wanted(d, opt) ? static_cast<long>(d - 1) * static_cast<long>(grid.size() - 1) : 0;
+}
+
 template <class T>
 void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char>& ask, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad,
                Rng& rng, const std::vector<Counts>& grid, const PlacedOptions& opt) {
@@ -637,9 +643,10 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
     out.pilot_kind = "paper";
   }
   if (static_cast<int>(est.W.size()) != H) {
-    const long total = oracle.queries() - before + grid_pilot_queries(d, opt) + d * token_queries(d, round_grid(opt));
+    const std::vector<Counts> grid = round_grid(opt);
+    const long total = oracle.queries() - before + grid_pilot_queries(d, opt) + d * token_queries(d, grid) + link_queries(d, grid, opt);
     if (opt.budget > 0 && total > opt.budget)
-      throw Error(ErrorKind::budget, "placed design: the paper pilot gave no estimate (" + out.pilot_status + "), and the grid pilot with the first round would bring the run to " +
+      throw Error(ErrorKind::budget, "placed design: the paper pilot gave no estimate (" + out.pilot_status + "), and the grid pilot with the first round (and links) would bring the run to " +
                                          std::to_string(total) + " queries, beyond its budget of " + std::to_string(opt.budget) + ": not asked");
     const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
     est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, opt.tokens.den, out.pilot_status, pool);
@@ -652,7 +659,8 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
 }  // namespace
 
 long placed_least_queries(int d, const PlacedOptions& opt) {
-  return (opt.H <= 2 ? paper_query_bound(d, opt.H) : grid_pilot_queries(d, opt)) + d * token_queries(d, round_grid(opt));
+  const std::vector<Counts> grid = round_grid(opt);
+  return (opt.H <= 2 ? paper_query_bound(d, opt.H) : grid_pilot_queries(d, opt)) + d * token_queries(d, grid) + link_queries(d, grid, opt);
 }
 
 template <class T>
@@ -660,7 +668,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   const int d = oracle.dim(), H = opt.H;
   if (H < 1 || H > d) throw Error(ErrorKind::usage, "--design placed needs 1 <= H <= d (the poles are placed through d-dimensional offsets)");
   if (const long least = placed_least_queries(d, opt); opt.budget > 0 && least > opt.budget)
-    throw Error(ErrorKind::budget, "placed design: its pilot and first round need " + std::to_string(least) + " queries, beyond its budget of " +
+    throw Error(ErrorKind::budget, "placed design: its pilot, first round and links (d >= " + std::to_string(opt.links_from_d) + ") need " + std::to_string(least) + " queries, beyond its budget of " +
                                        std::to_string(opt.budget) + ": not asked");
   PlacedResult out;
   const long before = oracle.queries();
@@ -680,7 +688,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   const long token_cost = token_queries(d, grid);
   // the links' queries, kept back from further rounds: without them ball
   // mode's labelling does not end at d >= 24
-  const long link_cost = links_wanted(d, opt) ? static_cast<long>(d - 1) * static_cast<long>(grid.size() - 1) : 0;
+  const long link_cost = link_queries(d, grid, opt);
   RoundData rd;
   std::vector<char> ask(d, 1);
   for (int round = 1;; ++round) {

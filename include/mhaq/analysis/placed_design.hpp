@@ -113,8 +113,10 @@ struct PlacedResult {
 std::vector<Counts> placed_grid(int n, long k_max);
 
 // The fewest queries a run asks: its pilot (the paper schedule at H <= 2,
-// else the grid pilot) and its first round. Later rounds and the grid
-// pilot after a paper pilot that fails come on top.
+// else the grid pilot), its first round and, from d = links_from_d, the
+// links at b_1 (d - 1 pairs on the round's grid; without them ball mode's
+// labelling does not end at d >= 24). Later rounds and the grid pilot
+// after a paper pilot that fails come on top.
 long placed_least_queries(int d, const PlacedOptions& opt);
 
 // Runs the pilot and the placed design on `oracle`. Throws Error(unable) when
