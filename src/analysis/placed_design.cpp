@@ -124,6 +124,10 @@ struct RoundData {
   std::vector<std::vector<double>> l0s;
   std::vector<std::vector<Ball>> answers;  // [i*d + j]: the pair's answers as balls, f(0) first
   double worst_resid = 0, worst_cond = 0;
+  // per final token, the factor on its placed offsets: 1/4 more each time
+  // none of its pairs fit (its column W_h b_j far off, its poles far outside
+  // the grid's window), back to 1 once some do
+  std::vector<double> shrink;
 };
 
 struct Ladder {
@@ -151,11 +155,14 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
   rd.fits.resize(static_cast<size_t>(d) * d);
   rd.l0s.resize(static_cast<size_t>(d) * d);
   rd.answers.resize(static_cast<size_t>(d) * d);
+  rd.shrink.resize(d, 1.0);
   for (int j = 0; j < d; ++j) {
     if (!ask[j]) continue;
     const QVec bq = dr.B.col(j);
     const std::vector<double> b = to_doubles(bq);
-    const Placement pl = place_offsets(est, b, lad.rungs, lad.shift, rng, 60);
+    Placement pl = place_offsets(est, b, lad.rungs, lad.shift, rng, 60);
+    for (auto& dl : pl.Delta)
+      for (double& x : dl) x *= rd.shrink[j];
     const Ball f0b = answer.ball(Query{Run{bq, 1}});
     const Mpfr f0 = Asker<T>::midpoint(f0b);
     rd.Deltas[j].clear();
@@ -184,6 +191,9 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
       rd.fits[static_cast<size_t>(i) * d + j] = std::move(g);
       rd.l0s[static_cast<size_t>(i) * d + j] = l0;
     }
+    int fitted = 0;
+    for (int i = 0; i < d; ++i) fitted += rd.fits[static_cast<size_t>(i) * d + j].max_resid <= kResidualLimit;
+    rd.shrink[j] = fitted == 0 ? rd.shrink[j] / 4 : 1.0;
   }
   rd.worst_resid = rd.worst_cond = 0;
   for (const GridFit& g : rd.fits) {
