@@ -113,6 +113,94 @@ TEST_CASE(
   CHECK(r.evidence.self_check == SelfCheck::yes);
 }
 
+TEST_CASE("placed design: d = 12, H = 2, one round: its queries are exactly the least count, the links' (d - 1) pairs included, and its report names the placed design") {
+  GenerateOptions g = default_generate(Arith::mpfr);
+  g.d = 12;
+  g.heads = 2;
+  g.seed = 1;
+  const RecoverResult r = placed_run(generate_model(g), 53, 1);
+  INFO(record_json(r).dump().substr(0, 600));
+  REQUIRE(r.judge.status == Status::ok);
+  REQUIRE(r.design.placed_rounds == 1);  // the paper pilot, one round and the links: nothing else asked
+  REQUIRE(r.design.pilot_kind == std::string("paper"));
+  PlacedOptions po;
+  po.H = 2;
+  po.tokens = default_tokens(Arith::mpfr);
+  const long least = placed_least_queries(12, po);
+  CHECK(r.evidence.queries.value() == least);
+  // without the links the count is 11 pairs of the round's grid lower
+  PlacedOptions no_links = po;
+  no_links.links_from_d = 13;
+  const long pairs = static_cast<long>(placed_grid(10 * po.H + 10, po.k_max).size()) - 1;
+  CHECK(least - placed_least_queries(12, no_links) == 11 * pairs);
+  // the report says what the placed design did, not the tuned design's pilot or a schedule
+  const std::string text = recover_report(r);
+  INFO(text);
+  CHECK(text.find("design placed") != std::string::npos);
+  CHECK(text.find("a paper pilot spent " + std::to_string(r.design.pilot_queries.value()) + " queries") != std::string::npos);
+  CHECK(text.find("1 round(s)") != std::string::npos);
+  CHECK(text.find("tuned") == std::string::npos);
+  CHECK(text.find("lean schedule") == std::string::npos);
+  CHECK(text.find("schedule paper") == std::string::npos);
+  CHECK(text.find("bound 2H+1") == std::string::npos);
+}
+
+TEST_CASE("placed re-estimate: readouts from unlabelled residues by meet in the middle, every head among the candidates") {
+  for (const auto& [d, H] : std::vector<std::pair<int, int>>{{8, 6}, {8, 8}, {5, 3}}) {
+    Rng rng(77 + static_cast<std::uint64_t>(d * 10 + H));
+    auto unit = [&] { return static_cast<double>(rng.uniform_int(-(1L << 20), 1L << 20)) / static_cast<double>(1L << 20); };
+    std::vector<std::vector<double>> v(H, std::vector<double>(d));
+    for (auto& x : v)
+      for (double& e : x) e = unit();
+    // 40 offsets, each showing every head's residue -delta^T v_h in a shuffled
+    // order, moved by up to 1e-12 (the fits' error), tolerance 1e-10
+    std::vector<std::vector<double>> delta(40, std::vector<double>(d)), c(40), tol(40, std::vector<double>(H, 1e-10));
+    for (int p = 0; p < 40; ++p) {
+      for (double& e : delta[p]) e = unit();
+      for (int h = 0; h < H; ++h) {
+        double s = 0;
+        for (int r = 0; r < d; ++r) s -= delta[p][r] * v[h][r];
+        c[p].push_back(s + 1e-12 * unit());
+      }
+      for (int h = H - 1; h > 0; --h) std::swap(c[p][h], c[p][static_cast<size_t>(rng.uniform_int(0, h))]);
+    }
+    CAPTURE(d);
+    CAPTURE(H);
+    Rng pick(5);
+    const std::vector<std::vector<double>> cand = placed_residue_candidates(delta, c, tol, H, pick, 2, 1L << 16);
+    CHECK(cand.size() <= static_cast<size_t>(4 * H));  // the true heads, twice, and few accidents
+    for (int h = 0; h < H; ++h) {
+      double best = INFINITY;
+      for (const auto& x : cand) {
+        double e = 0;
+        for (int r = 0; r < d; ++r) e = std::max(e, std::fabs(x[r] - v[h][r]));
+        best = std::min(best, e);
+      }
+      CAPTURE(h);
+      CHECK(best <= 1e-8);
+    }
+    // a residue moved far off in every offset: no choice closes, no candidate
+    std::vector<std::vector<double>> far = c;
+    for (auto& x : far) x[0] += 0.5, x[H - 1] -= 0.25;
+    Rng pick2(5);
+    const std::vector<std::vector<double>> none = placed_residue_candidates(delta, far, tol, H, pick2, 2, 1L << 16);
+    // the heads untouched by the move may still close; the moved ones cannot
+    for (const auto& x : none) {
+      double e = INFINITY;
+      for (int h = 0; h < H; ++h) {
+        double m = 0;
+        for (int r = 0; r < d; ++r) m = std::max(m, std::fabs(x[r] - v[h][r]));
+        e = std::min(e, m);
+      }
+      CHECK(e <= 1e-8);
+    }
+  }
+  // too many choices per half: nothing tried
+  std::vector<std::vector<double>> delta(20, std::vector<double>(16, 0.5)), c(20, std::vector<double>(8, 0.0)), tol(20, std::vector<double>(8, 1e-10));
+  Rng rng(1);
+  CHECK(placed_residue_candidates(delta, c, tol, 8, rng, 1, 1L << 16).empty());
+}
+
 TEST_CASE("placed design: refuses what it does not do, with a usage error") {
   GenerateOptions g = default_generate(Arith::mpfr);
   g.d = 2;

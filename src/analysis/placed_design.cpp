@@ -126,6 +126,10 @@ struct RoundData {
   std::vector<std::vector<double>> l0s;
   std::vector<std::vector<Ball>> answers;  // [i*n + j]: the pair's answers as balls, f(0) first
   double worst_resid = 0, worst_cond = 0;
+  // per final token, the factor on its placed offsets: 1/4 more each time
+  // none of its pairs fit (its column W_h b_j far off, its poles far outside
+  // the grid's window), back to 1 once some do
+  std::vector<double> shrink;
 };
 
 struct Ladder {
@@ -136,6 +140,12 @@ struct Ladder {
 // Whether the last round adds links at b_1 (the tokens' grid must hold
 // quarters of b_1's offsets).
 bool links_wanted(int d, const PlacedOptions& opt) { return d >= opt.links_from_d && opt.tokens.den % 4 == 0; }
+
+// The links' queries: d - 1 pairs at b_1 on the round's grid, each without
+// its t = 0 answer (b_1's own, asked already).
+long link_queries(int d, const std::vector<Counts>& grid, const PlacedOptions& opt) {
+  return links_wanted(d, opt) ? static_cast<long>(d - 1) * static_cast<long>(grid.size() - 1) : 0;
+}
 
 template <class T>
 void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char>& ask, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad,
@@ -149,11 +159,14 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
   rd.fits.resize(static_cast<size_t>(d) * n);
   rd.l0s.resize(static_cast<size_t>(d) * n);
   rd.answers.resize(static_cast<size_t>(d) * n);
+  rd.shrink.resize(n, 1.0);
   for (int j = 0; j < n; ++j) {
     if (!ask[j]) continue;
     const QVec bq = dr.B.col(j);
     const std::vector<double> b = to_doubles(bq);
-    const Placement pl = place_offsets(est, b, lad.rungs, lad.shift, rng, 60);
+    Placement pl = place_offsets(est, b, lad.rungs, lad.shift, rng, 60);
+    for (auto& dl : pl.Delta)
+      for (double& x : dl) x *= rd.shrink[j];
     const Ball f0b = answer.ball(Query{Run{bq, 1}});
     const Mpfr f0 = Asker<T>::midpoint(f0b);
     rd.Deltas[j].clear();
@@ -185,6 +198,9 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
       rd.fits[static_cast<size_t>(i) * n + j] = std::move(g);
       rd.l0s[static_cast<size_t>(i) * n + j] = l0;
     }
+    int fitted = 0;
+    for (int i = 0; i < d; ++i) fitted += rd.fits[static_cast<size_t>(i) * n + j].max_resid <= kResidualLimit;
+    rd.shrink[j] = fitted == 0 ? rd.shrink[j] / 4 : 1.0;
   }
   rd.worst_resid = rd.worst_cond = 0;
   for (const GridFit& g : rd.fits) {
@@ -471,9 +487,10 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
     out.pilot_kind = "paper";
   }
   if (static_cast<int>(est.W.size()) != H) {
-    const long total = oracle.queries() - before + grid_pilot_queries(d, opt) + finals_count(d, opt) * token_queries(d, round_grid(opt));
+    const std::vector<Counts> grid = round_grid(opt);
+    const long total = oracle.queries() - before + grid_pilot_queries(d, opt) + finals_count(d, opt) * token_queries(d, grid) + link_queries(d, grid, opt);
     if (opt.budget > 0 && total > opt.budget)
-      throw Error(ErrorKind::budget, "placed design: the paper pilot gave no estimate (" + out.pilot_status + "), and the grid pilot with the first round would bring the run to " +
+      throw Error(ErrorKind::budget, "placed design: the paper pilot gave no estimate (" + out.pilot_status + "), and the grid pilot with the first round (and links) would bring the run to " +
                                          std::to_string(total) + " queries, beyond its budget of " + std::to_string(opt.budget) + ": not asked");
     const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
     est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, opt.tokens.den, out.pilot_status, pool);
@@ -486,8 +503,9 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
 }  // namespace
 
 long placed_least_queries(int d, const PlacedOptions& opt) {
+  const std::vector<Counts> grid = round_grid(opt);
   return (opt.H <= 2 ? schedule_query_count(Schedule::paper, d, opt.H, 0, opt.bias) : grid_pilot_queries(d, opt)) +
-         finals_count(d, opt) * token_queries(d, round_grid(opt));
+         finals_count(d, opt) * token_queries(d, grid) + link_queries(d, grid, opt);
 }
 
 template <class T>
@@ -495,7 +513,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   const int d = oracle.dim(), H = opt.H;
   if (H < 1 || H > d) throw Error(ErrorKind::usage, "--design placed needs 1 <= H <= d (the poles are placed through d-dimensional offsets)");
   if (const long least = placed_least_queries(d, opt); opt.budget > 0 && least > opt.budget)
-    throw Error(ErrorKind::budget, "placed design: its pilot and first round need " + std::to_string(least) + " queries, beyond its budget of " +
+    throw Error(ErrorKind::budget, "placed design: its pilot, first round and links (d >= " + std::to_string(opt.links_from_d) + ") need " + std::to_string(least) + " queries, beyond its budget of " +
                                        std::to_string(opt.budget) + ": not asked");
   PlacedResult out;
   const long before = oracle.queries();
@@ -522,7 +540,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   const long token_cost = token_queries(d, grid);
   // the links' queries, kept back from further rounds: without them ball
   // mode's labelling does not end at d >= 24
-  const long link_cost = links_wanted(d, opt) ? static_cast<long>(d - 1) * static_cast<long>(grid.size() - 1) : 0;
+  const long link_cost = link_queries(d, grid, opt);
   RoundData rd;
   std::vector<char> ask(n, 1);
   for (int round = 1;; ++round) {

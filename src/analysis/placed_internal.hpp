@@ -149,6 +149,18 @@ std::vector<int> best_permutation(int H, Cost&& cost) {
 // v_h by consensus of the pairs' residues, then W_h b_j per final token from
 // the pairs of b_j labelled by residue; `window` bounds the poles used.
 Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const Draws& dr, int H, double window, std::uint64_t seed);
+// The re-estimate's pieces on the pooled pairs (placed_residue_heads.cpp):
+// the residue -delta^T v a pair predicts for readout v, and the tolerance
+// (8 stated errors) within which one of its fitted residues agrees.
+double residue_prediction(const std::vector<double>& v, const PairObs& o);
+double residue_tolerance(const PairObs& o, int q);
+// W_h b_j for one head and final token j, from the pairs of b_j whose residue
+// matches v's prediction (trimmed least squares with d + 2 of them or more,
+// else the old column x0 moved least to meet them).
+std::vector<double> column_from_pairs(const std::vector<const PairObs*>& pairs, const std::vector<double>& v, const std::vector<double>& x0, int j, int H,
+                                      double window);
+// The pairs with distinct offsets, the first of each.
+std::vector<const PairObs*> distinct_offsets(std::vector<const PairObs*> pairs);
 
 // The pilots (placed_pilot.cpp): an estimate of the heads, or none (status says why).
 // The grid pilot scales its offsets (on the token grid 1/den) by a power of 2

@@ -1,72 +1,9 @@
 // The placed design's new estimate from pooled pair fits (docs/math/designs.md#placed,
 // "Re-estimate"): when a round's labels do not hold together, the estimate
 // that places the next round is rebuilt from every pair fitted so far.
-#include <set>
-
 #include "placed_internal.hpp"
 
 namespace mhaq::placed_detail {
-
-namespace {
-
-// The residue -delta^T v a pair predicts for a head with readout v, and the
-// tolerance (8 stated errors) within which one of its fitted residues agrees.
-double residue_prediction(const std::vector<double>& v, const PairObs& o) {
-  double c = 0;
-  for (size_t r = 0; r < v.size(); ++r) c -= v[r] * o.delta[r];
-  return c;
-}
-double residue_tolerance(const PairObs& o, int q) { return 8 * o.ec[q] + 1e-9 * (1 + std::fabs(o.c[q])); }
-
-// W_h b_j for one head and final token j: the least squares (trimmed) of
-// delta^T (W_h b_j) = log r over the pairs of b_j whose residue matches v's
-// prediction and whose pole is inside the window and well determined; with
-// fewer than d + 2 such pairs, the old column x0 moved least (in norm) to meet them.
-std::vector<double> column_from_pairs(const std::vector<const PairObs*>& pairs, const std::vector<double>& v, const std::vector<double>& x0, int j, int H,
-                                      double window) {
-  const int d = static_cast<int>(x0.size());
-  const int np = static_cast<int>(pairs.size());
-  DMat A;
-  std::vector<double> y;
-  for (int p = 0; p < np; ++p) {
-    if (pairs[p]->j != j) continue;
-    const double c0 = residue_prediction(v, *pairs[p]);
-    int q = -1;
-    for (int t = 0; t < H; ++t)
-      if (std::fabs(pairs[p]->c[t] - c0) <= residue_tolerance(*pairs[p], t) && (q < 0 || std::fabs(pairs[p]->c[t] - c0) < std::fabs(pairs[p]->c[q] - c0))) q = t;
-    if (q < 0 || !(std::fabs(pairs[p]->l[q]) < window) || !(pairs[p]->el[q] < 0.05)) continue;
-    A.push_back(pairs[p]->delta);
-    y.push_back(pairs[p]->l[q]);
-  }
-  std::vector<double> x = x0;
-  const int k = static_cast<int>(A.size());
-  if (k >= d + 2) return trimmed_least_squares(A, y);
-  if (k == 0) return x;
-  DMat G(k, std::vector<double>(k, 0.0));
-  std::vector<double> z(k);
-  for (int a = 0; a < k; ++a) {
-    z[a] = y[a];
-    for (int r = 0; r < d; ++r) z[a] -= A[a][r] * x0[r];
-    for (int b = 0; b < k; ++b)
-      for (int r = 0; r < d; ++r) G[a][b] += A[a][r] * A[b][r];
-  }
-  if (solve_dense(G, z))
-    for (int a = 0; a < k; ++a)
-      for (int r = 0; r < d; ++r) x[r] += A[a][r] * z[a];
-  return x;
-}
-
-// The pairs with distinct offsets, the first of each: residues do not depend
-// on b_j, so an offset asked at several final tokens (the grid pilot's) is one
-// equation for v and counts once, or a candidate fitted exactly to d offsets
-// would gather all their copies.
-std::vector<const PairObs*> distinct_offsets(std::vector<const PairObs*> pairs) {
-  std::set<std::vector<double>> seen;
-  pairs.erase(std::remove_if(pairs.begin(), pairs.end(), [&](const PairObs* o) { return !seen.insert(o->delta).second; }), pairs.end());
-  return pairs;
-}
-
-}  // namespace
 
 // A new estimate from a round whose labels do not hold together (the
 // estimate it was placed by was too coarse): every pair that fits its answers
@@ -75,8 +12,12 @@ std::vector<const PairObs*> distinct_offsets(std::vector<const PairObs*> pairs) 
 // current prediction -delta^T v_h, give a candidate v_h; a pair agrees when one
 // of its residues (not claimed by a head found before) matches the
 // candidate's prediction to within its error; the candidate most pairs agree
-// with is refined by least squares on them. Heads with too few agreeing pairs
-// keep their old v_h. Then each pair is labelled by residues, and W_h b_j is
+// with is refined by least squares on them. Heads the consensus cannot
+// start (the old v_h too far off to pick their residues: a grid pilot off by
+// about 1 in every head at d = 8, H = 6) come from the residues alone by meet
+// in the middle (placed_residue_candidates), kept when half the distinct
+// offsets or more agree; heads still without enough agreeing pairs keep their
+// old v_h. Then each pair is labelled by residues, and W_h b_j is
 // the old one moved least (in norm) to meet delta_ij^T (W_h b_j) = log r_h(i, j)
 // at the pairs of b_j whose pole for h is within the window and well
 // determined. Only the next round's placement uses it.
@@ -173,6 +114,49 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
     support[bh] = bcount;
     for (int p = 0; p < np; ++p)
       if (bq[p] >= 0) claimed[p][bq[p]] = 1;
+  }
+  // heads the consensus could not start (the old v_h too far off to pick
+  // their residues): candidates from the residues alone, each kept when half
+  // the distinct offsets or more agree with it, into the unfound head whose
+  // old v_h is nearest
+  if (std::count_if(vfound.begin(), vfound.end(), [](const auto& v) { return v.empty(); }) > 0) {
+    std::vector<std::vector<double>> deltas, cs, tols;
+    for (int p = 0; p < np; ++p) {
+      deltas.push_back(pairs[p]->delta);
+      cs.push_back(pairs[p]->c);
+      tols.emplace_back();
+      for (int q = 0; q < H; ++q) tols.back().push_back(tol(pairs[p], q));
+    }
+    const std::vector<std::vector<double>> cands = placed_residue_candidates(deltas, cs, tols, H, rng, 3, 1L << 16);
+    for (;;) {
+      std::vector<double> bv;
+      std::vector<int> bq;
+      int bcount = -1;
+      for (std::vector<double> v : cands) {
+        std::vector<int> q(np);
+        for (int it = 0; it < 3; ++it) {  // refine on the agreeing pairs
+          for (int p = 0; p < np; ++p) q[p] = match(v, p);
+          if (std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }) < d || !fit_v(q, v)) break;
+        }
+        for (int p = 0; p < np; ++p) q[p] = match(v, p);
+        const int n = static_cast<int>(std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }));
+        if (n > bcount) bcount = n, bv = v, bq = q;
+      }
+      if (bcount < std::max(d + 3, (np + 1) / 2)) break;
+      int bh = -1;
+      double bd = INFINITY;
+      for (int h = 0; h < H; ++h) {
+        if (!vfound[h].empty()) continue;
+        double dist = 0;
+        for (int r = 0; r < d; ++r) dist += (est.v[h][r] - bv[r]) * (est.v[h][r] - bv[r]);
+        if (dist < bd) bd = dist, bh = h;
+      }
+      if (bh < 0) break;
+      vfound[bh] = bv;
+      support[bh] = bcount;
+      for (int p = 0; p < np; ++p)
+        if (bq[p] >= 0) claimed[p][bq[p]] = 1;
+    }
   }
   // [W_h c_h] = [W_h b_j + c_h]_j A^{-1} (A = B without biases)
   const int n = dr.B.cols();

@@ -642,7 +642,16 @@ std::string shown(const std::optional<V>& x) {
 
 // The report's lines on the design, the sensitivity, the fallbacks, the repairs and the cost guard.
 void report_plan(std::ostringstream& o, const RecoverResult& r) {
-  if (r.design.pilot_queries) {
+  if (r.design.kind == Design::placed) {
+    // its own pilot (the paper schedule at H <= 2, else the grid pilot), then placed rounds within its budget
+    o << "  design           placed";
+    if (r.design.pilot_queries)
+      o << ": a " << r.design.pilot_kind.value_or("") << " pilot spent " << *r.design.pilot_queries << " queries (included above; the placed rounds "
+        << shown(r.design.design_queries) << "), pilot " << r.design.pilot_status.value_or("") << "; " << shown(r.design.placed_rounds) << " round(s), "
+        << shown(r.design.placed_reestimates) << " re-estimate(s)";
+    if (r.design.query_budget) o << "; budget 10 (4Hd^2-2H+1) = " << *r.design.query_budget;
+    o << "\n";
+  } else if (r.design.pilot_queries) {
     o << "  design           tuned: a pilot (lean schedule) spent " << *r.design.pilot_queries << " queries (included above; the design's own run "
       << shown(r.design.design_queries) << "), pilot " << r.design.pilot_status.value_or("") << "\n";
     if (r.design.kappa_rms_predicted)
@@ -697,7 +706,11 @@ std::string recover_report(const RecoverResult& r) {
   std::ostringstream o;
   o << "mhaq recover: " << arith_name(r.run.arith);
   if (r.run.bits) o << " (" << *r.run.bits << " bits)";
-  o << ", d=" << r.run.d << (r.run.heads_known == HeadsKnown::exact ? ", H=" : ", H0=") << shown(r.run.H) << ", schedule " << (r.plan.schedule ? schedule_name(*r.plan.schedule) : "") << ", seed " << r.run.seed << "\n";
+  o << ", d=" << r.run.d << (r.run.heads_known == HeadsKnown::exact ? ", H=" : ", H0=") << shown(r.run.H);
+  // the placed design asks its own pairs, not a schedule's
+  if (r.design.kind == Design::placed) o << ", design placed";
+  else o << ", schedule " << (r.plan.schedule ? schedule_name(*r.plan.schedule) : "");
+  o << ", seed " << r.run.seed << "\n";
   o << "  status           " << status_name(r.judge.status) << "\n";
   if (r.judge.status != Status::ok) o << "  reason           " << r.judge.message << "\n";
   if (r.judge.remedy) o << "  what to do       " << *r.judge.remedy << "\n";
@@ -720,7 +733,10 @@ std::string recover_report(const RecoverResult& r) {
       if (r.plan.schedule == Schedule::rank && r.plan.schedule_count) o << "; rank 1+2H(2dR-R^2+2d-R-1) = " << *r.plan.schedule_count;
     }
     o << ")\n";
-    o << "  longest query    " << shown(r.evidence.max_length) << " (bound 2H+1 = " << shown(r.plan.max_length_bound) << ")\n";
+    if (r.design.kind == Design::placed)  // a run of copies of one token, then the final token
+      o << "  longest query    " << shown(r.evidence.max_length) << " (bound k_max+1 = " << shown(r.plan.max_length_bound) << ")\n";
+    else
+      o << "  longest query    " << shown(r.evidence.max_length) << " (bound 2H+1 = " << shown(r.plan.max_length_bound) << ")\n";
     if (r.plan.parameter_floor) {
       char b[48];
       std::snprintf(b, sizeof b, "%.2f", static_cast<double>(r.evidence.queries.value_or(0)) / static_cast<double>(*r.plan.parameter_floor));

@@ -98,7 +98,7 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   po.answer_bits = o.oracle_bits > 0 ? std::min<long>(o.oracle_bits, o.bits) : o.bits;
   po.bias = lo.bias;
   // its own budget, or --max-queries below it: rounds only within it, and
-  // its pilot and first round refused before asking when they exceed it.
+  // its pilot, first round and links refused before asking when they exceed it.
   // Ten times the paper schedule's count (with biases, that of the schedule
   // with biases: docs/math/biases.md)
   const long budget = 10 * schedule_query_count(Schedule::paper, truth.d, lo.H, 0, lo.bias);
@@ -113,7 +113,7 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
   std::optional<OracleStack<T>> own;
   ExternalSetup<T> ext;
   if (o.external) {
-    if (refuse_over_max_queries(r, o, placed_least_queries(truth.d, po), "the placed design (its pilot and first round)", "--design paper or scaled")) return 0;
+    if (refuse_over_max_queries(r, o, placed_least_queries(truth.d, po), "the placed design (its pilot, its first round and, from d = " + std::to_string(po.links_from_d) + ", its links)", "--design paper or scaled")) return 0;
     if (!start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, {}, ext)) return 0;
     placed_answer_error(bound_in_force(o.external->error, ext.session->hello()), o.bits, po);
   } else {

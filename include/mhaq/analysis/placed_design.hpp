@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "mhaq/arith/numbers.hpp"
+#include "mhaq/base/random.hpp"
 #include "mhaq/model/answer_errors.hpp"
 #include "mhaq/stages/1-oracle/oracle.hpp"
 #include "mhaq/stages/2-schedule/schedule.hpp"
@@ -119,10 +120,22 @@ struct PlacedResult {
 // 1/k_max to k_max (a run of at most k_max copies), strictly increasing.
 std::vector<Counts> placed_grid(int n, long k_max);
 
+// Candidate readouts v from unlabelled residues (the re-estimate's meet in
+// the middle, placed_residue_heads.cpp): offset p (delta[p], d entries)
+// shows H residues c[p][q] = -delta[p]^T v_h in unknown order, each within
+// tol[p][q]. In each of `sets` random choices of d + 1 offsets, every choice
+// of one residue per offset whose sum with the offsets' linear dependence
+// closes within the tolerances gives v by weighted least squares. None when
+// H^ceil((d+1)/2) exceeds max_half; at most 4 max_half. Unchecked
+// proposals, in doubles: the caller counts the offsets that agree.
+std::vector<std::vector<double>> placed_residue_candidates(const std::vector<std::vector<double>>& delta, const std::vector<std::vector<double>>& c,
+                                                           const std::vector<std::vector<double>>& tol, int H, Rng& rng, int sets, long max_half);
+
 // The fewest queries a run asks: its pilot (the paper schedule at H <= 2,
-// with biases the paper schedule with them,
-// else the grid pilot) and its first round. Later rounds and the grid
-// pilot after a paper pilot that fails come on top.
+// with biases the paper schedule with them, else the grid pilot), its first
+// round and, from d = links_from_d, the links at b_1 (d - 1 pairs on the
+// round's grid; without them ball mode's labelling does not end at d >= 24).
+// Later rounds and the grid pilot after a paper pilot that fails come on top.
 long placed_least_queries(int d, const PlacedOptions& opt);
 
 // Runs the pilot and the placed design on `oracle`. Throws Error(unable) when
