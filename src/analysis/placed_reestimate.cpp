@@ -5,6 +5,57 @@
 
 namespace mhaq::placed_detail {
 
+// The re-estimate's heads that its consensus could not start (the old v_h
+// too far off to pick their residues): candidates from the residues alone
+// (placed_residue_candidates), each refined on the pairs that agree and
+// kept when half the distinct offsets or more agree with it, into the
+// unfound head whose old v_h is nearest. `match` and `fit_v` are the
+// re-estimate's: a pair's residue agreeing with v (or -1), and v by least
+// squares on the chosen residues.
+template <class Match, class FitV>
+void heads_from_residues(const std::vector<const PairObs*>& pairs, const Estimate& est, int H, Rng& rng, Match&& match, FitV&& fit_v,
+                         std::vector<std::vector<double>>& vfound, std::vector<int>& support, std::vector<std::vector<char>>& claimed) {
+  const int d = est.d, np = static_cast<int>(pairs.size());
+  if (std::none_of(vfound.begin(), vfound.end(), [](const auto& v) { return v.empty(); })) return;  // every head found
+  std::vector<std::vector<double>> deltas, cs, tols;
+  for (int p = 0; p < np; ++p) {
+    deltas.push_back(pairs[p]->delta);
+    cs.push_back(pairs[p]->c);
+    tols.emplace_back();
+    for (int q = 0; q < H; ++q) tols.back().push_back(residue_tolerance(*pairs[p], q));
+  }
+  const std::vector<std::vector<double>> cands = placed_residue_candidates(deltas, cs, tols, H, rng, 3, 1L << 16);
+  for (;;) {
+    std::vector<double> bv;
+    std::vector<int> bq;
+    int bcount = -1;
+    for (std::vector<double> v : cands) {
+      std::vector<int> q(np);
+      for (int it = 0; it < 3; ++it) {  // refine on the agreeing pairs
+        for (int p = 0; p < np; ++p) q[p] = match(v, p);
+        if (std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }) < d || !fit_v(q, v)) break;
+      }
+      for (int p = 0; p < np; ++p) q[p] = match(v, p);
+      const int n = static_cast<int>(std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }));
+      if (n > bcount) bcount = n, bv = v, bq = q;
+    }
+    if (bcount < std::max(d + 3, (np + 1) / 2)) break;
+    int bh = -1;
+    double bd = INFINITY;
+    for (int h = 0; h < H; ++h) {
+      if (!vfound[h].empty()) continue;
+      double dist = 0;
+      for (int r = 0; r < d; ++r) dist += (est.v[h][r] - bv[r]) * (est.v[h][r] - bv[r]);
+      if (dist < bd) bd = dist, bh = h;
+    }
+    if (bh < 0) break;
+    vfound[bh] = bv;
+    support[bh] = bcount;
+    for (int p = 0; p < np; ++p)
+      if (bq[p] >= 0) claimed[p][bq[p]] = 1;
+  }
+}
+
 // A new estimate from a round whose labels do not hold together (the
 // estimate it was placed by was too coarse): every pair that fits its answers
 // still shows the true poles and residues, unlabelled. For each head, v_h is
@@ -38,8 +89,7 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
   auto pred = [](const std::vector<double>& v, const PairObs* pd) { return residue_prediction(v, *pd); };
   auto tol = [](const PairObs* pd, int q) { return residue_tolerance(*pd, q); };
   std::vector<std::vector<char>> claimed(np, std::vector<char>(H, 0));
-  // the residue of pair p matching v, or -1
-  auto match = [&](const std::vector<double>& v, int p) {
+  auto match = [&](const std::vector<double>& v, int p) {  // the residue of pair p matching v, or -1
     const double c0 = pred(v, pairs[p]);
     int best = -1;
     for (int q = 0; q < H; ++q)
@@ -115,49 +165,7 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
     for (int p = 0; p < np; ++p)
       if (bq[p] >= 0) claimed[p][bq[p]] = 1;
   }
-  // heads the consensus could not start (the old v_h too far off to pick
-  // their residues): candidates from the residues alone, each kept when half
-  // the distinct offsets or more agree with it, into the unfound head whose
-  // old v_h is nearest
-  if (std::count_if(vfound.begin(), vfound.end(), [](const auto& v) { return v.empty(); }) > 0) {
-    std::vector<std::vector<double>> deltas, cs, tols;
-    for (int p = 0; p < np; ++p) {
-      deltas.push_back(pairs[p]->delta);
-      cs.push_back(pairs[p]->c);
-      tols.emplace_back();
-      for (int q = 0; q < H; ++q) tols.back().push_back(tol(pairs[p], q));
-    }
-    const std::vector<std::vector<double>> cands = placed_residue_candidates(deltas, cs, tols, H, rng, 3, 1L << 16);
-    for (;;) {
-      std::vector<double> bv;
-      std::vector<int> bq;
-      int bcount = -1;
-      for (std::vector<double> v : cands) {
-        std::vector<int> q(np);
-        for (int it = 0; it < 3; ++it) {  // refine on the agreeing pairs
-          for (int p = 0; p < np; ++p) q[p] = match(v, p);
-          if (std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }) < d || !fit_v(q, v)) break;
-        }
-        for (int p = 0; p < np; ++p) q[p] = match(v, p);
-        const int n = static_cast<int>(std::count_if(q.begin(), q.end(), [](int x) { return x >= 0; }));
-        if (n > bcount) bcount = n, bv = v, bq = q;
-      }
-      if (bcount < std::max(d + 3, (np + 1) / 2)) break;
-      int bh = -1;
-      double bd = INFINITY;
-      for (int h = 0; h < H; ++h) {
-        if (!vfound[h].empty()) continue;
-        double dist = 0;
-        for (int r = 0; r < d; ++r) dist += (est.v[h][r] - bv[r]) * (est.v[h][r] - bv[r]);
-        if (dist < bd) bd = dist, bh = h;
-      }
-      if (bh < 0) break;
-      vfound[bh] = bv;
-      support[bh] = bcount;
-      for (int p = 0; p < np; ++p)
-        if (bq[p] >= 0) claimed[p][bq[p]] = 1;
-    }
-  }
+  heads_from_residues(pairs, est, H, rng, match, fit_v, vfound, support, claimed);  // heads still unfound
   // [W_h c_h] = [W_h b_j + c_h]_j A^{-1} (A = B without biases)
   const int n = dr.B.cols();
   const DMat BInv = finals_inverse(dr.B);
