@@ -146,7 +146,8 @@ TEST_CASE("placed design: d = 12, H = 2, one round: its queries are exactly the 
 }
 
 TEST_CASE("placed re-estimate: readouts from unlabelled residues by meet in the middle, every head among the candidates") {
-  for (const auto& [d, H] : std::vector<std::pair<int, int>>{{8, 6}, {8, 8}, {5, 3}}) {
+  for (const std::pair<int, int>& shape : std::vector<std::pair<int, int>>{{8, 6}, {8, 8}, {5, 3}}) {
+    const int d = shape.first, H = shape.second;
     Rng rng(77 + static_cast<std::uint64_t>(d * 10 + H));
     auto unit = [&] { return static_cast<double>(rng.uniform_int(-(1L << 20), 1L << 20)) / static_cast<double>(1L << 20); };
     std::vector<std::vector<double>> v(H, std::vector<double>(d));
