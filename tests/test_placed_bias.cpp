@@ -117,6 +117,9 @@ TEST_CASE("placed design with biases: d = 4, H = 3 from 53-bit answers, heads wi
   REQUIRE(r.evidence.heads.has_value());
   CHECK(r.evidence.heads->size() == 3);
   for (const auto& h : *r.evidence.heads) CHECK(h.c.has_value());
+  // the human report names the budget's formula with biases
+  const std::string text = recover_report(r);
+  CHECK(text.find("budget 10 (4Hd^2+4Hd-2H+1) = " + std::to_string(r.design.query_budget.value())) != std::string::npos);
 }
 
 TEST_CASE("placed design with biases in balls: d = 4, H = 2 (the paper pilot) and d = 4, H = 3 (the grid pilot), certified and containing the truth") {

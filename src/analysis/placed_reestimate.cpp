@@ -123,9 +123,6 @@ Estimate reestimate(const std::vector<PairObs>& pool, const Estimate& est, const
   };
   std::vector<std::vector<double>> vfound(H);
   std::vector<int> support(H, 0);
-  // heads in the order of how many pairs their old v_h already matches
-  std::vector<int> horder(H);
-  std::iota(horder.begin(), horder.end(), 0);
   for (int pass = 0; pass < H; ++pass) {
     int bh = -1;
     std::vector<double> bv;

@@ -649,7 +649,8 @@ void report_plan(std::ostringstream& o, const RecoverResult& r) {
       o << ": a " << r.design.pilot_kind.value_or("") << " pilot spent " << *r.design.pilot_queries << " queries (included above; the placed rounds "
         << shown(r.design.design_queries) << "), pilot " << r.design.pilot_status.value_or("") << "; " << shown(r.design.placed_rounds) << " round(s), "
         << shown(r.design.placed_reestimates) << " re-estimate(s)";
-    if (r.design.query_budget) o << "; budget 10 (4Hd^2-2H+1) = " << *r.design.query_budget;
+    if (r.design.query_budget)  // ten times the paper schedule, with biases ten times the schedule with them
+      o << "; budget " << (r.run.bias.value_or(false) ? "10 (4Hd^2+4Hd-2H+1)" : "10 (4Hd^2-2H+1)") << " = " << *r.design.query_budget;
     o << "\n";
   } else if (r.design.pilot_queries) {
     o << "  design           tuned: a pilot (lean schedule) spent " << *r.design.pilot_queries << " queries (included above; the design's own run "
