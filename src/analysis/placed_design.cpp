@@ -398,6 +398,8 @@ HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, i
   return hs;
 }
 
+bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads);
+
 // Every head of one labelling; the result's estimate, self-check and note.
 // With biases also beta = f([b_1]) - v^T b_1 (v = sum_h v_h; no query of its own).
 void solve_round(const Field<Mpfr>& F, const Draws& dr, const RoundData& rd, const Labels& lb, int H, PlacedResult& out) {
@@ -419,7 +421,8 @@ void solve_round(const Field<Mpfr>& F, const Draws& dr, const RoundData& rd, con
     const double w_rel = solve_W(F, rd, lb, h, Binv, W, c);
     HeadSolve hs = solve_v(F, rd, lb, h, std::move(W), std::move(c), w_rel);
     est_rel = std::isnan(hs.rel_error) || std::isnan(est_rel) ? std::nan("") : std::max(est_rel, hs.rel_error);
-    check_ratio = std::max(check_ratio, hs.check_ratio);
+    // a NaN (a head the fits do not determine) stays NaN: std::max would drop it
+    check_ratio = std::isnan(hs.check_ratio) || std::isnan(check_ratio) ? std::nan("") : std::max(check_ratio, hs.check_ratio);
     out.heads.push_back(std::move(hs.head));
   }
   out.beta.reset();
@@ -431,10 +434,15 @@ void solve_round(const Field<Mpfr>& F, const Draws& dr, const RoundData& rd, con
   }
   // no estimate (NaN: the judge says unable) unless every error is a finite positive number
   out.estimate_log2 = est_rel > 0 && std::isfinite(est_rel) ? std::log2(est_rel) : std::nan("");
-  out.self_check = rd.worst_resid <= kResidualLimit && check_ratio <= kResidualLimit ? Truth::yes : Truth::no;
+  const bool finite = std::isfinite(check_ratio) && finite_heads(out.heads);
+  out.self_check = finite && rd.worst_resid <= kResidualLimit && check_ratio <= kResidualLimit ? Truth::yes : Truth::no;
   char note[160];
-  std::snprintf(note, sizeof note, "largest weighted pair residual %.3g stated errors, residues across final tokens agree to %.3g of their errors",
-                rd.worst_resid, check_ratio);
+  if (finite)
+    std::snprintf(note, sizeof note, "largest weighted pair residual %.3g stated errors, residues across final tokens agree to %.3g of their errors",
+                  rd.worst_resid, check_ratio);
+  else
+    std::snprintf(note, sizeof note, "largest weighted pair residual %.3g stated errors, but a head's solve is not finite (its labelled pairs do not determine it)",
+                  rd.worst_resid);
   out.self_check_note = note;
 }
 

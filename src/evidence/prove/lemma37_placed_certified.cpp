@@ -50,6 +50,16 @@ long inverse_at_ratios(const ProveOptions& o, bool broken, Rng& rng) {
   return systems;
 }
 
+// A d x d matrix of offsets (entries rand_q(4, 4)), drawn again until it is
+// invertible in Q, and its inverse.
+void draw_offsets(Rng& rng, int d, QMat& D, QMat& Dinv) {
+  D = QMat(d, d);
+  do {
+    for (int r = 0; r < d; ++r)
+      for (int i = 0; i < d; ++i) D(r, i) = rand_q(rng, 4, 4);
+  } while (!inverse(D, Dinv));
+}
+
 // (2) Residues c_h(i) = -delta_i^T v_h at d offsets and at check offsets
 // delta_q: the choices of one residue per offset that every check pair's
 // relation c(q) = (Delta^{-1} delta_q)^T c meets are the H true ones (the
@@ -64,11 +74,8 @@ long residue_labels(const ProveOptions& o, bool broken, Rng& rng, long& choices)
       v.resize(d);
       for (auto& x : v) x = rand_q(rng, 1000, 7);
     }
-    QMat D(d, d), Dinv;
-    do {
-      for (int r = 0; r < d; ++r)
-        for (int i = 0; i < d; ++i) D(r, i) = rand_q(rng, 4, 4);
-    } while (!inverse(D, Dinv));
+    QMat D, Dinv;
+    draw_offsets(rng, d, D, Dinv);
     auto residue = [&](const QVec& delta, int h) { return -dot(delta, V[h]); };
     std::vector<QVec> checks;
     for (int q = 0; q < d * (d - 1); ++q) {
@@ -117,11 +124,8 @@ long sparse_search(const ProveOptions& o, bool broken, Rng& rng) {
     std::vector<QVec> V(H, QVec(d));
     for (auto& v : V)
       for (auto& x : v) x = rand_q(rng, 1000, 7);
-    QMat D(d, d), Dinv;
-    do {
-      for (int r = 0; r < d; ++r)
-        for (int i = 0; i < d; ++i) D(r, i) = rand_q(rng, 4, 4);
-    } while (!inverse(D, Dinv));
+    QMat D, Dinv;
+    draw_offsets(rng, d, D, Dinv);
     // residue balls of an offset, in an order permuted per offset
     auto balls = [&](const QVec& delta) {
       PairFit<Ball> p{Ball(0L), {}, {}};
