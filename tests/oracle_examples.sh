@@ -96,7 +96,7 @@ s="$(field r.json status)"
 [[ ( "$s" == ok && "$(field r.json contains_truth)" == True ) || "$s" == unable ]] || fail "torch d=8 H=4: $s"
 echo "torch d=8 H=4: $s ($(field r.json message))"
 # (the scaled design's tokens have entries below 8: --max-entry 8 states
-# 64 (17 + 8) 2^-24 = 9.5e-5, abs and rel)
+# 64 (17 + 8) 2^-24, rounded up to 1.0e-4, abs and rel)
 for H in 1 2; do
   "$py" "$E/torch_mha.py" --d 4 --heads $H --seed 1 --dtype float32 --write-model f.json
   "$M" recover --oracle "$py $E/torch_mha.py --d 4 --heads $H --seed 1 --dtype float32 --max-entry 8" --model f.json --arith ball --bits 256 --seed 1 --design scaled --json > r.json 2>/dev/null
