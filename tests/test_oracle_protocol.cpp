@@ -190,6 +190,24 @@ TEST_CASE("the handshake: a wrong d is a fault naming both values") {
   }
 }
 
+TEST_CASE("the hello's max_length: a positive integer, read; anything else is garbage; absent is 0 (no limit stated)") {
+  using oracle_protocol::parse_hello;
+  const std::string head = R"({"type": "hello", "protocol": 1, "d": 2, "name": "n")";
+  CHECK(parse_hello(head + "}", 2, "").max_length == 0);
+  CHECK(parse_hello(head + R"(, "max_length": 17})", 2, "").max_length == 17);
+  CHECK(parse_hello(head + R"(, "max_length": 65537})", 2, "").max_length == 65537);
+  for (const char* bad : {"0", "-3", "2.5", "\"17\"", "true", "18446744073709551615"}) {
+    CAPTURE(bad);
+    try {
+      (void)parse_hello(head + R"(, "max_length": )" + bad + "}", 2, "");
+      FAIL("read");
+    } catch (const OracleFailure& f) {
+      CHECK(f.fault() == Fault::garbage);
+      CHECK(std::string(f.what()).find("hello.max_length: expected a positive integer") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("a command that is one simple command runs as exec CMD; lists, pipelines, substitutions and builtins stay with the shell") {
   for (const char* c : {"python3 o.py --model m.json", "  ./oracle 'a; b' \"c | d\" e\\;f", "/usr/bin/env FOO=1 prog 2>&1 >|log <in",
                         "~/bin/oracle # a comment; with a semicolon", "prog a#b", "mhaq oracle --model \"$HOME/m.json\""})

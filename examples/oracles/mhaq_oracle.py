@@ -17,6 +17,10 @@ request on standard output; write logging to standard error only. Options:
   runs      True: f receives the runs [(token, count), ...] instead of the
             expanded sequence (a query [a x 1000, b] is then two entries).
   exact     True: tokens are fractions.Fraction (exact), not floats.
+  max_length  the longest sequence f answers (its stated accuracy covers no
+            more): sent in the hello, so that mhaq's placed design keeps its
+            runs of copies within it; f itself refuses longer ones
+            (check_length).
 
 f may return a float, a decimal string, or a pair (value, radius) when it
 certifies its own error (then pass radius=True). Only the standard library
@@ -54,7 +58,7 @@ def _answer(qid, out):
     return {"id": qid, "value": out if isinstance(out, str) else float(out)}
 
 
-def serve(f, d, name, accuracy=None, radius=False, runs=False, exact=False, stdin=None, stdout=None):
+def serve(f, d, name, accuracy=None, radius=False, runs=False, exact=False, stdin=None, stdout=None, max_length=None):
     """Answers mhaq's requests with f until mhaq says bye or closes the input."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
@@ -78,6 +82,8 @@ def serve(f, d, name, accuracy=None, radius=False, runs=False, exact=False, stdi
                 hello["accuracy"] = {k: str(v) for k, v in accuracy.items()}
             if radius:
                 hello["radius"] = True
+            if max_length is not None:
+                hello["max_length"] = int(max_length)
             send(hello)
         elif kind == "batch":
             try:
@@ -100,11 +106,30 @@ def serve(f, d, name, accuracy=None, radius=False, runs=False, exact=False, stdi
 # bound up to 17 tokens (the paper and scaled designs' queries, H <= 8) and
 # 64 n u for both parts, abs and rel, beyond (u = 2^-53 for float64, 2^-24
 # for float32): a margin of about 24 over the worst measured.
+#
+# float32 also grows with the tokens' size: a score is a sum of products of
+# entries, rounded relative to their size, and the placed design scales its
+# tokens up on small weights (entries up to 118 on torch's (8, 2) layer). So
+# a float32 kernel states abs and rel 64 (N + M) 2^-24 each for sequences of
+# at most N tokens with entries of at most M in magnitude, and refuses the
+# others (check_length, check_entries). Measured for torch float32 (d = 8,
+# H = 2, seeds 1-5, tests/bench/float32_error.py): |error| <=
+# 8.6 (n + M) 2^-24 (1 + |answer|) for n up to 65,537 and M up to 128, so a
+# margin of 7.5; the old abs 3e-5 up to 17 tokens failed there (7.7e-5 at
+# M = 128, 5.8e-5 at M = 16).
 SHORT = 17
+# the largest entry a float32 statement covers: measured up to it, and the
+# error grows faster than M beyond (15 M 2^-24 (1 + |answer|) at M = 128
+# against 3.5 M up to 64)
+FLOAT32_MAX_ENTRY = 128
 
 
-def stated_accuracy(max_length, short_abs="5e-14", unit=2.0**-53):
-    """The accuracy a float attention states for sequences of at most max_length tokens."""
+def stated_accuracy(max_length, short_abs="5e-14", unit=2.0**-53, max_entry=None):
+    """The accuracy a float attention states for sequences of at most max_length tokens
+    (and, when max_entry is given, entries of at most max_entry in magnitude: the float32 form)."""
+    if max_entry is not None:
+        a = "%.1e" % (64 * (max_length + max_entry) * unit * 1.05)  # rounded up (2 digits)
+        return {"abs": a, "rel": a}
     if max_length <= SHORT:
         return {"abs": short_abs}
     a = "%.1e" % (64 * max_length * unit * 1.05)  # rounded up (2 digits)
@@ -115,6 +140,13 @@ def check_length(n, max_length):
     """Refuses (an exception: serve replies with an error) a sequence longer than the stated accuracy covers."""
     if n > max_length:
         raise ValueError("a sequence of %d tokens: this oracle's stated accuracy covers at most %d (start it with --max-length %d or more)" % (n, max_length, n))
+
+
+def check_entries(tokens, max_entry):
+    """Refuses a sequence with a token entry larger in magnitude than the stated accuracy covers."""
+    m = max((abs(x) for t in tokens for x in t), default=0.0)
+    if m > max_entry:
+        raise ValueError("a token entry of magnitude %g: this oracle's stated accuracy covers entries of at most %g (--max-entry)" % (m, max_entry))
 
 
 def read_model(path):

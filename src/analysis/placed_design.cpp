@@ -484,6 +484,22 @@ long grid_pilot_queries(int d, const PlacedOptions& opt) {
   return finals_count(d, opt) * (1 + m * g) + 1 + (m - 1) * g;
 }
 
+// The grid pilot's ratios per pair after `spent` queries (a paper pilot that
+// gave no estimate): its own pilot_grid when the pilot, the first round and
+// the links fit the budget; else, at H <= 2 (where the paper pilot came
+// first and the least count assumed it), the most that fit, down to 2H + 3
+// (two samples beyond a free fit's 2H + 1 unknowns); 0 when none fits.
+int grid_pilot_ratios(long spent, int d, const PlacedOptions& opt) {
+  const std::vector<Counts> grid = round_grid(opt);
+  const long rest = finals_count(d, opt) * token_queries(d, grid) + link_queries(d, grid, opt);
+  PlacedOptions p = opt;
+  for (int g = opt.pilot_grid;; --g) {
+    p.pilot_grid = g;
+    if (opt.budget <= 0 || spent + grid_pilot_queries(d, p) + rest <= opt.budget) return g;
+    if (opt.H > 2 || g - 1 < 2 * opt.H + 3) return 0;
+  }
+}
+
 template <class T>
 Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, Rng& rng, const PlacedOptions& opt, PlacedResult& out,
                    std::vector<PairObs>& pool) {
@@ -495,13 +511,16 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
     out.pilot_kind = "paper";
   }
   if (static_cast<int>(est.W.size()) != H) {
+    const int ratios = grid_pilot_ratios(oracle.queries() - before, d, opt);
+    PlacedOptions pilot = opt;
+    pilot.pilot_grid = ratios > 0 ? ratios : opt.pilot_grid;
     const std::vector<Counts> grid = round_grid(opt);
-    const long total = oracle.queries() - before + grid_pilot_queries(d, opt) + finals_count(d, opt) * token_queries(d, grid) + link_queries(d, grid, opt);
-    if (opt.budget > 0 && total > opt.budget)
+    const long total = oracle.queries() - before + grid_pilot_queries(d, pilot) + finals_count(d, opt) * token_queries(d, grid) + link_queries(d, grid, opt);
+    if (ratios == 0)
       throw Error(ErrorKind::budget, "placed design: the paper pilot gave no estimate (" + out.pilot_status + "), and the grid pilot with the first round (and links) would bring the run to " +
                                          std::to_string(total) + " queries, beyond its budget of " + std::to_string(opt.budget) + ": not asked");
     const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
-    est = grid_pilot(answer, F, dr, extra, placed_grid(opt.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, opt.tokens.den, out.pilot_status, pool);
+    est = grid_pilot(answer, F, dr, extra, placed_grid(pilot.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, opt.tokens.den, out.pilot_status, pool);
     out.pilot_kind = "grid";
   }
   if (static_cast<int>(est.W.size()) != H) throw_unable("placed design: the pilot gave no estimate of the heads (" + out.pilot_status + ")");

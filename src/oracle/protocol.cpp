@@ -277,6 +277,12 @@ OracleHello parse_hello(const std::string& line, int d, const std::string& conte
     if (!r->is_boolean()) throw OracleFailure(Fault::garbage, "hello.radius: expected true or false" + context);
     h.radius = r->get<bool>();
   }
+  // a positive integer; beyond the range of long it is not one either
+  if (const auto m = j.find("max_length"); m != j.end()) {
+    if (!m->is_number_integer() || (m->is_number_unsigned() && m->get<unsigned long long>() > 0x7fffffffffffffffULL) || m->get<long long>() < 1)
+      throw OracleFailure(Fault::garbage, "hello.max_length: expected a positive integer, got " + json_shown(*m) + context);
+    h.max_length = static_cast<long>(m->get<long long>());
+  }
   return h;
 }
 

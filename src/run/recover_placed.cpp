@@ -41,6 +41,22 @@ void placed_answer_error(const ErrorStatement& b, long bits, PlacedOptions& po) 
     throw Error(ErrorKind::usage, "--design placed needs answers with a relative error below 1/2 (the stated bound is " + b.str() + ")");
 }
 
+// The oracle's longest sequence (its hello's max_length; 0: none stated):
+// the runs of copies keep within it, k_max = max_length - 1, and the ladder
+// of the poles' places, made for log k within +-log 2^16, shrinks with the
+// window +-log k_max so that the places keep their share of it.
+void placed_length_limit(long max_length, PlacedOptions& po) {
+  if (max_length <= 0 || max_length > po.k_max) return;
+  if (max_length < 3)
+    throw Error(ErrorKind::usage, "--design placed asks runs of at least 2 copies and a final token: the oracle answers at most " + std::to_string(max_length) +
+                                      " tokens (its hello's max_length)");
+  const double f = std::log(static_cast<double>(max_length - 1)) / std::log(static_cast<double>(po.k_max));
+  po.k_max = max_length - 1;
+  po.ladder_top *= f;
+  po.ladder_bottom *= f;
+  po.ladder_shift *= f;
+}
+
 // MPFR: the design's own heads. The first-order estimate is a figure; the
 // judge's bound is the certified distance from these heads to the heads
 // certified from the last round's answers as balls of their stated errors.
@@ -116,6 +132,8 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
     if (refuse_over_max_queries(r, o, placed_least_queries(truth.d, po), "the placed design (its pilot, its first round and, from d = " + std::to_string(po.links_from_d) + ", its links)", "--design paper or scaled")) return 0;
     if (!start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, {}, ext)) return 0;
     placed_answer_error(bound_in_force(o.external->error, ext.session->hello()), o.bits, po);
+    placed_length_limit(ext.session->hello().max_length, po);
+    r.plan.max_length_bound = po.k_max + 1;
   } else {
     own.emplace(OracleStack<T>::model(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}}));
   }

@@ -50,6 +50,7 @@ struct OracleHello {
   std::string name;
   std::optional<Rational> acc_abs, acc_rel;  // its stated accuracy, when given
   bool radius = false;                       // every answer carries a radius
+  long max_length = 0;                       // the longest sequence it answers ("max_length"; 0: not stated)
   nlohmann::json raw;                        // the line as received
 };
 
