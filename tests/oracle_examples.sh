@@ -104,6 +104,12 @@ for H in 1 2; do
   [[ "$(field r.json status)" == "$want" ]] || fail "torch float32 d=4 H=$H: $(field r.json status), expected $want"
   [[ "$want" != ok || "$(field r.json contains_truth)" == True ]] || fail "torch float32 d=4 H=1: ok but the balls miss the truth"
 done
+# an oracle whose hello states max_length 3 cannot answer the paper
+# schedule's 2H + 1 = 5 tokens: refused before any query (exit 2), saying so
+"$M" recover --oracle "$py $E/torch_mha.py --d 4 --heads 2 --seed 1 --dtype float32 --max-entry 8 --max-length 3" --model f.json --arith ball --bits 256 --seed 1 > out.txt 2>&1
+rc=$?
+[[ $rc == 2 ]] || fail "an oracle of max_length 3 under the paper schedule: exit $rc, expected 2"
+grep -q "answers at most 3 tokens" out.txt || fail "the refusal does not name the oracle's max_length: $(cat out.txt)"
 # 3. The placed design through NumPy float64, d = 8, H = 4 (mhaq's seed-1
 # model, whose W_h have full rank): runs of up to 65,536 copies, answered over
 # the expanded sequence; the oracle states abs and rel 4.9e-10 for its

@@ -1,5 +1,8 @@
 #include "mhaq/run/external_run.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/report.hpp"
 
@@ -15,6 +18,16 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
     r.evidence.max_length = 0;
     r.evidence.heads_recovered = 0;
     return false;
+  }
+  // an oracle that states the longest sequence it answers: a planned query
+  // beyond it is refused before any is asked (the placed design, whose plan
+  // is not known ahead, keeps its runs within the limit itself)
+  if (const long m = out.session->hello().max_length; m > 0) {
+    long longest = 0;
+    for (const Query& q : upcoming) longest = std::max(longest, query_length(q));
+    if (longest > m)
+      throw Error(ErrorKind::usage, "the oracle answers at most " + std::to_string(m) + " tokens (its hello's max_length), and this run's schedule asks queries of " +
+                                        std::to_string(longest) + ": start the oracle with a longer limit, or use --design placed, which keeps within it");
   }
   OracleStack<T> stack = OracleStack<T>::external(*out.session, o.external->error);
   const ErrorStatement& bound = stack.external_bound();
