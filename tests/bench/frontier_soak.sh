@@ -8,7 +8,8 @@
 # error they reported ("bound broken": must be 0).
 #   usage: bash tests/bench/frontier_soak.sh BUILD ROWS SEEDS [OUT.md]
 #   e.g.   FRONTIER_RUNS=/tmp/soak bash tests/bench/frontier_soak.sh build 8x4:drawn53,8x2:torch32 6-65 soak.md
-#   ROWS and the sources as for frontier.sh --rows; FRONTIER_RUNS keeps the
+#   ROWS and the sources as for frontier.sh --rows (DxH:SOURCE:ball for
+#   --arith ball, judged wrong also when an enclosure misses the truth); FRONTIER_RUNS keeps the
 #   runs' JSON (and reuses them); FRONTIER_TIMEOUT (default 600 s here) stops
 #   a run, counted as "timeout". SOAK_SUMMARY_ONLY=1 only summarises what
 #   FRONTIER_RUNS already holds.
@@ -34,12 +35,13 @@ lines = []
 statuses = []
 per = []
 for R in rows:
-    shape, src = R.split(":")
+    shape, src, *ball = R.split(":")
+    sfx = "-ball" if ball else ""
     d, H = map(int, shape.split("x"))
     count, ok, wrong, broken, worst = {}, 0, 0, 0, None
     n = 0
     for S in seeds:
-        f = f"{runs}/row-placed-{d}-{H}-{src}-{S}.json"
+        f = f"{runs}/row-placed-{d}-{H}-{src}-{S}{sfx}.json"
         if not os.path.exists(f + ".t"):
             continue  # not run (or still running): neither counted nor decided
         n += 1
@@ -54,20 +56,24 @@ for R in rows:
         if st == "ok":
             ok += 1
             e, tol, cert = r.get("max_rel_error"), r.get("tolerance"), r.get("certified_error")
-            if not isinstance(e, (int, float)) or not isinstance(tol, (int, float)) or e > tol:
+            if ball:  # balls: right when every enclosure holds the truth; the widest as the error
+                e = 2.0 ** r["max_rel_radius_log2"] if isinstance(r.get("max_rel_radius_log2"), (int, float)) else None
+                if r.get("contains_truth") is not True:
+                    wrong += 1
+            elif not isinstance(e, (int, float)) or not isinstance(tol, (int, float)) or e > tol:
                 wrong += 1
             if isinstance(cert, (int, float)) and isinstance(e, (int, float)) and e > cert:
                 broken += 1
             if isinstance(e, (int, float)) and e > 0:
                 worst = e if worst is None else max(worst, e)
-    per.append((d, H, src, n, count, ok, wrong, broken, worst))
+    per.append((d, H, src + (" (ball)" if ball else ""), n, count, ok, wrong, broken, worst))
     total["runs"] += n
     total["ok"] += ok
     total["wrong"] += wrong
     total["broken"] += broken
-print("Blind soak: `mhaq recover --arith mpfr --bits 256 --design placed`, seeds %d-%d (those run), one row per (d, H, source)." % (min(seeds), max(seeds)))
+print("Blind soak: `mhaq recover --arith mpfr --bits 256 --design placed` (ball where a row says so), seeds %d-%d (those run), one row per (d, H, source)." % (min(seeds), max(seeds)))
 print("Every status was decided from the oracle's answers alone; the truth only judged the ok runs afterwards.\n")
-head = "| d | H | source | runs | " + " | ".join(statuses) + " | ok and wrong | bound broken | worst ok max_rel_error (log2) |"
+head = "| d | H | source | runs | " + " | ".join(statuses) + " | ok and wrong | bound broken | worst ok max_rel_error, balls their widest relative radius (log2) |"
 print(head)
 print("|" + "---|" * (head.count("|") - 1))
 for d, H, src, n, count, ok, wrong, broken, worst in per:
