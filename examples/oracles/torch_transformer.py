@@ -50,6 +50,14 @@ class Transformer(torch.nn.Module):
         return torch.relu(self.ffn(self.o(z))) @ self.u
 
 
+def answer(t, runs, dtype):
+    """t's answer on runs [(token, count), ...]: the whole sequence in the dtype, each run expanded to its copies."""
+    tokens = torch.tensor([x for x, _ in runs], dtype=dtype)
+    X = torch.repeat_interleave(tokens, torch.tensor([c for _, c in runs]), dim=0)
+    with torch.no_grad():
+        return float(t(X))
+
+
 def factored_file(t, d, H, dk):
     heads = []
     for h in range(H):
