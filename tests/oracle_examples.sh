@@ -14,7 +14,8 @@
 #     budget, never ok and wrong;
 #  4. a torch transformer, d = 3, H = 2, m = 3, float64: torch seeds 2, 3
 #     and 4 ok, containing the truth, and agreeing with torch on 200 fresh
-#     sequences; seeds 1 and 5 never ok and wrong.
+#     sequences; seeds 1 and 5 never ok and wrong; its stated error and the
+#     refusal of what the statement does not cover.
 # usage: oracle_examples.sh MHAQ SOURCE_DIR
 set -uo pipefail
 M="$1"
@@ -177,7 +178,8 @@ for s in 2 3 4; do
   "$py" "$src/tests/torch_transformer_check.py" rt$s.json --d 3 --heads 2 --neurons 3 --seed $s --sequences 200 --bound 5e-14 ||
     fail "torch transformer seed $s: the recovered transformer disagrees with torch"
   # the stated 5e-14 covers tokens of moderate size only (torch's error grows
-  # with the token): the scaled design asks none with a coordinate above 17
+  # with the token; torch_transformer.py refuses entries beyond 17 unless
+  # told --max-entry): the scaled design asks none with a coordinate above 17
   "$py" - tr$s.jsonl <<'PY' || fail "torch transformer seed $s: a token larger than the stated bound covers was asked"
 import json, sys
 from fractions import Fraction
@@ -206,4 +208,25 @@ counts=""
 for k in "${!torch_status[@]}"; do counts+=" $k ${torch_status[$k]}"; done
 echo "torch transformer seeds 1-5:$counts (decided, ok and checked against torch: ${torch_status[ok]:-0}; at least 3 needed)"
 (( ${torch_status[ok]:-0} >= 3 )) || fail "too few torch transformer runs decided: ${torch_status[ok]:-0} ok"
+
+# torch_transformer.py's statement (measured: tests/bench/transformer_error.py)
+# covers sequences of at most --max-length tokens with entries of at most
+# --max-entry: its hello states the defaults' short bounds and max_length 17,
+# the wide form beyond, and it refuses what it does not cover. The paper
+# design asks far single tokens (entries beyond 17): refused, oracle_failed.
+tt="$py $E/torch_transformer.py --d 3 --heads 2 --neurons 3 --seed 2"
+for args in "" "--dtype float32" "--dtype float32 --max-entry 128 --max-length 257"; do
+  echo '{"type":"hello","protocol":1}' | $tt $args > hello.json || fail "torch_transformer.py $args: no hello"
+  "$py" - hello.json "$args" <<'PY' || fail "torch_transformer.py $args: the hello's statement"
+import json, sys
+h, args = json.load(open(sys.argv[1])), sys.argv[2]
+want = {"": ({"abs": "5e-14"}, 17), "--dtype float32": ({"abs": "1e-4"}, 17),
+        # 64 (N + E^2) 2^-24 = 0.0635 for N = 257, E = 128, rounded up to 2 digits
+        "--dtype float32 --max-entry 128 --max-length 257": ({"abs": "6.7e-02", "rel": "6.7e-02"}, 257)}[args]
+assert (h["accuracy"], h["max_length"]) == want, (h, want)
+PY
+done
+if echo '{"type":"hello","protocol":1}' | $tt --max-entry 129 >/dev/null 2>&1; then fail "torch_transformer.py must refuse --max-entry beyond the 128 measured"; fi
+"$M" recover --oracle "$tt" --model tt2.json --arith ball --bits 256 --seed 1 --design paper --json > rtp.json 2>/dev/null
+[[ $? == 12 ]] && grep -q "max-entry" rtp.json || fail "torch_transformer.py must refuse the paper design's far tokens (oracle_failed, naming --max-entry)"
 echo "oracle_examples: all passed"

@@ -117,6 +117,12 @@ def serve(f, d, name, accuracy=None, radius=False, runs=False, exact=False, stdi
 # 8.6 (n + M) 2^-24 (1 + |answer|) for n up to 65,537 and M up to 128, so a
 # margin of 7.5; the old abs 3e-5 up to 17 tokens failed there (7.7e-5 at
 # M = 128, 5.8e-5 at M = 16).
+#
+# A transformer (attention, then an FFN and a readout) grows with the square
+# of the entries: where the softmax is in balance a score's rounding error,
+# of the size of the product of two tokens, moves the answer by up to the
+# values' difference. torch_transformer.py states 64 (N + M^2) u
+# (entry_power=2), measured by tests/bench/transformer_error.py.
 SHORT = 17
 # the largest entry a float32 statement covers: measured up to it, and the
 # error grows faster than M beyond (15 M 2^-24 (1 + |answer|) at M = 128
@@ -124,15 +130,17 @@ SHORT = 17
 FLOAT32_MAX_ENTRY = 128
 
 
-def stated_accuracy(max_length, short_abs="5e-14", unit=2.0**-53, max_entry=None):
+def stated_accuracy(max_length, short_abs="5e-14", unit=2.0**-53, max_entry=None, short_entry=0, entry_power=1):
     """The accuracy a float attention states for sequences of at most max_length tokens
-    (and, when max_entry is given, entries of at most max_entry in magnitude: the float32 form)."""
-    if max_entry is not None:
-        a = "%.1e" % (64 * (max_length + max_entry) * unit * 1.05)  # rounded up (2 digits)
-        return {"abs": a, "rel": a}
-    if max_length <= SHORT:
+    (and, when max_entry is given, entries of at most max_entry in magnitude: the float32 form).
+
+    short_abs (None: none) holds up to SHORT tokens, and with max_entry given only for entries of
+    at most short_entry; otherwise abs and rel 64 (N + M^entry_power) unit each, M = max_entry
+    (0 when not given). entry_power 2 is a transformer's: torch_transformer.py."""
+    if short_abs is not None and max_length <= SHORT and (max_entry is None or max_entry <= short_entry):
         return {"abs": short_abs}
-    a = "%.1e" % (64 * max_length * unit * 1.05)  # rounded up (2 digits)
+    size = max_length + (max_entry**entry_power if max_entry is not None else 0)
+    a = "%.1e" % (64 * size * unit * 1.05)  # rounded up (2 digits)
     return {"abs": a, "rel": a}
 
 
