@@ -7,11 +7,13 @@
 #     contain the exact canonical heads of the factored file; mhaq oracle
 #     --inputs on torch's weights prints correctly rounded decimals (checked
 #     against 512-bit balls and torch's answers); H = 4 never ends
-#     ok and wrong; torch float32 at d = 4: H = 1 ok, H = 2 unable;
+#     ok and wrong; torch float32 at d = 4: H = 1 ok, H = 2 unable; the
+#     paper schedule beyond the hello's max_length or max_entry refused;
 #  3. the placed design through NumPy float64, d = 8, H = 4: ok and right;
 #     judged against another seed's model: mismatch; refusals; through
-#     torch float32, d = 8, H = 2: within the hello's max_length and the
-#     budget, never ok and wrong;
+#     torch float32, d = 8, H = 2: within the hello's max_length, its
+#     max_entry and the budget, never ok and wrong; final tokens with no
+#     room within max_entry refused;
 #  4. a torch transformer, d = 3, H = 2, m = 3, float64: torch seeds 2, 3
 #     and 4 ok, containing the truth, and agreeing with torch on 200 fresh
 #     sequences; seeds 1 and 5 never ok and wrong; its stated error and the
@@ -111,6 +113,13 @@ done
 rc=$?
 [[ $rc == 2 ]] || fail "an oracle of max_length 3 under the paper schedule: exit $rc, expected 2"
 grep -q "answers at most 3 tokens" out.txt || fail "the refusal does not name the oracle's max_length: $(cat out.txt)"
+# nor one whose hello states max_entry 0.5 the paper schedule's tokens
+# (entries up to about 1.8 at d = 4): refused the same way, naming both
+"$M" recover --oracle "$py $E/torch_mha.py --d 4 --heads 2 --seed 1 --dtype float32 --max-entry 0.5" --model f.json --arith ball --bits 256 --seed 1 > out.txt 2>&1
+rc=$?
+[[ $rc == 2 ]] || fail "an oracle of max_entry 0.5 under the paper schedule: exit $rc, expected 2"
+grep -q "token entries of magnitude at most 1/2 (its hello's max_entry).*asks an entry of magnitude 1\.8" out.txt || fail "the refusal does not name max_entry and the schedule's entry: $(cat out.txt)"
+grep -q "was asked" out.txt && fail "the max_entry refusal came after a query: $(cat out.txt)"
 # 3. The placed design through NumPy float64, d = 8, H = 4 (mhaq's seed-1
 # model, whose W_h have full rank): runs of up to 65,536 copies, answered over
 # the expanded sequence; the oracle states abs and rel 4.9e-10 for its
@@ -157,6 +166,42 @@ assert r["status"] in ("ok", "unable"), r["status"]
 assert r["status"] != "ok" or r["max_rel_error"] <= r["tolerance"], (r["max_rel_error"], r["tolerance"])
 print("torch float32 placed d=8 H=2 seed 2: %s, longest query %d, %d queries, max_rel_error %s" % (r["status"], r["max_length"], r["queries"], r.get("max_rel_error")))
 PY
+# seed 6: the hello also states max_entry 128, and the placed design keeps
+# every token within it (an offset whose token would pass it is asked scaled
+# down by a power of 2; before, its round asked an entry of 156.9 and the
+# oracle refused: oracle_failed). Every token of the transcript lies within
+# 128, some near it (so the limit was met); never ok and wrong.
+"$py" "$E/torch_mha.py" --d 8 --heads 2 --seed 6 --dtype float32 --write-model f86.json
+"$M" recover --oracle "$py $E/torch_mha.py --d 8 --heads 2 --seed 6 --dtype float32 --max-length 257" --model f86.json --arith mpfr --bits 256 --seed 6 --design placed --transcript t86.jsonl --json > rp6.json 2>/dev/null
+"$py" - rp6.json t86.jsonl <<'PY' || fail "torch float32 placed d=8 H=2 seed 6"
+import json, sys
+from fractions import Fraction
+r = json.load(open(sys.argv[1]))
+assert r["status"] != "oracle_failed", r["message"]
+assert r["status"] in ("ok", "unable"), (r["status"], r["message"])
+assert r["status"] != "ok" or r["max_rel_error"] <= r["tolerance"], (r["max_rel_error"], r["tolerance"])
+largest, asked = Fraction(0), 0
+for line in open(sys.argv[2]):
+    t = json.loads(line)
+    if "runs" in t:
+        asked += 1
+        largest = max([largest] + [abs(Fraction(x)) for run in t["runs"] for x in run["token"]])
+assert asked == r["queries"] and r["max_length"] <= 257, (asked, r["queries"], r["max_length"])
+assert 64 < largest <= 128, float(largest)
+print("torch float32 placed d=8 H=2 seed 6: %s, largest entry %.4g, %d queries, max_rel_error %s" % (r["status"], float(largest), r["queries"], r.get("max_rel_error")))
+PY
+# the placed design's final tokens (entries up to about 1.6 at d = 8) need
+# room for their offsets within max_entry: 2 is refused before any query
+"$M" recover --oracle "$py $E/torch_mha.py --d 8 --heads 2 --seed 6 --dtype float32 --max-length 257 --max-entry 2" --model f86.json --arith mpfr --bits 256 --seed 6 --design placed > out.txt 2>&1
+rc=$?
+[[ $rc == 2 ]] && grep -q "more than half the oracle's max_entry 2" out.txt || fail "placed under max_entry 2: exit $rc: $(cat out.txt)"
+# a transformer's attention part (its plan known ahead) beyond the hello's
+# max_entry: refused the same way (its path, adaptive, cannot be checked ahead)
+"$py" "$E/torch_transformer.py" --d 3 --heads 2 --neurons 3 --seed 2 --write-model ttx.json
+printf 'import sys\nsys.path.insert(0, "%s")\nimport mhaq_oracle\nmhaq_oracle.serve(lambda X: 0.0, d=3, name="tiny entries", accuracy={"abs": "1e-13"}, max_entry="0.01")\n' "$E" > tiny3.py
+"$M" recover --oracle "$py tiny3.py" --model ttx.json --arith ball --bits 256 --seed 1 --design scaled > out.txt 2>&1
+rc=$?
+[[ $rc == 2 ]] && grep -q "at most 1/100 (its hello's max_entry), and the transformer's attention part asks an entry of magnitude" out.txt || fail "transformer under max_entry 0.01: exit $rc: $(cat out.txt)"
 
 # 4. A torch transformer, d = 3, H = 2, m = 3, float64, torch seeds 2, 3 and
 # 4, ball at 256 bits with the scaled design (the attention part's scaled B

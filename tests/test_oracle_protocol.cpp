@@ -208,6 +208,31 @@ TEST_CASE("the hello's max_length: a positive integer, read; anything else is ga
   }
 }
 
+TEST_CASE("the hello's max_entry: a positive number or decimal string, read exactly; anything else is garbage; absent is none") {
+  using oracle_protocol::parse_hello;
+  const std::string head = R"({"type": "hello", "protocol": 1, "d": 2, "name": "n")";
+  CHECK(!parse_hello(head + "}", 2, "").max_entry.has_value());
+  const std::pair<const char*, Rational> good[] = {{"128", Rational(128)},       {"0.5", Rational(1, 2)},         {"\"0.1\"", Rational(1, 10)},
+                                                   {"\"1e3\"", Rational(1000)}, {"\"3/4\"", Rational(3, 4)}, {"0.25", Rational(1, 4)}};
+  for (const auto& g : good) {
+    const std::string text = g.first;
+    CAPTURE(text);
+    const auto h = parse_hello(head + R"(, "max_entry": )" + text + "}", 2, "");
+    REQUIRE(h.max_entry.has_value());
+    CHECK(*h.max_entry == g.second);
+  }
+  for (const char* bad : {"0", "-3", "-0.5", "\"0\"", "\"-1\"", "\"NaN\"", "\"inf\"", "\"abc\"", "true", "null", "[1]", "{}", "18446744073709551615"}) {
+    CAPTURE(bad);
+    try {
+      (void)parse_hello(head + R"(, "max_entry": )" + bad + "}", 2, "");
+      FAIL("read");
+    } catch (const OracleFailure& f) {
+      CHECK(f.fault() == Fault::garbage);
+      CHECK(std::string(f.what()).find("hello.max_entry: expected a positive number") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("a command that is one simple command runs as exec CMD; lists, pipelines, substitutions and builtins stay with the shell") {
   for (const char* c : {"python3 o.py --model m.json", "  ./oracle 'a; b' \"c | d\" e\\;f", "/usr/bin/env FOO=1 prog 2>&1 >|log <in",
                         "~/bin/oracle # a comment; with a semicolon", "prog a#b", "mhaq oracle --model \"$HOME/m.json\""})

@@ -4,12 +4,17 @@
 // the design's offsets), or much larger (poles beyond the window), end ok
 // and right from 53-bit answers once the pilot scales the offsets of each
 // final token; and none of them ends ok and wrong. Decided blind: the truth
-// is compared after the run. MHAQ_TEST_MULTIPLIER scales the seeds.
+// is compared after the run. MHAQ_TEST_MULTIPLIER scales the seeds. Within
+// an oracle's max_entry, the scaled offsets keep every token within it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
+#include "mhaq/analysis/placed_design.hpp"
+#include "mhaq/oracle/oracle_stack.hpp"
 #include "mhaq/run/recover.hpp"
 #include "mhaq/run/record_json.hpp"
 #include "test_util.hpp"
@@ -100,4 +105,63 @@ TEST_CASE("soak: models of small or large W never end ok and wrong in the placed
       if (st == "ok") check_ok_is_right(r);
     }
   runs.require(seeds, {"ok"});  // not vacuous: at least half end ok
+}
+
+namespace {
+
+// The learner's oracle, watching the largest token entry asked.
+class EntryWatch : public Oracle<Mpfr> {
+ public:
+  explicit EntryWatch(Oracle<Mpfr>& in) : in_(in) {}
+  Rational largest{0};
+  int dim() const override { return in_.dim(); }
+  const Field<Mpfr>& field() const override { return in_.field(); }
+
+ private:
+  Mpfr answer(const Query& q) override {
+    for (const Run& r : q) largest = std::max(largest, max_abs(r.token));
+    return in_.query(q);
+  }
+  Oracle<Mpfr>& in_;
+};
+
+// learn_placed on the model's 53-bit answers, within max_entry when given:
+// the largest entry asked into *largest; false when it ended unable.
+bool placed_within(const Model& m, std::optional<Rational> max_entry, Rational& largest) {
+  PrecisionScope scope(256);
+  const TokenSpec tok = default_tokens(Arith::mpfr);
+  OracleStack<Mpfr> stack = OracleStack<Mpfr>::model(m, tok.den, OracleNoise{53, Rational(0), 1, NoisePattern::uniform, {}});
+  EntryWatch watch(stack.top());
+  PlacedOptions po;
+  po.H = 3;
+  po.seed = 1;
+  po.tokens = tok;
+  po.errors = stack.errors();
+  po.max_entry = std::move(max_entry);
+  bool done = true;
+  try {
+    const PlacedResult res = learn_placed(watch, po);
+    CHECK(res.heads.size() == 3);
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::unable);  // the design could not, never a defect
+    done = false;
+  }
+  largest = watch.largest;
+  return done;
+}
+
+}  // namespace
+
+TEST_CASE("placed design within an oracle's max_entry: the offsets of a small-W model, scaled up by its pilot, keep every token within it") {
+  // unlimited, its tokens reach some size L; limited to L / 4 (still more
+  // than twice its final tokens), no token passes the limit
+  const Model m = scaled_model(true, 3);
+  Rational free_largest, limited_largest;
+  REQUIRE(placed_within(m, std::nullopt, free_largest));
+  const Rational limit = free_largest / Rational(4);
+  INFO("unlimited: largest entry " << free_largest.approx_double());
+  REQUIRE(Rational(4) < limit);  // the final tokens are about 1.4: room for the offsets
+  (void)placed_within(m, limit, limited_largest);
+  CHECK(limited_largest <= limit);
+  CHECK(limit / Rational(4) < limited_largest);  // the offsets used the room given, scaled down only as far as needed
 }

@@ -21,6 +21,11 @@ request on standard output; write logging to standard error only. Options:
             more): sent in the hello, so that mhaq's placed design keeps its
             runs of copies within it; f itself refuses longer ones
             (check_length).
+  max_entry  the largest magnitude of a token entry f's stated accuracy
+            covers (a number, or a decimal string read exactly): sent in
+            the hello, so that mhaq refuses a schedule beyond it before any
+            query and its placed design keeps its tokens within it; f
+            itself refuses larger ones (check_entries).
 
 f may return a float, a decimal string, or a pair (value, radius) when it
 certifies its own error (then pass radius=True). Only the standard library
@@ -58,7 +63,7 @@ def _answer(qid, out):
     return {"id": qid, "value": out if isinstance(out, str) else float(out)}
 
 
-def serve(f, d, name, accuracy=None, radius=False, runs=False, exact=False, stdin=None, stdout=None, max_length=None):
+def serve(f, d, name, accuracy=None, radius=False, runs=False, exact=False, stdin=None, stdout=None, max_length=None, max_entry=None):
     """Answers mhaq's requests with f until mhaq says bye or closes the input."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
@@ -84,6 +89,10 @@ def serve(f, d, name, accuracy=None, radius=False, runs=False, exact=False, stdi
                 hello["radius"] = True
             if max_length is not None:
                 hello["max_length"] = int(max_length)
+            if max_entry is not None:
+                # a float goes as a JSON number, which mhaq reads as exactly
+                # this float64: the very bound check_entries compares with
+                hello["max_entry"] = max_entry if isinstance(max_entry, str) else float(max_entry)
             send(hello)
         elif kind == "batch":
             try:

@@ -28,7 +28,8 @@ with the same weights (tests/bench/float32_error.py: d = 8, H = 2, seeds
 1-5, n up to 65,537 tokens, entries up to 128), |error| <= 8.6 (n + M)
 2^-24 (1 + |answer|), a margin of 7.5 (the earlier abs 3e-5 up to 17 tokens
 failed on large entries: 7.7e-5 measured). The hello also states N as
-"max_length", so that a learner can keep within it (docs/oracle-protocol.md).
+"max_length" and, for float32, M as "max_entry", so that a learner can keep
+within them (docs/oracle-protocol.md).
 """
 import argparse
 import json
@@ -127,7 +128,8 @@ def main():
 
     name = "torch.nn.MultiheadAttention(%d, %d, bias=%s) %s seed %d, torch %s" % (a.d, a.heads, a.bias, a.dtype, a.seed, torch.__version__)
     short, unit = ACCURACY[a.dtype]
-    mhaq_oracle.serve(f, d=a.d, name=name, accuracy=mhaq_oracle.stated_accuracy(a.max_length, short, unit, a.max_entry), runs=True, max_length=a.max_length)
+    mhaq_oracle.serve(f, d=a.d, name=name, accuracy=mhaq_oracle.stated_accuracy(a.max_length, short, unit, a.max_entry), runs=True, max_length=a.max_length,
+                      max_entry=a.max_entry)
 
 
 if __name__ == "__main__":

@@ -174,7 +174,10 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
     for (int i = 0; i < d; ++i) {
       // b_1's offsets on the grid 4/den when links follow, so that theirs,
       // u delta_11 + w delta_i1 with u, w in Z/4, are on the tokens' grid
-      const QVec dq = on_grid(pl.Delta[i], j == 0 && links_wanted(d, opt) ? opt.tokens.den / 4 : opt.tokens.den);
+      // within the oracle's max_entry the offset may be asked scaled down
+      // (on its grid); the fits and the solve see the offset asked
+      const long gden = j == 0 && links_wanted(d, opt) ? opt.tokens.den / 4 : opt.tokens.den;
+      const QVec dq = offset_within(bq, on_grid(pl.Delta[i], gden), opt.max_entry, gden);
       rd.Deltas[j].push_back(to_doubles(dq));
       rd.Dq[j].push_back(dq);
       QVec a(d);
@@ -506,9 +509,11 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
   const int d = oracle.dim(), H = opt.H;
   const long before = oracle.queries();
   Estimate est;
-  if (H <= 2) {
+  if (H <= 2 && paper_pilot_within(d, opt)) {
     est = paper_pilot(oracle, opt, out.pilot_status);
     out.pilot_kind = "paper";
+  } else if (H <= 2) {
+    out.pilot_status = "the paper pilot's tokens pass the oracle's max_entry " + opt.max_entry->str();
   }
   if (static_cast<int>(est.W.size()) != H) {
     const int ratios = grid_pilot_ratios(oracle.queries() - before, d, opt);
@@ -520,7 +525,7 @@ Estimate run_pilot(Oracle<T>& oracle, Asker<T>& answer, const Field<Mpfr>& F, co
       throw Error(ErrorKind::budget, "placed design: the paper pilot gave no estimate (" + out.pilot_status + "), and the grid pilot with the first round (and links) would bring the run to " +
                                          std::to_string(total) + " queries, beyond its budget of " + std::to_string(opt.budget) + ": not asked");
     const QMat extra = orthogonal_on_grid(rng, d, norm_of(dr.Delta.col(0)), opt.tokens.den);
-    est = grid_pilot(answer, F, dr, extra, placed_grid(pilot.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, opt.tokens.den, out.pilot_status, pool);
+    est = grid_pilot(answer, F, dr, extra, placed_grid(pilot.pilot_grid, opt.k_max), H, opt.answer_bits, opt.answer_abs, opt.tokens.den, opt.max_entry, out.pilot_status, pool);
     out.pilot_kind = "grid";
   }
   if (static_cast<int>(est.W.size()) != H) throw_unable("placed design: the pilot gave no estimate of the heads (" + out.pilot_status + ")");
@@ -554,8 +559,17 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     dr.B = with_affine_final(brng, dr.B, opt.tokens);
   }
   const int n = dr.B.cols();
+  // the offsets need room within the oracle's max_entry: the final tokens
+  // within half of it (drawn at about sqrt(d/3) in norm)
+  if (opt.max_entry) {
+    Rational largest(0);
+    for (int j = 0; j < n; ++j) largest = std::max(largest, max_abs(dr.B.col(j)));
+    if (*opt.max_entry < Rational(2) * largest)
+      throw Error(ErrorKind::usage, "--design placed: its final tokens have entries up to " + largest.str() + " (about " + std::to_string(largest.approx_double()) +
+                                        "), more than half the oracle's max_entry " + opt.max_entry->str() + ", which leaves its offsets no room: start the oracle with a larger limit");
+  }
   const std::vector<Counts> grid = round_grid(opt);
-  Asker<T> answer(oracle, opt.errors);
+  Asker<T> answer(oracle, opt.errors, opt.max_entry);
   std::vector<PairObs> pool;  // every fitted pair, for a new estimate when labels fail
   Estimate est = run_pilot(oracle, answer, F, dr, rng, opt, out, pool);
   out.pilot_queries = oracle.queries() - before;

@@ -55,6 +55,37 @@ QVec on_grid(const std::vector<double>& x, long den) {
   return q;
 }
 
+bool within_entry(const QVec& b, const QVec& delta, const std::optional<Rational>& max_entry) {
+  if (!max_entry) return true;
+  for (size_t r = 0; r < b.size(); ++r) {
+    const Rational a = b[r] + delta[r];
+    if (*max_entry < (a.sign() < 0 ? -a : a)) return false;
+  }
+  return true;
+}
+
+QVec offset_within(const QVec& b, const QVec& delta, const std::optional<Rational>& max_entry, long den, int* k_out) {
+  if (k_out) *k_out = 0;
+  if (within_entry(b, delta, max_entry)) return delta;
+  const Rational g(den);
+  for (int k = 1; k <= 62; ++k) {
+    const Rational s(1, 1UL << k);
+    QVec x;
+    bool zero = true;
+    for (const Rational& t : delta) {
+      const Rational y = t * s * g;  // toward zero on the grid: |b + x| stays within
+      x.push_back((y.sign() < 0 ? -((-y).floor()) : y.floor()) / g);
+      zero = zero && x.back().is_zero();
+    }
+    if (zero) break;
+    if (within_entry(b, x, max_entry)) {
+      if (k_out) *k_out = k;
+      return x;
+    }
+  }
+  throw_unable("placed design: an offset vanishes on the tokens' grid before its token comes within the oracle's max_entry " + max_entry->str());
+}
+
 std::vector<double> to_doubles(const QVec& q) {
   std::vector<double> x;
   for (const Rational& t : q) x.push_back(t.approx_double());

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,14 @@ double log2_cond(const DMat& A);
 Rational norm_of(const QVec& x);
 QVec on_grid(const std::vector<double>& x, long den);
 std::vector<double> to_doubles(const QVec& q);
+// Whether every entry of b + delta lies within max_entry (none: always).
+bool within_entry(const QVec& b, const QVec& delta, const std::optional<Rational>& max_entry);
+// delta when b + delta lies within max_entry; else 2^-k delta, each entry
+// rounded toward zero on the grid 1/den, for the least k >= 1 whose token
+// lies within it (b itself must: then a small enough k fits, since b + x
+// lies within it for every x between 0 and a fitting offset). k into
+// *k_out when given; Error(unable) when the offset would vanish first.
+QVec offset_within(const QVec& b, const QVec& delta, const std::optional<Rational>& max_entry, long den, int* k_out = nullptr);
 
 // An estimate of the heads (W[h][r][c], v[h], and with biases c[h]).
 struct Estimate {
@@ -94,12 +103,18 @@ std::vector<Mpfr> ratios(const std::vector<Counts>& grid);
 template <class T>
 class Asker {
  public:
-  explicit Asker(Oracle<T>& o, const AnswerErrors* errors = nullptr) : o_(o), errors_(errors) {}
+  explicit Asker(Oracle<T>& o, const AnswerErrors* errors = nullptr, std::optional<Rational> max_entry = std::nullopt)
+      : o_(o), errors_(errors), max_entry_(std::move(max_entry)) {}
   Mpfr operator()(const Query& q) { return midpoint(ball(q)); }
   // the answer as the oracle states it: a ball's midpoint and radius, a
   // float's value with its stated error (the answer just given is the
   // source's last) as the radius
   Ball ball(const Query& q) {
+    // the design keeps every token within the oracle's max_entry: a query
+    // beyond it is a defect of the design, never sent
+    if (max_entry_)
+      for (const Run& run : q)
+        if (*max_entry_ < max_abs(run.token)) throw_internal("placed design: a query's token passes the oracle's max_entry " + max_entry_->str());
     Ball b = o_.field().enclose(o_.query(q));
     if (errors_) arb_add_error_mag(b.raw(), errors_->answer_error(o_.queries() - 1).v);
     return b;
@@ -123,6 +138,7 @@ class Asker {
  private:
   Oracle<T>& o_;
   const AnswerErrors* errors_;
+  std::optional<Rational> max_entry_;
 };
 
 // The best permutation sigma of H items (H <= 8: at most 40320) for a cost
@@ -168,7 +184,10 @@ std::vector<const PairObs*> distinct_offsets(std::vector<const PairObs*> pairs);
 // window whatever the size of W, and appends its fitted pairs to `pool`.
 template <class T>
 Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p, double abs,
-                    long den, std::string& status, std::vector<PairObs>& pool);
+                    long den, const std::optional<Rational>& max_entry, std::string& status, std::vector<PairObs>& pool);
+// Whether the paper pilot's tokens (the learner's paper schedule, known
+// ahead) lie within opt.max_entry.
+bool paper_pilot_within(int d, const PlacedOptions& opt);
 template <class T>
 Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& status);
 

@@ -50,11 +50,19 @@ std::vector<PlacedPair> ask_links(Asker<T>& answer, const Field<Mpfr>& F, const 
   const Mpfr f0 = Asker<T>::midpoint(f0b);
   std::vector<PlacedPair> out;
   for (int i = 1; i < d; ++i) {
-    // the weights whose predicted poles (linear in the offset) are best separated
+    // the weights whose predicted poles (linear in the offset) are best
+    // separated, of those whose token lies within the oracle's max_entry
     size_t best = 0;
     double bs = -INFINITY;
     std::vector<double> bl;
+    bool any = false;
     for (size_t k = 0; k < link_weights().size(); ++k) {
+      if (opt.max_entry) {
+        QVec dk(d);
+        for (int r = 0; r < d; ++r) dk[r] = link_weights()[k].first * D1[0][r] + link_weights()[k].second * D1[i][r];
+        if (!within_entry(b1, dk, opt.max_entry)) continue;
+      }
+      any = true;
       const double u = link_weights()[k].first.approx_double(), w = link_weights()[k].second.approx_double();
       std::vector<double> l(H), c(H);
       for (int h = 0; h < H; ++h) {
@@ -62,8 +70,9 @@ std::vector<PlacedPair> ask_links(Asker<T>& answer, const Field<Mpfr>& F, const 
         c[h] = u * c1[h][0] + w * c1[h][i];
       }
       const double s = link_score(l, c, window);
-      if (s > bs) bs = s, best = k, bl = l;
+      if (s > bs || (opt.max_entry && bl.empty())) bs = s, best = k, bl = l;  // with a limit, a fitting one even if every score is NaN
     }
+    if (!any) throw_unable("placed design: no link at b_1 with offsets 1 and " + std::to_string(i + 1) + " lies within the oracle's max_entry " + opt.max_entry->str());
     const auto& [u, w] = link_weights()[best];
     QVec delta(d), a(d);
     for (int r = 0; r < d; ++r) {

@@ -165,7 +165,7 @@ int scale_step(double r1, double r2) {
 // scales, as the status lists them.
 template <class T>
 std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const std::vector<QVec>& base, const std::vector<Counts>& grid,
-                         const std::vector<Mpfr>& K, int H, long p, double abs, long den, std::vector<std::vector<GridFit>>& fit,
+                         const std::vector<Mpfr>& K, int H, long p, double abs, long den, const std::optional<Rational>& max_entry, std::vector<std::vector<GridFit>>& fit,
                          std::vector<std::vector<QVec>>& offs, std::vector<int>& scale_log2, std::vector<PairObs>& pool) {
   const int d = dr.B.rows(), n = dr.B.cols(), m = static_cast<int>(base.size());
   // The scale probe, per final token (with heads of low rank, |W_h b_j|
@@ -187,12 +187,24 @@ std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, c
     for (int r = 0; r < d; ++r) a[r] = b[r] + offs[j][i][r];
     fit[i][j] = fit_free(F, K, ask.pair(a, b, grid, f0[j]), H, p, abs);
   };
+  // the largest scale of b_j's offsets at or below k whose tokens lie within
+  // the oracle's max_entry (k itself without one)
+  auto within = [&](int j, int k) {
+    for (; k > -62; --k) {
+      bool ok = true;
+      for (const QVec& o : base) ok = ok && within_entry(dr.B.col(j), scaled_on_grid(o, k, den), max_entry);
+      if (ok) return k;
+    }
+    throw_unable("placed design: the grid pilot's offsets at a final token do not come within the oracle's max_entry " + max_entry->str());
+  };
   auto probe = [&](int j) {
     for (int n = 1;; ++n) {
+      scale_log2[j] = within(j, scale_log2[j]);
       offs[j].clear();
       for (const QVec& o : base) offs[j].push_back(scaled_on_grid(o, scale_log2[j], den));
       for (int i = 0; i < n_probe; ++i) fit_pair(i, j);
-      const int next = std::clamp(scale_log2[j] + scale_step(pole_reach(fit[0][j]), pole_reach(fit[n_probe - 1][j])), -kScaleLimit, kScaleLimit);
+      int next = std::clamp(scale_log2[j] + scale_step(pole_reach(fit[0][j]), pole_reach(fit[n_probe - 1][j])), -kScaleLimit, kScaleLimit);
+      if (next > scale_log2[j]) next = std::max(scale_log2[j], within(j, next));
       if (next == scale_log2[j] || n == kProbes) break;
       scale_log2[j] = next;
     }
@@ -230,7 +242,7 @@ std::string scaled_pairs(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, c
 
 template <class T>
 Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const QMat& extra, const std::vector<Counts>& grid, int H, long p, double abs,
-                    long den, std::string& status, std::vector<PairObs>& pool) {
+                    long den, const std::optional<Rational>& max_entry, std::string& status, std::vector<PairObs>& pool) {
   const int d = dr.B.rows(), n = dr.B.cols();
   const double window = std::log(static_cast<double>(grid.back().k)) + 1;
   const std::vector<Mpfr> K = ratios(grid);
@@ -241,7 +253,7 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
   std::vector<std::vector<GridFit>> fit(m, std::vector<GridFit>(n));  // [i][j]
   std::vector<std::vector<QVec>> offs(n);                             // [j][i]: the offsets of b_j, scaled
   std::vector<int> scale_log2(n, 0);
-  const std::string scales = scaled_pairs(ask, F, dr, base, grid, K, H, p, abs, den, fit, offs, scale_log2, pool);
+  const std::string scales = scaled_pairs(ask, F, dr, base, grid, K, H, p, abs, den, max_entry, fit, offs, scale_log2, pool);
   const QVec b1 = dr.B.col(0);
   const std::vector<QVec>& offs1 = offs[0];
   const Mpfr f01 = ask(Query{Run{b1, 1}});
@@ -256,14 +268,16 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
   std::iota(id.begin(), id.end(), 0);
   order[0][0] = id;
   for (int i = 1; i < m; ++i) {
-    QVec a(d);
-    for (int r = 0; r < d; ++r) a[r] = b1[r] + offs1[0][r] + offs1[i][r];
+    QVec a(d), sum(d);
+    for (int r = 0; r < d; ++r) sum[r] = offs1[0][r] + offs1[i][r];
+    // within the oracle's max_entry the link may be asked at 2^-k times the
+    // sum, and its poles and residues are then 2^-k times the sums
+    int k = 0;
+    const QVec link_offset = offset_within(b1, sum, max_entry, den, &k);
+    const double sc = std::ldexp(1.0, -k);
+    for (int r = 0; r < d; ++r) a[r] = b1[r] + link_offset[r];
     const GridFit link = fit_free(F, K, ask.pair(a, b1, grid, f01), H, p, abs);
-    {
-      std::vector<double> dl(d);
-      for (int r = 0; r < d; ++r) dl[r] = (offs1[0][r] + offs1[i][r]).approx_double();
-      pool.push_back(observe(dl, 0, link));
-    }
+    pool.push_back(observe(to_doubles(link_offset), 0, link));
     const auto l1 = dbl(fit[0][0].l), c1 = dbl(fit[0][0].c), li = dbl(fit[i][0].l), ci = dbl(fit[i][0].c), ll = dbl(link.l), cl = dbl(link.c);
     double cs = 1e-300;
     for (int h = 0; h < H; ++h) cs = std::max({cs, std::fabs(c1[h]), std::fabs(ci[h])});
@@ -277,7 +291,7 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
         int bq = -1;
         for (int q = 0; q < H; ++q) {
           if (used[q]) continue;
-          const double dd = std::fabs(l1[h] + li[sg[h]] - ll[q]) + std::fabs(c1[h] + ci[sg[h]] - cl[q]) / cs;
+          const double dd = std::fabs(sc * (l1[h] + li[sg[h]]) - ll[q]) + std::fabs(sc * (c1[h] + ci[sg[h]]) - cl[q]) / cs;
           if (!(dd >= bd)) bd = dd, bq = q;
         }
         if (bq < 0) return static_cast<double>(INFINITY);
@@ -307,6 +321,25 @@ Estimate grid_pilot(Asker<T>& ask, const Field<Mpfr>& F, const Draws& dr, const 
   return est;
 }
 
+// The paper pilot's options for the learner.
+LearnOptions paper_pilot_options(const PlacedOptions& opt) {
+  LearnOptions lo;
+  lo.H = opt.H;
+  lo.schedule = Schedule::paper;
+  lo.seed = opt.seed;
+  lo.tokens = opt.tokens;
+  lo.bias = opt.bias;
+  return lo;
+}
+
+bool paper_pilot_within(int d, const PlacedOptions& opt) {
+  if (!opt.max_entry) return true;
+  for (const Query& q : learner_plan(d, paper_pilot_options(opt)).queries())
+    for (const Run& run : q)
+      if (*opt.max_entry < max_abs(run.token)) return false;
+  return true;
+}
+
 // The paper pilot: the paper schedule, by the learner itself in MPFR on the
 // answers' midpoints, with decisions judged ever more loosely (cheap, and
 // enough at H <= 2 from float64 answers).
@@ -316,12 +349,7 @@ Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& s
   PilotAnswers<T> answers(oracle);
   Estimate est;
   status = "not run";
-  LearnOptions lo;
-  lo.H = opt.H;
-  lo.schedule = Schedule::paper;
-  lo.seed = opt.seed;
-  lo.tokens = opt.tokens;
-  lo.bias = opt.bias;
+  const LearnOptions lo = paper_pilot_options(opt);
   // the answers' accuracy for answers of size about 1
   const double a0 = std::max(-static_cast<double>(opt.answer_bits), opt.answer_abs > 0 ? std::log2(opt.answer_abs) : -INFINITY);
   for (double acc : {a0, a0 / 2, a0 / 4}) {
@@ -344,9 +372,9 @@ Estimate paper_pilot(Oracle<T>& oracle, const PlacedOptions& opt, std::string& s
   return est;
 }
 
-template Estimate grid_pilot<Ball>(Asker<Ball>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, long, std::string&, std::vector<PairObs>&);
-template Estimate grid_pilot<Mpfr>(Asker<Mpfr>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, long, std::string&, std::vector<PairObs>&);
-template Estimate grid_pilot<double>(Asker<double>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, long, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<Ball>(Asker<Ball>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, long, const std::optional<Rational>&, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<Mpfr>(Asker<Mpfr>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, long, const std::optional<Rational>&, std::string&, std::vector<PairObs>&);
+template Estimate grid_pilot<double>(Asker<double>&, const Field<Mpfr>&, const Draws&, const QMat&, const std::vector<Counts>&, int, long, double, long, const std::optional<Rational>&, std::string&, std::vector<PairObs>&);
 template Estimate paper_pilot<Ball>(Oracle<Ball>&, const PlacedOptions&, std::string&);
 template Estimate paper_pilot<Mpfr>(Oracle<Mpfr>&, const PlacedOptions&, std::string&);
 template Estimate paper_pilot<double>(Oracle<double>&, const PlacedOptions&, std::string&);

@@ -283,6 +283,21 @@ OracleHello parse_hello(const std::string& line, int d, const std::string& conte
       throw OracleFailure(Fault::garbage, "hello.max_length: expected a positive integer, got " + json_shown(*m) + context);
     h.max_length = static_cast<long>(m->get<long long>());
   }
+  // a positive number, read exactly as the accuracy is; anything else
+  // (zero, negative, not a number, not finite) is garbage, as for max_length
+  if (const auto e = j.find("max_entry"); e != j.end()) {
+    const std::string bad = "hello.max_entry: expected a positive number or decimal string, got " + json_shown(*e) + context;
+    Rational q;
+    try {
+      bool ff = false;
+      double f = 0;
+      q = number_field(*e, "hello.max_entry", ff, f);
+    } catch (const OracleFailure&) {
+      throw OracleFailure(Fault::garbage, bad);
+    }
+    if (q.sign() <= 0) throw OracleFailure(Fault::garbage, bad);
+    h.max_entry = std::move(q);
+  }
   return h;
 }
 

@@ -1,12 +1,43 @@
 #include "mhaq/run/external_run.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "mhaq/run/judge.hpp"
 #include "mhaq/run/report.hpp"
 
 namespace mhaq {
+
+std::string shown_entry(const Rational& x) {
+  if (x.is_integer() || x.str_size() <= 12) return x.str();
+  char b[40];
+  std::snprintf(b, sizeof b, "%.6g", x.approx_double());
+  return std::string(b) + " (" + (x.str_size() <= 60 ? x.str() : "exactly") + ")";
+}
+
+// An oracle that states the longest sequence it answers, or the largest token
+// entry its accuracy covers: a planned query beyond either is refused before
+// any is asked (the placed design, whose plan is not known ahead, keeps its
+// queries within both itself)
+void refuse_beyond_hello(const oracle_protocol::OracleHello& h, const std::vector<Query>& planned, const std::string& what, const std::string& otherwise) {
+  if (const long m = h.max_length; m > 0) {
+    long longest = 0;
+    for (const Query& q : planned) longest = std::max(longest, query_length(q));
+    if (longest > m)
+      throw Error(ErrorKind::usage, "the oracle answers at most " + std::to_string(m) + " tokens (its hello's max_length), and " + what + " asks queries of " +
+                                        std::to_string(longest) + ": start the oracle with a longer limit" + (otherwise.empty() ? "" : ", " + otherwise));
+  }
+  if (h.max_entry) {
+    Rational largest(0);
+    for (const Query& q : planned)
+      for (const Run& run : q) largest = std::max(largest, max_abs(run.token));
+    if (*h.max_entry < largest)
+      throw Error(ErrorKind::usage, "the oracle's accuracy covers token entries of magnitude at most " + shown_entry(*h.max_entry) + " (its hello's max_entry), and " + what +
+                                        " asks an entry of magnitude " + shown_entry(largest) + ": start the oracle with a larger limit" +
+                                        (otherwise.empty() ? "" : ", " + otherwise));
+  }
+}
 
 template <class T>
 bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_protocol::ModelKind kind, std::vector<Query> upcoming, ExternalSetup<T>& out) {
@@ -19,16 +50,7 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
     r.evidence.heads_recovered = 0;
     return false;
   }
-  // an oracle that states the longest sequence it answers: a planned query
-  // beyond it is refused before any is asked (the placed design, whose plan
-  // is not known ahead, keeps its runs within the limit itself)
-  if (const long m = out.session->hello().max_length; m > 0) {
-    long longest = 0;
-    for (const Query& q : upcoming) longest = std::max(longest, query_length(q));
-    if (longest > m)
-      throw Error(ErrorKind::usage, "the oracle answers at most " + std::to_string(m) + " tokens (its hello's max_length), and this run's schedule asks queries of " +
-                                        std::to_string(longest) + ": start the oracle with a longer limit, or use --design placed, which keeps within it");
-  }
+  refuse_beyond_hello(out.session->hello(), upcoming, "this run's schedule", "or use --design placed, which keeps within it");
   OracleStack<T> stack = OracleStack<T>::external(*out.session, o.external->error);
   const ErrorStatement& bound = stack.external_bound();
   r.oracle.name = out.session->hello().name;

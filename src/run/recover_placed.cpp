@@ -133,6 +133,7 @@ long run_placed(RecoverResult& r, const Model& truth, const Model& canon, const 
     if (!start_external(r, o, truth.d, oracle_protocol::ModelKind::attention, {}, ext)) return 0;
     placed_answer_error(bound_in_force(o.external->error, ext.session->hello()), o.bits, po);
     placed_length_limit(ext.session->hello().max_length, po);
+    po.max_entry = ext.session->hello().max_entry;
     r.plan.max_length_bound = po.k_max + 1;
   } else {
     own.emplace(OracleStack<T>::model(truth, lo.tokens.den, OracleNoise{o.oracle_bits, Rational(0), o.noise_seed, NoisePattern::uniform, {}}));

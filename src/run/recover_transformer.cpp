@@ -293,6 +293,10 @@ void run(RecoverResult& r, const TransformerModel& truth, const TransformerModel
   P::approximate(
       [&](auto& e) {
         if (o.external) started = start_external(r, o, truth.d, oracle_protocol::ModelKind::transformer, {}, e);
+        // its attention part's plan within the hello's limits, before any
+        // query; the path and the checks after it are adaptive, and meet the
+        // oracle's own refusal if they pass them (oracle_failed)
+        if (o.external && started) refuse_beyond_hello(e.session->hello(), transformer_attention_plan(truth.d, lo), "the transformer's attention part", "");
       },
       ext);
   if (!started) return;

@@ -381,6 +381,16 @@ class SmallSingleTokens final : public Oracle<T> {
 
 long transformer_least_queries(int d, const TransformerLearnOptions& opt) { return 2 * schedule_query_count(opt.schedule, d, opt.H); }
 
+std::vector<Query> transformer_attention_plan(int d, const TransformerLearnOptions& opt) {
+  LearnOptions lo;  // as learn_transformer gives the attention part
+  lo.H = opt.H;
+  lo.schedule = opt.schedule;
+  lo.seed = opt.seed;
+  lo.tokens = opt.tokens;
+  lo.draws = opt.attention_draws;
+  return learner_plan(d, lo).queries();
+}
+
 template <class T>
 TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const TransformerLearnOptions& opt) {
   if (opt.H < 1) throw Error(ErrorKind::usage, "head count must be at least 1");

@@ -56,6 +56,14 @@ struct PlacedOptions {
   // that span affinely, [W_h c_h] = [W_h b_j + c_h]_j A^{-1} with A = [B; 1
   // ... 1], and beta = f([b_1]) - v^T b_1.
   bool bias = false;
+  // The largest |entry| of a token the oracle's stated accuracy covers (its
+  // hello's max_entry; none: no limit). Every query keeps within it: the
+  // final tokens must lie within half of it (else Error(usage)), an offset
+  // delta whose token b + delta would pass it is asked at 2^-k delta (each
+  // entry rounded toward zero on its grid) for the least k that fits, and
+  // the fits see that offset; the grid pilot caps its scales so, and the
+  // paper pilot is skipped when its tokens pass it.
+  std::optional<Rational> max_entry;
 };
 
 // One sample of a pair: the query [a x k, b x m] (m >= 1 copies of the final

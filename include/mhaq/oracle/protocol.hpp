@@ -51,6 +51,7 @@ struct OracleHello {
   std::optional<Rational> acc_abs, acc_rel;  // its stated accuracy, when given
   bool radius = false;                       // every answer carries a radius
   long max_length = 0;                       // the longest sequence it answers ("max_length"; 0: not stated)
+  std::optional<Rational> max_entry;         // the largest |entry| of a token its accuracy covers ("max_entry")
   nlohmann::json raw;                        // the line as received
 };
 

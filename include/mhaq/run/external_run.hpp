@@ -3,6 +3,7 @@
 // with it, and recording what the session did once the run is over.
 #pragma once
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "mhaq/oracle/oracle_stack.hpp"
@@ -25,6 +26,14 @@ struct ExternalSetup {
 // learner's planned queries, sent ahead in batches (empty: adaptive learner).
 template <class T>
 bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_protocol::ModelKind kind, std::vector<Query> upcoming, ExternalSetup<T>& out);
+
+// Error(usage), before any query, when a `planned` query is longer than the
+// hello's max_length or has a token entry beyond its max_entry; the message
+// names both numbers, `what` asks them ("this run's schedule") and
+// `otherwise` is a further remedy ("" for none).
+void refuse_beyond_hello(const oracle_protocol::OracleHello& h, const std::vector<Query>& planned, const std::string& what, const std::string& otherwise);
+// A rational for messages: itself when short, else about 6 digits and itself.
+std::string shown_entry(const Rational& x);
 
 // After the run, however it ended: the session finishes (bye, the end of
 // the oracle's input, its exit awaited, its process group ended) and its

@@ -67,6 +67,11 @@ struct TransformerLearnResult {
 // The fewest queries learn_transformer asks: the attention part's plan,
 // each query asked at X and at -X. The path and the checks come on top.
 long transformer_least_queries(int d, const TransformerLearnOptions& opt);
+// The attention part's planned queries X (each asked at X and at -X, of
+// the same length and entries' sizes), known before any answer; the path,
+// the neurons and the checks that follow are adaptive (a crossing's place
+// comes from answers) and cannot be listed ahead.
+std::vector<Query> transformer_attention_plan(int d, const TransformerLearnOptions& opt);
 
 // Throws Error(degenerate | unable | inconsistent | not_identifiable). Only a
 // stated condition that fails is not_identifiable, named (a head invisible in
