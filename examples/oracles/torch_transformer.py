@@ -32,7 +32,8 @@ tokens and entries of 17, at most 7.1e-15 in float64 and 1.1e-5 in
 float32 (margins 7.0 and 9.5; the earlier float32 abs 3e-5, stated for any
 sequence, failed: 1.9e-3 at entries up to 128, 1.9e-2 on 65,537 tokens);
 in all, |error| <= 1.9 (n + E^2) u (1 + |answer|) in float64 and 0.97 in
-float32 (margins 34 and 66). The hello states N as "max_length".
+float32 (margins 34 and 66). The hello states N as "max_length" and E as
+"max_entry".
 """
 import argparse
 import json
@@ -126,7 +127,7 @@ def main():
     name = "torch transformer d=%d H=%d d_k=%d m=%d %s seed %d, torch %s" % (a.d, a.heads, a.d_k, a.neurons, a.dtype, a.seed, torch.__version__)
     short, unit = ACCURACY[a.dtype]
     accuracy = mhaq_oracle.stated_accuracy(a.max_length, short, unit, a.max_entry, short_entry=SHORT_ENTRY, entry_power=2)
-    mhaq_oracle.serve(f, d=a.d, name=name, accuracy=accuracy, runs=True, max_length=a.max_length)
+    mhaq_oracle.serve(f, d=a.d, name=name, accuracy=accuracy, runs=True, max_length=a.max_length, max_entry=a.max_entry)
 
 
 if __name__ == "__main__":
