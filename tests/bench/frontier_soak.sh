@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The blind soak of issue 41 (must-show 4; not part of ctest): many seeds of
+# The blind soak at the frontier's shapes (not part of ctest): many seeds of
 # frontier rows, each run decided from the oracle's answers alone and only
 # then compared with the truth. Seeds run outermost, so a soak stopped at any
 # point covers every row about equally. The summary counts every status per
