@@ -18,8 +18,9 @@
 #   nn.MultiheadAttention(d, H) at torch's initialisation through
 #   examples/oracles/torch_mha.py (--dtype float64 / float32, --max-length
 #   65537 / 257: float32 states 64 (N + 128) 2^-24, abs and rel, for N
-#   tokens; the factored model it writes judges the run afterwards); torch64b,
-#   the same in float64 with bias=True (--bias, biases drawn as the example
+#   tokens; the factored model it writes judges the run afterwards); torch32s,
+#   float32 at --max-length 17 --max-entry 16 (stated 1.3e-4); torch64b,
+#   torch64 with bias=True (--bias, biases drawn as the example
 #   says; recover learns c_h and beta). Each row
 #   gives the ok count over the seeds, the worst max_rel_error among the ok
 #   runs, the ok runs whose error exceeds their tolerance (must be 0), the

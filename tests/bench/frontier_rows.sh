@@ -22,18 +22,21 @@ source_args() {
   case "$src" in
     drawn53) echo "--d $d --heads $H --seed $S --oracle-bits 53" ;;
     drawn24) echo "--d $d --heads $H --seed $S --oracle-bits 24" ;;
-    torch64 | torch32 | torch64b)
-      local dtype=float64 bias="" tag="" N=65537
+    torch64 | torch32 | torch32s | torch64b)
+      local dtype=float64 bias="" tag="" N=65537 entry=""
       # float32's stated error grows with the tokens' count: 1.5e-3 at 257
       # tokens (0.25 at 65537); its hello's max_length keeps the placed
       # design's runs within it
       [[ $src == torch32 ]] && dtype=float32 N=257
+      # torch32s: short and small, 17 tokens with entries of at most 16,
+      # where the statement is 64 (17 + 16) 2^-24 = 1.3e-4
+      [[ $src == torch32s ]] && dtype=float32 N=17 entry="--max-entry 16"
       # torch64b: bias=True (the model file has biases, so recover learns them)
       [[ $src == torch64b ]] && bias="--bias" tag="-bias"
       local m="$tmp/torch-$dtype$tag-$d-$H-$S.model.json"
       [[ -s "$m" ]] || "$py" "$torch_oracle" --d "$d" --heads "$H" --seed "$S" --dtype "$dtype" $bias --write-model "$m" > /dev/null
-      echo "--model $m --seed $S --oracle '$py $torch_oracle --d $d --heads $H --seed $S --dtype $dtype $bias --max-length $N'" ;;
-    *) echo "unknown source $src (drawn53, drawn24, torch64, torch64b, torch32)" >&2; return 2 ;;
+      echo "--model $m --seed $S --oracle '$py $torch_oracle --d $d --heads $H --seed $S --dtype $dtype $bias --max-length $N $entry'" ;;
+    *) echo "unknown source $src (drawn53, drawn24, torch64, torch64b, torch32, torch32s)" >&2; return 2 ;;
   esac
 }
 for R in ${rows//,/ }; do
@@ -78,7 +81,7 @@ for R in rows:
     sfx = "-ball" if ball else ""
     label = src + (" (ball)" if ball else "")
     d, H = map(int, shape.split("x"))
-    bits = 24 if src.endswith("24") or src == "torch32" else 53
+    bits = 24 if src.endswith("24") or src.startswith("torch32") else 53
     # with biases ten times the count of the paper schedule with them
     budget = 10 * (4 * H * d * d + (4 * H * d if src == "torch64b" else 0) - 2 * H + 1)
     for D in designs:
