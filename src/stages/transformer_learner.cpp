@@ -381,15 +381,21 @@ class SmallSingleTokens final : public Oracle<T> {
 
 long transformer_least_queries(int d, const TransformerLearnOptions& opt) { return 2 * schedule_query_count(opt.schedule, d, opt.H); }
 
-std::vector<Query> transformer_attention_plan(int d, const TransformerLearnOptions& opt) {
-  LearnOptions lo;  // as learn_transformer gives the attention part
+namespace {
+// The options of the attention part (its plan does not depend on the threads)
+LearnOptions attention_options(const TransformerLearnOptions& opt) {
+  LearnOptions lo;
   lo.H = opt.H;
   lo.schedule = opt.schedule;
   lo.seed = opt.seed;
   lo.tokens = opt.tokens;
+  lo.threads = opt.threads;
   lo.draws = opt.attention_draws;
-  return learner_plan(d, lo).queries();
+  return lo;
 }
+}  // namespace
+
+std::vector<Query> transformer_attention_plan(int d, const TransformerLearnOptions& opt) { return learner_plan(d, attention_options(opt)).queries(); }
 
 template <class T>
 TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const TransformerLearnOptions& opt) {
@@ -403,13 +409,7 @@ TransformerLearnResult<T> learn_transformer(Oracle<T>& oracle, const Transformer
   TransformerLearnResult<T> res;
   // ---- attention part: the odd part is an attention model
   OddPartOracle<T> odd(rec);
-  LearnOptions lo;
-  lo.H = opt.H;
-  lo.schedule = opt.schedule;
-  lo.seed = opt.seed;
-  lo.tokens = opt.tokens;
-  lo.threads = opt.threads;
-  lo.draws = opt.attention_draws;
+  const LearnOptions lo = attention_options(opt);
   LearnResult<T> att;
   try {
     att = learn(odd, lo);
