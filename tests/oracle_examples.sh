@@ -260,7 +260,9 @@ echo "torch transformer seeds 1-5:$counts (decided, ok and checked against torch
 # max_entry 17, the wide form beyond, and it refuses what it does not cover.
 # The paper design's attention part keeps within 17 (checked ahead), but
 # its adaptive FFN part asks far single tokens (entries beyond 17), which
-# cannot be listed ahead: refused by the oracle, oracle_failed.
+# cannot be listed ahead: the learner does not send a query the hello does
+# not cover, and ends unable, naming max_entry and what to change; the
+# oracle never sees it (its transcript ends before).
 tt="$py $E/torch_transformer.py --d 3 --heads 2 --neurons 3 --seed 2"
 for args in "" "--dtype float32" "--dtype float32 --max-entry 128 --max-length 257"; do
   echo '{"type":"hello","protocol":1}' | $tt $args > hello.json || fail "torch_transformer.py $args: no hello"
@@ -274,6 +276,17 @@ assert (h["accuracy"], h["max_length"], float(h["max_entry"])) == want, (h, want
 PY
 done
 if echo '{"type":"hello","protocol":1}' | $tt --max-entry 129 >/dev/null 2>&1; then fail "torch_transformer.py must refuse --max-entry beyond the 128 measured"; fi
-"$M" recover --oracle "$tt" --model tt2.json --arith ball --bits 256 --seed 1 --design paper --json > rtp.json 2>/dev/null
-[[ $? == 12 ]] && grep -q "max-entry" rtp.json || fail "torch_transformer.py must refuse the paper design's far tokens (oracle_failed, naming --max-entry)"
+"$M" recover --oracle "$tt" --model tt2.json --arith ball --bits 256 --seed 1 --design paper --transcript ttp.jsonl --json > rtp.json 2>/dev/null
+[[ $? == 5 ]] && grep -q "its hello's max_entry), so it was not asked" rtp.json && grep -q -- "--design scaled" rtp.json ||
+  fail "the paper design's far tokens against torch_transformer.py: not asked, unable: $(cat rtp.json)"
+"$py" - ttp.jsonl <<'PY' || fail "the paper design against torch_transformer.py: its transcript holds a token beyond the hello's max_entry"
+import json, sys
+from fractions import Fraction
+big = 0
+for line in open(sys.argv[1]):
+    q = json.loads(line)
+    for run in q.get("runs", []):
+        big = max([big] + [abs(Fraction(t)) for t in run["token"]])
+sys.exit(0 if 0 < big <= 17 else 1)
+PY
 echo "oracle_examples: all passed"

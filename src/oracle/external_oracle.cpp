@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "mhaq/base/io.hpp"
@@ -211,9 +213,37 @@ void ExternalSession::expect(std::vector<Query> upcoming) {
   scanning_ = false;  // batches of an earlier plan still in flight are received when needed
 }
 
+std::string shown_entry(const Rational& x) {
+  if (x.is_integer() || x.str_size() <= 12) return x.str();
+  char b[40];
+  std::snprintf(b, sizeof b, "%.6g", x.approx_double());
+  return std::string(b) + " (" + (x.str_size() <= 60 ? x.str() : "exactly") + ")";
+}
+
+std::string ExternalSession::beyond_hello(const Query& q) const {
+  if (hello_.max_length > 0 && query_length(q) > hello_.max_length)
+    return "a query of " + std::to_string(query_length(q)) + " tokens, and the oracle answers at most " + std::to_string(hello_.max_length) +
+           " (its hello's max_length)";
+  if (hello_.max_entry) {
+    Rational largest(0);
+    for (const Run& run : q) largest = std::max(largest, max_abs(run.token));
+    if (*hello_.max_entry < largest)
+      return "a token entry of magnitude " + shown_entry(largest) + ", and the oracle's accuracy covers at most " + shown_entry(*hello_.max_entry) +
+             " (its hello's max_entry)";
+  }
+  return {};
+}
+
 Answer ExternalSession::answer_here(const Query& q) {
   if (failure_) throw *failure_;
   if (finished_) throw_internal("external oracle asked after the end of its session");
+  // a query the oracle's statement does not cover is never sent: its answer
+  // could not be trusted, and the oracle would refuse it (a fault). Planned
+  // queries are checked before the run; this meets the adaptive ones.
+  if (const std::string why = beyond_hello(q); !why.empty())
+    throw Error(ErrorKind::unable, "the learner's path needs " + why +
+                                       ", so it was not asked: start the oracle with a larger limit (its accuracy statement then covers the query), "
+                                       "or use a design that keeps within it (for a transformer, --design scaled asks its far tokens scaled down)");
   const bool in_order = pos_ < expected_.size() && same_query(expected_[pos_], q);
   if (in_order) ++pos_;
   const std::string k = in_order ? expected_keys_[pos_ - 1] : key(q);
@@ -267,6 +297,7 @@ void ExternalSession::fill(std::vector<Query>& batch, std::vector<std::string>& 
       --sp->second;
       continue;
     }
+    if (!beyond_hello(expected_[scan_]).empty()) break;  // not sent ahead: asked, it ends the run as answer_here says
     batch.push_back(expected_[scan_]);
     keys.push_back(ki);
   }

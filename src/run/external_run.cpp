@@ -9,13 +9,6 @@
 
 namespace mhaq {
 
-std::string shown_entry(const Rational& x) {
-  if (x.is_integer() || x.str_size() <= 12) return x.str();
-  char b[40];
-  std::snprintf(b, sizeof b, "%.6g", x.approx_double());
-  return std::string(b) + " (" + (x.str_size() <= 60 ? x.str() : "exactly") + ")";
-}
-
 // An oracle that states the longest sequence it answers, or the largest token
 // entry its accuracy covers: a planned query beyond either is refused before
 // any is asked (the placed design, whose plan is not known ahead, keeps its

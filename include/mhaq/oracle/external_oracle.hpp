@@ -66,6 +66,9 @@ struct ExternalOptions {
   long batch = oracle_protocol::max_batch_queries;
 };
 
+// A rational for messages: itself when short, else about 6 digits and itself.
+std::string shown_entry(const Rational& x);
+
 class ExternalSession {
  public:
   // Reads the resume file (Error(input) when malformed or for another d or
@@ -140,6 +143,9 @@ class ExternalSession {
   using File = std::unique_ptr<std::FILE, FileCloser>;  // closed on every way out, a throwing constructor's included
   File open_transcript(const std::string& path);
   std::string context() const;
+  // Why the hello's statement does not cover q (longer than max_length, or an
+  // entry beyond max_entry); "" when it does.
+  std::string beyond_hello(const Query& q) const;
   static std::string key(const Query& q);
   int d_;
   oracle_protocol::ModelKind kind_;

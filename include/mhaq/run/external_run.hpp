@@ -32,8 +32,6 @@ bool start_external(RecoverResult& r, const RecoverOptions& o, int d, oracle_pro
 // names both numbers, `what` asks them ("this run's schedule") and
 // `otherwise` is a further remedy ("" for none).
 void refuse_beyond_hello(const oracle_protocol::OracleHello& h, const std::vector<Query>& planned, const std::string& what, const std::string& otherwise);
-// A rational for messages: itself when short, else about 6 digits and itself.
-std::string shown_entry(const Rational& x);
 
 // After the run, however it ended: the session finishes (bye, the end of
 // the oracle's input, its exit awaited, its process group ended) and its
