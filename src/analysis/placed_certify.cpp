@@ -77,7 +77,7 @@ PairFit<Ball> certify_pair(const PlacedPair& pp, const std::vector<Rational>& t,
   if (FB.certify(PairSystem<Ball>(fb, H, nodes), xb) != Truth::yes)
     throw_unable("placed design, ball mode: " + pair_name(pp) +
                  " could not be certified (Krawczyk's test fails on its 2H+1 samples at these answers' accuracy); "
-                 "give more accurate answers or more --bits");
+                 "give more accurate answers (a tighter stated error); more --bits helps only when the working precision is near the answers'");
   PairFit<Ball> out{xb[0], {}, {}};
   for (int h = 0; h < H; ++h) {
     out.r.push_back(xb[1 + h]);
