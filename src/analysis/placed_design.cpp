@@ -148,7 +148,7 @@ long link_queries(int d, const std::vector<Counts>& grid, const PlacedOptions& o
 }
 
 template <class T>
-void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char>& ask, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad,
+void ask_round(RoundData& rd, std::vector<PairObs>& pool, std::vector<KeptPair>& kept, const std::vector<char>& ask, Asker<T>& answer, const Field<Mpfr>& F, const Draws& dr, const Estimate& est, const Ladder& lad,
                Rng& rng, const std::vector<Counts>& grid, const PlacedOptions& opt) {
   const int d = dr.B.rows(), n = dr.B.cols(), H = opt.H;
   const std::vector<Mpfr> K = ratios(grid);
@@ -169,6 +169,8 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, const std::vector<char
       for (double& x : dl) x *= rd.shrink[j];
     const Ball f0b = answer.ball(Query{Run{bq, 1}});
     const Mpfr f0 = Asker<T>::midpoint(f0b);
+    // the pairs this round replaces, kept for the final columns
+    for (int i = 0; i < static_cast<int>(rd.Dq[j].size()); ++i) kept.push_back(KeptPair{j, rd.Dq[j][i], rd.fits[static_cast<size_t>(i) * n + j]});
     rd.Deltas[j].clear();
     rd.Dq[j].clear();
     for (int i = 0; i < d; ++i) {
@@ -313,10 +315,12 @@ struct HeadSolve {
 
 // W_h b_j (+ c_h) = Delta_j^{-T} L_h(:, j); W_h = [W_h b_j]_j B^{-1}, or with
 // biases [W_h c_h] = [W_h b_j + c_h]_j A^{-1} (Binv holds B^{-1} or A^{-1}).
-double solve_W(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, const Mat<Mpfr>& Binv, Mat<Mpfr>& W, std::vector<Mpfr>& c_out) {
+double solve_W(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, const Mat<Mpfr>& Binv, Mat<Mpfr>& W, std::vector<Mpfr>& c_out, HeadParts& parts) {
   const int d = rd.d, n = rd.n;
-  Mat<Mpfr> Wb(d, n);
-  DMat eWb(d, std::vector<double>(n, 0.0));
+  Mat<Mpfr>& Wb = parts.Wb;
+  DMat& eWb = parts.eWb;
+  Wb = Mat<Mpfr>(d, n);
+  eWb.assign(d, std::vector<double>(n, 0.0));
   for (int j = 0; j < n; ++j) {
     Mat<Mpfr> A(d, d), rhs(d, 1), y;
     for (int i = 0; i < d; ++i) {
@@ -350,7 +354,7 @@ double solve_W(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int 
 }
 
 // v_h by weighted least squares on c_h(i, j) = -delta_ij^T v_h over all pairs.
-HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, Mat<Mpfr> W, std::vector<Mpfr> c, double w_rel) {
+HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int h, Mat<Mpfr> W, std::vector<Mpfr> c, double w_rel, HeadParts& parts) {
   const int d = rd.d, n = rd.n;
   Mat<Mpfr> N(d, d), rhs(d, 1), vv;
   DMat Nd(d, std::vector<double>(d, 0.0));
@@ -397,7 +401,9 @@ HeadSolve solve_v(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, i
       }
       hs.check_ratio = std::max(hs.check_ratio, std::fabs(pred - lb.C[h][p].to_double()) / (lb.eC[h][p] + ep + 1e-300));
     }
-  hs.rel_error = w_rel + std::sqrt(ev2 / std::max(vn2, 1e-300));
+  parts.ev = ev;
+  parts.v_rel = std::sqrt(ev2 / std::max(vn2, 1e-300));
+  hs.rel_error = w_rel + parts.v_rel;
   return hs;
 }
 
@@ -405,7 +411,7 @@ bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads);
 
 // Every head of one labelling; the result's estimate, self-check and note.
 // With biases also beta = f([b_1]) - v^T b_1 (v = sum_h v_h; no query of its own).
-void solve_round(const Field<Mpfr>& F, const Draws& dr, const RoundData& rd, const Labels& lb, int H, PlacedResult& out) {
+void solve_round(const Field<Mpfr>& F, const Draws& dr, const RoundData& rd, const Labels& lb, int H, PlacedResult& out, std::vector<HeadParts>& parts) {
   const int n = dr.B.cols();
   const QMat A = finals_matrix(dr.B);
   Mat<Mpfr> Binv, Bm(n, n), I(n, n);
@@ -418,11 +424,12 @@ void solve_round(const Field<Mpfr>& F, const Draws& dr, const RoundData& rd, con
   out.heads.clear();
   out.log2_cond_offsets = 0;
   for (int j = 0; j < n; ++j) out.log2_cond_offsets = std::max(out.log2_cond_offsets, log2_cond(rd.Deltas[j]));
+  parts.assign(H, HeadParts{});
   for (int h = 0; h < H; ++h) {
     Mat<Mpfr> W;
     std::vector<Mpfr> c;
-    const double w_rel = solve_W(F, rd, lb, h, Binv, W, c);
-    HeadSolve hs = solve_v(F, rd, lb, h, std::move(W), std::move(c), w_rel);
+    const double w_rel = solve_W(F, rd, lb, h, Binv, W, c, parts[h]);
+    HeadSolve hs = solve_v(F, rd, lb, h, std::move(W), std::move(c), w_rel, parts[h]);
     est_rel = std::isnan(hs.rel_error) || std::isnan(est_rel) ? std::nan("") : std::max(est_rel, hs.rel_error);
     // a NaN (a head the fits do not determine) stays NaN: std::max would drop it
     check_ratio = std::isnan(hs.check_ratio) || std::isnan(check_ratio) ? std::nan("") : std::max(check_ratio, hs.check_ratio);
@@ -458,6 +465,22 @@ bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads) {
         if (!std::isfinite(hd.W(r, c).to_double())) return false;
     }
   return true;
+}
+
+// Heads that hold together: each column W_h b_j from the last round's d pairs
+// of b_j and the earlier rounds' pairs there that its heads label (the
+// self-check and the certified bound stay on the last round).
+int combine_last(const Draws& dr, const RoundData& rd, const Labels& lb, const std::vector<KeptPair>& kept, const std::vector<HeadParts>& parts, int H,
+                 PlacedResult& out) {
+  const int d = rd.d, n = rd.n;
+  std::vector<std::vector<std::vector<PlacedColumnRow>>> last(H, std::vector<std::vector<PlacedColumnRow>>(n));
+  for (int h = 0; h < H; ++h)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < d; ++i) {
+        const size_t p = static_cast<size_t>(i) * n + j;
+        last[h][j].push_back(PlacedColumnRow{rd.Dq[j][i], lb.L[h][p], lb.eL[h][p]});
+      }
+  return combine_columns(dr.B, last, kept, parts, out);
 }
 
 // The last round's pairs into the result, for ball mode's certification.
@@ -583,11 +606,13 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   // mode's labelling does not end at d >= 24
   const long link_cost = link_queries(d, grid, opt);
   RoundData rd;
+  std::vector<KeptPair> kept;  // earlier rounds' pairs, replaced by later ones
+  std::vector<HeadParts> parts;
   std::vector<char> ask(n, 1);
   for (int round = 1;; ++round) {
     out.rounds = round;
     const long design_before = oracle.queries();
-    ask_round(rd, pool, ask, answer, F, dr, est, lad, rng, grid, opt);
+    ask_round(rd, pool, kept, ask, answer, F, dr, est, lad, rng, grid, opt);
     out.design_queries += oracle.queries() - design_before;
     out.worst_pair_log2_cond = rd.worst_cond;
     // labels, then the solve. When the residues disagree across final tokens
@@ -600,7 +625,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     Labels lb;
     for (int relabel = 0;; ++relabel) {
       lb = label_round(rd, vpred, H, lad.gap, by_residue);
-      solve_round(F, dr, rd, lb, H, out);
+      solve_round(F, dr, rd, lb, H, out, parts);
       if (out.self_check == Truth::yes || relabel == 3 || !finite_heads(out.heads)) break;
       std::vector<char> placed(n, 0);
       for (int j = 0; j < n; ++j) {
@@ -640,6 +665,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     out.pairs_missed = static_cast<int>(std::count_if(rd.fits.begin(), rd.fits.end(), [](const GridFit& g) { return !(g.max_resid <= kResidualLimit); }));
     out.max_pole_shift = lb.max_dev;
     out.misplaced = lb.misplaced;
+    if (out.self_check == Truth::yes && finite_heads(out.heads)) out.pairs_combined = combine_last(dr, rd, lb, kept, parts, H, out);
     keep_pairs(rd, dr, grid, out);
     // links at b_1 for ball mode's labelling (proofs/37 (4)), within the budget
     if (links_wanted(d, opt) && (opt.budget == 0 || oracle.queries() - before + link_cost <= opt.budget)) {

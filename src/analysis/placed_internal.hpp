@@ -178,6 +178,28 @@ std::vector<double> column_from_pairs(const std::vector<const PairObs*>& pairs, 
 // The pairs with distinct offsets, the first of each.
 std::vector<const PairObs*> distinct_offsets(std::vector<const PairObs*> pairs);
 
+// The final columns refined by earlier rounds' pairs (placed_combine.cpp).
+// A pair an earlier round asked at final token j, replaced by a later round's.
+struct KeptPair {
+  int j = 0;
+  QVec delta;
+  GridFit fit;
+};
+// One head of the last round's solve: its columns [W_h b_j (+ c_h)]_j, their
+// first-order errors, v_h's (entrywise) and v_h's share of the estimate.
+struct HeadParts {
+  Mat<Mpfr> Wb;
+  DMat eWb;
+  std::vector<double> ev;
+  double v_rel = 0;
+};
+// Every kept pair that placed_match_pair labels by the last round's heads
+// joins the rows last[h][j] (the last round's d pairs of b_j) in
+// placed_column_lsq; heads' W (and c) and the estimate are solved again from
+// the columns that gained rows. Returns the pairs combined (0: out unchanged).
+int combine_columns(const QMat& B, const std::vector<std::vector<std::vector<PlacedColumnRow>>>& last, const std::vector<KeptPair>& kept,
+                    const std::vector<HeadParts>& parts, PlacedResult& out);
+
 // The pilots (placed_pilot.cpp): an estimate of the heads, or none (status says why).
 // The grid pilot scales its offsets (on the token grid 1/den) by a power of 2
 // that its first pairs choose, so that poles neither crowd nor leave the

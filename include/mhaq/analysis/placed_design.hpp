@@ -111,6 +111,7 @@ struct PlacedResult {
   int tokens_off = 0;
   long next_round_queries = 0;        // the queries the round not run would have asked
   int pairs_missed = 0;               // the last round's pairs whose fit misses its answers (8 stated errors)
+  int pairs_combined = 0;             // earlier rounds' pairs that joined the final columns W_h b_j
   Truth self_check = Truth::unknown;  // every pair fits its answers to the stated error,
                                       // residues agree across final tokens
   std::string self_check_note;
@@ -138,6 +139,36 @@ std::vector<Counts> placed_grid(int n, long k_max);
 // proposals, in doubles: the caller counts the offsets that agree.
 std::vector<std::vector<double>> placed_residue_candidates(const std::vector<std::vector<double>>& delta, const std::vector<std::vector<double>>& c,
                                                            const std::vector<std::vector<double>>& tol, int H, Rng& rng, int sets, long max_half);
+
+// The last round's columns refined by earlier rounds' pairs
+// (placed_combine.cpp). A column x = W_h b_j (+ c_h with biases) is known
+// through equations delta^T x = l, one per pair of b_j and head h, each with
+// its first-order error `err` (the fit's, in the stated answers' units).
+struct PlacedColumnRow {
+  QVec delta;
+  Mpfr l;
+  double err = 0;
+};
+// x by least squares weighted by 1 / err, and its first-order error
+// sum_k |G_rk| err_k (G = (A^T S A)^{-1} A^T S, S = diag(1 / err^2)): with d
+// rows that is |Delta^{-1}| err, the exact solve's. False when the rows do
+// not determine x (fewer than d, singular, or an error not finite and positive).
+bool placed_column_lsq(const std::vector<PlacedColumnRow>& rows, int d, std::vector<Mpfr>& x, std::vector<double>& ex);
+// An earlier pair of b_j (offset delta; its fit's log r `l`, residues `c`
+// and their first-order errors; its largest weighted residual `resid`)
+// labelled by the last round's heads: col[h] = W_h b_j (+ c_h) and v[h], with
+// first-order errors ecol[h], ev[h] (entrywise). Head h takes the pole q
+// with |l_q - delta^T col_h| <= 8 (el_q + |delta|^T ecol_h) and |c_q +
+// delta^T v_h| <= 8 (ec_q + |delta|^T ev_h); the pair is combined only when
+// it fits its answers (resid <= 8), every head has exactly one such pole and
+// no two heads share one. A pole outside the grid's window may join: its
+// fit's first-order error is large where the grid sees it poorly, and the
+// weights follow that error.
+// Returns q per head, empty when the pair is not combined.
+std::vector<int> placed_match_pair(const std::vector<double>& delta, const std::vector<double>& l, const std::vector<double>& el, const std::vector<double>& c,
+                                   const std::vector<double>& ec, double resid, const std::vector<std::vector<double>>& col,
+                                   const std::vector<std::vector<double>>& ecol, const std::vector<std::vector<double>>& v,
+                                   const std::vector<std::vector<double>>& ev);
 
 // The fewest queries a run asks: its pilot (the paper schedule at H <= 2,
 // with biases the paper schedule with them, else the grid pilot), its first
