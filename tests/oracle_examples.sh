@@ -203,6 +203,20 @@ printf 'import sys\nsys.path.insert(0, "%s")\nimport mhaq_oracle\nmhaq_oracle.se
 rc=$?
 [[ $rc == 2 ]] && grep -q "at most 1/100 (its hello's max_entry), and the transformer's attention part asks an entry of magnitude" out.txt || fail "transformer under max_entry 0.01: exit $rc: $(cat out.txt)"
 
+# entries_within T E: transcript T asked some token, and no entry beyond E
+entries_within() {
+  "$py" - "$1" "$2" <<'PY'
+import json, sys
+from fractions import Fraction
+big = 0
+for line in open(sys.argv[1]):
+    q = json.loads(line)
+    for run in q.get("runs", []):
+        big = max([big] + [abs(Fraction(t)) for t in run["token"]])
+sys.exit(0 if 0 < big <= Fraction(sys.argv[2]) else 1)
+PY
+}
+
 # 4. A torch transformer, d = 3, H = 2, m = 3, float64, torch seeds 2, 3 and
 # 4, ball at 256 bits with the scaled design (the attention part's scaled B
 # and Delta, the regions stage's fitted offsets): ok, the balls contain the
@@ -225,16 +239,7 @@ for s in 2 3 4; do
   # the stated 5e-14 covers tokens of moderate size only (torch's error grows
   # with the token; torch_transformer.py refuses entries beyond 17 unless
   # told --max-entry): the scaled design asks none with a coordinate above 17
-  "$py" - tr$s.jsonl <<'PY' || fail "torch transformer seed $s: a token larger than the stated bound covers was asked"
-import json, sys
-from fractions import Fraction
-big = 0
-for line in open(sys.argv[1]):
-    q = json.loads(line)
-    for run in q.get("runs", []):
-        big = max([big] + [abs(Fraction(t)) for t in run["token"]])
-sys.exit(0 if 0 < big <= 17 else 1)
-PY
+  entries_within tr$s.jsonl 17 || fail "torch transformer seed $s: a token larger than the stated bound covers was asked"
   other=$(( s % 5 + 1 ))
   if "$py" "$src/tests/torch_transformer_check.py" rt$s.json --d 3 --heads 2 --neurons 3 --seed $other --sequences 200 --bound 5e-14 >/dev/null 2>&1; then
     fail "torch transformer seed $s: the check accepts torch's model of seed $other"
@@ -279,14 +284,5 @@ if echo '{"type":"hello","protocol":1}' | $tt --max-entry 129 >/dev/null 2>&1; t
 "$M" recover --oracle "$tt" --model tt2.json --arith ball --bits 256 --seed 1 --design paper --transcript ttp.jsonl --json > rtp.json 2>/dev/null
 [[ $? == 5 ]] && grep -q "its hello's max_entry), so it was not asked" rtp.json && grep -q -- "--design scaled" rtp.json ||
   fail "the paper design's far tokens against torch_transformer.py: not asked, unable: $(cat rtp.json)"
-"$py" - ttp.jsonl <<'PY' || fail "the paper design against torch_transformer.py: its transcript holds a token beyond the hello's max_entry"
-import json, sys
-from fractions import Fraction
-big = 0
-for line in open(sys.argv[1]):
-    q = json.loads(line)
-    for run in q.get("runs", []):
-        big = max([big] + [abs(Fraction(t)) for t in run["token"]])
-sys.exit(0 if 0 < big <= 17 else 1)
-PY
+entries_within ttp.jsonl 17 || fail "the paper design against torch_transformer.py: its transcript holds a token beyond the hello's max_entry"
 echo "oracle_examples: all passed"

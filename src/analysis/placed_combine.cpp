@@ -81,6 +81,25 @@ std::vector<int> placed_match_pair(const std::vector<double>& delta, const std::
 
 namespace mhaq::placed_detail {
 
+double head_from_columns(const Mat<Mpfr>& Wb, const DMat& eWb, const Mat<Mpfr>& Binv, Mat<Mpfr>& W, std::vector<Mpfr>& c_out) {
+  const int d = Wb.rows(), n = Wb.cols();
+  double norm2 = 0, err2 = 0;  // [W_h c_h] measured as W_h (max_rel_error's metric)
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < n; ++c) {
+      Mpfr s(0L);
+      double e = 0;
+      for (int t = 0; t < n; ++t) {
+        s += Wb(r, t) * Binv(t, c);
+        e += eWb[r][t] * std::fabs(Binv(t, c).to_double());
+      }
+      norm2 += s.to_double() * s.to_double();
+      err2 += e * e;
+      if (c < d) W(r, c) = std::move(s);
+      else c_out[r] = std::move(s);
+    }
+  return std::sqrt(err2 / std::max(norm2, 1e-300));
+}
+
 int combine_columns(const QMat& B, const std::vector<std::vector<std::vector<PlacedColumnRow>>>& last, const std::vector<KeptPair>& kept,
                     const std::vector<HeadParts>& parts, PlacedResult& out) {
   const int H = static_cast<int>(parts.size());
@@ -132,21 +151,7 @@ int combine_columns(const QMat& B, const std::vector<std::vector<std::vector<Pla
     }
     // [W_h (c_h)] = [W_h b_j (+ c_h)]_j B^{-1} (A^{-1} with biases), as the last round's solve
     LearnedHead<Mpfr>& hd = out.heads[h];
-    double norm2 = 0, err2 = 0;
-    for (int r = 0; r < d; ++r)
-      for (int c = 0; c < n; ++c) {
-        Mpfr s(0L);
-        double e = 0;
-        for (int t = 0; t < n; ++t) {
-          s += Wb(r, t) * Binv(t, c);
-          e += eWb[r][t] * std::fabs(Binv(t, c).to_double());
-        }
-        norm2 += s.to_double() * s.to_double();
-        err2 += e * e;
-        if (c < d) hd.W(r, c) = std::move(s);
-        else hd.c[r] = std::move(s);
-      }
-    const double rel = std::sqrt(err2 / std::max(norm2, 1e-300)) + parts[h].v_rel;
+    const double rel = head_from_columns(Wb, eWb, Binv, hd.W, hd.c) + parts[h].v_rel;
     est = std::isnan(rel) || std::isnan(est) ? std::nan("") : std::max(est, rel);
   }
   out.estimate_log2 = est > 0 && std::isfinite(est) ? std::log2(est) : std::nan("");

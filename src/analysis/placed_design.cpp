@@ -336,21 +336,7 @@ double solve_W(const Field<Mpfr>& F, const RoundData& rd, const Labels& lb, int 
   }
   W = Mat<Mpfr>(d, d);
   c_out.assign(n > d ? d : 0, Mpfr(0L));
-  double norm2 = 0, err2 = 0;  // [W_h c_h] measured as W_h (max_rel_error's metric)
-  for (int r = 0; r < d; ++r)
-    for (int c = 0; c < n; ++c) {
-      Mpfr s(0L);
-      double e = 0;
-      for (int t = 0; t < n; ++t) {
-        s += Wb(r, t) * Binv(t, c);
-        e += eWb[r][t] * std::fabs(Binv(t, c).to_double());
-      }
-      if (c < d) W(r, c) = s;
-      else c_out[r] = s;
-      norm2 += s.to_double() * s.to_double();
-      err2 += e * e;
-    }
-  return std::sqrt(err2 / std::max(norm2, 1e-300));
+  return head_from_columns(Wb, eWb, Binv, W, c_out);
 }
 
 // v_h by weighted least squares on c_h(i, j) = -delta_ij^T v_h over all pairs.

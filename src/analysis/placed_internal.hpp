@@ -178,6 +178,12 @@ std::vector<double> column_from_pairs(const std::vector<const PairObs*>& pairs, 
 // The pairs with distinct offsets, the first of each.
 std::vector<const PairObs*> distinct_offsets(std::vector<const PairObs*> pairs);
 
+// [W_h (c_h)] = Wb Binv, the columns W_h b_j (+ c_h) times B^{-1} (A^{-1} with
+// biases), into W (d x d, sized) and c_out (sized d with biases, else empty),
+// with eWb the columns' first-order errors; returns the relative first-order
+// error of [W_h c_h] in max_rel_error's metric.
+double head_from_columns(const Mat<Mpfr>& Wb, const DMat& eWb, const Mat<Mpfr>& Binv, Mat<Mpfr>& W, std::vector<Mpfr>& c_out);
+
 // The final columns refined by earlier rounds' pairs (placed_combine.cpp).
 // A pair an earlier round asked at final token j, replaced by a later round's.
 struct KeptPair {
