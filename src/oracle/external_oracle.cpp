@@ -220,18 +220,19 @@ std::string shown_entry(const Rational& x) {
   return std::string(b) + " (" + (x.str_size() <= 60 ? x.str() : "exactly") + ")";
 }
 
-std::string ExternalSession::beyond_hello(const Query& q) const {
-  if (hello_.max_length > 0 && query_length(q) > hello_.max_length)
-    return "a query of " + std::to_string(query_length(q)) + " tokens, and the oracle answers at most " + std::to_string(hello_.max_length) +
-           " (its hello's max_length)";
-  if (hello_.max_entry) {
-    Rational largest(0);
-    for (const Run& run : q) largest = std::max(largest, max_abs(run.token));
-    if (*hello_.max_entry < largest)
-      return "a token entry of magnitude " + shown_entry(largest) + ", and the oracle's accuracy covers at most " + shown_entry(*hello_.max_entry) +
-             " (its hello's max_entry)";
-  }
+std::string beyond_hello(const oracle_protocol::OracleHello& h, long length, const Rational& entry) {
+  if (h.max_length > 0 && length > h.max_length)
+    return "a query of " + std::to_string(length) + " tokens, and the oracle answers at most " + std::to_string(h.max_length) + " tokens (its hello's max_length)";
+  if (h.max_entry && *h.max_entry < entry)
+    return "a token entry of magnitude " + shown_entry(entry) + ", and the oracle's accuracy covers token entries of magnitude at most " + shown_entry(*h.max_entry) +
+           " (its hello's max_entry)";
   return {};
+}
+
+std::string ExternalSession::beyond_hello(const Query& q) const {
+  Rational largest(0);
+  for (const Run& run : q) largest = std::max(largest, max_abs(run.token));
+  return mhaq::beyond_hello(hello_, query_length(q), largest);
 }
 
 Answer ExternalSession::answer_here(const Query& q) {

@@ -14,22 +14,14 @@ namespace mhaq {
 // any is asked (the placed design, whose plan is not known ahead, keeps its
 // queries within both itself)
 void refuse_beyond_hello(const oracle_protocol::OracleHello& h, const std::vector<Query>& planned, const std::string& what, const std::string& otherwise) {
-  if (const long m = h.max_length; m > 0) {
-    long longest = 0;
-    for (const Query& q : planned) longest = std::max(longest, query_length(q));
-    if (longest > m)
-      throw Error(ErrorKind::usage, "the oracle answers at most " + std::to_string(m) + " tokens (its hello's max_length), and " + what + " asks queries of " +
-                                        std::to_string(longest) + ": start the oracle with a longer limit" + (otherwise.empty() ? "" : ", " + otherwise));
+  long longest = 0;
+  Rational largest(0);
+  for (const Query& q : planned) {
+    longest = std::max(longest, query_length(q));
+    for (const Run& run : q) largest = std::max(largest, max_abs(run.token));
   }
-  if (h.max_entry) {
-    Rational largest(0);
-    for (const Query& q : planned)
-      for (const Run& run : q) largest = std::max(largest, max_abs(run.token));
-    if (*h.max_entry < largest)
-      throw Error(ErrorKind::usage, "the oracle's accuracy covers token entries of magnitude at most " + shown_entry(*h.max_entry) + " (its hello's max_entry), and " + what +
-                                        " asks an entry of magnitude " + shown_entry(largest) + ": start the oracle with a larger limit" +
-                                        (otherwise.empty() ? "" : ", " + otherwise));
-  }
+  if (const std::string why = beyond_hello(h, longest, largest); !why.empty())
+    throw Error(ErrorKind::usage, what + " asks " + why + ": start the oracle with a larger limit" + (otherwise.empty() ? "" : ", " + otherwise));
 }
 
 template <class T>

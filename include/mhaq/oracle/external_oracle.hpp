@@ -68,6 +68,10 @@ struct ExternalOptions {
 
 // A rational for messages: itself when short, else about 6 digits and itself.
 std::string shown_entry(const Rational& x);
+// Why queries reaching `length` tokens and token entries of magnitude
+// `entry` lie beyond the hello's statement (longer than its max_length, or
+// beyond its max_entry), naming both numbers; "" when it covers them.
+std::string beyond_hello(const oracle_protocol::OracleHello& h, long length, const Rational& entry);
 
 class ExternalSession {
  public:
@@ -143,8 +147,7 @@ class ExternalSession {
   using File = std::unique_ptr<std::FILE, FileCloser>;  // closed on every way out, a throwing constructor's included
   File open_transcript(const std::string& path);
   std::string context() const;
-  // Why the hello's statement does not cover q (longer than max_length, or an
-  // entry beyond max_entry); "" when it does.
+  // mhaq::beyond_hello for the one query q
   std::string beyond_hello(const Query& q) const;
   static std::string key(const Query& q);
   int d_;
