@@ -98,6 +98,59 @@ TEST_CASE("placed combined columns: least squares over the earlier rounds' equat
   CHECK_FALSE(placed_column_lsq(rows, d, y, ey));
 }
 
+TEST_CASE("placed combined columns: rows weighted by their typical errors, bounded by their stated ones") {
+  // every row states 1e-10; the last round's rows are off by up to 1e-16
+  // (a float64 kernel far better than its statement), the earlier rounds'
+  // by up to 1e-11, and their typical errors say so
+  const int d = 6, trials = 20;
+  int typ_near_last = 0, stated_worse = 0;
+  for (int t = 0; t < trials; ++t) {
+    Rng rng(4100 + static_cast<std::uint64_t>(t));
+    std::vector<Mpfr> x;
+    for (int r = 0; r < d; ++r) x.push_back(Mpfr(grid_rational(rng, 1L << 16)));
+    std::vector<PlacedColumnRow> last = noisy_rows(rng, x, d, 1e-16), earlier = noisy_rows(rng, x, 3 * d, 1e-11);
+    for (PlacedColumnRow& row : last) row.typ = 1e-16, row.err = 1e-10;
+    for (PlacedColumnRow& row : earlier) row.typ = 1e-11, row.err = 1e-10;
+    std::vector<PlacedColumnRow> all = last;
+    all.insert(all.end(), earlier.begin(), earlier.end());
+    std::vector<PlacedColumnRow> stated = all;
+    for (PlacedColumnRow& row : stated) row.typ = 0;  // weights from the stated errors alone
+    std::vector<Mpfr> x1, xt, xs;
+    std::vector<double> e1, et, es;
+    CAPTURE(t);
+    REQUIRE(placed_column_lsq(last, d, x1, e1));
+    REQUIRE(placed_column_lsq(all, d, xt, et));
+    REQUIRE(placed_column_lsq(stated, d, xs, es));
+    // the bound is the stated errors' whatever the weights: it holds for both
+    for (int r = 0; r < d; ++r) {
+      CAPTURE(r);
+      CHECK(std::fabs((xt[r] - x[r]).to_double()) <= et[r] * (1 + 1e-6));
+      CHECK(std::fabs((xs[r] - x[r]).to_double()) <= es[r] * (1 + 1e-6));
+    }
+    typ_near_last += max_error(xt, x) <= 2 * max_error(x1, x);
+    stated_worse += max_error(xs, x) > 100 * max_error(x1, x);
+  }
+  // by typical errors the noisy rows barely move the column; by the stated
+  // errors alone they pull it far from the last round's (the failure this
+  // weighting mends)
+  CHECK(typ_near_last >= 18);
+  CHECK(stated_worse >= 16);
+  // a typical error that is 0, not finite or NaN leaves the stated one as the weight
+  Rng rng(8);
+  std::vector<Mpfr> x;
+  for (int r = 0; r < d; ++r) x.push_back(Mpfr(grid_rational(rng, 1L << 16)));
+  std::vector<PlacedColumnRow> rows = noisy_rows(rng, x, 2 * d, 1e-12);
+  std::vector<Mpfr> y0, y1;
+  std::vector<double> f0, f1;
+  REQUIRE(placed_column_lsq(rows, d, y0, f0));
+  for (size_t k = 0; k < rows.size(); ++k) rows[k].typ = k % 3 == 0 ? std::nan("") : k % 3 == 1 ? INFINITY : -1.0;
+  REQUIRE(placed_column_lsq(rows, d, y1, f1));
+  for (int r = 0; r < d; ++r) {
+    CHECK(mpfr_equal_p(y0[r].raw(), y1[r].raw()) != 0);
+    CHECK(f0[r] == f1[r]);
+  }
+}
+
 TEST_CASE("placed combined columns: an earlier pair joins only when the last round's heads predict each of its poles and residues") {
   const int d = 4, H = 3;
   Rng rng(5);

@@ -16,8 +16,11 @@ bool placed_column_lsq(const std::vector<PlacedColumnRow>& rows, int d, std::vec
   Mat<Mpfr> N(d, d), rhs(d, 1), y;
   DMat Nd(d, std::vector<double>(d, 0.0));
   std::vector<std::vector<double>> dd;
+  std::vector<double> ws;
   for (const PlacedColumnRow& row : rows) {
-    const double w = 1 / row.err;
+    const double w = 1 / (row.typ > 0 && std::isfinite(row.typ) ? row.typ : row.err);
+    if (!(w > 0) || !std::isfinite(w * w)) return false;
+    ws.push_back(w);
     const Mpfr w2 = md(w * w);
     std::vector<double> dv = to_doubles(row.delta);
     for (int a = 0; a < d; ++a) {
@@ -36,13 +39,13 @@ bool placed_column_lsq(const std::vector<PlacedColumnRow>& rows, int d, std::vec
   x.assign(d, Mpfr(0L));
   ex.assign(d, 0.0);
   for (int a = 0; a < d; ++a) x[a] = y(a, 0);
-  // x = N^{-1} A^T S l: row k's weight in x_a is (N^{-1} delta_k)_a / err_k^2,
-  // so an error err_k moves x_a by at most |(N^{-1} delta_k)_a| / err_k
+  // x = N^{-1} A^T S l: row k's weight in x_a is (N^{-1} delta_k)_a w_k^2,
+  // so an error err_k moves x_a by at most |(N^{-1} delta_k)_a| w_k^2 err_k
   for (size_t k = 0; k < rows.size(); ++k)
     for (int a = 0; a < d; ++a) {
       double g = 0;
       for (int b = 0; b < d; ++b) g += Ninv[a][b] * dd[k][b];
-      ex[a] += std::fabs(g) / rows[k].err;
+      ex[a] += std::fabs(g) * ws[k] * ws[k] * rows[k].err;
     }
   return true;
 }
@@ -100,7 +103,7 @@ double head_from_columns(const Mat<Mpfr>& Wb, const DMat& eWb, const Mat<Mpfr>& 
   return std::sqrt(err2 / std::max(norm2, 1e-300));
 }
 
-int combine_columns(const QMat& B, const std::vector<std::vector<std::vector<PlacedColumnRow>>>& last, const std::vector<KeptPair>& kept,
+int combine_columns(const Mat<Mpfr>& Binv, const std::vector<std::vector<std::vector<PlacedColumnRow>>>& last, const std::vector<KeptPair>& kept,
                     const std::vector<HeadParts>& parts, PlacedResult& out) {
   const int H = static_cast<int>(parts.size());
   if (kept.empty() || H == 0 || static_cast<int>(out.heads.size()) != H) return 0;
@@ -123,19 +126,11 @@ int combine_columns(const QMat& B, const std::vector<std::vector<std::vector<Pla
     const PairObs o = observe(to_doubles(kp.delta), kp.j, kp.fit);
     const std::vector<int> q = placed_match_pair(o.delta, o.l, o.el, o.c, o.ec, o.resid, col, ecol, v, ev);
     if (q.empty()) continue;
-    for (int h = 0; h < H; ++h) rows[h][kp.j].push_back(PlacedColumnRow{kp.delta, kp.fit.l[q[h]], kp.fit.err_l[q[h]]});
+    for (int h = 0; h < H; ++h) rows[h][kp.j].push_back(PlacedColumnRow{kp.delta, kp.fit.l[q[h]], kp.fit.err_l[q[h]], typical_l(kp.fit, q[h])});
     gained[kp.j] = 1;
     ++combined;
   }
   if (combined == 0) return 0;
-  Mat<Mpfr> Binv, Bm(n, n), I(n, n);
-  const Field<Mpfr> F;
-  const QMat A = finals_matrix(B);
-  for (int r = 0; r < n; ++r) {
-    I(r, r) = Mpfr(1L);
-    for (int c = 0; c < n; ++c) Bm(r, c) = F.from(A(r, c));
-  }
-  if (F.solve(Binv, Bm, I) != Truth::yes) throw_internal("placed design: B singular after the draw check");
   double est = 0;
   for (int h = 0; h < H; ++h) {
     Mat<Mpfr> Wb = parts[h].Wb;

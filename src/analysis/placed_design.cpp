@@ -222,6 +222,7 @@ void ask_round(RoundData& rd, std::vector<PairObs>& pool, std::vector<KeptPair>&
 struct Labels {
   std::vector<std::vector<Mpfr>> L, C;
   std::vector<std::vector<double>> eL, eC;
+  std::vector<std::vector<double>> tL;  // L's typical errors (typical_l)
   double max_dev = 0;              // largest |log r fitted - log r placed|
   std::vector<double> token_dev;   // the same per final token
   std::string misplaced;           // the first pair with a pole half a rung or more off
@@ -234,6 +235,7 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
   const size_t np = static_cast<size_t>(d) * n;
   Labels lb{std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(np)),
             std::vector<std::vector<Mpfr>>(H, std::vector<Mpfr>(np)),
+            std::vector<std::vector<double>>(H, std::vector<double>(np)),
             std::vector<std::vector<double>>(H, std::vector<double>(np)),
             std::vector<std::vector<double>>(H, std::vector<double>(np)),
             0,
@@ -272,6 +274,7 @@ Labels label_round(const RoundData& rd, const std::vector<std::vector<double>>& 
         lb.L[h][p] = g.l[q];
         lb.C[h][p] = g.c[q];
         lb.eL[h][p] = g.err_l[q];
+        lb.tL[h][p] = typical_l(g, q);
         lb.eC[h][p] = g.err_c[q];
       }
     }
@@ -397,15 +400,9 @@ bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads);
 
 // Every head of one labelling; the result's estimate, self-check and note.
 // With biases also beta = f([b_1]) - v^T b_1 (v = sum_h v_h; no query of its own).
-void solve_round(const Field<Mpfr>& F, const Draws& dr, const RoundData& rd, const Labels& lb, int H, PlacedResult& out, std::vector<HeadParts>& parts) {
+void solve_round(const Field<Mpfr>& F, const Draws& dr, const Mat<Mpfr>& Binv, const RoundData& rd, const Labels& lb, int H, PlacedResult& out,
+                 std::vector<HeadParts>& parts) {
   const int n = dr.B.cols();
-  const QMat A = finals_matrix(dr.B);
-  Mat<Mpfr> Binv, Bm(n, n), I(n, n);
-  for (int r = 0; r < n; ++r) {
-    I(r, r) = Mpfr(1L);
-    for (int c = 0; c < n; ++c) Bm(r, c) = F.from(A(r, c));
-  }
-  if (F.solve(Binv, Bm, I) != Truth::yes) throw_internal("placed design: B singular after the draw check");
   double est_rel = 0, check_ratio = 0;
   out.heads.clear();
   out.log2_cond_offsets = 0;
@@ -456,7 +453,7 @@ bool finite_heads(const std::vector<LearnedHead<Mpfr>>& heads) {
 // Heads that hold together: each column W_h b_j from the last round's d pairs
 // of b_j and the earlier rounds' pairs there that its heads label (the
 // self-check and the certified bound stay on the last round).
-int combine_last(const Draws& dr, const RoundData& rd, const Labels& lb, const std::vector<KeptPair>& kept, const std::vector<HeadParts>& parts, int H,
+int combine_last(const Mat<Mpfr>& Binv, const RoundData& rd, const Labels& lb, const std::vector<KeptPair>& kept, const std::vector<HeadParts>& parts, int H,
                  PlacedResult& out) {
   const int d = rd.d, n = rd.n;
   std::vector<std::vector<std::vector<PlacedColumnRow>>> last(H, std::vector<std::vector<PlacedColumnRow>>(n));
@@ -464,9 +461,9 @@ int combine_last(const Draws& dr, const RoundData& rd, const Labels& lb, const s
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < d; ++i) {
         const size_t p = static_cast<size_t>(i) * n + j;
-        last[h][j].push_back(PlacedColumnRow{rd.Dq[j][i], lb.L[h][p], lb.eL[h][p]});
+        last[h][j].push_back(PlacedColumnRow{rd.Dq[j][i], lb.L[h][p], lb.eL[h][p], lb.tL[h][p]});
       }
-  return combine_columns(dr.B, last, kept, parts, out);
+  return combine_columns(Binv, last, kept, parts, out);
 }
 
 // The last round's pairs into the result, for ball mode's certification.
@@ -568,6 +565,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     dr.B = with_affine_final(brng, dr.B, opt.tokens);
   }
   const int n = dr.B.cols();
+  const Mat<Mpfr> Binv = finals_inverse(F, dr.B);  // the final tokens' solve, for every round's heads
   // the offsets need room within the oracle's max_entry: the final tokens
   // within half of it (drawn at about sqrt(d/3) in norm)
   if (opt.max_entry) {
@@ -611,7 +609,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     Labels lb;
     for (int relabel = 0;; ++relabel) {
       lb = label_round(rd, vpred, H, lad.gap, by_residue);
-      solve_round(F, dr, rd, lb, H, out, parts);
+      solve_round(F, dr, Binv, rd, lb, H, out, parts);
       if (out.self_check == Truth::yes || relabel == 3 || !finite_heads(out.heads)) break;
       std::vector<char> placed(n, 0);
       for (int j = 0; j < n; ++j) {
@@ -651,7 +649,7 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     out.pairs_missed = static_cast<int>(std::count_if(rd.fits.begin(), rd.fits.end(), [](const GridFit& g) { return !(g.max_resid <= kResidualLimit); }));
     out.max_pole_shift = lb.max_dev;
     out.misplaced = lb.misplaced;
-    if (out.self_check == Truth::yes && finite_heads(out.heads)) out.pairs_combined = combine_last(dr, rd, lb, kept, parts, H, out);
+    if (out.self_check == Truth::yes && finite_heads(out.heads)) out.pairs_combined = combine_last(Binv, rd, lb, kept, parts, H, out);
     keep_pairs(rd, dr, grid, out);
     // links at b_1 for ball mode's labelling (proofs/37 (4)), within the budget
     if (links_wanted(d, opt) && (opt.budget == 0 || oracle.queries() - before + link_cost <= opt.budget)) {

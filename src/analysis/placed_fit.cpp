@@ -140,6 +140,18 @@ DMat finals_inverse(const QMat& B) {
   return dinverse(Ad);
 }
 
+Mat<Mpfr> finals_inverse(const Field<Mpfr>& F, const QMat& B) {
+  const QMat A = finals_matrix(B);
+  const int n = A.rows();
+  Mat<Mpfr> Binv, Bm(n, n), I(n, n);
+  for (int r = 0; r < n; ++r) {
+    I(r, r) = Mpfr(1L);
+    for (int c = 0; c < n; ++c) Bm(r, c) = F.from(A(r, c));
+  }
+  if (F.solve(Binv, Bm, I) != Truth::yes) throw_internal("placed design: B singular after the draw check");
+  return Binv;
+}
+
 PairObs observe(const std::vector<double>& delta, int j, const GridFit& g) {
   PairObs o{delta, j, g.max_resid, {}, {}, {}, {}};
   for (size_t q = 0; q < g.c.size(); ++q) {
@@ -277,18 +289,27 @@ struct GridProblem {
     if (F.solve(G, JtJ, Jt) != Truth::yes) {  // singular at the solution: no first-order bound
       out.err_c.assign(H, INFINITY);
       out.err_l.assign(H, INFINITY);
+      out.typ_l.assign(H, INFINITY);
       out.log2_cond = INFINITY;
       return;
     }
+    // the residuals' scale per degree of freedom (none when the samples only just determine x)
+    const double s = n > m ? std::sqrt(out.cost / (n - m)) : INFINITY;
+    out.typ_l.assign(H, INFINITY);
     double gmax = 0, jmax = 0;
     for (int a = 0; a < m; ++a) {
-      double g = 0, j = 0;
+      double g = 0, g2 = 0, j = 0;
       for (int k = 0; k < n; ++k) {
-        g += std::fabs(G(a, k).to_double());
+        const double gk = G(a, k).to_double();
+        g += std::fabs(gk);
+        g2 += gk * gk;
         j += std::fabs(J(k, a).to_double());
       }
       if (a >= 1 && a <= H) out.err_c[a - 1] = g;
-      if (a > H) out.err_l[a - 1 - H] = g;
+      if (a > H) {
+        out.err_l[a - 1 - H] = g;
+        out.typ_l[a - 1 - H] = std::sqrt(g2) * s;
+      }
       gmax = std::max(gmax, g);
       jmax = std::max(jmax, j);
     }

@@ -58,9 +58,10 @@ struct Estimate {
 std::vector<double> column_of(const Estimate& est, int h, const std::vector<double>& b);
 // The matrix of the final tokens' solve: B itself (d x d), or with biases
 // A = [B; 1 ... 1] ((d + 1) x (d + 1)) for B's d + 1 columns; its inverse in
-// doubles (empty when singular) and in Q (false when singular).
+// doubles (empty when singular) and in MPFR (once per run: B is drawn once).
 QMat finals_matrix(const QMat& B);
 DMat finals_inverse(const QMat& B);
+Mat<Mpfr> finals_inverse(const Field<Mpfr>& F, const QMat& B);
 Estimate estimate_of(const std::vector<LearnedHead<Mpfr>>& heads, int d);
 
 // One pair's weighted least-squares fit of f(k) = P + sum_h c_h / (1 + exp(l_h)
@@ -74,8 +75,14 @@ struct GridFit {
   double cost = 0;       // sum of squared weighted residuals
   std::vector<double> err_c,
       err_l;  // first-order worst-case error from the stated answer errors
+  // l's typical error: its first-order sensitivities' root-sum-square times
+  // the residuals' root-mean-square per degree of freedom (both in stated
+  // errors), a statistic of how well this fit's answers agree, not a bound
+  std::vector<double> typ_l;
   double log2_cond = 0;
 };
+// pole q's typical error (0 when the fit has none)
+inline double typical_l(const GridFit& g, int q) { return q >= 0 && q < static_cast<int>(g.typ_l.size()) ? g.typ_l[q] : 0.0; }
 GridFit fit_on_grid(const Field<Mpfr>& F, const std::vector<Mpfr>& K, const std::vector<Mpfr>& f, const std::vector<double>& l0, long p, double abs);
 // A pair's fit with no placed start (the pilot's pairs): the rational
 // interpolant through 2H+1 of the values spread over the grid (its poles, if
@@ -202,8 +209,8 @@ struct HeadParts {
 // Every kept pair that placed_match_pair labels by the last round's heads
 // joins the rows last[h][j] (the last round's d pairs of b_j) in
 // placed_column_lsq; heads' W (and c) and the estimate are solved again from
-// the columns that gained rows. Returns the pairs combined (0: out unchanged).
-int combine_columns(const QMat& B, const std::vector<std::vector<std::vector<PlacedColumnRow>>>& last, const std::vector<KeptPair>& kept,
+// the columns that gained rows (Binv: finals_inverse). Returns the pairs combined (0: out unchanged).
+int combine_columns(const Mat<Mpfr>& Binv, const std::vector<std::vector<std::vector<PlacedColumnRow>>>& last, const std::vector<KeptPair>& kept,
                     const std::vector<HeadParts>& parts, PlacedResult& out);
 
 // The pilots (placed_pilot.cpp): an estimate of the heads, or none (status says why).

@@ -143,16 +143,23 @@ std::vector<std::vector<double>> placed_residue_candidates(const std::vector<std
 // The last round's columns refined by earlier rounds' pairs
 // (placed_combine.cpp). A column x = W_h b_j (+ c_h with biases) is known
 // through equations delta^T x = l, one per pair of b_j and head h, each with
-// its first-order error `err` (the fit's, in the stated answers' units).
+// its first-order error `err` (the fit's, in the stated answers' units) and
+// its typical error `typ` (the fit's residuals' scale; 0 or not finite: err).
 struct PlacedColumnRow {
   QVec delta;
   Mpfr l;
   double err = 0;
+  double typ = 0;
 };
-// x by least squares weighted by 1 / err, and its first-order error
-// sum_k |G_rk| err_k (G = (A^T S A)^{-1} A^T S, S = diag(1 / err^2)): with d
-// rows that is |Delta^{-1}| err, the exact solve's. False when the rows do
-// not determine x (fewer than d, singular, or an error not finite and positive).
+// x by least squares weighted by 1 / t (t = typ, or err when typ is 0 or not
+// finite), and its first-order error sum_k |G_rk| err_k (G = (A^T S A)^{-1}
+// A^T S, S = diag(1 / t^2)): with d rows that is |Delta^{-1}| err, the exact
+// solve's, whatever the weights. The weights follow the typical errors
+// because a stated error can exceed what an oracle does by orders of
+// magnitude, and by different factors for different pairs (a float64
+// kernel's stated error grows with the sequence's length; its own error
+// mostly does not). False when the rows do not determine x (fewer than d,
+// singular, or an error not finite and positive).
 bool placed_column_lsq(const std::vector<PlacedColumnRow>& rows, int d, std::vector<Mpfr>& x, std::vector<double>& ex);
 // An earlier pair of b_j (offset delta; its fit's log r `l`, residues `c`
 // and their first-order errors; its largest weighted residual `resid`)
