@@ -172,3 +172,40 @@ TEST_CASE("soak: the placed design with biases never ends ok and wrong (53- and 
   }
   runs.require(models / 2, {"ok"});  // not vacuous
 }
+
+TEST_CASE("placed design with biases: a first round the budget cannot hold after the pilot is not begun") {
+  // H = 2 with biases: the paper pilot first; on small W of rank d/H (as
+  // torch initialises them) it may give no estimate, and the grid pilot's
+  // scale probe asks again at every scale it leaves, so what is left may
+  // not hold a first round. Such a run ends unable before its first round,
+  // never stopped by the budget's cap part-way
+  int refused = 0, ok = 0;
+  for (std::uint64_t s = 1; s <= 8; ++s) {
+    GenerateOptions g = default_generate(Arith::mpfr);
+    g.d = 8;
+    g.heads = 2;
+    g.seed = s;
+    g.bias = true;
+    g.rank = 4;
+    g.w_den = 1L << 21;
+    const RecoverResult r = placed_bias_run(generate_model(g), Arith::mpfr, 53, s);
+    CAPTURE(s);
+    INFO(r.judge.message);
+    REQUIRE(r.evidence.queries.has_value());
+    CHECK(r.evidence.queries.value() <= r.design.query_budget.value());
+    CHECK(r.judge.message.find("asked for query") == std::string::npos);
+    if (r.judge.status == Status::ok) {
+      ++ok;
+      CHECK(r.truth.max_rel_error.value() <= r.judge.tolerance.value());
+    } else if (r.judge.message.find("its pilot asked") != std::string::npos) {
+      ++refused;
+      CHECK(r.judge.status == Status::unable);
+      CHECK(r.judge.message.find("not asked") != std::string::npos);
+      CHECK(r.evidence.queries.value() < r.design.query_budget.value());
+      CHECK(r.judge.remedy.value_or("").find("--design scaled") != std::string::npos);
+    }
+  }
+  // measured: seeds 5, 7 and 8 refused, the other five ok
+  CHECK(refused >= 1);
+  CHECK(ok >= 4);
+}

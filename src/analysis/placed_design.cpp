@@ -593,6 +593,14 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   std::vector<KeptPair> kept;  // earlier rounds' pairs, replaced by later ones
   std::vector<HeadParts> parts;
   std::vector<char> ask(n, 1);
+  // the pilot may ask more than placed_least_queries counted (the scale
+  // probe asks again at each scale it leaves): a first round that cannot
+  // finish within the budget (counted as the rounds count theirs) is not
+  // begun, rather than asked until the cap stops it
+  if (const long first = oracle.queries() - before + n * token_cost + link_cost; opt.budget > 0 && first > opt.budget)
+    throw Error(ErrorKind::budget, "placed design: its pilot asked " + std::to_string(out.pilot_queries) + " queries (" + out.pilot_status + "), and its first round" +
+                 (link_cost > 0 ? " and links" : "") + " would bring the run to " + std::to_string(first) + ", beyond its budget of " +
+                 std::to_string(opt.budget) + ": not asked");
   for (int round = 1;; ++round) {
     out.rounds = round;
     const long design_before = oracle.queries();
