@@ -546,6 +546,21 @@ long placed_least_queries(int d, const PlacedOptions& opt) {
          finals_count(d, opt) * token_queries(d, grid) + link_queries(d, grid, opt);
 }
 
+namespace {
+
+// The pilot may ask more than placed_least_queries counted (the scale probe
+// asks again at each scale it leaves): a first round (of `cost` queries, as
+// the rounds count theirs) that cannot finish within the budget after the
+// pilot's `spent` is not begun, rather than asked until the cap stops it.
+void first_round_within(long spent, long cost, bool links, const PlacedResult& out, const PlacedOptions& opt) {
+  if (opt.budget > 0 && spent + cost > opt.budget)
+    throw Error(ErrorKind::budget, "placed design: its pilot asked " + std::to_string(out.pilot_queries) + " queries (" + out.pilot_status + "), and its first round" +
+                                       (links ? " and links" : "") + " would bring the run to " + std::to_string(spent + cost) + ", beyond its budget of " +
+                                       std::to_string(opt.budget) + ": not asked");
+}
+
+}  // namespace
+
 template <class T>
 PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
   const int d = oracle.dim(), H = opt.H;
@@ -586,21 +601,13 @@ PlacedResult learn_placed(Oracle<T>& oracle, const PlacedOptions& opt) {
     lad.rungs.push_back(H == 1 ? (opt.ladder_top + opt.ladder_bottom) / 2 : opt.ladder_top + (opt.ladder_bottom - opt.ladder_top) * h / (H - 1));
   if (H > 1) lad.gap = std::fabs(opt.ladder_bottom - opt.ladder_top) / (H - 1);
   const long token_cost = token_queries(d, grid);
-  // the links' queries, kept back from further rounds: without them ball
-  // mode's labelling does not end at d >= 24
+  // the links' queries, kept back from further rounds (ball mode's labelling needs them from d = 24)
   const long link_cost = link_queries(d, grid, opt);
   RoundData rd;
   std::vector<KeptPair> kept;  // earlier rounds' pairs, replaced by later ones
   std::vector<HeadParts> parts;
   std::vector<char> ask(n, 1);
-  // the pilot may ask more than placed_least_queries counted (the scale
-  // probe asks again at each scale it leaves): a first round that cannot
-  // finish within the budget (counted as the rounds count theirs) is not
-  // begun, rather than asked until the cap stops it
-  if (const long first = oracle.queries() - before + n * token_cost + link_cost; opt.budget > 0 && first > opt.budget)
-    throw Error(ErrorKind::budget, "placed design: its pilot asked " + std::to_string(out.pilot_queries) + " queries (" + out.pilot_status + "), and its first round" +
-                 (link_cost > 0 ? " and links" : "") + " would bring the run to " + std::to_string(first) + ", beyond its budget of " +
-                 std::to_string(opt.budget) + ": not asked");
+  first_round_within(oracle.queries() - before, n * token_cost + link_cost, link_cost > 0, out, opt);
   for (int round = 1;; ++round) {
     out.rounds = round;
     const long design_before = oracle.queries();
